@@ -1,0 +1,292 @@
+//! The catalog document (DESIGN.md "The catalog document"): loaded, validated with errors that
+//! name the bad field, and compiled into one index per kind of primitive.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::concern::{ConcernDecl, Concerns, InvalidValuePolicy};
+use crate::error::{type_name, Error, Result};
+use crate::filter::policy::Policy;
+use crate::filter::{Bits, Filter, Index};
+use crate::model::{Group, Kind, Primitive, Tag};
+
+/// The default page size of list methods.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// The primitives of one kind with their index.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// Items in document order.
+    pub items: Vec<Primitive>,
+    /// The compiled index over `items`.
+    pub index: Index,
+    by_id: HashMap<String, usize>,
+}
+
+impl Section {
+    /// A section of `items` with no group parents (e.g. for testing one item).
+    pub fn of(items: Vec<Primitive>) -> Self {
+        let index = Index::build(&items, &HashMap::new());
+        let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
+        Section { items, index, by_id }
+    }
+
+    /// Position of the item whose identity (name, uri or uriTemplate) is `id`.
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The items passing `filter` under `concerns`.
+    pub fn select(&self, filter: &Filter, concerns: &crate::concern::ConcernConfig) -> Bits {
+        self.index.eval(&self.items, filter, concerns)
+    }
+}
+
+/// Server options from the document's `options`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Items per list page.
+    pub page_size: usize,
+    /// Reject task-query criteria the server does not support instead of ignoring them.
+    pub reject_unsupported_task_criteria: bool,
+}
+
+/// A loaded, validated, compiled catalog.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// `server` object (name, version, instructions).
+    pub server: Map<String, Value>,
+    /// Declared groups (plus any referenced but undeclared, by name).
+    pub groups: Vec<Group>,
+    /// Declared tags (plus any referenced but undeclared).
+    pub tags: Vec<Tag>,
+    /// Concern declarations and policies.
+    pub concerns: Concerns,
+    /// Group → parent.
+    pub parents: HashMap<String, String>,
+    /// One section per kind, indexed by `Kind as usize`.
+    pub sections: [Section; 4],
+    /// Declarative policy rules and initial checks.
+    pub policy: Policy,
+    /// Options.
+    pub options: Options,
+    /// The `middleware` object as given.
+    pub middleware: Value,
+    /// The `upstream` object as given.
+    pub upstream: Value,
+}
+
+fn section_index(kind: Kind) -> usize {
+    match kind {
+        Kind::Tool => 0,
+        Kind::Resource => 1,
+        Kind::ResourceTemplate => 2,
+        Kind::Prompt => 3,
+    }
+}
+
+fn array<'a>(doc: &'a Map<String, Value>, key: &str) -> Result<&'a [Value]> {
+    match doc.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(v) => Err(Error::Catalog(format!("{key} must be an array, got {}", type_name(v)))),
+    }
+}
+
+impl Catalog {
+    /// Parses and loads a document from JSON text.
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))?;
+        Self::load(&v)
+    }
+
+    /// Loads a document.
+    pub fn load(doc: &Value) -> Result<Self> {
+        let doc = doc
+            .as_object()
+            .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(doc))))?;
+        const KNOWN: [&str; 14] = [
+            "server", "groups", "tags", "concerns", "concernMapping", "tools", "resources",
+            "resourceTemplates", "prompts", "policy", "options", "middleware", "upstream", "$schema",
+        ];
+        if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+            return Err(Error::Catalog(format!("unknown top-level field \"{k}\"; expected one of: {}", KNOWN.join(", "))));
+        }
+        let server = match doc.get("server") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(o)) => o.clone(),
+            Some(v) => return Err(Error::Catalog(format!("server must be an object, got {}", type_name(v)))),
+        };
+        let mut groups = Vec::new();
+        for (i, g) in array(doc, "groups")?.iter().enumerate() {
+            groups.push(Group::from_json(g, &format!("groups[{i}]"))?);
+        }
+        let mut tags = Vec::new();
+        for (i, t) in array(doc, "tags")?.iter().enumerate() {
+            tags.push(Tag::from_json(t, &format!("tags[{i}]"))?);
+        }
+        let mut decls = Vec::new();
+        for (i, c) in array(doc, "concerns")?.iter().enumerate() {
+            decls.push(ConcernDecl::from_json(c, &format!("concerns[{i}]"))?);
+        }
+        unique(decls.iter().map(|d| d.name.as_str()), "concerns")?;
+        let mapping = match doc.get("concernMapping") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(v) => return Err(Error::Catalog(format!("concernMapping must be an object, got {}", type_name(v)))),
+        };
+        for (name, m) in &mapping {
+            if !m.is_object() {
+                return Err(Error::Catalog(format!("concernMapping[\"{name}\"] must be an object of concern: value")));
+            }
+        }
+        let options = doc.get("options").cloned().unwrap_or(Value::Null);
+        let (options, concern_opts) = parse_options(&options)?;
+        let concerns = Concerns { decls, invalid_value: concern_opts.0, apply_defaults: concern_opts.1 };
+
+        let mut sections: [Section; 4] = Default::default();
+        for kind in Kind::ALL {
+            let mut items = Vec::new();
+            for (i, v) in array(doc, kind.key())?.iter().enumerate() {
+                let path = format!("{}[{i}]", kind.key());
+                let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
+                let m = mapping.get(name).and_then(Value::as_object);
+                items.push(Primitive::from_json(kind, v, &path, m)?);
+            }
+            unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
+            sections[section_index(kind)].items = items;
+        }
+        Self::assemble(server, groups, tags, concerns, sections, options, doc)
+    }
+
+    fn assemble(
+        server: Map<String, Value>,
+        mut groups: Vec<Group>,
+        mut tags: Vec<Tag>,
+        concerns: Concerns,
+        mut sections: [Section; 4],
+        options: Options,
+        doc: &Map<String, Value>,
+    ) -> Result<Self> {
+        unique(groups.iter().map(|g| g.name.as_str()), "groups")?;
+        unique(tags.iter().map(|t| t.name.as_str()), "tags")?;
+        let declared: HashSet<String> = groups.iter().map(|g| g.name.clone()).collect();
+        for (i, g) in groups.iter().enumerate() {
+            if let Some(p) = &g.parent {
+                if !declared.contains(p) {
+                    return Err(Error::Catalog(format!("groups[{i}].parent names \"{p}\", which is not a declared group")));
+                }
+            }
+        }
+        let parents: HashMap<String, String> =
+            groups.iter().filter_map(|g| Some((g.name.clone(), g.parent.clone()?))).collect();
+        for g in &groups {
+            let chain = crate::filter::index::ancestors(&g.name, &parents);
+            if chain.last().and_then(|l| parents.get(*l)).is_some() {
+                return Err(Error::Catalog(format!("group \"{}\" is part of a parent cycle", g.name)));
+            }
+        }
+        // Primitives may name groups and tags the document does not declare: list them by name.
+        for s in &sections {
+            for item in &s.items {
+                for g in &item.groups {
+                    if !groups.iter().any(|x| &x.name == g) {
+                        groups.push(Group::named(g));
+                    }
+                }
+                for t in &item.tags {
+                    if !tags.iter().any(|x| &x.name == t) {
+                        tags.push(Tag::named(t));
+                    }
+                }
+            }
+        }
+        for s in sections.iter_mut() {
+            s.index = Index::build(&s.items, &parents);
+            s.by_id = s.items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
+        }
+        let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null))?;
+        Ok(Catalog {
+            server,
+            groups,
+            tags,
+            concerns,
+            parents,
+            sections,
+            policy,
+            options,
+            middleware: doc.get("middleware").cloned().unwrap_or(Value::Null),
+            upstream: doc.get("upstream").cloned().unwrap_or(Value::Null),
+        })
+    }
+
+    /// The section of one kind.
+    pub fn section(&self, kind: Kind) -> &Section {
+        &self.sections[section_index(kind)]
+    }
+
+    /// Builds a catalog from a `tools/list` result (plus optional `groups/list` and `tags/list`
+    /// results), as a browser host or a gateway sees a server.
+    pub fn from_lists(tools: &Value, groups: Option<&Value>, tags: Option<&Value>) -> Result<Self> {
+        let mut doc = Map::new();
+        let field = |v: Option<&Value>, key: &str| v.and_then(|v| v.get(key)).cloned().unwrap_or(Value::Array(vec![]));
+        doc.insert("tools".into(), field(Some(tools), "tools"));
+        doc.insert("groups".into(), field(groups, "groups"));
+        doc.insert("tags".into(), field(tags, "tags"));
+        Self::load(&Value::Object(doc))
+    }
+}
+
+fn unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
+    let mut seen = HashSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(Error::Catalog(format!("{what} has the name \"{n}\" twice; names must be unique")));
+        }
+    }
+    Ok(())
+}
+
+fn parse_options(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> {
+    let mut o = Options { page_size: DEFAULT_PAGE_SIZE, reject_unsupported_task_criteria: false };
+    let mut invalid = InvalidValuePolicy::Reject;
+    let mut apply_defaults = false;
+    let obj = match v {
+        Value::Null => return Ok((o, (invalid, apply_defaults))),
+        Value::Object(m) => m,
+        other => return Err(Error::Catalog(format!("options must be an object, got {}", type_name(other)))),
+    };
+    for (k, val) in obj {
+        match k.as_str() {
+            "pageSize" => {
+                o.page_size = val
+                    .as_u64()
+                    .filter(|n| (1..=10_000).contains(n))
+                    .ok_or_else(|| Error::Catalog("options.pageSize must be an integer from 1 to 10000".into()))?
+                    as usize
+            }
+            "invalidConcernValue" => {
+                let s = val
+                    .as_str()
+                    .ok_or_else(|| Error::Catalog("options.invalidConcernValue must be a string".into()))?;
+                invalid = InvalidValuePolicy::parse(s, "options.invalidConcernValue").map_err(Error::in_catalog)?;
+            }
+            "applyDefaults" => {
+                apply_defaults =
+                    val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
+            }
+            "rejectUnsupportedTaskCriteria" => {
+                o.reject_unsupported_task_criteria = val
+                    .as_bool()
+                    .ok_or_else(|| Error::Catalog("options.rejectUnsupportedTaskCriteria must be a boolean".into()))?
+            }
+            other => {
+                return Err(Error::Catalog(format!(
+                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, rejectUnsupportedTaskCriteria"
+                )))
+            }
+        }
+    }
+    Ok((o, (invalid, apply_defaults)))
+}

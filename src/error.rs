@@ -1,0 +1,108 @@
+//! The one error type of the core; every variant knows its JSON-RPC code.
+
+use serde_json::{json, Value};
+
+/// JSON-RPC 2.0 error codes used by mcp-sieve (only the spec's codes).
+pub mod code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i32 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// Internal error.
+    pub const INTERNAL_ERROR: i32 = -32603;
+}
+
+/// Everything that can go wrong in the core. Messages say what was wrong and what would be right.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The body is not JSON.
+    #[error("parse error: {0}")]
+    Parse(String),
+    /// Valid JSON, but not a JSON-RPC request.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// No such method.
+    #[error("method not found: {0}")]
+    MethodNotFound(String),
+    /// A parameter is wrong; the message names its path and what was expected.
+    #[error("{message}")]
+    InvalidParams {
+        /// What was wrong, with the path of the field.
+        message: String,
+        /// Extra machine-readable detail (e.g. the valid values).
+        data: Option<Value>,
+    },
+    /// The catalog document is invalid; names the bad field.
+    #[error("invalid catalog: {0}")]
+    Catalog(String),
+    /// A bug or an unexpected state.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Result alias of the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Invalid params with only a message.
+    pub fn params(message: impl Into<String>) -> Self {
+        Error::InvalidParams { message: message.into(), data: None }
+    }
+
+    /// Invalid params with structured data.
+    pub fn params_with(message: impl Into<String>, data: Value) -> Self {
+        Error::InvalidParams { message: message.into(), data: Some(data) }
+    }
+
+    /// Re-labels a parameter error found while loading the catalog document as a catalog error.
+    pub fn in_catalog(self) -> Self {
+        match self {
+            Error::InvalidParams { message, .. } => Error::Catalog(message),
+            other => other,
+        }
+    }
+
+    /// The JSON-RPC code of this error.
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Parse(_) => code::PARSE_ERROR,
+            Error::InvalidRequest(_) => code::INVALID_REQUEST,
+            Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            Error::InvalidParams { .. } | Error::Catalog(_) => code::INVALID_PARAMS,
+            Error::Internal(_) => code::INTERNAL_ERROR,
+        }
+    }
+
+    /// Extra data, if any.
+    pub fn data(&self) -> Option<&Value> {
+        match self {
+            Error::InvalidParams { data, .. } => data.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC `error` object.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({"code": self.code(), "message": self.to_string()});
+        if let Some(d) = self.data() {
+            v["data"] = d.clone();
+        }
+        v
+    }
+}
+
+/// Describes a JSON value's type for error messages ("a string", "an object", ...).
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,16 @@
+//! The filter language (parsing with path-aware errors), the compiled bitset index that evaluates
+//! it, a plain reference implementation used by tests and benchmarks, the programmable chain
+//! (policy filters with a `FilterContext`), declarative policy rules and initial checks.
+
+pub mod bits;
+pub mod chain;
+pub mod glob;
+pub mod index;
+pub mod naive;
+pub mod policy;
+mod spec;
+
+pub use bits::Bits;
+pub use chain::{FilterContext, InitialCheck, PrimitiveFilter};
+pub use index::Index;
+pub use spec::{Expr, Filter};

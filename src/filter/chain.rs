@@ -1,0 +1,145 @@
+//! The programmable chain (the Quarkus model): policy filters per kind of primitive with a
+//! priority and a `FilterContext`, combined with AND; initial checks run at `initialize`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::catalog::Section;
+use crate::filter::Bits;
+use crate::model::{Kind, Primitive};
+
+/// What a policy filter may look at: the session's initialize request, the current request and
+/// the authenticated principal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilterContext {
+    /// `params` of the session's `initialize` request (or of a stateless request's `_meta`).
+    pub initialize: Value,
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// The method being served.
+    pub method: String,
+    /// The request id (null for notifications).
+    pub request_id: Value,
+    /// The request's `_meta`.
+    pub meta: Value,
+    /// The authenticated principal, if any.
+    pub principal: Option<String>,
+}
+
+impl FilterContext {
+    /// `clientInfo.name` of the initialize request.
+    pub fn client_name(&self) -> Option<&str> {
+        self.initialize["clientInfo"]["name"].as_str()
+    }
+
+    /// `clientInfo.version` of the initialize request.
+    pub fn client_version(&self) -> Option<&str> {
+        self.initialize["clientInfo"]["version"].as_str()
+    }
+
+    /// Whether the client declared capability `name` (e.g. `sampling`).
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.initialize["capabilities"].get(name).is_some_and(|v| !v.is_null())
+    }
+}
+
+/// A policy filter: decides whether a primitive is visible (and usable) in a context.
+pub trait PrimitiveFilter: Send + Sync {
+    /// Higher runs first.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// Whether this filter looks at primitives of `kind` (tools, resources, templates, prompts).
+    fn applies_to(&self, _kind: Kind) -> bool {
+        true
+    }
+
+    /// `Ok(true)` keeps the item. An `Err` is logged and ignored: the item stays visible.
+    fn test(&self, item: &Primitive, ctx: &FilterContext) -> Result<bool, String>;
+
+    /// A whole-section answer (the items to hide), for filters that can use the index.
+    /// `None` means "ask `test` per item".
+    fn hidden(&self, _section: &Section, _ctx: &FilterContext) -> Option<Result<Bits, String>> {
+        None
+    }
+}
+
+/// A check run when a session starts; the first failure refuses the `initialize`.
+pub trait InitialCheck: Send + Sync {
+    /// Higher runs first.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// `Err(message)` refuses the connection with that message.
+    fn check(&self, ctx: &FilterContext) -> Result<(), String>;
+}
+
+/// Policy filters and initial checks in priority order.
+#[derive(Clone, Default)]
+pub struct Chain {
+    filters: Vec<Arc<dyn PrimitiveFilter>>,
+    checks: Vec<Arc<dyn InitialCheck>>,
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Chain({} filters, {} checks)", self.filters.len(), self.checks.len())
+    }
+}
+
+impl Chain {
+    /// Adds a filter, keeping priority order (stable for equal priorities).
+    pub fn add_filter(&mut self, f: Arc<dyn PrimitiveFilter>) {
+        self.filters.push(f);
+        self.filters.sort_by_key(|f| std::cmp::Reverse(f.priority()));
+    }
+
+    /// Adds an initial check, keeping priority order.
+    pub fn add_check(&mut self, c: Arc<dyn InitialCheck>) {
+        self.checks.push(c);
+        self.checks.sort_by_key(|c| std::cmp::Reverse(c.priority()));
+    }
+
+    /// Whether there are no filters.
+    pub fn is_empty(&self) -> bool {
+        self.filters.is_empty()
+    }
+
+    /// The items of `section` visible under policy in `ctx`. Errors of filters go to `log`.
+    pub fn visible(&self, kind: Kind, section: &Section, ctx: &FilterContext, log: &mut Vec<String>) -> Bits {
+        let mut vis = Bits::full(section.items.len());
+        for f in self.filters.iter().filter(|f| f.applies_to(kind)) {
+            match f.hidden(section, ctx) {
+                Some(Ok(hidden)) => vis.and_not(&hidden),
+                Some(Err(e)) => log.push(format!("policy filter failed and was ignored: {e}")),
+                None => {
+                    let keep: Vec<usize> = vis.ones().collect();
+                    for i in keep {
+                        match f.test(&section.items[i], ctx) {
+                            Ok(true) => {}
+                            Ok(false) => vis.clear(i),
+                            Err(e) => log.push(format!("policy filter failed on \"{}\" and was ignored: {e}", section.items[i].name)),
+                        }
+                    }
+                }
+            }
+        }
+        vis
+    }
+
+    /// Whether one item is visible under policy (for `tools/call` and friends).
+    pub fn allows(&self, kind: Kind, section: &Section, pos: usize, ctx: &FilterContext, log: &mut Vec<String>) -> bool {
+        if self.filters.is_empty() {
+            return true;
+        }
+        self.visible(kind, section, ctx, log).get(pos)
+    }
+
+    /// Runs the initial checks; the first failure's message.
+    pub fn run_checks(&self, ctx: &FilterContext) -> Result<(), String> {
+        self.checks.iter().try_for_each(|c| c.check(ctx))
+    }
+}

@@ -1,0 +1,224 @@
+//! The compiled index: one bitset per group (with its ancestors), tag, concern value and
+//! "no mapping for concern C". A filter becomes a few word-wise ANDs and ORs.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::concern::ConcernConfig;
+use crate::filter::{glob, Bits, Expr, Filter};
+use crate::model::Primitive;
+
+/// The index of one kind of primitive, in catalog order.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    len: usize,
+    by_name: HashMap<String, usize>,
+    groups: HashMap<String, Bits>,
+    tags: HashMap<String, Bits>,
+    concern_values: HashMap<String, HashMap<String, Bits>>,
+    concern_unmapped: HashMap<String, Bits>,
+}
+
+/// The ancestors of `group` (itself first), following `parent` links; stops at a cycle.
+pub fn ancestors<'a>(group: &'a str, parents: &'a HashMap<String, String>) -> Vec<&'a str> {
+    let mut out = vec![group];
+    let mut cur = group;
+    while let Some(p) = parents.get(cur) {
+        if out.contains(&p.as_str()) {
+            break;
+        }
+        out.push(p);
+        cur = p;
+    }
+    out
+}
+
+impl Index {
+    /// Compiles `items`; `parents` maps a group to its parent group.
+    pub fn build(items: &[Primitive], parents: &HashMap<String, String>) -> Self {
+        let len = items.len();
+        let mut ix = Index { len, ..Default::default() };
+        let mut concern_names: Vec<&str> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            ix.by_name.entry(item.name.clone()).or_insert(i);
+            for g in &item.groups {
+                for a in ancestors(g, parents) {
+                    ix.groups.entry(a.to_string()).or_insert_with(|| Bits::empty(len)).set(i);
+                }
+            }
+            for t in &item.tags {
+                ix.tags.entry(t.clone()).or_insert_with(|| Bits::empty(len)).set(i);
+            }
+            for (c, v) in &item.concerns {
+                ix.concern_values
+                    .entry(c.clone())
+                    .or_default()
+                    .entry(v.clone())
+                    .or_insert_with(|| Bits::empty(len))
+                    .set(i);
+                if !concern_names.contains(&c.as_str()) {
+                    concern_names.push(c);
+                }
+            }
+        }
+        for c in concern_names {
+            let mut unmapped = Bits::full(len);
+            for bits in ix.concern_values[c].values() {
+                unmapped.and_not(bits);
+            }
+            ix.concern_unmapped.insert(c.to_string(), unmapped);
+        }
+        ix
+    }
+
+    /// Number of items indexed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no items are indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Position of the item named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Items that are members of `group` (directly or through a child group).
+    pub fn group(&self, group: &str) -> Option<&Bits> {
+        self.groups.get(group)
+    }
+
+    /// Items carrying `tag`.
+    pub fn tag(&self, tag: &str) -> Option<&Bits> {
+        self.tags.get(tag)
+    }
+
+    /// The items that pass `filter` under the effective concern configuration `concerns`.
+    pub fn eval(&self, items: &[Primitive], filter: &Filter, concerns: &ConcernConfig) -> Bits {
+        let mut res = Bits::full(self.len);
+        if !filter.groups.is_empty() {
+            let mut any = Bits::empty(self.len);
+            for g in &filter.groups {
+                if let Some(b) = self.groups.get(g) {
+                    any.or(b);
+                }
+            }
+            res.and(&any);
+        }
+        for t in &filter.tags {
+            match self.tags.get(t) {
+                Some(b) => res.and(b),
+                None => return Bits::empty(self.len),
+            }
+        }
+        for t in &filter.exclude_tags {
+            if let Some(b) = self.tags.get(t) {
+                res.and_not(b);
+            }
+        }
+        if !filter.name_patterns.is_empty() {
+            res.and(&self.names(items, &filter.name_patterns));
+        }
+        self.and_concerns(&mut res, concerns.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        if let Some(e) = &filter.expr {
+            res.and(&self.eval_expr(items, e));
+        }
+        res
+    }
+
+    fn and_concerns<'a>(&self, res: &mut Bits, pairs: impl Iterator<Item = (&'a str, &'a str)>) {
+        for (c, v) in pairs {
+            // A concern no item maps constrains nothing: every item is agnostic to it.
+            let Some(unmapped) = self.concern_unmapped.get(c) else { continue };
+            match self.concern_values.get(c).and_then(|m| m.get(v)) {
+                Some(vb) => res.and_either(vb, unmapped),
+                None => res.and(unmapped),
+            }
+        }
+    }
+
+    fn names(&self, items: &[Primitive], patterns: &[String]) -> Bits {
+        let mut any = Bits::empty(self.len);
+        for p in patterns {
+            if glob::is_literal(p) {
+                if let Some(i) = self.position(p) {
+                    any.set(i);
+                }
+            } else {
+                for (i, item) in items.iter().enumerate() {
+                    if glob::matches(p, &item.name) {
+                        any.set(i);
+                    }
+                }
+            }
+        }
+        any
+    }
+
+    fn eval_expr(&self, items: &[Primitive], e: &Expr) -> Bits {
+        let pick = |b: Option<&Bits>| b.cloned().unwrap_or_else(|| Bits::empty(self.len));
+        match e {
+            Expr::All(v) => {
+                let mut r = Bits::full(self.len);
+                v.iter().for_each(|x| r.and(&self.eval_expr(items, x)));
+                r
+            }
+            Expr::Any(v) => {
+                let mut r = Bits::empty(self.len);
+                v.iter().for_each(|x| r.or(&self.eval_expr(items, x)));
+                r
+            }
+            Expr::Not(x) => {
+                let mut r = self.eval_expr(items, x);
+                r.not();
+                r
+            }
+            Expr::Group(g) => pick(self.groups.get(g)),
+            Expr::Tag(t) => pick(self.tags.get(t)),
+            Expr::Name(p) => self.names(items, std::slice::from_ref(p)),
+            Expr::Concern(pairs) => {
+                let mut r = Bits::full(self.len);
+                self.and_concerns(&mut r, pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                r
+            }
+            Expr::Annotation(pairs) => {
+                let mut r = Bits::empty(self.len);
+                for (i, item) in items.iter().enumerate() {
+                    if pairs.iter().all(|(k, v)| item.annotation(k).as_ref() == Some(v)) {
+                        r.set(i);
+                    }
+                }
+                r
+            }
+        }
+    }
+}
+
+/// Appends `{"<key>":[fragment,fragment,...]` to `out` for the selected items (no closing brace),
+/// so callers can add `nextCursor` or `_meta` before closing the object.
+pub fn write_list(out: &mut String, key: &str, items: &[Primitive], selected: impl Iterator<Item = usize>) {
+    out.push_str("{\"");
+    out.push_str(key);
+    out.push_str("\":[");
+    let mut first = true;
+    for i in selected {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&items[i].fragment);
+    }
+    out.push(']');
+}
+
+/// Convenience: the whole list object as a `Value` (tests, bindings).
+pub fn list_value(key: &str, items: &[Primitive], selected: &Bits) -> Value {
+    let mut s = String::new();
+    write_list(&mut s, key, items, selected.ones());
+    s.push('}');
+    serde_json::from_str(&s).unwrap_or(Value::Null)
+}

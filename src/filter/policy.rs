@@ -1,0 +1,258 @@
+//! Declarative policy from the catalog document, compiled into the programmable chain:
+//! `{"when": {...}, "hide": {<filter>}}` rules and initial-check rules.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::catalog::Section;
+use crate::concern::ConcernConfig;
+use crate::error::{type_name, Error, Result};
+use crate::filter::chain::{Chain, FilterContext, InitialCheck, PrimitiveFilter};
+use crate::filter::{glob, Bits, Filter};
+use crate::json::str_array;
+use crate::model::{Kind, Primitive};
+
+/// Conditions on the context; all given ones must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct When {
+    client_name: Option<String>,
+    protocol_version: Option<(String, String)>,
+    capability: Option<String>,
+    principal: Option<String>,
+    method: Option<String>,
+}
+
+impl When {
+    fn parse(v: &Value, path: &str) -> Result<Self> {
+        let Some(obj) = v.as_object() else {
+            return if v.is_null() { Ok(When::default()) } else { Err(bad(path, "an object", v)) };
+        };
+        let mut w = When::default();
+        for (k, val) in obj {
+            let p = format!("{path}.{k}");
+            let s = val.as_str().map(str::to_string).ok_or_else(|| bad(&p, "a string", val))?;
+            match k.as_str() {
+                "clientName" => w.client_name = Some(s),
+                "protocolVersion" => w.protocol_version = Some(version_cmp(&s, &p)?),
+                "capability" => w.capability = Some(s),
+                "principal" => w.principal = Some(s),
+                "method" => w.method = Some(s),
+                other => {
+                    return Err(Error::Catalog(format!(
+                        "{path} has an unknown field \"{other}\"; expected clientName, protocolVersion, capability, principal, method"
+                    )))
+                }
+            }
+        }
+        Ok(w)
+    }
+
+    /// Whether the context satisfies every condition.
+    pub fn holds(&self, ctx: &FilterContext) -> bool {
+        self.client_name.as_ref().is_none_or(|g| glob::matches(g, ctx.client_name().unwrap_or_default()))
+            && self.protocol_version.as_ref().is_none_or(|(op, v)| compare(op, &ctx.protocol_version, v))
+            && self.capability.as_ref().is_none_or(|c| ctx.has_capability(c))
+            && self.principal.as_ref().is_none_or(|g| ctx.principal.as_deref().is_some_and(|p| glob::matches(g, p)))
+            && self.method.as_ref().is_none_or(|g| glob::matches(g, &ctx.method))
+    }
+}
+
+fn bad(path: &str, expected: &str, got: &Value) -> Error {
+    Error::Catalog(format!("{path} must be {expected}, got {}", type_name(got)))
+}
+
+/// Splits `">=2025-06-18"` into the operator and the version.
+fn version_cmp(s: &str, path: &str) -> Result<(String, String)> {
+    let op_len = s.find(|c: char| c.is_ascii_digit()).unwrap_or(0);
+    let (op, v) = s.split_at(op_len);
+    let op = if op.is_empty() { "=" } else { op.trim() };
+    if !["=", ">=", "<=", ">", "<"].contains(&op) || v.len() != 10 {
+        return Err(Error::Catalog(format!(
+            "{path} must be a version like \">=2025-06-18\" (operators =, >=, <=, >, <); got \"{s}\""
+        )));
+    }
+    Ok((op.to_string(), v.to_string()))
+}
+
+/// Protocol versions are dates, so they compare as strings.
+fn compare(op: &str, actual: &str, wanted: &str) -> bool {
+    match op {
+        ">=" => actual >= wanted,
+        "<=" => actual <= wanted,
+        ">" => actual > wanted,
+        "<" => actual < wanted,
+        _ => actual == wanted,
+    }
+}
+
+/// `{"when": {...}, "hide": {<filter>}, "priority": n, "kinds": ["tools"]}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    when: When,
+    hide: Filter,
+    hide_concerns: ConcernConfig,
+    priority: i32,
+    kinds: Vec<Kind>,
+}
+
+impl PrimitiveFilter for Rule {
+    fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    fn applies_to(&self, kind: Kind) -> bool {
+        self.kinds.is_empty() || self.kinds.contains(&kind)
+    }
+
+    fn test(&self, item: &Primitive, ctx: &FilterContext) -> Result<bool, String> {
+        let one = Section::of(vec![item.clone()]);
+        self.hidden(&one, ctx).unwrap_or(Ok(Bits::empty(1))).map(|h| !h.get(0))
+    }
+
+    fn hidden(&self, section: &Section, ctx: &FilterContext) -> Option<Result<Bits, String>> {
+        Some(Ok(if self.when.holds(ctx) {
+            section.select(&self.hide, &self.hide_concerns)
+        } else {
+            Bits::empty(section.items.len())
+        }))
+    }
+}
+
+/// An initial check written in the document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckRule {
+    /// The client must declare this capability.
+    RequireCapability(String, i32),
+    /// `clientInfo.name` must match one of these globs.
+    AllowClients(Vec<String>, i32),
+    /// The negotiated protocol version must be at least this.
+    MinProtocolVersion(String, i32),
+}
+
+impl InitialCheck for CheckRule {
+    fn priority(&self) -> i32 {
+        match self {
+            CheckRule::RequireCapability(_, p) | CheckRule::AllowClients(_, p) | CheckRule::MinProtocolVersion(_, p) => *p,
+        }
+    }
+
+    fn check(&self, ctx: &FilterContext) -> Result<(), String> {
+        match self {
+            CheckRule::RequireCapability(c, _) if !ctx.has_capability(c) => {
+                Err(format!("this server requires the client capability \"{c}\""))
+            }
+            CheckRule::AllowClients(globs, _) => {
+                let name = ctx.client_name().unwrap_or_default();
+                if globs.iter().any(|g| glob::matches(g, name)) {
+                    Ok(())
+                } else {
+                    Err(format!("client \"{name}\" is not allowed; allowed clients: {}", globs.join(", ")))
+                }
+            }
+            CheckRule::MinProtocolVersion(v, _) if ctx.protocol_version.as_str() < v.as_str() => Err(format!(
+                "protocol version {} is too old; this server requires {v} or newer",
+                ctx.protocol_version
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The `policy` object of the document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Policy {
+    /// Hide rules.
+    pub rules: Vec<Rule>,
+    /// Initial checks.
+    pub checks: Vec<CheckRule>,
+}
+
+impl Policy {
+    /// Parses `policy`; errors name the bad field.
+    pub fn parse(v: &Value) -> Result<Self> {
+        let obj = match v {
+            Value::Null => return Ok(Policy::default()),
+            Value::Object(o) => o,
+            other => return Err(bad("policy", "an object", other)),
+        };
+        let mut p = Policy::default();
+        for (i, r) in list(obj, "rules")?.iter().enumerate() {
+            p.rules.push(parse_rule(r, &format!("policy.rules[{i}]"))?);
+        }
+        for (i, c) in list(obj, "initialChecks")?.iter().enumerate() {
+            p.checks.push(parse_check(c, &format!("policy.initialChecks[{i}]"))?);
+        }
+        Ok(p)
+    }
+
+    /// The chain holding these rules and checks.
+    pub fn chain(&self) -> Chain {
+        let mut c = Chain::default();
+        self.rules.iter().for_each(|r| c.add_filter(Arc::new(r.clone())));
+        self.checks.iter().for_each(|k| c.add_check(Arc::new(k.clone())));
+        c
+    }
+}
+
+fn list<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a [Value]> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(v) => Err(bad(&format!("policy.{key}"), "an array", v)),
+    }
+}
+
+fn priority(obj: &Map<String, Value>, path: &str) -> Result<i32> {
+    match obj.get("priority") {
+        None => Ok(0),
+        Some(v) => v
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| bad(&format!("{path}.priority"), "an integer", v)),
+    }
+}
+
+fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
+    let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
+    let when = When::parse(obj.get("when").unwrap_or(&Value::Null), &format!("{path}.when"))?;
+    let hide_v = obj
+        .get("hide")
+        .ok_or_else(|| Error::Catalog(format!("{path}.hide is required (a filter object)")))?;
+    let hide = Filter::parse(hide_v, &format!("{path}.hide")).map_err(Error::in_catalog)?;
+    let mut hide_concerns = ConcernConfig::new();
+    if let Some(c) = hide.concerns.as_ref().and_then(Value::as_object) {
+        for (k, x) in c {
+            let t = crate::json::scalar_text(x).ok_or_else(|| bad(&format!("{path}.hide.concerns.{k}"), "a string or number", x))?;
+            hide_concerns.insert(k.clone(), t);
+        }
+    }
+    let kinds = str_array(obj.get("kinds"), &format!("{path}.kinds"))
+        .map_err(Error::in_catalog)?
+        .iter()
+        .map(|k| {
+            Kind::ALL
+                .into_iter()
+                .find(|x| x.key() == k)
+                .ok_or_else(|| Error::Catalog(format!("{path}.kinds: unknown kind \"{k}\"; expected tools, resources, resourceTemplates, prompts")))
+        })
+        .collect::<Result<_>>()?;
+    Ok(Rule { when, hide, hide_concerns, priority: priority(obj, path)?, kinds })
+}
+
+fn parse_check(v: &Value, path: &str) -> Result<CheckRule> {
+    let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
+    let prio = priority(obj, path)?;
+    let string = |k: &str| obj.get(k).map(|x| x.as_str().map(str::to_string).ok_or_else(|| bad(&format!("{path}.{k}"), "a string", x)));
+    if let Some(c) = string("requireCapability") {
+        return Ok(CheckRule::RequireCapability(c?, prio));
+    }
+    if let Some(v) = string("minProtocolVersion") {
+        return Ok(CheckRule::MinProtocolVersion(v?, prio));
+    }
+    if obj.contains_key("allowClients") {
+        let globs = str_array(obj.get("allowClients"), &format!("{path}.allowClients")).map_err(Error::in_catalog)?;
+        return Ok(CheckRule::AllowClients(globs, prio));
+    }
+    Err(Error::Catalog(format!("{path} must have one of: requireCapability, allowClients, minProtocolVersion")))
+}

@@ -1,0 +1,174 @@
+//! The filter object of every list request, parsed with errors that name the bad field.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{type_name, Error, Result};
+use crate::json::{scalar_text, str_array};
+
+/// Deepest `expr` nesting accepted (keeps evaluation off the edge of the stack).
+pub const MAX_EXPR_DEPTH: usize = 32;
+
+/// A parsed `filter`. All parts AND together; an empty part is no constraint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Member of ANY of these groups (transitively through parents).
+    pub groups: Vec<String>,
+    /// Carries ALL of these tags.
+    pub tags: Vec<String>,
+    /// Carries NONE of these tags.
+    pub exclude_tags: Vec<String>,
+    /// Name matches ANY of these globs.
+    pub name_patterns: Vec<String>,
+    /// Per-request concern configuration, as sent (validated against the declarations later).
+    pub concerns: Option<Value>,
+    /// Optional boolean tree.
+    pub expr: Option<Expr>,
+}
+
+/// The boolean tree of `filter.expr`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Every child holds.
+    All(Vec<Expr>),
+    /// At least one child holds.
+    Any(Vec<Expr>),
+    /// The child does not hold.
+    Not(Box<Expr>),
+    /// Member of the group (transitively).
+    Group(String),
+    /// Carries the tag.
+    Tag(String),
+    /// Name matches the glob.
+    Name(String),
+    /// For each pair: no mapping for the concern, or the mapped value equals it.
+    Concern(Vec<(String, String)>),
+    /// For each pair: the annotation equals the value (MCP's defaults for tool hints).
+    Annotation(Vec<(String, Value)>),
+}
+
+const KEYS: &str = "groups, tags, excludeTags, namePatterns, concerns, expr";
+
+impl Filter {
+    /// Parses `v` found at `path` (usually `filter`). `null` is the empty filter.
+    pub fn parse(v: &Value, path: &str) -> Result<Self> {
+        let obj = match v {
+            Value::Null => return Ok(Filter::default()),
+            Value::Object(o) => o,
+            other => return Err(Error::params(format!("{path} must be an object, got {}", type_name(other)))),
+        };
+        let mut f = Filter::default();
+        for (k, val) in obj {
+            let p = format!("{path}.{k}");
+            match k.as_str() {
+                "groups" => f.groups = str_array(Some(val), &p)?,
+                "tags" => f.tags = str_array(Some(val), &p)?,
+                "excludeTags" => f.exclude_tags = str_array(Some(val), &p)?,
+                "namePatterns" => f.name_patterns = str_array(Some(val), &p)?,
+                "concerns" => match val {
+                    Value::Null => {}
+                    Value::Object(_) => f.concerns = Some(val.clone()),
+                    other => {
+                        return Err(Error::params(format!(
+                            "{p} must be an object mapping concern names to values, got {}",
+                            type_name(other)
+                        )))
+                    }
+                },
+                "expr" => f.expr = if val.is_null() { None } else { Some(Expr::parse(val, &p, 0)?) },
+                other => {
+                    return Err(Error::params(format!("{path} has an unknown field \"{other}\"; expected one of: {KEYS}")))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether the filter constrains nothing by itself (concerns aside).
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+            && self.tags.is_empty()
+            && self.exclude_tags.is_empty()
+            && self.name_patterns.is_empty()
+            && self.expr.is_none()
+    }
+
+    /// A canonical JSON form (for binding cursors to the filter that made them).
+    pub fn canonical(&self) -> Value {
+        json!({
+            "groups": self.groups, "tags": self.tags, "excludeTags": self.exclude_tags,
+            "namePatterns": self.name_patterns, "expr": self.expr.as_ref().map(Expr::to_json),
+        })
+    }
+}
+
+impl Expr {
+    fn parse(v: &Value, path: &str, depth: usize) -> Result<Self> {
+        if depth >= MAX_EXPR_DEPTH {
+            return Err(Error::params(format!("{path} nests deeper than {MAX_EXPR_DEPTH} levels")));
+        }
+        let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
+            Error::params(format!(
+                "{path} must be an object with exactly one of: all, any, not, group, tag, name, concern, annotation; got {}",
+                if v.is_object() { "an object with another number of fields".to_string() } else { type_name(v).to_string() }
+            ))
+        })?;
+        let (k, val) = obj.iter().next().ok_or_else(|| Error::Internal("checked above".into()))?;
+        let p = format!("{path}.{k}");
+        let list = |val: &Value| -> Result<Vec<Expr>> {
+            let items = val
+                .as_array()
+                .ok_or_else(|| Error::params(format!("{p} must be an array of expressions, got {}", type_name(val))))?;
+            items.iter().enumerate().map(|(i, x)| Expr::parse(x, &format!("{p}[{i}]"), depth + 1)).collect()
+        };
+        let string = |val: &Value| -> Result<String> {
+            val.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::params(format!("{p} must be a string, got {}", type_name(val))))
+        };
+        let pairs = |val: &Value| -> Result<Map<String, Value>> {
+            val.as_object()
+                .cloned()
+                .ok_or_else(|| Error::params(format!("{p} must be an object of name: value pairs, got {}", type_name(val))))
+        };
+        Ok(match k.as_str() {
+            "all" => Expr::All(list(val)?),
+            "any" => Expr::Any(list(val)?),
+            "not" => Expr::Not(Box::new(Expr::parse(val, &p, depth + 1)?)),
+            "group" => Expr::Group(string(val)?),
+            "tag" => Expr::Tag(string(val)?),
+            "name" => Expr::Name(string(val)?),
+            "concern" => Expr::Concern(
+                pairs(val)?
+                    .into_iter()
+                    .map(|(c, x)| {
+                        scalar_text(&x)
+                            .map(|t| (c.clone(), t))
+                            .ok_or_else(|| Error::params(format!("{p}.{c} must be a string or number, got {}", type_name(&x))))
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            "annotation" => Expr::Annotation(pairs(val)?.into_iter().collect()),
+            other => {
+                return Err(Error::params(format!(
+                    "{path} has an unknown operator \"{other}\"; expected one of: all, any, not, group, tag, name, concern, annotation"
+                )))
+            }
+        })
+    }
+
+    /// The JSON form of the expression.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Expr::All(v) => json!({"all": v.iter().map(Expr::to_json).collect::<Vec<_>>()}),
+            Expr::Any(v) => json!({"any": v.iter().map(Expr::to_json).collect::<Vec<_>>()}),
+            Expr::Not(e) => json!({"not": e.to_json()}),
+            Expr::Group(g) => json!({"group": g}),
+            Expr::Tag(t) => json!({"tag": t}),
+            Expr::Name(n) => json!({"name": n}),
+            Expr::Concern(p) => {
+                json!({"concern": p.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>()})
+            }
+            Expr::Annotation(p) => json!({"annotation": p.iter().cloned().collect::<Map<String, Value>>()}),
+        }
+    }
+}

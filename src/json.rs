@@ -1,0 +1,65 @@
+//! Small helpers to read JSON fields with errors that name the path and the expected type.
+
+use serde_json::{Map, Value};
+
+use crate::error::{type_name, Error, Result};
+
+/// A required non-empty string field.
+pub fn req_str(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        Some(Value::String(_)) => Err(Error::params(format!("{path}.{key} must be a non-empty string"))),
+        Some(v) => Err(Error::params(format!("{path}.{key} must be a string, got {}", type_name(v)))),
+        None => Err(Error::params(format!("{path}.{key} is required (a string)"))),
+    }
+}
+
+/// An optional string field.
+pub fn opt_str(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(Error::params(format!("{path}.{key} must be a string, got {}", type_name(v)))),
+    }
+}
+
+/// An optional array of strings (absent or null is empty).
+pub fn str_array(v: Option<&Value>, path: &str) -> Result<Vec<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(Error::params(format!(
+                    "{path} must be an array of strings; {path}[{i}] is {}",
+                    type_name(other)
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(Error::params(format!(
+            "{path} must be an array of strings, got {}",
+            type_name(other)
+        ))),
+    }
+}
+
+/// An optional object field.
+pub fn opt_obj<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a Map<String, Value>>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(v) => Err(Error::params(format!("{path}.{key} must be an object, got {}", type_name(v)))),
+    }
+}
+
+/// The canonical text of a scalar concern/annotation value: strings as is, others as JSON.
+pub fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}

@@ -1,0 +1,168 @@
+//! One listable primitive (tool, resource, resource template or prompt) with its membership,
+//! concern mapping and pre-serialized wire JSON.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::error::{type_name, Error, Result};
+use crate::json::{req_str, scalar_text, str_array};
+
+/// The `_meta` key of the SEP-2084 draft that also carries group membership.
+pub const META_GROUPS: &str = "io.modelcontextprotocol/groups";
+
+/// The kinds of listable primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `tools/list`
+    Tool,
+    /// `resources/list`
+    Resource,
+    /// `resources/templates/list`
+    ResourceTemplate,
+    /// `prompts/list`
+    Prompt,
+}
+
+impl Kind {
+    /// Every kind, in catalog order.
+    pub const ALL: [Kind; 4] = [Kind::Tool, Kind::Resource, Kind::ResourceTemplate, Kind::Prompt];
+
+    /// The catalog document key and list result key (`tools`, `resources`, ...).
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Tool => "tools",
+            Kind::Resource => "resources",
+            Kind::ResourceTemplate => "resourceTemplates",
+            Kind::Prompt => "prompts",
+        }
+    }
+
+    /// The list method of this kind.
+    pub fn list_method(self) -> &'static str {
+        match self {
+            Kind::Tool => "tools/list",
+            Kind::Resource => "resources/list",
+            Kind::ResourceTemplate => "resources/templates/list",
+            Kind::Prompt => "prompts/list",
+        }
+    }
+
+    /// The field that identifies an item of this kind on use (`name`, `uri`, `uriTemplate`).
+    pub fn id_field(self) -> &'static str {
+        match self {
+            Kind::Tool | Kind::Prompt => "name",
+            Kind::Resource => "uri",
+            Kind::ResourceTemplate => "uriTemplate",
+        }
+    }
+}
+
+/// A primitive as the server lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Primitive {
+    /// What it is.
+    pub kind: Kind,
+    /// Its `name`.
+    pub name: String,
+    /// Its identity on use: name for tools and prompts, `uri` / `uriTemplate` for resources.
+    pub id: String,
+    /// Groups it is directly a member of (top-level `groups` ∪ `_meta[META_GROUPS]`).
+    pub groups: Vec<String>,
+    /// Tags it carries.
+    pub tags: Vec<String>,
+    /// Concern name → value (internal mapping over `_meta.concerns`).
+    pub concerns: BTreeMap<String, String>,
+    /// The wire object with membership written in both places; unknown fields as they came.
+    pub json: Map<String, Value>,
+    /// `json` serialized once, for fast list assembly.
+    pub fragment: String,
+}
+
+impl Primitive {
+    /// Reads a primitive; `path` names it in errors; `mapping` is the server's internal concern
+    /// mapping for this name, which wins over `_meta.concerns`.
+    pub fn from_json(kind: Kind, v: &Value, path: &str, mapping: Option<&Map<String, Value>>) -> Result<Self> {
+        let mut json = v
+            .as_object()
+            .ok_or_else(|| Error::Catalog(format!("{path} must be an object, got {}", type_name(v))))?
+            .clone();
+        let name = req_str(&json, "name", path).map_err(Error::in_catalog)?;
+        let id = if kind.id_field() == "name" {
+            name.clone()
+        } else {
+            req_str(&json, kind.id_field(), path).map_err(Error::in_catalog)?
+        };
+        let meta = match json.get("_meta") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(other) => return Err(Error::Catalog(format!("{path}._meta must be an object, got {}", type_name(other)))),
+        };
+        let mut groups = str_array(json.get("groups"), &format!("{path}.groups")).map_err(Error::in_catalog)?;
+        if let Some(meta) = meta {
+            for g in str_array(meta.get(META_GROUPS), &format!("{path}._meta[\"{META_GROUPS}\"]")).map_err(Error::in_catalog)? {
+                if !groups.contains(&g) {
+                    groups.push(g);
+                }
+            }
+        }
+        let mut tags = str_array(json.get("tags"), &format!("{path}.tags")).map_err(Error::in_catalog)?;
+        dedup(&mut tags);
+        let mut concerns = BTreeMap::new();
+        if let Some(Value::Object(c)) = meta.and_then(|m| m.get("concerns")) {
+            read_concerns(c, &format!("{path}._meta.concerns"), &mut concerns)?;
+        }
+        if let Some(m) = mapping {
+            read_concerns(m, &format!("concernMapping[\"{name}\"]"), &mut concerns)?;
+        }
+        write_membership(&mut json, &groups, &tags);
+        let fragment = Value::Object(json.clone()).to_string();
+        Ok(Primitive { kind, name, id, groups, tags, concerns, json, fragment })
+    }
+
+    /// The value of an annotation, with MCP's defaults for the four tool hints.
+    pub fn annotation(&self, key: &str) -> Option<Value> {
+        if let Some(v) = self.json.get("annotations").and_then(|a| a.get(key)) {
+            return Some(v.clone());
+        }
+        if self.kind != Kind::Tool {
+            return None;
+        }
+        match key {
+            "readOnlyHint" | "idempotentHint" => Some(Value::Bool(false)),
+            "destructiveHint" | "openWorldHint" => Some(Value::Bool(true)),
+            _ => None,
+        }
+    }
+}
+
+fn read_concerns(m: &Map<String, Value>, path: &str, out: &mut BTreeMap<String, String>) -> Result<()> {
+    for (k, v) in m {
+        let text = scalar_text(v).ok_or_else(|| {
+            Error::Catalog(format!("{path}.{k} must be a string or number, got {}", type_name(v)))
+        })?;
+        out.insert(k.clone(), text);
+    }
+    Ok(())
+}
+
+fn dedup(v: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|s| seen.insert(s.clone()));
+}
+
+/// Writes membership to the SEP-1300 top-level fields and to `_meta[META_GROUPS]`.
+fn write_membership(json: &mut Map<String, Value>, groups: &[String], tags: &[String]) {
+    let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
+    if !groups.is_empty() {
+        json.insert("groups".into(), strings(groups));
+        let meta = json.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(META_GROUPS.into(), strings(groups));
+        }
+    }
+    if !tags.is_empty() {
+        json.insert("tags".into(), strings(tags));
+    }
+}
+
