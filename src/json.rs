@@ -45,15 +45,6 @@ pub fn str_array(v: Option<&Value>, path: &str) -> Result<Vec<String>> {
     }
 }
 
-/// An optional object field.
-pub fn opt_obj<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a Map<String, Value>>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(v) => Err(Error::params(format!("{path}.{key} must be an object, got {}", type_name(v)))),
-    }
-}
-
 /// The canonical text of a scalar concern/annotation value: strings as is, others as JSON.
 pub fn scalar_text(v: &Value) -> Option<String> {
     match v {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what the two README commands need, only what is missing, from the package registries
+# only: the wasm target, wasm-pack, wasm-bindgen-cli (the version pinned in Cargo.lock),
+# worker-build, the npm tools (`npm ci`), and Debian's chromium + chromium-driver.
+# Idempotent: a second run finishes in seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+say() { printf '[bootstrap] %s\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+if ! have cargo; then
+  echo "cargo is missing: this project needs a Rust toolchain (rustup)" >&2
+  exit 1
+fi
+rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+  || { say "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown; }
+
+wbg=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$"; then
+  say "installing wasm-bindgen-cli $wbg"
+  cargo install wasm-bindgen-cli --version "=$wbg" --locked --force
+fi
+have wasm-pack || { say "installing wasm-pack"; cargo install wasm-pack --version '^0.15' --locked; }
+worker-build --version 2>/dev/null | grep -q ' 0\.8\.' \
+  || { say "installing worker-build 0.8"; cargo install worker-build --version '^0.8' --locked --force; }
+
+stamp=node_modules/.sieve-lock-hash
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing npm tools (npm ci)"
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+fi
+
+if ! have chromium || ! have chromedriver; then
+  say "installing Debian chromium and chromium-driver"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+say "tools ready"

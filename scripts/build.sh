@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the npm package (wasm-pack → pkg/), the Worker (worker-build → worker/build/), and the
+# static site the Worker serves (web/ + pkg/ → target/site/). Incremental: cargo skips what is
+# unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+wasm-pack build --release --target web --out-dir pkg --out-name mcp_sieve . --features wasm
+( cd worker \
+  && WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" WASM_OPT_BIN="$(command -v wasm-opt)" \
+     ESBUILD_BIN="$(command -v esbuild)" worker-build --release )
+
+rm -rf target/site
+mkdir -p target/site
+cp -r web/. target/site/
+cp -r pkg target/site/pkg

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and serves MCP at http://127.0.0.1:8787/mcp
+# with the demo page at http://127.0.0.1:8787/ (wrangler dev, local workerd).
+#   scripts/run.sh [--config FILE] [--port N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+port=8787
+config=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --config) config="$2"; shift 2 ;;
+    --port) port="$2"; shift 2 ;;
+    *) echo "usage: scripts/run.sh [--config FILE] [--port N]" >&2; exit 2 ;;
+  esac
+done
+scripts/bootstrap.sh
+scripts/build.sh
+export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
+args=(dev --cwd worker --ip 127.0.0.1 --port "$port" --show-interactive-dev-session=false)
+if [ -n "$config" ]; then
+  args+=(--var "MCP_SIEVE_CONFIG:$(cat "$config")")
+fi
+echo "mcp-sieve: demo page http://127.0.0.1:$port/  ·  MCP endpoint http://127.0.0.1:$port/mcp"
+exec node_modules/.bin/wrangler "${args[@]}"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test: formatting, clippy, native cargo tests, wasm tests in Chromium, and the end-to-end
+# tests against the real Worker in workerd (official MCP SDK client, Chromium page test).
+# Exits non-zero if any step fails; ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh || exit 1
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export CHROMEDRIVER=/usr/bin/chromedriver
+passed=0; failed=0; failures=()
+step() {
+  local name="$1"; shift
+  echo "=== $name"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
+  else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
+}
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test" cargo test --workspace
+step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm
+if step "build" scripts/build.sh; then
+  step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
+else
+  failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
+fi
+[ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

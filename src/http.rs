@@ -1,0 +1,173 @@
+//! Streamable HTTP rules as pure functions: (method, headers, body) + session store → status,
+//! headers and body. The Worker and the native server only move bytes and persist sessions.
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::protocol::jsonrpc::{self, Incoming, Limits};
+use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
+
+/// Where sessions live between requests (memory, a Durable Object, ...).
+pub trait SessionStore {
+    /// The session with this id, if it exists.
+    fn load(&mut self, id: &str) -> Option<Session>;
+    /// Stores (creates or replaces) a session.
+    fn save(&mut self, session: &Session);
+    /// Ends a session.
+    fn remove(&mut self, id: &str);
+}
+
+/// An HTTP request as the shell received it.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    /// `GET`, `POST`, `DELETE`, ...
+    pub method: &'a str,
+    /// Header lookup (case-insensitive name → value).
+    pub header: &'a dyn Fn(&str) -> Option<String>,
+    /// The body.
+    pub body: &'a [u8],
+}
+
+/// What to answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers to set.
+    pub headers: Vec<(String, String)>,
+    /// The body (JSON or an SSE stream).
+    pub body: String,
+    /// Handle the same request again at this time (see `Outcome::retry_at`).
+    pub retry_at: Option<i64>,
+}
+
+/// Transport configuration.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// Body, depth and string guards.
+    pub limits: Limits,
+    /// Allowed `Origin` values besides loopback ones (`*` allows any).
+    pub allowed_origins: Vec<String>,
+}
+
+fn plain(status: u16, message: &str) -> Response {
+    let body = jsonrpc::error(&Value::Null, &Error::InvalidRequest(message.into()));
+    Response { status, headers: vec![("Content-Type".into(), "application/json".into())], body, retry_at: None }
+}
+
+fn rpc_error(status: u16, id: &Value, e: &Error) -> Response {
+    Response { status, headers: vec![("Content-Type".into(), "application/json".into())], body: jsonrpc::error(id, e), retry_at: None }
+}
+
+/// Whether `origin` is loopback or allowed by configuration.
+pub fn origin_allowed(origin: &str, cfg: &Config) -> bool {
+    let host = origin.split("://").nth(1).unwrap_or(origin);
+    let host = host.rsplit_once(':').map_or(host, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { host });
+    ["localhost", "127.0.0.1", "[::1]"].contains(&host) || cfg.allowed_origins.iter().any(|o| o == "*" || o == origin)
+}
+
+/// Handles one HTTP request to the MCP endpoint.
+pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
+    let h = req.header;
+    if let Some(origin) = h("origin") {
+        if !origin_allowed(&origin, cfg) {
+            return plain(403, &format!("Origin \"{origin}\" is not allowed"));
+        }
+    }
+    let session_id = h("mcp-session-id");
+    match req.method {
+        "POST" => {}
+        "DELETE" => {
+            return match session_id {
+                None => plain(400, "DELETE needs the Mcp-Session-Id header"),
+                Some(id) if store.load(&id).is_none() => plain(404, "unknown or expired session"),
+                Some(id) => {
+                    store.remove(&id);
+                    Response { status: 204, ..Default::default() }
+                }
+            }
+        }
+        _ => {
+            let mut r = plain(405, "this endpoint accepts POST (and DELETE to end a session); it offers no GET stream");
+            r.headers.push(("Allow".into(), "POST, DELETE".into()));
+            return r;
+        }
+    }
+    let ctype = h("content-type").unwrap_or_default();
+    if !ctype.to_ascii_lowercase().starts_with("application/json") {
+        return plain(415, "Content-Type must be application/json");
+    }
+    let accept = h("accept").unwrap_or_default().to_ascii_lowercase();
+    let (json_ok, sse_ok) = (accept.contains("application/json") || accept.contains("*/*") || accept.is_empty(), accept.contains("text/event-stream"));
+    if !json_ok && !sse_ok {
+        return plain(406, "Accept must include application/json and text/event-stream");
+    }
+    if req.body.len() > cfg.limits.max_body {
+        return plain(413, &format!("body is larger than {} bytes", cfg.limits.max_body));
+    }
+    let msg = match jsonrpc::parse(req.body, &cfg.limits) {
+        Ok(m) => m,
+        Err((id, e)) => return rpc_error(400, &id, &e),
+    };
+    let header_version = h("mcp-protocol-version");
+    if let Some(v) = &header_version {
+        if !is_supported_version(v) {
+            return plain(400, &format!(
+                "unsupported MCP-Protocol-Version \"{v}\"; supported: {MODERN_VERSION}, {}",
+                LEGACY_VERSIONS.join(", ")
+            ));
+        }
+    }
+    let meta_version = msg.params().get("_meta").and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")).and_then(Value::as_str);
+    let stateless = meta_version == Some(MODERN_VERSION) || header_version.as_deref() == Some(MODERN_VERSION);
+    if stateless {
+        if let (Some(hv), Some(mv)) = (&header_version, meta_version) {
+            if hv != mv {
+                let id = match &msg { Incoming::Request { id, .. } => id.clone(), _ => Value::Null };
+                return rpc_error(400, &id, &Error::InvalidRequest(format!(
+                    "MCP-Protocol-Version header \"{hv}\" does not match _meta protocolVersion \"{mv}\""
+                )));
+            }
+        }
+    }
+    let is_init = msg.method() == Some("initialize");
+    let mut session = match (&session_id, is_init || stateless) {
+        (Some(id), _) if !is_init => match store.load(id) {
+            Some(s) => Some(s),
+            None => return plain(404, "unknown or expired session; initialize a new one"),
+        },
+        (None, false) => return plain(400, "the Mcp-Session-Id header is required after initialize"),
+        _ => None,
+    };
+    let is_request = matches!(msg, Incoming::Request { .. });
+    let out = server.handle(msg, &mut session, env);
+    if out.retry_at.is_some() {
+        return Response { retry_at: out.retry_at, ..Default::default() };
+    }
+    let mut headers = Vec::new();
+    if let Some(s) = &session {
+        if out.session_changed {
+            store.save(s);
+        }
+        if is_init {
+            headers.push(("Mcp-Session-Id".to_string(), s.id.clone()));
+        }
+    }
+    if !is_request {
+        return Response { status: 202, headers, ..Default::default() };
+    }
+    let response = out.response.unwrap_or_default();
+    if sse_ok && (!out.notifications.is_empty() || !json_ok) {
+        let mut body = String::new();
+        for m in out.notifications.iter().chain(std::iter::once(&response)) {
+            body.push_str("event: message\ndata: ");
+            body.push_str(m);
+            body.push_str("\n\n");
+        }
+        headers.push(("Content-Type".into(), "text/event-stream".into()));
+        headers.push(("Cache-Control".into(), "no-cache".into()));
+        return Response { status: 200, headers, body, retry_at: None };
+    }
+    headers.push(("Content-Type".into(), "application/json".into()));
+    Response { status: 200, headers, body: response, retry_at: None }
+}

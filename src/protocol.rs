@@ -1,0 +1,27 @@
+//! The transport-agnostic MCP engine: JSON-RPC framing, the method router, sessions, cursors and
+//! the demo tools. Pure functions: the shell passes the session, the time and fresh ids in and
+//! applies what comes out.
+
+mod cursor;
+mod demo;
+pub mod jsonrpc;
+mod lists;
+mod server;
+mod session;
+mod tasks;
+
+pub use jsonrpc::{Incoming, Limits};
+pub use server::{Env, Outcome, Server};
+pub use session::Session;
+
+/// Protocol versions of the stateful (legacy) era, newest first.
+pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The stateless protocol version.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// Prefix of our extensions and `_meta` keys.
+pub const EXT: &str = "dev.mcp-sieve";
+
+/// Whether `v` is a protocol version this server speaks.
+pub fn is_supported_version(v: &str) -> bool {
+    v == MODERN_VERSION || LEGACY_VERSIONS.contains(&v)
+}

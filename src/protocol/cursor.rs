@@ -1,0 +1,57 @@
+//! Opaque page cursors bound to the method, the filter and concerns, and the catalog version.
+
+use crate::error::{Error, Result};
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The cursor for the page starting at `offset` of the list `binding` describes.
+pub fn encode(method: &str, binding: &str, version: u64, offset: usize) -> String {
+    let raw = format!("1.{:016x}.{version:x}.{offset:x}", fnv(&format!("{method}\n{binding}")));
+    raw.bytes().map(|b| format!("{:02x}", b ^ 0x5a)).collect()
+}
+
+/// The offset a cursor points at, if it was issued for the same method, binding and version.
+pub fn decode(cursor: &str, method: &str, binding: &str, version: u64) -> Result<usize> {
+    let bad = || Error::params("params.cursor is not a cursor this server issued; omit it to get the first page");
+    if cursor.len() % 2 != 0 || cursor.len() > 128 {
+        return Err(bad());
+    }
+    let bytes: Vec<u8> = (0..cursor.len())
+        .step_by(2)
+        .map(|i| cursor.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).map(|b| b ^ 0x5a))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    let text = String::from_utf8(bytes).map_err(|_| bad())?;
+    let parts: Vec<&str> = text.split('.').collect();
+    let [ "1", hash, ver, off ] = parts.as_slice() else { return Err(bad()) };
+    let hash = u64::from_str_radix(hash, 16).map_err(|_| bad())?;
+    let ver = u64::from_str_radix(ver, 16).map_err(|_| bad())?;
+    let off = usize::from_str_radix(off, 16).map_err(|_| bad())?;
+    if hash != fnv(&format!("{method}\n{binding}")) {
+        return Err(Error::params(
+            "params.cursor was issued for another method, filter or concern configuration; send the same filter or omit the cursor",
+        ));
+    }
+    if ver != version {
+        return Err(Error::params("params.cursor is stale: the catalog changed since it was issued; omit it to list again"));
+    }
+    Ok(off)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_to_method_binding_and_version() {
+        let c = encode("tools/list", "f", 3, 50);
+        assert_eq!(decode(&c, "tools/list", "f", 3).unwrap(), 50);
+        assert!(decode(&c, "prompts/list", "f", 3).unwrap_err().to_string().contains("another method"));
+        assert!(decode(&c, "tools/list", "g", 3).is_err());
+        assert!(decode(&c, "tools/list", "f", 4).unwrap_err().to_string().contains("stale"));
+        assert!(decode("zz", "tools/list", "f", 3).is_err());
+        assert!(decode("", "tools/list", "f", 3).is_err());
+    }
+}

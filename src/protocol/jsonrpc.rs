@@ -1,0 +1,177 @@
+//! JSON-RPC 2.0 framing: classify an incoming body, guard its size and shape, write responses.
+
+use serde_json::{Map, Value};
+
+use crate::error::{type_name, Error};
+
+/// Guards applied before a body is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest body, bytes.
+    pub max_body: usize,
+    /// Deepest nesting of arrays and objects.
+    pub max_depth: usize,
+    /// Longest string, bytes.
+    pub max_string: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_body: 1 << 20, max_depth: 64, max_string: 256 * 1024 }
+    }
+}
+
+/// An incoming JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A request with an id.
+    Request {
+        /// String or number id.
+        id: Value,
+        /// Method name.
+        method: String,
+        /// `params` (null when absent).
+        params: Value,
+    },
+    /// A notification (no id).
+    Notification {
+        /// Method name.
+        method: String,
+        /// `params` (null when absent).
+        params: Value,
+    },
+    /// A response to a request the server sent (accepted and ignored).
+    Response,
+}
+
+impl Incoming {
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Incoming::Request { method, .. } | Incoming::Notification { method, .. } => Some(method),
+            Incoming::Response => None,
+        }
+    }
+
+    /// The params (null for responses).
+    pub fn params(&self) -> &Value {
+        match self {
+            Incoming::Request { params, .. } | Incoming::Notification { params, .. } => params,
+            Incoming::Response => &Value::Null,
+        }
+    }
+}
+
+/// Checks nesting depth and string lengths on the raw bytes, so a hostile body is refused
+/// before it is parsed.
+fn check_shape(body: &[u8], limits: &Limits) -> Result<(), Error> {
+    let (mut depth, mut in_str, mut esc, mut str_len) = (0usize, false, false, 0usize);
+    for &b in body {
+        if in_str {
+            str_len += 1;
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+            if str_len > limits.max_string {
+                return Err(Error::InvalidRequest(format!("a string is longer than {} bytes", limits.max_string)));
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_str = true;
+                str_len = 0;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limits.max_depth {
+                    return Err(Error::InvalidRequest(format!("nesting is deeper than {} levels", limits.max_depth)));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Parses and classifies a body. On error, returns the id (if one could be read) and the error.
+pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, (Value, Error)> {
+    if body.len() > limits.max_body {
+        return Err((Value::Null, Error::InvalidRequest(format!("body is larger than {} bytes", limits.max_body))));
+    }
+    let v: Value = serde_json::from_slice(body).map_err(|e| (Value::Null, Error::Parse(format!("body is not valid JSON: {e}"))))?;
+    check_shape(body, limits).map_err(|e| (Value::Null, e))?;
+    classify(v)
+}
+
+/// Classifies a parsed JSON value as a JSON-RPC message.
+pub fn classify(v: Value) -> Result<Incoming, (Value, Error)> {
+    let mut obj: Map<String, Value> = match v {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err((Value::Null, Error::InvalidRequest("batches (JSON arrays) are not supported; send one JSON-RPC object per request".into())))
+        }
+        other => return Err((Value::Null, Error::InvalidRequest(format!("expected a JSON-RPC object, got {}", type_name(&other))))),
+    };
+    let id = obj.remove("id");
+    let id_for_error = match &id {
+        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        _ => Value::Null,
+    };
+    let fail = |m: String| Err((id_for_error.clone(), Error::InvalidRequest(m)));
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return fail("\"jsonrpc\" must be \"2.0\"".into());
+    }
+    if let Some(id) = &id {
+        if !matches!(id, Value::String(_) | Value::Number(_)) {
+            return fail(format!("\"id\" must be a string or a number, got {}", type_name(id)));
+        }
+    }
+    let params = match obj.remove("params") {
+        None | Some(Value::Null) => Value::Null,
+        Some(p @ Value::Object(_)) => p,
+        Some(p) => return fail(format!("\"params\" must be an object, got {}", type_name(&p))),
+    };
+    match (obj.remove("method"), id) {
+        (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request { id, method, params }),
+        (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
+        (Some(m), _) => fail(format!("\"method\" must be a string, got {}", type_name(&m))),
+        (None, Some(_)) if obj.contains_key("result") || obj.contains_key("error") => Ok(Incoming::Response),
+        (None, _) => fail("missing \"method\"".into()),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":..,"result":<raw>}` around an already-serialized result.
+pub fn ok_raw(id: &Value, result: &str) -> String {
+    let mut s = String::with_capacity(result.len() + 40);
+    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    s.push_str(&id.to_string());
+    s.push_str(",\"result\":");
+    s.push_str(result);
+    s.push('}');
+    s
+}
+
+/// A success response.
+pub fn ok(id: &Value, result: &Value) -> String {
+    ok_raw(id, &result.to_string())
+}
+
+/// An error response.
+pub fn error(id: &Value, e: &Error) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": e.to_json()}).to_string()
+}
+
+/// A notification message.
+pub fn notification(method: &str, params: Option<Value>) -> String {
+    let mut v = serde_json::json!({"jsonrpc": "2.0", "method": method});
+    if let Some(p) = params {
+        v["params"] = p;
+    }
+    v.to_string()
+}

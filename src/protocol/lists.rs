@@ -1,0 +1,109 @@
+//! The list methods: the filter, the session's concerns and policy combined, then one page
+//! assembled from pre-serialized fragments.
+
+use serde_json::{json, Map, Value};
+
+use crate::concern::ConcernConfig;
+use crate::error::{Error, Result};
+use crate::filter::index::write_list;
+use crate::filter::{Bits, Filter};
+use crate::model::Kind;
+use crate::protocol::cursor;
+use crate::protocol::server::{Call, Server};
+use crate::protocol::EXT;
+
+/// A page of `selected` from `all` as a result object, with `nextCursor` when more remain.
+fn page_json(key: &str, fragments: &[String], selected: &[usize], offset: usize, size: usize, next: impl Fn(usize) -> String, warnings: &[String]) -> String {
+    let mut s = String::with_capacity(64 + selected.iter().skip(offset).take(size).map(|&i| fragments[i].len() + 1).sum::<usize>());
+    s.push_str("{\"");
+    s.push_str(key);
+    s.push_str("\":[");
+    for (n, &i) in selected.iter().skip(offset).take(size).enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        s.push_str(&fragments[i]);
+    }
+    s.push(']');
+    finish(&mut s, offset + size < selected.len(), || next(offset + size), warnings);
+    s
+}
+
+fn finish(s: &mut String, more: bool, next: impl Fn() -> String, warnings: &[String]) {
+    if more {
+        s.push_str(",\"nextCursor\":");
+        s.push_str(&Value::String(next()).to_string());
+    }
+    if !warnings.is_empty() {
+        s.push_str(",\"_meta\":");
+        s.push_str(&json!({ format!("{EXT}/warnings"): warnings }).to_string());
+    }
+    s.push('}');
+}
+
+impl Server {
+    /// The effective concerns of a request: the session's (or none), overridden per key by
+    /// `params.filter.concerns`, `params.concerns` and `_meta["dev.mcp-sieve/concerns"]`.
+    pub(crate) fn request_concerns(&self, call: &Call, filter: &Filter, warnings: &mut Vec<String>) -> Result<ConcernConfig> {
+        let concerns = &self.catalog.concerns;
+        let mut configured = call.session_concerns.clone();
+        let sources = [
+            (call.params.get("_meta").and_then(|m| m.get(format!("{EXT}/concerns"))), format!("params._meta[\"{EXT}/concerns\"]")),
+            (call.params.get("concerns"), "params.concerns".to_string()),
+            (filter.concerns.as_ref(), "params.filter.concerns".to_string()),
+        ];
+        for (raw, path) in sources {
+            if let Some(raw) = raw.filter(|v| !v.is_null()) {
+                let (resolved, removed) = concerns.resolve(raw, &path)?;
+                warnings.extend(resolved.warnings.iter().cloned());
+                crate::concern::Concerns::merge(&mut configured, &resolved, &removed);
+            }
+        }
+        Ok(concerns.effective(&configured))
+    }
+
+    /// The items of `kind` this call sees: view filter ∩ policy.
+    pub(crate) fn selection(&self, kind: Kind, call: &Call, filter: &Filter, concerns: &ConcernConfig, log: &mut Vec<String>) -> Bits {
+        let section = self.catalog.section(kind);
+        let mut sel = section.select(filter, concerns);
+        if !self.chain.is_empty() {
+            sel.and(&self.chain.visible(kind, section, &call.ctx, log));
+        }
+        sel
+    }
+
+    /// `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
+    pub(crate) fn list(&self, kind: Kind, call: &Call, log: &mut Vec<String>) -> Result<String> {
+        let filter = Filter::parse(call.params.get("filter").unwrap_or(&Value::Null), "params.filter")?;
+        let mut warnings = Vec::new();
+        let concerns = self.request_concerns(call, &filter, &mut warnings)?;
+        let selected: Vec<usize> = self.selection(kind, call, &filter, &concerns, log).ones().collect();
+        let binding = format!("{}\n{:?}", filter.canonical(), concerns);
+        let method = kind.list_method();
+        let offset = self.cursor_offset(call, method, &binding)?;
+        let section = self.catalog.section(kind);
+        let size = self.catalog.options.page_size;
+        let mut s = String::new();
+        write_list(&mut s, kind.key(), &section.items, selected.iter().copied().skip(offset).take(size));
+        let more = offset + size < selected.len();
+        finish(&mut s, more, || cursor::encode(method, &binding, self.version, offset + size), &warnings);
+        Ok(s)
+    }
+
+    fn cursor_offset(&self, call: &Call, method: &str, binding: &str) -> Result<usize> {
+        match call.params.get("cursor") {
+            None | Some(Value::Null) => Ok(0),
+            Some(Value::String(c)) => cursor::decode(c, method, binding, self.version),
+            Some(other) => Err(Error::params(format!("params.cursor must be a string, got {}", crate::error::type_name(other)))),
+        }
+    }
+
+    /// `groups/list` and `tags/list`: the declared objects, paginated.
+    pub(crate) fn list_names(&self, key: &str, objects: Vec<&Map<String, Value>>, call: &Call) -> Result<String> {
+        let method = format!("{key}/list");
+        let offset = self.cursor_offset(call, &method, "")?;
+        let fragments: Vec<String> = objects.iter().map(|o| Value::Object((*o).clone()).to_string()).collect();
+        let all: Vec<usize> = (0..fragments.len()).collect();
+        Ok(page_json(key, &fragments, &all, offset, self.catalog.options.page_size, |o| cursor::encode(&method, "", self.version, o), &[]))
+    }
+}

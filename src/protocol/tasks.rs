@@ -1,0 +1,129 @@
+//! Task methods of MCP 2025-11-25: `tools/call` with `params.task`, `tasks/get`, `tasks/result`,
+//! `tasks/cancel`, and `tasks/list` with the SEP-1904 filter; status notifications.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{type_name, Error, Result};
+use crate::model::Primitive;
+use crate::protocol::jsonrpc;
+use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::{cursor, demo, Session};
+use crate::task::{Status, Task, TaskQuery};
+
+/// Longest TTL granted, ms (a day).
+const MAX_TTL_MS: i64 = 86_400_000;
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+
+fn status_note(t: &Task) -> String {
+    jsonrpc::notification("notifications/tasks/status", Some(t.to_json()))
+}
+
+/// Drops expired tasks and completes due ones, announcing status changes.
+fn refresh(s: &mut Session, now_ms: i64, out: &mut Outcome) {
+    let before = s.tasks.len();
+    s.tasks.retain(|t| !t.expired(now_ms));
+    for t in s.tasks.iter_mut() {
+        if t.advance(now_ms) {
+            out.notifications.push(status_note(t));
+            out.session_changed = true;
+        }
+    }
+    out.session_changed |= before != s.tasks.len();
+}
+
+impl Server {
+    pub(crate) fn create_task(&self, tool: &Primitive, args: &Map<String, Value>, task: &Value, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
+        let s = session.as_mut().ok_or_else(|| Error::InvalidRequest("tasks need a session; call initialize first".into()))?;
+        let ttl = match task.get("ttl") {
+            None | Some(Value::Null) => Some(MAX_TTL_MS),
+            Some(v) => Some(v.as_i64().filter(|t| *t > 0).ok_or_else(|| {
+                Error::params(format!("params.task.ttl must be a positive integer (milliseconds), got {v}"))
+            })?.min(MAX_TTL_MS)),
+        };
+        if !task.is_object() {
+            return Err(Error::params(format!("params.task must be an object, got {}", type_name(task))));
+        }
+        s.next_task += 1;
+        let id = format!("{}-{}", env.fresh_id, s.next_task);
+        let mut t = Task::new(id, "tools/call", env.now_ms, ttl, tool.concerns.clone());
+        if tool.name == "long_report" {
+            let secs = demo::report_seconds(args)?;
+            t.due_ms = Some(env.now_ms + secs * 1000);
+            t.result = Some(demo::report_result(secs, env.now_ms + secs * 1000));
+        } else {
+            let r = match demo::call(&tool.name, args, env.now_ms) {
+                Some(r) => r?,
+                None => demo::simulated(&tool.name, args),
+            };
+            t.result = Some(r);
+            t.due_ms = Some(env.now_ms);
+        }
+        let json = t.to_json();
+        s.tasks.push(t);
+        out.session_changed = true;
+        out.notifications.push(jsonrpc::notification("notifications/tasks/status", Some(json.clone())));
+        Ok(json!({"task": json}).to_string())
+    }
+
+    pub(crate) fn task_method(&self, method: &str, call: &Call, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
+        let s = session.as_mut().ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;
+        refresh(s, env.now_ms, out);
+        if method == "tasks/list" {
+            return self.list_tasks(call, s);
+        }
+        let id = match call.params.get("taskId") {
+            Some(Value::String(id)) => id.clone(),
+            Some(v) => return Err(Error::params(format!("params.taskId must be a string, got {}", type_name(v)))),
+            None => return Err(Error::params("params.taskId is required")),
+        };
+        let t = s
+            .tasks
+            .iter_mut()
+            .find(|t| t.id == id)
+            .ok_or_else(|| Error::params(format!("Unknown task: \"{id}\" (it may have expired)")))?;
+        match method {
+            "tasks/get" => Ok(t.to_json().to_string()),
+            "tasks/cancel" => {
+                t.transition(Status::Cancelled, Some("cancelled by the requestor".into()), env.now_ms)?;
+                t.result = None;
+                out.session_changed = true;
+                out.notifications.push(status_note(t));
+                Ok(t.to_json().to_string())
+            }
+            _ => match (t.status, &t.result) {
+                (Status::Completed | Status::Failed, Some(r)) => {
+                    let mut r = r.clone();
+                    r["_meta"] = json!({ RELATED: {"taskId": t.id} });
+                    Ok(r.to_string())
+                }
+                (Status::Working, _) if t.due_ms.is_some() => {
+                    out.retry_at = t.due_ms;
+                    Ok(String::new())
+                }
+                (status, _) => Err(Error::params(format!("task \"{id}\" is {} and has no result", status.as_str()))),
+            },
+        }
+    }
+
+    fn list_tasks(&self, call: &Call, s: &Session) -> Result<String> {
+        let q = TaskQuery::parse(call.params, self.catalog.options.reject_unsupported_task_criteria)?;
+        let concerns = self.catalog.concerns.effective(&s.concerns);
+        let tasks = q.apply(&s.tasks, &concerns);
+        let binding = format!("{}\n{concerns:?}", q.canonical());
+        let offset = match call.params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => cursor::decode(c, "tasks/list", &binding, self.version)?,
+            Some(v) => return Err(Error::params(format!("params.cursor must be a string, got {}", type_name(v)))),
+        };
+        let size = self.catalog.options.page_size;
+        let page: Vec<Value> = tasks.iter().skip(offset).take(size).map(|t| t.to_json()).collect();
+        let mut r = json!({"tasks": page});
+        if offset + size < tasks.len() {
+            r["nextCursor"] = json!(cursor::encode("tasks/list", &binding, self.version, offset + size));
+        }
+        if !q.unsupported.is_empty() {
+            r["_meta"] = json!({"dev.mcp-sieve/warnings": [format!("unsupported task filter criteria ignored: {}", q.unsupported.join(", "))]});
+        }
+        Ok(r.to_string())
+    }
+}

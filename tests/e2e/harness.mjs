@@ -1,0 +1,124 @@
+// E2E harness: runs the already-built Worker under `wrangler dev` (local workerd, offline) and
+// offers a raw JSON-RPC helper. It never builds: run scripts/build.sh first.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const READY_TIMEOUT_MS = 90_000;
+const POLL_MS = 200;
+const LOG_TAIL = 2048;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Asks the OS for a free TCP port on 127.0.0.1. */
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `wrangler dev` for worker/ and waits until POST /mcp answers.
+ * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler).
+ * Returns { url: '<base>/mcp', base: 'http://127.0.0.1:<port>', stop }.
+ */
+export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
+  port ??= await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const url = `${base}/mcp`;
+  const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
+    '--show-interactive-dev-session=false', '--log-level', 'warn'];
+  if (persistTo) args.push('--persist-to', persistTo);
+  args.push(...extraArgs);
+
+  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, {
+    cwd: ROOT,
+    detached: true, // own process group, so stop() reaches workerd too
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: 'false',
+      WRANGLER_SEND_ERROR_REPORTS: 'false',
+      WRANGLER_HIDE_BANNER: 'true',
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    },
+  });
+  let log = '';
+  const keep = (chunk) => { log = (log + chunk).slice(-LOG_TAIL); };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exited = null;
+  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => {
+    exited = { code, signal };
+    resolve();
+  }));
+
+  async function stop() {
+    if (exited) return;
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
+    const timer = setTimeout(() => {
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    }, 5000);
+    await exitP;
+    clearTimeout(timer);
+  }
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const ping = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' });
+  for (;;) {
+    if (exited) {
+      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}); last output:\n${log}`);
+    }
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: ping,
+        signal: AbortSignal.timeout(2000),
+      });
+      await res.arrayBuffer();
+      return { url, base, stop }; // any HTTP status means the Worker is serving
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`wrangler dev not ready on ${url} after ${READY_TIMEOUT_MS / 1000}s; last output:\n${log}`);
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Raw JSON-RPC POST. `body` is an object (sent as JSON) or a string (sent as is).
+ * Returns { status, headers, json }; json is null for an empty body. An SSE answer
+ * (text/event-stream) yields the first `data:` message.
+ */
+export async function rpc(url, body, { sessionId, headers = {} } = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json = null;
+  if (text.trim() !== '') {
+    if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      const data = text.split(/\r?\n/).find((l) => l.startsWith('data:'));
+      json = data ? JSON.parse(data.slice(5)) : null;
+    } else {
+      json = JSON.parse(text);
+    }
+  }
+  return { status: res.status, headers: res.headers, json };
+}
