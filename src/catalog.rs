@@ -107,16 +107,36 @@ impl Catalog {
             .as_object()
             .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(doc))))?;
         const KNOWN: [&str; 14] = [
-            "server", "groups", "tags", "concerns", "concernMapping", "tools", "resources",
-            "resourceTemplates", "prompts", "policy", "options", "middleware", "upstream", "$schema",
+            "server",
+            "groups",
+            "tags",
+            "concerns",
+            "concernMapping",
+            "tools",
+            "resources",
+            "resourceTemplates",
+            "prompts",
+            "policy",
+            "options",
+            "middleware",
+            "upstream",
+            "$schema",
         ];
         if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-            return Err(Error::Catalog(format!("unknown top-level field \"{k}\"; expected one of: {}", KNOWN.join(", "))));
+            return Err(Error::Catalog(format!(
+                "unknown top-level field \"{k}\"; expected one of: {}",
+                KNOWN.join(", ")
+            )));
         }
         let server = match doc.get("server") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(o)) => o.clone(),
-            Some(v) => return Err(Error::Catalog(format!("server must be an object, got {}", type_name(v)))),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "server must be an object, got {}",
+                    type_name(v)
+                )))
+            }
         };
         let mut groups = Vec::new();
         for (i, g) in array(doc, "groups")?.iter().enumerate() {
@@ -134,16 +154,27 @@ impl Catalog {
         let mapping = match doc.get("concernMapping") {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m.clone(),
-            Some(v) => return Err(Error::Catalog(format!("concernMapping must be an object, got {}", type_name(v)))),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "concernMapping must be an object, got {}",
+                    type_name(v)
+                )))
+            }
         };
         for (name, m) in &mapping {
             if !m.is_object() {
-                return Err(Error::Catalog(format!("concernMapping[\"{name}\"] must be an object of concern: value")));
+                return Err(Error::Catalog(format!(
+                    "concernMapping[\"{name}\"] must be an object of concern: value"
+                )));
             }
         }
         let options = doc.get("options").cloned().unwrap_or(Value::Null);
         let (options, concern_opts) = parse_options(&options)?;
-        let concerns = Concerns { decls, invalid_value: concern_opts.0, apply_defaults: concern_opts.1 };
+        let concerns = Concerns {
+            decls,
+            invalid_value: concern_opts.0,
+            apply_defaults: concern_opts.1,
+        };
 
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
@@ -175,16 +206,23 @@ impl Catalog {
         for (i, g) in groups.iter().enumerate() {
             if let Some(p) = &g.parent {
                 if !declared.contains(p) {
-                    return Err(Error::Catalog(format!("groups[{i}].parent names \"{p}\", which is not a declared group")));
+                    return Err(Error::Catalog(format!(
+                        "groups[{i}].parent names \"{p}\", which is not a declared group"
+                    )));
                 }
             }
         }
-        let parents: HashMap<String, String> =
-            groups.iter().filter_map(|g| Some((g.name.clone(), g.parent.clone()?))).collect();
+        let parents: HashMap<String, String> = groups
+            .iter()
+            .filter_map(|g| Some((g.name.clone(), g.parent.clone()?)))
+            .collect();
         for g in &groups {
             let chain = crate::filter::index::ancestors(&g.name, &parents);
             if chain.last().and_then(|l| parents.get(*l)).is_some() {
-                return Err(Error::Catalog(format!("group \"{}\" is part of a parent cycle", g.name)));
+                return Err(Error::Catalog(format!(
+                    "group \"{}\" is part of a parent cycle",
+                    g.name
+                )));
             }
         }
         // Primitives may name groups and tags the document does not declare: list them by name.
@@ -242,20 +280,30 @@ fn unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
     let mut seen = HashSet::new();
     for n in names {
         if !seen.insert(n) {
-            return Err(Error::Catalog(format!("{what} has the name \"{n}\" twice; names must be unique")));
+            return Err(Error::Catalog(format!(
+                "{what} has the name \"{n}\" twice; names must be unique"
+            )));
         }
     }
     Ok(())
 }
 
 fn parse_options(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> {
-    let mut o = Options { page_size: DEFAULT_PAGE_SIZE, reject_unsupported_task_criteria: false };
+    let mut o = Options {
+        page_size: DEFAULT_PAGE_SIZE,
+        reject_unsupported_task_criteria: false,
+    };
     let mut invalid = InvalidValuePolicy::Reject;
     let mut apply_defaults = false;
     let obj = match v {
         Value::Null => return Ok((o, (invalid, apply_defaults))),
         Value::Object(m) => m,
-        other => return Err(Error::Catalog(format!("options must be an object, got {}", type_name(other)))),
+        other => {
+            return Err(Error::Catalog(format!(
+                "options must be an object, got {}",
+                type_name(other)
+            )))
+        }
     };
     for (k, val) in obj {
         match k.as_str() {

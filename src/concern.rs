@@ -77,16 +77,17 @@ impl ConcernDecl {
                 a.iter()
                     .enumerate()
                     .map(|(i, x)| {
-                        scalar_text(x).ok_or_else(|| {
-                            Error::Catalog(format!("{path}.values[{i}] must be a string or number"))
-                        })
+                        scalar_text(x)
+                            .ok_or_else(|| Error::Catalog(format!("{path}.values[{i}] must be a string or number")))
                     })
                     .collect::<Result<_>>()?,
             ),
             Some(Value::Object(r)) => {
                 let num = |k: &str| {
                     r.get(k).and_then(Value::as_f64).ok_or_else(|| {
-                        Error::Catalog(format!("{path}.values.{k} must be a number (a range is {{\"min\": n, \"max\": n}})"))
+                        Error::Catalog(format!(
+                            "{path}.values.{k} must be a number (a range is {{\"min\": n, \"max\": n}})"
+                        ))
                     })
                 };
                 let (min, max) = (num("min")?, num("max")?);
@@ -101,26 +102,31 @@ impl ConcernDecl {
                 )))
             }
         };
-        let mut decl = ConcernDecl { name, values, default: None, json: obj.clone() };
+        let mut decl = ConcernDecl {
+            name,
+            values,
+            default: None,
+            json: obj.clone(),
+        };
         if let Some(d) = obj.get("default").filter(|d| !d.is_null()) {
             let text = decl
                 .check(d)
-                .map_err(|_| Error::Catalog(format!("{path}.default must be one of the declared values")))?;
+                .ok_or_else(|| Error::Catalog(format!("{path}.default must be one of the declared values")))?;
             decl.default = Some(text);
         }
         Ok(decl)
     }
 
     /// The canonical text of `v` if it is a valid value of this concern.
-    pub fn check(&self, v: &Value) -> std::result::Result<String, ()> {
+    pub fn check(&self, v: &Value) -> Option<String> {
         match &self.values {
             ConcernValues::Enum(vals) => {
-                let t = scalar_text(v).ok_or(())?;
-                vals.contains(&t).then_some(t).ok_or(())
+                let t = scalar_text(v)?;
+                vals.contains(&t).then_some(t)
             }
             ConcernValues::Range { min, max } => {
-                let n = number(v).ok_or(())?;
-                (n >= *min && n <= *max).then(|| canonical_number(n)).ok_or(())
+                let n = number(v)?;
+                (n >= *min && n <= *max).then(|| canonical_number(n))
             }
         }
     }
@@ -195,13 +201,18 @@ impl Concerns {
     /// A `null` value removes that concern from the configuration it is merged into.
     pub fn resolve(&self, raw: &Value, path: &str) -> Result<(Resolved, Vec<String>)> {
         let obj = raw.as_object().ok_or_else(|| {
-            Error::params(format!("{path} must be an object mapping concern names to values, got {}", type_name(raw)))
+            Error::params(format!(
+                "{path} must be an object mapping concern names to values, got {}",
+                type_name(raw)
+            ))
         })?;
         let mut out = Resolved::default();
         let mut removed = Vec::new();
         for (name, v) in obj {
             let Some(decl) = self.get(name) else {
-                out.warnings.push(format!("{path}.{name}: the server declares no concern \"{name}\"; ignored"));
+                out.warnings.push(format!(
+                    "{path}.{name}: the server declares no concern \"{name}\"; ignored"
+                ));
                 continue;
             };
             if v.is_null() {
@@ -209,10 +220,10 @@ impl Concerns {
                 continue;
             }
             match decl.check(v) {
-                Ok(text) => {
+                Some(text) => {
                     out.config.insert(name.clone(), text);
                 }
-                Err(()) => match self.invalid_value {
+                None => match self.invalid_value {
                     InvalidValuePolicy::Reject => {
                         return Err(Error::params_with(
                             format!(
@@ -222,15 +233,19 @@ impl Concerns {
                             json!({"concern": name, "value": v, "validValues": decl.describe_values()}),
                         ))
                     }
-                    InvalidValuePolicy::Ignore => out
-                        .warnings
-                        .push(format!("{path}.{name}: value {v} is not valid ({}); ignored", expected(decl))),
+                    InvalidValuePolicy::Ignore => out.warnings.push(format!(
+                        "{path}.{name}: value {v} is not valid ({}); ignored",
+                        expected(decl)
+                    )),
                     InvalidValuePolicy::Clamp => match decl.clamp(v) {
                         Some(c) => {
-                            out.warnings.push(format!("{path}.{name}: value {v} clamped to \"{c}\""));
+                            out.warnings
+                                .push(format!("{path}.{name}: value {v} clamped to \"{c}\""));
                             out.config.insert(name.clone(), c);
                         }
-                        None => out.warnings.push(format!("{path}.{name}: value {v} cannot be clamped; ignored")),
+                        None => out
+                            .warnings
+                            .push(format!("{path}.{name}: value {v} cannot be clamped; ignored")),
                     },
                 },
             }
@@ -273,7 +288,10 @@ impl Concerns {
             .iter()
             .map(|d| {
                 let mut o = d.json.clone();
-                o.insert("configured".into(), configured.get(&d.name).map_or(Value::Null, |v| json!(v)));
+                o.insert(
+                    "configured".into(),
+                    configured.get(&d.name).map_or(Value::Null, |v| json!(v)),
+                );
                 o.insert("effective".into(), eff.get(&d.name).map_or(Value::Null, |v| json!(v)));
                 Value::Object(o)
             })

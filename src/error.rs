@@ -50,12 +50,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Invalid params with only a message.
     pub fn params(message: impl Into<String>) -> Self {
-        Error::InvalidParams { message: message.into(), data: None }
+        Error::InvalidParams {
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Invalid params with structured data.
     pub fn params_with(message: impl Into<String>, data: Value) -> Self {
-        Error::InvalidParams { message: message.into(), data: Some(data) }
+        Error::InvalidParams {
+            message: message.into(),
+            data: Some(data),
+        }
     }
 
     /// Re-labels a parameter error found while loading the catalog document as a catalog error.

@@ -52,17 +52,33 @@ pub struct Config {
 
 fn plain(status: u16, message: &str) -> Response {
     let body = jsonrpc::error(&Value::Null, &Error::InvalidRequest(message.into()));
-    Response { status, headers: vec![("Content-Type".into(), "application/json".into())], body, retry_at: None }
+    Response {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body,
+        retry_at: None,
+    }
 }
 
 fn rpc_error(status: u16, id: &Value, e: &Error) -> Response {
-    Response { status, headers: vec![("Content-Type".into(), "application/json".into())], body: jsonrpc::error(id, e), retry_at: None }
+    Response {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: jsonrpc::error(id, e),
+        retry_at: None,
+    }
 }
 
 /// Whether `origin` is loopback or allowed by configuration.
 pub fn origin_allowed(origin: &str, cfg: &Config) -> bool {
     let host = origin.split("://").nth(1).unwrap_or(origin);
-    let host = host.rsplit_once(':').map_or(host, |(h, port)| if port.chars().all(|c| c.is_ascii_digit()) { h } else { host });
+    let host = host.rsplit_once(':').map_or(host, |(h, port)| {
+        if port.chars().all(|c| c.is_ascii_digit()) {
+            h
+        } else {
+            host
+        }
+    });
     ["localhost", "127.0.0.1", "[::1]"].contains(&host) || cfg.allowed_origins.iter().any(|o| o == "*" || o == origin)
 }
 
@@ -83,12 +99,18 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
                 Some(id) if store.load(&id).is_none() => plain(404, "unknown or expired session"),
                 Some(id) => {
                     store.remove(&id);
-                    Response { status: 204, ..Default::default() }
+                    Response {
+                        status: 204,
+                        ..Default::default()
+                    }
                 }
             }
         }
         _ => {
-            let mut r = plain(405, "this endpoint accepts POST (and DELETE to end a session); it offers no GET stream");
+            let mut r = plain(
+                405,
+                "this endpoint accepts POST (and DELETE to end a session); it offers no GET stream",
+            );
             r.headers.push(("Allow".into(), "POST, DELETE".into()));
             return r;
         }
@@ -98,7 +120,10 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         return plain(415, "Content-Type must be application/json");
     }
     let accept = h("accept").unwrap_or_default().to_ascii_lowercase();
-    let (json_ok, sse_ok) = (accept.contains("application/json") || accept.contains("*/*") || accept.is_empty(), accept.contains("text/event-stream"));
+    let (json_ok, sse_ok) = (
+        accept.contains("application/json") || accept.contains("*/*") || accept.is_empty(),
+        accept.contains("text/event-stream"),
+    );
     if !json_ok && !sse_ok {
         return plain(406, "Accept must include application/json and text/event-stream");
     }
@@ -107,26 +132,40 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     }
     let msg = match jsonrpc::parse(req.body, &cfg.limits) {
         Ok(m) => m,
-        Err((id, e)) => return rpc_error(400, &id, &e),
+        Err(rejected) => return rpc_error(400, &rejected.0, &rejected.1),
     };
     let header_version = h("mcp-protocol-version");
     if let Some(v) = &header_version {
         if !is_supported_version(v) {
-            return plain(400, &format!(
-                "unsupported MCP-Protocol-Version \"{v}\"; supported: {MODERN_VERSION}, {}",
-                LEGACY_VERSIONS.join(", ")
-            ));
+            return plain(
+                400,
+                &format!(
+                    "unsupported MCP-Protocol-Version \"{v}\"; supported: {MODERN_VERSION}, {}",
+                    LEGACY_VERSIONS.join(", ")
+                ),
+            );
         }
     }
-    let meta_version = msg.params().get("_meta").and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")).and_then(Value::as_str);
+    let meta_version = msg
+        .params()
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str);
     let stateless = meta_version == Some(MODERN_VERSION) || header_version.as_deref() == Some(MODERN_VERSION);
     if stateless {
         if let (Some(hv), Some(mv)) = (&header_version, meta_version) {
             if hv != mv {
-                let id = match &msg { Incoming::Request { id, .. } => id.clone(), _ => Value::Null };
-                return rpc_error(400, &id, &Error::InvalidRequest(format!(
-                    "MCP-Protocol-Version header \"{hv}\" does not match _meta protocolVersion \"{mv}\""
-                )));
+                let id = match &msg {
+                    Incoming::Request { id, .. } => id.clone(),
+                    _ => Value::Null,
+                };
+                return rpc_error(
+                    400,
+                    &id,
+                    &Error::InvalidRequest(format!(
+                        "MCP-Protocol-Version header \"{hv}\" does not match _meta protocolVersion \"{mv}\""
+                    )),
+                );
             }
         }
     }
@@ -142,7 +181,10 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     let is_request = matches!(msg, Incoming::Request { .. });
     let out = server.handle(msg, &mut session, env);
     if out.retry_at.is_some() {
-        return Response { retry_at: out.retry_at, ..Default::default() };
+        return Response {
+            retry_at: out.retry_at,
+            ..Default::default()
+        };
     }
     let mut headers = Vec::new();
     if let Some(s) = &session {
@@ -154,7 +196,11 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         }
     }
     if !is_request {
-        return Response { status: 202, headers, ..Default::default() };
+        return Response {
+            status: 202,
+            headers,
+            ..Default::default()
+        };
     }
     let response = out.response.unwrap_or_default();
     if sse_ok && (!out.notifications.is_empty() || !json_ok) {
@@ -166,8 +212,18 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         }
         headers.push(("Content-Type".into(), "text/event-stream".into()));
         headers.push(("Cache-Control".into(), "no-cache".into()));
-        return Response { status: 200, headers, body, retry_at: None };
+        return Response {
+            status: 200,
+            headers,
+            body,
+            retry_at: None,
+        };
     }
     headers.push(("Content-Type".into(), "application/json".into()));
-    Response { status: 200, headers, body: response, retry_at: None }
+    Response {
+        status: 200,
+        headers,
+        body: response,
+        retry_at: None,
+    }
 }

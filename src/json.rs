@@ -9,7 +9,10 @@ pub fn req_str(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String
     match obj.get(key) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
         Some(Value::String(_)) => Err(Error::params(format!("{path}.{key} must be a non-empty string"))),
-        Some(v) => Err(Error::params(format!("{path}.{key} must be a string, got {}", type_name(v)))),
+        Some(v) => Err(Error::params(format!(
+            "{path}.{key} must be a string, got {}",
+            type_name(v)
+        ))),
         None => Err(Error::params(format!("{path}.{key} is required (a string)"))),
     }
 }
@@ -19,7 +22,10 @@ pub fn opt_str(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(v) => Err(Error::params(format!("{path}.{key} must be a string, got {}", type_name(v)))),
+        Some(v) => Err(Error::params(format!(
+            "{path}.{key} must be a string, got {}",
+            type_name(v)
+        ))),
     }
 }
 

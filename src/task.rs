@@ -26,7 +26,13 @@ pub enum Status {
 
 impl Status {
     /// Every status.
-    pub const ALL: [Status; 5] = [Status::Working, Status::InputRequired, Status::Completed, Status::Failed, Status::Cancelled];
+    pub const ALL: [Status; 5] = [
+        Status::Working,
+        Status::InputRequired,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ];
 
     /// The wire name.
     pub fn as_str(self) -> &'static str {
@@ -187,7 +193,15 @@ pub struct TaskQuery {
 }
 
 const FIELDS: [&str; 9] = [
-    "methods", "taskIds", "status", "createdAfter", "createdBefore", "lastUpdatedAfter", "lastUpdatedBefore", "orderBy", "order",
+    "methods",
+    "taskIds",
+    "status",
+    "createdAfter",
+    "createdBefore",
+    "lastUpdatedAfter",
+    "lastUpdatedBefore",
+    "orderBy",
+    "order",
 ];
 
 /// Fields of `tasks/list` params that are not criteria.
@@ -201,13 +215,23 @@ impl TaskQuery {
         let top = match params {
             Value::Null => return Ok(q),
             Value::Object(o) => o,
-            other => return Err(Error::params(format!("params must be an object, got {}", type_name(other)))),
+            other => {
+                return Err(Error::params(format!(
+                    "params must be an object, got {}",
+                    type_name(other)
+                )))
+            }
         };
         q.read(top, "params", true)?;
         match top.get("filter") {
             None | Some(Value::Null) => {}
             Some(Value::Object(f)) => q.read(f, "params.filter", false)?,
-            Some(other) => return Err(Error::params(format!("params.filter must be an object, got {}", type_name(other)))),
+            Some(other) => {
+                return Err(Error::params(format!(
+                    "params.filter must be an object, got {}",
+                    type_name(other)
+                )))
+            }
         }
         if reject_unsupported && !q.unsupported.is_empty() {
             return Err(Error::params(format!(
@@ -224,7 +248,10 @@ impl TaskQuery {
             match o.get(k) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => parse_iso(s, &format!("{path}.{k}")).map(Some),
-                Some(v) => Err(Error::params(format!("{path}.{k} must be an ISO 8601 string, got {}", type_name(v)))),
+                Some(v) => Err(Error::params(format!(
+                    "{path}.{k} must be an ISO 8601 string, got {}",
+                    type_name(v)
+                ))),
             }
         };
         for (k, v) in o {

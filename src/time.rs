@@ -54,7 +54,9 @@ pub fn parse_iso(s: &str, path: &str) -> Result<i64> {
 fn parse(b: &[u8]) -> Option<i64> {
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let part = b.get(r)?;
-        part.iter().all(u8::is_ascii_digit).then(|| part.iter().fold(0i64, |a, c| a * 10 + i64::from(c - b'0')))
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| part.iter().fold(0i64, |a, c| a * 10 + i64::from(c - b'0')))
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
@@ -64,7 +66,24 @@ fn parse(b: &[u8]) -> Option<i64> {
     if b.get(13) != Some(&b':') || b.get(16) != Some(&b':') {
         return None;
     }
-    let dim = [31, if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let dim = [
+        31,
+        if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+            29
+        } else {
+            28
+        },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&mo) || d < 1 || d > dim[(mo - 1) as usize] || h > 23 || mi > 59 || s > 60 {
         return None;
     }
@@ -115,7 +134,14 @@ mod tests {
         assert_eq!(format_iso(t + 250, 0), "2025-11-20T10:30:00.250Z");
         assert_eq!(format_iso(t, -300), "2025-11-20T05:30:00.000-05:00");
         assert_eq!(parse_iso(&format_iso(t, 90), "t").unwrap(), t);
-        for bad in ["2025-11-20", "2025-13-01T00:00:00Z", "2025-02-30T00:00:00Z", "2025-11-20T10:30:00", "yesterday", "2025-11-20T10:30:00+2"] {
+        for bad in [
+            "2025-11-20",
+            "2025-13-01T00:00:00Z",
+            "2025-02-30T00:00:00Z",
+            "2025-11-20T10:30:00",
+            "yesterday",
+            "2025-11-20T10:30:00+2",
+        ] {
             let e = parse_iso(bad, "params.createdAfter").unwrap_err();
             assert!(e.to_string().contains("params.createdAfter"), "{e}");
         }

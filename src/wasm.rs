@@ -24,7 +24,8 @@ fn js_error(e: &Error) -> JsValue {
 }
 
 fn to_js(v: &Value) -> JsValue {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
 }
 
 fn from_js(v: JsValue, what: &str) -> Result<Value, JsValue> {
@@ -47,24 +48,44 @@ impl Sieve {
     #[wasm_bindgen(js_name = fromCatalog)]
     pub fn from_catalog(doc: JsValue) -> Result<Sieve, JsValue> {
         let doc = from_js(doc, "the catalog document")?;
-        Catalog::load(&doc).map(|catalog| Sieve { catalog }).map_err(|e| js_error(&e))
+        Catalog::load(&doc)
+            .map(|catalog| Sieve { catalog })
+            .map_err(|e| js_error(&e))
     }
 
     /// Builds from the results of `tools/list`, `groups/list` and `tags/list`.
     #[wasm_bindgen(js_name = fromLists)]
     pub fn from_lists(tools: JsValue, groups: JsValue, tags: JsValue) -> Result<Sieve, JsValue> {
-        let (t, g, tg) = (from_js(tools, "tools")?, from_js(groups, "groups")?, from_js(tags, "tags")?);
-        Catalog::from_lists(&t, Some(&g), Some(&tg)).map(|catalog| Sieve { catalog }).map_err(|e| js_error(&e))
+        let (t, g, tg) = (
+            from_js(tools, "tools")?,
+            from_js(groups, "groups")?,
+            from_js(tags, "tags")?,
+        );
+        Catalog::from_lists(&t, Some(&g), Some(&tg))
+            .map(|catalog| Sieve { catalog })
+            .map_err(|e| js_error(&e))
     }
 
     /// The groups (declared and referenced).
     pub fn groups(&self) -> JsValue {
-        to_js(&Value::Array(self.catalog.groups.iter().map(|g| Value::Object(g.json.clone())).collect()))
+        to_js(&Value::Array(
+            self.catalog
+                .groups
+                .iter()
+                .map(|g| Value::Object(g.json.clone()))
+                .collect(),
+        ))
     }
 
     /// The tags (declared and referenced).
     pub fn tags(&self) -> JsValue {
-        to_js(&Value::Array(self.catalog.tags.iter().map(|t| Value::Object(t.json.clone())).collect()))
+        to_js(&Value::Array(
+            self.catalog
+                .tags
+                .iter()
+                .map(|t| Value::Object(t.json.clone()))
+                .collect(),
+        ))
     }
 
     /// The concern declarations.
@@ -85,7 +106,11 @@ impl Sieve {
         let filter = Filter::parse(&raw, "filter").map_err(|e| js_error(&e))?;
         let concerns = match &filter.concerns {
             Some(c) => {
-                let (r, _) = self.catalog.concerns.resolve(c, "filter.concerns").map_err(|e| js_error(&e))?;
+                let (r, _) = self
+                    .catalog
+                    .concerns
+                    .resolve(c, "filter.concerns")
+                    .map_err(|e| js_error(&e))?;
                 self.catalog.concerns.effective(&r.config)
             }
             None => ConcernConfig::new(),

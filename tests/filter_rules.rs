@@ -29,11 +29,17 @@ fn naive_names(filter: Value, concerns: &[(&str, &str)]) -> Vec<String> {
     let d = doc();
     let f = Filter::parse(&filter, "filter").unwrap();
     let c: ConcernConfig = concerns.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    naive::filter(&d, "tools", &f, &c).iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    naive::filter(&d, "tools", &f, &c)
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn tool_groups(t: &Value) -> Vec<&str> {
-    t["groups"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+    t["groups"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -70,7 +76,11 @@ fn tags_match_all_listed_tags() {
     for t in d["tools"].as_array().unwrap() {
         let tags: Vec<&str> = t["tags"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         let name = t["name"].as_str().unwrap().to_string();
-        assert_eq!(got.contains(&name), tags.contains(&"stable") && tags.contains(&"read-only"), "{name}");
+        assert_eq!(
+            got.contains(&name),
+            tags.contains(&"stable") && tags.contains(&"read-only"),
+            "{name}"
+        );
     }
 }
 
@@ -79,20 +89,35 @@ fn tool_without_groups_never_matches_a_group_list() {
     let c = Catalog::from_json_str(DEFAULT).unwrap();
     let all_groups: Vec<String> = c.groups.iter().map(|g| g.name.clone()).collect();
     let got = names(&c, json!({ "groups": all_groups }), &[]);
-    let ungrouped: Vec<&str> =
-        c.section(Kind::Tool).items.iter().filter(|t| t.groups.is_empty()).map(|t| t.name.as_str()).collect();
-    assert!(!ungrouped.is_empty(), "the default catalog should have tools without groups");
+    let ungrouped: Vec<&str> = c
+        .section(Kind::Tool)
+        .items
+        .iter()
+        .filter(|t| t.groups.is_empty())
+        .map(|t| t.name.as_str())
+        .collect();
+    assert!(
+        !ungrouped.is_empty(),
+        "the default catalog should have tools without groups"
+    );
     for name in ungrouped {
         assert!(!got.iter().any(|g| g == name), "{name} has no groups but matched");
     }
     // ...while an empty group list is no constraint.
-    assert_eq!(names(&c, json!({"groups": []}), &[]).len(), c.section(Kind::Tool).items.len());
+    assert_eq!(
+        names(&c, json!({"groups": []}), &[]).len(),
+        c.section(Kind::Tool).items.len()
+    );
 }
 
 #[test]
 fn groups_are_transitive_through_parents() {
     let c = Catalog::from_json_str(DEFAULT).unwrap();
-    let child = c.groups.iter().find(|g| g.parent.is_some()).expect("a group with a parent");
+    let child = c
+        .groups
+        .iter()
+        .find(|g| g.parent.is_some())
+        .expect("a group with a parent");
     let parent = child.parent.clone().unwrap();
     let got = names(&c, json!({ "groups": [parent] }), &[]);
     let in_child = names(&c, json!({ "groups": [child.name] }), &[]);
@@ -107,19 +132,35 @@ fn exclude_tags_names_concerns_and_expr_agree_with_the_plain_loop() {
         (json!({"excludeTags": ["destructive"]}), vec![]),
         (json!({"namePatterns": ["get_*", "*_email"]}), vec![]),
         (json!({}), vec![("security", "high")]),
-        (json!({"groups": ["files"]}), vec![("security", "low"), ("cost", "minimal")]),
-        (json!({"expr": {"any": [{"tag": "beta"}, {"not": {"group": "code"}}]}}), vec![]),
-        (json!({"expr": {"all": [{"annotation": {"readOnlyHint": true}}, {"concern": {"cost": "minimal"}}]}}), vec![]),
+        (
+            json!({"groups": ["files"]}),
+            vec![("security", "low"), ("cost", "minimal")],
+        ),
+        (
+            json!({"expr": {"any": [{"tag": "beta"}, {"not": {"group": "code"}}]}}),
+            vec![],
+        ),
+        (
+            json!({"expr": {"all": [{"annotation": {"readOnlyHint": true}}, {"concern": {"cost": "minimal"}}]}}),
+            vec![],
+        ),
     ];
     for (f, conc) in cases {
-        assert_eq!(names(&c, f.clone(), &conc), naive_names(f.clone(), &conc), "{f} {conc:?}");
+        assert_eq!(
+            names(&c, f.clone(), &conc),
+            naive_names(f.clone(), &conc),
+            "{f} {conc:?}"
+        );
     }
 }
 
 #[test]
 fn malformed_filters_are_invalid_params_naming_the_field() {
     for (f, path) in [
-        (json!({"groups": "calendar"}), "filter.groups must be an array of strings"),
+        (
+            json!({"groups": "calendar"}),
+            "filter.groups must be an array of strings",
+        ),
         (json!({"tags": [1]}), "filter.tags"),
         (json!({"expr": {"all": 3}}), "filter.expr.all"),
         (json!({"colour": []}), "unknown field \"colour\""),

@@ -34,7 +34,12 @@ struct Harness {
 impl Harness {
     fn new() -> Self {
         let catalog = Catalog::from_json_str(include_str!("../catalog/default.json")).unwrap();
-        Harness { server: Server::new(catalog), store: Memory::default(), session: None, n: 0 }
+        Harness {
+            server: Server::new(catalog),
+            store: Memory::default(),
+            session: None,
+            n: 0,
+        }
     }
 
     fn post_raw(&mut self, body: &str, headers: &[(&str, &str)]) -> http::Response {
@@ -47,9 +52,22 @@ impl Harness {
             hs.push(("mcp-session-id".into(), s.clone()));
         }
         hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let header = move |name: &str| hs.iter().rev().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
-        let env = Env { now_ms: 1_763_634_600_000, principal: None, fresh_id: format!("id{}", self.n) };
-        let req = http::Request { method: "POST", header: &header, body: body.as_bytes() };
+        let header = move |name: &str| {
+            hs.iter()
+                .rev()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let env = Env {
+            now_ms: 1_763_634_600_000,
+            principal: None,
+            fresh_id: format!("id{}", self.n),
+        };
+        let req = http::Request {
+            method: "POST",
+            header: &header,
+            body: body.as_bytes(),
+        };
         http::handle(&self.server, &http::Config::default(), req, &mut self.store, &env)
     }
 
@@ -57,7 +75,13 @@ impl Harness {
         let body = json!({"jsonrpc": "2.0", "id": self.n + 1, "method": method, "params": params}).to_string();
         let r = self.post_raw(&body, &[]);
         assert_eq!(r.status, 200, "{}", r.body);
-        let body = r.body.lines().filter_map(|l| l.strip_prefix("data: ")).last().map(str::to_string).unwrap_or(r.body);
+        let body = r
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .next_back()
+            .map(str::to_string)
+            .unwrap_or(r.body);
         serde_json::from_str(&body).unwrap()
     }
 
@@ -66,7 +90,12 @@ impl Harness {
             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
         let r = self.post_raw(&body.to_string(), &[]);
         assert_eq!(r.status, 200);
-        let sid = r.headers.iter().find(|(k, _)| k == "Mcp-Session-Id").map(|(_, v)| v.clone()).expect("session id");
+        let sid = r
+            .headers
+            .iter()
+            .find(|(k, _)| k == "Mcp-Session-Id")
+            .map(|(_, v)| v.clone())
+            .expect("session id");
         self.session = Some(sid);
         let n = self.post_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &[]);
         assert_eq!(n.status, 202);
@@ -95,10 +124,21 @@ fn ping_groups_tags_and_filtered_tools() {
     h.init();
     assert_eq!(h.rpc("ping", Value::Null)["result"], json!({}));
     let groups = h.rpc("groups/list", json!({}));
-    assert!(groups["result"]["groups"].as_array().unwrap().iter().any(|g| g["name"] == "calendar"));
+    assert!(groups["result"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|g| g["name"] == "calendar"));
     let tags = h.rpc("tags/list", json!({}));
-    assert!(tags["result"]["tags"].as_array().unwrap().iter().any(|t| t["name"] == "destructive"));
-    let r = h.rpc("tools/list", json!({"filter": {"groups": ["calendar"], "tags": ["read-only"]}}));
+    assert!(tags["result"]["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "destructive"));
+    let r = h.rpc(
+        "tools/list",
+        json!({"filter": {"groups": ["calendar"], "tags": ["read-only"]}}),
+    );
     let tools = r["result"]["tools"].as_array().unwrap();
     assert!(!tools.is_empty());
     for t in tools {
@@ -115,7 +155,13 @@ fn pages_follow_cursors_and_cursors_are_bound_to_the_filter() {
     let mut cursor = Value::Null;
     loop {
         let r = h.rpc("tools/list", json!({"cursor": cursor}));
-        names.extend(r["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()));
+        names.extend(
+            r["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].clone()),
+        );
         cursor = r["result"]["nextCursor"].clone();
         if cursor.is_null() {
             break;
@@ -123,7 +169,10 @@ fn pages_follow_cursors_and_cursors_are_bound_to_the_filter() {
         let wrong = h.rpc("tools/list", json!({"cursor": cursor, "filter": {"tags": ["beta"]}}));
         assert_eq!(wrong["error"]["code"], -32602);
     }
-    assert_eq!(names.len(), h.server.catalog().section(mcp_sieve::model::Kind::Tool).items.len());
+    assert_eq!(
+        names.len(),
+        h.server.catalog().section(mcp_sieve::model::Kind::Tool).items.len()
+    );
 }
 
 #[test]
@@ -132,8 +181,14 @@ fn demo_tools_run() {
     h.init();
     let r = h.rpc("tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 40}}));
     assert_eq!(r["result"]["content"][0]["text"], "42");
-    let r = h.rpc("tools/call", json!({"name": "text_stats", "arguments": {"text": "one two\nthree"}}));
-    assert_eq!(r["result"]["structuredContent"], json!({"characters": 13, "words": 3, "lines": 2}));
+    let r = h.rpc(
+        "tools/call",
+        json!({"name": "text_stats", "arguments": {"text": "one two\nthree"}}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"characters": 13, "words": 3, "lines": 2})
+    );
     let r = h.rpc("tools/call", json!({"name": "current_time", "arguments": {}}));
     assert_eq!(r["result"]["content"][0]["text"], "2025-11-20T10:30:00.000Z");
     let r = h.rpc("tools/call", json!({"name": "add", "arguments": {"a": "2"}}));
@@ -148,12 +203,24 @@ fn error_codes() {
     assert_eq!(h.rpc("nope/nothing", json!({}))["error"]["code"], -32601);
     let r = h.rpc("tools/list", json!({"filter": {"groups": "calendar"}}));
     assert_eq!(r["error"]["code"], -32602);
-    assert!(r["error"]["message"].as_str().unwrap().contains("filter.groups must be an array of strings"));
-    assert_eq!(h.rpc("tools/call", json!({"name": "no_such_tool"}))["error"]["code"], -32602);
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("filter.groups must be an array of strings"));
+    assert_eq!(
+        h.rpc("tools/call", json!({"name": "no_such_tool"}))["error"]["code"],
+        -32602
+    );
     let bad = h.post_raw("{oops", &[]);
-    assert_eq!(serde_json::from_str::<Value>(&bad.body).unwrap()["error"]["code"], -32700);
+    assert_eq!(
+        serde_json::from_str::<Value>(&bad.body).unwrap()["error"]["code"],
+        -32700
+    );
     let batch = h.post_raw("[]", &[]);
-    assert_eq!(serde_json::from_str::<Value>(&batch.body).unwrap()["error"]["code"], -32600);
+    assert_eq!(
+        serde_json::from_str::<Value>(&batch.body).unwrap()["error"]["code"],
+        -32600
+    );
 }
 
 #[test]

@@ -10,12 +10,18 @@ pub struct Bits {
 impl Bits {
     /// The empty set over `len` items.
     pub fn empty(len: usize) -> Self {
-        Bits { words: vec![0; len.div_ceil(64)], len }
+        Bits {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
     }
 
     /// The full set over `len` items.
     pub fn full(len: usize) -> Self {
-        let mut b = Bits { words: vec![u64::MAX; len.div_ceil(64)], len };
+        let mut b = Bits {
+            words: vec![u64::MAX; len.div_ceil(64)],
+            len,
+        };
         b.trim();
         b
     }

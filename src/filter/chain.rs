@@ -121,7 +121,10 @@ impl Chain {
                         match f.test(&section.items[i], ctx) {
                             Ok(true) => {}
                             Ok(false) => vis.clear(i),
-                            Err(e) => log.push(format!("policy filter failed on \"{}\" and was ignored: {e}", section.items[i].name)),
+                            Err(e) => log.push(format!(
+                                "policy filter failed on \"{}\" and was ignored: {e}",
+                                section.items[i].name
+                            )),
                         }
                     }
                 }
@@ -131,7 +134,14 @@ impl Chain {
     }
 
     /// Whether one item is visible under policy (for `tools/call` and friends).
-    pub fn allows(&self, kind: Kind, section: &Section, pos: usize, ctx: &FilterContext, log: &mut Vec<String>) -> bool {
+    pub fn allows(
+        &self,
+        kind: Kind,
+        section: &Section,
+        pos: usize,
+        ctx: &FilterContext,
+        log: &mut Vec<String>,
+    ) -> bool {
         if self.filters.is_empty() {
             return true;
         }

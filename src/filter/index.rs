@@ -38,13 +38,19 @@ impl Index {
     /// Compiles `items`; `parents` maps a group to its parent group.
     pub fn build(items: &[Primitive], parents: &HashMap<String, String>) -> Self {
         let len = items.len();
-        let mut ix = Index { len, ..Default::default() };
+        let mut ix = Index {
+            len,
+            ..Default::default()
+        };
         let mut concern_names: Vec<&str> = Vec::new();
         for (i, item) in items.iter().enumerate() {
             ix.by_name.entry(item.name.clone()).or_insert(i);
             for g in &item.groups {
                 for a in ancestors(g, parents) {
-                    ix.groups.entry(a.to_string()).or_insert_with(|| Bits::empty(len)).set(i);
+                    ix.groups
+                        .entry(a.to_string())
+                        .or_insert_with(|| Bits::empty(len))
+                        .set(i);
                 }
             }
             for t in &item.tags {
@@ -133,7 +139,9 @@ impl Index {
     fn and_concerns<'a>(&self, res: &mut Bits, pairs: impl Iterator<Item = (&'a str, &'a str)>) {
         for (c, v) in pairs {
             // A concern no item maps constrains nothing: every item is agnostic to it.
-            let Some(unmapped) = self.concern_unmapped.get(c) else { continue };
+            let Some(unmapped) = self.concern_unmapped.get(c) else {
+                continue;
+            };
             match self.concern_values.get(c).and_then(|m| m.get(v)) {
                 Some(vb) => res.and_either(vb, unmapped),
                 None => res.and(unmapped),

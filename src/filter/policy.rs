@@ -26,12 +26,19 @@ pub struct When {
 impl When {
     fn parse(v: &Value, path: &str) -> Result<Self> {
         let Some(obj) = v.as_object() else {
-            return if v.is_null() { Ok(When::default()) } else { Err(bad(path, "an object", v)) };
+            return if v.is_null() {
+                Ok(When::default())
+            } else {
+                Err(bad(path, "an object", v))
+            };
         };
         let mut w = When::default();
         for (k, val) in obj {
             let p = format!("{path}.{k}");
-            let s = val.as_str().map(str::to_string).ok_or_else(|| bad(&p, "a string", val))?;
+            let s = val
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| bad(&p, "a string", val))?;
             match k.as_str() {
                 "clientName" => w.client_name = Some(s),
                 "protocolVersion" => w.protocol_version = Some(version_cmp(&s, &p)?),
@@ -50,10 +57,18 @@ impl When {
 
     /// Whether the context satisfies every condition.
     pub fn holds(&self, ctx: &FilterContext) -> bool {
-        self.client_name.as_ref().is_none_or(|g| glob::matches(g, ctx.client_name().unwrap_or_default()))
-            && self.protocol_version.as_ref().is_none_or(|(op, v)| compare(op, &ctx.protocol_version, v))
+        self.client_name
+            .as_ref()
+            .is_none_or(|g| glob::matches(g, ctx.client_name().unwrap_or_default()))
+            && self
+                .protocol_version
+                .as_ref()
+                .is_none_or(|(op, v)| compare(op, &ctx.protocol_version, v))
             && self.capability.as_ref().is_none_or(|c| ctx.has_capability(c))
-            && self.principal.as_ref().is_none_or(|g| ctx.principal.as_deref().is_some_and(|p| glob::matches(g, p)))
+            && self
+                .principal
+                .as_ref()
+                .is_none_or(|g| ctx.principal.as_deref().is_some_and(|p| glob::matches(g, p)))
             && self.method.as_ref().is_none_or(|g| glob::matches(g, &ctx.method))
     }
 }
@@ -133,7 +148,9 @@ pub enum CheckRule {
 impl InitialCheck for CheckRule {
     fn priority(&self) -> i32 {
         match self {
-            CheckRule::RequireCapability(_, p) | CheckRule::AllowClients(_, p) | CheckRule::MinProtocolVersion(_, p) => *p,
+            CheckRule::RequireCapability(_, p)
+            | CheckRule::AllowClients(_, p)
+            | CheckRule::MinProtocolVersion(_, p) => *p,
         }
     }
 
@@ -147,7 +164,10 @@ impl InitialCheck for CheckRule {
                 if globs.iter().any(|g| glob::matches(g, name)) {
                     Ok(())
                 } else {
-                    Err(format!("client \"{name}\" is not allowed; allowed clients: {}", globs.join(", ")))
+                    Err(format!(
+                        "client \"{name}\" is not allowed; allowed clients: {}",
+                        globs.join(", ")
+                    ))
                 }
             }
             CheckRule::MinProtocolVersion(v, _) if ctx.protocol_version.as_str() < v.as_str() => Err(format!(
@@ -223,7 +243,8 @@ fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
     let mut hide_concerns = ConcernConfig::new();
     if let Some(c) = hide.concerns.as_ref().and_then(Value::as_object) {
         for (k, x) in c {
-            let t = crate::json::scalar_text(x).ok_or_else(|| bad(&format!("{path}.hide.concerns.{k}"), "a string or number", x))?;
+            let t = crate::json::scalar_text(x)
+                .ok_or_else(|| bad(&format!("{path}.hide.concerns.{k}"), "a string or number", x))?;
             hide_concerns.insert(k.clone(), t);
         }
     }
@@ -231,19 +252,32 @@ fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
         .map_err(Error::in_catalog)?
         .iter()
         .map(|k| {
-            Kind::ALL
-                .into_iter()
-                .find(|x| x.key() == k)
-                .ok_or_else(|| Error::Catalog(format!("{path}.kinds: unknown kind \"{k}\"; expected tools, resources, resourceTemplates, prompts")))
+            Kind::ALL.into_iter().find(|x| x.key() == k).ok_or_else(|| {
+                Error::Catalog(format!(
+                    "{path}.kinds: unknown kind \"{k}\"; expected tools, resources, resourceTemplates, prompts"
+                ))
+            })
         })
         .collect::<Result<_>>()?;
-    Ok(Rule { when, hide, hide_concerns, priority: priority(obj, path)?, kinds })
+    Ok(Rule {
+        when,
+        hide,
+        hide_concerns,
+        priority: priority(obj, path)?,
+        kinds,
+    })
 }
 
 fn parse_check(v: &Value, path: &str) -> Result<CheckRule> {
     let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
     let prio = priority(obj, path)?;
-    let string = |k: &str| obj.get(k).map(|x| x.as_str().map(str::to_string).ok_or_else(|| bad(&format!("{path}.{k}"), "a string", x)));
+    let string = |k: &str| {
+        obj.get(k).map(|x| {
+            x.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| bad(&format!("{path}.{k}"), "a string", x))
+        })
+    };
     if let Some(c) = string("requireCapability") {
         return Ok(CheckRule::RequireCapability(c?, prio));
     }
@@ -254,5 +288,7 @@ fn parse_check(v: &Value, path: &str) -> Result<CheckRule> {
         let globs = str_array(obj.get("allowClients"), &format!("{path}.allowClients")).map_err(Error::in_catalog)?;
         return Ok(CheckRule::AllowClients(globs, prio));
     }
-    Err(Error::Catalog(format!("{path} must have one of: requireCapability, allowClients, minProtocolVersion")))
+    Err(Error::Catalog(format!(
+        "{path} must have one of: requireCapability, allowClients, minProtocolVersion"
+    )))
 }

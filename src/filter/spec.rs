@@ -54,7 +54,12 @@ impl Filter {
         let obj = match v {
             Value::Null => return Ok(Filter::default()),
             Value::Object(o) => o,
-            other => return Err(Error::params(format!("{path} must be an object, got {}", type_name(other)))),
+            other => {
+                return Err(Error::params(format!(
+                    "{path} must be an object, got {}",
+                    type_name(other)
+                )))
+            }
         };
         let mut f = Filter::default();
         for (k, val) in obj {
@@ -74,9 +79,17 @@ impl Filter {
                         )))
                     }
                 },
-                "expr" => f.expr = if val.is_null() { None } else { Some(Expr::parse(val, &p, 0)?) },
+                "expr" => {
+                    f.expr = if val.is_null() {
+                        None
+                    } else {
+                        Some(Expr::parse(val, &p, 0)?)
+                    }
+                }
                 other => {
-                    return Err(Error::params(format!("{path} has an unknown field \"{other}\"; expected one of: {KEYS}")))
+                    return Err(Error::params(format!(
+                        "{path} has an unknown field \"{other}\"; expected one of: {KEYS}"
+                    )))
                 }
             }
         }
@@ -104,7 +117,9 @@ impl Filter {
 impl Expr {
     fn parse(v: &Value, path: &str, depth: usize) -> Result<Self> {
         if depth >= MAX_EXPR_DEPTH {
-            return Err(Error::params(format!("{path} nests deeper than {MAX_EXPR_DEPTH} levels")));
+            return Err(Error::params(format!(
+                "{path} nests deeper than {MAX_EXPR_DEPTH} levels"
+            )));
         }
         let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
             Error::params(format!(
@@ -112,13 +127,20 @@ impl Expr {
                 if v.is_object() { "an object with another number of fields".to_string() } else { type_name(v).to_string() }
             ))
         })?;
-        let (k, val) = obj.iter().next().ok_or_else(|| Error::Internal("checked above".into()))?;
+        let (k, val) = obj
+            .iter()
+            .next()
+            .ok_or_else(|| Error::Internal("checked above".into()))?;
         let p = format!("{path}.{k}");
         let list = |val: &Value| -> Result<Vec<Expr>> {
             let items = val
                 .as_array()
                 .ok_or_else(|| Error::params(format!("{p} must be an array of expressions, got {}", type_name(val))))?;
-            items.iter().enumerate().map(|(i, x)| Expr::parse(x, &format!("{p}[{i}]"), depth + 1)).collect()
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Expr::parse(x, &format!("{p}[{i}]"), depth + 1))
+                .collect()
         };
         let string = |val: &Value| -> Result<String> {
             val.as_str()
@@ -126,9 +148,12 @@ impl Expr {
                 .ok_or_else(|| Error::params(format!("{p} must be a string, got {}", type_name(val))))
         };
         let pairs = |val: &Value| -> Result<Map<String, Value>> {
-            val.as_object()
-                .cloned()
-                .ok_or_else(|| Error::params(format!("{p} must be an object of name: value pairs, got {}", type_name(val))))
+            val.as_object().cloned().ok_or_else(|| {
+                Error::params(format!(
+                    "{p} must be an object of name: value pairs, got {}",
+                    type_name(val)
+                ))
+            })
         };
         Ok(match k.as_str() {
             "all" => Expr::All(list(val)?),
@@ -168,7 +193,9 @@ impl Expr {
             Expr::Concern(p) => {
                 json!({"concern": p.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>()})
             }
-            Expr::Annotation(p) => json!({"annotation": p.iter().cloned().collect::<Map<String, Value>>()}),
+            Expr::Annotation(p) => {
+                json!({"annotation": p.iter().cloned().collect::<Map<String, Value>>()})
+            }
         }
     }
 }

@@ -43,7 +43,11 @@ impl Group {
     pub fn named(name: &str) -> Self {
         let mut json = Map::new();
         json.insert("name".into(), Value::String(name.into()));
-        Group { name: name.into(), parent: None, json }
+        Group {
+            name: name.into(),
+            parent: None,
+            json,
+        }
     }
 }
 
@@ -59,7 +63,9 @@ impl Tag {
     pub fn named(name: &str) -> Self {
         let mut json = Map::new();
         json.insert("name".into(), Value::String(name.into()));
-        Tag { name: name.into(), json }
+        Tag {
+            name: name.into(),
+            json,
+        }
     }
 }
-

@@ -96,11 +96,18 @@ impl Primitive {
         let meta = match json.get("_meta") {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
-            Some(other) => return Err(Error::Catalog(format!("{path}._meta must be an object, got {}", type_name(other)))),
+            Some(other) => {
+                return Err(Error::Catalog(format!(
+                    "{path}._meta must be an object, got {}",
+                    type_name(other)
+                )))
+            }
         };
         let mut groups = str_array(json.get("groups"), &format!("{path}.groups")).map_err(Error::in_catalog)?;
         if let Some(meta) = meta {
-            for g in str_array(meta.get(META_GROUPS), &format!("{path}._meta[\"{META_GROUPS}\"]")).map_err(Error::in_catalog)? {
+            for g in str_array(meta.get(META_GROUPS), &format!("{path}._meta[\"{META_GROUPS}\"]"))
+                .map_err(Error::in_catalog)?
+            {
                 if !groups.contains(&g) {
                     groups.push(g);
                 }
@@ -117,7 +124,16 @@ impl Primitive {
         }
         write_membership(&mut json, &groups, &tags);
         let fragment = Value::Object(json.clone()).to_string();
-        Ok(Primitive { kind, name, id, groups, tags, concerns, json, fragment })
+        Ok(Primitive {
+            kind,
+            name,
+            id,
+            groups,
+            tags,
+            concerns,
+            json,
+            fragment,
+        })
     }
 
     /// The value of an annotation, with MCP's defaults for the four tool hints.
@@ -138,9 +154,8 @@ impl Primitive {
 
 fn read_concerns(m: &Map<String, Value>, path: &str, out: &mut BTreeMap<String, String>) -> Result<()> {
     for (k, v) in m {
-        let text = scalar_text(v).ok_or_else(|| {
-            Error::Catalog(format!("{path}.{k} must be a string or number, got {}", type_name(v)))
-        })?;
+        let text = scalar_text(v)
+            .ok_or_else(|| Error::Catalog(format!("{path}.{k} must be a string or number, got {}", type_name(v))))?;
         out.insert(k.clone(), text);
     }
     Ok(())
@@ -165,4 +180,3 @@ fn write_membership(json: &mut Map<String, Value>, groups: &[String], tags: &[St
         json.insert("tags".into(), strings(tags));
     }
 }
-

@@ -3,7 +3,9 @@
 use crate::error::{Error, Result};
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The cursor for the page starting at `offset` of the list `binding` describes.
@@ -20,12 +22,19 @@ pub fn decode(cursor: &str, method: &str, binding: &str, version: u64) -> Result
     }
     let bytes: Vec<u8> = (0..cursor.len())
         .step_by(2)
-        .map(|i| cursor.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()).map(|b| b ^ 0x5a))
+        .map(|i| {
+            cursor
+                .get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .map(|b| b ^ 0x5a)
+        })
         .collect::<Option<_>>()
         .ok_or_else(bad)?;
     let text = String::from_utf8(bytes).map_err(|_| bad())?;
     let parts: Vec<&str> = text.split('.').collect();
-    let [ "1", hash, ver, off ] = parts.as_slice() else { return Err(bad()) };
+    let ["1", hash, ver, off] = parts.as_slice() else {
+        return Err(bad());
+    };
     let hash = u64::from_str_radix(hash, 16).map_err(|_| bad())?;
     let ver = u64::from_str_radix(ver, 16).map_err(|_| bad())?;
     let off = usize::from_str_radix(off, 16).map_err(|_| bad())?;
@@ -35,7 +44,9 @@ pub fn decode(cursor: &str, method: &str, binding: &str, version: u64) -> Result
         ));
     }
     if ver != version {
-        return Err(Error::params("params.cursor is stale: the catalog changed since it was issued; omit it to list again"));
+        return Err(Error::params(
+            "params.cursor is stale: the catalog changed since it was issued; omit it to list again",
+        ));
     }
     Ok(off)
 }
@@ -48,9 +59,15 @@ mod tests {
     fn bound_to_method_binding_and_version() {
         let c = encode("tools/list", "f", 3, 50);
         assert_eq!(decode(&c, "tools/list", "f", 3).unwrap(), 50);
-        assert!(decode(&c, "prompts/list", "f", 3).unwrap_err().to_string().contains("another method"));
+        assert!(decode(&c, "prompts/list", "f", 3)
+            .unwrap_err()
+            .to_string()
+            .contains("another method"));
         assert!(decode(&c, "tools/list", "g", 3).is_err());
-        assert!(decode(&c, "tools/list", "f", 4).unwrap_err().to_string().contains("stale"));
+        assert!(decode(&c, "tools/list", "f", 4)
+            .unwrap_err()
+            .to_string()
+            .contains("stale"));
         assert!(decode("zz", "tools/list", "f", 3).is_err());
         assert!(decode("", "tools/list", "f", 3).is_err());
     }

@@ -30,14 +30,19 @@ fn string<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str> {
 /// Seconds a `long_report` runs, validated.
 pub fn report_seconds(args: &Map<String, Value>) -> Result<i64> {
     let v = arg(args, "seconds")?;
-    v.as_i64()
-        .filter(|n| (1..=30).contains(n))
-        .ok_or_else(|| Error::params(format!("params.arguments.seconds must be an integer from 1 to 30, got {v}")))
+    v.as_i64().filter(|n| (1..=30).contains(n)).ok_or_else(|| {
+        Error::params(format!(
+            "params.arguments.seconds must be an integer from 1 to 30, got {v}"
+        ))
+    })
 }
 
 /// The result of `long_report` once it has run.
 pub fn report_result(seconds: i64, done_ms: i64) -> Value {
-    text(format!("report ready: ran {seconds} s, finished at {}", format_iso(done_ms, 0)))
+    text(format!(
+        "report ready: ran {seconds} s, finished at {}",
+        format_iso(done_ms, 0)
+    ))
 }
 
 /// Runs tool `name` with `args` at time `now_ms`; `None` when the tool has no implementation.
@@ -66,7 +71,9 @@ pub fn call(name: &str, args: &Map<String, Value>, now_ms: i64) -> Option<Result
                 .filter(|m| (-840..=840).contains(m))
                 .map(|m| text(format_iso(now_ms, m as i32)))
                 .ok_or_else(|| {
-                    Error::params(format!("params.arguments.timeZoneOffsetMinutes must be an integer from -840 to 840, got {v}"))
+                    Error::params(format!(
+                        "params.arguments.timeZoneOffsetMinutes must be an integer from -840 to 840, got {v}"
+                    ))
                 }),
         },
         "long_report" => report_seconds(args).map(|s| report_result(s, now_ms)),

@@ -17,7 +17,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_body: 1 << 20, max_depth: 64, max_string: 256 * 1024 }
+        Limits {
+            max_body: 1 << 20,
+            max_depth: 64,
+            max_string: 256 * 1024,
+        }
     }
 }
 
@@ -77,7 +81,10 @@ fn check_shape(body: &[u8], limits: &Limits) -> Result<(), Error> {
                 in_str = false;
             }
             if str_len > limits.max_string {
-                return Err(Error::InvalidRequest(format!("a string is longer than {} bytes", limits.max_string)));
+                return Err(Error::InvalidRequest(format!(
+                    "a string is longer than {} bytes",
+                    limits.max_string
+                )));
             }
             continue;
         }
@@ -89,7 +96,10 @@ fn check_shape(body: &[u8], limits: &Limits) -> Result<(), Error> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limits.max_depth {
-                    return Err(Error::InvalidRequest(format!("nesting is deeper than {} levels", limits.max_depth)));
+                    return Err(Error::InvalidRequest(format!(
+                        "nesting is deeper than {} levels",
+                        limits.max_depth
+                    )));
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
@@ -99,31 +109,49 @@ fn check_shape(body: &[u8], limits: &Limits) -> Result<(), Error> {
     Ok(())
 }
 
-/// Parses and classifies a body. On error, returns the id (if one could be read) and the error.
-pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, (Value, Error)> {
+/// A message refused before routing: the id (if one could be read) and the error.
+pub type Rejected = Box<(Value, Error)>;
+
+fn reject(e: Error) -> Rejected {
+    Box::new((Value::Null, e))
+}
+
+/// Parses and classifies a body.
+pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
     if body.len() > limits.max_body {
-        return Err((Value::Null, Error::InvalidRequest(format!("body is larger than {} bytes", limits.max_body))));
+        return Err(reject(Error::InvalidRequest(format!(
+            "body is larger than {} bytes",
+            limits.max_body
+        ))));
     }
-    let v: Value = serde_json::from_slice(body).map_err(|e| (Value::Null, Error::Parse(format!("body is not valid JSON: {e}"))))?;
-    check_shape(body, limits).map_err(|e| (Value::Null, e))?;
+    check_shape(body, limits).map_err(reject)?;
+    let v: Value =
+        serde_json::from_slice(body).map_err(|e| reject(Error::Parse(format!("body is not valid JSON: {e}"))))?;
     classify(v)
 }
 
 /// Classifies a parsed JSON value as a JSON-RPC message.
-pub fn classify(v: Value) -> Result<Incoming, (Value, Error)> {
+pub fn classify(v: Value) -> Result<Incoming, Rejected> {
     let mut obj: Map<String, Value> = match v {
         Value::Object(o) => o,
         Value::Array(_) => {
-            return Err((Value::Null, Error::InvalidRequest("batches (JSON arrays) are not supported; send one JSON-RPC object per request".into())))
+            return Err(reject(Error::InvalidRequest(
+                "batches (JSON arrays) are not supported; send one JSON-RPC object per request".into(),
+            )))
         }
-        other => return Err((Value::Null, Error::InvalidRequest(format!("expected a JSON-RPC object, got {}", type_name(&other))))),
+        other => {
+            return Err(reject(Error::InvalidRequest(format!(
+                "expected a JSON-RPC object, got {}",
+                type_name(&other)
+            ))))
+        }
     };
     let id = obj.remove("id");
     let id_for_error = match &id {
         Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
         _ => Value::Null,
     };
-    let fail = |m: String| Err((id_for_error.clone(), Error::InvalidRequest(m)));
+    let fail = |m: String| Err(Box::new((id_for_error.clone(), Error::InvalidRequest(m))));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return fail("\"jsonrpc\" must be \"2.0\"".into());
     }

@@ -13,8 +13,23 @@ use crate::protocol::server::{Call, Server};
 use crate::protocol::EXT;
 
 /// A page of `selected` from `all` as a result object, with `nextCursor` when more remain.
-fn page_json(key: &str, fragments: &[String], selected: &[usize], offset: usize, size: usize, next: impl Fn(usize) -> String, warnings: &[String]) -> String {
-    let mut s = String::with_capacity(64 + selected.iter().skip(offset).take(size).map(|&i| fragments[i].len() + 1).sum::<usize>());
+fn page_json(
+    key: &str,
+    fragments: &[String],
+    selected: &[usize],
+    offset: usize,
+    size: usize,
+    next: impl Fn(usize) -> String,
+    warnings: &[String],
+) -> String {
+    let mut s = String::with_capacity(
+        64 + selected
+            .iter()
+            .skip(offset)
+            .take(size)
+            .map(|&i| fragments[i].len() + 1)
+            .sum::<usize>(),
+    );
     s.push_str("{\"");
     s.push_str(key);
     s.push_str("\":[");
@@ -44,11 +59,19 @@ fn finish(s: &mut String, more: bool, next: impl Fn() -> String, warnings: &[Str
 impl Server {
     /// The effective concerns of a request: the session's (or none), overridden per key by
     /// `params.filter.concerns`, `params.concerns` and `_meta["dev.mcp-sieve/concerns"]`.
-    pub(crate) fn request_concerns(&self, call: &Call, filter: &Filter, warnings: &mut Vec<String>) -> Result<ConcernConfig> {
+    pub(crate) fn request_concerns(
+        &self,
+        call: &Call,
+        filter: &Filter,
+        warnings: &mut Vec<String>,
+    ) -> Result<ConcernConfig> {
         let concerns = &self.catalog.concerns;
         let mut configured = call.session_concerns.clone();
         let sources = [
-            (call.params.get("_meta").and_then(|m| m.get(format!("{EXT}/concerns"))), format!("params._meta[\"{EXT}/concerns\"]")),
+            (
+                call.params.get("_meta").and_then(|m| m.get(format!("{EXT}/concerns"))),
+                format!("params._meta[\"{EXT}/concerns\"]"),
+            ),
             (call.params.get("concerns"), "params.concerns".to_string()),
             (filter.concerns.as_ref(), "params.filter.concerns".to_string()),
         ];
@@ -63,7 +86,14 @@ impl Server {
     }
 
     /// The items of `kind` this call sees: view filter ∩ policy.
-    pub(crate) fn selection(&self, kind: Kind, call: &Call, filter: &Filter, concerns: &ConcernConfig, log: &mut Vec<String>) -> Bits {
+    pub(crate) fn selection(
+        &self,
+        kind: Kind,
+        call: &Call,
+        filter: &Filter,
+        concerns: &ConcernConfig,
+        log: &mut Vec<String>,
+    ) -> Bits {
         let section = self.catalog.section(kind);
         let mut sel = section.select(filter, concerns);
         if !self.chain.is_empty() {
@@ -84,9 +114,19 @@ impl Server {
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
         let mut s = String::new();
-        write_list(&mut s, kind.key(), &section.items, selected.iter().copied().skip(offset).take(size));
+        write_list(
+            &mut s,
+            kind.key(),
+            &section.items,
+            selected.iter().copied().skip(offset).take(size),
+        );
         let more = offset + size < selected.len();
-        finish(&mut s, more, || cursor::encode(method, &binding, self.version, offset + size), &warnings);
+        finish(
+            &mut s,
+            more,
+            || cursor::encode(method, &binding, self.version, offset + size),
+            &warnings,
+        );
         Ok(s)
     }
 
@@ -94,7 +134,10 @@ impl Server {
         match call.params.get("cursor") {
             None | Some(Value::Null) => Ok(0),
             Some(Value::String(c)) => cursor::decode(c, method, binding, self.version),
-            Some(other) => Err(Error::params(format!("params.cursor must be a string, got {}", crate::error::type_name(other)))),
+            Some(other) => Err(Error::params(format!(
+                "params.cursor must be a string, got {}",
+                crate::error::type_name(other)
+            ))),
         }
     }
 
@@ -102,8 +145,19 @@ impl Server {
     pub(crate) fn list_names(&self, key: &str, objects: Vec<&Map<String, Value>>, call: &Call) -> Result<String> {
         let method = format!("{key}/list");
         let offset = self.cursor_offset(call, &method, "")?;
-        let fragments: Vec<String> = objects.iter().map(|o| Value::Object((*o).clone()).to_string()).collect();
+        let fragments: Vec<String> = objects
+            .iter()
+            .map(|o| Value::Object((*o).clone()).to_string())
+            .collect();
         let all: Vec<usize> = (0..fragments.len()).collect();
-        Ok(page_json(key, &fragments, &all, offset, self.catalog.options.page_size, |o| cursor::encode(&method, "", self.version, o), &[]))
+        Ok(page_json(
+            key,
+            &fragments,
+            &all,
+            offset,
+            self.catalog.options.page_size,
+            |o| cursor::encode(&method, "", self.version, o),
+            &[],
+        ))
     }
 }

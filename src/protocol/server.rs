@@ -61,7 +61,11 @@ impl Server {
     /// A server over `catalog`, with its declarative policy as the chain.
     pub fn new(catalog: Catalog) -> Self {
         let chain = catalog.policy.chain();
-        Server { catalog: Arc::new(catalog), chain, version: 1 }
+        Server {
+            catalog: Arc::new(catalog),
+            chain,
+            version: 1,
+        }
     }
 
     /// The catalog.
@@ -127,7 +131,10 @@ impl Server {
                     "clientInfo": meta.get("io.modelcontextprotocol/clientInfo").cloned().unwrap_or(Value::Null),
                     "capabilities": meta.get("io.modelcontextprotocol/clientCapabilities").cloned().unwrap_or(json!({})),
                 }),
-                meta.get("io.modelcontextprotocol/protocolVersion").and_then(Value::as_str).unwrap_or(MODERN_VERSION).to_string(),
+                meta.get("io.modelcontextprotocol/protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or(MODERN_VERSION)
+                    .to_string(),
             ),
         };
         FilterContext {
@@ -140,7 +147,15 @@ impl Server {
         }
     }
 
-    fn request(&self, id: &Value, method: &str, params: &Value, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
+    fn request(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
         if method == "initialize" {
             return self.initialize(id, params, session, env, out);
         }
@@ -190,21 +205,50 @@ impl Server {
     }
 
     fn negotiate(requested: &str) -> &'static str {
-        LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0])
+        LEGACY_VERSIONS
+            .iter()
+            .find(|v| **v == requested)
+            .copied()
+            .unwrap_or(LEGACY_VERSIONS[0])
     }
 
-    fn initialize(&self, id: &Value, params: &Value, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
+    fn initialize(
+        &self,
+        id: &Value,
+        params: &Value,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
         if session.is_some() {
-            return Err(Error::InvalidRequest("this session is already initialized; start a new session to initialize again".into()));
+            return Err(Error::InvalidRequest(
+                "this session is already initialized; start a new session to initialize again".into(),
+            ));
         }
-        let p = params.as_object().ok_or_else(|| Error::params("params must be an object with protocolVersion, capabilities and clientInfo"))?;
+        let p = params.as_object().ok_or_else(|| {
+            Error::params("params must be an object with protocolVersion, capabilities and clientInfo")
+        })?;
         let requested = match p.get("protocolVersion") {
             Some(Value::String(s)) => s.as_str(),
-            Some(v) => return Err(Error::params(format!("params.protocolVersion must be a string, got {}", type_name(v)))),
-            None => return Err(Error::params("params.protocolVersion is required (a string such as \"2025-11-25\")")),
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.protocolVersion must be a string, got {}",
+                    type_name(v)
+                )))
+            }
+            None => {
+                return Err(Error::params(
+                    "params.protocolVersion is required (a string such as \"2025-11-25\")",
+                ))
+            }
         };
         let version = Self::negotiate(requested);
-        let mut s = Session { id: env.fresh_id.clone(), protocol_version: version.into(), initialize: params.clone(), ..Default::default() };
+        let mut s = Session {
+            id: env.fresh_id.clone(),
+            protocol_version: version.into(),
+            initialize: params.clone(),
+            ..Default::default()
+        };
         let ctx = self.context("initialize", id, params, Some(&s), env);
         self.chain.run_checks(&ctx).map_err(Error::InvalidRequest)?;
         let mut warnings = Vec::new();
@@ -251,12 +295,20 @@ impl Server {
     /// Visible sets of every kind, to tell which lists a concern change altered.
     fn visible_sets(&self, call: &Call, concerns: &ConcernConfig, log: &mut Vec<String>) -> Vec<Bits> {
         let eff = self.catalog.concerns.effective(concerns);
-        Kind::ALL.iter().map(|k| self.selection(*k, call, &Filter::default(), &eff, log)).collect()
+        Kind::ALL
+            .iter()
+            .map(|k| self.selection(*k, call, &Filter::default(), &eff, log))
+            .collect()
     }
 
     fn update_concerns(&self, call: &Call, session: &mut Option<Session>, out: &mut Outcome) -> Result<String> {
-        let s = session.as_mut().ok_or_else(|| Error::InvalidRequest("concerns/update needs a session; call initialize first".into()))?;
-        let raw = call.params.get("concerns").ok_or_else(|| Error::params("params.concerns is required (an object of concern: value)"))?;
+        let s = session
+            .as_mut()
+            .ok_or_else(|| Error::InvalidRequest("concerns/update needs a session; call initialize first".into()))?;
+        let raw = call
+            .params
+            .get("concerns")
+            .ok_or_else(|| Error::params("params.concerns is required (an object of concern: value)"))?;
         let (resolved, removed) = self.catalog.concerns.resolve(raw, "params.concerns")?;
         let before = self.visible_sets(call, &s.concerns, &mut out.log);
         Concerns::merge(&mut s.concerns, &resolved, &removed);
@@ -308,7 +360,10 @@ impl Server {
         match call.params.get("arguments") {
             None | Some(Value::Null) => Ok(std::borrow::Cow::Owned(Map::new())),
             Some(Value::Object(m)) => Ok(std::borrow::Cow::Borrowed(m)),
-            Some(v) => Err(Error::params(format!("params.arguments must be an object, got {}", type_name(v)))),
+            Some(v) => Err(Error::params(format!(
+                "params.arguments must be an object, got {}",
+                type_name(v)
+            ))),
         }
     }
 
@@ -316,14 +371,27 @@ impl Server {
         let pos = self.usable(Kind::Tool, "name", call, &mut out.log)?;
         let tool = &self.catalog.section(Kind::Tool).items[pos];
         let args = Self::arguments(call)?;
-        let support = tool.json.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str).unwrap_or("forbidden");
+        let support = tool
+            .json
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+            .unwrap_or("forbidden");
         match (call.params.get("task"), support) {
-            (Some(t), "optional" | "required") if !t.is_null() => return self.create_task(tool, &args, t, session, env, out),
+            (Some(t), "optional" | "required") if !t.is_null() => {
+                return self.create_task(tool, &args, t, session, env, out)
+            }
             (Some(t), _) if !t.is_null() => {
-                return Err(Error::params(format!("tool \"{}\" does not support task execution (execution.taskSupport is \"{support}\")", tool.name)))
+                return Err(Error::params(format!(
+                    "tool \"{}\" does not support task execution (execution.taskSupport is \"{support}\")",
+                    tool.name
+                )))
             }
             (_, "required") => {
-                return Err(Error::params(format!("tool \"{}\" must be called as a task: add params.task", tool.name)))
+                return Err(Error::params(format!(
+                    "tool \"{}\" must be called as a task: add params.task",
+                    tool.name
+                )))
             }
             _ => {}
         }
@@ -338,23 +406,44 @@ impl Server {
         let pos = self.usable(Kind::Prompt, "name", call, log)?;
         let prompt = &self.catalog.section(Kind::Prompt).items[pos];
         let args = Self::arguments(call)?;
-        for a in prompt.json.get("arguments").and_then(Value::as_array).into_iter().flatten() {
+        for a in prompt
+            .json
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if a["required"] == json!(true) {
                 let n = a["name"].as_str().unwrap_or_default();
                 if !args.contains_key(n) {
-                    return Err(Error::params(format!("params.arguments.{n} is required by prompt \"{}\"", prompt.name)));
+                    return Err(Error::params(format!(
+                        "params.arguments.{n} is required by prompt \"{}\"",
+                        prompt.name
+                    )));
                 }
             }
         }
-        let desc = prompt.json.get("description").and_then(Value::as_str).unwrap_or(&prompt.name);
+        let desc = prompt
+            .json
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or(&prompt.name);
         let text = format!("{desc}\nArguments: {}", Value::Object(args.into_owned()));
-        Ok(json!({"description": desc, "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}).to_string())
+        Ok(
+            json!({"description": desc, "messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
+                .to_string(),
+        )
     }
 
     fn read_resource(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
         let pos = self.usable(Kind::Resource, "uri", call, log)?;
         let r = &self.catalog.section(Kind::Resource).items[pos];
-        let text = r.json.get("text").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("[simulated] contents of {}", r.id));
+        let text = r
+            .json
+            .get("text")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("[simulated] contents of {}", r.id));
         let mime = r.json.get("mimeType").cloned().unwrap_or(json!("text/plain"));
         Ok(json!({"contents": [{"uri": r.id, "mimeType": mime, "text": text}]}).to_string())
     }

@@ -32,16 +32,36 @@ fn refresh(s: &mut Session, now_ms: i64, out: &mut Outcome) {
 }
 
 impl Server {
-    pub(crate) fn create_task(&self, tool: &Primitive, args: &Map<String, Value>, task: &Value, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
-        let s = session.as_mut().ok_or_else(|| Error::InvalidRequest("tasks need a session; call initialize first".into()))?;
+    pub(crate) fn create_task(
+        &self,
+        tool: &Primitive,
+        args: &Map<String, Value>,
+        task: &Value,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        let s = session
+            .as_mut()
+            .ok_or_else(|| Error::InvalidRequest("tasks need a session; call initialize first".into()))?;
         let ttl = match task.get("ttl") {
             None | Some(Value::Null) => Some(MAX_TTL_MS),
-            Some(v) => Some(v.as_i64().filter(|t| *t > 0).ok_or_else(|| {
-                Error::params(format!("params.task.ttl must be a positive integer (milliseconds), got {v}"))
-            })?.min(MAX_TTL_MS)),
+            Some(v) => Some(
+                v.as_i64()
+                    .filter(|t| *t > 0)
+                    .ok_or_else(|| {
+                        Error::params(format!(
+                            "params.task.ttl must be a positive integer (milliseconds), got {v}"
+                        ))
+                    })?
+                    .min(MAX_TTL_MS),
+            ),
         };
         if !task.is_object() {
-            return Err(Error::params(format!("params.task must be an object, got {}", type_name(task))));
+            return Err(Error::params(format!(
+                "params.task must be an object, got {}",
+                type_name(task)
+            )));
         }
         s.next_task += 1;
         let id = format!("{}-{}", env.fresh_id, s.next_task);
@@ -61,19 +81,34 @@ impl Server {
         let json = t.to_json();
         s.tasks.push(t);
         out.session_changed = true;
-        out.notifications.push(jsonrpc::notification("notifications/tasks/status", Some(json.clone())));
+        out.notifications
+            .push(jsonrpc::notification("notifications/tasks/status", Some(json.clone())));
         Ok(json!({"task": json}).to_string())
     }
 
-    pub(crate) fn task_method(&self, method: &str, call: &Call, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<String> {
-        let s = session.as_mut().ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;
+    pub(crate) fn task_method(
+        &self,
+        method: &str,
+        call: &Call,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        let s = session
+            .as_mut()
+            .ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;
         refresh(s, env.now_ms, out);
         if method == "tasks/list" {
             return self.list_tasks(call, s);
         }
         let id = match call.params.get("taskId") {
             Some(Value::String(id)) => id.clone(),
-            Some(v) => return Err(Error::params(format!("params.taskId must be a string, got {}", type_name(v)))),
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.taskId must be a string, got {}",
+                    type_name(v)
+                )))
+            }
             None => return Err(Error::params("params.taskId is required")),
         };
         let t = s
@@ -100,7 +135,10 @@ impl Server {
                     out.retry_at = t.due_ms;
                     Ok(String::new())
                 }
-                (status, _) => Err(Error::params(format!("task \"{id}\" is {} and has no result", status.as_str()))),
+                (status, _) => Err(Error::params(format!(
+                    "task \"{id}\" is {} and has no result",
+                    status.as_str()
+                ))),
             },
         }
     }
@@ -113,7 +151,12 @@ impl Server {
         let offset = match call.params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => cursor::decode(c, "tasks/list", &binding, self.version)?,
-            Some(v) => return Err(Error::params(format!("params.cursor must be a string, got {}", type_name(v)))),
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.cursor must be a string, got {}",
+                    type_name(v)
+                )))
+            }
         };
         let size = self.catalog.options.page_size;
         let page: Vec<Value> = tasks.iter().skip(offset).take(size).map(|t| t.to_json()).collect();

@@ -71,16 +71,30 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
     let method = req.method().to_string();
-    let body = if method == "POST" { req.bytes().await.unwrap_or_default() } else { Vec::new() };
+    let body = if method == "POST" {
+        req.bytes().await.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let headers = req.headers().clone();
     let header = move |name: &str| headers.get(name).ok().flatten();
     let cfg = http::Config::default();
     let id = fresh_id();
     let started = Date::now().as_millis() as i64;
     loop {
-        let core_env = CoreEnv { now_ms: Date::now().as_millis() as i64, principal: None, fresh_id: id.clone() };
-        let request = http::Request { method: &method, header: &header, body: &body };
-        let answer = with_server(&env, |server| http::handle(server, &cfg, request, &mut MemoryStore, &core_env));
+        let core_env = CoreEnv {
+            now_ms: Date::now().as_millis() as i64,
+            principal: None,
+            fresh_id: id.clone(),
+        };
+        let request = http::Request {
+            method: &method,
+            header: &header,
+            body: &body,
+        };
+        let answer = with_server(&env, |server| {
+            http::handle(server, &cfg, request, &mut MemoryStore, &core_env)
+        });
         let answer = match answer {
             Ok(a) => a,
             Err(e) => return Response::error(format!("invalid catalog: {e}"), 500),
@@ -100,5 +114,9 @@ fn respond(a: http::Response) -> Result<Response> {
     for (k, v) in &a.headers {
         b = b.with_header(k, v)?;
     }
-    Ok(if a.body.is_empty() { b.empty() } else { b.fixed(a.body.into_bytes()) })
+    Ok(if a.body.is_empty() {
+        b.empty()
+    } else {
+        b.fixed(a.body.into_bytes())
+    })
 }
