@@ -22,7 +22,7 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$"; then
   cargo install wasm-bindgen-cli --version "=$wbg" --locked --force
 fi
 have wasm-pack || { say "installing wasm-pack"; cargo install wasm-pack --version '^0.15' --locked; }
-worker-build --version 2>/dev/null | grep -q ' 0\.8\.' \
+worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.' \
   || { say "installing worker-build 0.8"; cargo install worker-build --version '^0.8' --locked --force; }
 
 stamp=node_modules/.sieve-lock-hash
