@@ -25,9 +25,9 @@ pub struct Section {
 }
 
 impl Section {
-    /// A section of `items` with no group parents (e.g. for testing one item).
-    pub fn of(items: Vec<Primitive>) -> Self {
-        let index = Index::build(&items, &HashMap::new());
+    /// A section of `items` compiled with the group `parents` map.
+    pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
+        let index = Index::build(&items, parents);
         let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
         Section { items, index, by_id }
     }
@@ -196,7 +196,7 @@ impl Catalog {
         mut groups: Vec<Group>,
         mut tags: Vec<Tag>,
         concerns: Concerns,
-        mut sections: [Section; 4],
+        sections: [Section; 4],
         options: Options,
         doc: &Map<String, Value>,
     ) -> Result<Self> {
@@ -240,11 +240,8 @@ impl Catalog {
                 }
             }
         }
-        for s in sections.iter_mut() {
-            s.index = Index::build(&s.items, &parents);
-            s.by_id = s.items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
-        }
-        let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null))?;
+        let sections = sections.map(|s| Section::new(s.items, &parents));
+        let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null), &parents)?;
         Ok(Catalog {
             server,
             groups,

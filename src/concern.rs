@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
-use crate::json::{opt_str, req_str, scalar_text};
+use crate::json::{canonical_number, opt_str, req_str, scalar_text};
 
 /// A host's concern configuration: concern name → value (canonical text).
 pub type ConcernConfig = BTreeMap<String, String>;
@@ -135,15 +135,23 @@ impl ConcernDecl {
     pub fn clamp(&self, v: &Value) -> Option<String> {
         match &self.values {
             ConcernValues::Range { min, max } => number(v).map(|n| canonical_number(n.clamp(*min, *max))),
-            // Ordered values: a number is a position in the declared order; anything else is
-            // too far from every value to pick one, so the declared default stands in.
-            ConcernValues::Enum(vals) => match number(v) {
-                Some(n) => {
-                    let i = n.round().clamp(0.0, (vals.len() - 1) as f64) as usize;
-                    vals.get(i).cloned()
+            // Ordered values: numeric ones clamp to the nearest value; for named ones a number is a
+            // position in the declared order; anything else is too far from every value to pick
+            // one, so the declared default stands in.
+            ConcernValues::Enum(vals) => {
+                let nums: Option<Vec<f64>> = vals.iter().map(|x| x.parse::<f64>().ok()).collect();
+                match (number(v), nums) {
+                    (Some(n), Some(nums)) => nums
+                        .iter()
+                        .zip(vals)
+                        .min_by(|a, b| (a.0 - n).abs().total_cmp(&(b.0 - n).abs()))
+                        .map(|(_, s)| s.clone()),
+                    (Some(n), None) => vals
+                        .get(n.round().clamp(0.0, (vals.len() - 1) as f64) as usize)
+                        .cloned(),
+                    (None, _) => self.default.clone().or_else(|| vals.first().cloned()),
                 }
-                None => self.default.clone().or_else(|| vals.first().cloned()),
-            },
+            }
         }
     }
 
@@ -160,14 +168,6 @@ fn number(v: &Value) -> Option<f64> {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
-    }
-}
-
-fn canonical_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        n.to_string()
     }
 }
 

@@ -51,11 +51,20 @@ pub fn str_array(v: Option<&Value>, path: &str) -> Result<Vec<String>> {
     }
 }
 
+/// Numbers as text, integral values without a fraction (`5.0` and `5` are both `"5"`).
+pub fn canonical_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        n.to_string()
+    }
+}
+
 /// The canonical text of a scalar concern/annotation value: strings as is, others as JSON.
 pub fn scalar_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(n.as_f64().map_or_else(|| n.to_string(), canonical_number)),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }

@@ -9,6 +9,7 @@ pub mod http;
 mod json;
 pub mod model;
 pub mod protocol;
+pub mod synth;
 pub mod task;
 pub mod time;
 

@@ -290,6 +290,8 @@ impl TaskQuery {
                     }
                 }
                 other if top && NOT_CRITERIA.contains(&other) => {}
+                // Per-request concerns filter tasks too; the protocol layer applies them.
+                "concerns" => {}
                 other => self.unsupported.push(format!("{path}.{other}")),
             }
         }

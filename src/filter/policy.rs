@@ -1,6 +1,7 @@
 //! Declarative policy from the catalog document, compiled into the programmable chain:
 //! `{"when": {...}, "hide": {<filter>}}` rules and initial-check rules.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -109,6 +110,7 @@ pub struct Rule {
     hide_concerns: ConcernConfig,
     priority: i32,
     kinds: Vec<Kind>,
+    parents: Arc<HashMap<String, String>>,
 }
 
 impl PrimitiveFilter for Rule {
@@ -121,7 +123,7 @@ impl PrimitiveFilter for Rule {
     }
 
     fn test(&self, item: &Primitive, ctx: &FilterContext) -> Result<bool, String> {
-        let one = Section::of(vec![item.clone()]);
+        let one = Section::new(vec![item.clone()], &self.parents);
         self.hidden(&one, ctx).unwrap_or(Ok(Bits::empty(1))).map(|h| !h.get(0))
     }
 
@@ -189,16 +191,23 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Parses `policy`; errors name the bad field.
-    pub fn parse(v: &Value) -> Result<Self> {
+    /// Parses `policy`; errors name the bad field. `parents` (group → parent) lets rules match
+    /// groups transitively when asked about one item.
+    pub fn parse(v: &Value, parents: &HashMap<String, String>) -> Result<Self> {
         let obj = match v {
             Value::Null => return Ok(Policy::default()),
             Value::Object(o) => o,
             other => return Err(bad("policy", "an object", other)),
         };
         let mut p = Policy::default();
+        if let Some(k) = obj.keys().find(|k| !["rules", "initialChecks"].contains(&k.as_str())) {
+            return Err(Error::Catalog(format!(
+                "policy has an unknown field \"{k}\"; expected rules, initialChecks"
+            )));
+        }
+        let parents = Arc::new(parents.clone());
         for (i, r) in list(obj, "rules")?.iter().enumerate() {
-            p.rules.push(parse_rule(r, &format!("policy.rules[{i}]"))?);
+            p.rules.push(parse_rule(r, &format!("policy.rules[{i}]"), &parents)?);
         }
         for (i, c) in list(obj, "initialChecks")?.iter().enumerate() {
             p.checks.push(parse_check(c, &format!("policy.initialChecks[{i}]"))?);
@@ -233,8 +242,19 @@ fn priority(obj: &Map<String, Value>, path: &str) -> Result<i32> {
     }
 }
 
-fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
+fn known_keys(obj: &Map<String, Value>, path: &str, keys: &[&str]) -> Result<()> {
+    match obj.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err(Error::Catalog(format!(
+            "{path} has an unknown field \"{k}\"; expected: {}",
+            keys.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn parse_rule(v: &Value, path: &str, parents: &Arc<HashMap<String, String>>) -> Result<Rule> {
     let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
+    known_keys(obj, path, &["when", "hide", "priority", "kinds"])?;
     let when = When::parse(obj.get("when").unwrap_or(&Value::Null), &format!("{path}.when"))?;
     let hide_v = obj
         .get("hide")
@@ -265,12 +285,18 @@ fn parse_rule(v: &Value, path: &str) -> Result<Rule> {
         hide_concerns,
         priority: priority(obj, path)?,
         kinds,
+        parents: parents.clone(),
     })
 }
 
 fn parse_check(v: &Value, path: &str) -> Result<CheckRule> {
     let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
     let prio = priority(obj, path)?;
+    if obj.len() != 1 + usize::from(obj.contains_key("priority")) {
+        return Err(Error::Catalog(format!(
+            "{path} must have one of requireCapability, allowClients, minProtocolVersion (exactly one, and optionally priority)"
+        )));
+    }
     let string = |k: &str| {
         obj.get(k).map(|x| {
             x.as_str()
@@ -282,7 +308,8 @@ fn parse_check(v: &Value, path: &str) -> Result<CheckRule> {
         return Ok(CheckRule::RequireCapability(c?, prio));
     }
     if let Some(v) = string("minProtocolVersion") {
-        return Ok(CheckRule::MinProtocolVersion(v?, prio));
+        let (_, v) = version_cmp(&v?, &format!("{path}.minProtocolVersion"))?;
+        return Ok(CheckRule::MinProtocolVersion(v, prio));
     }
     if obj.contains_key("allowClients") {
         let globs = str_array(obj.get("allowClients"), &format!("{path}.allowClients")).map_err(Error::in_catalog)?;

@@ -171,7 +171,10 @@ fn write_membership(json: &mut Map<String, Value>, groups: &[String], tags: &[St
     let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
     if !groups.is_empty() {
         json.insert("groups".into(), strings(groups));
-        let meta = json.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        let meta = json.entry("_meta").or_insert(Value::Null);
+        if meta.is_null() {
+            *meta = Value::Object(Map::new());
+        }
         if let Value::Object(meta) = meta {
             meta.insert(META_GROUPS.into(), strings(groups));
         }

@@ -4,10 +4,11 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
+use crate::filter::Filter;
 use crate::model::Primitive;
 use crate::protocol::jsonrpc;
 use crate::protocol::server::{Call, Env, Outcome, Server};
-use crate::protocol::{cursor, demo, Session};
+use crate::protocol::{cursor, demo, Session, EXT};
 use crate::task::{Status, Task, TaskQuery};
 
 /// Longest TTL granted, ms (a day).
@@ -145,7 +146,12 @@ impl Server {
 
     fn list_tasks(&self, call: &Call, s: &Session) -> Result<String> {
         let q = TaskQuery::parse(call.params, self.catalog.options.reject_unsupported_task_criteria)?;
-        let concerns = self.catalog.concerns.effective(&s.concerns);
+        let per_request = Filter {
+            concerns: call.params.get("filter").and_then(|f| f.get("concerns")).cloned(),
+            ..Filter::default()
+        };
+        let mut warnings = Vec::new();
+        let concerns = self.request_concerns(call, &per_request, &mut warnings)?;
         let tasks = q.apply(&s.tasks, &concerns);
         let binding = format!("{}\n{concerns:?}", q.canonical());
         let offset = match call.params.get("cursor") {
@@ -165,7 +171,13 @@ impl Server {
             r["nextCursor"] = json!(cursor::encode("tasks/list", &binding, self.version, offset + size));
         }
         if !q.unsupported.is_empty() {
-            r["_meta"] = json!({"dev.mcp-sieve/warnings": [format!("unsupported task filter criteria ignored: {}", q.unsupported.join(", "))]});
+            warnings.push(format!(
+                "unsupported task filter criteria ignored: {}",
+                q.unsupported.join(", ")
+            ));
+        }
+        if !warnings.is_empty() {
+            r["_meta"] = json!({ format!("{EXT}/warnings"): warnings });
         }
         Ok(r.to_string())
     }
