@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the npm package (wasm-pack → pkg/), the Worker (worker-build → worker/build/), and the
+# Builds the npm package (wasm-pack → pkg/), the Worker (worker-build → worker/build/), the native
+# server (target/debug/mcp-sieve), and the
 # static site the Worker serves (web/ + pkg/ → target/site/). Incremental: cargo skips what is
 # unchanged.
 set -euo pipefail
@@ -10,6 +11,8 @@ wasm-pack build --release --target web --out-dir pkg --out-name mcp_sieve . --fe
 ( cd worker \
   && WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" WASM_OPT_BIN="$(command -v wasm-opt)" \
      ESBUILD_BIN="$(command -v esbuild)" worker-build --release )
+
+cargo build --bin mcp-sieve
 
 rm -rf target/site
 mkdir -p target/site

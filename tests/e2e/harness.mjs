@@ -25,20 +25,13 @@ async function freePort() {
 }
 
 /**
- * Starts `wrangler dev` for worker/ and waits until POST /mcp answers.
- * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler).
- * Returns { url: '<base>/mcp', base: 'http://127.0.0.1:<port>', stop }.
+ * Spawns `command args` in its own process group and waits until POST <base>/mcp answers.
+ * Returns { url: '<base>/mcp', base, stop }.
  */
-export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
-  port ??= await freePort();
+async function startProcess(command, args, port, what) {
   const base = `http://127.0.0.1:${port}`;
   const url = `${base}/mcp`;
-  const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
-    '--show-interactive-dev-session=false', '--log-level', 'warn'];
-  if (persistTo) args.push('--persist-to', persistTo);
-  args.push(...extraArgs);
-
-  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, {
+  const child = spawn(command, args, {
     cwd: ROOT,
     detached: true, // own process group, so stop() reaches workerd too
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,7 +67,7 @@ export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
   const ping = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' });
   for (;;) {
     if (exited) {
-      throw new Error(`wrangler dev exited early (${JSON.stringify(exited)}); last output:\n${log}`);
+      throw new Error(`${what} exited early (${JSON.stringify(exited)}); last output:\n${log}`);
     }
     try {
       const res = await fetch(url, {
@@ -84,15 +77,38 @@ export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
         signal: AbortSignal.timeout(2000),
       });
       await res.arrayBuffer();
-      return { url, base, stop }; // any HTTP status means the Worker is serving
+      return { url, base, stop }; // any HTTP status means it is serving
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`wrangler dev not ready on ${url} after ${READY_TIMEOUT_MS / 1000}s; last output:\n${log}`);
+      throw new Error(`${what} not ready on ${url} after ${READY_TIMEOUT_MS / 1000}s; last output:\n${log}`);
     }
     await sleep(POLL_MS);
   }
 }
+
+/**
+ * Starts `wrangler dev` for worker/ (the built Worker in local workerd).
+ * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler).
+ */
+export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
+  port ??= await freePort();
+  const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
+    '--show-interactive-dev-session=false', '--log-level', 'warn'];
+  if (persistTo) args.push('--persist-to', persistTo);
+  args.push(...extraArgs);
+  return startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev');
+}
+
+/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh). */
+export async function startNative({ port } = {}) {
+  port ??= await freePort();
+  const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port)], port, 'mcp-sieve serve');
+}
+
+/** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */
+export const startTarget = (opts) => (process.env.SIEVE_TARGET === 'native' ? startNative(opts) : startWorker(opts));
 
 /**
  * Raw JSON-RPC POST. `body` is an object (sent as JSON) or a string (sent as is).

@@ -1,4 +1,5 @@
-// E2E: the official MCP TypeScript SDK client against the local Worker (wrangler dev), covering
+// E2E: the official MCP TypeScript SDK client against the local Worker (wrangler dev) — or the
+// native server with SIEVE_TARGET=native — covering
 // the handshake, groups/tags listing, filtered tools/list (SEP-1300), errors, tools/call and the
 // Streamable HTTP rules. Needs the Worker built first (scripts/build.sh).
 //
@@ -11,7 +12,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startWorker, rpc } from './harness.mjs';
+import { startTarget, rpc } from './harness.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const PROTOCOL = '2025-11-25';
@@ -27,7 +28,7 @@ let client;
 const rawMessages = []; // every JSON-RPC message the transport received, unparsed
 
 before(async () => {
-  worker = await startWorker();
+  worker = await startTarget();
   const transport = new StreamableHTTPClientTransport(new URL(worker.url));
   transport.onmessage = (msg) => rawMessages.push(msg); // Protocol.connect chains onto this
   client = new Client({ name: 'sieve-e2e', version: '1.0.0' });
