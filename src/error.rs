@@ -14,6 +14,10 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     /// Internal error.
     pub const INTERNAL_ERROR: i32 = -32603;
+    /// MCP 2026-07-28: HTTP headers disagree with the body (or are missing or malformed).
+    pub const HEADER_MISMATCH: i32 = -32020;
+    /// MCP 2026-07-28: the request's protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
 /// Everything that can go wrong in the core. Messages say what was wrong and what would be right.
@@ -39,6 +43,12 @@ pub enum Error {
     /// The catalog document is invalid; names the bad field.
     #[error("invalid catalog: {0}")]
     Catalog(String),
+    /// MCP 2026-07-28 header/body disagreement.
+    #[error("header mismatch: {0}")]
+    HeaderMismatch(String),
+    /// MCP 2026-07-28: the request's protocol version is not one this server speaks.
+    #[error("unsupported protocol version \"{0}\"; supported: {1}")]
+    UnsupportedVersion(String, String),
     /// A bug or an unexpected state.
     #[error("internal error: {0}")]
     Internal(String),
@@ -80,6 +90,8 @@ impl Error {
             Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
             Error::InvalidParams { .. } | Error::Catalog(_) => code::INVALID_PARAMS,
             Error::Internal(_) => code::INTERNAL_ERROR,
+            Error::HeaderMismatch(_) => code::HEADER_MISMATCH,
+            Error::UnsupportedVersion(..) => code::UNSUPPORTED_PROTOCOL_VERSION,
         }
     }
 
@@ -96,6 +108,9 @@ impl Error {
         let mut v = json!({"code": self.code(), "message": self.to_string()});
         if let Some(d) = self.data() {
             v["data"] = d.clone();
+        }
+        if let Error::UnsupportedVersion(_, supported) = self {
+            v["data"] = json!({"supported": supported.split(", ").collect::<Vec<_>>()});
         }
         v
     }

@@ -82,6 +82,30 @@ pub fn origin_allowed(origin: &str, cfg: &Config) -> bool {
     ["localhost", "127.0.0.1", "[::1]"].contains(&host) || cfg.allowed_origins.iter().any(|o| o == "*" || o == origin)
 }
 
+/// The 2026-07-28 rules for a stateless request: the version travels in `_meta`, the
+/// `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body (`-32020`), and the
+/// version must be one this server speaks statelessly (`-32022`).
+fn check_modern(msg: &Incoming, header: Option<&str>, meta: Option<&str>, method: Option<&str>) -> Result<(), Error> {
+    let meta = meta.ok_or_else(|| {
+        Error::HeaderMismatch("MCP-Protocol-Version is 2026-07-28 but params._meta[\"io.modelcontextprotocol/protocolVersion\"] is missing".into())
+    })?;
+    if let Some(hv) = header.filter(|hv| *hv != meta) {
+        return Err(Error::HeaderMismatch(format!(
+            "MCP-Protocol-Version header \"{hv}\" does not match params._meta protocolVersion \"{meta}\""
+        )));
+    }
+    if let Some(m) = method.filter(|m| Some(*m) != msg.method()) {
+        return Err(Error::HeaderMismatch(format!(
+            "Mcp-Method header \"{m}\" does not match the body's method \"{}\"",
+            msg.method().unwrap_or_default()
+        )));
+    }
+    if meta != MODERN_VERSION {
+        return Err(Error::UnsupportedVersion(meta.into(), MODERN_VERSION.into()));
+    }
+    Ok(())
+}
+
 /// Handles one HTTP request to the MCP endpoint.
 pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
     let h = req.header;
@@ -135,7 +159,26 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         Err(rejected) => return rpc_error(400, &rejected.0, &rejected.1),
     };
     let header_version = h("mcp-protocol-version");
-    if let Some(v) = &header_version {
+    let meta_version = msg
+        .params()
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str);
+    let stateless = meta_version.is_some() || header_version.as_deref() == Some(MODERN_VERSION);
+    if stateless {
+        if let Err(e) = check_modern(
+            &msg,
+            header_version.as_deref(),
+            meta_version,
+            h("mcp-method").as_deref(),
+        ) {
+            let id = match &msg {
+                Incoming::Request { id, .. } => id.clone(),
+                _ => Value::Null,
+            };
+            return rpc_error(400, &id, &e);
+        }
+    } else if let Some(v) = &header_version {
         if !is_supported_version(v) {
             return plain(
                 400,
@@ -144,29 +187,6 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
                     LEGACY_VERSIONS.join(", ")
                 ),
             );
-        }
-    }
-    let meta_version = msg
-        .params()
-        .get("_meta")
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .and_then(Value::as_str);
-    let stateless = meta_version == Some(MODERN_VERSION) || header_version.as_deref() == Some(MODERN_VERSION);
-    if stateless {
-        if let (Some(hv), Some(mv)) = (&header_version, meta_version) {
-            if hv != mv {
-                let id = match &msg {
-                    Incoming::Request { id, .. } => id.clone(),
-                    _ => Value::Null,
-                };
-                return rpc_error(
-                    400,
-                    &id,
-                    &Error::InvalidRequest(format!(
-                        "MCP-Protocol-Version header \"{hv}\" does not match _meta protocolVersion \"{mv}\""
-                    )),
-                );
-            }
         }
     }
     let is_init = msg.method() == Some("initialize");

@@ -2,107 +2,10 @@
 //! error codes, through the same Streamable HTTP rules the Worker uses.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::HashMap;
+mod common;
 
-use mcp_sieve::http::{self, SessionStore};
-use mcp_sieve::protocol::{Env, Server, Session};
-use mcp_sieve::Catalog;
+use common::Harness;
 use serde_json::{json, Value};
-
-#[derive(Default)]
-struct Memory(HashMap<String, Session>);
-
-impl SessionStore for Memory {
-    fn load(&mut self, id: &str) -> Option<Session> {
-        self.0.get(id).cloned()
-    }
-    fn save(&mut self, s: &Session) {
-        self.0.insert(s.id.clone(), s.clone());
-    }
-    fn remove(&mut self, id: &str) {
-        self.0.remove(id);
-    }
-}
-
-struct Harness {
-    server: Server,
-    store: Memory,
-    session: Option<String>,
-    n: u64,
-}
-
-impl Harness {
-    fn new() -> Self {
-        let catalog = Catalog::from_json_str(include_str!("../catalog/default.json")).unwrap();
-        Harness {
-            server: Server::new(catalog),
-            store: Memory::default(),
-            session: None,
-            n: 0,
-        }
-    }
-
-    fn post_raw(&mut self, body: &str, headers: &[(&str, &str)]) -> http::Response {
-        self.n += 1;
-        let mut hs: Vec<(String, String)> = vec![
-            ("content-type".into(), "application/json".into()),
-            ("accept".into(), "application/json, text/event-stream".into()),
-        ];
-        if let Some(s) = &self.session {
-            hs.push(("mcp-session-id".into(), s.clone()));
-        }
-        hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let header = move |name: &str| {
-            hs.iter()
-                .rev()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let env = Env {
-            now_ms: 1_763_634_600_000,
-            principal: None,
-            fresh_id: format!("id{}", self.n),
-        };
-        let req = http::Request {
-            method: "POST",
-            header: &header,
-            body: body.as_bytes(),
-        };
-        http::handle(&self.server, &http::Config::default(), req, &mut self.store, &env)
-    }
-
-    fn rpc(&mut self, method: &str, params: Value) -> Value {
-        let body = json!({"jsonrpc": "2.0", "id": self.n + 1, "method": method, "params": params}).to_string();
-        let r = self.post_raw(&body, &[]);
-        assert_eq!(r.status, 200, "{}", r.body);
-        let body = r
-            .body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .next_back()
-            .map(str::to_string)
-            .unwrap_or(r.body);
-        serde_json::from_str(&body).unwrap()
-    }
-
-    fn init(&mut self) -> Value {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-        let r = self.post_raw(&body.to_string(), &[]);
-        assert_eq!(r.status, 200);
-        let sid = r
-            .headers
-            .iter()
-            .find(|(k, _)| k == "Mcp-Session-Id")
-            .map(|(_, v)| v.clone())
-            .expect("session id");
-        self.session = Some(sid);
-        let n = self.post_raw(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &[]);
-        assert_eq!(n.status, 202);
-        assert!(n.body.is_empty());
-        serde_json::from_str(&r.body).unwrap()
-    }
-}
 
 #[test]
 fn initialize_declares_filtering_and_negotiates_the_version() {
@@ -233,4 +136,33 @@ fn session_header_rules() {
     assert_eq!(h.post_raw(body, &[]).status, 400);
     assert_eq!(h.post_raw(body, &[("content-type", "text/plain")]).status, 415);
     assert_eq!(h.post_raw(body, &[("origin", "https://evil.example")]).status, 403);
+}
+
+#[test]
+fn a_catalog_change_announces_what_changed_and_stales_cursors() {
+    let mut h = Harness::new();
+    h.init();
+    let first = h.rpc("tools/list", json!({}));
+    let cursor = first["result"]["nextCursor"].clone();
+    assert!(cursor.is_string());
+    let mut doc: Value = serde_json::from_str(include_str!("../catalog/default.json")).unwrap();
+    doc["tools"].as_array_mut().unwrap().pop();
+    doc["tags"].as_array_mut().unwrap().push(json!({"name": "new-tag"}));
+    let notes = h.server.replace_catalog(Catalog::load(&doc).unwrap());
+    let methods: Vec<String> = notes
+        .iter()
+        .map(|n| {
+            serde_json::from_str::<Value>(n).unwrap()["method"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        ["notifications/tools/list_changed", "notifications/tags/list_changed"]
+    );
+    let stale = h.rpc("tools/list", json!({ "cursor": cursor }));
+    assert_eq!(stale["error"]["code"], -32602);
+    assert!(stale["error"]["message"].as_str().unwrap().contains("stale"));
 }

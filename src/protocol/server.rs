@@ -73,6 +73,42 @@ impl Server {
         &self.catalog
     }
 
+    /// Swaps in a new catalog (a configuration reload, an upstream refresh). Returns the
+    /// `list_changed` notifications every session should get, and bumps the version so cursors
+    /// issued before the change are refused.
+    pub fn replace_catalog(&mut self, catalog: Catalog) -> Vec<String> {
+        let old = std::mem::replace(&mut self.catalog, Arc::new(catalog));
+        let new = &self.catalog;
+        let fragments = |c: &Catalog, kind: Kind| -> Vec<String> {
+            c.section(kind).items.iter().map(|p| p.fragment.clone()).collect()
+        };
+        let mut notes = Vec::new();
+        let mut changed = |yes: bool, method: &str| {
+            if yes && !notes.iter().any(|n: &String| n.contains(method)) {
+                notes.push(jsonrpc::notification(method, None));
+            }
+        };
+        changed(
+            fragments(&old, Kind::Tool) != fragments(new, Kind::Tool),
+            "notifications/tools/list_changed",
+        );
+        for kind in [Kind::Resource, Kind::ResourceTemplate] {
+            changed(
+                fragments(&old, kind) != fragments(new, kind),
+                "notifications/resources/list_changed",
+            );
+        }
+        changed(
+            fragments(&old, Kind::Prompt) != fragments(new, Kind::Prompt),
+            "notifications/prompts/list_changed",
+        );
+        changed(old.groups != new.groups, "notifications/groups/list_changed");
+        changed(old.tags != new.tags, "notifications/tags/list_changed");
+        self.chain = new.policy.chain();
+        self.version += 1;
+        notes
+    }
+
     /// The chain, to add programmable filters and checks.
     pub fn chain_mut(&mut self) -> &mut Chain {
         &mut self.chain
@@ -110,9 +146,16 @@ impl Server {
             Incoming::Response => {}
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
             Incoming::Request { id, method, params } => {
+                let stateless = session.is_none() && method != "initialize";
                 let result = self.request(&id, &method, &params, session, env, &mut out);
                 if out.retry_at.is_none() {
                     out.response = Some(match result {
+                        // 2026-07-28 results say whether they are complete.
+                        Ok(raw) if stateless && raw.starts_with('{') => {
+                            let rest = if raw == "{}" { "}" } else { &raw[1..] };
+                            let sep = if rest == "}" { "" } else { "," };
+                            jsonrpc::ok_raw(&id, &format!("{{\"resultType\":\"complete\"{sep}{rest}"))
+                        }
                         Ok(raw) => jsonrpc::ok_raw(&id, &raw),
                         Err(e) => jsonrpc::error(&id, &e),
                     });
