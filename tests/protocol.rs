@@ -148,7 +148,7 @@ fn a_catalog_change_announces_what_changed_and_stales_cursors() {
     let mut doc: Value = serde_json::from_str(include_str!("../catalog/default.json")).unwrap();
     doc["tools"].as_array_mut().unwrap().pop();
     doc["tags"].as_array_mut().unwrap().push(json!({"name": "new-tag"}));
-    let notes = h.server.replace_catalog(Catalog::load(&doc).unwrap());
+    let notes = h.server.replace_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
     let methods: Vec<String> = notes
         .iter()
         .map(|n| {
