@@ -207,7 +207,9 @@ impl Harness {
     pub fn modern(&mut self, id: Value, method: &str, params: Value) -> http::Response {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": modern_params(params)});
         let (session, version) = (self.session.take(), self.protocol_version.take());
-        let r = self.post(&body, &[("mcp-protocol-version", MODERN)]);
+        let hs = modern_headers(&body);
+        let hs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let r = self.post(&body, &hs);
         (self.session, self.protocol_version) = (session, version);
         r
     }
@@ -237,6 +239,29 @@ impl Harness {
     pub fn tool_names(&mut self, params: Value) -> Vec<String> {
         self.list_all("tools/list", "tools", params)
     }
+}
+
+/// The headers a 2026-07-28 client mirrors from a request body: `MCP-Protocol-Version`,
+/// `Mcp-Method`, and `Mcp-Name` (from `params.name` or `params.uri`) for `tools/call`,
+/// `prompts/get` and `resources/read`.
+pub fn modern_headers(message: &Value) -> Vec<(&'static str, String)> {
+    let method = message["method"].as_str().unwrap_or_default();
+    let version = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        .as_str()
+        .unwrap_or(MODERN);
+    let mut hs = vec![
+        ("mcp-protocol-version", version.to_string()),
+        ("mcp-method", method.to_string()),
+    ];
+    let name = match method {
+        "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
+        "resources/read" => message["params"]["uri"].as_str(),
+        _ => None,
+    };
+    if let Some(n) = name {
+        hs.push(("mcp-name", n.to_string()));
+    }
+    hs
 }
 
 /// `params` with the stateless `_meta` fields added (an object's own `_meta` entries are kept).

@@ -1,0 +1,377 @@
+//! MCP 2025-11-25 tasks end to end through `http::handle`, with the harness's clock: a task-augmented
+//! `tools/call` of `long_report`, `tasks/get` before and after it is due, `tasks/result` (and its
+//! retry time while the task works), `tasks/cancel`, TTL expiry, and `tasks/list` with every
+//! SEP-1904 field both at the top of `params` and under `params.filter`.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{messages, notifications_of, response_of, Harness, T0};
+use mcp_sieve::time::format_iso;
+use serde_json::{json, Value};
+
+const RELATED: &str = "io.modelcontextprotocol/related-task";
+
+fn iso(ms: i64) -> String {
+    format_iso(ms, 0)
+}
+
+/// Starts `long_report` as a task; returns the `task` object of the `CreateTaskResult`.
+fn start(h: &mut Harness, seconds: i64, ttl: i64) -> Value {
+    let r = h.rpc_ok(
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": seconds}, "task": {"ttl": ttl}}),
+    );
+    assert!(
+        r.get("content").is_none(),
+        "a CreateTaskResult holds no tool result: {r}"
+    );
+    r["task"].clone()
+}
+
+fn task_id(t: &Value) -> String {
+    t["taskId"].as_str().expect("taskId is a string").to_string()
+}
+
+fn session() -> Harness {
+    let mut h = Harness::new();
+    h.init();
+    h
+}
+
+#[test]
+fn a_task_runs_completes_and_yields_its_result() {
+    let mut h = session();
+    // The CreateTaskResult, streamed after the first status notification.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60000}}});
+    let r = h.post(&body, &[]);
+    assert_eq!(r.status, 200);
+    let task = response_of(&r)["result"]["task"].clone();
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60000);
+    assert_eq!(task["createdAt"], iso(T0));
+    assert_eq!(task["lastUpdatedAt"], iso(T0));
+    assert!(task["pollInterval"].as_i64().unwrap() > 0);
+    let id = task_id(&task);
+    let notes = notifications_of(&r);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["method"], "notifications/tasks/status");
+    assert_eq!(notes[0]["params"]["taskId"], id.as_str());
+    assert_eq!(notes[0]["params"]["status"], "working");
+
+    let got = h.rpc_ok("tasks/get", json!({"taskId": id}));
+    assert_eq!(got["status"], "working");
+    assert_eq!(got["taskId"], id.as_str());
+    assert_eq!(got["ttl"], 60000);
+    assert!(
+        got["_meta"].get(RELATED).is_none(),
+        "tasks/get carries no related-task meta"
+    );
+
+    h.advance(1999);
+    assert_eq!(h.rpc_ok("tasks/get", json!({"taskId": id}))["status"], "working");
+    h.advance(1001);
+    let got = h.rpc_ok("tasks/get", json!({"taskId": id}));
+    assert_eq!(got["status"], "completed");
+    assert_eq!(got["createdAt"], iso(T0));
+    assert_eq!(
+        got["lastUpdatedAt"],
+        iso(T0 + 2000),
+        "completed when due, not when polled"
+    );
+
+    let result = h.rpc_ok("tasks/result", json!({"taskId": id}));
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("report ready: ran 2 s, finished at {}", iso(T0 + 2000))
+    );
+    assert_eq!(result["_meta"][RELATED]["taskId"], id.as_str());
+    // The result can be fetched again while the task lives.
+    let again = h.rpc_ok("tasks/result", json!({"taskId": id}));
+    assert_eq!(again, result);
+}
+
+#[test]
+fn tasks_result_of_a_working_task_retries_when_it_is_due() {
+    let mut h = session();
+    h.advance(500);
+    let id = task_id(&start(&mut h, 5, 60000));
+    h.advance(1000);
+    let body = json!({"jsonrpc": "2.0", "id": "res", "method": "tasks/result", "params": {"taskId": id}});
+    let r = h.post(&body, &[]);
+    assert_eq!(r.retry_at, Some(T0 + 500 + 5000), "blocks until the task's due time");
+    assert!(r.body.is_empty(), "no answer yet: {}", r.body);
+    // The shell handles the same request again at that time.
+    h.now_ms = r.retry_at.unwrap();
+    let r = h.post(&body, &[]);
+    assert_eq!(r.retry_at, None);
+    assert_eq!(r.status, 200);
+    let res = response_of(&r);
+    assert_eq!(res["id"], "res");
+    assert!(res["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("report ready: ran 5 s"));
+    assert_eq!(res["result"]["_meta"][RELATED]["taskId"], id.as_str());
+}
+
+#[test]
+fn cancel_a_working_task_then_cancel_again() {
+    let mut h = session();
+    let id = task_id(&start(&mut h, 10, 60000));
+    h.advance(1000);
+    let c = h.rpc_ok("tasks/cancel", json!({"taskId": id}));
+    assert_eq!(c["taskId"], id.as_str());
+    assert_eq!(c["status"], "cancelled");
+    assert_eq!(c["lastUpdatedAt"], iso(T0 + 1000));
+    assert_eq!(h.rpc_ok("tasks/get", json!({"taskId": id}))["status"], "cancelled");
+    // Terminal: a second cancel is -32602 (MCP 2025-11-25), and the work never completes it.
+    let e = h.rpc_err("tasks/cancel", json!({"taskId": id}));
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("cancelled"), "{e}");
+    h.advance(20_000);
+    assert_eq!(h.rpc_ok("tasks/get", json!({"taskId": id}))["status"], "cancelled");
+    // Cancelling a completed task is refused the same way.
+    let done = task_id(&start(&mut h, 1, 60000));
+    h.advance(1000);
+    assert_eq!(h.rpc_ok("tasks/get", json!({"taskId": done}))["status"], "completed");
+    let e = h.rpc_err("tasks/cancel", json!({"taskId": done}));
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("completed"), "{e}");
+    // Unknown ids.
+    let e = h.rpc_err("tasks/cancel", json!({"taskId": "nope"}));
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("Unknown task"), "{e}");
+}
+
+#[test]
+fn ttl_expiry_removes_a_task() {
+    let mut h = session();
+    let id = task_id(&start(&mut h, 1, 5000));
+    let keep = task_id(&start(&mut h, 1, 60000));
+    h.advance(4999);
+    assert_eq!(h.rpc_ok("tasks/get", json!({"taskId": id}))["status"], "completed");
+    h.advance(1);
+    let e = h.rpc_err("tasks/get", json!({"taskId": id}));
+    assert_eq!(e["code"], -32602);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("Unknown task: \"{id}\"")),
+        "{e}"
+    );
+    assert_eq!(h.rpc_err("tasks/result", json!({"taskId": id}))["code"], -32602);
+    let listed: Vec<String> = h.rpc_ok("tasks/list", json!({}))["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(task_id)
+        .collect();
+    assert_eq!(listed, [keep]);
+}
+
+#[test]
+fn task_requests_need_a_tool_with_task_support() {
+    let mut h = session();
+    // echo has no execution.taskSupport ("forbidden" by default).
+    let e = h.rpc_err(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "x"}, "task": {"ttl": 60000}}),
+    );
+    // The brief asks for -32602; MCP 2025-11-25 (tasks, tool-level negotiation) says servers SHOULD
+    // answer -32601 here. Either is a refusal naming the cause; which one is a decision to make.
+    assert!(e["code"] == -32602 || e["code"] == -32601, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("taskSupport"), "{e}");
+    assert!(h.rpc_ok("tasks/list", json!({}))["tasks"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Bad task parameters name the field.
+    let e = h.rpc_err(
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 1}, "task": {"ttl": -1}}),
+    );
+    assert_eq!(e["code"], -32602);
+    assert!(e["message"].as_str().unwrap().contains("params.task.ttl"), "{e}");
+    let e = h.rpc_err(
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 1}, "task": "soon"}),
+    );
+    assert_eq!(e["code"], -32602);
+    assert!(
+        e["message"].as_str().unwrap().contains("params.task must be an object"),
+        "{e}"
+    );
+}
+
+/// Three tasks, listed at T0 + 22 s:
+/// - `a`: created T0, 1 s → completed, last updated T0 + 1 s;
+/// - `b`: created T0 + 10 s, 30 s → working, last updated T0 + 10 s;
+/// - `c`: created T0 + 20 s, cancelled at T0 + 21 s.
+fn three_tasks() -> (Harness, [String; 3]) {
+    let mut h = session();
+    let a = task_id(&start(&mut h, 1, 3_600_000));
+    h.advance(10_000);
+    let b = task_id(&start(&mut h, 30, 3_600_000));
+    h.advance(10_000);
+    let c = task_id(&start(&mut h, 5, 3_600_000));
+    h.advance(1000);
+    h.rpc_ok("tasks/cancel", json!({"taskId": c}));
+    h.advance(1000);
+    (h, [a, b, c])
+}
+
+/// `tasks/list` with `criteria` at the top of `params` and again under `params.filter`; both must
+/// give the same ids; returns them.
+fn listed(h: &mut Harness, criteria: Value) -> Vec<String> {
+    let ids = |r: Value| -> Vec<String> { r["tasks"].as_array().unwrap().iter().map(task_id).collect() };
+    let top = h.rpc_ok("tasks/list", criteria.clone());
+    let nested = h.rpc_ok("tasks/list", json!({ "filter": criteria }));
+    assert!(top.get("_meta").is_none(), "no warnings: {top}");
+    assert!(nested.get("_meta").is_none(), "no warnings: {nested}");
+    assert!(top.get("nextCursor").is_none());
+    let (top, nested) = (ids(top), ids(nested));
+    assert_eq!(top, nested, "params vs params.filter for {criteria}");
+    top
+}
+
+#[test]
+fn tasks_list_with_each_sep_1904_field() {
+    let (mut h, [a, b, c]) = three_tasks();
+    let ids = |v: &[&String]| -> Vec<String> { v.iter().map(|s| s.to_string()).collect() };
+    // Statuses as set up.
+    let all = h.rpc_ok("tasks/list", json!({}));
+    let status = |id: &str| {
+        all["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["taskId"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(
+        [status(&a), status(&b), status(&c)],
+        [json!("completed"), json!("working"), json!("cancelled")]
+    );
+
+    // No criteria: every task, lastUpdatedAt descending (the SEP-1904 default).
+    assert_eq!(listed(&mut h, json!({})), ids(&[&c, &b, &a]));
+    // status
+    assert_eq!(listed(&mut h, json!({"status": ["working"]})), ids(&[&b]));
+    assert_eq!(
+        listed(&mut h, json!({"status": ["completed", "cancelled"]})),
+        ids(&[&c, &a])
+    );
+    assert_eq!(listed(&mut h, json!({"status": ["failed"]})), ids(&[]));
+    // taskIds
+    assert_eq!(listed(&mut h, json!({"taskIds": [a, c]})), ids(&[&c, &a]));
+    assert_eq!(listed(&mut h, json!({"taskIds": ["nope"]})), ids(&[]));
+    // methods
+    assert_eq!(listed(&mut h, json!({"methods": ["tools/call"]})), ids(&[&c, &b, &a]));
+    assert_eq!(listed(&mut h, json!({"methods": ["sampling/createMessage"]})), ids(&[]));
+    // createdAfter / createdBefore (strict)
+    assert_eq!(listed(&mut h, json!({"createdAfter": iso(T0 + 5000)})), ids(&[&c, &b]));
+    assert_eq!(listed(&mut h, json!({"createdAfter": iso(T0 + 10_000)})), ids(&[&c]));
+    assert_eq!(
+        listed(&mut h, json!({"createdBefore": iso(T0 + 20_000)})),
+        ids(&[&b, &a])
+    );
+    // The same instant with an offset.
+    assert_eq!(
+        listed(&mut h, json!({"createdAfter": "2025-11-20T12:30:05+02:00"})),
+        ids(&[&c, &b])
+    );
+    // lastUpdatedAfter / lastUpdatedBefore
+    assert_eq!(
+        listed(&mut h, json!({"lastUpdatedAfter": iso(T0 + 5000)})),
+        ids(&[&c, &b])
+    );
+    assert_eq!(
+        listed(&mut h, json!({"lastUpdatedBefore": iso(T0 + 15_000)})),
+        ids(&[&b, &a])
+    );
+    // orderBy / order
+    assert_eq!(
+        listed(&mut h, json!({"orderBy": "createdAt", "order": "asc"})),
+        ids(&[&a, &b, &c])
+    );
+    assert_eq!(listed(&mut h, json!({"orderBy": "createdAt"})), ids(&[&c, &b, &a]));
+    assert_eq!(listed(&mut h, json!({"order": "asc"})), ids(&[&a, &b, &c]));
+    assert_eq!(
+        listed(&mut h, json!({"orderBy": "lastUpdatedAt", "order": "desc"})),
+        ids(&[&c, &b, &a])
+    );
+    // Criteria AND together.
+    assert_eq!(
+        listed(
+            &mut h,
+            json!({"status": ["working", "completed"], "createdBefore": iso(T0 + 15_000), "orderBy": "createdAt", "order": "asc"})
+        ),
+        ids(&[&a, &b])
+    );
+}
+
+#[test]
+fn tasks_list_rejects_bad_criteria_naming_the_field() {
+    let (mut h, _) = three_tasks();
+    for (params, field) in [
+        (json!({"createdAfter": "yesterday"}), "params.createdAfter"),
+        (
+            json!({"filter": {"createdAfter": "2025-11-20"}}),
+            "params.filter.createdAfter",
+        ),
+        (json!({"createdBefore": "2025-13-01T00:00:00Z"}), "params.createdBefore"),
+        (
+            json!({"lastUpdatedAfter": 1_763_634_600_000_i64}),
+            "params.lastUpdatedAfter",
+        ),
+        (
+            json!({"filter": {"lastUpdatedBefore": "2025-11-20T10:30:00"}}),
+            "params.filter.lastUpdatedBefore",
+        ),
+        (json!({"status": ["running"]}), "params.status"),
+        (json!({"filter": {"status": "working"}}), "params.filter.status"),
+        (json!({"taskIds": "a"}), "params.taskIds"),
+        (json!({"methods": [1]}), "params.methods"),
+        (json!({"orderBy": "taskId"}), "params.orderBy"),
+        (json!({"filter": {"order": "ascending"}}), "params.filter.order"),
+        (json!({"filter": "working"}), "params.filter must be an object"),
+    ] {
+        let e = h.rpc_err("tasks/list", params.clone());
+        assert_eq!(e["code"], -32602, "{params}: {e}");
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains(field), "{params}: {m}");
+    }
+    // An ISO 8601 error says what a valid timestamp looks like.
+    let e = h.rpc_err("tasks/list", json!({"createdAfter": "yesterday"}));
+    assert!(e["message"].as_str().unwrap().contains("2025-11-20T10:30:00Z"), "{e}");
+}
+
+#[test]
+fn task_status_notifications_follow_the_lifecycle() {
+    let mut h = session();
+    let id = task_id(&start(&mut h, 1, 60000));
+    h.advance(1000);
+    // The poll that observes completion also streams the status change before its response.
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/list", "params": {}}),
+        &[],
+    );
+    let all = messages(&r);
+    let last = all.last().unwrap();
+    assert_eq!(last["id"], 7);
+    assert_eq!(last["result"]["tasks"][0]["status"], "completed");
+    let notes = notifications_of(&r);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["params"]["taskId"], id.as_str());
+    assert_eq!(notes[0]["params"]["status"], "completed");
+    // Nothing more to announce on the next poll.
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 8, "method": "tasks/list", "params": {}}),
+        &[],
+    );
+    assert!(notifications_of(&r).is_empty());
+}
