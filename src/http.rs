@@ -85,7 +85,13 @@ pub fn origin_allowed(origin: &str, cfg: &Config) -> bool {
 /// The 2026-07-28 rules for a stateless request: the version travels in `_meta`, the
 /// `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body (`-32020`), and the
 /// version must be one this server speaks statelessly (`-32022`).
-fn check_modern(msg: &Incoming, header: Option<&str>, meta: Option<&str>, method: Option<&str>) -> Result<(), Error> {
+fn check_modern(
+    msg: &Incoming,
+    header: Option<&str>,
+    meta: Option<&str>,
+    method: Option<&str>,
+    name: Option<&str>,
+) -> Result<(), Error> {
     let meta = meta.ok_or_else(|| {
         Error::HeaderMismatch("MCP-Protocol-Version is 2026-07-28 but params._meta[\"io.modelcontextprotocol/protocolVersion\"] is missing".into())
     })?;
@@ -94,14 +100,53 @@ fn check_modern(msg: &Incoming, header: Option<&str>, meta: Option<&str>, method
             "MCP-Protocol-Version header \"{hv}\" does not match params._meta protocolVersion \"{meta}\""
         )));
     }
-    if let Some(m) = method.filter(|m| Some(*m) != msg.method()) {
-        return Err(Error::HeaderMismatch(format!(
-            "Mcp-Method header \"{m}\" does not match the body's method \"{}\"",
-            msg.method().unwrap_or_default()
-        )));
+    let body_method = msg.method().unwrap_or_default();
+    match method {
+        None => {
+            return Err(Error::HeaderMismatch(format!(
+                "the Mcp-Method header is required (here \"{body_method}\")"
+            )))
+        }
+        Some(m) if m != body_method => {
+            return Err(Error::HeaderMismatch(format!(
+                "Mcp-Method header \"{m}\" does not match the body's method \"{body_method}\""
+            )))
+        }
+        _ => {}
+    }
+    let mirrored = match body_method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    // A body without the mirrored field is left to the method, which names what is missing.
+    if let Some((field, want)) = mirrored.and_then(|f| Some((f, msg.params().get(f)?.as_str()?))) {
+        match name {
+            None => {
+                return Err(Error::HeaderMismatch(format!(
+                    "the Mcp-Name header is required for {body_method}"
+                )))
+            }
+            // Values outside visible ASCII arrive Base64-encoded (`=?base64?…?=`); those are not compared here.
+            Some(n) if n != want && !n.starts_with("=?base64?") => {
+                return Err(Error::HeaderMismatch(format!(
+                    "Mcp-Name header \"{n}\" does not match params.{field} \"{want}\""
+                )))
+            }
+            _ => {}
+        }
     }
     if meta != MODERN_VERSION {
         return Err(Error::UnsupportedVersion(meta.into(), MODERN_VERSION.into()));
+    }
+    if matches!(msg, Incoming::Request { .. })
+        && !msg.params()["_meta"]
+            .get("io.modelcontextprotocol/clientCapabilities")
+            .is_some_and(Value::is_object)
+    {
+        return Err(Error::params(
+            "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required (an object) in protocol version 2026-07-28",
+        ));
     }
     Ok(())
 }
@@ -171,6 +216,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             header_version.as_deref(),
             meta_version,
             h("mcp-method").as_deref(),
+            h("mcp-name").as_deref(),
         ) {
             let id = match &msg {
                 Incoming::Request { id, .. } => id.clone(),
@@ -222,6 +268,12 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             ..Default::default()
         };
     }
+    // 2026-07-28: an unknown method is also HTTP 404.
+    let status = if stateless && out.error_code == Some(crate::error::code::METHOD_NOT_FOUND) {
+        404
+    } else {
+        200
+    };
     let response = out.response.unwrap_or_default();
     if sse_ok && (!out.notifications.is_empty() || !json_ok) {
         let mut body = String::new();
@@ -233,7 +285,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         headers.push(("Content-Type".into(), "text/event-stream".into()));
         headers.push(("Cache-Control".into(), "no-cache".into()));
         return Response {
-            status: 200,
+            status,
             headers,
             body,
             retry_at: None,
@@ -241,7 +293,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     }
     headers.push(("Content-Type".into(), "application/json".into()));
     Response {
-        status: 200,
+        status,
         headers,
         body: response,
         retry_at: None,

@@ -94,9 +94,19 @@ fn demo_tools_run() {
     );
     let r = h.rpc("tools/call", json!({"name": "current_time", "arguments": {}}));
     assert_eq!(r["result"]["content"][0]["text"], "2025-11-20T10:30:00.000Z");
+    // Bad arguments are a tool execution error the model can correct (isError), not a protocol error.
     let r = h.rpc("tools/call", json!({"name": "add", "arguments": {"a": "2"}}));
-    assert_eq!(r["error"]["code"], -32602);
-    assert!(r["error"]["message"].as_str().unwrap().contains("params.arguments.a"));
+    assert_eq!(r["result"]["isError"], true);
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("params.arguments.a must be a number"));
+    // A task request for a tool without task support is -32601 (MCP 2025-11-25 tasks).
+    let r = h.rpc(
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "x"}, "task": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32601);
 }
 
 #[test]
@@ -165,4 +175,77 @@ fn a_catalog_change_announces_what_changed_and_stales_cursors() {
     let stale = h.rpc("tools/list", json!({ "cursor": cursor }));
     assert_eq!(stale["error"]["code"], -32602);
     assert!(stale["error"]["message"].as_str().unwrap().contains("stale"));
+}
+
+#[test]
+fn stateless_requests_follow_the_2026_07_28_header_rules() {
+    let mut h = Harness::new();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": common::modern_params(json!({"name": "echo", "arguments": {"message": "hi"}}))});
+    let body = call.to_string();
+    let code = |r: &mcp_sieve::http::Response| serde_json::from_str::<Value>(&r.body).unwrap()["error"]["code"].clone();
+    let ok = h.post_raw(
+        &body,
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ],
+    );
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    for (headers, status, want) in [
+        (
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "add"),
+            ],
+            400,
+            -32020,
+        ),
+        (
+            vec![("mcp-protocol-version", "2026-07-28"), ("mcp-name", "echo")],
+            400,
+            -32020,
+        ),
+        (
+            vec![
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "echo"),
+            ],
+            400,
+            -32020,
+        ),
+    ] {
+        let r = h.post_raw(&body, &headers);
+        assert_eq!((r.status, code(&r)), (status, json!(want)), "{headers:?}: {}", r.body);
+    }
+    let mut old = call.clone();
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = h.post_raw(
+        &old.to_string(),
+        &[
+            ("mcp-protocol-version", "2099-01-01"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+        ],
+    );
+    assert_eq!(code(&r), json!(-32022));
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.body).unwrap()["error"]["data"]["supported"],
+        json!(["2026-07-28"])
+    );
+    // No ping and no unknown methods in 2026-07-28: -32601 with HTTP 404.
+    for method in ["ping", "nope/nothing"] {
+        let r = h.modern(json!(2), method, json!({}));
+        assert_eq!((r.status, code(&r)), (404, json!(-32601)), "{method}");
+    }
+    let d = common::response_of(&h.modern(json!(3), "server/discover", json!({})));
+    assert_eq!(
+        d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-sieve-demo"
+    );
+    assert!(d["result"]["capabilities"]["extensions"]["dev.mcp-sieve/filtering"].is_object());
+    assert!(d["result"]["instructions"].is_string());
 }

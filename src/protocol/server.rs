@@ -36,9 +36,16 @@ pub struct Outcome {
     pub log: Vec<String>,
     /// Whether the session state changed and must be persisted.
     pub session_changed: bool,
+    /// The JSON-RPC error code of the response, if it is an error.
+    pub error_code: Option<i32>,
     /// No response yet: handle the same message again at this time (ms since the epoch), as
     /// `tasks/result` does for a task that is still working.
     pub retry_at: Option<i64>,
+}
+
+/// Whether a request carries the 2026-07-28 version in its `_meta`.
+fn is_modern(params: &Value) -> bool {
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() == Some(MODERN_VERSION)
 }
 
 /// One request as the handlers see it.
@@ -157,7 +164,10 @@ impl Server {
                             jsonrpc::ok_raw(&id, &format!("{{\"resultType\":\"complete\"{sep}{rest}"))
                         }
                         Ok(raw) => jsonrpc::ok_raw(&id, &raw),
-                        Err(e) => jsonrpc::error(&id, &e),
+                        Err(e) => {
+                            out.error_code = Some(e.code());
+                            jsonrpc::error(&id, &e)
+                        }
                     });
                 }
             }
@@ -199,8 +209,15 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
-        if method == "initialize" {
+        let stateless = session.is_none();
+        if method == "initialize" && !is_modern(params) {
             return self.initialize(id, params, session, env, out);
+        }
+        // 2026-07-28 has neither initialize nor ping.
+        if stateless && matches!(method, "initialize" | "ping") {
+            return Err(Error::MethodNotFound(format!(
+                "\"{method}\" is not part of protocol version {MODERN_VERSION}; use server/discover"
+            )));
         }
         let call = Call {
             params,
@@ -328,11 +345,19 @@ impl Server {
             o.remove("concerns");
             o.insert("extensions".into(), ext);
         }
-        json!({
+        if let Some(o) = caps.as_object_mut() {
+            // Tasks need a session here; 2026-07-28 moved them out of the core capabilities.
+            o.remove("tasks");
+        }
+        let mut result = json!({
             "supportedVersions": [MODERN_VERSION, LEGACY_VERSIONS[0], LEGACY_VERSIONS[1], LEGACY_VERSIONS[2]],
             "capabilities": caps,
-            "serverInfo": self.server_info(),
-        })
+            "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info()},
+        });
+        if let Some(i) = self.catalog.server.get("instructions") {
+            result["instructions"] = i.clone();
+        }
+        result
     }
 
     /// Visible sets of every kind, to tell which lists a concern change altered.
@@ -425,13 +450,15 @@ impl Server {
                 return self.create_task(tool, &args, t, session, env, out)
             }
             (Some(t), _) if !t.is_null() => {
-                return Err(Error::params(format!(
+                // MCP 2025-11-25 (tasks): a task request for a tool that does not support tasks
+                // SHOULD be answered with -32601.
+                return Err(Error::MethodNotFound(format!(
                     "tool \"{}\" does not support task execution (execution.taskSupport is \"{support}\")",
                     tool.name
-                )))
+                )));
             }
             (_, "required") => {
-                return Err(Error::params(format!(
+                return Err(Error::MethodNotFound(format!(
                     "tool \"{}\" must be called as a task: add params.task",
                     tool.name
                 )))
@@ -439,7 +466,10 @@ impl Server {
             _ => {}
         }
         let result = match demo::call(&tool.name, &args, env.now_ms) {
-            Some(r) => r?,
+            // Invalid arguments are a tool execution error the model can correct, not a protocol error.
+            Some(r) => {
+                r.unwrap_or_else(|e| json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true}))
+            }
             None => demo::simulated(&tool.name, &args),
         };
         Ok(result.to_string())

@@ -19,14 +19,17 @@ fn status_note(t: &Task) -> String {
     jsonrpc::notification("notifications/tasks/status", Some(t.to_json()))
 }
 
-/// Drops expired tasks and completes due ones, announcing status changes.
-fn refresh(s: &mut Session, now_ms: i64, out: &mut Outcome) {
+/// Drops expired tasks and completes due ones, announcing status changes when `announce` (not
+/// for `tasks/get`: the spec says not to upgrade its answers to SSE, and the answer is the news).
+fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
     let before = s.tasks.len();
     s.tasks.retain(|t| !t.expired(now_ms));
     for t in s.tasks.iter_mut() {
         if t.advance(now_ms) {
-            out.notifications.push(status_note(t));
             out.session_changed = true;
+            if announce {
+                out.notifications.push(status_note(t));
+            }
         }
     }
     out.session_changed |= before != s.tasks.len();
@@ -98,7 +101,7 @@ impl Server {
         let s = session
             .as_mut()
             .ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;
-        refresh(s, env.now_ms, out);
+        refresh(s, env.now_ms, method != "tasks/get", out);
         if method == "tasks/list" {
             return self.list_tasks(call, s);
         }
