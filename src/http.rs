@@ -17,6 +17,22 @@ pub trait SessionStore {
     fn remove(&mut self, id: &str);
 }
 
+/// Sessions in a map: for a single process (the native server, one Worker isolate, tests).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore(std::collections::HashMap<String, Session>);
+
+impl SessionStore for MemoryStore {
+    fn load(&mut self, id: &str) -> Option<Session> {
+        self.0.get(id).cloned()
+    }
+    fn save(&mut self, session: &Session) {
+        self.0.insert(session.id.clone(), session.clone());
+    }
+    fn remove(&mut self, id: &str) {
+        self.0.remove(id);
+    }
+}
+
 /// An HTTP request as the shell received it.
 #[derive(Clone, Copy)]
 pub struct Request<'a> {

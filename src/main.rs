@@ -14,34 +14,18 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
-    use std::collections::HashMap;
     use std::io::Read;
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-    use mcp_sieve::http::{self, SessionStore};
-    use mcp_sieve::protocol::{Env, Server, Session};
+    use mcp_sieve::http::{self, MemoryStore};
+    use mcp_sieve::protocol::{Env, Server};
     use mcp_sieve::Catalog;
 
     const USAGE: &str = "usage: mcp-sieve serve [--catalog FILE] [--host 127.0.0.1] [--port 8788]";
     const DEFAULT_CATALOG: &str = include_str!("../catalog/default.json");
     /// Longest a `tasks/result` waits in one request.
     const MAX_WAIT_MS: i64 = 30_000;
-
-    #[derive(Default)]
-    struct Memory(HashMap<String, Session>);
-
-    impl SessionStore for Memory {
-        fn load(&mut self, id: &str) -> Option<Session> {
-            self.0.get(id).cloned()
-        }
-        fn save(&mut self, s: &Session) {
-            self.0.insert(s.id.clone(), s.clone());
-        }
-        fn remove(&mut self, id: &str) {
-            self.0.remove(id);
-        }
-    }
 
     fn now_ms() -> i64 {
         SystemTime::now()
@@ -85,7 +69,7 @@ mod native {
             None => DEFAULT_CATALOG.to_string(),
         };
         let server = Arc::new(Server::new(Catalog::from_json_str(&text).map_err(|e| e.to_string())?));
-        let store = Arc::new(Mutex::new(Memory::default()));
+        let store = Arc::new(Mutex::new(MemoryStore::default()));
         let listener = tiny_http::Server::http((host.as_str(), port)).map_err(|e| format!("cannot listen: {e}"))?;
         eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
         for req in listener.incoming_requests() {
@@ -95,7 +79,7 @@ mod native {
         Ok(())
     }
 
-    fn serve(server: &Server, store: &Mutex<Memory>, mut req: tiny_http::Request) {
+    fn serve(server: &Server, store: &Mutex<MemoryStore>, mut req: tiny_http::Request) {
         if req.url().split('?').next() != Some("/mcp") {
             let _ =
                 req.respond(tiny_http::Response::from_string("Not found: MCP is served at /mcp").with_status_code(404));

@@ -81,6 +81,16 @@ pub fn call(name: &str, args: &Map<String, Value>, now_ms: i64) -> Option<Result
     })
 }
 
+/// The `CallToolResult` of tool `name`: its output, a simulated answer when it has no
+/// implementation, or — for invalid arguments — a tool execution error (`isError`) the model can
+/// correct, as the MCP spec asks, rather than a protocol error.
+pub fn run(name: &str, args: &Map<String, Value>, now_ms: i64) -> Value {
+    match call(name, args, now_ms) {
+        Some(r) => r.unwrap_or_else(|e| json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true})),
+        None => simulated(name, args),
+    }
+}
+
 /// What a catalog tool without an implementation answers: honest about being simulated.
 pub fn simulated(name: &str, args: &Map<String, Value>) -> Value {
     text(format!(

@@ -465,14 +465,7 @@ impl Server {
             }
             _ => {}
         }
-        let result = match demo::call(&tool.name, &args, env.now_ms) {
-            // Invalid arguments are a tool execution error the model can correct, not a protocol error.
-            Some(r) => {
-                r.unwrap_or_else(|e| json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true}))
-            }
-            None => demo::simulated(&tool.name, &args),
-        };
-        Ok(result.to_string())
+        Ok(demo::run(&tool.name, &args, env.now_ms).to_string())
     }
 
     fn get_prompt(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {

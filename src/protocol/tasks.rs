@@ -75,11 +75,7 @@ impl Server {
             t.due_ms = Some(env.now_ms + secs * 1000);
             t.result = Some(demo::report_result(secs, env.now_ms + secs * 1000));
         } else {
-            let r = match demo::call(&tool.name, args, env.now_ms) {
-                Some(r) => r?,
-                None => demo::simulated(&tool.name, args),
-            };
-            t.result = Some(r);
+            t.result = Some(demo::run(&tool.name, args, env.now_ms));
             t.due_ms = Some(env.now_ms);
         }
         let json = t.to_json();

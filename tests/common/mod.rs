@@ -1,14 +1,12 @@
 //! The in-memory harness shared by the protocol tests: a `Server` over the embedded catalog, a
-//! `SessionStore` in a `HashMap`, and a clock the test sets. Every request goes through
+//! `MemoryStore` of sessions, and a clock the test sets. Every request goes through
 //! `http::handle`, the same Streamable HTTP rules the Worker and the native server use.
 //!
 //! Each test crate uses only part of this module.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
-
-use mcp_sieve::http::{self, SessionStore};
-use mcp_sieve::protocol::{Env, Server, Session};
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::protocol::{Env, Server};
 use mcp_sieve::Catalog;
 use serde_json::{json, Value};
 
@@ -29,26 +27,10 @@ pub fn catalog_json() -> Value {
     serde_json::from_str(CATALOG).unwrap()
 }
 
-/// Sessions kept in memory.
-#[derive(Default)]
-pub struct Memory(pub HashMap<String, Session>);
-
-impl SessionStore for Memory {
-    fn load(&mut self, id: &str) -> Option<Session> {
-        self.0.get(id).cloned()
-    }
-    fn save(&mut self, s: &Session) {
-        self.0.insert(s.id.clone(), s.clone());
-    }
-    fn remove(&mut self, id: &str) {
-        self.0.remove(id);
-    }
-}
-
 /// One client talking to one server through `http::handle`.
 pub struct Harness {
     pub server: Server,
-    pub store: Memory,
+    pub store: MemoryStore,
     /// The `Mcp-Session-Id` sent with each request (set by `init`).
     pub session: Option<String>,
     /// The `MCP-Protocol-Version` header sent with each request (set by `init` to the
@@ -76,7 +58,7 @@ impl Harness {
     pub fn with_catalog(catalog: Catalog) -> Self {
         Harness {
             server: Server::new(catalog),
-            store: Memory::default(),
+            store: MemoryStore::default(),
             session: None,
             protocol_version: None,
             n: 0,

@@ -3,11 +3,10 @@
 //! are static assets served by the platform before this code runs.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::time::Duration;
 
-use mcp_sieve::http::{self, SessionStore};
-use mcp_sieve::protocol::{Env as CoreEnv, Server, Session};
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use mcp_sieve::Catalog;
 use wasm_bindgen::JsCast;
 use worker::{event, Context, Date, Delay, Env, Request, Response, ResponseBuilder, Result};
@@ -19,22 +18,8 @@ const MAX_WAIT_MS: i64 = 30_000;
 
 thread_local! {
     static SERVER: RefCell<Option<std::result::Result<Server, String>>> = const { RefCell::new(None) };
-    static SESSIONS: RefCell<HashMap<String, Session>> = RefCell::new(HashMap::new());
-}
-
-/// Sessions held in this isolate's memory.
-struct MemoryStore;
-
-impl SessionStore for MemoryStore {
-    fn load(&mut self, id: &str) -> Option<Session> {
-        SESSIONS.with(|s| s.borrow().get(id).cloned())
-    }
-    fn save(&mut self, session: &Session) {
-        SESSIONS.with(|s| s.borrow_mut().insert(session.id.clone(), session.clone()));
-    }
-    fn remove(&mut self, id: &str) {
-        SESSIONS.with(|s| s.borrow_mut().remove(id));
-    }
+    /// Sessions held in this isolate's memory.
+    static SESSIONS: RefCell<MemoryStore> = RefCell::new(MemoryStore::default());
 }
 
 /// The catalog document: the `MCP_SIEVE_CONFIG` variable when set, else the embedded default.
@@ -93,7 +78,7 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
             body: &body,
         };
         let answer = with_server(&env, |server| {
-            http::handle(server, &cfg, request, &mut MemoryStore, &core_env)
+            SESSIONS.with(|s| http::handle(server, &cfg, request, &mut *s.borrow_mut(), &core_env))
         });
         let answer = match answer {
             Ok(a) => a,
