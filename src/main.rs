@@ -1,5 +1,6 @@
 //! The native server: the same core behind a small HTTP server, for running without workerd.
 //!   mcp-sieve serve [--catalog FILE] [--host 127.0.0.1] [--port 8788]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
