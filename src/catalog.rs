@@ -75,6 +75,9 @@ pub struct Catalog {
     pub middleware: Value,
     /// The `upstream` object as given.
     pub upstream: Value,
+    /// The document as given, kept only when `upstream` is set: a gateway rebuilds the catalog
+    /// from it and the upstream's lists (`gateway::build`).
+    pub document: Option<std::sync::Arc<Value>>,
 }
 
 fn section_index(kind: Kind) -> usize {
@@ -106,7 +109,7 @@ impl Catalog {
         let doc = doc
             .as_object()
             .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(doc))))?;
-        const KNOWN: [&str; 14] = [
+        const KNOWN: [&str; 15] = [
             "server",
             "groups",
             "tags",
@@ -120,6 +123,7 @@ impl Catalog {
             "options",
             "middleware",
             "upstream",
+            "overlay",
             "$schema",
         ];
         if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
@@ -176,14 +180,17 @@ impl Catalog {
             apply_defaults: concern_opts.1,
         };
 
+        crate::gateway::Upstream::parse(doc.get("upstream"))?;
+        let overlay = crate::gateway::Overlay::parse(doc.get("overlay"))?;
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
             let mut items = Vec::new();
             for (i, v) in array(doc, kind.key())?.iter().enumerate() {
                 let path = format!("{}[{i}]", kind.key());
+                let v = overlay.apply(v);
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
-                items.push(Primitive::from_json(kind, v, &path, m)?);
+                items.push(Primitive::from_json(kind, &v, &path, m)?);
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;
@@ -253,6 +260,10 @@ impl Catalog {
             options,
             middleware: doc.get("middleware").cloned().unwrap_or(Value::Null),
             upstream: doc.get("upstream").cloned().unwrap_or(Value::Null),
+            document: doc
+                .get("upstream")
+                .filter(|u| !u.is_null())
+                .map(|_| std::sync::Arc::new(Value::Object(doc.clone()))),
         })
     }
 

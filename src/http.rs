@@ -55,6 +55,9 @@ pub struct Response {
     pub body: String,
     /// Handle the same request again at this time (see `Outcome::retry_at`).
     pub retry_at: Option<i64>,
+    /// Gateway mode: perform this request at the upstream, then answer with
+    /// [`crate::gateway::complete`].
+    pub forward: Option<crate::gateway::Forward>,
 }
 
 /// Transport configuration.
@@ -73,6 +76,7 @@ fn plain(status: u16, message: &str) -> Response {
         headers: vec![("Content-Type".into(), "application/json".into())],
         body,
         retry_at: None,
+        forward: None,
     }
 }
 
@@ -82,6 +86,7 @@ fn rpc_error(status: u16, id: &Value, e: &Error) -> Response {
         headers: vec![("Content-Type".into(), "application/json".into())],
         body: jsonrpc::error(id, e),
         retry_at: None,
+        forward: None,
     }
 }
 
@@ -284,6 +289,14 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             ..Default::default()
         };
     }
+    if let Some(forward) = out.forward {
+        return Response {
+            status: 200,
+            headers,
+            forward: Some(forward),
+            ..Default::default()
+        };
+    }
     // 2026-07-28: an unknown method is also HTTP 404.
     let status = if stateless && out.error_code == Some(crate::error::code::METHOD_NOT_FOUND) {
         404
@@ -305,6 +318,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             headers,
             body,
             retry_at: None,
+            forward: None,
         };
     }
     headers.push(("Content-Type".into(), "application/json".into()));
@@ -313,5 +327,6 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         headers,
         body: response,
         retry_at: None,
+        forward: None,
     }
 }

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod concern;
 pub mod error;
 pub mod filter;
+pub mod gateway;
 pub mod http;
 mod json;
 pub mod model;

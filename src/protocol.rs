@@ -4,6 +4,7 @@
 
 mod cursor;
 mod demo;
+mod forward;
 pub mod jsonrpc;
 mod lists;
 mod server;

@@ -41,6 +41,9 @@ pub struct Outcome {
     /// No response yet: handle the same message again at this time (ms since the epoch), as
     /// `tasks/result` does for a task that is still working.
     pub retry_at: Option<i64>,
+    /// Gateway mode: no response yet; perform this request at the upstream and answer with its
+    /// reply (see `Forward::answer`).
+    pub forward: Option<crate::gateway::Forward>,
 }
 
 /// Whether a request carries the 2026-07-28 version in its `_meta`.
@@ -155,7 +158,7 @@ impl Server {
             Incoming::Request { id, method, params } => {
                 let stateless = session.is_none() && method != "initialize";
                 let result = self.request(&id, &method, &params, session, env, &mut out);
-                if out.retry_at.is_none() {
+                if out.retry_at.is_none() && out.forward.is_none() {
                     out.response = Some(match result {
                         // 2026-07-28 results say whether they are complete.
                         Ok(raw) if stateless && raw.starts_with('{') => {
@@ -224,6 +227,9 @@ impl Server {
             ctx: self.context(method, id, params, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
         };
+        if let Some(forwarded) = self.forward(id, method, &call, stateless, out) {
+            return forwarded;
+        }
         let log = &mut out.log;
         match method {
             "ping" => Ok("{}".into()),
@@ -403,7 +409,7 @@ impl Server {
     }
 
     /// Finds an item by identity and checks that policy lets this call use it.
-    fn usable(&self, kind: Kind, field: &str, call: &Call, log: &mut Vec<String>) -> Result<usize> {
+    pub(crate) fn usable(&self, kind: Kind, field: &str, call: &Call, log: &mut Vec<String>) -> Result<usize> {
         let path = format!("params.{field}");
         let id = match call.params.get(field) {
             Some(Value::String(s)) => s,

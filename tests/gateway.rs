@@ -1,0 +1,195 @@
+//! Gateway mode in the core: a catalog built from an upstream's lists plus the local document
+//! (overlay, groups, concerns, policy), the router turning uses into `Forward` effects after the
+//! policy check, and the upstream's reply passed through to the client's request id.
+
+mod common;
+
+use common::Harness;
+use mcp_sieve::gateway::{self, client::Lists};
+use mcp_sieve::model::Kind;
+use serde_json::{json, Value};
+
+fn upstream_lists() -> Lists {
+    let mut l = Lists::new(json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {"listChanged": true}, "resources": {}, "prompts": {}},
+        "serverInfo": {"name": "upstream", "version": "9.9.9"},
+    }));
+    let tool = |name: &str| json!({"name": name, "description": format!("upstream {name}"), "inputSchema": {"type": "object"}, "x-vendor": {"keep": [1, 2]}});
+    l.add_page(
+        Kind::Tool,
+        &json!({"tools": [tool("git_status"), tool("git_push"), tool("git_reset_hard")]}),
+    )
+    .unwrap();
+    l.add_page(Kind::Tool, &json!({"tools": [tool("weather"), tool("echo")]}))
+        .unwrap();
+    l.add_page(
+        Kind::Resource,
+        &json!({"resources": [{"name": "readme", "uri": "up://readme"}, {"name": "secret", "uri": "up://secret"}]}),
+    )
+    .unwrap();
+    l.add_page(Kind::Prompt, &json!({"prompts": [{"name": "greet"}]}))
+        .unwrap();
+    l
+}
+
+fn local_doc() -> Value {
+    json!({
+        "upstream": {"url": "http://127.0.0.1:9/mcp", "refreshSeconds": 60},
+        "groups": [{"name": "code", "title": "Code"}, {"name": "git", "parent": "code"}],
+        "overlay": {
+            "git_*": {"groups": ["git"], "tags": ["vcs"]},
+            "git_reset_hard": {"tags": ["destructive"]},
+            "weather": {"groups": ["outside"]},
+            "secret": {"tags": ["private"]}
+        },
+        "concerns": [{"name": "security", "values": ["high", "low"]}],
+        "concernMapping": {"git_push": {"security": "low"}},
+        "policy": {"rules": [{"hide": {"tags": ["destructive"]}}, {"hide": {"tags": ["private"]}}]}
+    })
+}
+
+fn harness() -> Harness {
+    let mut h = Harness::with_catalog(gateway::build(&local_doc(), &upstream_lists()).unwrap());
+    h.init();
+    h
+}
+
+fn names(result: &Value, key: &str) -> Vec<String> {
+    result[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn lists_the_upstream_with_overlay_groups_tags_concerns_and_policy() {
+    let mut h = harness();
+    assert!(h.server.is_gateway());
+    let all = h.rpc_ok("tools/list", json!({}));
+    assert_eq!(names(&all, "tools"), ["git_status", "git_push", "weather", "echo"]);
+    let git = h.rpc_ok("tools/list", json!({"filter": {"groups": ["code"]}}));
+    assert_eq!(names(&git, "tools"), ["git_status", "git_push"]);
+    let push = &git["tools"][1];
+    assert_eq!(
+        push["x-vendor"],
+        json!({"keep": [1, 2]}),
+        "unknown upstream fields survive"
+    );
+    assert_eq!(push["description"], json!("upstream git_push"));
+    assert_eq!(push["groups"], json!(["git"]));
+    assert_eq!(push["tags"], json!(["vcs"]));
+    let high = h.rpc_ok(
+        "tools/list",
+        json!({"filter": {"groups": ["git"], "concerns": {"security": "high"}}}),
+    );
+    assert_eq!(names(&high, "tools"), ["git_status"]);
+    let groups = h.rpc_ok("groups/list", json!({}));
+    assert_eq!(names(&groups, "groups"), ["code", "git", "outside"]);
+    assert_eq!(names(&h.rpc_ok("resources/list", json!({})), "resources"), ["readme"]);
+    let init = h.server.catalog().server.clone();
+    assert_eq!(
+        init["name"],
+        json!("upstream"),
+        "serverInfo taken from the upstream when the document has none"
+    );
+}
+
+#[test]
+fn uses_become_forwards_after_the_policy_check() {
+    let mut h = harness();
+    let params = json!({"name": "git_push", "arguments": {"force": true}, "_meta": {"progressToken": 5}});
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": "c-1", "method": "tools/call", "params": params}),
+        &[],
+    );
+    assert_eq!(r.status, 200);
+    assert!(r.body.is_empty());
+    let f = r.forward.clone().expect("a forward effect");
+    assert_eq!(
+        (f.id.clone(), f.method.as_str(), &f.params),
+        (json!("c-1"), "tools/call", &params)
+    );
+    let upstream_result = json!({"content": [{"type": "text", "text": "pushed"}], "structuredContent": {"ok": true}});
+    let done = gateway::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
+    let body: Value = serde_json::from_str(&done.body).unwrap();
+    assert_eq!(body, json!({"jsonrpc": "2.0", "id": "c-1", "result": upstream_result}));
+    assert!(done
+        .headers
+        .iter()
+        .any(|(k, v)| k == "Content-Type" && v == "application/json"));
+
+    // Hidden by policy: refused here, never forwarded.
+    let e = h.rpc_err("tools/call", json!({"name": "git_reset_hard"}));
+    assert_eq!(e["code"], json!(-32602));
+    assert!(e["message"].as_str().unwrap().contains("Unknown tool"));
+    let e = h.rpc_err("resources/read", json!({"uri": "up://secret"}));
+    assert_eq!(e["code"], json!(-32602));
+    let e = h.rpc_err("tools/call", json!({"name": "not_upstream"}));
+    assert_eq!(e["code"], json!(-32602));
+
+    for (method, params) in [
+        ("prompts/get", json!({"name": "greet", "arguments": {"who": "x"}})),
+        ("resources/read", json!({"uri": "up://readme"})),
+        ("resources/read", json!({"uri": "up://from-a-template/7"})),
+        ("tasks/get", json!({"taskId": "t1"})),
+        ("tools/call", json!({"name": "echo", "task": {"ttl": 1000}})),
+    ] {
+        let r = h.post(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}),
+            &[],
+        );
+        let f = r
+            .forward
+            .unwrap_or_else(|| panic!("{method} should be forwarded: {}", r.body));
+        assert_eq!((f.method.as_str(), f.params), (method, params));
+    }
+    // Lists and the rest stay local.
+    assert!(h
+        .post(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}), &[])
+        .forward
+        .is_none());
+}
+
+#[test]
+fn the_document_is_validated() {
+    let mut doc = local_doc();
+    doc["tools"] = json!([{"name": "local", "inputSchema": {}}]);
+    let e = gateway::build(&doc, &upstream_lists()).unwrap_err().to_string();
+    assert!(e.contains("tools must be empty when upstream is set"), "{e}");
+    let mut doc = local_doc();
+    doc["overlay"] = json!({"x": {"tags": [1]}});
+    let e = mcp_sieve::Catalog::load(&doc).unwrap_err().to_string();
+    assert!(e.contains("overlay[\"x\"].tags"), "{e}");
+    let mut doc = local_doc();
+    doc["upstream"] = json!({"url": "127.0.0.1:9"});
+    let e = mcp_sieve::Catalog::load(&doc).unwrap_err().to_string();
+    assert!(e.contains("upstream.url must be an http"), "{e}");
+    let mut dup = upstream_lists();
+    dup.add_page(Kind::Tool, &json!({"tools": [{"name": "echo", "inputSchema": {}}]}))
+        .unwrap();
+    let e = gateway::build(&local_doc(), &dup).unwrap_err().to_string();
+    assert!(
+        e.contains("with the upstream's lists") && e.contains("\"echo\" twice"),
+        "{e}"
+    );
+    // The overlay applies to a local catalog too.
+    let local = mcp_sieve::Catalog::load(&json!({
+        "tools": [{"name": "a", "inputSchema": {}}], "overlay": {"a": {"groups": ["g"]}}
+    }))
+    .unwrap();
+    assert_eq!(local.section(Kind::Tool).items[0].groups, ["g"]);
+}
+
+#[test]
+fn stateless_forwards_get_result_type() {
+    let mut h = harness();
+    let r = h.modern(json!(3), "tools/call", json!({"name": "echo", "arguments": {}}));
+    let f = r.forward.clone().expect("forwarded");
+    assert!(f.stateless);
+    let done = gateway::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
+    let body: Value = serde_json::from_str(&done.body).unwrap();
+    assert_eq!(body["result"], json!({"resultType": "complete", "content": []}));
+}
