@@ -4,6 +4,7 @@
 
 pub mod bits;
 pub mod chain;
+pub mod facets;
 pub mod glob;
 pub mod index;
 pub mod naive;

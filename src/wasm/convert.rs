@@ -1,0 +1,66 @@
+//! Conversions between JS values and the core's JSON, and errors as real JS `Error` objects
+//! carrying `code` and `data`.
+
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use crate::error::Error;
+use crate::model::Kind;
+
+/// Estimated tokens of a JSON text: about four bytes a token for tool definitions.
+pub fn estimate_tokens(bytes: usize) -> usize {
+    bytes.div_ceil(4)
+}
+
+/// A JS `Error` with `message`, a numeric `code` and `data` (or `null`).
+pub(crate) fn error_object(message: &str, code: i32, data: Option<&Value>) -> JsValue {
+    let err = js_sys::Error::new(message);
+    let _ = js_sys::Reflect::set(&err, &"code".into(), &JsValue::from(code));
+    let data = data.map_or(JsValue::NULL, to_js);
+    let _ = js_sys::Reflect::set(&err, &"data".into(), &data);
+    err.into()
+}
+
+/// The core error as a JS `Error`.
+pub(crate) fn js_error(e: &Error) -> JsValue {
+    error_object(&e.to_string(), e.code(), e.data())
+}
+
+/// A JSON value as a plain JS value (objects, not `Map`s).
+pub(crate) fn to_js(v: &Value) -> JsValue {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
+}
+
+/// JSON text as a JS value (one `JSON.parse`: much faster than crossing value by value).
+pub(crate) fn parse_js(text: &str) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(text)
+}
+
+/// A plain JS value as JSON; `undefined` and `null` are `Value::Null`. `what` names it in errors.
+pub(crate) fn from_js(v: JsValue, what: &str) -> Result<Value, JsValue> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(Value::Null);
+    }
+    serde_wasm_bindgen::from_value(v).map_err(|e| js_error(&Error::params(format!("{what} is not plain JSON: {e}"))))
+}
+
+/// The kind named by `tools` | `resources` | `resourceTemplates` | `prompts` (default `tools`).
+pub(crate) fn kind(v: Option<String>) -> Result<Kind, JsValue> {
+    match v.as_deref() {
+        None | Some("tools") => Ok(Kind::Tool),
+        Some(k) => Kind::ALL.into_iter().find(|x| x.key() == k).ok_or_else(|| {
+            js_error(&Error::params(format!(
+                "kind must be one of \"tools\", \"resources\", \"resourceTemplates\", \"prompts\"; got \"{k}\""
+            )))
+        }),
+    }
+}
+
+/// Logs warnings to the console (`console.warn`), one line each.
+pub(crate) fn warn_all(lines: &[String]) {
+    for l in lines {
+        web_sys::console::warn_1(&JsValue::from_str(&format!("mcp-sieve: {l}")));
+    }
+}

@@ -1,0 +1,59 @@
+//! Concern preferences stored per server in `localStorage` (the concern proposal's Option D:
+//! host-side preference storage), so a user's choices survive a reload.
+
+use gloo_storage::{LocalStorage, Storage};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{error_object, from_js, to_js};
+
+/// The storage key of one server's preferences.
+fn key(server: &str) -> String {
+    format!("mcp-sieve/concerns/{server}")
+}
+
+fn storage_error(what: &str, e: impl std::fmt::Display) -> JsValue {
+    error_object(&format!("{what}: {e}"), -32603, None)
+}
+
+/// Stores the concern configuration chosen for `server` (any stable key, usually its URL).
+///
+/// @example
+/// ```js
+/// saveConcernPreferences('https://example.com/mcp', { security: 'high' });
+/// ```
+#[wasm_bindgen(js_name = saveConcernPreferences)]
+pub fn save_concern_preferences(
+    server: &str,
+    #[wasm_bindgen(unchecked_param_type = "ConcernConfig")] concerns: JsValue,
+) -> Result<(), JsValue> {
+    let value = from_js(concerns, "concerns")?;
+    if !value.is_object() {
+        return Err(error_object(
+            "concerns must be an object mapping concern names to values",
+            -32602,
+            None,
+        ));
+    }
+    LocalStorage::set(key(server), &value).map_err(|e| storage_error("could not store the preferences", e))
+}
+
+/// The concern configuration stored for `server`, or `null` when none (or unreadable).
+///
+/// @example
+/// ```js
+/// const concerns = loadConcernPreferences('https://example.com/mcp') ?? {};
+/// ```
+#[wasm_bindgen(js_name = loadConcernPreferences, unchecked_return_type = "ConcernConfig | null")]
+pub fn load_concern_preferences(server: &str) -> JsValue {
+    match LocalStorage::get::<Value>(key(server)) {
+        Ok(v @ Value::Object(_)) => to_js(&v),
+        _ => JsValue::NULL,
+    }
+}
+
+/// Forgets the preferences stored for `server`.
+#[wasm_bindgen(js_name = clearConcernPreferences)]
+pub fn clear_concern_preferences(server: &str) {
+    LocalStorage::delete(key(server));
+}
