@@ -258,7 +258,8 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     }
     let is_init = msg.method() == Some("initialize");
     let mut session = match (&session_id, is_init || stateless) {
-        (Some(id), _) if !is_init => match store.load(id) {
+        // An initialize inside an existing session reaches the router, which refuses it.
+        (Some(id), _) => match store.load(id) {
             Some(s) => Some(s),
             None => return plain(404, "unknown or expired session; initialize a new one"),
         },
