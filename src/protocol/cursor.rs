@@ -43,6 +43,10 @@ pub fn decode(cursor: &str, method: &str, binding: &str, version: u64) -> Result
             "params.cursor was issued for another method, filter or concern configuration; send the same filter or omit the cursor",
         ));
     }
+    // Only the exact text this server issues is a cursor (no other spelling of the same numbers).
+    if encode(method, binding, ver, off) != cursor {
+        return Err(bad());
+    }
     if ver != version {
         return Err(Error::params(
             "params.cursor is stale: the catalog changed since it was issued; omit it to list again",
