@@ -2,8 +2,9 @@
 //! the demo tools. Pure functions: the shell passes the session, the time and fresh ids in and
 //! applies what comes out.
 
-pub mod cursor;
+mod cursor;
 mod demo;
+mod extra;
 mod forward;
 pub mod jsonrpc;
 mod lists;

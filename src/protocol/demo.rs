@@ -1,4 +1,5 @@
-//! The demo tools that really run (`echo`, `add`, `text_stats`, `current_time`, `long_report`);
+//! The demo tools that really run (`echo`, `add`, `text_stats`, `current_time`, `long_report`,
+//! and the MCP conformance suite's `test_*` fixtures served by `catalog/conformance.json`);
 //! every other catalog tool answers with a clearly labelled simulated result.
 
 use serde_json::{json, Map, Value};
@@ -77,7 +78,7 @@ pub fn call(name: &str, args: &Map<String, Value>, now_ms: i64) -> Option<Result
                 }),
         },
         "long_report" => report_seconds(args).map(|s| report_result(s, now_ms)),
-        _ => return None,
+        other => return conformance(other),
     })
 }
 
@@ -97,6 +98,37 @@ pub fn simulated(name: &str, args: &Map<String, Value>) -> Value {
         "[simulated] {name} is part of the demo catalog and has no backend here; it was called with {}",
         Value::Object(args.clone())
     ))
+}
+
+/// A 1×1 PNG, base64: the image of the conformance fixtures.
+pub const PNG_1X1: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// Eight samples of silence as an 8 kHz mono WAV, base64: the audio of the conformance fixtures.
+pub const WAV_SILENCE: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+/// The argument-less fixture tools the MCP conformance suite calls (its server scenarios name
+/// them and their results); `None` for any other name. Their log and progress notifications come
+/// from `protocol::extra`.
+fn conformance(name: &str) -> Option<Result<Value>> {
+    let image = json!({"type": "image", "data": PNG_1X1, "mimeType": "image/png"});
+    Some(Ok(match name {
+        "test_simple_text" => text("This is a simple text response for testing."),
+        "test_image_content" => json!({"content": [image]}),
+        "test_audio_content" => json!({"content": [{"type": "audio", "data": WAV_SILENCE, "mimeType": "audio/wav"}]}),
+        "test_embedded_resource" => json!({"content": [{"type": "resource", "resource": {
+            "uri": "test://embedded-resource", "mimeType": "text/plain",
+            "text": "This is an embedded resource content."}}]}),
+        "test_multiple_content_types" => json!({"content": [
+            {"type": "text", "text": "Multiple content types test:"},
+            image,
+            {"type": "resource", "resource": {"uri": "test://mixed-content-resource",
+                "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}]}),
+        "test_error_handling" => json!({"content": [{"type": "text",
+            "text": "This tool intentionally returns an error for testing"}], "isError": true}),
+        "test_tool_with_logging" => text("Tool with logging executed successfully (3 log messages sent)"),
+        "test_tool_with_progress" => text("Tool with progress executed successfully (progress 0, 50, 100 of 100)"),
+        _ => return None,
+    }))
 }
 
 fn format_number(n: f64) -> String {

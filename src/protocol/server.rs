@@ -126,7 +126,7 @@ impl Server {
 
     /// The capabilities of DESIGN.md.
     pub fn capabilities(&self) -> Value {
-        json!({
+        let mut caps = json!({
             "tools": {"listChanged": true},
             "resources": {"listChanged": true},
             "prompts": {"listChanged": true},
@@ -137,7 +137,9 @@ impl Server {
                 "cancel": {},
                 "requests": {"tools": {"call": {}}}
             },
-        })
+        });
+        Self::extra_capabilities(&mut caps);
+        caps
     }
 
     fn server_info(&self) -> Value {
@@ -244,7 +246,10 @@ impl Server {
             "concerns/update" => self.update_concerns(&call, session, out),
             "tools/call" => self.call_tool(&call, session, env, out),
             "prompts/get" => self.get_prompt(&call, log),
-            "resources/read" => self.read_resource(&call, log),
+            "resources/read" => self.read_uri(&call, log),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, log),
+            "logging/setLevel" => self.set_log_level(&call),
+            "completion/complete" => self.complete(&call, log),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
             other => Err(Error::MethodNotFound(format!(
                 "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"
@@ -471,6 +476,8 @@ impl Server {
             }
             _ => {}
         }
+        out.notifications
+            .extend(super::extra::tool_notifications(&tool.name, call.params));
         Ok(demo::run(&tool.name, &args, env.now_ms).to_string())
     }
 
@@ -500,23 +507,13 @@ impl Server {
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or(&prompt.name);
+        if let Some(m) = super::extra::prompt_messages(&prompt.json, &args) {
+            return Ok(m.to_string());
+        }
         let text = format!("{desc}\nArguments: {}", Value::Object(args.into_owned()));
         Ok(
             json!({"description": desc, "messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
                 .to_string(),
         )
-    }
-
-    fn read_resource(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        let pos = self.usable(Kind::Resource, "uri", call, log)?;
-        let r = &self.catalog.section(Kind::Resource).items[pos];
-        let text = r
-            .json
-            .get("text")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("[simulated] contents of {}", r.id));
-        let mime = r.json.get("mimeType").cloned().unwrap_or(json!("text/plain"));
-        Ok(json!({"contents": [{"uri": r.id, "mimeType": mime, "text": text}]}).to_string())
     }
 }
