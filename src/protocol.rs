@@ -2,7 +2,7 @@
 //! the demo tools. Pure functions: the shell passes the session, the time and fresh ids in and
 //! applies what comes out.
 
-mod cursor;
+pub mod cursor;
 mod demo;
 mod extra;
 mod forward;
