@@ -249,6 +249,7 @@ impl Catalog {
         }
         let sections = sections.map(|s| Section::new(s.items, &parents));
         let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null), &parents)?;
+        crate::middleware::validate_config(doc.get("middleware").unwrap_or(&Value::Null))?;
         Ok(Catalog {
             server,
             groups,

@@ -10,6 +10,7 @@ pub mod filter;
 pub mod gateway;
 pub mod http;
 mod json;
+pub mod middleware;
 pub mod model;
 pub mod protocol;
 pub mod synth;

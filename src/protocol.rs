@@ -13,6 +13,7 @@ mod session;
 mod tasks;
 
 pub use jsonrpc::{Incoming, Limits};
+pub(crate) use server::Call;
 pub use server::{Env, Outcome, Server};
 pub use session::Session;
 

@@ -139,6 +139,9 @@ impl Server {
             },
         });
         Self::extra_capabilities(&mut caps);
+        if crate::middleware::enabled(&self.catalog.middleware) {
+            caps["contextMiddleware"] = json!({});
+        }
         caps
     }
 
@@ -251,6 +254,7 @@ impl Server {
             "logging/setLevel" => self.set_log_level(&call),
             "completion/complete" => self.complete(&call, log),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
+            "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, log),
             other => Err(Error::MethodNotFound(format!(
                 "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"
             ))),
@@ -333,6 +337,7 @@ impl Server {
             "capabilities": self.capabilities(),
             "serverInfo": self.server_info(),
         });
+        self.restrict_middleware_capability(&mut result, &ctx);
         if let Some(i) = self.catalog.server.get("instructions") {
             result["instructions"] = i.clone();
         }

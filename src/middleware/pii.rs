@@ -1,0 +1,227 @@
+//! `pii_redaction` and `pii_restoration`. Redaction replaces each detected value with a handle
+//! like `[EMAIL_1]` (the same value gets the same handle within a call, and handles that already
+//! occur in the text are never reused), so that restoration with `metadata.redactions` gives
+//! back the original text exactly.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{json, Map, Value};
+
+use crate::error::Result;
+use crate::middleware::content;
+use crate::middleware::detect::{self, Options, PiiType};
+use crate::middleware::Config;
+
+/// `inputSchema` of `pii_redaction`.
+pub fn redaction_schema() -> Value {
+    let types: Vec<&str> = PiiType::ALL.iter().map(|t| t.wire()).collect();
+    json!({
+        "type": "object",
+        "properties": {
+            "aggressiveness": {"type": "string", "enum": ["standard", "strict"], "default": "standard",
+                "description": "strict also catches unformatted SSNs and phone numbers, Luhn-valid numbers without a known card prefix, high-entropy tokens, and capitalised names after cue words"},
+            "types": {"type": "array", "items": {"type": "string", "enum": types}, "description": "only these types (default: all)"},
+            "names": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "names to redact as PERSON, besides the configured ones"},
+            "redactions": {"type": "object", "additionalProperties": {"type": "string"},
+                "description": "handles from an earlier call of this conversation, to keep using them"}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// `inputSchema` of `pii_restoration`.
+pub fn restoration_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "redactions": {"type": "object", "additionalProperties": {"type": "string"},
+                "description": "handle → value, as returned in pii_redaction's metadata.redactions"}
+        },
+        "required": ["redactions"],
+        "additionalProperties": false
+    })
+}
+
+/// Whether `s` is a handle name like `EMAIL_12`.
+fn is_handle(s: &str) -> bool {
+    let Some((label, n)) = s.rsplit_once('_') else {
+        return false;
+    };
+    !label.is_empty()
+        && label
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c == b'_' || c.is_ascii_digit())
+        && !n.is_empty()
+        && n.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Every `[HANDLE]` in `text`: (byte range including the brackets, handle name).
+fn handles_in(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+    text.match_indices('[').filter_map(move |(s, _)| {
+        let rest = &text[s + 1..];
+        let close = rest.find(']')?;
+        let name = &rest[..close];
+        (close <= 40 && is_handle(name)).then_some((s, s + close + 2, name))
+    })
+}
+
+/// The state of one redaction call: value → handle, counters, handles to avoid.
+#[derive(Debug, Default)]
+pub struct Redactor {
+    by_value: HashMap<(PiiType, String), String>,
+    /// handle → value, in creation order.
+    pub redactions: Map<String, Value>,
+    counts: HashMap<PiiType, usize>,
+    taken: HashSet<String>,
+    /// (handle, type, occurrences) in order of first appearance.
+    pub entities: Vec<(String, PiiType, usize)>,
+}
+
+impl Redactor {
+    /// A redactor that keeps `previous` handles and avoids handles already in `texts`.
+    pub fn new<'a>(previous: Option<&Map<String, Value>>, texts: impl Iterator<Item = &'a str>) -> Self {
+        let mut r = Redactor::default();
+        for t in texts {
+            for (_, _, h) in handles_in(t) {
+                r.taken.insert(h.to_string());
+            }
+        }
+        for (h, v) in previous.into_iter().flatten() {
+            let h = h.trim_start_matches('[').trim_end_matches(']');
+            let Some(v) = v.as_str() else { continue };
+            let label = h.rsplit_once('_').map_or(h, |(l, _)| l);
+            if let Some(kind) = PiiType::ALL.into_iter().find(|k| k.label() == label) {
+                r.by_value.insert((kind, v.to_string()), h.to_string());
+            }
+            r.taken.insert(h.to_string());
+            r.redactions.insert(h.to_string(), Value::String(v.to_string()));
+        }
+        r
+    }
+
+    fn handle(&mut self, kind: PiiType, value: &str) -> String {
+        if let Some(h) = self.by_value.get(&(kind, value.to_string())) {
+            if let Some(e) = self.entities.iter_mut().find(|e| &e.0 == h) {
+                e.2 += 1;
+            } else {
+                self.entities.push((h.clone(), kind, 1));
+            }
+            return h.clone();
+        }
+        let n = self.counts.entry(kind).or_insert(0);
+        let h = loop {
+            *n += 1;
+            let h = format!("{}_{}", kind.label(), n);
+            if !self.taken.contains(&h) {
+                break h;
+            }
+        };
+        self.taken.insert(h.clone());
+        self.by_value.insert((kind, value.to_string()), h.clone());
+        self.redactions.insert(h.clone(), Value::String(value.to_string()));
+        self.entities.push((h.clone(), kind, 1));
+        h
+    }
+
+    /// Redacts one text; `None` when nothing was found.
+    pub fn redact(&mut self, text: &str, opts: &Options) -> Option<String> {
+        let spans = detect::detect(text, opts);
+        if spans.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for s in spans {
+            out.push_str(&text[last..s.start]);
+            let h = self.handle(s.kind, &text[s.start..s.end]);
+            out.push('[');
+            out.push_str(&h);
+            out.push(']');
+            last = s.end;
+        }
+        out.push_str(&text[last..]);
+        Some(out)
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Runs `pii_redaction` (arguments already validated).
+pub fn redact_invoke(config: &Config, args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
+    let strict = args.get("aggressiveness").and_then(Value::as_str) == Some("strict");
+    let mut names = config.names.clone();
+    names.extend(strings(args.get("names")));
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    let types: Vec<PiiType> = strings(args.get("types"))
+        .iter()
+        .filter_map(|t| PiiType::from_wire(t))
+        .collect();
+    let opts = Options {
+        strict,
+        names: &names,
+        types: &types,
+    };
+    let mut texts = Vec::new();
+    content::for_each_text(&context, &mut |t| texts.push(t.to_string()));
+    let mut r = Redactor::new(
+        args.get("redactions").and_then(Value::as_object),
+        texts.iter().map(String::as_str),
+    );
+    content::map_text(&mut context, &mut |t| r.redact(t, &opts));
+    let entities: Vec<Value> = r
+        .entities
+        .iter()
+        .map(|(h, k, n)| json!({"handle": h, "type": k.wire(), "count": n}))
+        .collect();
+    Ok(json!({"content": context, "metadata": {"redactions": r.redactions, "entities": entities}}))
+}
+
+/// Replaces every `[HANDLE]` found in `map` by its value, in one pass (restored values are not
+/// scanned again). Returns the text and the handles that were not in the map.
+pub fn restore(text: &str, map: &HashMap<&str, &str>, unknown: &mut Vec<String>) -> Option<String> {
+    let mut out = String::new();
+    let mut last = 0;
+    for (s, e, h) in handles_in(text) {
+        if s < last {
+            continue;
+        }
+        match map.get(h) {
+            Some(v) => {
+                out.push_str(&text[last..s]);
+                out.push_str(v);
+                last = e;
+            }
+            None if !unknown.iter().any(|u| u == h) => unknown.push(h.to_string()),
+            None => {}
+        }
+    }
+    (last > 0).then(|| {
+        out.push_str(&text[last..]);
+        out
+    })
+}
+
+/// Runs `pii_restoration` (arguments already validated).
+pub fn restore_invoke(args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
+    let map: HashMap<&str, &str> = args
+        .get("redactions")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(h, v)| Some((h.trim_start_matches('[').trim_end_matches(']'), v.as_str()?)))
+        .collect();
+    let mut unknown = Vec::new();
+    let mut restored = 0usize;
+    content::map_text(&mut context, &mut |t| {
+        let r = restore(t, &map, &mut unknown);
+        restored += usize::from(r.is_some());
+        r
+    });
+    Ok(json!({"content": context, "metadata": {"restoredTexts": restored, "unknownHandles": unknown}}))
+}

@@ -1,0 +1,66 @@
+//! The protocol side of middleware: the `middleware/list` and `middleware/invoke` handlers on
+//! [`Server`], the `contextMiddleware` capability, and access control (off unless the catalog
+//! enables middleware; `allowClients` / `allowPrincipals` restrict who may use it).
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::filter::chain::FilterContext;
+use crate::middleware::{self, Config, Inputs};
+use crate::model::Kind;
+use crate::protocol::{Call, Server};
+
+/// Whether a catalog's `middleware` object enables any middleware.
+pub fn enabled(raw: &Value) -> bool {
+    Config::parse(raw).is_ok_and(|c| !c.enabled.is_empty())
+}
+
+impl Server {
+    fn middleware_config(&self) -> Result<Config> {
+        Config::parse(&self.catalog.middleware).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// Drops `contextMiddleware` from an initialize result's capabilities when the client may
+    /// not use middleware.
+    pub(crate) fn restrict_middleware_capability(&self, result: &mut Value, ctx: &FilterContext) {
+        let allowed = self.middleware_config().is_ok_and(|c| c.allows(ctx));
+        if !allowed {
+            if let Some(caps) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
+                caps.remove("contextMiddleware");
+            }
+        }
+    }
+
+    /// `middleware/list` and `middleware/invoke`.
+    pub(crate) fn middleware(&self, method: &str, call: &Call, now_ms: i64, log: &mut Vec<String>) -> Result<String> {
+        let config = self.middleware_config()?;
+        if config.enabled.is_empty() {
+            return Err(Error::MethodNotFound(format!(
+                "\"{method}\" is not available: this server enables no middleware (catalog middleware.enabled)"
+            )));
+        }
+        if !config.allows(&call.ctx) {
+            return Err(Error::MethodNotFound(format!(
+                "\"{method}\" is not available to this client (catalog middleware.allowClients / allowPrincipals)"
+            )));
+        }
+        if method == "middleware/list" {
+            return Ok(middleware::list(&config).to_string());
+        }
+        let mut warnings = Vec::new();
+        let mut visible = |filter: &crate::filter::Filter| -> Result<crate::filter::Bits> {
+            let concerns = self.request_concerns(call, filter, &mut warnings)?;
+            Ok(self.selection(Kind::Tool, call, filter, &concerns, log))
+        };
+        let mut inputs = Inputs {
+            catalog: &self.catalog,
+            now_ms,
+            visible_tools: &mut visible,
+        };
+        let mut result = middleware::invoke(&config, call.params, &mut inputs)?;
+        if !warnings.is_empty() {
+            result["_meta"] = json!({ format!("{}/warnings", crate::protocol::EXT): warnings });
+        }
+        Ok(result.to_string())
+    }
+}

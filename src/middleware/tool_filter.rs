@@ -1,0 +1,223 @@
+//! `tool_filter`: ranks the tools the caller may see (its view filter, concerns and policy)
+//! against the conversation text with BM25F over name, title, description, groups (name, title,
+//! description) and tags, and suggests the top k.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::middleware::{content, Inputs};
+use crate::model::{Kind, Primitive};
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+const STOP: [&str; 58] = [
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from", "is", "are", "be", "it",
+    "its", "this", "that", "my", "me", "i", "we", "our", "you", "your", "can", "could", "would", "please", "do",
+    "does", "what", "which", "how", "all", "some", "any", "as", "into", "out", "up", "about", "there", "have", "has",
+    "need", "want", "get", "let", "so", "if", "them", "their", "was", "were",
+];
+
+/// Query words that mean a catalog word (small, general vocabulary).
+const SYNONYMS: [(&str, &str); 24] = [
+    ("mail", "email"),
+    ("inbox", "email"),
+    ("e-mail", "email"),
+    ("meeting", "event"),
+    ("appointment", "event"),
+    ("schedule", "calendar"),
+    ("pr", "pull request"),
+    ("repo", "repository"),
+    ("build", "pipeline"),
+    ("sql", "query database"),
+    ("db", "database"),
+    ("webpage", "page"),
+    ("website", "page"),
+    ("site", "page"),
+    ("bill", "invoice"),
+    ("charge", "payment"),
+    ("money", "payment"),
+    ("refund", "refund payment"),
+    ("folder", "directory"),
+    ("rename", "move"),
+    ("uuid", "uuid"),
+    ("account", "user"),
+    ("log", "logs"),
+    ("bug", "issue"),
+];
+
+/// Lowercase word stems of `text`.
+pub fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| stem(&w.to_lowercase()))
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .collect()
+}
+
+/// A light English stemmer: plurals and -ing/-ed (`meetings` → `meet`).
+pub fn stem(w: &str) -> String {
+    strip(&strip(w))
+}
+
+fn strip(w: &str) -> String {
+    let n = w.len();
+    if n > 4 && w.ends_with("ies") {
+        return format!("{}y", &w[..n - 3]);
+    }
+    if n > 5 && w.ends_with("ing") {
+        return w[..n - 3].to_string();
+    }
+    if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
+        return w[..n - 2].to_string();
+    }
+    if n > 4 && (w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")) {
+        return w[..n - 2].to_string();
+    }
+    if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
+        return w[..n - 1].to_string();
+    }
+    w.to_string()
+}
+
+fn query_tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tokens(text) {
+        if let Some((_, to)) = SYNONYMS.iter().find(|(from, _)| stem(from) == t) {
+            out.extend(tokens(to));
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// Weighted term frequencies of one tool's fields.
+fn document(tool: &Primitive, catalog: &Catalog) -> (HashMap<String, f64>, f64) {
+    let mut tf: HashMap<String, f64> = HashMap::new();
+    let mut len = 0.0;
+    let mut add = |text: &str, w: f64| {
+        for t in tokens(text) {
+            *tf.entry(t).or_insert(0.0) += w;
+            len += w;
+        }
+    };
+    let s = |k: &str| tool.json.get(k).and_then(Value::as_str).unwrap_or_default();
+    add(&tool.name, 3.0);
+    add(s("title"), 2.0);
+    add(s("description"), 1.0);
+    for g in &tool.groups {
+        add(g, 1.5);
+        if let Some(group) = catalog.groups.iter().find(|x| &x.name == g) {
+            let gs = |k: &str| {
+                group
+                    .json
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            add(&gs("title"), 1.0);
+            add(&gs("description"), 0.5);
+        }
+    }
+    for t in &tool.tags {
+        add(t, 1.0);
+    }
+    (tf, len)
+}
+
+/// BM25F scores of `candidates` (positions in the tool section) for `query`, best first,
+/// only positive scores.
+pub fn rank(catalog: &Catalog, candidates: &[usize], query: &str) -> Vec<(usize, f64)> {
+    let items = &catalog.section(Kind::Tool).items;
+    let docs: Vec<(usize, HashMap<String, f64>, f64)> = candidates
+        .iter()
+        .map(|&i| {
+            let (tf, len) = document(&items[i], catalog);
+            (i, tf, len)
+        })
+        .collect();
+    if docs.is_empty() {
+        return Vec::new();
+    }
+    let n = docs.len() as f64;
+    let avg = docs.iter().map(|d| d.2).sum::<f64>() / n;
+    let mut q: HashMap<String, f64> = HashMap::new();
+    for t in query_tokens(query) {
+        *q.entry(t).or_insert(0.0) += 1.0;
+    }
+    let mut scores: Vec<(usize, f64)> = docs
+        .iter()
+        .map(|(i, tf, len)| {
+            let score = q
+                .iter()
+                .map(|(t, qf)| {
+                    let f = tf.get(t).copied().unwrap_or(0.0);
+                    if f == 0.0 {
+                        return 0.0;
+                    }
+                    let df = docs.iter().filter(|d| d.1.contains_key(t)).count() as f64;
+                    let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                    // Repeated query words count, but sub-linearly.
+                    idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg)) * (1.0 + qf.ln())
+                })
+                .sum::<f64>();
+            (*i, score)
+        })
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scores
+}
+
+/// `inputSchema` of `tool_filter`.
+pub fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5, "description": "size of suggestedToolSet"},
+            "availableTools": {"type": "array", "items": {"type": "string"}, "description": "rank only these tools (default: all the caller may see)"},
+            "filter": {"type": "object", "description": "a tools/list filter (groups, tags, excludeTags, namePatterns, concerns, expr) narrowing the candidates"}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Runs `tool_filter` (arguments already validated).
+pub fn invoke(args: &Map<String, Value>, context: Vec<Value>, inputs: &mut Inputs) -> Result<Value> {
+    let filter = Filter::parse(args.get("filter").unwrap_or(&Value::Null), "params.arguments.filter")?;
+    let k = args.get("k").and_then(Value::as_f64).unwrap_or(5.0) as usize;
+    let visible = (inputs.visible_tools)(&filter)?;
+    let items = &inputs.catalog.section(Kind::Tool).items;
+    let mut candidates: Vec<usize> = visible.ones().collect();
+    if let Some(names) = args.get("availableTools").and_then(Value::as_array) {
+        let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+        candidates.retain(|&i| names.contains(&items[i].name.as_str()));
+    }
+    let mut text = String::new();
+    content::for_each_text(&context, &mut |t| {
+        text.push_str(t);
+        text.push('\n');
+    });
+    let ranked = rank(inputs.catalog, &candidates, &text);
+    let top = ranked.first().map_or(1.0, |r| r.1);
+    let relevant: Vec<Value> = ranked
+        .iter()
+        .take(k.max(1))
+        .map(|(i, s)| json!({"name": items[*i].name, "score": (s / top * 1000.0).round() / 1000.0, "bm25": (s * 1000.0).round() / 1000.0}))
+        .collect();
+    let suggested: Vec<&str> = ranked.iter().take(k).map(|(i, _)| items[*i].name.as_str()).collect();
+    if candidates.is_empty() && !items.is_empty() && args.contains_key("availableTools") {
+        return Err(Error::params(
+            "params.arguments.availableTools names no tool this client can see",
+        ));
+    }
+    Ok(json!({
+        "content": context,
+        "metadata": {"relevantTools": relevant, "suggestedToolSet": suggested, "candidates": candidates.len()}
+    }))
+}
