@@ -8,6 +8,7 @@
 mod callback;
 mod client;
 mod convert;
+mod middleware;
 mod prefs;
 mod sieve;
 mod tasks;

@@ -4,6 +4,8 @@
 //! non-text parts, moderation, time zones, tool ranking under filters, concerns and policy) and
 //! argument validation naming the failing path.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use common::{catalog_json, Harness, T0};

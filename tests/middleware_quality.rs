@@ -4,6 +4,8 @@
 //! type; and labelled queries over the embedded catalog → `tool_filter` top-5 hit rate.
 //! `cargo test --test middleware_quality -- --nocapture` prints both tables.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 

@@ -737,13 +737,7 @@ fn assigned_secret(t: &[u8], s: usize, e: usize, strict: bool) -> Option<(usize,
         "access_key",
         "client_secret",
     ];
-    let word = std::str::from_utf8(&t[s..e]).ok()?.to_ascii_lowercase();
-    if !KEYS
-        .iter()
-        .any(|k| word == *k || word.ends_with(&format!("_{k}")) || word.ends_with(&format!("-{k}")))
-    {
-        return None;
-    }
+    // Cheap test first: is the word followed by ':' or '='?
     let mut j = e;
     while matches!(t.get(j), Some(b'"' | b'\'')) {
         j += 1;
@@ -752,6 +746,13 @@ fn assigned_secret(t: &[u8], s: usize, e: usize, strict: bool) -> Option<(usize,
         j += 1;
     }
     if !matches!(t.get(j), Some(b':' | b'=')) {
+        return None;
+    }
+    let word = std::str::from_utf8(&t[s..e]).ok()?.to_ascii_lowercase();
+    let key = |k: &str| {
+        word == k || (word.ends_with(k) && matches!(word.as_bytes().get(word.len() - k.len() - 1), Some(b'_' | b'-')))
+    };
+    if !KEYS.iter().any(|k| key(k)) {
         return None;
     }
     j += 1;

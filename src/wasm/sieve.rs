@@ -108,6 +108,25 @@ impl Sieve {
         bits
     }
 
+    /// The catalog (for the middleware bindings).
+    pub(super) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The tools `filter` leaves visible, JS policy filters included (for `tool_filter`).
+    pub(super) fn tool_selection(&self, filter: &Filter, path: &str) -> crate::Result<Bits> {
+        let configured = match &filter.concerns {
+            Some(c) => self.catalog.concerns.resolve(c, path)?.0.config,
+            None => ConcernConfig::new(),
+        };
+        let concerns = self.catalog.concerns.effective(&configured);
+        let mut bits = self.catalog.section(Kind::Tool).select(filter, &concerns);
+        if !self.chain.is_empty() {
+            bits.and(&self.visible(Kind::Tool));
+        }
+        Ok(bits)
+    }
+
     fn rebuild_chain(&mut self) {
         let mut chain = Chain::default();
         for f in &self.filters {
