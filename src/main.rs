@@ -14,6 +14,9 @@ fn main() {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+mod gateway_native;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
     use std::io::Read;
     use std::sync::{Arc, Mutex};
@@ -70,6 +73,7 @@ mod native {
             None => DEFAULT_CATALOG.to_string(),
         };
         let server = Arc::new(Server::new(Catalog::from_json_str(&text).map_err(|e| e.to_string())?));
+        crate::gateway_native::start(&server)?;
         let store = Arc::new(Mutex::new(MemoryStore::default()));
         let listener = tiny_http::Server::http((host.as_str(), port)).map_err(|e| format!("cannot listen: {e}"))?;
         eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
@@ -102,6 +106,9 @@ mod native {
         };
         let method = req.method().as_str().to_string();
         let (cfg, id, started) = (http::Config::default(), fresh_id(), now_ms());
+        // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+        let gateway = crate::gateway_native::serving(server);
+        let server = gateway.as_deref().unwrap_or(server);
         let answer = loop {
             let env = Env {
                 now_ms: now_ms(),
@@ -121,7 +128,7 @@ mod native {
                 Some(at) if at - started <= MAX_WAIT_MS => {
                     std::thread::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64))
                 }
-                _ => break answer,
+                _ => break crate::gateway_native::finish(answer),
             }
         };
         let mut resp = tiny_http::Response::from_data(answer.body.into_bytes())

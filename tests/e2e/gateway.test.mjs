@@ -14,7 +14,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startWorker } from './harness.mjs';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startWorker, startNative } from './harness.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const Anything = z.object({}).passthrough();
@@ -95,7 +98,8 @@ async function connect(url, name) {
 let upstream;
 let worker;
 let direct; // SDK client straight to the upstream
-let viaGateway; // SDK client to the Worker
+let viaGateway; // SDK client to the Worker (or the native server with SIEVE_TARGET=native)
+let tmp;
 
 before(async () => {
   upstream = await startUpstream();
@@ -111,7 +115,14 @@ before(async () => {
     },
     policy: { rules: [{ hide: { tags: ['destructive'] } }] },
   };
-  worker = await startWorker({ extraArgs: ['--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`] });
+  if (process.env.SIEVE_TARGET === 'native') {
+    // The native server in gateway mode: the same document as a --catalog file.
+    tmp = mkdtempSync(path.join(tmpdir(), 'sieve-gateway-'));
+    writeFileSync(path.join(tmp, 'gateway.json'), JSON.stringify(doc));
+    worker = await startNative({ extraArgs: ['--catalog', path.join(tmp, 'gateway.json')] });
+  } else {
+    worker = await startWorker({ extraArgs: ['--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`] });
+  }
   direct = await connect(upstream.url, 'direct');
   viaGateway = await connect(worker.url, 'via-gateway');
 }, { timeout: 120_000 });
@@ -121,6 +132,7 @@ after(async () => {
   await direct?.close().catch(() => {});
   await worker?.stop();
   await upstream?.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
 async function listTools(client, filter) {
