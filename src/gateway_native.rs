@@ -246,8 +246,7 @@ impl Gateway {
                 }
                 let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
                 let reply = self.request(kind.list_method(), &params)?;
-                let result = reply.result(kind.list_method()).map_err(|e| e.to_string())?;
-                cursor = lists.add_page(kind, result).map_err(|e| e.to_string())?;
+                cursor = lists.add_reply(kind, &reply).map_err(|e| e.to_string())?;
                 if cursor.is_none() {
                     break;
                 }

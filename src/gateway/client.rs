@@ -155,6 +155,16 @@ impl Lists {
         })
     }
 
+    /// Adds the page `reply` carries; an upstream without this list method (`-32601`, e.g. no
+    /// `resources/templates/list`) has no items of this kind. Returns the next page's cursor.
+    pub fn add_reply(&mut self, kind: Kind, reply: &Reply) -> Result<Option<String>> {
+        let code = reply.response.as_ref().and_then(|r| r["error"]["code"].as_i64());
+        if code == Some(crate::error::code::METHOD_NOT_FOUND as i64) {
+            return Ok(None);
+        }
+        self.add_page(kind, reply.result(kind.list_method())?)
+    }
+
     /// The items of `kind` collected so far.
     pub fn items(&self, kind: Kind) -> &[Value] {
         &self.items[kind as usize]
@@ -200,6 +210,20 @@ mod tests {
         assert_eq!(l.items(Kind::Tool).len(), 2);
         let e = l.add_page(Kind::Prompt, &json!({"tools": []})).unwrap_err().to_string();
         assert!(e.contains("prompts/list") && e.contains("\"prompts\""), "{e}");
+        let missing = parse_reply(
+            "application/json",
+            r#"{"id":1,"error":{"code":-32601,"message":"no"}}"#,
+            &json!(1),
+        )
+        .unwrap();
+        assert_eq!(l.add_reply(Kind::ResourceTemplate, &missing).unwrap(), None);
+        let failing = parse_reply(
+            "application/json",
+            r#"{"id":1,"error":{"code":-32603,"message":"down"}}"#,
+            &json!(1),
+        )
+        .unwrap();
+        assert!(l.add_reply(Kind::Resource, &failing).is_err());
         assert!(list(5, Kind::Resource, Some("c")).contains(r#""cursor":"c""#));
         assert!(!list(5, Kind::Resource, None).contains("params"));
     }

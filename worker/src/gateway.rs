@@ -159,8 +159,7 @@ async fn refresh(local: &Server, url: &str) -> Result<Rc<Server>, String> {
             }
             let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
             let reply = request(url, kind.list_method(), &params).await?;
-            let result = reply.result(kind.list_method()).map_err(|e| e.to_string())?;
-            cursor = lists.add_page(kind, result).map_err(|e| e.to_string())?;
+            cursor = lists.add_reply(kind, &reply).map_err(|e| e.to_string())?;
             if cursor.is_none() {
                 break;
             }
