@@ -18,7 +18,11 @@ scripts/build.sh
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
 args=(dev --cwd worker --ip 127.0.0.1 --port "$port" --show-interactive-dev-session=false)
 if [ -n "$config" ]; then
-  args+=(--var "MCP_SIEVE_CONFIG:$(cat "$config")")
+  case "$config" in /*) ;; *) config="$OLDPWD/$config" ;; esac  # relative to where it was run
+  # Through the MCP_SIEVE_KV namespace in its own local state: a document of any size fits.
+  state="$PWD/worker/.wrangler/state-config"
+  scripts/put-config.sh "$config" "$state"
+  args+=(--persist-to "$state")
 fi
 echo "mcp-sieve: demo page http://127.0.0.1:$port/  ·  MCP endpoint http://127.0.0.1:$port/mcp"
 exec node_modules/.bin/wrangler "${args[@]}"

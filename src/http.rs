@@ -7,6 +7,9 @@ use crate::error::Error;
 use crate::protocol::jsonrpc::{self, Incoming, Limits};
 use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
 
+mod security;
+pub use security::{authorized, constant_time_eq, cors_headers, gate, misconfigured, serve};
+
 /// Where sessions live between requests (memory, a Durable Object, ...).
 pub trait SessionStore {
     /// The session with this id, if it exists.
@@ -67,6 +70,10 @@ pub struct Config {
     pub limits: Limits,
     /// Allowed `Origin` values besides loopback ones (`*` allows any).
     pub allowed_origins: Vec<String>,
+    /// Bearer token every request must carry (`None`: no authentication).
+    pub bearer_token: Option<String>,
+    /// Whether allowed cross-origin browser hosts get CORS headers and preflight answers.
+    pub cors: bool,
 }
 
 fn plain(status: u16, message: &str) -> Response {

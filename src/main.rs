@@ -1,5 +1,6 @@
 //! The native server: the same core behind a small HTTP server, for running without workerd.
 //!   mcp-sieve serve [--catalog FILE] [--host 127.0.0.1] [--port 8788]
+//!   environment: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN, MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker)
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[cfg(target_arch = "wasm32")]
@@ -12,9 +13,6 @@ fn main() {
         std::process::exit(2);
     }
 }
-
-#[cfg(not(target_arch = "wasm32"))]
-mod gateway_native;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
@@ -73,25 +71,26 @@ mod native {
             None => DEFAULT_CATALOG.to_string(),
         };
         let server = Arc::new(Server::new(Catalog::from_json_str(&text).map_err(|e| e.to_string())?));
-        crate::gateway_native::start(&server)?;
+        // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
+        let cfg = Arc::new(http::Config::from_vars(&|name| std::env::var(name).ok())?);
         let store = Arc::new(Mutex::new(MemoryStore::default()));
         let listener = tiny_http::Server::http((host.as_str(), port)).map_err(|e| format!("cannot listen: {e}"))?;
         eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
         for req in listener.incoming_requests() {
-            let (server, store) = (server.clone(), store.clone());
-            std::thread::spawn(move || serve(&server, &store, req));
+            let (server, store, cfg) = (server.clone(), store.clone(), cfg.clone());
+            std::thread::spawn(move || serve(&server, &cfg, &store, req));
         }
         Ok(())
     }
 
-    fn serve(server: &Server, store: &Mutex<MemoryStore>, mut req: tiny_http::Request) {
+    fn serve(server: &Server, cfg: &http::Config, store: &Mutex<MemoryStore>, mut req: tiny_http::Request) {
         if req.url().split('?').next() != Some("/mcp") {
             let _ =
                 req.respond(tiny_http::Response::from_string("Not found: MCP is served at /mcp").with_status_code(404));
             return;
         }
         let mut body = Vec::new();
-        let limit = http::Config::default().limits.max_body as u64 + 1;
+        let limit = cfg.limits.max_body as u64 + 1;
         let _ = req.as_reader().take(limit).read_to_end(&mut body);
         let headers: Vec<(String, String)> = req
             .headers()
@@ -105,10 +104,7 @@ mod native {
                 .map(|(_, v)| v.clone())
         };
         let method = req.method().as_str().to_string();
-        let (cfg, id, started) = (http::Config::default(), fresh_id(), now_ms());
-        // Gateway mode: the catalog over the upstream's lists; calls are performed there.
-        let gateway = crate::gateway_native::serving(server);
-        let server = gateway.as_deref().unwrap_or(server);
+        let (id, started) = (fresh_id(), now_ms());
         let answer = loop {
             let env = Env {
                 now_ms: now_ms(),
@@ -122,13 +118,13 @@ mod native {
             };
             let answer = {
                 let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
-                http::handle(server, &cfg, request, &mut *guard, &env)
+                http::serve(server, cfg, request, &mut *guard, &env)
             };
             match answer.retry_at {
                 Some(at) if at - started <= MAX_WAIT_MS => {
                     std::thread::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64))
                 }
-                _ => break crate::gateway_native::finish(answer),
+                _ => break answer,
             }
         };
         let mut resp = tiny_http::Response::from_data(answer.body.into_bytes())

@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::concern::ConcernConfig;
@@ -9,8 +10,9 @@ use crate::error::{type_name, Error, Result};
 use crate::json::str_array;
 use crate::time::{format_iso, parse_iso};
 
-/// Task status of MCP 2025-11-25.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Task status of MCP 2025-11-25 (serialized as its wire name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Running.
     Working,
@@ -62,7 +64,7 @@ impl Status {
 }
 
 /// A task held by the server.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     /// Unique id.
     pub id: String,

@@ -1,12 +1,14 @@
 //! The state of one stateful (legacy-era) session.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::concern::ConcernConfig;
 use crate::task::Task;
 
-/// What the server remembers between requests of one session.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What the server remembers between requests of one session (serializable, so a shell can
+/// persist it, e.g. in a Durable Object).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     /// The `Mcp-Session-Id`.
     pub id: String,

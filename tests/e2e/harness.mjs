@@ -77,7 +77,8 @@ async function startProcess(command, args, port, what) {
         signal: AbortSignal.timeout(2000),
       });
       await res.arrayBuffer();
-      return { url, base, stop }; // any HTTP status means it is serving
+      // any HTTP status means it is serving; output() is the tail of its stdout and stderr
+      return { url, base, stop, output: () => log };
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();
@@ -89,22 +90,23 @@ async function startProcess(command, args, port, what) {
 
 /**
  * Starts `wrangler dev` for worker/ (the built Worker in local workerd).
- * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler).
+ * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler),
+ * logLevel ('warn' unless given; 'log' shows the Worker's console.log lines in output()).
  */
-export async function startWorker({ port, persistTo, extraArgs = [] } = {}) {
+export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 'warn' } = {}) {
   port ??= await freePort();
   const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
-    '--show-interactive-dev-session=false', '--log-level', 'warn'];
+    '--show-interactive-dev-session=false', '--log-level', logLevel];
   if (persistTo) args.push('--persist-to', persistTo);
   args.push(...extraArgs);
   return startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev');
 }
 
-/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh); extraArgs are passed to it. */
-export async function startNative({ port, extraArgs = [] } = {}) {
+/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh). */
+export async function startNative({ port } = {}) {
   port ??= await freePort();
   const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
-  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve');
+  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port)], port, 'mcp-sieve serve');
 }
 
 /** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */

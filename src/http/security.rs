@@ -1,0 +1,168 @@
+//! The transport's gatekeeping as pure functions: `Origin` allow-list (DNS-rebinding protection),
+//! bearer-token authentication compared in constant time, CORS for browser hosts, the body-size
+//! limit before the body is read, and the configuration these read from a shell's variables.
+//! Nothing here logs: tokens and bodies never leave these functions.
+
+use serde_json::Value;
+
+use super::{handle, origin_allowed, Config, Request, Response, SessionStore};
+use crate::error::Error;
+use crate::protocol::jsonrpc;
+use crate::protocol::{Env, Server};
+
+/// Request headers a browser host may send cross-origin.
+pub const CORS_ALLOW_HEADERS: &str =
+    "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
+/// Methods of the endpoint.
+pub const CORS_ALLOW_METHODS: &str = "POST, DELETE, OPTIONS";
+/// Response headers a browser host may read.
+pub const CORS_EXPOSE_HEADERS: &str = "Mcp-Session-Id, WWW-Authenticate";
+
+/// Equality of two byte strings in time that depends only on their lengths, not on where they
+/// differ (so a token cannot be guessed byte by byte from timings).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+/// Whether an `Authorization` header satisfies `token` (`None`: no authentication configured).
+pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
+    let Some(token) = token else { return true };
+    let given = authorization
+        .and_then(|h| h.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map_or("", |(_, t)| t.trim());
+    // Compare even when absent, so a missing header costs the same as a wrong one.
+    constant_time_eq(given.as_bytes(), token.as_bytes()) && !given.is_empty()
+}
+
+fn json_response(status: u16, body: String) -> Response {
+    Response {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body,
+        retry_at: None,
+        forward: None,
+    }
+}
+
+/// The answer of a server whose configuration is invalid: HTTP 500 with a JSON-RPC `-32603`
+/// error whose message names the bad field. Every request gets it; nothing is half served.
+pub fn misconfigured(detail: &str) -> Response {
+    let e = Error::Internal(format!("the server configuration is invalid: {detail}"));
+    json_response(500, jsonrpc::error(&Value::Null, &e))
+}
+
+/// CORS headers for a response to `origin` (none when CORS is off, no `Origin` was sent, or the
+/// origin is not allowed).
+pub fn cors_headers(cfg: &Config, origin: Option<&str>) -> Vec<(String, String)> {
+    match origin {
+        Some(o) if cfg.cors && origin_allowed(o, cfg) => vec![
+            ("Access-Control-Allow-Origin".into(), o.into()),
+            ("Access-Control-Expose-Headers".into(), CORS_EXPOSE_HEADERS.into()),
+            ("Vary".into(), "Origin".into()),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// What must be answered before the request reaches the protocol (and before a shell reads the
+/// body or touches session storage): `None` lets it through. Checks, in order: `Origin` (403),
+/// CORS preflight (`OPTIONS`, 204), bearer token (401 with `WWW-Authenticate: Bearer`), and a
+/// declared `Content-Length` over the limit (413).
+pub fn gate(cfg: &Config, req: &Request<'_>) -> Option<Response> {
+    let h = req.header;
+    let origin = h("origin");
+    if let Some(o) = &origin {
+        if !origin_allowed(o, cfg) {
+            let e = Error::InvalidRequest(format!(
+                "Origin \"{o}\" is not allowed; allowed are loopback origins and those configured"
+            ));
+            return Some(json_response(403, jsonrpc::error(&Value::Null, &e)));
+        }
+    }
+    if req.method == "OPTIONS" {
+        let mut r = Response {
+            status: 204,
+            ..Default::default()
+        };
+        if cfg.cors && origin.is_some() {
+            r.headers = cors_headers(cfg, origin.as_deref());
+            r.headers
+                .push(("Access-Control-Allow-Methods".into(), CORS_ALLOW_METHODS.into()));
+            r.headers
+                .push(("Access-Control-Allow-Headers".into(), CORS_ALLOW_HEADERS.into()));
+            r.headers.push(("Access-Control-Max-Age".into(), "600".into()));
+        } else {
+            r.headers.push(("Allow".into(), CORS_ALLOW_METHODS.into()));
+        }
+        return Some(r);
+    }
+    let refuse = |mut r: Response| {
+        r.headers.extend(cors_headers(cfg, origin.as_deref()));
+        Some(r)
+    };
+    if !authorized(h("authorization").as_deref(), cfg.bearer_token.as_deref()) {
+        let e = Error::InvalidRequest("authentication required: send Authorization: Bearer <token>".into());
+        let mut r = json_response(401, jsonrpc::error(&Value::Null, &e));
+        r.headers.push((
+            "WWW-Authenticate".into(),
+            "Bearer realm=\"mcp-sieve\", error=\"invalid_token\"".into(),
+        ));
+        return refuse(r);
+    }
+    let declared = h("content-length").and_then(|l| l.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > cfg.limits.max_body as u64) {
+        let e = Error::InvalidRequest(format!("body is larger than {} bytes", cfg.limits.max_body));
+        return refuse(json_response(413, jsonrpc::error(&Value::Null, &e)));
+    }
+    None
+}
+
+/// The whole transport: [`gate`], then the Streamable HTTP rules ([`handle`]), then CORS headers.
+pub fn serve(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
+    if let Some(r) = gate(cfg, &req) {
+        return r;
+    }
+    let mut r = handle(server, cfg, req, store, env);
+    if r.retry_at.is_none() {
+        r.headers.extend(cors_headers(cfg, (req.header)("origin").as_deref()));
+    }
+    r
+}
+
+impl Config {
+    /// Reads the transport options from a shell's variables (Worker vars and secrets, process
+    /// environment): `MCP_SIEVE_ALLOWED_ORIGINS` (comma-separated origins, `*` for any),
+    /// `MCP_SIEVE_TOKEN` (bearer token; empty: none), `MCP_SIEVE_CORS` (`true`/`false`) and
+    /// `MCP_SIEVE_MAX_BODY` (bytes). A bad value is an error naming the variable.
+    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let mut cfg = Config::default();
+        if let Some(list) = var("MCP_SIEVE_ALLOWED_ORIGINS") {
+            cfg.allowed_origins = list
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+        }
+        cfg.bearer_token = var("MCP_SIEVE_TOKEN").filter(|t| !t.is_empty());
+        cfg.cors = match var("MCP_SIEVE_CORS").as_deref().map(str::trim) {
+            None | Some("") | Some("true") | Some("1") => true,
+            Some("false") | Some("0") => false,
+            Some(other) => return Err(format!("MCP_SIEVE_CORS must be true or false, got \"{other}\"")),
+        };
+        if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
+            cfg.limits.max_body = n
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\""))?;
+        }
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,174 @@
+//! Transport gatekeeping (`http::serve`): Origin allow-list, bearer token, CORS, body limit, the
+//! configuration read from variables, and the answer of a misconfigured server.
+
+mod common;
+
+use common::CATALOG;
+use mcp_sieve::http::{self, constant_time_eq, MemoryStore};
+use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::Catalog;
+use serde_json::{json, Value};
+
+fn send(cfg: &http::Config, method: &str, headers: &[(&str, &str)], body: &str) -> http::Response {
+    let server = Server::new(Catalog::from_json_str(CATALOG).unwrap());
+    let mut hs: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "application/json, text/event-stream".into()),
+    ];
+    hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let header = move |name: &str| {
+        hs.iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let env = Env {
+        now_ms: common::T0,
+        principal: None,
+        fresh_id: "s1".into(),
+    };
+    let req = http::Request {
+        method,
+        header: &header,
+        body: body.as_bytes(),
+    };
+    http::serve(&server, cfg, req, &mut MemoryStore::default(), &env)
+}
+
+/// A request that needs no session: `initialize`.
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn header<'a>(r: &'a http::Response, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+}
+
+#[test]
+fn constant_time_eq_is_equality() {
+    assert!(constant_time_eq(b"secret", b"secret"));
+    assert!(!constant_time_eq(b"secret", b"secreT"));
+    assert!(!constant_time_eq(b"secret", b"secret2"));
+    assert!(!constant_time_eq(b"", b"x"));
+    assert!(constant_time_eq(b"", b""));
+}
+
+#[test]
+fn foreign_origin_is_403_and_configured_one_passes() {
+    let cfg = http::Config::default();
+    let r = send(&cfg, "POST", &[("origin", "https://evil.example")], PING);
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("evil.example"), "{}", r.body);
+    assert_eq!(
+        send(&cfg, "POST", &[("origin", "http://localhost:5173")], PING).status,
+        200
+    );
+    let cfg = http::Config::from_vars(&vars(&[(
+        "MCP_SIEVE_ALLOWED_ORIGINS",
+        "https://host.example, https://b.example",
+    )]))
+    .unwrap();
+    assert_eq!(send(&cfg, "POST", &[("origin", "https://b.example")], PING).status, 200);
+    assert_eq!(send(&cfg, "POST", &[("origin", "https://c.example")], PING).status, 403);
+}
+
+#[test]
+fn bearer_token_is_required_when_configured() {
+    let cfg = http::Config::from_vars(&vars(&[("MCP_SIEVE_TOKEN", "s3cret-token")])).unwrap();
+    for auth in [None, Some("Bearer wrong"), Some("Basic s3cret-token"), Some("Bearer ")] {
+        let hs: Vec<(&str, &str)> = auth.iter().map(|a| ("authorization", *a)).collect();
+        let r = send(&cfg, "POST", &hs, PING);
+        assert_eq!(r.status, 401, "{auth:?}: {}", r.body);
+        assert!(header(&r, "www-authenticate").unwrap().starts_with("Bearer"));
+        assert!(!r.body.contains("s3cret"), "the token must not leak: {}", r.body);
+    }
+    let r = send(&cfg, "POST", &[("authorization", "Bearer s3cret-token")], PING);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = send(&cfg, "POST", &[("authorization", "bearer s3cret-token")], PING);
+    assert_eq!(r.status, 200, "the scheme is case-insensitive: {}", r.body);
+}
+
+#[test]
+fn cors_preflight_and_response_headers() {
+    let cfg = http::Config::from_vars(&vars(&[
+        ("MCP_SIEVE_ALLOWED_ORIGINS", "https://host.example"),
+        ("MCP_SIEVE_TOKEN", "t"),
+    ]))
+    .unwrap();
+    assert!(cfg.cors, "CORS is on unless MCP_SIEVE_CORS=false");
+    // A preflight carries no credentials and is answered without them.
+    let r = send(
+        &cfg,
+        "OPTIONS",
+        &[
+            ("origin", "https://host.example"),
+            ("access-control-request-method", "POST"),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(header(&r, "access-control-allow-origin"), Some("https://host.example"));
+    assert!(header(&r, "access-control-allow-methods").unwrap().contains("POST"));
+    assert!(header(&r, "access-control-allow-headers")
+        .unwrap()
+        .contains("Mcp-Session-Id"));
+    let r = send(
+        &cfg,
+        "POST",
+        &[("origin", "https://host.example"), ("authorization", "Bearer t")],
+        PING,
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "access-control-allow-origin"), Some("https://host.example"));
+    assert!(header(&r, "access-control-expose-headers")
+        .unwrap()
+        .contains("Mcp-Session-Id"));
+    // Refusals carry CORS headers too, so the browser host can read the 401.
+    let r = send(&cfg, "POST", &[("origin", "https://host.example")], PING);
+    assert_eq!(r.status, 401);
+    assert_eq!(header(&r, "access-control-allow-origin"), Some("https://host.example"));
+    // Without CORS, no such headers.
+    let off = http::Config::from_vars(&vars(&[("MCP_SIEVE_CORS", "false")])).unwrap();
+    let r = send(&off, "POST", &[("origin", "http://localhost:3000")], PING);
+    assert_eq!(r.status, 200);
+    assert_eq!(header(&r, "access-control-allow-origin"), None);
+}
+
+#[test]
+fn body_limit_from_configuration() {
+    let cfg = http::Config::from_vars(&vars(&[("MCP_SIEVE_MAX_BODY", "250")])).unwrap();
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(300)}}).to_string();
+    assert_eq!(send(&cfg, "POST", &[], &big).status, 413);
+    let declared = big.len().to_string();
+    assert_eq!(send(&cfg, "POST", &[("content-length", &declared)], &big).status, 413);
+    assert_eq!(send(&cfg, "POST", &[], PING).status, 200);
+}
+
+#[test]
+fn bad_variables_name_themselves() {
+    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_MAX_BODY", "lots")])).unwrap_err();
+    assert!(e.contains("MCP_SIEVE_MAX_BODY"), "{e}");
+    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_CORS", "maybe")])).unwrap_err();
+    assert!(e.contains("MCP_SIEVE_CORS"), "{e}");
+}
+
+#[test]
+fn misconfigured_server_answers_500_with_internal_error_naming_the_field() {
+    let err = Catalog::from_json_str(r#"{"tools": [{"name": 5}]}"#)
+        .unwrap_err()
+        .to_string();
+    let r = http::misconfigured(&err);
+    assert_eq!(r.status, 500);
+    let body: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(body["error"]["code"], -32603);
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("tools[0].name"),
+        "{body}"
+    );
+}

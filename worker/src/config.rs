@@ -1,0 +1,55 @@
+//! The Worker's configuration, read once per isolate: the catalog document (the
+//! `MCP_SIEVE_CONFIG` variable, else the `config` key of the `MCP_SIEVE_KV` namespace when bound,
+//! else the embedded default) and the transport options (`http::Config::from_vars`). Validated
+//! together; an invalid configuration is kept as its error, which every request then receives.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use mcp_sieve::http;
+use mcp_sieve::protocol::Server;
+use mcp_sieve::Catalog;
+use worker::Env;
+
+/// The embedded default catalog.
+const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
+/// The KV binding that may hold the catalog document under the key `config`.
+const KV_BINDING: &str = "MCP_SIEVE_KV";
+
+/// A validated configuration, or what is wrong with it.
+pub type Loaded = Rc<Result<(Server, http::Config), String>>;
+
+thread_local! {
+    static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
+}
+
+/// A variable or secret, if set.
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.secret(name).or_else(|_| env.var(name)).ok().map(|v| v.to_string())
+}
+
+async fn read(env: &Env) -> Result<(Server, http::Config), String> {
+    let cfg = http::Config::from_vars(&|name| var(env, name))?;
+    let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
+        Some(t) => (t, "MCP_SIEVE_CONFIG"),
+        None => match env.kv(KV_BINDING) {
+            Ok(kv) => match kv.get("config").text().await {
+                Ok(Some(t)) => (t, "MCP_SIEVE_KV key \"config\""),
+                Ok(None) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
+                Err(e) => return Err(format!("cannot read {KV_BINDING} key \"config\": {e}")),
+            },
+            Err(_) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
+        },
+    };
+    let catalog = Catalog::from_json_str(&text).map_err(|e| format!("{source}: {e}"))?;
+    Ok((Server::new(catalog), cfg))
+}
+
+/// The configuration of this isolate (read on first use).
+pub async fn load(env: &Env) -> Loaded {
+    if let Some(l) = LOADED.with(|c| c.borrow().clone()) {
+        return l;
+    }
+    let loaded = Rc::new(read(env).await);
+    LOADED.with(|c| c.borrow_mut().get_or_insert(loaded).clone())
+}

@@ -1,0 +1,194 @@
+//! The Durable Object that holds one legacy-era session: its state (initialize request, concern
+//! configuration, task counter) and its tasks, in the object's SQLite storage, so they outlive
+//! isolates and restarts. Task records expire by their TTL through the object's alarm.
+
+use mcp_sieve::http::{self, SessionStore};
+use mcp_sieve::protocol::Session;
+use mcp_sieve::task::Task;
+use serde::Deserialize;
+use worker::{console_error, console_log, durable_object, DurableObject, Env, Request, Response, Result, State};
+use worker::{ScheduledTime, SqlStorage, SqlStorageValue};
+
+use crate::{config, shell};
+
+/// Header by which the Worker passes the id it minted for an `initialize` (the core's
+/// `Env::fresh_id`, hence the new session's id and this object's name).
+pub const MINTED_ID_HEADER: &str = "X-Sieve-Session-Id";
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS session (id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS task (session TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+  expires_ms INTEGER, data TEXT NOT NULL, PRIMARY KEY (session, id));";
+
+#[derive(Deserialize)]
+struct Data {
+    data: String,
+}
+
+#[derive(Deserialize)]
+struct Next {
+    next: Option<f64>,
+}
+
+/// Sessions in the object's SQL storage: a `session` row (the session without its tasks, as
+/// JSON) and one `task` row per task, with its expiry time for the alarm.
+struct SqlStore(SqlStorage);
+
+impl SqlStore {
+    /// Runs a statement to completion; returns the rows written.
+    fn exec(&self, query: &str, binds: Vec<SqlStorageValue>) -> Result<usize> {
+        let cursor = self.0.exec(query, binds)?;
+        for row in cursor.raw() {
+            row?;
+        }
+        Ok(cursor.rows_written())
+    }
+
+    fn try_load(&self, id: &str) -> Result<Option<Session>> {
+        let rows: Vec<Data> = self
+            .0
+            .exec("SELECT data FROM session WHERE id = ?", vec![id.into()])?
+            .to_array()?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut session: Session = serde_json::from_str(&row.data)?;
+        let tasks: Vec<Data> = self
+            .0
+            .exec("SELECT data FROM task WHERE session = ? ORDER BY seq", vec![id.into()])?
+            .to_array()?;
+        session.tasks = tasks
+            .iter()
+            .map(|t| serde_json::from_str::<Task>(&t.data))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Some(session))
+    }
+
+    fn try_save(&self, s: &Session) -> Result<()> {
+        let head = Session {
+            tasks: Vec::new(),
+            ..s.clone()
+        };
+        self.exec(
+            "INSERT OR REPLACE INTO session (id, data) VALUES (?, ?)",
+            vec![s.id.as_str().into(), serde_json::to_string(&head)?.into()],
+        )?;
+        self.exec("DELETE FROM task WHERE session = ?", vec![s.id.as_str().into()])?;
+        for (seq, t) in s.tasks.iter().enumerate() {
+            let expires = t.ttl_ms.map(|ttl| t.created_ms.saturating_add(ttl));
+            self.exec(
+                "INSERT INTO task (session, seq, id, expires_ms, data) VALUES (?, ?, ?, ?, ?)",
+                vec![
+                    s.id.as_str().into(),
+                    (seq as i64).into(),
+                    t.id.as_str().into(),
+                    expires.into(),
+                    serde_json::to_string(t)?.into(),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Deletes tasks whose TTL has passed; returns how many.
+    fn expire(&self, now_ms: i64) -> Result<usize> {
+        self.exec("DELETE FROM task WHERE expires_ms <= ?", vec![now_ms.into()])
+    }
+
+    /// The earliest expiry of a stored task.
+    fn next_expiry(&self) -> Result<Option<i64>> {
+        let rows: Vec<Next> = self
+            .0
+            .exec("SELECT MIN(expires_ms) AS next FROM task", None)?
+            .to_array()?;
+        Ok(rows.first().and_then(|r| r.next).map(|n| n as i64))
+    }
+}
+
+// Storage failures are logged (without content) and treated as a missing session: the client
+// gets a clear 404 and starts over rather than a half-saved state.
+impl SessionStore for SqlStore {
+    fn load(&mut self, id: &str) -> Option<Session> {
+        self.try_load(id)
+            .inspect_err(|e| console_error!("mcp-sieve: cannot load a session: {e}"))
+            .ok()
+            .flatten()
+    }
+    fn save(&mut self, session: &Session) {
+        if let Err(e) = self.try_save(session) {
+            console_error!("mcp-sieve: cannot save a session: {e}");
+        }
+    }
+    fn remove(&mut self, id: &str) {
+        let gone = self
+            .exec("DELETE FROM task WHERE session = ?", vec![id.into()])
+            .and_then(|_| self.exec("DELETE FROM session WHERE id = ?", vec![id.into()]));
+        if let Err(e) = gone {
+            console_error!("mcp-sieve: cannot delete a session: {e}");
+        }
+    }
+}
+
+/// One session (named by its `Mcp-Session-Id`) and its tasks.
+#[durable_object]
+pub struct SessionObject {
+    state: State,
+    env: Env,
+}
+
+impl SessionObject {
+    fn store(&self) -> SqlStore {
+        SqlStore(self.state.storage().sql())
+    }
+
+    /// Sets the alarm to the earliest task expiry, or clears it.
+    async fn schedule(&self, store: &SqlStore) -> Result<()> {
+        let storage = self.state.storage();
+        match store.next_expiry()? {
+            Some(at) => {
+                let date = js_sys::Date::new(&(at as f64).into());
+                storage.set_alarm(ScheduledTime::new(date)).await
+            }
+            None => storage.delete_alarm().await,
+        }
+    }
+}
+
+impl DurableObject for SessionObject {
+    fn new(state: State, env: Env) -> Self {
+        if let Err(e) = state.storage().sql().exec(SCHEMA, None) {
+            console_error!("mcp-sieve: cannot create the session tables: {e}");
+        }
+        SessionObject { state, env }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let loaded = config::load(&self.env).await;
+        let (server, cfg) = match &*loaded {
+            Ok(x) => x,
+            Err(e) => return shell::respond(http::misconfigured(e)),
+        };
+        let method = req.method().to_string();
+        let body = req.bytes().await.unwrap_or_default();
+        let headers = req.headers().clone();
+        let header = shell::header_fn(&headers);
+        let fresh = header(MINTED_ID_HEADER).unwrap_or_else(shell::fresh_id);
+        let request = http::Request {
+            method: &method,
+            header: &header,
+            body: &body,
+        };
+        let mut store = self.store();
+        let answer = shell::run(server, cfg, request, &mut store, fresh).await;
+        self.schedule(&store).await?;
+        shell::respond(answer)
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let store = self.store();
+        let removed = store.expire(shell::now_ms())?;
+        // Counts only: no ids, no content.
+        console_log!("mcp-sieve: alarm removed {removed} expired task(s)");
+        self.schedule(&store).await?;
+        Response::empty()
+    }
+}

@@ -1,0 +1,76 @@
+//! Moving bytes between the platform and the core: request parts in, `http::Response` out, the
+//! `tasks/result` wait loop, ids and time.
+
+use std::time::Duration;
+
+use mcp_sieve::http::{self, SessionStore};
+use mcp_sieve::protocol::{Env as CoreEnv, Server};
+use wasm_bindgen::JsCast;
+use worker::{Date, Delay, Headers, Response, ResponseBuilder, Result};
+
+/// Longest a `tasks/result` waits in one request.
+const MAX_WAIT_MS: i64 = 30_000;
+
+/// Now, ms since the epoch.
+pub fn now_ms() -> i64 {
+    Date::now().as_millis() as i64
+}
+
+/// A random id from the platform's `crypto.randomUUID()`.
+pub fn fresh_id() -> String {
+    let global = js_sys::global();
+    js_sys::Reflect::get(&global, &"crypto".into())
+        .and_then(|c| {
+            let f: js_sys::Function = js_sys::Reflect::get(&c, &"randomUUID".into())?.dyn_into()?;
+            f.call0(&c)
+        })
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
+}
+
+/// Header lookup over the platform's headers.
+pub fn header_fn(headers: &Headers) -> impl Fn(&str) -> Option<String> + '_ {
+    move |name| headers.get(name).ok().flatten()
+}
+
+/// Runs the transport ([`http::serve`]) for one request, waiting and retrying while the core
+/// asks to (a `tasks/result` for a working task), up to [`MAX_WAIT_MS`].
+pub async fn run(
+    server: &Server,
+    cfg: &http::Config,
+    request: http::Request<'_>,
+    store: &mut dyn SessionStore,
+    fresh_id: String,
+) -> http::Response {
+    let started = now_ms();
+    loop {
+        let env = CoreEnv {
+            now_ms: now_ms(),
+            principal: None,
+            fresh_id: fresh_id.clone(),
+        };
+        let answer = http::serve(server, cfg, request, store, &env);
+        match answer.retry_at {
+            Some(at) if at - started <= MAX_WAIT_MS => {
+                let wait = (at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64;
+                Delay::from(Duration::from_millis(wait)).await;
+            }
+            _ => return answer,
+        }
+    }
+}
+
+/// The platform response for a core response.
+pub fn respond(a: http::Response) -> Result<Response> {
+    // Status 0: still waiting after the longest wait.
+    let mut b = ResponseBuilder::new().with_status(if a.status == 0 { 504 } else { a.status });
+    for (k, v) in &a.headers {
+        b = b.with_header(k, v)?;
+    }
+    Ok(if a.body.is_empty() {
+        b.empty()
+    } else {
+        b.fixed(a.body.into_bytes())
+    })
+}
