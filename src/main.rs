@@ -15,6 +15,9 @@ fn main() {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+mod gateway_native;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod native {
     use std::io::Read;
     use std::sync::{Arc, Mutex};
@@ -71,6 +74,7 @@ mod native {
             None => DEFAULT_CATALOG.to_string(),
         };
         let server = Arc::new(Server::new(Catalog::from_json_str(&text).map_err(|e| e.to_string())?));
+        crate::gateway_native::start(&server)?;
         // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
         let cfg = Arc::new(http::Config::from_vars(&|name| std::env::var(name).ok())?);
         let store = Arc::new(Mutex::new(MemoryStore::default()));
@@ -105,6 +109,9 @@ mod native {
         };
         let method = req.method().as_str().to_string();
         let (id, started) = (fresh_id(), now_ms());
+        // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+        let gateway = crate::gateway_native::serving(server);
+        let server = gateway.as_deref().unwrap_or(server);
         let answer = loop {
             let env = Env {
                 now_ms: now_ms(),
@@ -124,7 +131,7 @@ mod native {
                 Some(at) if at - started <= MAX_WAIT_MS => {
                     std::thread::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64))
                 }
-                _ => break answer,
+                _ => break crate::gateway_native::finish(answer),
             }
         };
         let mut resp = tiny_http::Response::from_data(answer.body.into_bytes())

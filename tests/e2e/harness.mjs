@@ -102,11 +102,11 @@ export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 
   return startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev');
 }
 
-/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh). */
-export async function startNative({ port } = {}) {
+/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh); extraArgs are passed to it. */
+export async function startNative({ port, extraArgs = [] } = {}) {
   port ??= await freePort();
   const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
-  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port)], port, 'mcp-sieve serve');
+  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve');
 }
 
 /** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */
