@@ -1,0 +1,68 @@
+//! The random `tools/list` filters of the load benchmark, and the filter semantics of
+//! DESIGN.md written plainly in JS (groups ANY with transitive parents, tags ALL, excludeTags
+//! NONE, concerns: no mapping or an equal mapped value), shared by the reference server.
+
+/** A seeded generator (mulberry32), so every server sees the same filter sequence. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = (r, prefix, n, max) => {
+  const out = new Set();
+  const k = Math.floor(r() * (max + 1));
+  for (let i = 0; i < k; i++) out.add(`${prefix}${Math.floor(r() * n)}`);
+  return [...out];
+};
+
+/** `count` random filters over the synthetic catalog's 24 groups, 16 tags and 2 concerns. */
+export function randomFilters(seed, count) {
+  const r = rng(seed);
+  const filters = [];
+  for (let i = 0; i < count; i++) {
+    const f = {};
+    const groups = pick(r, 'g', 24, 3);
+    if (groups.length) f.groups = groups;
+    const tags = pick(r, 't', 16, 1);
+    if (tags.length) f.tags = tags;
+    if (r() < 0.5) f.excludeTags = pick(r, 't', 16, 1);
+    if (r() < 0.3) f.concerns = { security: ['high', 'medium', 'low'][Math.floor(r() * 3)] };
+    filters.push(f);
+  }
+  return filters;
+}
+
+/** Compiles a catalog document into a matcher: `select(filter)` → tools in catalog order. */
+export function compile(doc) {
+  const parent = new Map((doc.groups ?? []).filter((g) => g.parent).map((g) => [g.name, g.parent]));
+  const expand = (groups) => {
+    const out = new Set();
+    for (let g of groups) {
+      for (let hops = 0; g && !out.has(g) && hops < 64; hops++) { out.add(g); g = parent.get(g); }
+    }
+    return out;
+  };
+  const mapping = doc.concernMapping ?? {};
+  const tools = doc.tools.map((t) => ({
+    json: t,
+    groups: expand([...(t.groups ?? []), ...(t._meta?.['io.modelcontextprotocol/groups'] ?? [])]),
+    tags: new Set(t.tags ?? []),
+    concerns: { ...(t._meta?.concerns ?? {}), ...(mapping[t.name] ?? {}) },
+  }));
+  const select = (filter = {}) => tools.filter((t) => {
+    if (filter.groups?.length && !filter.groups.some((g) => t.groups.has(g))) return false;
+    if (filter.tags?.some((g) => !t.tags.has(g))) return false;
+    if (filter.excludeTags?.some((g) => t.tags.has(g))) return false;
+    for (const [c, v] of Object.entries(filter.concerns ?? {})) {
+      if (c in t.concerns && t.concerns[c] !== v) return false;
+    }
+    return true;
+  });
+  return { select, size: tools.length };
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Load benchmark (a script, not a test): tools/list with random filters over a synthetic catalog
+# of N tools (default 5,000), at concurrency 1 and 32, for SECONDS (default 10) per
+# configuration, on 127.0.0.1 only, against
+#   - the Worker in `wrangler dev` (local workerd) serving that catalog via MCP_SIEVE_CONFIG,
+#     in the stateless 2026-07-28 era and in the 2025-11-25 era with a session;
+#   - a reference server written with the official TypeScript SDK (bench/reference-server.mjs,
+#     Node) serving the same catalog with the same filter semantics and page size.
+# Prints requests/s, p50, p99, the ratios, and the Worker's wasm size gzipped.
+#   scripts/bench-load.sh [TOOLS] [SECONDS]        (SKIP_BUILD=1 reuses the last build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools="${1:-5000}"
+seconds="${2:-10}"
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
+if [ "${SKIP_BUILD:-}" != 1 ]; then
+  scripts/bootstrap.sh
+  scripts/build.sh
+fi
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cargo run -q --release --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
+# The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
+# it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
+wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
+  --cwd worker --persist-to "$work/state" > /dev/null
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+wport="$(free_port)"; rport="$(free_port)"
+
+setsid wrangler dev --cwd worker --ip 127.0.0.1 --port "$wport" --show-interactive-dev-session=false \
+  --log-level warn --persist-to "$work/state" > "$work/wrangler.log" 2>&1 &
+pids+=($!)
+setsid node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
+pids+=($!)
+for url in "http://127.0.0.1:$wport/mcp" "http://127.0.0.1:$rport/mcp"; do
+  for _ in $(seq 1 450); do
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a server exited:"; tail -20 "$work"/*.log; exit 1; }; done
+    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+      -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$url" && break
+    sleep 0.2
+  done
+done
+# Fail early, with the Worker's own message, if it did not load the catalog.
+curl -sf -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
+  -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \
+  -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
+  "http://127.0.0.1:$wport/mcp" | grep -q mcp-sieve-bench || { echo "the Worker did not serve the bench catalog:"; tail -20 "$work/wrangler.log"; exit 1; }
+
+echo "== tools/list, $tools tools, random filters, ${seconds} s per configuration, 127.0.0.1"
+node bench/load.mjs --seconds "$seconds" --concurrency 1,32 --json "$work/results.json" \
+  --target "sieve-worker (2026-07-28)=http://127.0.0.1:$wport/mcp:modern" \
+  --target "sieve-worker (session)=http://127.0.0.1:$wport/mcp:legacy" \
+  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy"
+node -e '
+const { results } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const ref = (c) => results.find((r) => r.target.startsWith("reference") && r.concurrency === c);
+console.log("\n| target | concurrency | req/s | p50 ms | p99 ms | throughput vs reference | p99 vs reference |");
+console.log("|---|---:|---:|---:|---:|---:|---:|");
+for (const r of results) {
+  const b = ref(r.concurrency);
+  console.log(`| ${r.target} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / b.rps).toFixed(2)}x | ${(r.p99 / b.p99).toFixed(3)} |`);
+}' "$work/results.json"
+wasm="$(ls worker/build/*.wasm worker/build/worker/*.wasm 2>/dev/null | head -1)"
+[ -n "$wasm" ] && echo "Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped ($wasm)"
