@@ -22,7 +22,7 @@ step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features
 if step "build" scripts/build.sh; then
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
-  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/gateway.test.mjs
+  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
 fi
