@@ -17,5 +17,5 @@ mod types;
 pub use client::McpClient;
 pub use convert::estimate_tokens;
 pub use prefs::{clear_concern_preferences, load_concern_preferences, save_concern_preferences};
-pub use sieve::{synth_catalog, Sieve};
+pub use sieve::Sieve;
 pub use tasks::filter_tasks;

@@ -52,16 +52,16 @@ fn small() -> Sieve {
 #[wasm_bindgen_test]
 fn filters_the_default_catalog_and_reports_size() {
     let sieve = Sieve::from_catalog(js(DEFAULT)).unwrap();
-    let all = sieve.filter_tools(js("{}")).unwrap();
-    let some = sieve.filter_tools(js(r#"{"groups": ["calendar"]}"#)).unwrap();
+    let all = sieve.filter_tools(Some(js("{}"))).unwrap();
+    let some = sieve.filter_tools(Some(js(r#"{"groups": ["calendar"]}"#))).unwrap();
     let (n_all, n_some) = (names(&all, "tools").len(), names(&some, "tools").len());
     assert_eq!(n_all, sieve.tool_count());
     assert!(n_some > 0 && n_some < n_all);
     assert!(num(&some, "bytes") < num(&all, "bytes"));
     assert!(num(&some, "tokens") > 0.0);
     // `filter` (positions) and `list` (objects) agree with `filterTools`, bytes included.
-    let sel = sieve.filter(js(r#"{"groups": ["calendar"]}"#), None).unwrap();
-    let list = sieve.list(js(r#"{"groups": ["calendar"]}"#), None).unwrap();
+    let sel = sieve.filter(Some(js(r#"{"groups": ["calendar"]}"#)), None).unwrap();
+    let list = sieve.list(Some(js(r#"{"groups": ["calendar"]}"#)), None).unwrap();
     assert_eq!(num(&sel, "count") as usize, n_some);
     assert_eq!(num(&sel, "bytes"), num(&some, "bytes"));
     assert_eq!(num(&list, "bytes"), num(&some, "bytes"));
@@ -77,7 +77,7 @@ fn filters_the_default_catalog_and_reports_size() {
 #[wasm_bindgen_test]
 fn filters_every_kind_with_concerns_like_the_server() {
     let sieve = small();
-    let list = |f: &str, kind: Option<&str>| names(&sieve.list(js(f), kind.map(String::from)).unwrap(), "items");
+    let list = |f: &str, kind: Option<&str>| names(&sieve.list(Some(js(f)), kind.map(String::from)).unwrap(), "items");
     assert_eq!(list(r#"{"groups": ["code"]}"#, None), ["a", "b"]);
     assert_eq!(
         list(r#"{"groups": ["code"], "concerns": {"security": "high"}}"#, None),
@@ -85,14 +85,16 @@ fn filters_every_kind_with_concerns_like_the_server() {
     );
     assert_eq!(list(r#"{"concerns": {"security": "low"}}"#, None), ["b", "c"]);
     assert_eq!(list(r#"{"groups": ["mail"]}"#, Some("prompts")), ["p1"]);
-    let err = sieve.filter(js("{}"), Some("widgets".into())).unwrap_err();
+    let err = sieve.filter(Some(js("{}")), Some("widgets".into())).unwrap_err();
     assert!(js_sys::Error::from(err)
         .message()
         .as_string()
         .unwrap()
         .contains("kind must be one of"));
     // Undeclared concerns are ignored with a warning, as on the server.
-    let sel = sieve.filter(js(r#"{"concerns": {"speed": "fast"}}"#), None).unwrap();
+    let sel = sieve
+        .filter(Some(js(r#"{"concerns": {"speed": "fast"}}"#)), None)
+        .unwrap();
     assert_eq!(num(&sel, "count"), 3.0);
     assert!(json(&get(&sel, "warnings")).contains("speed"));
     let resolved = sieve
@@ -104,13 +106,13 @@ fn filters_every_kind_with_concerns_like_the_server() {
 #[wasm_bindgen_test]
 fn facets_count_what_each_option_would_leave() {
     let sieve = small();
-    let f = sieve.facets(js(r#"{"groups": ["mail"]}"#), None).unwrap();
+    let f = sieve.facets(Some(js(r#"{"groups": ["mail"]}"#)), None).unwrap();
     assert_eq!(num(&f, "total"), 1.0);
     assert_eq!(
         json(&get(&f, "groups")),
         r#"[{"name":"code","count":2},{"name":"github","count":1},{"name":"mail","count":1}]"#
     );
-    let f = sieve.facets(js("{}"), None).unwrap();
+    let f = sieve.facets(Some(js("{}")), None).unwrap();
     assert_eq!(
         json(&get(&f, "tags")),
         r#"[{"name":"ro","require":2,"exclude":1},{"name":"beta","require":1,"exclude":2}]"#
@@ -120,7 +122,7 @@ fn facets_count_what_each_option_would_leave() {
         r#"[{"name":"security","values":[{"value":"high","count":2},{"value":"low","count":2}]}]"#
     );
     // Each facet count equals the count of the filter with that option added.
-    let with_tag = sieve.filter(js(r#"{"tags": ["beta"]}"#), None).unwrap();
+    let with_tag = sieve.filter(Some(js(r#"{"tags": ["beta"]}"#)), None).unwrap();
     assert_eq!(num(&with_tag, "count"), 1.0);
 }
 
@@ -138,27 +140,30 @@ fn js_callbacks_filter_in_priority_order_and_a_throwing_one_is_ignored() {
     );
     js_sys::Reflect::set(&js_sys::global(), &"__calls".into(), &calls).unwrap();
     let low = sieve
-        .add_filter(no_b, js(r#"{"priority": 1, "kinds": ["tools"]}"#))
+        .add_filter(no_b, Some(js(r#"{"priority": 1, "kinds": ["tools"]}"#)))
         .unwrap();
-    let high = sieve.add_filter(boom, js(r#"{"priority": 5}"#)).unwrap();
-    assert_eq!(names(&sieve.list(js("{}"), None).unwrap(), "items"), ["a", "c"]);
+    let high = sieve.add_filter(boom, Some(js(r#"{"priority": 5}"#))).unwrap();
+    assert_eq!(names(&sieve.list(Some(js("{}")), None).unwrap(), "items"), ["a", "c"]);
     // Higher priority first; the throwing filter kept everything.
     assert_eq!(calls.get(0).as_string().unwrap(), "boom");
     assert_eq!(calls.get(3).as_string().unwrap(), "no_b:tools");
     // Facets stay inside what policy leaves visible.
-    assert_eq!(num(&sieve.facets(js("{}"), None).unwrap(), "total"), 2.0);
+    assert_eq!(num(&sieve.facets(Some(js("{}")), None).unwrap(), "total"), 2.0);
     // Only tools: prompts untouched by the tools-only filter.
     assert_eq!(
-        names(&sieve.list(js("{}"), Some("prompts".into())).unwrap(), "items"),
+        names(&sieve.list(Some(js("{}")), Some("prompts".into())).unwrap(), "items"),
         ["p1", "p2"]
     );
     assert!(sieve.remove_filter(low));
     assert!(!sieve.remove_filter(low));
-    assert_eq!(names(&sieve.list(js("{}"), None).unwrap(), "items"), ["a", "b", "c"]);
+    assert_eq!(
+        names(&sieve.list(Some(js("{}")), None).unwrap(), "items"),
+        ["a", "b", "c"]
+    );
     assert!(sieve.remove_filter(high));
     let bad = sieve.add_filter(
         js_sys::Function::new_no_args("return true"),
-        js(r#"{"kinds": ["nope"]}"#),
+        Some(js(r#"{"kinds": ["nope"]}"#)),
     );
     assert!(bad.is_err());
 }
@@ -223,14 +228,14 @@ fn web_sys_local_storage() -> JsValue {
 #[wasm_bindgen_test]
 fn bad_input_throws_errors_with_code_and_data() {
     let sieve = Sieve::from_catalog(js(DEFAULT)).unwrap();
-    let err = sieve.filter_tools(js(r#"{"groups": "calendar"}"#)).unwrap_err();
+    let err = sieve.filter_tools(Some(js(r#"{"groups": "calendar"}"#))).unwrap_err();
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(get(&err, "code").as_f64(), Some(-32602.0));
     let msg: String = js_sys::Error::from(err).message().into();
     assert!(msg.contains("filter.groups must be an array of strings"), "{msg}");
     // An invalid concern value: data lists the valid values.
     let err = small()
-        .filter(js(r#"{"concerns": {"security": "ultra"}}"#), None)
+        .filter(Some(js(r#"{"concerns": {"security": "ultra"}}"#)), None)
         .unwrap_err();
     assert!(err.is_instance_of::<js_sys::Error>());
     assert_eq!(json(&get(&get(&err, "data"), "validValues")), r#"["high","low"]"#);
@@ -240,14 +245,9 @@ fn bad_input_throws_errors_with_code_and_data() {
         .as_string()
         .unwrap()
         .contains("tools must be an array"));
-    let err = Sieve::from_lists(
-        js(r#"{"tools": [{"name": 1}]}"#),
-        JsValue::NULL,
-        JsValue::NULL,
-        JsValue::NULL,
-    )
-    .err()
-    .unwrap();
+    let err = Sieve::from_lists(js(r#"{"tools": [{"name": 1}]}"#), None, None, None)
+        .err()
+        .unwrap();
     assert_eq!(get(&err, "code").as_f64(), Some(-32602.0));
 }
 
@@ -255,15 +255,17 @@ fn bad_input_throws_errors_with_code_and_data() {
 fn from_lists_takes_concern_declarations() {
     let sieve = Sieve::from_lists(
         js(r#"{"tools": [{"name": "x", "inputSchema": {}, "_meta": {"concerns": {"cost": "high"}}}, {"name": "y", "inputSchema": {}}]}"#),
-        js(r#"{"groups": []}"#),
-        JsValue::UNDEFINED,
-        js(r#"[{"name": "cost", "values": ["low", "high"]}]"#),
+        Some(js(r#"{"groups": []}"#)),
+        None,
+        Some(js(r#"[{"name": "cost", "values": ["low", "high"]}]"#)),
     )
     .unwrap();
     assert_eq!(json(&sieve.concerns()), r#"[{"name":"cost","values":["low","high"]}]"#);
     assert_eq!(
         num(
-            &sieve.filter(js(r#"{"concerns": {"cost": "low"}}"#), None).unwrap(),
+            &sieve
+                .filter(Some(js(r#"{"concerns": {"cost": "low"}}"#)), None)
+                .unwrap(),
             "count"
         ),
         1.0

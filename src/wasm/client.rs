@@ -257,7 +257,7 @@ impl McpClient {
     /// (the concern proposal's Option A). Rejects with an `Error` (`code`, `data`) on failure.
     pub async fn connect(
         url: String,
-        #[wasm_bindgen(unchecked_param_type = "ConnectOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ConnectOptions")] options: Option<JsValue>,
     ) -> Result<McpClient, JsValue> {
         let options = from_js(options, "options")?;
         let headers = options
@@ -317,7 +317,7 @@ impl McpClient {
     pub fn request(
         &self,
         method: String,
-        #[wasm_bindgen(unchecked_param_type = "object | undefined")] params: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "object")] params: Option<JsValue>,
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
@@ -332,7 +332,7 @@ impl McpClient {
     pub fn notify(
         &self,
         method: String,
-        #[wasm_bindgen(unchecked_param_type = "object | undefined")] params: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "object")] params: Option<JsValue>,
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
@@ -348,7 +348,7 @@ impl McpClient {
     pub fn list_all(
         &self,
         method: String,
-        #[wasm_bindgen(unchecked_param_type = "object | undefined")] params: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "object")] params: Option<JsValue>,
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
@@ -387,7 +387,7 @@ impl McpClient {
     #[wasm_bindgen(js_name = listTasks, unchecked_return_type = "Promise<{ tasks: Task[] }>")]
     pub fn list_tasks(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskQuery | undefined")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TaskQuery")] query: Option<JsValue>,
     ) -> js_sys::Promise {
         self.list_all("tasks/list".into(), query)
     }

@@ -39,15 +39,15 @@ pub(crate) fn parse_js(text: &str) -> Result<JsValue, JsValue> {
 }
 
 /// A plain JS value as JSON; `undefined` and `null` are `Value::Null`. `what` names it in errors.
-pub(crate) fn from_js(v: JsValue, what: &str) -> Result<Value, JsValue> {
-    if v.is_undefined() || v.is_null() {
+pub(crate) fn from_js(v: impl Into<Option<JsValue>>, what: &str) -> Result<Value, JsValue> {
+    let Some(v) = v.into().filter(|v| !v.is_undefined() && !v.is_null()) else {
         return Ok(Value::Null);
-    }
+    };
     serde_wasm_bindgen::from_value(v).map_err(|e| js_error(&Error::params(format!("{what} is not plain JSON: {e}"))))
 }
 
 /// The kind named by `tools` | `resources` | `resourceTemplates` | `prompts` (default `tools`).
-pub(crate) fn kind(v: Option<String>) -> Result<Kind, JsValue> {
+pub(crate) fn parse_kind(v: Option<String>) -> Result<Kind, JsValue> {
     match v.as_deref() {
         None | Some("tools") => Ok(Kind::Tool),
         Some(k) => Kind::ALL.into_iter().find(|x| x.key() == k).ok_or_else(|| {

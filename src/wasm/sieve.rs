@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
 use super::callback::JsFilter;
-use super::convert::{estimate_tokens, from_js, js_error, kind, parse_js, to_js, warn_all};
+use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, to_js, warn_all};
 use crate::catalog::Section;
 use crate::concern::{ConcernConfig, Concerns};
 use crate::filter::chain::Chain;
@@ -70,7 +70,7 @@ impl Sieve {
         Catalog::load(doc).map(Sieve::new).map_err(catalog_error)
     }
 
-    fn select(&self, kind: Kind, raw: JsValue) -> Result<Selected, JsValue> {
+    fn select(&self, kind: Kind, raw: Option<JsValue>) -> Result<Selected, JsValue> {
         let raw = from_js(raw, "filter")?;
         let filter = Filter::parse(&raw, "filter").map_err(|e| js_error(&e))?;
         let (configured, warnings) = self.configured(&filter)?;
@@ -157,7 +157,7 @@ impl Sieve {
     pub fn from_tools_list(
         #[wasm_bindgen(unchecked_param_type = "{ tools: Tool[] }")] tools: JsValue,
     ) -> Result<Sieve, JsValue> {
-        Self::from_lists(tools, JsValue::NULL, JsValue::NULL, JsValue::NULL)
+        Self::from_lists(tools, None, None, None)
     }
 
     /// Builds from the results of `tools/list`, `groups/list` and `tags/list` (the last two
@@ -166,9 +166,9 @@ impl Sieve {
     #[wasm_bindgen(js_name = fromLists)]
     pub fn from_lists(
         #[wasm_bindgen(unchecked_param_type = "{ tools: Tool[] }")] tools: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "{ groups: Group[] } | null | undefined")] groups: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "{ tags: Tag[] } | null | undefined")] tags: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ConcernDeclaration[] | null | undefined")] concerns: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ groups: Group[] }")] groups: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "{ tags: Tag[] }")] tags: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "ConcernDeclaration[]")] concerns: Option<JsValue>,
     ) -> Result<Sieve, JsValue> {
         let field = |v: Value, key: &str| v.get(key).cloned().unwrap_or(json!([]));
         let mut doc = Map::new();
@@ -188,7 +188,7 @@ impl Sieve {
     #[wasm_bindgen(js_name = fromServer)]
     pub async fn from_server(
         url: String,
-        #[wasm_bindgen(unchecked_param_type = "ConnectOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ConnectOptions")] options: Option<JsValue>,
     ) -> Result<Sieve, JsValue> {
         let client = super::McpClient::connect(url, options).await?;
         super::McpClient::load_sieve(client.inner()).await
@@ -227,9 +227,9 @@ impl Sieve {
     /// Number of items of `kind` (default `tools`).
     pub fn count(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Kind | undefined")] kind_name: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<usize, JsValue> {
-        Ok(self.catalog.section(kind(kind_name)?).items.len())
+        Ok(self.catalog.section(parse_kind(kind)?).items.len())
     }
 
     /// Number of tools.
@@ -250,10 +250,10 @@ impl Sieve {
     #[wasm_bindgen(unchecked_return_type = "Selection")]
     pub fn filter(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Filter | null | undefined")] filter: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Kind | undefined")] kind_name: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Filter")] filter: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let kind = kind(kind_name)?;
+        let kind = parse_kind(kind)?;
         let sel = self.select(kind, filter)?;
         let section = self.catalog.section(kind);
         let indices: Vec<u32> = sel.bits.ones().map(|i| i as u32).collect();
@@ -275,10 +275,10 @@ impl Sieve {
     #[wasm_bindgen(unchecked_return_type = "ListResult")]
     pub fn list(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Filter | null | undefined")] filter: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Kind | undefined")] kind_name: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Filter")] filter: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let kind = kind(kind_name)?;
+        let kind = parse_kind(kind)?;
         let sel = self.select(kind, filter)?;
         let section = self.catalog.section(kind);
         let mut text = String::new();
@@ -299,9 +299,9 @@ impl Sieve {
     pub fn items(
         &self,
         indices: &[u32],
-        #[wasm_bindgen(unchecked_param_type = "Kind | undefined")] kind_name: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let section = self.catalog.section(kind(kind_name)?);
+        let section = self.catalog.section(parse_kind(kind)?);
         let mut text = String::from("[");
         for (n, &i) in indices.iter().enumerate() {
             let item = section.items.get(i as usize).ok_or_else(|| {
@@ -324,7 +324,7 @@ impl Sieve {
     #[wasm_bindgen(js_name = filterTools, unchecked_return_type = "{ tools: Tool[]; bytes: number; tokens: number }")]
     pub fn filter_tools(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Filter | null | undefined")] filter: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Filter")] filter: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
         let sel = self.select(Kind::Tool, filter)?;
         let section = self.catalog.section(Kind::Tool);
@@ -347,10 +347,10 @@ impl Sieve {
     #[wasm_bindgen(unchecked_return_type = "Facets")]
     pub fn facets(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Filter | null | undefined")] filter: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Kind | undefined")] kind_name: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Filter")] filter: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let kind = kind(kind_name)?;
+        let kind = parse_kind(kind)?;
         let raw = from_js(filter, "filter")?;
         let filter = Filter::parse(&raw, "filter").map_err(|e| js_error(&e))?;
         let (configured, _) = self.configured(&filter)?;
@@ -407,7 +407,7 @@ impl Sieve {
     pub fn add_filter(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "FilterCallback")] callback: js_sys::Function,
-        #[wasm_bindgen(unchecked_param_type = "FilterOptions | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FilterOptions")] options: Option<JsValue>,
     ) -> Result<u32, JsValue> {
         let options = from_js(options, "options")?;
         let priority = match options.get("priority") {
@@ -421,7 +421,7 @@ impl Sieve {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|k| kind(Some(k.as_str().unwrap_or_default().to_string())))
+                .map(|k| parse_kind(Some(k.as_str().unwrap_or_default().to_string())))
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err(js_error(&Error::params("options.kinds must be an array of kinds"))),
         };
@@ -457,11 +457,4 @@ impl Sieve {
         let bytes = v.to_string().len();
         Ok(to_js(&json!({"bytes": bytes, "tokens": estimate_tokens(bytes)})))
     }
-}
-
-/// A synthetic catalog document (deterministic from `seed`) with `tools` tools: 24 groups
-/// (half nested), 16 tags, two concerns. For benchmarks and trying the API at scale.
-#[wasm_bindgen(js_name = synthCatalog, unchecked_return_type = "CatalogDocument")]
-pub fn synth_catalog(seed: u32, tools: u32) -> JsValue {
-    to_js(&crate::synth::catalog(u64::from(seed), tools as usize, 0))
 }

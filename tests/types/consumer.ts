@@ -1,0 +1,73 @@
+// A web host using the npm package as its README shows; `tsc --noEmit` must accept every line,
+// and each `@ts-expect-error` proves a misuse is caught by the hand-written types.
+import init, {
+  Sieve, McpClient, filterTasks, saveConcernPreferences, loadConcernPreferences, clearConcernPreferences,
+  type CatalogDocument, type Filter, type Selection, type ListResult, type Facets, type Task, type TaskQuery,
+  type SieveError, type Kind, type ConcernConfig,
+} from 'mcp-sieve';
+
+export async function host(doc: CatalogDocument): Promise<void> {
+  await init();
+  const sieve = Sieve.fromCatalog(doc);
+  const filter: Filter = {
+    groups: ['calendar'], tags: ['read-only'], excludeTags: ['destructive'], namePatterns: ['*_event'],
+    concerns: { security: 'high', cost: 2 }, expr: { not: { any: [{ tag: 'beta' }, { group: 'admin' }] } },
+  };
+  const sel: Selection = sieve.filter(filter);
+  const indices: Uint32Array = sel.indices;
+  const n: number = sel.count + sel.total + sel.bytes + sel.tokens;
+  const prompts: Selection = sieve.filter({}, 'prompts');
+  const list: ListResult = sieve.list(filter, 'tools');
+  const names: string[] = list.items.map((t: { name: string }) => t.name);
+  const objects: unknown[] = sieve.items(indices);
+  const facets: Facets = sieve.facets(filter);
+  const counts: number[] = [
+    ...facets.groups.map((g) => g.count),
+    ...facets.tags.map((t) => t.require + t.exclude),
+    ...facets.concerns.flatMap((c) => c.values.map((v) => v.count)),
+  ];
+  const { bytes, tokens } = Sieve.size(list.items);
+  const id: number = sieve.addFilter((item, kind: Kind) => kind !== 'tools' || !item.name.startsWith('admin_'), { priority: 10, kinds: ['tools'] });
+  sieve.removeFilter(id);
+  const fromLists = Sieve.fromLists({ tools: [] }, { groups: [{ name: 'g', parent: 'h' }] }, undefined, [{ name: 'security', values: ['high', 'low'] }]);
+  const resolved = fromLists.resolveConcerns({ security: 'high' });
+  const eff: Record<string, string> = resolved.effective;
+
+  const client: McpClient = await McpClient.connect('/mcp', { concerns: { security: 'high' }, headers: { Authorization: 'Bearer x' } });
+  const session: string | undefined = client.sessionId;
+  await client.updateConcerns({ security: null });
+  const { tools } = await client.listAll('tools/list', { filter: { groups: ['email'] } });
+  const live: Sieve = await client.load();
+  const query: TaskQuery = { status: ['working'], orderBy: 'createdAt', order: 'asc', createdAfter: '2025-11-20T10:00:00Z' };
+  const { tasks } = await client.listTasks(query);
+  const ordered: Task[] = filterTasks(tasks, query);
+  const other: Sieve = await Sieve.fromServer('https://example.com/mcp');
+
+  const server = 'https://example.com/mcp';
+  const prefs: ConcernConfig = loadConcernPreferences(server) ?? {};
+  saveConcernPreferences(server, prefs);
+  clearConcernPreferences(server);
+
+  try {
+    sieve.filter({ groups: ['x'] });
+  } catch (e) {
+    const err = e as SieveError;
+    const code: number = err.code;
+    console.log(err.message, code, err.data);
+  }
+
+  // @ts-expect-error groups is an array of strings
+  sieve.filter({ groups: 'calendar' });
+  // @ts-expect-error the filter language has no such field
+  sieve.filter({ group: ['calendar'] });
+  // @ts-expect-error not a kind of primitive
+  sieve.filter({}, 'widgets');
+  // @ts-expect-error not a task status
+  filterTasks([], { status: ['sleeping'] });
+  // @ts-expect-error the order is asc or desc
+  filterTasks([], { order: 'up' });
+  // @ts-expect-error callbacks return a boolean
+  sieve.addFilter(() => 'yes');
+
+  console.log(n, prompts, names, objects, counts, bytes, tokens, eff, session, tools, live, ordered, other);
+}
