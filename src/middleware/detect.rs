@@ -271,7 +271,12 @@ pub fn detect(text: &str, opts: &Options) -> Vec<Span> {
     if want(PiiType::Ipv6) {
         ipv6(t, &mut push);
     }
-    numbers(t, opts.strict, &|k| want(k), &mut push);
+    if [PiiType::Ssn, PiiType::Card, PiiType::Ipv4, PiiType::Phone]
+        .into_iter()
+        .any(want)
+    {
+        numbers(t, opts.strict, &|k| want(k), &mut push);
+    }
     if want(PiiType::Person) {
         names(text, opts.names, &mut push);
         persons(text, opts.strict, &mut push);
