@@ -112,6 +112,10 @@ test('stateless 2026-07-28 requests work and touch no Durable Object', async () 
     const deadline = Date.now() + 5000;
     while (objectFiles(dir).length === 0 && Date.now() < deadline) await sleep(100);
     assert.equal(objectFiles(dir).length, 1);
+    // An unknown session id is a 404 (its object stores no session).
+    const unknown = await post(worker.url, { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+      { sessionId: '00000000-0000-4000-8000-000000000000' });
+    assert.equal(unknown.status, 404, unknown.text);
   } finally {
     await worker.stop();
     rmSync(dir, { recursive: true, force: true });

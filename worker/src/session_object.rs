@@ -30,32 +30,44 @@ struct Next {
 }
 
 /// Sessions in the object's SQL storage: a `session` row (the session without its tasks, as
-/// JSON) and one `task` row per task, with its expiry time for the alarm.
-struct SqlStore(SqlStorage);
+/// JSON) and one `task` row per task, with its expiry time for the alarm. The tables are created
+/// on the first write, so a request naming an unknown session stores nothing.
+struct SqlStore {
+    sql: SqlStorage,
+    /// Whether this request wrote (then the alarm is rescheduled).
+    wrote: bool,
+}
 
 impl SqlStore {
     /// Runs a statement to completion; returns the rows written.
     fn exec(&self, query: &str, binds: Vec<SqlStorageValue>) -> Result<usize> {
-        let cursor = self.0.exec(query, binds)?;
+        let cursor = self.sql.exec(query, binds)?;
         for row in cursor.raw() {
             row?;
         }
         Ok(cursor.rows_written())
     }
 
+    fn rows<T: serde::de::DeserializeOwned>(&self, query: &str, binds: Vec<SqlStorageValue>) -> Result<Vec<T>> {
+        self.sql.exec(query, binds)?.to_array()
+    }
+
+    /// Whether the tables exist (the object has ever stored a session).
+    fn has_tables(&self) -> Result<bool> {
+        let q = "SELECT name AS data FROM sqlite_master WHERE type = 'table' AND name = 'session'";
+        Ok(!self.rows::<Data>(q, vec![])?.is_empty())
+    }
+
     fn try_load(&self, id: &str) -> Result<Option<Session>> {
-        let rows: Vec<Data> = self
-            .0
-            .exec("SELECT data FROM session WHERE id = ?", vec![id.into()])?
-            .to_array()?;
+        if !self.has_tables()? {
+            return Ok(None);
+        }
+        let rows: Vec<Data> = self.rows("SELECT data FROM session WHERE id = ?", vec![id.into()])?;
         let Some(row) = rows.into_iter().next() else {
             return Ok(None);
         };
         let mut session: Session = serde_json::from_str(&row.data)?;
-        let tasks: Vec<Data> = self
-            .0
-            .exec("SELECT data FROM task WHERE session = ? ORDER BY seq", vec![id.into()])?
-            .to_array()?;
+        let tasks: Vec<Data> = self.rows("SELECT data FROM task WHERE session = ? ORDER BY seq", vec![id.into()])?;
         session.tasks = tasks
             .iter()
             .map(|t| serde_json::from_str::<Task>(&t.data))
@@ -64,6 +76,7 @@ impl SqlStore {
     }
 
     fn try_save(&self, s: &Session) -> Result<()> {
+        self.sql.exec(SCHEMA, None)?;
         let head = Session {
             tasks: Vec::new(),
             ..s.clone()
@@ -91,15 +104,18 @@ impl SqlStore {
 
     /// Deletes tasks whose TTL has passed; returns how many.
     fn expire(&self, now_ms: i64) -> Result<usize> {
+        if !self.has_tables()? {
+            return Ok(0);
+        }
         self.exec("DELETE FROM task WHERE expires_ms <= ?", vec![now_ms.into()])
     }
 
     /// The earliest expiry of a stored task.
     fn next_expiry(&self) -> Result<Option<i64>> {
-        let rows: Vec<Next> = self
-            .0
-            .exec("SELECT MIN(expires_ms) AS next FROM task", None)?
-            .to_array()?;
+        if !self.has_tables()? {
+            return Ok(None);
+        }
+        let rows: Vec<Next> = self.rows("SELECT MIN(expires_ms) AS next FROM task", vec![])?;
         Ok(rows.first().and_then(|r| r.next).map(|n| n as i64))
     }
 }
@@ -114,11 +130,13 @@ impl SessionStore for SqlStore {
             .flatten()
     }
     fn save(&mut self, session: &Session) {
+        self.wrote = true;
         if let Err(e) = self.try_save(session) {
             console_error!("mcp-sieve: cannot save a session: {e}");
         }
     }
     fn remove(&mut self, id: &str) {
+        self.wrote = true;
         let gone = self
             .exec("DELETE FROM task WHERE session = ?", vec![id.into()])
             .and_then(|_| self.exec("DELETE FROM session WHERE id = ?", vec![id.into()]));
@@ -137,7 +155,10 @@ pub struct SessionObject {
 
 impl SessionObject {
     fn store(&self) -> SqlStore {
-        SqlStore(self.state.storage().sql())
+        SqlStore {
+            sql: self.state.storage().sql(),
+            wrote: false,
+        }
     }
 
     /// Sets the alarm to the earliest task expiry, or clears it.
@@ -155,9 +176,6 @@ impl SessionObject {
 
 impl DurableObject for SessionObject {
     fn new(state: State, env: Env) -> Self {
-        if let Err(e) = state.storage().sql().exec(SCHEMA, None) {
-            console_error!("mcp-sieve: cannot create the session tables: {e}");
-        }
         SessionObject { state, env }
     }
 
@@ -179,7 +197,9 @@ impl DurableObject for SessionObject {
         };
         let mut store = self.store();
         let answer = shell::run(server, cfg, request, &mut store, fresh).await;
-        self.schedule(&store).await?;
+        if store.wrote {
+            self.schedule(&store).await?;
+        }
         shell::respond(answer)
     }
 
