@@ -4,8 +4,9 @@
 # configuration, on 127.0.0.1 only, against
 #   - the Worker in `wrangler dev` (local workerd) serving that catalog via MCP_SIEVE_CONFIG,
 #     in the stateless 2026-07-28 era and in the 2025-11-25 era with a session;
-#   - a reference server written with the official TypeScript SDK (bench/reference-server.mjs,
-#     Node) serving the same catalog with the same filter semantics and page size.
+#   - a reference server written with the official TypeScript SDK serving the same catalog with
+#     the same filter semantics and page size, in Node (bench/reference-server.mjs) and in
+#     workerd under its own `wrangler dev` (bench/reference-worker.mjs, bundled by esbuild).
 # Prints requests/s, p50, p99, the ratios, and the Worker's wasm size gzipped.
 #   scripts/bench-load.sh [TOOLS] [SECONDS]        (SKIP_BUILD=1 reuses the last build)
 set -euo pipefail
@@ -32,14 +33,22 @@ cargo run -q --release --example synth_catalog -- "$tools" 0 42 100 > "$work/cat
 wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
   --cwd worker --persist-to "$work/state" > /dev/null
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wport="$(free_port)"; rport="$(free_port)"
+wport="$(free_port)"; rport="$(free_port)"; xport="$(free_port)"
+mkdir -p "$work/reference-worker"
+esbuild bench/reference-worker.mjs --bundle --format=esm --platform=browser --conditions=workerd,worker,browser \
+  --alias:bench-catalog="$work/catalog.json" --outfile="$work/reference-worker/index.js" --log-level=warning
+printf 'name = "sieve-bench-reference"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\ncompatibility_flags = ["nodejs_compat"]\n' \
+  > "$work/reference-worker/wrangler.toml"
 
 setsid wrangler dev --cwd worker --ip 127.0.0.1 --port "$wport" --show-interactive-dev-session=false \
   --log-level warn --persist-to "$work/state" > "$work/wrangler.log" 2>&1 &
 pids+=($!)
 setsid node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
 pids+=($!)
-for url in "http://127.0.0.1:$wport/mcp" "http://127.0.0.1:$rport/mcp"; do
+setsid wrangler dev --cwd "$work/reference-worker" --ip 127.0.0.1 --port "$xport" --show-interactive-dev-session=false \
+  --log-level warn --persist-to "$work/state-reference" > "$work/reference-worker.log" 2>&1 &
+pids+=($!)
+for url in "http://127.0.0.1:$wport/mcp" "http://127.0.0.1:$rport/mcp" "http://127.0.0.1:$xport/mcp"; do
   for _ in $(seq 1 450); do
     for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a server exited:"; tail -20 "$work"/*.log; exit 1; }; done
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
@@ -57,15 +66,16 @@ echo "== tools/list, $tools tools, random filters, ${seconds} s per configuratio
 node bench/load.mjs --seconds "$seconds" --concurrency 1,32 --json "$work/results.json" \
   --target "sieve-worker (2026-07-28)=http://127.0.0.1:$wport/mcp:modern" \
   --target "sieve-worker (session)=http://127.0.0.1:$wport/mcp:legacy" \
-  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy"
+  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy" \
+  --target "reference SDK (workerd)=http://127.0.0.1:$xport/mcp:legacy"
 node -e '
 const { results } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const ref = (c) => results.find((r) => r.target.startsWith("reference") && r.concurrency === c);
-console.log("\n| target | concurrency | req/s | p50 ms | p99 ms | throughput vs reference | p99 vs reference |");
-console.log("|---|---:|---:|---:|---:|---:|---:|");
+const ref = (c, where) => results.find((r) => r.target === `reference SDK (${where})` && r.concurrency === c);
+console.log("\n| target | concurrency | req/s | p50 ms | p99 ms | req/s vs ref node | p99 vs ref node | req/s vs ref workerd | p99 vs ref workerd |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of results) {
-  const b = ref(r.concurrency);
-  console.log(`| ${r.target} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / b.rps).toFixed(2)}x | ${(r.p99 / b.p99).toFixed(3)} |`);
+  const n = ref(r.concurrency, "node"), w = ref(r.concurrency, "workerd");
+  console.log(`| ${r.target} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / n.rps).toFixed(2)}x | ${(r.p99 / n.p99).toFixed(2)} | ${(r.rps / w.rps).toFixed(2)}x | ${(r.p99 / w.p99).toFixed(2)} |`);
 }' "$work/results.json"
-wasm="$(ls worker/build/*.wasm worker/build/worker/*.wasm 2>/dev/null | head -1)"
-[ -n "$wasm" ] && echo "Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped ($wasm)"
+wasm="$(find worker/build -name '*.wasm' | head -1)"
+[ -z "$wasm" ] || echo "Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped ($wasm)"
