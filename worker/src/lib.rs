@@ -57,11 +57,12 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
         .is_some_and(|m| m == "initialize");
     let session = header("mcp-session-id").filter(|id| !id.is_empty() && id.len() <= MAX_SESSION_ID);
     let (name, minted) = match (is_init, session) {
-        (true, _) => {
+        // An initialize inside a session reaches that session, which refuses it.
+        (_, Some(id)) => (id, None),
+        (true, None) => {
             let id = shell::fresh_id();
             (id.clone(), Some(id))
         }
-        (false, Some(id)) => (id, None),
         (false, None) => {
             let request = http::Request {
                 method: &method,
