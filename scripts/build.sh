@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
-wasm-pack build --release --target web --out-dir pkg --out-name mcp_sieve . --features wasm
+wasm-pack build --profile wasm-release --target web --out-dir pkg --out-name mcp_sieve . --features wasm
 ( cd worker \
   && WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" WASM_OPT_BIN="$(command -v wasm-opt)" \
      ESBUILD_BIN="$(command -v esbuild)" worker-build --release )

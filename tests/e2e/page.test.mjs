@@ -1,7 +1,9 @@
 // E2E test of the demo page (web/): the built Worker serves the page, the wasm package and /mcp
 // from one origin; Debian's chromium (driven by playwright-core) loads the page, which filters the
-// tool list client-side. The page's lists must equal what the server returns for the same filter.
-// Needs a build first (scripts/build.sh): worker/build/, pkg/ and target/site/.
+// tool list client-side. The page's lists must equal what the server returns for the same filter
+// and concerns; concern choices reach the server's session and survive a reload (localStorage);
+// groups are picked in the tree; the tasks panel filters by SEP-1904. Screenshots go to
+// target/screenshots/. Needs a build first (scripts/build.sh): worker/build/, pkg/, target/site/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
@@ -12,7 +14,8 @@ import { chromium } from 'playwright-core';
 import { startWorker, rpc } from './harness.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SCREENSHOT = path.join(ROOT, 'target', 'screenshots', 'demo-calendar.png');
+const SHOTS = path.join(ROOT, 'target', 'screenshots');
+const SCREENSHOT = path.join(SHOTS, 'demo-calendar.png');
 const PROTOCOL_VERSION = '2025-11-25';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
@@ -114,5 +117,101 @@ test('the demo page lists every tool, then filters like the server does', async 
 
   await mkdir(path.dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  assert.deepEqual(pageErrors, [], 'no page errors');
+});
+
+async function waitReady() {
+  await page.waitForSelector('body[data-ready="true"], #error:not([hidden])', { timeout: 30_000 });
+  const error = await page.locator('#error:not([hidden])').count() ? await page.locator('#error').textContent() : null;
+  assert.equal(error, null, `the page shows an error; console: ${pageErrors.join(' | ')}`);
+}
+
+/** The page's own session count from the server, once it reflects `concerns`. */
+async function pageServerCount(concerns) {
+  const want = JSON.stringify(concerns);
+  await page.waitForFunction((w) => document.getElementById('server-check').dataset.concerns === w, want, { timeout: 15_000 });
+  return Number(await page.locator('#server-check').getAttribute('data-server-count'));
+}
+
+test('choosing concerns filters like the server, reaches the session, and survives a reload', async () => {
+  await page.goto(`${worker.base}/`);
+  await page.evaluate(() => localStorage.clear());
+  await page.reload();
+  await waitReady();
+  const all = await serverToolNames();
+  // One control per declared concern, preset to the declared default and not yet applied.
+  assert.equal(await page.locator('select[data-concern="security"]').inputValue(), 'medium');
+  assert.equal(await page.locator('input[data-concern-on="security"]').isChecked(), false);
+  assert.deepEqual(await pageToolNames(), all);
+
+  await page.selectOption('select[data-concern="security"]', 'high');
+  assert.equal(await page.locator('input[data-concern-on="security"]').isChecked(), true);
+  const high = await serverToolNames({ concerns: { security: 'high' } });
+  assert.ok(high.length > 0 && high.length < all.length, 'security=high narrows the list');
+  assert.deepEqual(await pageToolNames(), high, 'security=high: page equals server');
+  // The page sent the choice to its own session (concerns/update): the server agrees.
+  assert.equal(await pageServerCount({ security: 'high' }), high.length);
+
+  // Keyboard: focus the cost box and tick it with the space bar.
+  await page.focus('input[data-concern-on="cost"]');
+  await page.keyboard.press('Space');
+  const both = await serverToolNames({ concerns: { security: 'high', cost: 'moderate' } });
+  assert.deepEqual(await pageToolNames(), both, 'security=high + cost=moderate: page equals server');
+  assert.equal(await pageServerCount({ security: 'high', cost: 'moderate' }), both.length);
+  // Facet counts beside the options agree with the server for one more option.
+  const lowCost = (await serverToolNames({ concerns: { security: 'high', cost: 'minimal' } })).length;
+  assert.match(await page.locator('select[data-concern="cost"] option[value="minimal"]').textContent(), new RegExp(` · ${lowCost} tools$`));
+
+  await page.reload();
+  await waitReady();
+  assert.equal(await page.locator('select[data-concern="security"]').inputValue(), 'high', 'security kept after reload');
+  assert.equal(await page.locator('input[data-concern-on="cost"]').isChecked(), true, 'cost kept after reload');
+  assert.deepEqual(await pageToolNames(), both, 'after reload the page still equals the server');
+  // A new session: the stored preferences went out in notifications/initialized.
+  assert.equal(await pageServerCount({ security: 'high', cost: 'moderate' }), both.length);
+  await page.screenshot({ path: path.join(SHOTS, 'demo-concerns.png'), fullPage: true });
+  await page.evaluate(() => localStorage.clear());
+  assert.deepEqual(pageErrors, [], 'no page errors');
+});
+
+test('picking a parent group in the tree includes its subgroups; search and tag exclusion narrow it', async () => {
+  await page.goto(`${worker.base}/`);
+  await waitReady();
+  assert.equal(await page.locator('#group-tree li:has(input[data-group="code"]) input[data-group="github"]').count(), 1,
+    'github is nested under code in the tree');
+  const facet = Number(await page.locator('[data-count="group:code"]').textContent());
+  await tick('input[data-group="code"]');
+  const code = await serverToolNames({ groups: ['code'] });
+  const github = await serverToolNames({ groups: ['github'] });
+  assert.ok(github.every((n) => code.includes(n)) && github.length < code.length, 'code includes github');
+  assert.deepEqual(await pageToolNames(), code, 'group code: page equals server');
+  assert.equal(facet, code.length, 'the facet count beside "code" was the number of tools it leaves');
+
+  await tick('input[data-exclude-tag="write"]');
+  const noWrite = await serverToolNames({ groups: ['code'], excludeTags: ['write'] });
+  assert.deepEqual(await pageToolNames(), noWrite, 'code without write: page equals server');
+
+  await page.fill('#search', 'issue');
+  const issues = await serverToolNames({ groups: ['code'], excludeTags: ['write'], namePatterns: ['*issue*'] });
+  assert.ok(issues.length > 0, 'some code tools without write are about issues');
+  assert.deepEqual(await pageToolNames(), issues, 'name search: page equals server');
+  await page.screenshot({ path: path.join(SHOTS, 'demo-group-tree.png'), fullPage: true });
+  assert.deepEqual(pageErrors, [], 'no page errors');
+});
+
+test('the tasks panel lists the session\'s tasks and filters them by SEP-1904', async () => {
+  await page.goto(`${worker.base}/`);
+  await waitReady();
+  await page.click('#task-start');
+  await page.waitForSelector('#task-list li[data-task-id]', { timeout: 15_000 });
+  assert.match(await page.locator('#task-summary').textContent(), /^1 of 1 tasks$/);
+  await page.locator('label:has(input[data-task-status="cancelled"])').click();
+  assert.equal(await page.locator('#task-list li').count(), 0, 'no cancelled task');
+  assert.match(await page.locator('#task-summary').textContent(), /^0 of 1 tasks$/);
+  await page.locator('label:has(input[data-task-status="cancelled"])').click();
+  await page.locator('label:has(input[data-task-status="working"])').click();
+  await page.locator('label:has(input[data-task-status="completed"])').click();
+  assert.equal(await page.locator('#task-list li').count(), 1, 'working or completed: the task');
+  await page.screenshot({ path: path.join(SHOTS, 'demo-tasks.png'), fullPage: true });
   assert.deepEqual(pageErrors, [], 'no page errors');
 });
