@@ -59,9 +59,6 @@ struct Conn {
     initialize: Value,
 }
 
-/// An HTTP answer: status, lower-cased headers, body.
-type Http = (u16, Vec<(String, String)>, Vec<u8>);
-
 struct Answer {
     status: u16,
     session: Option<String>,
@@ -94,12 +91,28 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Splits an HTTP/1.1 answer into status, lower-cased headers and (de-chunked) body.
-fn parse_http(raw: &[u8]) -> Result<Http, String> {
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("the upstream's answer has no HTTP header end")?;
+/// An HTTP/1.1 answer read so far.
+struct Parsed {
+    status: u16,
+    /// Lower-cased names.
+    headers: Vec<(String, String)>,
+    /// The body so far, de-chunked.
+    body: Vec<u8>,
+    /// Whether the whole body is here (by `Content-Length` or the last chunk).
+    complete: bool,
+}
+
+impl Parsed {
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    }
+}
+
+/// Reads what has arrived of an HTTP/1.1 answer; `None` until the header is complete.
+fn parse_http(raw: &[u8]) -> Result<Option<Parsed>, String> {
+    let Some(split) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(None);
+    };
     let head = String::from_utf8_lossy(&raw[..split]);
     let mut lines = head.split("\r\n");
     let status = lines
@@ -111,32 +124,55 @@ fn parse_http(raw: &[u8]) -> Result<Http, String> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let mut body = &raw[split + 4..];
-    let get = |k: &str| headers.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-    if get("transfer-encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
-        let mut out = Vec::new();
-        loop {
-            let eol = body.windows(2).position(|w| w == b"\r\n").ok_or("a truncated chunk")?;
-            let size = String::from_utf8_lossy(&body[..eol]);
+    let mut p = Parsed {
+        status,
+        headers,
+        body: Vec::new(),
+        complete: false,
+    };
+    let mut rest = &raw[split + 4..];
+    if p.header("transfer-encoding")
+        .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
+    {
+        while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+            let size = String::from_utf8_lossy(&rest[..eol]);
             let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
-                .map_err(|_| "a bad chunk size".to_string())?;
-            body = &body[eol + 2..];
+                .map_err(|_| "the upstream sent a bad chunk size".to_string())?;
             if size == 0 {
+                p.complete = true;
                 break;
             }
-            out.extend_from_slice(body.get(..size).ok_or("a truncated chunk")?);
-            body = body.get(size + 2..).unwrap_or_default();
+            let Some(chunk) = rest.get(eol + 2..eol + 2 + size) else {
+                break; // not all here yet
+            };
+            p.body.extend_from_slice(chunk);
+            rest = rest.get(eol + 4 + size..).unwrap_or_default();
         }
-        return Ok((status, headers, out));
+    } else if let Some(n) = p.header("content-length").and_then(|n| n.parse::<usize>().ok()) {
+        p.body = rest[..n.min(rest.len())].to_vec();
+        p.complete = rest.len() >= n;
+    } else {
+        p.body = rest.to_vec();
     }
-    if let Some(n) = get("content-length").and_then(|n| n.parse::<usize>().ok()) {
-        body = &body[..n.min(body.len())];
+    Ok(Some(p))
+}
+
+/// Whether an SSE body already carries the response to `id` (the upstream may keep the stream
+/// open after it; a client stops reading there).
+fn has_response(p: &Parsed, id: &Value) -> bool {
+    let ct = p.header("content-type").unwrap_or_default();
+    if !ct.to_ascii_lowercase().starts_with("text/event-stream") {
+        return false;
     }
-    Ok((status, headers, body.to_vec()))
+    let text = String::from_utf8_lossy(&p.body).replace("\r\n", "\n");
+    let whole = text.rfind("\n\n").map_or("", |end| &text[..end + 2]);
+    client::parse_reply(&ct, whole, id).is_ok_and(|r| r.response.is_some())
 }
 
 impl Gateway {
-    fn post(&self, conn: Option<&Conn>, body: &str) -> Result<Answer, String> {
+    /// POSTs `body`; reads the answer until it is complete, or, for a stream, until it carries
+    /// the response to `id`.
+    fn post(&self, conn: Option<&Conn>, body: &str, id: Option<&Value>) -> Result<Answer, String> {
         let t = &self.target;
         let fail = |e: std::io::Error| format!("cannot reach the upstream: {e}");
         let addr = (t.host.as_str(), t.port)
@@ -163,20 +199,29 @@ impl Gateway {
         req.push_str("\r\n");
         req.push_str(body);
         s.write_all(req.as_bytes()).map_err(fail)?;
-        let mut raw = Vec::new();
-        s.take(MAX_ANSWER).read_to_end(&mut raw).map_err(fail)?;
-        let (status, headers, body) = parse_http(&raw)?;
-        let get = |k: &str| headers.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let (mut raw, mut buf) = (Vec::new(), vec![0u8; 64 * 1024]);
+        let p = loop {
+            let n = s.read(&mut buf).map_err(fail)?;
+            raw.extend_from_slice(&buf[..n]);
+            if raw.len() as u64 > MAX_ANSWER {
+                return Err(format!("the upstream's answer is larger than {MAX_ANSWER} bytes"));
+            }
+            match parse_http(&raw)? {
+                Some(p) if n == 0 || p.complete || id.is_some_and(|id| has_response(&p, id)) => break p,
+                None if n == 0 => return Err("the upstream closed the connection without an answer".into()),
+                _ => {}
+            }
+        };
         Ok(Answer {
-            status,
-            session: get("mcp-session-id"),
-            content_type: get("content-type").unwrap_or_default(),
-            body: String::from_utf8_lossy(&body).into_owned(),
+            status: p.status,
+            session: p.header("mcp-session-id"),
+            content_type: p.header("content-type").unwrap_or_default(),
+            body: String::from_utf8_lossy(&p.body).into_owned(),
         })
     }
 
     fn connect(&self) -> Result<Conn, String> {
-        let a = self.post(None, &client::initialize())?;
+        let a = self.post(None, &client::initialize(), Some(&json!(0)))?;
         if a.status != 200 {
             return Err(format!("the upstream answered initialize with HTTP {}", a.status));
         }
@@ -190,7 +235,7 @@ impl Gateway {
                 .to_string(),
             initialize,
         };
-        self.post(Some(&conn), &client::initialized())?;
+        self.post(Some(&conn), &client::initialized(), None)?;
         Ok(conn)
     }
 
@@ -215,7 +260,7 @@ impl Gateway {
                 s.next_id += 1;
                 s.next_id
             };
-            let a = self.post(Some(&conn), &client::request(id, method, params))?;
+            let a = self.post(Some(&conn), &client::request(id, method, params), Some(&json!(id)))?;
             if a.status == 404 && attempt == 0 && conn.session.is_some() {
                 self.state().conn = None; // the upstream forgot our session: open a new one
                 continue;
@@ -340,16 +385,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_http_answers_plain_and_chunked() {
+    fn reads_http_answers_plain_chunked_and_partial() {
         let plain = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}xx";
-        let (status, headers, body) = parse_http(plain).unwrap();
-        assert_eq!((status, body.as_slice()), (200, b"{}".as_slice()));
-        assert_eq!(headers[0], ("content-type".to_string(), "application/json".to_string()));
+        let p = parse_http(plain).unwrap().unwrap();
+        assert_eq!((p.status, p.body.as_slice(), p.complete), (200, b"{}".as_slice(), true));
+        assert_eq!(p.header("content-type").as_deref(), Some("application/json"));
         let chunked =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n";
-        assert_eq!(parse_http(chunked).unwrap().2, b"hello world");
+        let p = parse_http(chunked).unwrap().unwrap();
+        assert_eq!((p.body.as_slice(), p.complete), (b"hello world".as_slice(), true));
+        let partial = parse_http(&chunked[..chunked.len() - 12]).unwrap().unwrap();
+        assert_eq!(
+            (partial.body.as_slice(), partial.complete),
+            (b"hello".as_slice(), false)
+        );
         assert!(parse_http(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").is_err());
-        assert!(parse_http(b"garbage").is_err());
+        assert!(parse_http(b"HTTP/1.1 200 OK\r\nConte").unwrap().is_none());
+        let sse = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n\
+                    2b\r\nevent: message\ndata: {\"id\":4,\"result\":{}}\n\n\r\n";
+        let p = parse_http(sse).unwrap().unwrap();
+        assert!(!p.complete && has_response(&p, &json!(4)) && !has_response(&p, &json!(5)));
     }
 
     #[test]
