@@ -174,7 +174,7 @@ impl Overlay {
 pub struct Forward {
     /// The client's request id.
     pub id: Value,
-    /// The method (`tools/call`, `prompts/get`, `resources/read`, `tasks/*`).
+    /// The method (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`, `tasks/*`).
     pub method: String,
     /// The client's params, untouched.
     pub params: Value,

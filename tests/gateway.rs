@@ -127,6 +127,11 @@ fn uses_become_forwards_after_the_policy_check() {
     assert!(e["message"].as_str().unwrap().contains("Unknown tool"));
     let e = h.rpc_err("resources/read", json!({"uri": "up://secret"}));
     assert_eq!(e["code"], json!(-32602));
+    let e = h.rpc_err(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "hidden_prompt"}, "argument": {"name": "x", "value": ""}}),
+    );
+    assert_eq!(e["code"], json!(-32602));
     let e = h.rpc_err("tools/call", json!({"name": "not_upstream"}));
     assert_eq!(e["code"], json!(-32602));
 
@@ -134,6 +139,10 @@ fn uses_become_forwards_after_the_policy_check() {
         ("prompts/get", json!({"name": "greet", "arguments": {"who": "x"}})),
         ("resources/read", json!({"uri": "up://readme"})),
         ("resources/read", json!({"uri": "up://from-a-template/7"})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}}),
+        ),
         ("tasks/get", json!({"taskId": "t1"})),
         ("tools/call", json!({"name": "echo", "task": {"ttl": 1000}})),
     ] {

@@ -1,5 +1,5 @@
 //! Gateway mode in the router: when the catalog came from an upstream (`upstream` is set), uses of
-//! a primitive and task requests are not run here. After the same policy check as a local call,
+//! a primitive, completions and task requests are not run here. After the same policy check as a local call,
 //! they become a [`Forward`] effect the shell performs at the upstream.
 
 use serde_json::Value;
@@ -35,6 +35,17 @@ impl Server {
                 // upstream decides. A listed one passes the policy check first.
                 Some(Value::String(uri)) if self.catalog.section(Kind::Resource).find(uri).is_none() => Ok(()),
                 _ => self.usable(Kind::Resource, "uri", call, &mut out.log).map(drop),
+            },
+            // Completions of a prompt's arguments: only for a prompt policy lets this call see.
+            "completion/complete" => match (&call.params["ref"]["type"], &call.params["ref"]["name"]) {
+                (Value::String(t), Value::String(name)) if t == "ref/prompt" => {
+                    let section = self.catalog.section(Kind::Prompt);
+                    match section.find(name) {
+                        Some(pos) if self.chain.allows(Kind::Prompt, section, pos, &call.ctx, &mut out.log) => Ok(()),
+                        _ => Err(Error::params(format!("Unknown prompt: \"{name}\""))),
+                    }
+                }
+                _ => Ok(()),
             },
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => match call.params {
                 Value::Null | Value::Object(_) => Ok(()),
