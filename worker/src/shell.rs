@@ -43,6 +43,12 @@ pub async fn run(
     store: &mut dyn SessionStore,
     fresh_id: String,
 ) -> http::Response {
+    // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+    let gateway = match crate::gateway::serving(server).await {
+        Ok(g) => g,
+        Err(e) => return crate::gateway::unavailable(&e),
+    };
+    let server = gateway.as_deref().unwrap_or(server);
     let started = now_ms();
     loop {
         let env = CoreEnv {
@@ -56,7 +62,7 @@ pub async fn run(
                 let wait = (at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
-            _ => return answer,
+            _ => return crate::gateway::finish(answer, server).await,
         }
     }
 }
