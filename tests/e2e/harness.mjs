@@ -78,7 +78,7 @@ async function startProcess(command, args, port, what) {
       });
       await res.arrayBuffer();
       // any HTTP status means it is serving; output() is the tail of its stdout and stderr
-      return { url, base, stop, output: () => log };
+      return { url, base, stop, pid: child.pid, output: () => log };
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();
