@@ -76,8 +76,8 @@ pub struct Config {
     pub cors: bool,
 }
 
-fn plain(status: u16, message: &str) -> Response {
-    let body = jsonrpc::error(&Value::Null, &Error::InvalidRequest(message.into()));
+/// A JSON answer with no session or forwarding effects.
+pub(crate) fn json_response(status: u16, body: String) -> Response {
     Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
@@ -87,14 +87,15 @@ fn plain(status: u16, message: &str) -> Response {
     }
 }
 
-fn rpc_error(status: u16, id: &Value, e: &Error) -> Response {
-    Response {
+fn plain(status: u16, message: &str) -> Response {
+    json_response(
         status,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: jsonrpc::error(id, e),
-        retry_at: None,
-        forward: None,
-    }
+        jsonrpc::error(&Value::Null, &Error::InvalidRequest(message.into())),
+    )
+}
+
+fn rpc_error(status: u16, id: &Value, e: &Error) -> Response {
+    json_response(status, jsonrpc::error(id, e))
 }
 
 /// Whether `origin` is loopback or allowed by configuration.

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{handle, origin_allowed, Config, Request, Response, SessionStore};
+use super::{handle, json_response, origin_allowed, Config, Request, Response, SessionStore};
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::{Env, Server};
@@ -37,16 +37,6 @@ pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
         .map_or("", |(_, t)| t.trim());
     // Compare even when absent, so a missing header costs the same as a wrong one.
     constant_time_eq(given.as_bytes(), token.as_bytes()) && !given.is_empty()
-}
-
-fn json_response(status: u16, body: String) -> Response {
-    Response {
-        status,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body,
-        retry_at: None,
-        forward: None,
-    }
 }
 
 /// The answer of a server whose configuration is invalid: HTTP 500 with a JSON-RPC `-32603`

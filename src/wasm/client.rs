@@ -391,8 +391,7 @@ impl McpClient {
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let params = from_js(params, "params")?;
-            let params = if params.is_null() { json!({}) } else { params };
+            let params = params_object(params)?;
             inner.request(&method, params).await.map(|v| to_js(&v))
         })
     }
@@ -406,8 +405,7 @@ impl McpClient {
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let params = from_js(params, "params")?;
-            let params = if params.is_null() { json!({}) } else { params };
+            let params = params_object(params)?;
             inner.notify(&method, params).await.map(|()| JsValue::UNDEFINED)
         })
     }
@@ -513,4 +511,10 @@ impl McpClient {
     pub fn concerns(&self) -> JsValue {
         to_js(&Value::Object(self.inner.configured.borrow().clone()))
     }
+}
+
+/// `params` from JS as a JSON object (absent or null is `{}`).
+fn params_object(params: Option<JsValue>) -> Result<Value, JsValue> {
+    let params = from_js(params, "params")?;
+    Ok(if params.is_null() { json!({}) } else { params })
 }
