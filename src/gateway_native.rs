@@ -282,13 +282,7 @@ impl Gateway {
         let mut lists = client::Lists::new(self.conn()?.initialize);
         for kind in lists.kinds() {
             let mut cursor: Option<String> = None;
-            for page in 0.. {
-                if page == client::MAX_PAGES {
-                    return Err(format!(
-                        "the upstream's {} has more than {page} pages",
-                        kind.list_method()
-                    ));
-                }
+            loop {
                 let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
                 let reply = self.request(kind.list_method(), &params)?;
                 cursor = lists.add_reply(kind, &reply).map_err(|e| e.to_string())?;

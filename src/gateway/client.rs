@@ -114,6 +114,7 @@ pub struct Lists {
     /// The `initialize` result (serverInfo, capabilities, instructions).
     pub initialize: Value,
     items: [Vec<Value>; 4],
+    pages: [usize; 4],
 }
 
 impl Lists {
@@ -122,6 +123,7 @@ impl Lists {
         Lists {
             initialize,
             items: Default::default(),
+            pages: [0; 4],
         }
     }
 
@@ -139,8 +141,10 @@ impl Lists {
     }
 
     /// Adds one page of `kind` (a list result); returns the cursor of the next page, if any.
+    /// An upstream that still has more pages after `MAX_PAGES` is an error.
     pub fn add_page(&mut self, kind: Kind, result: &Value) -> Result<Option<String>> {
         let what = kind.list_method();
+        self.pages[kind as usize] += 1;
         let items = result.get(kind.key()).and_then(Value::as_array).ok_or_else(|| {
             Error::Internal(format!(
                 "the upstream's {what} result must have an array \"{}\", got {}",
@@ -149,10 +153,16 @@ impl Lists {
             ))
         })?;
         self.items[kind as usize].extend(items.iter().cloned());
-        Ok(match result.get("nextCursor") {
+        let next = match result.get("nextCursor") {
             Some(Value::String(c)) if !c.is_empty() => Some(c.clone()),
             _ => None,
-        })
+        };
+        if next.is_some() && self.pages[kind as usize] >= MAX_PAGES {
+            return Err(Error::Internal(format!(
+                "the upstream's {what} has more than {MAX_PAGES} pages"
+            )));
+        }
+        Ok(next)
     }
 
     /// Adds the page `reply` carries; an upstream without this list method (`-32601`, e.g. no
@@ -226,5 +236,17 @@ mod tests {
         assert!(l.add_reply(Kind::Resource, &failing).is_err());
         assert!(list(5, Kind::Resource, Some("c")).contains(r#""cursor":"c""#));
         assert!(!list(5, Kind::Resource, None).contains("params"));
+    }
+
+    #[test]
+    fn an_endless_upstream_list_is_an_error() {
+        let mut l = Lists::new(json!({"capabilities": {"tools": {}}}));
+        let page = json!({"tools": [{"name": "t"}], "nextCursor": "again"});
+        for _ in 1..MAX_PAGES {
+            assert_eq!(l.add_page(Kind::Tool, &page).unwrap(), Some("again".into()));
+        }
+        let e = l.add_page(Kind::Tool, &page).unwrap_err();
+        assert!(e.to_string().contains("more than 200 pages"), "{e}");
+        assert_eq!(l.add_page(Kind::Tool, &json!({"tools": []})).unwrap(), None);
     }
 }

@@ -150,13 +150,7 @@ async fn refresh(local: &Server, url: &str) -> Result<Rc<Server>, String> {
     let mut lists = client::Lists::new(conn.initialize.clone());
     for kind in lists.kinds() {
         let mut cursor: Option<String> = None;
-        for page in 0.. {
-            if page == client::MAX_PAGES {
-                return Err(format!(
-                    "the upstream's {} has more than {page} pages",
-                    kind.list_method()
-                ));
-            }
+        loop {
             let params = cursor.as_ref().map_or(Value::Null, |c| json!({"cursor": c}));
             let reply = request(url, kind.list_method(), &params).await?;
             cursor = lists.add_reply(kind, &reply).map_err(|e| e.to_string())?;
