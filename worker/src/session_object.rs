@@ -1,6 +1,10 @@
 //! The Durable Object that holds one legacy-era session: its state (initialize request, concern
 //! configuration, task counter) and its tasks, in the object's SQLite storage, so they outlive
-//! isolates and restarts. Task records expire by their TTL through the object's alarm.
+//! isolates and restarts. Task records expire by their TTL through the object's alarm. The object
+//! is the only writer of its storage, so it also keeps the session in memory and reads SQLite only
+//! when it wakes.
+
+use std::cell::RefCell;
 
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Session;
@@ -32,13 +36,15 @@ struct Next {
 /// Sessions in the object's SQL storage: a `session` row (the session without its tasks, as
 /// JSON) and one `task` row per task, with its expiry time for the alarm. The tables are created
 /// on the first write, so a request naming an unknown session stores nothing.
-struct SqlStore {
+struct SqlStore<'a> {
     sql: SqlStorage,
+    /// The object's in-memory copy of its session (written through to SQLite).
+    cache: &'a RefCell<Option<Session>>,
     /// Whether this request wrote (then the alarm is rescheduled).
     wrote: bool,
 }
 
-impl SqlStore {
+impl SqlStore<'_> {
     /// Runs a statement to completion; returns the rows written.
     fn exec(&self, query: &str, binds: Vec<SqlStorageValue>) -> Result<usize> {
         let cursor = self.sql.exec(query, binds)?;
@@ -122,21 +128,32 @@ impl SqlStore {
 
 // Storage failures are logged (without content) and treated as a missing session: the client
 // gets a clear 404 and starts over rather than a half-saved state.
-impl SessionStore for SqlStore {
+impl SessionStore for SqlStore<'_> {
     fn load(&mut self, id: &str) -> Option<Session> {
-        self.try_load(id)
+        if let Some(s) = self.cache.borrow().as_ref().filter(|s| s.id == id) {
+            return Some(s.clone());
+        }
+        let loaded = self
+            .try_load(id)
             .inspect_err(|e| console_error!("mcp-sieve: cannot load a session: {e}"))
             .ok()
-            .flatten()
+            .flatten();
+        self.cache.replace(loaded.clone());
+        loaded
     }
     fn save(&mut self, session: &Session) {
         self.wrote = true;
-        if let Err(e) = self.try_save(session) {
-            console_error!("mcp-sieve: cannot save a session: {e}");
-        }
+        match self.try_save(session) {
+            Ok(()) => self.cache.replace(Some(session.clone())),
+            Err(e) => {
+                console_error!("mcp-sieve: cannot save a session: {e}");
+                self.cache.replace(None)
+            }
+        };
     }
     fn remove(&mut self, id: &str) {
         self.wrote = true;
+        self.cache.replace(None);
         let gone = self
             .exec("DELETE FROM task WHERE session = ?", vec![id.into()])
             .and_then(|_| self.exec("DELETE FROM session WHERE id = ?", vec![id.into()]));
@@ -151,18 +168,21 @@ impl SessionStore for SqlStore {
 pub struct SessionObject {
     state: State,
     env: Env,
+    /// The session as last loaded or saved (`None`: read SQLite on the next request).
+    cache: RefCell<Option<Session>>,
 }
 
 impl SessionObject {
-    fn store(&self) -> SqlStore {
+    fn store(&self) -> SqlStore<'_> {
         SqlStore {
             sql: self.state.storage().sql(),
+            cache: &self.cache,
             wrote: false,
         }
     }
 
     /// Sets the alarm to the earliest task expiry, or clears it.
-    async fn schedule(&self, store: &SqlStore) -> Result<()> {
+    async fn schedule(&self, store: &SqlStore<'_>) -> Result<()> {
         let storage = self.state.storage();
         match store.next_expiry()? {
             Some(at) => {
@@ -176,7 +196,11 @@ impl SessionObject {
 
 impl DurableObject for SessionObject {
     fn new(state: State, env: Env) -> Self {
-        SessionObject { state, env }
+        SessionObject {
+            state,
+            env,
+            cache: RefCell::new(None),
+        }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -206,6 +230,8 @@ impl DurableObject for SessionObject {
     async fn alarm(&self) -> Result<Response> {
         let store = self.store();
         let removed = store.expire(shell::now_ms())?;
+        // The expired tasks are gone from SQLite; the next request reads the session afresh.
+        self.cache.replace(None);
         // Counts only: no ids, no content.
         console_log!("mcp-sieve: alarm removed {removed} expired task(s)");
         self.schedule(&store).await?;
