@@ -139,7 +139,7 @@ impl ConcernDecl {
             // position in the declared order; anything else is too far from every value to pick
             // one, so the declared default stands in.
             ConcernValues::Enum(vals) => {
-                let nums: Option<Vec<f64>> = vals.iter().map(|x| x.parse::<f64>().ok()).collect();
+                let nums: Option<Vec<f64>> = vals.iter().map(|x| number_text(x)).collect();
                 match (number(v), nums) {
                     (Some(n), Some(nums)) => nums
                         .iter()
@@ -163,10 +163,16 @@ impl ConcernDecl {
     }
 }
 
+/// A number written in JSON syntax. Parsed by serde_json rather than `str::parse::<f64>`, whose
+/// tables would add about 12 KB to the browser package.
+fn number_text(s: &str) -> Option<f64> {
+    s.parse::<serde_json::Number>().ok()?.as_f64()
+}
+
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
+        Value::String(s) => number_text(s.trim()),
         _ => None,
     }
 }

@@ -13,6 +13,7 @@ mod json;
 pub mod middleware;
 pub mod model;
 pub mod protocol;
+mod sort;
 pub mod synth;
 pub mod task;
 pub mod time;

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod content;
 pub mod detect;
+pub mod fold;
 pub mod moderation;
 pub mod pii;
 mod rpc;

@@ -329,7 +329,7 @@ impl TaskQuery {
             .into_iter()
             .filter(|t| self.matches(t) && concerns_match(&t.concerns, concerns))
             .collect();
-        out.sort_by(|a, b| self.compare(a, b));
+        crate::sort::sort_by(&mut out, |a, b| self.compare(a, b));
         out
     }
 

@@ -94,13 +94,13 @@ impl Chain {
     /// Adds a filter, keeping priority order (stable for equal priorities).
     pub fn add_filter(&mut self, f: Arc<dyn PrimitiveFilter>) {
         self.filters.push(f);
-        self.filters.sort_by_key(|f| std::cmp::Reverse(f.priority()));
+        crate::sort::sort_by(&mut self.filters, |a, b| b.priority().cmp(&a.priority()));
     }
 
     /// Adds an initial check, keeping priority order.
     pub fn add_check(&mut self, c: Arc<dyn InitialCheck>) {
         self.checks.push(c);
-        self.checks.sort_by_key(|c| std::cmp::Reverse(c.priority()));
+        crate::sort::sort_by(&mut self.checks, |a, b| b.priority().cmp(&a.priority()));
     }
 
     /// Whether there are no filters.

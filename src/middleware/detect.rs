@@ -286,7 +286,13 @@ pub fn detect(text: &str, opts: &Options) -> Vec<Span> {
 
 /// Keeps the best of overlapping spans: higher priority type, then longer, then earlier.
 fn resolve(mut found: Vec<Span>) -> Vec<Span> {
-    found.sort_by_key(|s| (s.kind, std::cmp::Reverse(s.end - s.start), s.start));
+    crate::sort::sort_by(&mut found, |a, b| {
+        (a.kind, std::cmp::Reverse(a.end - a.start), a.start).cmp(&(
+            b.kind,
+            std::cmp::Reverse(b.end - b.start),
+            b.start,
+        ))
+    });
     let mut chosen: Vec<Span> = Vec::with_capacity(found.len());
     for s in found {
         let pos = chosen.partition_point(|c| c.start < s.start);

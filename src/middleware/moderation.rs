@@ -7,6 +7,8 @@ use serde_json::{json, Map, Value};
 use crate::error::{type_name, Error, Result};
 use crate::filter::glob;
 use crate::middleware::config::strings;
+use crate::middleware::fold;
+use crate::middleware::schema::parse_static;
 use crate::middleware::{content, Config};
 
 /// How bad a match is.
@@ -55,7 +57,7 @@ pub struct Policy {
 fn words(s: &str) -> Vec<String> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '*' || c == '?'))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(fold::lower)
         .collect()
 }
 
@@ -63,7 +65,7 @@ fn text_words(s: &str) -> Vec<String> {
     s.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(fold::lower)
         .collect()
 }
 
@@ -233,17 +235,15 @@ fn matches_at(pattern: &[String], words: &[String], literal: bool) -> Option<usi
 
 /// `inputSchema` of `content_moderation`.
 pub fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
+    parse_static(
+        r#"{"type": "object", "properties": {
             "policies": {"type": "array", "items": {"type": "string"},
                 "description": "policy names to apply (default: all); built-in: violence, self_harm, harassment, potential_harm_seeking, weapons, prompt_injection, plus configured ones"},
             "blockAt": {"type": "string", "enum": ["low", "medium", "high"], "default": "high",
                 "description": "allow is false when the highest severity found is at least this"},
             "warn": {"type": "boolean", "default": true, "description": "prefix a warning to the content when flagged"}
-        },
-        "additionalProperties": false
-    })
+        }, "additionalProperties": false}"#,
+    )
 }
 
 /// Runs `content_moderation` (arguments already validated).

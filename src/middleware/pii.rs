@@ -10,36 +10,33 @@ use serde_json::{json, Map, Value};
 use crate::error::Result;
 use crate::middleware::content;
 use crate::middleware::detect::{self, Options, PiiType};
+use crate::middleware::schema::parse_static;
 use crate::middleware::Config;
 
 /// `inputSchema` of `pii_redaction`.
 pub fn redaction_schema() -> Value {
-    let types: Vec<&str> = PiiType::ALL.iter().map(|t| t.wire()).collect();
-    json!({
-        "type": "object",
-        "properties": {
+    let mut schema = parse_static(
+        r#"{"type": "object", "properties": {
             "aggressiveness": {"type": "string", "enum": ["standard", "strict"], "default": "standard",
                 "description": "strict also catches unformatted SSNs and phone numbers, Luhn-valid numbers without a known card prefix, high-entropy tokens, and capitalised names after cue words"},
-            "types": {"type": "array", "items": {"type": "string", "enum": types}, "description": "only these types (default: all)"},
+            "types": {"type": "array", "items": {"type": "string", "enum": []}, "description": "only these types (default: all)"},
             "names": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "names to redact as PERSON, besides the configured ones"},
             "redactions": {"type": "object", "additionalProperties": {"type": "string"},
                 "description": "handles from an earlier call of this conversation, to keep using them"}
-        },
-        "additionalProperties": false
-    })
+        }, "additionalProperties": false}"#,
+    );
+    schema["properties"]["types"]["items"]["enum"] = PiiType::ALL.iter().map(|t| Value::from(t.wire())).collect();
+    schema
 }
 
 /// `inputSchema` of `pii_restoration`.
 pub fn restoration_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
+    parse_static(
+        r#"{"type": "object", "properties": {
             "redactions": {"type": "object", "additionalProperties": {"type": "string"},
                 "description": "handle → value, as returned in pii_redaction's metadata.redactions"}
-        },
-        "required": ["redactions"],
-        "additionalProperties": false
-    })
+        }, "required": ["redactions"], "additionalProperties": false}"#,
+    )
 }
 
 /// Whether `s` is a handle name like `EMAIL_12`.
@@ -157,7 +154,7 @@ pub fn redact_invoke(config: &Config, args: &Map<String, Value>, mut context: Ve
     let strict = args.get("aggressiveness").and_then(Value::as_str) == Some("strict");
     let mut names = config.names.clone();
     names.extend(strings(args.get("names")));
-    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    crate::sort::sort_by(&mut names, |a, b| b.len().cmp(&a.len()));
     let types: Vec<PiiType> = strings(args.get("types"))
         .iter()
         .filter_map(|t| PiiType::from_wire(t))

@@ -7,6 +7,13 @@ use serde_json::Value;
 
 use crate::error::{type_name, Error, Result};
 
+/// A built-in's schema, written as JSON text: parsed on demand, which keeps the package far
+/// smaller than the same object built by `json!` (every key and value becomes code there).
+pub fn parse_static(text: &'static str) -> Value {
+    // The texts are constants of this crate; a unit test parses each of them.
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
 fn is_type(v: &Value, t: &str) -> bool {
     match t {
         "object" => v.is_object(),
@@ -118,4 +125,20 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::middleware::Builtin;
+
+    #[test]
+    fn every_builtin_schema_text_parses_to_an_object() {
+        for b in Builtin::ALL {
+            let s = b.input_schema();
+            assert_eq!(s["type"], "object", "{}", b.name());
+            assert!(s["properties"].is_object(), "{}", b.name());
+        }
+        let types = &Builtin::PiiRedaction.input_schema()["properties"]["types"]["items"]["enum"];
+        assert!(types.as_array().is_some_and(|t| t.len() > 5));
+    }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::middleware::content;
+use crate::middleware::schema::parse_static;
 use crate::time::{format_iso, parse_iso};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -214,16 +215,14 @@ pub fn format(ms: i64, offset: i32, zone: &str, fmt: &str) -> String {
 
 /// `inputSchema` of `timestamp_injector`.
 pub fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
+    parse_static(
+        r#"{"type": "object", "properties": {
             "timeZone": {"type": "string", "default": "UTC", "description": "an IANA zone such as Europe/Berlin, or an offset such as +05:30"},
             "format": {"type": "string", "enum": ["human", "iso", "date", "unix"], "default": "human"},
             "label": {"type": "string", "default": "Current time", "maxLength": 100},
             "position": {"type": "string", "enum": ["prepend", "append"], "default": "prepend"}
-        },
-        "additionalProperties": false
-    })
+        }, "additionalProperties": false}"#,
+    )
 }
 
 /// Runs `timestamp_injector` at `now_ms` (arguments already validated).

@@ -9,6 +9,8 @@ use serde_json::{json, Map, Value};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
+use crate::middleware::fold;
+use crate::middleware::schema::parse_static;
 use crate::middleware::{content, Inputs};
 use crate::model::{Kind, Primitive};
 
@@ -54,7 +56,7 @@ const SYNONYMS: [(&str, &str); 24] = [
 pub fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| stem(&w.to_lowercase()))
+        .map(|w| stem(&fold::lower(w)))
         .filter(|w| !STOP.contains(&w.as_str()))
         .collect()
 }
@@ -170,21 +172,19 @@ pub fn rank(catalog: &Catalog, candidates: &[usize], query: &str) -> Vec<(usize,
         })
         .filter(|(_, s)| *s > 0.0)
         .collect();
-    scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::sort::sort_by(&mut scores, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scores
 }
 
 /// `inputSchema` of `tool_filter`.
 pub fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
+    parse_static(
+        r#"{"type": "object", "properties": {
             "k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5, "description": "size of suggestedToolSet"},
             "availableTools": {"type": "array", "items": {"type": "string"}, "description": "rank only these tools (default: all the caller may see)"},
             "filter": {"type": "object", "description": "a tools/list filter (groups, tags, excludeTags, namePatterns, concerns, expr) narrowing the candidates"}
-        },
-        "additionalProperties": false
-    })
+        }, "additionalProperties": false}"#,
+    )
 }
 
 /// Runs `tool_filter` (arguments already validated).

@@ -56,6 +56,6 @@ pub fn filter_tasks(
         .map(|(i, v)| task(&from_js(v, "tasks")?, &format!("tasks[{i}]")).map_err(|e| js_error(&e)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut keep: Vec<usize> = (0..records.len()).filter(|&i| query.matches(&records[i])).collect();
-    keep.sort_by(|&a, &b| query.compare(&records[a], &records[b]));
+    crate::sort::sort_by(&mut keep, |&a, &b| query.compare(&records[a], &records[b]));
     Ok(keep.into_iter().map(|i| tasks.get(i as u32)).collect())
 }
