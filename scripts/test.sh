@@ -21,6 +21,7 @@ step "cargo test" cargo test --workspace
 step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm
 if step "build" scripts/build.sh; then
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
+  step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
   step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs
