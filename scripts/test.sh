@@ -24,6 +24,7 @@ if step "build" scripts/build.sh; then
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
+  step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
   step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")

@@ -8,7 +8,7 @@ use crate::protocol::jsonrpc::{self, Incoming, Limits};
 use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
 
 mod security;
-pub use security::{authorized, constant_time_eq, cors_headers, gate, misconfigured, serve};
+pub use security::{authorized, constant_time_eq, cors_headers, failed, gate, misconfigured, serve};
 
 /// Where sessions live between requests (memory, a Durable Object, ...).
 pub trait SessionStore {

@@ -46,6 +46,14 @@ pub fn misconfigured(detail: &str) -> Response {
     json_response(500, jsonrpc::error(&Value::Null, &e))
 }
 
+/// The answer to a request the platform could not complete (say, its session object crashed):
+/// 500 with a JSON-RPC internal error. The shell logs the cause; the client is told to retry.
+pub fn failed() -> Response {
+    let e =
+        Error::Internal("the request failed inside the server and was not completed; it was logged, retry it".into());
+    json_response(500, jsonrpc::error(&Value::Null, &e))
+}
+
 /// CORS headers for a response to `origin` (none when CORS is off, no `Origin` was sent, or the
 /// origin is not allowed).
 pub fn cors_headers(cfg: &Config, origin: Option<&str>) -> Vec<(String, String)> {

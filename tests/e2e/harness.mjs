@@ -8,7 +8,7 @@ import path from 'node:path';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const READY_TIMEOUT_MS = 90_000;
 const POLL_MS = 200;
-const LOG_TAIL = 2048;
+const LOG_TAIL = 64 * 1024;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,8 +2,10 @@
 //! `MCP_SIEVE_CONFIG` variable, else the `config` key of the `MCP_SIEVE_KV` namespace when bound,
 //! else the embedded default) and the transport options (`http::Config::from_vars`). Validated
 //! together; an invalid configuration is kept as its error, which every request then receives.
+//! `MCP_SIEVE_DIAGNOSTICS` (for tests only) turns on the shell's diagnostics (`shell::respond`,
+//! `shell::run`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use mcp_sieve::http;
@@ -21,6 +23,13 @@ pub type Loaded = Rc<Result<(Server, http::Config), String>>;
 
 thread_local! {
     static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
+    static DIAGNOSTICS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether `MCP_SIEVE_DIAGNOSTICS` is set (read with the configuration). Tests only: it lets any
+/// client crash its own request on purpose.
+pub fn diagnostics() -> bool {
+    DIAGNOSTICS.get()
 }
 
 /// A variable or secret, if set.
@@ -50,6 +59,7 @@ pub async fn load(env: &Env) -> Loaded {
     if let Some(l) = LOADED.with(|c| c.borrow().clone()) {
         return l;
     }
+    DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| !v.is_empty()));
     let loaded = Rc::new(read(env).await);
     LOADED.with(|c| c.borrow_mut().get_or_insert(loaded).clone())
 }

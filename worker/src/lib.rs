@@ -11,7 +11,7 @@ mod shell;
 
 use mcp_sieve::http;
 use serde::Deserialize;
-use worker::{event, Context, Env, Method, Request, RequestInit, Response, Result};
+use worker::{console_error, event, Context, Env, Method, Request, RequestInit, Response, Result};
 
 pub use session_object::SessionObject;
 
@@ -86,8 +86,15 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
         init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
     }
     let inner = Request::new_with_init("https://session.internal/mcp", &init)?;
-    env.durable_object(SESSIONS)?
+    let answer = env
+        .durable_object(SESSIONS)?
         .get_by_name(&name)?
         .fetch_with_request(inner)
-        .await
+        .await;
+    // A session object that failed (a panic, a storage outage) is logged without content; the
+    // client gets a JSON-RPC error, and the object starts afresh from its storage next time.
+    answer.or_else(|e| {
+        console_error!("mcp-sieve: a session object failed: {e}");
+        shell::respond(http::failed())
+    })
 }

@@ -1,5 +1,7 @@
 //! Moving bytes between the platform and the core: request parts in, `http::Response` out, the
-//! `tasks/result` wait loop, ids and time.
+//! `tasks/result` wait loop, ids and time; and, with `MCP_SIEVE_DIAGNOSTICS` set (tests only), a
+//! deliberate panic on request (`X-Sieve-Panic`) and the isolate's wasm memory size on every
+//! response (`X-Sieve-Wasm-Memory`), so tests can prove panic recovery and a flat heap.
 
 use std::time::Duration;
 
@@ -7,6 +9,11 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::JsCast;
 use worker::{Date, Delay, Headers, Response, ResponseBuilder, Result};
+
+/// Request header that makes the shell panic (with diagnostics on).
+const PANIC_HEADER: &str = "X-Sieve-Panic";
+/// Response header carrying the wasm memory size in bytes (with diagnostics on).
+const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
 
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
@@ -43,6 +50,9 @@ pub async fn run(
     store: &mut dyn SessionStore,
     fresh_id: String,
 ) -> http::Response {
+    if crate::config::diagnostics() && (request.header)(PANIC_HEADER).is_some() {
+        panic!("mcp-sieve: deliberate panic ({PANIC_HEADER} with MCP_SIEVE_DIAGNOSTICS set)");
+    }
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
     let gateway = match crate::gateway::serving(server).await {
         Ok(g) => g,
@@ -74,9 +84,20 @@ pub fn respond(a: http::Response) -> Result<Response> {
     for (k, v) in &a.headers {
         b = b.with_header(k, v)?;
     }
+    if crate::config::diagnostics() {
+        b = b.with_header(MEMORY_HEADER, &wasm_memory_bytes().to_string())?;
+    }
     Ok(if a.body.is_empty() {
         b.empty()
     } else {
         b.fixed(a.body.into_bytes())
     })
+}
+
+/// Size of this instance's linear memory (it only grows: a leak shows as growth).
+fn wasm_memory_bytes() -> usize {
+    #[cfg(target_arch = "wasm32")]
+    return core::arch::wasm32::memory_size(0) * 65536;
+    #[cfg(not(target_arch = "wasm32"))]
+    return 0;
 }
