@@ -309,6 +309,8 @@ impl Concerns {
 fn expected(d: &ConcernDecl) -> String {
     match &d.values {
         ConcernValues::Enum(v) => format!("one of: {}", v.join(", ")),
-        ConcernValues::Range { min, max } => format!("a number from {min} to {max}"),
+        ConcernValues::Range { min, max } => {
+            format!("a number from {} to {}", canonical_number(*min), canonical_number(*max))
+        }
     }
 }

@@ -58,12 +58,18 @@ pub fn validate(schema: &Value, value: &Value, path: &str) -> Result<()> {
     if let Some(n) = value.as_f64() {
         if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
             if n < min {
-                return Err(Error::params(format!("{path} must be at least {min}, got {n}")));
+                return Err(Error::params(format!(
+                    "{path} must be at least {}, got {value}",
+                    s["minimum"]
+                )));
             }
         }
         if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
             if n > max {
-                return Err(Error::params(format!("{path} must be at most {max}, got {n}")));
+                return Err(Error::params(format!(
+                    "{path} must be at most {}, got {value}",
+                    s["maximum"]
+                )));
             }
         }
     }

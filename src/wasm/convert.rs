@@ -1,7 +1,6 @@
 //! Conversions between JS values and the core's JSON, and errors as real JS `Error` objects
 //! carrying `code` and `data`.
 
-use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -27,10 +26,11 @@ pub(crate) fn js_error(e: &Error) -> JsValue {
     error_object(&e.to_string(), e.code(), e.data())
 }
 
-/// A JSON value as a plain JS value (objects, not `Map`s).
+/// A JSON value as a plain JS value (objects, not `Map`s). Crosses as JSON text: one
+/// `JSON.parse`, and no serde-wasm-bindgen in the package (about 10 KB gzipped with the serde
+/// error paths it brings).
 pub(crate) fn to_js(v: &Value) -> JsValue {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or(JsValue::NULL)
+    js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
 }
 
 /// JSON text as a JS value (one `JSON.parse`: much faster than crossing value by value).
@@ -43,7 +43,13 @@ pub(crate) fn from_js(v: impl Into<Option<JsValue>>, what: &str) -> Result<Value
     let Some(v) = v.into().filter(|v| !v.is_undefined() && !v.is_null()) else {
         return Ok(Value::Null);
     };
-    serde_wasm_bindgen::from_value(v).map_err(|e| js_error(&Error::params(format!("{what} is not plain JSON: {e}"))))
+    let not_json = |why: &str| js_error(&Error::params(format!("{what} is not plain JSON: {why}")));
+    // `JSON.stringify` throws on a BigInt or a cycle, and gives `undefined` for a function.
+    let text = js_sys::JSON::stringify(&v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| not_json("it has no JSON text (a function, a symbol, a BigInt or a cycle)"))?;
+    serde_json::from_str(&text).map_err(|e| not_json(&e.to_string()))
 }
 
 /// The kind named by `tools` | `resources` | `resourceTemplates` | `prompts` (default `tools`).
