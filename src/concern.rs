@@ -134,7 +134,7 @@ impl ConcernDecl {
     /// The nearest valid value to `v` (for the `clamp` policy).
     pub fn clamp(&self, v: &Value) -> Option<String> {
         match &self.values {
-            ConcernValues::Range { min, max } => number(v).map(|n| canonical_number(n.clamp(*min, *max))),
+            ConcernValues::Range { min, max } => number(v).map(|n| canonical_number(clamp(n, *min, *max))),
             // Ordered values: numeric ones clamp to the nearest value; for named ones a number is a
             // position in the declared order; anything else is too far from every value to pick
             // one, so the declared default stands in.
@@ -147,7 +147,7 @@ impl ConcernDecl {
                         .min_by(|a, b| (a.0 - n).abs().total_cmp(&(b.0 - n).abs()))
                         .map(|(_, s)| s.clone()),
                     (Some(n), None) => vals
-                        .get(n.round().clamp(0.0, (vals.len() - 1) as f64) as usize)
+                        .get(clamp(n.round(), 0.0, (vals.len() - 1) as f64) as usize)
                         .cloned(),
                     (None, _) => self.default.clone().or_else(|| vals.first().cloned()),
                 }
@@ -167,6 +167,12 @@ impl ConcernDecl {
 /// tables would add about 12 KB to the browser package.
 fn number_text(s: &str) -> Option<f64> {
     s.parse::<serde_json::Number>().ok()?.as_f64()
+}
+
+/// `n` limited to `min..=max`. Not `f64::clamp`: its NaN/order assertion formats floats with
+/// `Debug`, which alone brought about 20 KB of float formatting into the browser package.
+fn clamp(n: f64, min: f64, max: f64) -> f64 {
+    n.max(min).min(max)
 }
 
 fn number(v: &Value) -> Option<f64> {
