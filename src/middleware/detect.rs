@@ -1,12 +1,10 @@
 //! PII detectors: hand-written scanners over the bytes of a text (no regex engine), each with the
 //! validation its type allows — Luhn and issuer prefixes for payment cards, ISO 13616 mod-97 and
-//! country lengths for IBANs, SSA rules for SSNs, octet ranges for IPv4, `Ipv6Addr` for IPv6,
+//! country lengths for IBANs, SSA rules for SSNs, octet ranges for IPv4, the `Ipv6Addr` grammar for IPv6,
 //! known key prefixes for secrets. Overlaps resolve by type priority, then length.
 
+mod ip;
 mod words;
-
-use std::net::Ipv6Addr;
-use std::str::FromStr;
 
 use words::{names, persons, secrets};
 
@@ -440,7 +438,7 @@ fn ipv6(t: &[u8], push: &mut dyn FnMut(usize, usize, PiiType)) {
             }
             for end in cands {
                 let s_txt = std::str::from_utf8(&t[s..end]).unwrap_or_default();
-                if s_txt.bytes().filter(u8::is_ascii_hexdigit).count() >= 2 && Ipv6Addr::from_str(s_txt).is_ok() {
+                if s_txt.bytes().filter(u8::is_ascii_hexdigit).count() >= 2 && ip::is_ipv6(s_txt) {
                     push(s, end, PiiType::Ipv6);
                     break;
                 }
