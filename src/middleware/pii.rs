@@ -62,13 +62,20 @@ fn handles_in(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     })
 }
 
+/// The key of `value` of type `kind` in `Redactor::by_value` (labels hold no newline).
+fn value_key(kind: PiiType, value: &str) -> String {
+    format!("{}\n{value}", kind.label())
+}
+
 /// The state of one redaction call: value → handle, counters, handles to avoid.
 #[derive(Debug, Default)]
 pub struct Redactor {
-    by_value: HashMap<(PiiType, String), String>,
+    /// `"LABEL\nvalue"` → handle (a `String` key: one map type fewer in the browser package).
+    by_value: HashMap<String, String>,
     /// handle → value, in creation order.
     pub redactions: Map<String, Value>,
-    counts: HashMap<PiiType, usize>,
+    /// Handles made so far, by the type's position in `PiiType::ALL`.
+    counts: [usize; PiiType::ALL.len()],
     taken: HashSet<String>,
     /// (handle, type, occurrences) in order of first appearance.
     pub entities: Vec<(String, PiiType, usize)>,
@@ -88,7 +95,7 @@ impl Redactor {
             let Some(v) = v.as_str() else { continue };
             let label = h.rsplit_once('_').map_or(h, |(l, _)| l);
             if let Some(kind) = PiiType::ALL.into_iter().find(|k| k.label() == label) {
-                r.by_value.insert((kind, v.to_string()), h.to_string());
+                r.by_value.insert(value_key(kind, v), h.to_string());
             }
             r.taken.insert(h.to_string());
             r.redactions.insert(h.to_string(), Value::String(v.to_string()));
@@ -97,7 +104,7 @@ impl Redactor {
     }
 
     fn handle(&mut self, kind: PiiType, value: &str) -> String {
-        if let Some(h) = self.by_value.get(&(kind, value.to_string())) {
+        if let Some(h) = self.by_value.get(&value_key(kind, value)) {
             if let Some(e) = self.entities.iter_mut().find(|e| &e.0 == h) {
                 e.2 += 1;
             } else {
@@ -105,7 +112,8 @@ impl Redactor {
             }
             return h.clone();
         }
-        let n = self.counts.entry(kind).or_insert(0);
+        let slot = PiiType::ALL.iter().position(|k| *k == kind).unwrap_or_default();
+        let n = &mut self.counts[slot];
         let h = loop {
             *n += 1;
             let h = format!("{}_{}", kind.label(), n);
@@ -114,7 +122,7 @@ impl Redactor {
             }
         };
         self.taken.insert(h.clone());
-        self.by_value.insert((kind, value.to_string()), h.clone());
+        self.by_value.insert(value_key(kind, value), h.clone());
         self.redactions.insert(h.clone(), Value::String(value.to_string()));
         self.entities.push((h.clone(), kind, 1));
         h
