@@ -27,7 +27,7 @@ pub(crate) fn js_error(e: &Error) -> JsValue {
 }
 
 /// A JSON value as a plain JS value (objects, not `Map`s). Crosses as JSON text: one
-/// `JSON.parse`, and no serde-wasm-bindgen in the package (about 10 KB gzipped with the serde
+/// `JSON.parse`, and no serde-wasm-bindgen in the package (about 5 KB gzipped with the serde
 /// error paths it brings).
 pub(crate) fn to_js(v: &Value) -> JsValue {
     js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
