@@ -19,3 +19,8 @@ pub use convert::estimate_tokens;
 pub use prefs::{clear_concern_preferences, load_concern_preferences, save_concern_preferences};
 pub use sieve::Sieve;
 pub use tasks::filter_tasks;
+
+/// The package's allocator: talc, smaller in the `.wasm` than the default dlmalloc.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
