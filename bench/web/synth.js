@@ -1,20 +1,10 @@
 // A synthetic catalog shaped like the core's `mcp_sieve::synth::catalog`: 24 groups (the second
 // half nested under the first, some two levels deep), 16 tags, two concerns with defaults, about
 // 60 % of tools mapped per concern, every 7th tool also in `concernMapping`.
+import { rng } from '../filters.mjs';
 
 const CONCERNS = [['security', ['high', 'medium', 'low']], ['cost', ['minimal', 'moderate', 'high']]];
 const VERBS = ['get', 'list', 'create', 'update', 'delete', 'search', 'sync', 'export'];
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function synthCatalog(seed, n) {
   const r = rng(seed);
