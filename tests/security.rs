@@ -11,17 +11,11 @@ use serde_json::{json, Value};
 
 fn send(cfg: &http::Config, method: &str, headers: &[(&str, &str)], body: &str) -> http::Response {
     let server = Server::new(Catalog::from_json_str(CATALOG).unwrap());
-    let mut hs: Vec<(String, String)> = vec![
+    let base = vec![
         ("content-type".into(), "application/json".into()),
         ("accept".into(), "application/json, text/event-stream".into()),
     ];
-    hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let header = move |name: &str| {
-        hs.iter()
-            .rev()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
+    let header = common::header_fn(base, headers);
     let env = Env {
         now_ms: common::T0,
         principal: None,

@@ -85,13 +85,7 @@ impl Harness {
         if let Some(v) = &self.protocol_version {
             hs.push(("mcp-protocol-version".into(), v.clone()));
         }
-        hs.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let header = move |name: &str| {
-            hs.iter()
-                .rev()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
+        let header = header_fn(hs, headers);
         let env = Env {
             now_ms: self.now_ms,
             principal: None,
@@ -306,4 +300,15 @@ pub fn names(result: &Value, key: &str) -> Vec<String> {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// Header lookup (case-insensitive) over `base` followed by `extra`; a later header wins.
+pub fn header_fn(mut base: Vec<(String, String)>, extra: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    base.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    move |name: &str| {
+        base.iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    }
 }
