@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import assert from 'node:assert/strict';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const READY_TIMEOUT_MS = 90_000;
@@ -139,4 +141,14 @@ export async function rpc(url, body, { sessionId, headers = {} } = {}) {
     }
   }
   return { status: res.status, headers: res.headers, json };
+}
+
+/** Expects `promise` to reject with an McpError of `code` (and a message matching `re`). */
+export async function rejectsWith(promise, code, re) {
+  await assert.rejects(promise, (err) => {
+    assert.ok(err instanceof McpError, `expected McpError, got ${err}`);
+    assert.equal(err.code, code);
+    if (re) assert.match(err.message, re);
+    return true;
+  });
 }

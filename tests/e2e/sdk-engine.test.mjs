@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startTarget, rpc } from './harness.mjs';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startTarget, rpc, rejectsWith } from './harness.mjs';
 
 const MODERN = '2026-07-28';
 const Anything = z.object({}).passthrough();
@@ -34,15 +34,6 @@ after(async () => {
   await client?.close().catch(() => {});
   await server?.stop();
 });
-
-async function rejectsWith(promise, code, re) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof McpError, `expected McpError, got ${err}`);
-    assert.equal(err.code, code);
-    if (re) assert.match(err.message, re);
-    return true;
-  });
-}
 
 /** Every page of a stock SDK list call. */
 async function all(list, key) {

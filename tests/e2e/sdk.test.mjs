@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startTarget, rpc } from './harness.mjs';
+import { startTarget, rpc, rejectsWith } from './harness.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const PROTOCOL = '2025-11-25';
@@ -58,16 +57,6 @@ let fullCache;
 const fullList = async () => (fullCache ??= await listTools());
 const names = (tools) => tools.map((t) => t.name).sort();
 const textOf = (res) => res.content.find((c) => c.type === 'text')?.text;
-
-/** Expects `promise` to reject with an McpError of `code` (and a message matching `re`). */
-async function rejectsWith(promise, code, re) {
-  await assert.rejects(promise, (err) => {
-    assert.ok(err instanceof McpError, `expected McpError, got ${err}`);
-    assert.equal(err.code, code);
-    if (re) assert.match(err.message, re);
-    return true;
-  });
-}
 
 test('connect: initialize succeeds, server info and capabilities', () => {
   assert.equal(client.getServerVersion().name, 'mcp-sieve-demo');
