@@ -11,6 +11,12 @@ use crate::filter::policy::Policy;
 use crate::filter::{Bits, Filter, Index};
 use crate::model::{Group, Kind, Primitive, Tag};
 
+mod overlay;
+mod upstream;
+
+pub use overlay::Overlay;
+pub use upstream::{Upstream, DEFAULT_REFRESH_SECONDS};
+
 /// The default page size of list methods.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
@@ -73,10 +79,10 @@ pub struct Catalog {
     pub options: Options,
     /// The `middleware` object as given.
     pub middleware: Value,
-    /// The `upstream` object as given.
-    pub upstream: Value,
+    /// Gateway mode: the upstream server this catalog's primitives come from.
+    pub upstream: Option<Upstream>,
     /// The document as given, kept only when `upstream` is set: a gateway rebuilds the catalog
-    /// from it and the upstream's lists (`gateway::build`).
+    /// from it and the upstream's lists (`upstream::build`).
     pub document: Option<std::sync::Arc<Value>>,
 }
 
@@ -180,8 +186,8 @@ impl Catalog {
             apply_defaults: concern_opts.1,
         };
 
-        crate::gateway::Upstream::parse(doc.get("upstream"))?;
-        let overlay = crate::gateway::Overlay::parse(doc.get("overlay"))?;
+        let upstream = Upstream::parse(doc.get("upstream"))?;
+        let overlay = Overlay::parse(doc.get("overlay"))?;
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
             let mut items = Vec::new();
@@ -195,7 +201,13 @@ impl Catalog {
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;
         }
-        Self::assemble(server, groups, tags, concerns, sections, options, doc)
+        let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, doc)?;
+        // Kept only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
+        catalog.document = upstream
+            .is_some()
+            .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
+        catalog.upstream = upstream;
+        Ok(catalog)
     }
 
     fn assemble(
@@ -260,11 +272,8 @@ impl Catalog {
             policy,
             options,
             middleware: doc.get("middleware").cloned().unwrap_or(Value::Null),
-            upstream: doc.get("upstream").cloned().unwrap_or(Value::Null),
-            document: doc
-                .get("upstream")
-                .filter(|u| !u.is_null())
-                .map(|_| std::sync::Arc::new(Value::Object(doc.clone()))),
+            upstream: None,
+            document: None,
         })
     }
 

@@ -52,6 +52,12 @@ pub enum Error {
     /// A bug or an unexpected state.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A transport variable (`MCP_SIEVE_*`) is invalid; names it.
+    #[error("{0}")]
+    Config(String),
+    /// The upstream MCP server (gateway mode, the package's client) failed or answered badly.
+    #[error("the upstream MCP server failed: {0}")]
+    Upstream(String),
 }
 
 /// Result alias of the core.
@@ -89,7 +95,7 @@ impl Error {
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
             Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
             Error::InvalidParams { .. } | Error::Catalog(_) => code::INVALID_PARAMS,
-            Error::Internal(_) => code::INTERNAL_ERROR,
+            Error::Internal(_) | Error::Upstream(_) | Error::Config(_) => code::INTERNAL_ERROR,
             Error::HeaderMismatch(_) => code::HEADER_MISMATCH,
             Error::UnsupportedVersion(..) => code::UNSUPPORTED_PROTOCOL_VERSION,
         }

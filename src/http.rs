@@ -59,8 +59,8 @@ pub struct Response {
     /// Handle the same request again at this time (see `Outcome::retry_at`).
     pub retry_at: Option<i64>,
     /// Gateway mode: perform this request at the upstream, then answer with
-    /// [`crate::gateway::complete`].
-    pub forward: Option<crate::gateway::Forward>,
+    /// [`crate::upstream::complete`].
+    pub forward: Option<crate::protocol::Forward>,
 }
 
 /// Transport configuration.

@@ -7,7 +7,6 @@ pub mod catalog;
 pub mod concern;
 pub mod error;
 pub mod filter;
-pub mod gateway;
 pub mod http;
 mod json;
 pub mod middleware;
@@ -17,6 +16,7 @@ mod sort;
 pub mod synth;
 pub mod task;
 pub mod time;
+pub mod upstream;
 
 pub use catalog::Catalog;
 pub use error::{Error, Result};

@@ -14,6 +14,7 @@ mod tasks;
 
 pub use jsonrpc::{Incoming, Limits};
 pub(crate) use server::Call;
+pub use forward::Forward;
 pub use server::{Env, Outcome, Server};
 pub use session::Session;
 

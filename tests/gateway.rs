@@ -5,7 +5,7 @@
 mod common;
 
 use common::Harness;
-use mcp_sieve::gateway::{self, client::Lists};
+use mcp_sieve::upstream::{self, Lists};
 use mcp_sieve::model::Kind;
 use serde_json::{json, Value};
 
@@ -16,20 +16,15 @@ fn upstream_lists() -> Lists {
         "serverInfo": {"name": "upstream", "version": "9.9.9"},
     }));
     let tool = |name: &str| json!({"name": name, "description": format!("upstream {name}"), "inputSchema": {"type": "object"}, "x-vendor": {"keep": [1, 2]}});
-    l.add_page(
+    l.set(
         Kind::Tool,
-        &json!({"tools": [tool("git_status"), tool("git_push"), tool("git_reset_hard")]}),
-    )
-    .unwrap();
-    l.add_page(Kind::Tool, &json!({"tools": [tool("weather"), tool("echo")]}))
-        .unwrap();
-    l.add_page(
+        vec![tool("git_status"), tool("git_push"), tool("git_reset_hard"), tool("weather"), tool("echo")],
+    );
+    l.set(
         Kind::Resource,
-        &json!({"resources": [{"name": "readme", "uri": "up://readme"}, {"name": "secret", "uri": "up://secret"}]}),
-    )
-    .unwrap();
-    l.add_page(Kind::Prompt, &json!({"prompts": [{"name": "greet"}]}))
-        .unwrap();
+        vec![json!({"name": "readme", "uri": "up://readme"}), json!({"name": "secret", "uri": "up://secret"})],
+    );
+    l.set(Kind::Prompt, vec![json!({"name": "greet"})]);
     l
 }
 
@@ -50,7 +45,7 @@ fn local_doc() -> Value {
 }
 
 fn harness() -> Harness {
-    let mut h = Harness::with_catalog(gateway::build(&local_doc(), &upstream_lists()).unwrap());
+    let mut h = Harness::with_catalog(upstream::build(&local_doc(), &upstream_lists()).unwrap());
     h.init();
     h
 }
@@ -113,7 +108,7 @@ fn uses_become_forwards_after_the_policy_check() {
         (json!("c-1"), "tools/call", &params)
     );
     let upstream_result = json!({"content": [{"type": "text", "text": "pushed"}], "structuredContent": {"ok": true}});
-    let done = gateway::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
+    let done = upstream::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body, json!({"jsonrpc": "2.0", "id": "c-1", "result": upstream_result}));
     assert!(done
@@ -166,7 +161,7 @@ fn uses_become_forwards_after_the_policy_check() {
 fn the_document_is_validated() {
     let mut doc = local_doc();
     doc["tools"] = json!([{"name": "local", "inputSchema": {}}]);
-    let e = gateway::build(&doc, &upstream_lists()).unwrap_err().to_string();
+    let e = upstream::build(&doc, &upstream_lists()).unwrap_err().to_string();
     assert!(e.contains("tools must be empty when upstream is set"), "{e}");
     let mut doc = local_doc();
     doc["overlay"] = json!({"x": {"tags": [1]}});
@@ -177,9 +172,10 @@ fn the_document_is_validated() {
     let e = mcp_sieve::Catalog::load(&doc).unwrap_err().to_string();
     assert!(e.contains("upstream.url must be an http"), "{e}");
     let mut dup = upstream_lists();
-    dup.add_page(Kind::Tool, &json!({"tools": [{"name": "echo", "inputSchema": {}}]}))
-        .unwrap();
-    let e = gateway::build(&local_doc(), &dup).unwrap_err().to_string();
+    let mut tools = dup.items(Kind::Tool).to_vec();
+    tools.push(json!({"name": "echo", "inputSchema": {}}));
+    dup.set(Kind::Tool, tools);
+    let e = upstream::build(&local_doc(), &dup).unwrap_err().to_string();
     assert!(
         e.contains("with the upstream's lists") && e.contains("\"echo\" twice"),
         "{e}"
@@ -198,7 +194,7 @@ fn stateless_forwards_get_result_type() {
     let r = h.modern(json!(3), "tools/call", json!({"name": "echo", "arguments": {}}));
     let f = r.forward.clone().expect("forwarded");
     assert!(f.stateless);
-    let done = gateway::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
+    let done = upstream::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body["result"], json!({"resultType": "complete", "content": []}));
 }

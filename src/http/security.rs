@@ -137,7 +137,7 @@ impl Config {
     /// environment): `MCP_SIEVE_ALLOWED_ORIGINS` (comma-separated origins, `*` for any),
     /// `MCP_SIEVE_TOKEN` (bearer token; empty: none), `MCP_SIEVE_CORS` (`true`/`false`) and
     /// `MCP_SIEVE_MAX_BODY` (bytes). A bad value is an error naming the variable.
-    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Config, String> {
+    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
         let mut cfg = Config::default();
         if let Some(list) = var("MCP_SIEVE_ALLOWED_ORIGINS") {
             cfg.allowed_origins = list
@@ -151,7 +151,7 @@ impl Config {
         cfg.cors = match var("MCP_SIEVE_CORS").as_deref().map(str::trim) {
             None | Some("") | Some("true") | Some("1") => true,
             Some("false") | Some("0") => false,
-            Some(other) => return Err(format!("MCP_SIEVE_CORS must be true or false, got \"{other}\"")),
+            Some(other) => return Err(Error::Config(format!("MCP_SIEVE_CORS must be true or false, got \"{other}\""))),
         };
         if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
             cfg.limits.max_body = n
@@ -159,7 +159,7 @@ impl Config {
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| format!("MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\""))?;
+                .ok_or_else(|| Error::Config(format!("MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\"")))?;
         }
         Ok(cfg)
     }

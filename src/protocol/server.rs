@@ -43,7 +43,7 @@ pub struct Outcome {
     pub retry_at: Option<i64>,
     /// Gateway mode: no response yet; perform this request at the upstream and answer with its
     /// reply (see `Forward::answer`).
-    pub forward: Option<crate::gateway::Forward>,
+    pub forward: Option<crate::protocol::Forward>,
 }
 
 /// Whether a request carries the 2026-07-28 version in its `_meta`.

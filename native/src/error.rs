@@ -1,0 +1,18 @@
+//! The native shell's errors: bad arguments, I/O, configuration, the upstream.
+
+/// Everything that stops the native server or one of its upstream exchanges.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Bad command line.
+    #[error("{0}")]
+    Usage(String),
+    /// A file, socket or runtime failed.
+    #[error("{0}: {1}")]
+    Io(String, #[source] std::io::Error),
+    /// The catalog document or the transport configuration is invalid, or the core refused.
+    #[error(transparent)]
+    Core(#[from] mcp_sieve::Error),
+    /// The OS could not give random bytes for session and task ids.
+    #[error("no secure random source for ids: {0}")]
+    Random(String),
+}

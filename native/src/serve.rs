@@ -1,0 +1,198 @@
+//! The HTTP server: hyper on tokio. Accepts connections (TCP_NODELAY: answers go out at once, no
+//! Nagle/delayed-ACK stall), reads the body up to the limit, hands method, headers and body to the
+//! core's Streamable HTTP rules (`mcp_sieve::http::serve`) and writes what comes back; the gateway
+//! (when the catalog names an `upstream`) picks the server and performs forwards.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::Catalog;
+use tokio::net::TcpListener;
+
+use crate::error::ServerError;
+use crate::gateway::Gateway;
+
+const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
+/// Longest a `tasks/result` waits in one request.
+const MAX_WAIT_MS: i64 = 30_000;
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// 128 random bits from the OS, as hex; an error rather than a predictable id.
+fn fresh_id() -> Result<String, ServerError> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Everything a request needs.
+struct App {
+    server: Arc<Server>,
+    cfg: http::Config,
+    store: Mutex<MemoryStore>,
+    gateway: Option<Gateway>,
+}
+
+/// Loads the catalog and the transport options, then serves until the process ends.
+pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), ServerError> {
+    let text = match &catalog {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| ServerError::Io(format!("cannot read {path}"), e))?,
+        None => DEFAULT_CATALOG.to_string(),
+    };
+    fresh_id()?;
+    let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
+    // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
+    let cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
+    let gateway = server.catalog().upstream.clone().map(Gateway::new);
+    let app = Arc::new(App {
+        server,
+        cfg,
+        store: Mutex::new(MemoryStore::default()),
+        gateway,
+    });
+    if let Some(g) = &app.gateway {
+        // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
+        if let Err(e) = g.serving(&app.server).await {
+            eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
+        }
+    }
+    let listener = TcpListener::bind((host, port))
+        .await
+        .map_err(|e| ServerError::Io(format!("cannot listen on {host}:{port}"), e))?;
+    eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("mcp-sieve: accept failed: {e}");
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let app = app.clone();
+                async move { Ok::<_, Infallible>(handle(&app, req).await) }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+type Reply = hyper::Response<Full<Bytes>>;
+
+fn reply(answer: http::Response) -> Reply {
+    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)));
+    *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
+    for (k, v) in &answer.headers {
+        if let (Ok(k), Ok(v)) = (
+            hyper::header::HeaderName::from_bytes(k.as_bytes()),
+            hyper::header::HeaderValue::from_str(v),
+        ) {
+            r.headers_mut().append(k, v);
+        }
+    }
+    r
+}
+
+fn text(status: u16, body: &str) -> Reply {
+    reply(http::Response {
+        status,
+        headers: vec![("Content-Type".into(), "text/plain".into())],
+        body: body.into(),
+        ..Default::default()
+    })
+}
+
+async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
+    if req.uri().path() != "/mcp" {
+        return text(404, "Not found: MCP is served at /mcp");
+    }
+    let (parts, body) = req.into_parts();
+    // Read at most one byte past the limit: the core answers 413 for a body over it.
+    let body = match Limited::new(body, app.cfg.limits.max_body + 1).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let e = mcp_sieve::Error::InvalidRequest(format!(
+                "the body is larger than {} bytes (MCP_SIEVE_MAX_BODY)",
+                app.cfg.limits.max_body
+            ));
+            return reply(http::Response {
+                status: 413,
+                headers: vec![("Content-Type".into(), "application/json".into())],
+                body: mcp_sieve::protocol::jsonrpc::error(&serde_json::Value::Null, &e),
+                ..Default::default()
+            });
+        }
+    };
+    let headers: Vec<(String, String)> = parts
+        .headers
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let id = match fresh_id() {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("mcp-sieve: {e}");
+            return reply(http::failed());
+        }
+    };
+    // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+    let server = match &app.gateway {
+        None => app.server.clone(),
+        Some(g) => match g.serving(&app.server).await {
+            Ok(s) => s,
+            Err(e) => return reply(crate::gateway::unavailable(&e)),
+        },
+    };
+    let started = now_ms();
+    let answer = loop {
+        let env = Env {
+            now_ms: now_ms(),
+            principal: None,
+            fresh_id: id.clone(),
+        };
+        let request = http::Request {
+            method: parts.method.as_str(),
+            header: &header,
+            body: &body,
+        };
+        let answer = {
+            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
+            http::serve(&server, &app.cfg, request, &mut *store, &env)
+        };
+        match answer.retry_at {
+            Some(at) if at - started <= MAX_WAIT_MS => {
+                tokio::time::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64)).await
+            }
+            _ => break answer,
+        }
+    };
+    match &app.gateway {
+        Some(g) if answer.forward.is_some() => reply(g.finish(answer).await),
+        _ => reply(answer),
+    }
+}

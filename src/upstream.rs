@@ -1,0 +1,67 @@
+//! The client side of Streamable HTTP as a conversation without I/O, in the style of a sync
+//! protocol: the caller asks a [`Machine`] what to send next ([`Step::Send`]), performs that HTTP
+//! POST however it can (`worker::Fetch`, hyper, the browser's `fetch`), and feeds the answer back
+//! ([`Machine::receive`]) until the machine is [`Step::Done`]. The conversation owns the request
+//! ids, `initialize` + `notifications/initialized`, the session and protocol headers, the one
+//! re-open after the upstream forgets our session (HTTP 404), paging with one page limit, reading
+//! JSON and SSE replies, and — for gateway mode — the refresh of the upstream's lists (one in
+//! flight), the catalog built over them and the forwarding of calls.
+//!
+//! Used by the Worker's gateway, the native server's gateway and the browser package's
+//! `McpClient`; each of them only moves bytes.
+
+mod conversation;
+mod gateway;
+mod pages;
+mod reply;
+
+pub use conversation::{ClientConfig, Conversation, Exchange};
+pub use gateway::{build, complete, Gateway, Refreshed, Serving};
+pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
+pub use reply::{has_response, parse_reply, Reply};
+
+use crate::error::Result;
+
+/// The protocol version the client asks the upstream for.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// One HTTP POST to perform at the upstream's endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Post {
+    /// Headers to send (content type, accept, session, protocol version, the client's own).
+    pub headers: Vec<(String, String)>,
+    /// The JSON-RPC message.
+    pub body: String,
+}
+
+/// What the upstream answered to a [`Post`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpAnswer {
+    /// HTTP status.
+    pub status: u16,
+    /// The `Mcp-Session-Id` header, if any.
+    pub session: Option<String>,
+    /// The `Content-Type` header (JSON or `text/event-stream`).
+    pub content_type: String,
+    /// The whole body.
+    pub body: String,
+}
+
+/// What a machine wants next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step<T> {
+    /// Perform this POST, then call [`Machine::receive`] with its answer.
+    Send(Post),
+    /// Finished with this output.
+    Done(T),
+}
+
+/// A conversation step by step: `step` until `Done`, feeding every answer to `receive`.
+pub trait Machine {
+    /// What the machine produces.
+    type Output;
+    /// What to do next: send a POST, or done.
+    fn step(&mut self, conv: &mut Conversation) -> Result<Step<Self::Output>>;
+    /// The answer to the last POST asked for.
+    fn receive(&mut self, conv: &mut Conversation, answer: HttpAnswer) -> Result<()>;
+}

@@ -1,0 +1,290 @@
+//! Our session at one Streamable HTTP MCP server, and one exchange in it: open the session when
+//! needed (`initialize`, then `notifications/initialized`), send the request with the session and
+//! protocol headers, re-open once when the server answers 404 (it forgot the session), and read
+//! the reply.
+
+use serde_json::{json, Map, Value};
+
+use super::reply::{parse_reply, Reply};
+use super::{HttpAnswer, Machine, Post, Step, PROTOCOL_VERSION};
+use crate::error::{Error, Result};
+
+/// How the client introduces itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientConfig {
+    /// `clientInfo` of `initialize`.
+    pub client_info: Value,
+    /// `capabilities` of `initialize`.
+    pub capabilities: Value,
+    /// The protocol version asked for.
+    pub protocol_version: String,
+    /// Params of `notifications/initialized` (e.g. `{"concerns": {…}}`), if any.
+    pub initialized: Option<Value>,
+    /// Headers sent with every request (e.g. `Authorization`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            client_info: json!({"name": "mcp-sieve", "version": env!("CARGO_PKG_VERSION")}),
+            capabilities: json!({}),
+            protocol_version: PROTOCOL_VERSION.into(),
+            initialized: None,
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// Our side of one MCP session at the upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    config: ClientConfig,
+    session: Option<String>,
+    version: String,
+    initialize: Option<Value>,
+    next_id: u64,
+    list_changed: bool,
+}
+
+impl Conversation {
+    /// A conversation not yet opened.
+    pub fn new(config: ClientConfig) -> Self {
+        let version = config.protocol_version.clone();
+        Conversation {
+            config,
+            session: None,
+            version,
+            initialize: None,
+            next_id: 1,
+            list_changed: false,
+        }
+    }
+
+    /// The `initialize` result, once the session is open.
+    pub fn initialize_result(&self) -> Option<&Value> {
+        self.initialize.as_ref()
+    }
+
+    /// The upstream's `Mcp-Session-Id`, if it gave one.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// The protocol version agreed on (the one asked for until `initialize` answers).
+    pub fn protocol_version(&self) -> &str {
+        &self.version
+    }
+
+    /// Whether the upstream announced a list change since the last call (and forgets it).
+    pub fn take_list_changed(&mut self) -> bool {
+        std::mem::take(&mut self.list_changed)
+    }
+
+    /// Sets the params of `notifications/initialized` for the next time the session opens.
+    pub fn set_initialized(&mut self, params: Option<Value>) {
+        self.config.initialized = params;
+    }
+
+    /// Forgets the session: the next exchange opens a new one.
+    pub fn reset(&mut self) {
+        self.session = None;
+        self.initialize = None;
+        self.version = self.config.protocol_version.clone();
+    }
+
+    /// A request; its output is the [`Reply`] holding the response.
+    pub fn request(&self, method: &str, params: Value) -> Exchange {
+        Exchange::new(Some(method), params, false)
+    }
+
+    /// A notification; its output is an empty [`Reply`] (or the notifications that came back).
+    pub fn notify(&self, method: &str, params: Value) -> Exchange {
+        Exchange::new(Some(method), params, true)
+    }
+
+    /// Opens the session if it is not open; its output is the reply to `initialize` (empty when
+    /// the session was open already).
+    pub fn open(&self) -> Exchange {
+        Exchange::new(None, Value::Null, false)
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn post(&self, message: &Value) -> Post {
+        let mut headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+        ];
+        if let Some(s) = &self.session {
+            headers.push(("Mcp-Session-Id".into(), s.clone()));
+        }
+        if self.initialize.is_some() {
+            headers.push(("MCP-Protocol-Version".into(), self.version.clone()));
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        Post {
+            headers,
+            body: message.to_string(),
+        }
+    }
+}
+
+fn message(id: Option<u64>, method: &str, params: &Value) -> Value {
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), json!("2.0"));
+    if let Some(id) = id {
+        m.insert("id".into(), json!(id));
+    }
+    m.insert("method".into(), json!(method));
+    if !params.is_null() {
+        m.insert("params".into(), params.clone());
+    }
+    Value::Object(m)
+}
+
+/// Where an exchange stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// Open the session if needed, else send the request.
+    Start,
+    /// `initialize` (this id) is in flight.
+    Initializing(u64),
+    /// `initialize` answered; `notifications/initialized` is next.
+    Initialized,
+    /// `notifications/initialized` is in flight.
+    Confirming,
+    /// The request (this id; none for a notification) is in flight.
+    Sent(Option<u64>),
+    /// Answered.
+    Done(Reply),
+    /// The output was handed out.
+    Taken,
+}
+
+/// One request (or notification) at the upstream, opening the session first when needed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    method: Option<String>,
+    params: Value,
+    notification: bool,
+    phase: Phase,
+    reopened: bool,
+    opened: Option<Reply>,
+}
+
+impl Exchange {
+    fn new(method: Option<&str>, params: Value, notification: bool) -> Self {
+        Exchange {
+            method: method.map(str::to_string),
+            params,
+            notification,
+            phase: Phase::Start,
+            reopened: false,
+            opened: None,
+        }
+    }
+
+    fn what(&self) -> &str {
+        self.method.as_deref().unwrap_or("initialize")
+    }
+}
+
+impl Machine for Exchange {
+    type Output = Reply;
+
+    fn step(&mut self, conv: &mut Conversation) -> Result<Step<Reply>> {
+        match std::mem::replace(&mut self.phase, Phase::Taken) {
+            Phase::Start if conv.initialize.is_none() => {
+                let id = conv.take_id();
+                let params = json!({
+                    "protocolVersion": conv.config.protocol_version,
+                    "capabilities": conv.config.capabilities,
+                    "clientInfo": conv.config.client_info,
+                });
+                self.phase = Phase::Initializing(id);
+                Ok(Step::Send(conv.post(&message(Some(id), "initialize", &params))))
+            }
+            Phase::Start => match self.method.clone() {
+                None => Ok(Step::Done(self.opened.take().unwrap_or_default())),
+                Some(method) => {
+                    let id = (!self.notification).then(|| conv.take_id());
+                    self.phase = Phase::Sent(id);
+                    Ok(Step::Send(conv.post(&message(id, &method, &self.params))))
+                }
+            },
+            Phase::Initialized => {
+                let params = conv.config.initialized.clone().unwrap_or(Value::Null);
+                self.phase = Phase::Confirming;
+                Ok(Step::Send(conv.post(&message(None, "notifications/initialized", &params))))
+            }
+            Phase::Done(reply) => Ok(Step::Done(reply)),
+            Phase::Taken => Err(Error::Internal("the upstream exchange is finished".into())),
+            other => {
+                self.phase = other;
+                Err(Error::Internal("the upstream exchange awaits an answer".into()))
+            }
+        }
+    }
+
+    fn receive(&mut self, conv: &mut Conversation, a: HttpAnswer) -> Result<()> {
+        let what = self.what().to_string();
+        match std::mem::replace(&mut self.phase, Phase::Taken) {
+            Phase::Initializing(id) => {
+                if a.status != 200 {
+                    return Err(Error::Upstream(format!("it answered initialize with HTTP {}", a.status)));
+                }
+                let reply = parse_reply(&a.content_type, &a.body, Some(&json!(id)))?;
+                let init = reply.result("initialize")?.clone();
+                if let Some(v) = init["protocolVersion"].as_str() {
+                    conv.version = v.to_string();
+                }
+                conv.session = a.session;
+                conv.initialize = Some(init);
+                self.opened = Some(reply);
+                self.phase = Phase::Initialized;
+                Ok(())
+            }
+            Phase::Confirming => {
+                if !(200..300).contains(&a.status) {
+                    conv.reset();
+                    return Err(Error::Upstream(format!(
+                        "it answered notifications/initialized with HTTP {}",
+                        a.status
+                    )));
+                }
+                self.phase = Phase::Start;
+                Ok(())
+            }
+            Phase::Sent(id) => {
+                if a.status == 404 && conv.session.is_some() && !self.reopened {
+                    // The upstream forgot our session: open a new one and send again, once.
+                    conv.reset();
+                    self.reopened = true;
+                    self.phase = Phase::Start;
+                    return Ok(());
+                }
+                if !(200..300).contains(&a.status) {
+                    return Err(Error::Upstream(format!("it answered {what} with HTTP {}", a.status)));
+                }
+                let reply = parse_reply(&a.content_type, &a.body, id.map(|i| json!(i)).as_ref())?;
+                if reply.list_changed() {
+                    conv.list_changed = true;
+                }
+                if id.is_some() && reply.response.is_none() {
+                    return Err(Error::Upstream(format!("it sent no response to {what}")));
+                }
+                self.phase = Phase::Done(reply);
+                Ok(())
+            }
+            other => {
+                self.phase = other;
+                Err(Error::Internal("an upstream answer came with no POST in flight".into()))
+            }
+        }
+    }
+}

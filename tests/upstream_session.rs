@@ -1,0 +1,311 @@
+//! The upstream conversation (`mcp_sieve::upstream`) driven natively against a scripted server:
+//! opening the session, the 404 re-open, list_changed, paging and its limit, single-flight
+//! refresh, and errors. The scripted server is a closure over the POSTs the machine asks for.
+
+use mcp_sieve::catalog::Upstream;
+use mcp_sieve::model::Kind;
+use mcp_sieve::upstream::{
+    ClientConfig, Conversation, Gateway, HttpAnswer, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
+};
+use mcp_sieve::{Catalog, Error};
+use serde_json::{json, Value};
+
+/// Runs `m` to its end against `server`; returns the output and every message sent.
+fn run<M: Machine>(
+    conv: &mut Conversation,
+    m: &mut M,
+    mut server: impl FnMut(&Value, &Post) -> HttpAnswer,
+) -> (Result<M::Output, Error>, Vec<Value>) {
+    let mut sent = Vec::new();
+    loop {
+        match m.step(conv) {
+            Err(e) => return (Err(e), sent),
+            Ok(Step::Done(out)) => return (Ok(out), sent),
+            Ok(Step::Send(post)) => {
+                let msg: Value = serde_json::from_str(&post.body).unwrap();
+                let answer = server(&msg, &post);
+                sent.push(msg);
+                if let Err(e) = m.receive(conv, answer) {
+                    return (Err(e), sent);
+                }
+            }
+        }
+    }
+}
+
+fn json_answer(v: Value) -> HttpAnswer {
+    HttpAnswer {
+        status: 200,
+        session: None,
+        content_type: "application/json".into(),
+        body: v.to_string(),
+    }
+}
+
+fn accepted() -> HttpAnswer {
+    HttpAnswer {
+        status: 202,
+        ..Default::default()
+    }
+}
+
+fn header<'a>(post: &'a Post, name: &str) -> Option<&'a str> {
+    post.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// A small upstream: sessions "s1", "s2", … ; tools in pages of `page` items; answers 404 to a
+/// session it was told to forget.
+struct Upstream1 {
+    sessions: u32,
+    forgotten: Option<String>,
+    tools: Vec<Value>,
+    page: usize,
+    inits: u32,
+}
+
+impl Upstream1 {
+    fn new(tools: usize, page: usize) -> Self {
+        Upstream1 {
+            sessions: 0,
+            forgotten: None,
+            tools: (0..tools).map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}})).collect(),
+            page,
+            inits: 0,
+        }
+    }
+
+    fn answer(&mut self, msg: &Value, post: &Post) -> HttpAnswer {
+        let id = msg["id"].clone();
+        match msg["method"].as_str().unwrap() {
+            "initialize" => {
+                self.inits += 1;
+                self.sessions += 1;
+                HttpAnswer {
+                    session: Some(format!("s{}", self.sessions)),
+                    ..json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {"tools": {"listChanged": true}},
+                        "serverInfo": {"name": "up", "version": "1"}}}))
+                }
+            }
+            _ if header(post, "mcp-session-id").is_some() && header(post, "mcp-session-id") == self.forgotten.as_deref() => {
+                HttpAnswer {
+                    status: 404,
+                    ..Default::default()
+                }
+            }
+            "notifications/initialized" => accepted(),
+            "tools/list" => {
+                let start: usize = msg["params"]["cursor"].as_str().map_or(0, |c| c.parse().unwrap());
+                let end = (start + self.page).min(self.tools.len());
+                let mut result = json!({"tools": self.tools[start..end]});
+                if end < self.tools.len() {
+                    result["nextCursor"] = json!(end.to_string());
+                }
+                json_answer(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            "tools/call" => HttpAnswer {
+                status: 200,
+                session: None,
+                content_type: "text/event-stream".into(),
+                body: format!(
+                    "event: message\ndata: {}\n\nevent: message\ndata: {}\n\n",
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "ok"}]}})
+                ),
+            },
+            _ => json_answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}})),
+        }
+    }
+}
+
+#[test]
+fn a_request_opens_the_session_first_and_carries_its_headers() {
+    let mut up = Upstream1::new(3, 10);
+    let mut conv = Conversation::new(ClientConfig {
+        initialized: Some(json!({"concerns": {"security": "high"}})),
+        headers: vec![("Authorization".into(), "Bearer t".into())],
+        ..ClientConfig::default()
+    });
+    let mut posts = Vec::new();
+    let mut ex = conv.request("tools/list", json!({}));
+    let (reply, sent) = run(&mut conv, &mut ex, |m, p| {
+        posts.push(p.clone());
+        up.answer(m, p)
+    });
+    let reply = reply.unwrap();
+    assert_eq!(reply.result("tools/list").unwrap()["tools"].as_array().unwrap().len(), 3);
+    let methods: Vec<&str> = sent.iter().map(|m| m["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list"]);
+    assert_eq!(sent[1]["params"], json!({"concerns": {"security": "high"}}));
+    assert!(sent[1].get("id").is_none(), "a notification has no id");
+    assert_eq!(header(&posts[0], "mcp-session-id"), None);
+    assert_eq!(header(&posts[2], "mcp-session-id"), Some("s1"));
+    assert_eq!(header(&posts[2], "mcp-protocol-version"), Some("2025-06-18"));
+    assert_eq!(header(&posts[2], "authorization"), Some("Bearer t"));
+    assert_eq!(conv.session_id(), Some("s1"));
+    // Open now: the next request is sent at once, with a new id.
+    let mut ex = conv.request("tools/list", json!({}));
+    let (_, sent2) = run(&mut conv, &mut ex, |m, p| up.answer(m, p));
+    assert_eq!(sent2.len(), 1);
+    assert_ne!(sent2[0]["id"], sent[2]["id"]);
+}
+
+#[test]
+fn a_forgotten_session_is_reopened_once() {
+    let mut up = Upstream1::new(1, 10);
+    let mut conv = Conversation::new(ClientConfig::default());
+    let mut open = conv.open();
+    run(&mut conv, &mut open, |m, p| up.answer(m, p)).0.unwrap();
+    up.forgotten = Some("s1".into());
+    let mut ex = conv.request("tools/list", json!({}));
+    let (reply, sent) = run(&mut conv, &mut ex, |m, p| up.answer(m, p));
+    assert!(reply.is_ok(), "{reply:?}");
+    let methods: Vec<&str> = sent.iter().map(|m| m["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["tools/list", "initialize", "notifications/initialized", "tools/list"]);
+    assert_eq!(conv.session_id(), Some("s2"));
+    // An upstream that forgets every session: one re-open, then an error.
+    let mut conv = Conversation::new(ClientConfig::default());
+    let mut ex = conv.request("tools/list", json!({}));
+    let (reply, sent) = run(&mut conv, &mut ex, |m, p| {
+        let mut a = up.answer(m, p);
+        if m["method"] == "tools/list" {
+            a.status = 404;
+        }
+        a
+    });
+    let e = reply.unwrap_err();
+    assert_eq!(e.code(), -32603);
+    assert!(e.to_string().contains("HTTP 404"), "{e}");
+    assert_eq!(sent.iter().filter(|m| m["method"] == "initialize").count(), 2);
+}
+
+#[test]
+fn pages_are_followed_to_the_end_and_limited() {
+    let mut up = Upstream1::new(25, 10);
+    let mut conv = Conversation::new(ClientConfig::default());
+    let mut pages = Pages::of(Kind::Tool);
+    let (items, sent) = run(&mut conv, &mut pages, |m, p| up.answer(m, p));
+    assert_eq!(items.unwrap().len(), 25);
+    let cursors: Vec<&Value> = sent.iter().filter(|m| m["method"] == "tools/list").map(|m| &m["params"]["cursor"]).collect();
+    assert_eq!(cursors, [&Value::Null, &json!("10"), &json!("20")]);
+    // A cursor that never ends stops at the page limit.
+    let mut pages = Pages::of(Kind::Tool);
+    let (items, sent) = run(&mut conv, &mut pages, |m, _| {
+        json_answer(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [], "nextCursor": "again"}}))
+    });
+    let e = items.unwrap_err().to_string();
+    assert!(e.contains(&format!("more than {MAX_PAGES} pages")), "{e}");
+    assert_eq!(sent.len(), MAX_PAGES);
+    // A server without the method has no items of that kind.
+    let mut pages = Pages::of(Kind::ResourceTemplate);
+    let (items, _) = run(&mut conv, &mut pages, |m, p| up.answer(m, p));
+    assert_eq!(items.unwrap(), Vec::<Value>::new());
+}
+
+#[test]
+fn errors_name_what_went_wrong() {
+    for (answer, want) in [
+        (
+            HttpAnswer {
+                status: 500,
+                ..Default::default()
+            },
+            "initialize with HTTP 500",
+        ),
+        (
+            HttpAnswer {
+                status: 200,
+                content_type: "application/json".into(),
+                body: "<html>".into(),
+                ..Default::default()
+            },
+            "not JSON",
+        ),
+        (json_answer(json!({"jsonrpc": "2.0", "id": 99, "result": {}})), "no response to initialize"),
+        (
+            json_answer(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "go away"}})),
+            "go away",
+        ),
+    ] {
+        let mut conv = Conversation::new(ClientConfig::default());
+        let mut ex = conv.request("ping", Value::Null);
+        let (r, _) = run(&mut conv, &mut ex, |_, _| answer.clone());
+        let e = r.unwrap_err();
+        assert!(matches!(e, Error::Upstream(_)), "{e:?}");
+        assert!(e.to_string().contains(want), "{e} should contain {want}");
+        assert!(conv.session_id().is_none());
+    }
+    // A JSON-RPC error to the request itself is the reply, passed through to the caller.
+    let mut up = Upstream1::new(1, 10);
+    let mut conv = Conversation::new(ClientConfig::default());
+    let mut ex = conv.request("nope/nothing", Value::Null);
+    let (r, _) = run(&mut conv, &mut ex, |m, p| up.answer(m, p));
+    assert_eq!(r.unwrap().response.unwrap()["error"]["code"], json!(-32601));
+}
+
+fn gateway_doc() -> Value {
+    json!({"upstream": {"url": "http://127.0.0.1:9/mcp", "refreshSeconds": 60},
+           "groups": [{"name": "low"}], "overlay": {"t1": {"groups": ["low"]}}})
+}
+
+#[test]
+fn refresh_is_single_flight_and_list_changed_starts_the_next() {
+    let local = Catalog::load(&gateway_doc()).unwrap();
+    let mut gw = Gateway::new(local.upstream.clone().unwrap());
+    let mut up = Upstream1::new(3, 2);
+    let Serving::Refresh(mut refresh) = gw.serving(1_000) else { panic!("the first request refreshes") };
+    // While it runs, nobody else starts one: with nothing cached they wait.
+    assert!(matches!(gw.serving(1_001), Serving::Wait));
+    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
+    let done = gw.refreshed(&local, lists, 1_002).unwrap();
+    assert!(done.failure.is_none());
+    let tools = done.server.catalog().section(Kind::Tool);
+    assert_eq!(tools.items.len(), 3);
+    assert_eq!(tools.items[1].groups, ["low"], "the overlay applies to upstream items");
+    // Fresh: served from the cache, no refresh.
+    let Serving::Ready(s) = gw.serving(2_000) else { panic!("fresh lists are served") };
+    assert_eq!(s.version, done.server.version);
+    // A forwarded call whose reply announces list_changed makes the next request refresh once.
+    let mut call = gw.conversation().request("tools/call", json!({"name": "t0"}));
+    let (reply, _) = run(gw.conversation(), &mut call, |m, p| up.answer(m, p));
+    assert!(reply.unwrap().list_changed());
+    up.tools.push(json!({"name": "t9", "inputSchema": {}}));
+    let Serving::Refresh(mut refresh) = gw.serving(2_001) else { panic!("list_changed refreshes") };
+    let Serving::Ready(stale) = gw.serving(2_002) else { panic!("the stale server serves meanwhile") };
+    assert_eq!(stale.catalog().section(Kind::Tool).items.len(), 3);
+    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
+    let done = gw.refreshed(&local, lists, 2_003).unwrap();
+    assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 4);
+    assert!(done.server.version > stale.version, "cursors of the old lists are refused");
+    assert!(done.notifications.iter().any(|n| n.contains("notifications/tools/list_changed")));
+    assert_eq!(up.inits, 1, "one upstream session throughout");
+    // After refreshSeconds, the lists are fetched again.
+    assert!(matches!(gw.serving(2_003 + 60_000), Serving::Refresh(_)));
+}
+
+#[test]
+fn a_failed_refresh_keeps_the_stale_lists_or_reports_the_error() {
+    let local = Catalog::load(&gateway_doc()).unwrap();
+    let mut gw = Gateway::new(Upstream::parse(Some(&gateway_doc()["upstream"])).unwrap().unwrap());
+    let Serving::Refresh(mut refresh) = gw.serving(0) else { panic!() };
+    let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| HttpAnswer {
+        status: 503,
+        ..Default::default()
+    });
+    let e = gw.refreshed(&local, lists, 1).unwrap_err();
+    assert!(e.to_string().contains("HTTP 503"), "{e}");
+    let mut up = Upstream1::new(2, 10);
+    let Serving::Refresh(mut refresh) = gw.serving(2) else { panic!("nothing cached: try again") };
+    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
+    gw.refreshed(&local, lists, 3).unwrap();
+    let Serving::Refresh(mut refresh) = gw.serving(3 + 60_000) else { panic!() };
+    let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| json_answer(json!("garbage")));
+    let done = gw.refreshed(&local, lists, 4 + 60_000).unwrap();
+    assert!(done.failure.is_some());
+    assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 2);
+    let _ = Refresh::new(gw.conversation());
+}
