@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the npm package (wasm-pack → pkg/), the Worker (worker-build → worker/build/), the native
-# server (target/debug/mcp-sieve), and the
+# server (native/, target/debug/mcp-sieve), and the
 # static site the Worker serves (web/ + pkg/ → target/site/). Incremental: cargo skips what is
 # unchanged.
 set -euo pipefail
@@ -12,7 +12,7 @@ wasm-pack build --profile wasm-release --target web --out-dir pkg --out-name mcp
   && WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" WASM_OPT_BIN="$(command -v wasm-opt)" \
      ESBUILD_BIN="$(command -v esbuild)" worker-build --release )
 
-cargo build --bin mcp-sieve
+cargo build -p mcp-sieve-server   # target/debug/mcp-sieve
 
 rm -rf target/site
 mkdir -p target/site

@@ -55,6 +55,16 @@ pub enum Error {
     /// A transport variable (`MCP_SIEVE_*`) is invalid; names it.
     #[error("{0}")]
     Config(String),
+    /// Another MCP server answered a request with this JSON-RPC error (passed on with its code).
+    #[error("{message}")]
+    Rpc {
+        /// The server's error code.
+        code: i32,
+        /// Its message.
+        message: String,
+        /// Its data, if any.
+        data: Option<Value>,
+    },
     /// The upstream MCP server (gateway mode, the package's client) failed or answered badly.
     #[error("the upstream MCP server failed: {0}")]
     Upstream(String),
@@ -98,13 +108,14 @@ impl Error {
             Error::Internal(_) | Error::Upstream(_) | Error::Config(_) => code::INTERNAL_ERROR,
             Error::HeaderMismatch(_) => code::HEADER_MISMATCH,
             Error::UnsupportedVersion(..) => code::UNSUPPORTED_PROTOCOL_VERSION,
+            Error::Rpc { code, .. } => *code,
         }
     }
 
     /// Extra data, if any.
     pub fn data(&self) -> Option<&Value> {
         match self {
-            Error::InvalidParams { data, .. } => data.as_ref(),
+            Error::InvalidParams { data, .. } | Error::Rpc { data, .. } => data.as_ref(),
             _ => None,
         }
     }
@@ -119,6 +130,24 @@ impl Error {
             v["data"] = json!({"supported": supported.split(", ").collect::<Vec<_>>()});
         }
         v
+    }
+}
+
+impl Error {
+    /// The error a JSON-RPC `error` object (from another server) describes; `what` prefixes
+    /// its message (the method it answered).
+    pub fn from_rpc(what: &str, e: &Value) -> Self {
+        Error::Rpc {
+            code: e["code"]
+                .as_i64()
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(code::INTERNAL_ERROR),
+            message: format!(
+                "{what}: {}",
+                e["message"].as_str().unwrap_or("an error without a message")
+            ),
+            data: e.get("data").cloned(),
+        }
     }
 }
 

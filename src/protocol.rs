@@ -12,9 +12,9 @@ mod server;
 mod session;
 mod tasks;
 
+pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub(crate) use server::Call;
-pub use forward::Forward;
 pub use server::{Env, Outcome, Server};
 pub use session::Session;
 

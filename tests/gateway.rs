@@ -5,8 +5,8 @@
 mod common;
 
 use common::Harness;
-use mcp_sieve::upstream::{self, Lists};
 use mcp_sieve::model::Kind;
+use mcp_sieve::upstream::{self, Lists};
 use serde_json::{json, Value};
 
 fn upstream_lists() -> Lists {
@@ -18,11 +18,20 @@ fn upstream_lists() -> Lists {
     let tool = |name: &str| json!({"name": name, "description": format!("upstream {name}"), "inputSchema": {"type": "object"}, "x-vendor": {"keep": [1, 2]}});
     l.set(
         Kind::Tool,
-        vec![tool("git_status"), tool("git_push"), tool("git_reset_hard"), tool("weather"), tool("echo")],
+        vec![
+            tool("git_status"),
+            tool("git_push"),
+            tool("git_reset_hard"),
+            tool("weather"),
+            tool("echo"),
+        ],
     );
     l.set(
         Kind::Resource,
-        vec![json!({"name": "readme", "uri": "up://readme"}), json!({"name": "secret", "uri": "up://secret"})],
+        vec![
+            json!({"name": "readme", "uri": "up://readme"}),
+            json!({"name": "secret", "uri": "up://secret"}),
+        ],
     );
     l.set(Kind::Prompt, vec![json!({"name": "greet"})]);
     l

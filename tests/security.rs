@@ -146,17 +146,19 @@ fn body_limit_from_configuration() {
 
 #[test]
 fn bad_variables_name_themselves() {
-    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_MAX_BODY", "lots")])).unwrap_err().to_string();
+    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_MAX_BODY", "lots")]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("MCP_SIEVE_MAX_BODY"), "{e}");
-    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_CORS", "maybe")])).unwrap_err().to_string();
+    let e = http::Config::from_vars(&vars(&[("MCP_SIEVE_CORS", "maybe")]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("MCP_SIEVE_CORS"), "{e}");
 }
 
 #[test]
 fn misconfigured_server_answers_500_with_internal_error_naming_the_field() {
-    let err = Catalog::from_json_str(r#"{"tools": [{"name": 5}]}"#)
-        .unwrap_err()
-        .to_string();
+    let err = Catalog::from_json_str(r#"{"tools": [{"name": 5}]}"#).unwrap_err();
     let r = http::misconfigured(&err);
     assert_eq!(r.status, 500);
     let body: Value = serde_json::from_str(&r.body).unwrap();

@@ -71,7 +71,9 @@ impl Upstream1 {
         Upstream1 {
             sessions: 0,
             forgotten: None,
-            tools: (0..tools).map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}})).collect(),
+            tools: (0..tools)
+                .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+                .collect(),
             page,
             inits: 0,
         }
@@ -91,7 +93,9 @@ impl Upstream1 {
                         "serverInfo": {"name": "up", "version": "1"}}}))
                 }
             }
-            _ if header(post, "mcp-session-id").is_some() && header(post, "mcp-session-id") == self.forgotten.as_deref() => {
+            _ if header(post, "mcp-session-id").is_some()
+                && header(post, "mcp-session-id") == self.forgotten.as_deref() =>
+            {
                 HttpAnswer {
                     status: 404,
                     ..Default::default()
@@ -117,7 +121,9 @@ impl Upstream1 {
                     json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "ok"}]}})
                 ),
             },
-            _ => json_answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}})),
+            _ => {
+                json_answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}}))
+            }
         }
     }
 }
@@ -137,7 +143,10 @@ fn a_request_opens_the_session_first_and_carries_its_headers() {
         up.answer(m, p)
     });
     let reply = reply.unwrap();
-    assert_eq!(reply.result("tools/list").unwrap()["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        reply.result("tools/list").unwrap()["tools"].as_array().unwrap().len(),
+        3
+    );
     let methods: Vec<&str> = sent.iter().map(|m| m["method"].as_str().unwrap()).collect();
     assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list"]);
     assert_eq!(sent[1]["params"], json!({"concerns": {"security": "high"}}));
@@ -165,7 +174,10 @@ fn a_forgotten_session_is_reopened_once() {
     let (reply, sent) = run(&mut conv, &mut ex, |m, p| up.answer(m, p));
     assert!(reply.is_ok(), "{reply:?}");
     let methods: Vec<&str> = sent.iter().map(|m| m["method"].as_str().unwrap()).collect();
-    assert_eq!(methods, ["tools/list", "initialize", "notifications/initialized", "tools/list"]);
+    assert_eq!(
+        methods,
+        ["tools/list", "initialize", "notifications/initialized", "tools/list"]
+    );
     assert_eq!(conv.session_id(), Some("s2"));
     // An upstream that forgets every session: one re-open, then an error.
     let mut conv = Conversation::new(ClientConfig::default());
@@ -190,7 +202,11 @@ fn pages_are_followed_to_the_end_and_limited() {
     let mut pages = Pages::of(Kind::Tool);
     let (items, sent) = run(&mut conv, &mut pages, |m, p| up.answer(m, p));
     assert_eq!(items.unwrap().len(), 25);
-    let cursors: Vec<&Value> = sent.iter().filter(|m| m["method"] == "tools/list").map(|m| &m["params"]["cursor"]).collect();
+    let cursors: Vec<&Value> = sent
+        .iter()
+        .filter(|m| m["method"] == "tools/list")
+        .map(|m| &m["params"]["cursor"])
+        .collect();
     assert_eq!(cursors, [&Value::Null, &json!("10"), &json!("20")]);
     // A cursor that never ends stops at the page limit.
     let mut pages = Pages::of(Kind::Tool);
@@ -225,7 +241,10 @@ fn errors_name_what_went_wrong() {
             },
             "not JSON",
         ),
-        (json_answer(json!({"jsonrpc": "2.0", "id": 99, "result": {}})), "no response to initialize"),
+        (
+            json_answer(json!({"jsonrpc": "2.0", "id": 99, "result": {}})),
+            "no response to initialize",
+        ),
         (
             json_answer(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "go away"}})),
             "go away",
@@ -235,7 +254,10 @@ fn errors_name_what_went_wrong() {
         let mut ex = conv.request("ping", Value::Null);
         let (r, _) = run(&mut conv, &mut ex, |_, _| answer.clone());
         let e = r.unwrap_err();
-        assert!(matches!(e, Error::Upstream(_)), "{e:?}");
+        assert!(
+            matches!(e, Error::Upstream(_) | Error::Rpc { code: -32600, .. }),
+            "{e:?}"
+        );
         assert!(e.to_string().contains(want), "{e} should contain {want}");
         assert!(conv.session_id().is_none());
     }
@@ -257,7 +279,9 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     let local = Catalog::load(&gateway_doc()).unwrap();
     let mut gw = Gateway::new(local.upstream.clone().unwrap());
     let mut up = Upstream1::new(3, 2);
-    let Serving::Refresh(mut refresh) = gw.serving(1_000) else { panic!("the first request refreshes") };
+    let Serving::Refresh(mut refresh) = gw.serving(1_000) else {
+        panic!("the first request refreshes")
+    };
     // While it runs, nobody else starts one: with nothing cached they wait.
     assert!(matches!(gw.serving(1_001), Serving::Wait));
     let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
@@ -267,21 +291,33 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     assert_eq!(tools.items.len(), 3);
     assert_eq!(tools.items[1].groups, ["low"], "the overlay applies to upstream items");
     // Fresh: served from the cache, no refresh.
-    let Serving::Ready(s) = gw.serving(2_000) else { panic!("fresh lists are served") };
+    let Serving::Ready(s) = gw.serving(2_000) else {
+        panic!("fresh lists are served")
+    };
     assert_eq!(s.version, done.server.version);
     // A forwarded call whose reply announces list_changed makes the next request refresh once.
     let mut call = gw.conversation().request("tools/call", json!({"name": "t0"}));
     let (reply, _) = run(gw.conversation(), &mut call, |m, p| up.answer(m, p));
     assert!(reply.unwrap().list_changed());
     up.tools.push(json!({"name": "t9", "inputSchema": {}}));
-    let Serving::Refresh(mut refresh) = gw.serving(2_001) else { panic!("list_changed refreshes") };
-    let Serving::Ready(stale) = gw.serving(2_002) else { panic!("the stale server serves meanwhile") };
+    let Serving::Refresh(mut refresh) = gw.serving(2_001) else {
+        panic!("list_changed refreshes")
+    };
+    let Serving::Ready(stale) = gw.serving(2_002) else {
+        panic!("the stale server serves meanwhile")
+    };
     assert_eq!(stale.catalog().section(Kind::Tool).items.len(), 3);
     let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
     let done = gw.refreshed(&local, lists, 2_003).unwrap();
     assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 4);
-    assert!(done.server.version > stale.version, "cursors of the old lists are refused");
-    assert!(done.notifications.iter().any(|n| n.contains("notifications/tools/list_changed")));
+    assert!(
+        done.server.version > stale.version,
+        "cursors of the old lists are refused"
+    );
+    assert!(done
+        .notifications
+        .iter()
+        .any(|n| n.contains("notifications/tools/list_changed")));
     assert_eq!(up.inits, 1, "one upstream session throughout");
     // After refreshSeconds, the lists are fetched again.
     assert!(matches!(gw.serving(2_003 + 60_000), Serving::Refresh(_)));
@@ -291,7 +327,9 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
 fn a_failed_refresh_keeps_the_stale_lists_or_reports_the_error() {
     let local = Catalog::load(&gateway_doc()).unwrap();
     let mut gw = Gateway::new(Upstream::parse(Some(&gateway_doc()["upstream"])).unwrap().unwrap());
-    let Serving::Refresh(mut refresh) = gw.serving(0) else { panic!() };
+    let Serving::Refresh(mut refresh) = gw.serving(0) else {
+        panic!()
+    };
     let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| HttpAnswer {
         status: 503,
         ..Default::default()
@@ -299,10 +337,14 @@ fn a_failed_refresh_keeps_the_stale_lists_or_reports_the_error() {
     let e = gw.refreshed(&local, lists, 1).unwrap_err();
     assert!(e.to_string().contains("HTTP 503"), "{e}");
     let mut up = Upstream1::new(2, 10);
-    let Serving::Refresh(mut refresh) = gw.serving(2) else { panic!("nothing cached: try again") };
+    let Serving::Refresh(mut refresh) = gw.serving(2) else {
+        panic!("nothing cached: try again")
+    };
     let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
     gw.refreshed(&local, lists, 3).unwrap();
-    let Serving::Refresh(mut refresh) = gw.serving(3 + 60_000) else { panic!() };
+    let Serving::Refresh(mut refresh) = gw.serving(3 + 60_000) else {
+        panic!()
+    };
     let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| json_answer(json!("garbage")));
     let done = gw.refreshed(&local, lists, 4 + 60_000).unwrap();
     assert!(done.failure.is_some());

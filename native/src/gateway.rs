@@ -70,7 +70,9 @@ impl Gateway {
         for (k, v) in &post.headers {
             req = req.header(k, v);
         }
-        let req = req.body(Full::new(Bytes::from(post.body))).map_err(|e| unreachable(&e))?;
+        let req = req
+            .body(Full::new(Bytes::from(post.body)))
+            .map_err(|e| unreachable(&e))?;
         let resp = self.client.request(req).await.map_err(|e| unreachable(&e))?;
         let header = |name: &str| {
             resp.headers()
@@ -94,7 +96,10 @@ impl Gateway {
                     return Err(Error::Upstream(format!("its answer is larger than {MAX_ANSWER} bytes")));
                 }
                 let text = String::from_utf8_lossy(&raw);
-                if id.as_ref().is_some_and(|id| upstream::has_response(&content_type, &text, id)) {
+                if id
+                    .as_ref()
+                    .is_some_and(|id| upstream::has_response(&content_type, &text, id))
+                {
                     break;
                 }
             }

@@ -29,7 +29,10 @@ fn parse(args: Vec<String>) -> Result<Args, ServerError> {
         port: 8788,
     };
     while let Some(a) = it.next() {
-        let mut val = || it.next().ok_or_else(|| ServerError::Usage(format!("{a} needs a value; {USAGE}")));
+        let mut val = || {
+            it.next()
+                .ok_or_else(|| ServerError::Usage(format!("{a} needs a value; {USAGE}")))
+        };
         match a.as_str() {
             "--catalog" => out.catalog = Some(val()?),
             "--host" => out.host = val()?,

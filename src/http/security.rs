@@ -41,7 +41,7 @@ pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
 
 /// The answer of a server whose configuration is invalid: HTTP 500 with a JSON-RPC `-32603`
 /// error whose message names the bad field. Every request gets it; nothing is half served.
-pub fn misconfigured(detail: &str) -> Response {
+pub fn misconfigured(detail: &Error) -> Response {
     let e = Error::Internal(format!("the server configuration is invalid: {detail}"));
     json_response(500, jsonrpc::error(&Value::Null, &e))
 }
@@ -151,15 +151,18 @@ impl Config {
         cfg.cors = match var("MCP_SIEVE_CORS").as_deref().map(str::trim) {
             None | Some("") | Some("true") | Some("1") => true,
             Some("false") | Some("0") => false,
-            Some(other) => return Err(Error::Config(format!("MCP_SIEVE_CORS must be true or false, got \"{other}\""))),
+            Some(other) => {
+                return Err(Error::Config(format!(
+                    "MCP_SIEVE_CORS must be true or false, got \"{other}\""
+                )))
+            }
         };
         if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
-            cfg.limits.max_body = n
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| Error::Config(format!("MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\"")))?;
+            cfg.limits.max_body = n.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                Error::Config(format!(
+                    "MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\""
+                ))
+            })?;
         }
         Ok(cfg)
     }

@@ -5,8 +5,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
-use crate::protocol::jsonrpc;
 use crate::model::Kind;
+use crate::protocol::jsonrpc;
 use crate::protocol::server::{Call, Outcome, Server};
 
 /// What the router hands the shell instead of a result: perform `method` with `params` at the

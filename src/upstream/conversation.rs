@@ -147,6 +147,18 @@ fn message(id: Option<u64>, method: &str, params: &Value) -> Value {
     Value::Object(m)
 }
 
+/// The error for an answer that is not 2xx: the JSON-RPC error it carries, if any, else the status.
+fn http_failure(what: &str, a: &HttpAnswer, id: Option<u64>) -> Error {
+    let carried = parse_reply(&a.content_type, &a.body, id.map(|i| json!(i)).as_ref())
+        .ok()
+        .and_then(|r| r.response)
+        .or_else(|| serde_json::from_str::<Value>(&a.body).ok());
+    match carried.as_ref().and_then(|m| m.get("error")) {
+        Some(e) => Error::from_rpc(what, e),
+        None => Error::Upstream(format!("it answered {what} with HTTP {}", a.status)),
+    }
+}
+
 /// Where an exchange stands.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
@@ -220,7 +232,11 @@ impl Machine for Exchange {
             Phase::Initialized => {
                 let params = conv.config.initialized.clone().unwrap_or(Value::Null);
                 self.phase = Phase::Confirming;
-                Ok(Step::Send(conv.post(&message(None, "notifications/initialized", &params))))
+                Ok(Step::Send(conv.post(&message(
+                    None,
+                    "notifications/initialized",
+                    &params,
+                ))))
             }
             Phase::Done(reply) => Ok(Step::Done(reply)),
             Phase::Taken => Err(Error::Internal("the upstream exchange is finished".into())),
@@ -236,7 +252,7 @@ impl Machine for Exchange {
         match std::mem::replace(&mut self.phase, Phase::Taken) {
             Phase::Initializing(id) => {
                 if a.status != 200 {
-                    return Err(Error::Upstream(format!("it answered initialize with HTTP {}", a.status)));
+                    return Err(http_failure("initialize", &a, Some(id)));
                 }
                 let reply = parse_reply(&a.content_type, &a.body, Some(&json!(id)))?;
                 let init = reply.result("initialize")?.clone();
@@ -269,7 +285,7 @@ impl Machine for Exchange {
                     return Ok(());
                 }
                 if !(200..300).contains(&a.status) {
-                    return Err(Error::Upstream(format!("it answered {what} with HTTP {}", a.status)));
+                    return Err(http_failure(&what, &a, id));
                 }
                 let reply = parse_reply(&a.content_type, &a.body, id.map(|i| json!(i)).as_ref())?;
                 if reply.list_changed() {

@@ -193,7 +193,9 @@ impl Machine for Refresh {
                     None => return Ok(Step::Done(self.lists.take().unwrap_or_default())),
                 }
             }
-            let Some((kind, pages)) = &mut self.current else { continue };
+            let Some((kind, pages)) = &mut self.current else {
+                continue;
+            };
             match pages.step(conv)? {
                 Step::Send(p) => return Ok(Step::Send(p)),
                 Step::Done(items) => {

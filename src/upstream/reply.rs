@@ -20,14 +20,15 @@ impl Reply {
         self.notifications.iter().any(|m| m.ends_with("/list_changed"))
     }
 
-    /// The response's `result`, or its error as an [`Error::Upstream`].
+    /// The response's `result`; its JSON-RPC error as an [`Error::Rpc`]; an [`Error::Upstream`]
+    /// when there is neither.
     pub fn result(&self, method: &str) -> Result<&Value> {
         let r = self
             .response
             .as_ref()
             .ok_or_else(|| Error::Upstream(format!("it sent no response to {method}")))?;
         if let Some(e) = r.get("error") {
-            return Err(Error::Upstream(format!("it answered {method} with an error: {e}")));
+            return Err(Error::from_rpc(method, e));
         }
         r.get("result")
             .ok_or_else(|| Error::Upstream(format!("its response to {method} has no result")))
@@ -86,20 +87,29 @@ mod tests {
     #[test]
     fn reads_json_and_sse_replies() {
         let id = json!(3);
-        let r = parse_reply("application/json", r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#, Some(&id)).unwrap();
+        let r = parse_reply(
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#,
+            Some(&id),
+        )
+        .unwrap();
         assert_eq!(r.result("x").unwrap(), &json!({"a": 1}));
         assert!(!r.list_changed());
-        let sse = "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r\n\r\n\
+        let sse =
+            "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\r\n\r\n\
                    event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\n\
                    data: \"error\":{\"code\":-32602,\"message\":\"no\"}}\n\n";
         let r = parse_reply("text/event-stream", sse, Some(&id)).unwrap();
         assert!(r.list_changed());
         assert_eq!(r.response.as_ref().unwrap()["error"]["code"], json!(-32602));
-        assert!(r.result("tools/call").unwrap_err().to_string().contains("-32602"));
+        assert_eq!(r.result("tools/call").unwrap_err().code(), -32602);
         assert!(has_response("text/event-stream", sse, &id));
         assert!(!has_response("text/event-stream", &sse[..60], &id));
         assert!(parse_reply("application/json", "nope", Some(&id)).is_err());
-        assert_eq!(parse_reply("application/json", "", Some(&id)).unwrap(), Reply::default());
+        assert_eq!(
+            parse_reply("application/json", "", Some(&id)).unwrap(),
+            Reply::default()
+        );
         let other = parse_reply("application/json", r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, Some(&id)).unwrap();
         assert!(other.response.is_none() && other.result("ping").is_err());
     }

@@ -3,16 +3,18 @@
 //! with filters following `nextCursor`, and `tasks/list`. Works against the mcp-sieve Worker and
 //! any Streamable HTTP MCP server.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::convert::{error_object, from_js, to_js};
+use super::convert::{error_object, from_js, js_error, to_js};
 use super::Sieve;
 use crate::model::Kind;
+use crate::upstream::{ClientConfig, Conversation, HttpAnswer, Machine, Pages, Post, Step, PROTOCOL_VERSION};
+use crate::Error;
 
 #[wasm_bindgen]
 extern "C" {
@@ -32,39 +34,21 @@ extern "C" {
     fn get(this: &Headers, name: &str) -> Option<String>;
 }
 
-/// The protocol version the client asks for.
-const PROTOCOL_VERSION: &str = "2025-11-25";
 const INTERNAL: i32 = -32603;
 
+/// The state of one client: the conversation (session, ids, protocol version) and the concerns
+/// it configured. The rules of the exchange are in `crate::upstream`; this file moves bytes.
 pub(crate) struct Inner {
     url: String,
-    headers: Map<String, Value>,
-    session: RefCell<Option<String>>,
-    protocol: RefCell<String>,
-    next_id: Cell<u64>,
-    init: RefCell<Value>,
+    conv: RefCell<Conversation>,
     /// The concerns this client configured on its session (to list the full catalog anyway).
     configured: RefCell<Map<String, Value>>,
 }
 
-/// One HTTP exchange: status, content type and body.
-struct Reply {
-    status: u16,
-    content_type: String,
-    body: String,
-}
-
 impl Inner {
-    async fn post(&self, message: &Value) -> Result<Reply, JsValue> {
-        let mut headers = self.headers.clone();
-        headers.insert("Content-Type".into(), json!("application/json"));
-        headers.insert("Accept".into(), json!("application/json, text/event-stream"));
-        if let Some(id) = self.session.borrow().as_ref() {
-            headers.insert("Mcp-Session-Id".into(), json!(id));
-            headers.insert("MCP-Protocol-Version".into(), json!(*self.protocol.borrow()));
-        }
-        let init = to_js(&json!({"method": "POST", "headers": headers, "body": message.to_string()}));
-        let what = message["method"].as_str().unwrap_or("request").to_string();
+    async fn post(&self, post: Post, what: &str) -> Result<HttpAnswer, JsValue> {
+        let headers: Map<String, Value> = post.headers.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        let init = to_js(&json!({"method": "POST", "headers": headers, "body": post.body}));
         let network = |e: JsValue| {
             error_object(
                 &format!("{what}: could not reach {}: {}", self.url, describe(&e)),
@@ -77,80 +61,59 @@ impl Inner {
             .map_err(network)?
             .unchecked_into();
         let h = res.headers();
-        if let Some(id) = h.get("Mcp-Session-Id") {
-            *self.session.borrow_mut() = Some(id);
-        }
         let body = JsFuture::from(res.text())
             .await
             .map_err(network)?
             .as_string()
             .unwrap_or_default();
-        Ok(Reply {
+        Ok(HttpAnswer {
             status: res.status(),
+            session: h.get("Mcp-Session-Id"),
             content_type: h.get("Content-Type").unwrap_or_default(),
             body,
         })
     }
 
-    async fn request(&self, method: &str, params: Value) -> Result<Value, JsValue> {
-        let id = self.next_id.get();
-        self.next_id.set(id + 1);
-        let reply = self
-            .post(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await?;
-        let message = response_with_id(&reply, id);
-        if let Some(err) = message.as_ref().and_then(|m| m.get("error")) {
-            let code = err["code"]
-                .as_i64()
-                .and_then(|c| i32::try_from(c).ok())
-                .unwrap_or(INTERNAL);
-            let text = err["message"].as_str().unwrap_or("error without a message");
-            return Err(error_object(&format!("{method}: {text}"), code, err.get("data")));
-        }
-        match message {
-            Some(m) if (200..300).contains(&reply.status) => Ok(m.get("result").cloned().unwrap_or(Value::Null)),
-            _ => Err(http_error(method, &reply)),
+    /// Runs `m` to its end; the conversation is borrowed only between the bytes.
+    async fn drive<M: Machine>(&self, m: &mut M, what: &str) -> Result<M::Output, JsValue> {
+        let failed = |e: Error| error_object(&format!("{what}: {e}"), e.code(), e.data());
+        loop {
+            let step = m.step(&mut self.conv.borrow_mut()).map_err(failed)?;
+            let post = match step {
+                Step::Done(out) => return Ok(out),
+                Step::Send(post) => post,
+            };
+            let answer = self.post(post, what).await?;
+            m.receive(&mut self.conv.borrow_mut(), answer).map_err(failed)?;
         }
     }
 
+    async fn request(&self, method: &str, params: Value) -> Result<Value, JsValue> {
+        let mut ex = self.conv.borrow().request(method, params);
+        let reply = self.drive(&mut ex, method).await?;
+        reply.result(method).cloned().map_err(|e| js_error(&e))
+    }
+
     async fn notify(&self, method: &str, params: Value) -> Result<(), JsValue> {
-        let reply = self
-            .post(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await?;
-        if (200..300).contains(&reply.status) {
-            Ok(())
-        } else {
-            Err(http_error(method, &reply))
-        }
+        let mut ex = self.conv.borrow().notify(method, params);
+        self.drive(&mut ex, method).await.map(drop)
     }
 
     /// Every page of a list method, concatenated under its result key.
     async fn list_all(&self, method: &str, params: Value) -> Result<Value, JsValue> {
         let key = result_key(method);
-        let mut params = match params {
-            Value::Object(o) => o,
-            _ => Map::new(),
-        };
-        let mut items = Vec::new();
-        for _ in 0..10_000 {
-            let result = self.request(method, Value::Object(params.clone())).await?;
-            if let Some(Value::Array(a)) = result.get(&key) {
-                items.extend(a.iter().cloned());
-            }
-            match result.get("nextCursor").and_then(Value::as_str) {
-                Some(c) => params.insert("cursor".into(), json!(c)),
-                None => return Ok(json!({ key: items })),
-            };
-        }
-        Err(error_object(
-            &format!("{method}: more than 10000 pages; stopped"),
-            INTERNAL,
-            None,
-        ))
+        let mut pages = Pages::new(method, &key, params);
+        let items = self.drive(&mut pages, method).await?;
+        Ok(json!({ key: items }))
     }
 
     fn capabilities(&self) -> Value {
-        self.init.borrow().get("capabilities").cloned().unwrap_or(json!({}))
+        self.conv
+            .borrow()
+            .initialize_result()
+            .and_then(|i| i.get("capabilities"))
+            .cloned()
+            .unwrap_or(json!({}))
     }
 }
 
@@ -227,32 +190,6 @@ fn result_key(method: &str) -> String {
     Kind::ALL.into_iter().find(|k| k.list_method() == method).map_or_else(
         || method.split('/').next().unwrap_or(method).to_string(),
         |k| k.key().to_string(),
-    )
-}
-
-/// The JSON-RPC message answering `id`, from a JSON body or a `text/event-stream` body.
-fn response_with_id(reply: &Reply, id: u64) -> Option<Value> {
-    if !reply.content_type.contains("text/event-stream") {
-        return serde_json::from_str(&reply.body).ok();
-    }
-    let body = reply.body.replace("\r\n", "\n");
-    body.split("\n\n").find_map(|event| {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(str::trim_start)
-            .collect();
-        let m: Value = serde_json::from_str(&data.join("\n")).ok()?;
-        (m.get("id") == Some(&json!(id))).then_some(m)
-    })
-}
-
-fn http_error(method: &str, reply: &Reply) -> JsValue {
-    let body: String = reply.body.chars().take(500).collect();
-    error_object(
-        format!("{method}: HTTP {} {}", reply.status, body).trim_end(),
-        INTERNAL,
-        Some(&json!({"status": reply.status, "body": body})),
     )
 }
 
@@ -333,51 +270,42 @@ impl McpClient {
         let headers = options
             .get("headers")
             .and_then(Value::as_object)
-            .cloned()
+            .map(|h| {
+                h.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
             .unwrap_or_default();
-        let protocol = options["protocolVersion"]
-            .as_str()
-            .unwrap_or(PROTOCOL_VERSION)
-            .to_string();
-        let inner = Rc::new(Inner {
-            url,
-            headers,
-            session: RefCell::new(None),
-            protocol: RefCell::new(protocol.clone()),
-            next_id: Cell::new(1),
-            init: RefCell::new(Value::Null),
-            configured: RefCell::new(Map::new()),
-        });
-        let client_info = options
-            .get("clientInfo")
-            .cloned()
-            .unwrap_or(json!({"name": "mcp-sieve-wasm", "version": env!("CARGO_PKG_VERSION")}));
-        let result = inner
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": protocol,
-                    "capabilities": options.get("capabilities").cloned().unwrap_or(json!({})),
-                    "clientInfo": client_info,
-                }),
-            )
-            .await?;
-        if let Some(v) = result["protocolVersion"].as_str() {
-            *inner.protocol.borrow_mut() = v.to_string();
-        }
-        *inner.init.borrow_mut() = result;
         let concerns = options
             .get("concerns")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let params = if concerns.is_empty() {
-            json!({})
-        } else {
-            json!({ "concerns": concerns })
+        let config = ClientConfig {
+            client_info: options
+                .get("clientInfo")
+                .cloned()
+                .unwrap_or(json!({"name": "mcp-sieve-wasm", "version": env!("CARGO_PKG_VERSION")})),
+            capabilities: options.get("capabilities").cloned().unwrap_or(json!({})),
+            protocol_version: options["protocolVersion"]
+                .as_str()
+                .unwrap_or(PROTOCOL_VERSION)
+                .to_string(),
+            initialized: Some(if concerns.is_empty() {
+                json!({})
+            } else {
+                json!({ "concerns": concerns })
+            }),
+            headers,
         };
-        inner.notify("notifications/initialized", params).await?;
-        *inner.configured.borrow_mut() = concerns;
+        let inner = Rc::new(Inner {
+            url,
+            conv: RefCell::new(Conversation::new(config)),
+            configured: RefCell::new(concerns),
+        });
+        let mut open = inner.conv.borrow().open();
+        let reply = inner.drive(&mut open, "initialize").await?;
+        reply.result("initialize").map_err(|e| js_error(&e))?;
         Ok(McpClient { inner })
     }
 
@@ -477,19 +405,19 @@ impl McpClient {
     /// The `Mcp-Session-Id` the server assigned, if any.
     #[wasm_bindgen(getter, js_name = sessionId)]
     pub fn session_id(&self) -> Option<String> {
-        self.inner.session.borrow().clone()
+        self.inner.conv.borrow().session_id().map(str::to_string)
     }
 
     /// The negotiated protocol version.
     #[wasm_bindgen(getter, js_name = protocolVersion)]
     pub fn protocol_version(&self) -> String {
-        self.inner.protocol.borrow().clone()
+        self.inner.conv.borrow().protocol_version().to_string()
     }
 
     /// The `initialize` result (`serverInfo`, `capabilities`, `instructions`).
     #[wasm_bindgen(getter, js_name = initializeResult, unchecked_return_type = "any")]
     pub fn initialize_result(&self) -> JsValue {
-        to_js(&self.inner.init.borrow())
+        to_js(self.inner.conv.borrow().initialize_result().unwrap_or(&Value::Null))
     }
 
     /// The concerns the server declares (`capabilities.concerns`), or `[]`.

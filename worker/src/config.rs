@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
-use mcp_sieve::Catalog;
+use mcp_sieve::{Catalog, Error};
 use worker::Env;
 
 /// The embedded default catalog.
@@ -19,7 +19,7 @@ const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
 const KV_BINDING: &str = "MCP_SIEVE_KV";
 
 /// A validated configuration, or what is wrong with it.
-pub type Loaded = Rc<Result<(Server, http::Config), String>>;
+pub type Loaded = Rc<Result<(Server, http::Config), Error>>;
 
 thread_local! {
     static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
@@ -37,7 +37,7 @@ fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).or_else(|_| env.var(name)).ok().map(|v| v.to_string())
 }
 
-async fn read(env: &Env) -> Result<(Server, http::Config), String> {
+async fn read(env: &Env) -> Result<(Server, http::Config), Error> {
     let cfg = http::Config::from_vars(&|name| var(env, name))?;
     let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
         Some(t) => (t, "MCP_SIEVE_CONFIG"),
@@ -45,12 +45,12 @@ async fn read(env: &Env) -> Result<(Server, http::Config), String> {
             Ok(kv) => match kv.get("config").text().await {
                 Ok(Some(t)) => (t, "MCP_SIEVE_KV key \"config\""),
                 Ok(None) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
-                Err(e) => return Err(format!("cannot read {KV_BINDING} key \"config\": {e}")),
+                Err(e) => return Err(Error::Config(format!("cannot read {KV_BINDING} key \"config\": {e}"))),
             },
             Err(_) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
         },
     };
-    let catalog = Catalog::from_json_str(&text).map_err(|e| format!("{source}: {e}"))?;
+    let catalog = Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
     Ok((Server::new(catalog), cfg))
 }
 
