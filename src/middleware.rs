@@ -9,9 +9,7 @@ pub mod detect;
 pub mod fold;
 pub mod moderation;
 pub mod pii;
-mod rpc;
 pub mod sample;
-pub use rpc::enabled;
 pub mod schema;
 pub mod timestamp;
 pub mod tool_filter;
@@ -159,4 +157,9 @@ pub fn invoke(config: &Config, params: &Value, inputs: &mut Inputs) -> Result<Va
         Builtin::TimestampInjector => timestamp::invoke(args, context, inputs.now_ms),
         Builtin::ToolFilter => tool_filter::invoke(args, context, inputs),
     }
+}
+
+/// Whether a catalog's `middleware` object enables any middleware.
+pub fn enabled(raw: &serde_json::Value) -> bool {
+    Config::parse(raw).is_ok_and(|c| !c.enabled.is_empty())
 }

@@ -1,20 +1,30 @@
-//! The transport-agnostic MCP engine: JSON-RPC framing, the method router, sessions, cursors and
-//! the demo tools. Pure functions: the shell passes the session, the time and fresh ids in and
+//! The transport-agnostic MCP engine: JSON-RPC framing, the method router (`router.rs`, the only
+//! `match` on methods) and one file per method family (initialize, lists, concerns, tools,
+//! prompts, resources, completion, logging, tasks, middleware, forward), sessions, cursors and
+//! the demo and conformance fixture tools (`demo.rs`). Pure functions: the shell passes the session, the time and fresh ids in and
 //! applies what comes out.
 
+mod completion;
+mod concerns;
 pub mod cursor;
 mod demo;
-mod extra;
 mod forward;
+mod initialize;
 pub mod jsonrpc;
 mod lists;
+mod logging;
+mod middleware;
+mod prompts;
+mod resources;
+mod router;
 mod server;
 mod session;
 mod tasks;
+mod template;
+mod tools;
 
 pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
-pub(crate) use server::Call;
 pub use server::{Env, Outcome, Server};
 pub use session::Session;
 

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
+use crate::protocol::jsonrpc;
 use crate::time::format_iso;
 
 fn text(t: impl Into<String>) -> Value {
@@ -136,5 +137,55 @@ fn format_number(n: f64) -> String {
         format!("{}", n as i64)
     } else {
         n.to_string()
+    }
+}
+
+/// Log and progress notifications a tool sends while it runs (the conformance fixtures
+/// `test_tool_with_logging` and `test_tool_with_progress`); they precede the result in the SSE
+/// answer.
+pub fn tool_notifications(name: &str, params: &Value) -> Vec<String> {
+    match name {
+        "test_tool_with_logging" => [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ]
+        .iter()
+        .map(|m| {
+            jsonrpc::notification(
+                "notifications/message",
+                Some(json!({"level": "info", "logger": name, "data": m})),
+            )
+        })
+        .collect(),
+        "test_tool_with_progress" => match params["_meta"].get("progressToken") {
+            Some(token) if token.is_string() || token.is_number() => [0, 50, 100]
+                .iter()
+                .map(|p| {
+                    jsonrpc::notification(
+                        "notifications/progress",
+                        Some(json!({"progressToken": token, "progress": p, "total": 100})),
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn progress_needs_a_token() {
+        assert!(tool_notifications("test_tool_with_progress", &json!({})).is_empty());
+        assert_eq!(
+            tool_notifications("test_tool_with_progress", &json!({"_meta": {"progressToken": "p"}})).len(),
+            3
+        );
+        assert_eq!(tool_notifications("test_tool_with_logging", &json!({})).len(), 3);
     }
 }

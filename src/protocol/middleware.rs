@@ -1,6 +1,6 @@
-//! The protocol side of middleware: the `middleware/list` and `middleware/invoke` handlers on
-//! [`Server`], the `contextMiddleware` capability, and access control (off unless the catalog
-//! enables middleware; `allowClients` / `allowPrincipals` restrict who may use it).
+//! `middleware/list` and `middleware/invoke` (context middleware): off unless the catalog
+//! enables middleware; `allowClients` / `allowPrincipals` restrict who may use it. The built-ins
+//! themselves are in `crate::middleware`, which knows nothing of the protocol.
 
 use serde_json::{json, Value};
 
@@ -8,18 +8,13 @@ use crate::error::{Error, Result};
 use crate::filter::chain::FilterContext;
 use crate::middleware::{self, Config, Inputs};
 use crate::model::Kind;
-use crate::protocol::{Call, Server};
-
-/// Whether a catalog's `middleware` object enables any middleware.
-pub fn enabled(raw: &Value) -> bool {
-    Config::parse(raw).is_ok_and(|c| !c.enabled.is_empty())
-}
+use crate::protocol::server::{Call, Server};
+use crate::protocol::EXT;
 
 impl Server {
-    fn middleware_config(&self) -> Result<Config> {
+    pub(crate) fn middleware_config(&self) -> Result<Config> {
         Config::parse(&self.catalog.middleware).map_err(|e| Error::Internal(e.to_string()))
     }
-
     /// Drops `contextMiddleware` from an initialize result's capabilities when the client may
     /// not use middleware.
     pub(crate) fn restrict_middleware_capability(&self, result: &mut Value, ctx: &FilterContext) {
@@ -30,7 +25,6 @@ impl Server {
             }
         }
     }
-
     /// `middleware/list` and `middleware/invoke`.
     pub(crate) fn middleware(&self, method: &str, call: &Call, now_ms: i64, log: &mut Vec<String>) -> Result<String> {
         let config = self.middleware_config()?;
@@ -59,7 +53,7 @@ impl Server {
         };
         let mut result = middleware::invoke(&config, call.params, &mut inputs)?;
         if !warnings.is_empty() {
-            result["_meta"] = json!({ format!("{}/warnings", crate::protocol::EXT): warnings });
+            result["_meta"] = json!({ format!("{}/warnings", EXT): warnings });
         }
         Ok(result.to_string())
     }

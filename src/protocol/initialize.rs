@@ -1,0 +1,136 @@
+//! `initialize` (2025-11-25 and earlier), `server/discover` (2026-07-28), the capabilities and
+//! the server's identity; version negotiation and the initial checks run here.
+
+use serde_json::{json, Value};
+
+use crate::concern::Concerns;
+use crate::error::{type_name, Error, Result};
+use crate::protocol::server::{Env, Outcome, Server};
+use crate::protocol::{Session, EXT, LEGACY_VERSIONS, MODERN_VERSION};
+
+impl Server {
+    /// The capabilities of DESIGN.md.
+    pub fn capabilities(&self) -> Value {
+        let mut caps = json!({
+            "tools": {"listChanged": true},
+            "resources": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "filtering": {"groups": {"listChanged": true}, "tags": {"listChanged": true}},
+            "concerns": self.catalog.concerns.declarations_json(),
+            "tasks": {
+                "list": {"filter": crate::task::filter_capability(&["tools/call"])},
+                "cancel": {},
+                "requests": {"tools": {"call": {}}}
+            },
+        });
+        // Utilities real clients and the conformance suite expect.
+        caps["logging"] = json!({});
+        caps["completions"] = json!({});
+        caps["resources"]["subscribe"] = json!(true);
+        if crate::middleware::enabled(&self.catalog.middleware) {
+            caps["contextMiddleware"] = json!({});
+        }
+        caps
+    }
+    pub(crate) fn server_info(&self) -> Value {
+        let s = &self.catalog.server;
+        json!({
+            "name": s.get("name").cloned().unwrap_or(json!("mcp-sieve")),
+            "version": s.get("version").cloned().unwrap_or(json!(env!("CARGO_PKG_VERSION"))),
+        })
+    }
+    pub(crate) fn negotiate(requested: &str) -> &'static str {
+        LEGACY_VERSIONS
+            .iter()
+            .find(|v| **v == requested)
+            .copied()
+            .unwrap_or(LEGACY_VERSIONS[0])
+    }
+    pub(crate) fn initialize(
+        &self,
+        id: &Value,
+        params: &Value,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        if session.is_some() {
+            return Err(Error::InvalidRequest(
+                "this session is already initialized; start a new session to initialize again".into(),
+            ));
+        }
+        let p = params.as_object().ok_or_else(|| {
+            Error::params("params must be an object with protocolVersion, capabilities and clientInfo")
+        })?;
+        let requested = match p.get("protocolVersion") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.protocolVersion must be a string, got {}",
+                    type_name(v)
+                )))
+            }
+            None => {
+                return Err(Error::params(
+                    "params.protocolVersion is required (a string such as \"2025-11-25\")",
+                ))
+            }
+        };
+        let version = Self::negotiate(requested);
+        let mut s = Session {
+            id: env.fresh_id.clone(),
+            protocol_version: version.into(),
+            initialize: params.clone(),
+            ..Default::default()
+        };
+        let ctx = self.context("initialize", id, params, Some(&s), env);
+        self.chain.run_checks(&ctx).map_err(Error::InvalidRequest)?;
+        let mut warnings = Vec::new();
+        if let Some(raw) = p.get("concerns").filter(|v| !v.is_null()) {
+            let (resolved, removed) = self.catalog.concerns.resolve(raw, "params.concerns")?;
+            warnings = resolved.warnings.clone();
+            Concerns::merge(&mut s.concerns, &resolved, &removed);
+        }
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": self.capabilities(),
+            "serverInfo": self.server_info(),
+        });
+        self.restrict_middleware_capability(&mut result, &ctx);
+        if let Some(i) = self.catalog.server.get("instructions") {
+            result["instructions"] = i.clone();
+        }
+        if !warnings.is_empty() {
+            result["_meta"] = json!({ format!("{EXT}/warnings"): warnings });
+        }
+        *session = Some(s);
+        out.session_changed = true;
+        Ok(result.to_string())
+    }
+    pub(crate) fn discover(&self) -> Value {
+        let mut caps = self.capabilities();
+        let ext = json!({
+            format!("{EXT}/filtering"): caps["filtering"].take(),
+            format!("{EXT}/concerns"): {"declarations": caps["concerns"].take()},
+            format!("{EXT}/taskFilter"): caps["tasks"]["list"]["filter"].clone(),
+        });
+        if let Some(o) = caps.as_object_mut() {
+            o.remove("filtering");
+            o.remove("concerns");
+            o.insert("extensions".into(), ext);
+        }
+        if let Some(o) = caps.as_object_mut() {
+            // Tasks need a session here; 2026-07-28 moved them out of the core capabilities.
+            o.remove("tasks");
+        }
+        let mut result = json!({
+            "supportedVersions": [MODERN_VERSION, LEGACY_VERSIONS[0], LEGACY_VERSIONS[1], LEGACY_VERSIONS[2]],
+            "capabilities": caps,
+            "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info()},
+        });
+        if let Some(i) = self.catalog.server.get("instructions") {
+            result["instructions"] = i.clone();
+        }
+        result
+    }
+}

@@ -1,0 +1,76 @@
+//! `prompts/get`: the policy check, required arguments, and the prompt's `messages` template
+//! with the arguments substituted.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::Kind;
+use crate::protocol::server::{Call, Server};
+use crate::protocol::template::substitute;
+
+/// `prompts/get` messages from a catalog prompt's `messages` template, `{arg}` replaced by the
+/// arguments (strings as they are, other values as JSON); `None` when the prompt has none.
+pub fn prompt_messages(json: &Map<String, Value>, args: &Map<String, Value>) -> Option<Value> {
+    let messages = json.get("messages")?;
+    let vars: Vec<(String, String)> = args
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+        .collect();
+    let mut result = json!({"messages": substitute(messages, &vars)});
+    if let Some(d) = json.get("description") {
+        result["description"] = d.clone();
+    }
+    Some(result)
+}
+
+impl Server {
+    pub(crate) fn get_prompt(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
+        let pos = self.usable(Kind::Prompt, "name", call, log)?;
+        let prompt = &self.catalog.section(Kind::Prompt).items[pos];
+        let args = Self::arguments(call)?;
+        for a in prompt
+            .json
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if a["required"] == json!(true) {
+                let n = a["name"].as_str().unwrap_or_default();
+                if !args.contains_key(n) {
+                    return Err(Error::params(format!(
+                        "params.arguments.{n} is required by prompt \"{}\"",
+                        prompt.name
+                    )));
+                }
+            }
+        }
+        let desc = prompt
+            .json
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or(&prompt.name);
+        if let Some(m) = prompt_messages(&prompt.json, &args) {
+            return Ok(m.to_string());
+        }
+        let text = format!("{desc}\nArguments: {}", Value::Object(args.into_owned()));
+        Ok(
+            json!({"description": desc, "messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
+                .to_string(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    pub(crate) fn prompt_messages_substitute_arguments() {
+        let p = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "a='{a}' n={n}"}}]});
+        let args = json!({"a": "x", "n": 3});
+        let m = prompt_messages(p.as_object().unwrap(), args.as_object().unwrap()).unwrap();
+        assert_eq!(m["messages"][0]["content"]["text"], "a='x' n=3");
+    }
+}

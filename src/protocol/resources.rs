@@ -1,0 +1,68 @@
+//! `resources/read`, `resources/subscribe` and `resources/unsubscribe`: a catalog resource, or a
+//! URI matching a resource template (level-1 `{var}` templates), after the policy check. A
+//! resource's `text` or `blob`, or a template's `text` with `{var}` placeholders, comes from the
+//! catalog document. Catalog resources are static: a subscription produces no update until the
+//! catalog is replaced (which announces `list_changed`).
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::Kind;
+use crate::protocol::server::{string_param, Call, Server};
+use crate::protocol::template::{match_template, substitute, Vars};
+
+/// The `contents` entry of a catalog resource (or template) as read at `uri`: its `blob`
+/// (base64) when it has one, else its `text`, else a labelled simulated text.
+pub fn contents(json: &Map<String, Value>, uri: &str, vars: &[(String, String)]) -> Value {
+    let mime = json.get("mimeType").cloned().unwrap_or(json!("text/plain"));
+    if let Some(blob) = json.get("blob") {
+        return json!({"uri": uri, "mimeType": mime, "blob": blob});
+    }
+    let text = json
+        .get("text")
+        .map(|t| substitute(t, vars))
+        .unwrap_or_else(|| json!(format!("[simulated] contents of {uri}")));
+    json!({"uri": uri, "mimeType": mime, "text": text})
+}
+
+impl Server {
+    /// `resources/subscribe` and `resources/unsubscribe`: the URI must be readable. Catalog
+    /// resources are static, so a subscription never produces an update until the catalog is
+    /// replaced (which announces `list_changed`).
+    pub(crate) fn subscribe(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
+        self.resolve_uri(call, log).map(|_| "{}".into())
+    }
+    /// Finds what `params.uri` reads: a catalog resource, else the first template it matches.
+    /// Returns the item's JSON and the template variables; policy applies to both.
+    pub(crate) fn resolve_uri(&self, call: &Call, log: &mut Vec<String>) -> Result<(Kind, usize, Vars)> {
+        let uri = string_param(call.params, "params", "uri")?;
+        let unknown = || Error::params(format!("Unknown resource: \"{uri}\""));
+        let resources = self.catalog.section(Kind::Resource);
+        if let Some(pos) = resources.find(uri) {
+            return if self.chain.allows(Kind::Resource, resources, pos, &call.ctx, log) {
+                Ok((Kind::Resource, pos, Vec::new()))
+            } else {
+                Err(unknown())
+            };
+        }
+        let templates = self.catalog.section(Kind::ResourceTemplate);
+        for (pos, t) in templates.items.iter().enumerate() {
+            if let Some(vars) = match_template(&t.id, uri) {
+                if self
+                    .chain
+                    .allows(Kind::ResourceTemplate, templates, pos, &call.ctx, log)
+                {
+                    return Ok((Kind::ResourceTemplate, pos, vars));
+                }
+            }
+        }
+        Err(unknown())
+    }
+    /// `resources/read` of a catalog resource or of a URI matching a resource template.
+    pub(crate) fn read_uri(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
+        let (kind, pos, vars) = self.resolve_uri(call, log)?;
+        let item = &self.catalog.section(kind).items[pos];
+        let uri = call.params["uri"].as_str().unwrap_or_default();
+        Ok(json!({"contents": [contents(&item.json, uri, &vars)]}).to_string())
+    }
+}

@@ -1,0 +1,118 @@
+//! The method router: the only `match` on method names. One incoming message, the session (if
+//! any) and the time go in; the response, session changes, notifications and effects come out.
+//! Each method family lives in its own file beside this one.
+
+use serde_json::Value;
+
+use crate::concern::Concerns;
+use crate::error::{Error, Result};
+use crate::model::Kind;
+use crate::protocol::jsonrpc::{self, Incoming};
+use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::{Session, MODERN_VERSION};
+
+/// Whether a request carries the 2026-07-28 version in its `_meta`.
+fn is_modern(params: &Value) -> bool {
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() == Some(MODERN_VERSION)
+}
+
+impl Server {
+    /// Handles one message. `session` is the caller's session (None before `initialize`, or for
+    /// stateless requests); `initialize` fills it.
+    pub fn handle(&self, msg: Incoming, session: &mut Option<Session>, env: &Env) -> Outcome {
+        let mut out = Outcome::default();
+        match msg {
+            Incoming::Response => {}
+            Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
+            Incoming::Request { id, method, params } => {
+                let stateless = session.is_none() && method != "initialize";
+                let result = self.request(&id, &method, &params, session, env, &mut out);
+                if out.retry_at.is_none() && out.forward.is_none() {
+                    out.response = Some(match result {
+                        // 2026-07-28 results say whether they are complete.
+                        Ok(raw) if stateless && raw.starts_with('{') => {
+                            let rest = if raw == "{}" { "}" } else { &raw[1..] };
+                            let sep = if rest == "}" { "" } else { "," };
+                            jsonrpc::ok_raw(&id, &format!("{{\"resultType\":\"complete\"{sep}{rest}"))
+                        }
+                        Ok(raw) => jsonrpc::ok_raw(&id, &raw),
+                        Err(e) => {
+                            out.error_code = Some(e.code());
+                            jsonrpc::error(&id, &e)
+                        }
+                    });
+                }
+            }
+        }
+        out
+    }
+    pub(crate) fn request(
+        &self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        let stateless = session.is_none();
+        if method == "initialize" && !is_modern(params) {
+            return self.initialize(id, params, session, env, out);
+        }
+        // 2026-07-28 has neither initialize nor ping.
+        if stateless && matches!(method, "initialize" | "ping") {
+            return Err(Error::MethodNotFound(format!(
+                "\"{method}\" is not part of protocol version {MODERN_VERSION}; use server/discover"
+            )));
+        }
+        let call = Call {
+            params,
+            ctx: self.context(method, id, params, session.as_ref(), env),
+            session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
+        };
+        if let Some(forwarded) = self.forward(id, method, &call, stateless, out) {
+            return forwarded;
+        }
+        let log = &mut out.log;
+        match method {
+            "ping" => Ok("{}".into()),
+            "server/discover" => Ok(self.discover().to_string()),
+            "tools/list" => self.list(Kind::Tool, &call, log),
+            "resources/list" => self.list(Kind::Resource, &call, log),
+            "resources/templates/list" => self.list(Kind::ResourceTemplate, &call, log),
+            "prompts/list" => self.list(Kind::Prompt, &call, log),
+            "groups/list" => self.list_names("groups", self.catalog.groups.iter().map(|g| &g.json).collect(), &call),
+            "tags/list" => self.list_names("tags", self.catalog.tags.iter().map(|t| &t.json).collect(), &call),
+            "concerns/list" => Ok(self.catalog.concerns.list_json(&call.session_concerns).to_string()),
+            "concerns/update" => self.update_concerns(&call, session, out),
+            "tools/call" => self.call_tool(&call, session, env, out),
+            "prompts/get" => self.get_prompt(&call, log),
+            "resources/read" => self.read_uri(&call, log),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, log),
+            "logging/setLevel" => self.set_log_level(&call),
+            "completion/complete" => self.complete(&call, log),
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
+            "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, log),
+            other => Err(Error::MethodNotFound(format!(
+                "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"
+            ))),
+        }
+    }
+    pub(crate) fn notify(&self, method: &str, params: &Value, session: &mut Option<Session>, out: &mut Outcome) {
+        if method != "notifications/initialized" {
+            return;
+        }
+        let Some(s) = session.as_mut() else { return };
+        s.initialized = true;
+        out.session_changed = true;
+        if let Some(raw) = params.get("concerns").filter(|v| !v.is_null()) {
+            match self.catalog.concerns.resolve(raw, "params.concerns") {
+                Ok((resolved, removed)) => {
+                    out.log.extend(resolved.warnings.iter().cloned());
+                    Concerns::merge(&mut s.concerns, &resolved, &removed);
+                }
+                Err(e) => out.log.push(format!("notifications/initialized concerns ignored: {e}")),
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! `tools/call`: the policy check, task execution (`params.task`) by the tool's `taskSupport`,
+//! and the demo and conformance fixture tools.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::Kind;
+use crate::protocol::demo;
+use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::Session;
+
+impl Server {
+    pub(crate) fn call_tool(
+        &self,
+        call: &Call,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        let pos = self.usable(Kind::Tool, "name", call, &mut out.log)?;
+        let tool = &self.catalog.section(Kind::Tool).items[pos];
+        let args = Self::arguments(call)?;
+        let support = tool
+            .json
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+            .unwrap_or("forbidden");
+        match (call.params.get("task"), support) {
+            (Some(t), "optional" | "required") if !t.is_null() => {
+                return self.create_task(tool, &args, t, session, env, out)
+            }
+            (Some(t), _) if !t.is_null() => {
+                // MCP 2025-11-25 (tasks): a task request for a tool that does not support tasks
+                // SHOULD be answered with -32601.
+                return Err(Error::MethodNotFound(format!(
+                    "tool \"{}\" does not support task execution (execution.taskSupport is \"{support}\")",
+                    tool.name
+                )));
+            }
+            (_, "required") => {
+                return Err(Error::MethodNotFound(format!(
+                    "tool \"{}\" must be called as a task: add params.task",
+                    tool.name
+                )))
+            }
+            _ => {}
+        }
+        out.notifications
+            .extend(demo::tool_notifications(&tool.name, call.params));
+        Ok(demo::run(&tool.name, &args, env.now_ms).to_string())
+    }
+}
