@@ -33,6 +33,10 @@ fn upstream_lists() -> Lists {
             json!({"name": "secret", "uri": "up://secret"}),
         ],
     );
+    l.set(
+        Kind::ResourceTemplate,
+        vec![json!({"name": "numbered", "uriTemplate": "up://from-a-template/{n}"})],
+    );
     l.set(Kind::Prompt, vec![json!({"name": "greet"})]);
     l
 }
@@ -138,6 +142,10 @@ fn uses_become_forwards_after_the_policy_check() {
     assert_eq!(e["code"], json!(-32602));
     let e = h.rpc_err("tools/call", json!({"name": "not_upstream"}));
     assert_eq!(e["code"], json!(-32602));
+    // An unlisted URI is forwarded only through a template the upstream lists.
+    let e = h.rpc_err("resources/read", json!({"uri": "up://nowhere/7"}));
+    assert_eq!(e["code"], json!(-32602));
+    assert!(e["message"].as_str().unwrap().contains("Unknown resource"), "{e}");
 
     for (method, params) in [
         ("prompts/get", json!({"name": "greet", "arguments": {"who": "x"}})),

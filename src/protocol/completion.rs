@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{string_param, Call, Server};
+use crate::protocol::server::{string_param, Call, Outcome, Server};
 
 /// Most completion values in one answer (the MCP limit).
 const MAX_COMPLETIONS: usize = 100;
@@ -14,7 +14,7 @@ impl Server {
     /// `completion/complete` for a prompt argument (`ref/prompt`) or a template variable
     /// (`ref/resource`): the values of the argument's `completions` list in the catalog that start
     /// with `argument.value`.
-    pub(crate) fn complete(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
+    pub(crate) fn complete(&self, call: &Call, out: &mut Outcome) -> Result<String> {
         let p = call.params;
         let r = p
             .get("ref")
@@ -39,8 +39,11 @@ impl Server {
         let section = self.catalog.section(kind);
         let unknown = || Error::params(format!("params.ref.{field}: unknown {} \"{id}\"", &field));
         let pos = section.find(id).ok_or_else(unknown)?;
-        if !self.chain.allows(kind, section, pos, &call.ctx, log) {
+        if !self.chain.allows(kind, section, pos, &call.ctx, &mut out.log) {
             return Err(unknown());
+        }
+        if let Some(forwarded) = self.forward("completion/complete", call, out) {
+            return Ok(forwarded);
         }
         let item = &section.items[pos].json;
         let declared = match kind {

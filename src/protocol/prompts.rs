@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{Call, Server};
+use crate::protocol::server::{Call, Outcome, Server};
 use crate::protocol::template::substitute;
 
 /// `prompts/get` messages from a catalog prompt's `messages` template, `{arg}` replaced by the
@@ -24,8 +24,11 @@ pub fn prompt_messages(json: &Map<String, Value>, args: &Map<String, Value>) -> 
 }
 
 impl Server {
-    pub(crate) fn get_prompt(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        let pos = self.usable(Kind::Prompt, "name", call, log)?;
+    pub(crate) fn get_prompt(&self, call: &Call, out: &mut Outcome) -> Result<String> {
+        let pos = self.usable(Kind::Prompt, "name", call, &mut out.log)?;
+        if let Some(forwarded) = self.forward("prompts/get", call, out) {
+            return Ok(forwarded);
+        }
         let prompt = &self.catalog.section(Kind::Prompt).items[pos];
         let args = Self::arguments(call)?;
         for a in prompt

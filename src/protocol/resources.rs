@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{string_param, Call, Server};
+use crate::protocol::server::{string_param, Call, Outcome, Server};
 use crate::protocol::template::{match_template, substitute, Vars};
 
 /// The `contents` entry of a catalog resource (or template) as read at `uri`: its `blob`
@@ -59,8 +59,13 @@ impl Server {
         Err(unknown())
     }
     /// `resources/read` of a catalog resource or of a URI matching a resource template.
-    pub(crate) fn read_uri(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        let (kind, pos, vars) = self.resolve_uri(call, log)?;
+    pub(crate) fn read_uri(&self, call: &Call, out: &mut Outcome) -> Result<String> {
+        // An unlisted URI is usable only through a template that policy allows; a gateway
+        // forwards nothing else.
+        let (kind, pos, vars) = self.resolve_uri(call, &mut out.log)?;
+        if let Some(forwarded) = self.forward("resources/read", call, out) {
+            return Ok(forwarded);
+        }
         let item = &self.catalog.section(kind).items[pos];
         let uri = call.params["uri"].as_str().unwrap_or_default();
         Ok(json!({"contents": [contents(&item.json, uri, &vars)]}).to_string())

@@ -67,12 +67,10 @@ impl Server {
         }
         let call = Call {
             params,
+            stateless,
             ctx: self.context(method, id, params, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
         };
-        if let Some(forwarded) = self.forward(id, method, &call, stateless, out) {
-            return forwarded;
-        }
         let log = &mut out.log;
         match method {
             "ping" => Ok("{}".into()),
@@ -86,13 +84,13 @@ impl Server {
             "concerns/list" => Ok(self.catalog.concerns.list_json(&call.session_concerns).to_string()),
             "concerns/update" => self.update_concerns(&call, session, out),
             "tools/call" => self.call_tool(&call, session, env, out),
-            "prompts/get" => self.get_prompt(&call, log),
-            "resources/read" => self.read_uri(&call, log),
-            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, log),
+            "prompts/get" => self.get_prompt(&call, out),
+            "resources/read" => self.read_uri(&call, out),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, &mut out.log),
             "logging/setLevel" => self.set_log_level(&call),
-            "completion/complete" => self.complete(&call, log),
+            "completion/complete" => self.complete(&call, out),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
-            "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, log),
+            "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, &mut out.log),
             other => Err(Error::MethodNotFound(format!(
                 "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"
             ))),

@@ -48,6 +48,8 @@ pub struct Outcome {
 /// One request as the handlers see it.
 pub(crate) struct Call<'a> {
     pub params: &'a Value,
+    /// A 2026-07-28 request (no session): its result gets `resultType`.
+    pub stateless: bool,
     pub ctx: FilterContext,
     pub session_concerns: ConcernConfig,
 }

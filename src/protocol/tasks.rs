@@ -94,6 +94,15 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
+        if self.is_gateway() {
+            if !matches!(call.params, Value::Null | Value::Object(_)) {
+                return Err(Error::params(format!(
+                    "params must be an object, got {}",
+                    type_name(call.params)
+                )));
+            }
+            return Ok(self.forward(method, call, out).unwrap_or_default());
+        }
         let s = session
             .as_mut()
             .ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;

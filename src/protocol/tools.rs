@@ -18,6 +18,9 @@ impl Server {
         out: &mut Outcome,
     ) -> Result<String> {
         let pos = self.usable(Kind::Tool, "name", call, &mut out.log)?;
+        if let Some(forwarded) = self.forward("tools/call", call, out) {
+            return Ok(forwarded);
+        }
         let tool = &self.catalog.section(Kind::Tool).items[pos];
         let args = Self::arguments(call)?;
         let support = tool
