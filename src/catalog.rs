@@ -5,58 +5,22 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::concern::{ConcernDecl, Concerns, InvalidValuePolicy};
+use crate::concern::{ConcernDecl, Concerns};
 use crate::error::{type_name, Error, Result};
 use crate::filter::policy::Policy;
-use crate::filter::{Bits, Filter, Index};
 use crate::model::{Group, Kind, Primitive, Tag};
 
+mod options;
 mod overlay;
 mod upstream;
+mod views;
 
+/// The section type lives with the filter; re-exported where the catalog's users look for it.
+pub use crate::filter::Section;
+pub use options::{Options, DEFAULT_PAGE_SIZE};
 pub use overlay::Overlay;
 pub use upstream::{Upstream, DEFAULT_REFRESH_SECONDS};
-
-/// The default page size of list methods.
-pub const DEFAULT_PAGE_SIZE: usize = 50;
-
-/// The primitives of one kind with their index.
-#[derive(Debug, Clone, Default)]
-pub struct Section {
-    /// Items in document order.
-    pub items: Vec<Primitive>,
-    /// The compiled index over `items`.
-    pub index: Index,
-    by_id: HashMap<String, usize>,
-}
-
-impl Section {
-    /// A section of `items` compiled with the group `parents` map.
-    pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
-        let index = Index::build(&items, parents);
-        let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
-        Section { items, index, by_id }
-    }
-
-    /// Position of the item whose identity (name, uri or uriTemplate) is `id`.
-    pub fn find(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
-    }
-
-    /// The items passing `filter` under `concerns`.
-    pub fn select(&self, filter: &Filter, concerns: &crate::concern::ConcernConfig) -> Bits {
-        self.index.eval(&self.items, filter, concerns)
-    }
-}
-
-/// Server options from the document's `options`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    /// Items per list page.
-    pub page_size: usize,
-    /// Reject task-query criteria the server does not support instead of ignoring them.
-    pub reject_unsupported_task_criteria: bool,
-}
+pub use views::{Mode, View, Views};
 
 /// A loaded, validated, compiled catalog.
 #[derive(Debug, Clone)]
@@ -77,8 +41,10 @@ pub struct Catalog {
     pub policy: Policy,
     /// Options.
     pub options: Options,
-    /// The `middleware` object as given.
-    pub middleware: Value,
+    /// Named views (`/mcp/{view}`).
+    pub views: Views,
+    /// The `middleware` configuration (built-ins enabled, who may use them, their settings).
+    pub middleware: crate::middleware::Config,
     /// Gateway mode: the upstream server this catalog's primitives come from.
     pub upstream: Option<Upstream>,
     /// The document as given, kept only when `upstream` is set: a gateway rebuilds the catalog
@@ -115,7 +81,7 @@ impl Catalog {
         let doc = doc
             .as_object()
             .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(doc))))?;
-        const KNOWN: [&str; 15] = [
+        const KNOWN: [&str; 16] = [
             "server",
             "groups",
             "tags",
@@ -130,6 +96,7 @@ impl Catalog {
             "middleware",
             "upstream",
             "overlay",
+            "views",
             "$schema",
         ];
         if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
@@ -179,7 +146,7 @@ impl Catalog {
             }
         }
         let options = doc.get("options").cloned().unwrap_or(Value::Null);
-        let (options, concern_opts) = parse_options(&options)?;
+        let (options, concern_opts) = options::parse(&options)?;
         let concerns = Concerns {
             decls,
             invalid_value: concern_opts.0,
@@ -207,6 +174,7 @@ impl Catalog {
             .is_some()
             .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         catalog.upstream = upstream;
+        catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
         Ok(catalog)
     }
 
@@ -261,7 +229,7 @@ impl Catalog {
         }
         let sections = sections.map(|s| Section::new(s.items, &parents));
         let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null), &parents)?;
-        crate::middleware::validate_config(doc.get("middleware").unwrap_or(&Value::Null))?;
+        let middleware = crate::middleware::Config::parse(doc.get("middleware").unwrap_or(&Value::Null))?;
         Ok(Catalog {
             server,
             groups,
@@ -271,7 +239,8 @@ impl Catalog {
             sections,
             policy,
             options,
-            middleware: doc.get("middleware").cloned().unwrap_or(Value::Null),
+            middleware,
+            views: Views::new(),
             upstream: None,
             document: None,
         })
@@ -304,55 +273,4 @@ fn unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn parse_options(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> {
-    let mut o = Options {
-        page_size: DEFAULT_PAGE_SIZE,
-        reject_unsupported_task_criteria: false,
-    };
-    let mut invalid = InvalidValuePolicy::Reject;
-    let mut apply_defaults = false;
-    let obj = match v {
-        Value::Null => return Ok((o, (invalid, apply_defaults))),
-        Value::Object(m) => m,
-        other => {
-            return Err(Error::Catalog(format!(
-                "options must be an object, got {}",
-                type_name(other)
-            )))
-        }
-    };
-    for (k, val) in obj {
-        match k.as_str() {
-            "pageSize" => {
-                o.page_size = val
-                    .as_u64()
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or_else(|| Error::Catalog("options.pageSize must be an integer from 1 to 10000".into()))?
-                    as usize
-            }
-            "invalidConcernValue" => {
-                let s = val
-                    .as_str()
-                    .ok_or_else(|| Error::Catalog("options.invalidConcernValue must be a string".into()))?;
-                invalid = InvalidValuePolicy::parse(s, "options.invalidConcernValue").map_err(Error::in_catalog)?;
-            }
-            "applyDefaults" => {
-                apply_defaults =
-                    val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
-            }
-            "rejectUnsupportedTaskCriteria" => {
-                o.reject_unsupported_task_criteria = val
-                    .as_bool()
-                    .ok_or_else(|| Error::Catalog("options.rejectUnsupportedTaskCriteria must be a boolean".into()))?
-            }
-            other => {
-                return Err(Error::Catalog(format!(
-                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, rejectUnsupportedTaskCriteria"
-                )))
-            }
-        }
-    }
-    Ok((o, (invalid, apply_defaults)))
 }

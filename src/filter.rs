@@ -1,6 +1,7 @@
 //! The filter language (parsing with path-aware errors), the compiled bitset index that evaluates
 //! it, a plain reference implementation used by tests and benchmarks, the programmable chain
-//! (policy filters with a `FilterContext`), declarative policy rules and initial checks.
+//! (policy filters with a `FilterContext`), declarative policy rules and initial checks, and the
+//! section of one kind of primitive with its selection.
 
 pub mod bits;
 pub mod chain;
@@ -9,9 +10,11 @@ pub mod glob;
 pub mod index;
 pub mod naive;
 pub mod policy;
+mod section;
 mod spec;
 
 pub use bits::Bits;
 pub use chain::{FilterContext, InitialCheck, PrimitiveFilter};
 pub use index::Index;
+pub use section::Section;
 pub use spec::{Expr, Filter};

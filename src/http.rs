@@ -59,8 +59,20 @@ pub struct Response {
     /// Handle the same request again at this time (see `Outcome::retry_at`).
     pub retry_at: Option<i64>,
     /// Gateway mode: perform this request at the upstream, then answer with
-    /// [`crate::upstream::complete`].
+    /// [`complete`].
     pub forward: Option<crate::protocol::Forward>,
+}
+
+/// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the
+/// upstream's reply to it (see [`crate::protocol::Forward::answer`]).
+pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Error>) -> Response {
+    if let Some(f) = response.forward.take() {
+        response.body = f.answer(reply);
+        response
+            .headers
+            .push(("Content-Type".into(), "application/json".into()));
+    }
+    response
 }
 
 /// Transport configuration.

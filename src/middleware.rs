@@ -16,11 +16,10 @@ pub mod tool_filter;
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::Catalog;
 use crate::error::{type_name, Error, Result};
 use crate::filter::{Bits, Filter};
 
-pub use config::{validate_config, Config};
+pub use config::Config;
 
 /// The built-in middleware.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +91,10 @@ impl Builtin {
 
 /// What an invocation may read besides its params: the time and the tools the caller sees.
 pub struct Inputs<'a> {
-    /// The catalog (tools, groups) for `tool_filter`.
-    pub catalog: &'a Catalog,
+    /// The tools (in catalog order) and groups, for `tool_filter`.
+    pub tools: &'a [crate::model::Primitive],
+    /// The catalog's groups.
+    pub groups: &'a [crate::model::Group],
     /// Current time, ms since the epoch (given by the shell).
     pub now_ms: i64,
     /// The tools visible under a view filter (the caller adds its concerns and policy).
@@ -157,9 +158,4 @@ pub fn invoke(config: &Config, params: &Value, inputs: &mut Inputs) -> Result<Va
         Builtin::TimestampInjector => timestamp::invoke(args, context, inputs.now_ms),
         Builtin::ToolFilter => tool_filter::invoke(args, context, inputs),
     }
-}
-
-/// Whether a catalog's `middleware` object enables any middleware.
-pub fn enabled(raw: &serde_json::Value) -> bool {
-    Config::parse(raw).is_ok_and(|c| !c.enabled.is_empty())
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::Harness;
+use mcp_sieve::http;
 use mcp_sieve::model::Kind;
 use mcp_sieve::upstream::{self, Lists};
 use serde_json::{json, Value};
@@ -121,7 +122,7 @@ fn uses_become_forwards_after_the_policy_check() {
         (json!("c-1"), "tools/call", &params)
     );
     let upstream_result = json!({"content": [{"type": "text", "text": "pushed"}], "structuredContent": {"ok": true}});
-    let done = upstream::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
+    let done = http::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body, json!({"jsonrpc": "2.0", "id": "c-1", "result": upstream_result}));
     assert!(done
@@ -211,7 +212,7 @@ fn stateless_forwards_get_result_type() {
     let r = h.modern(json!(3), "tools/call", json!({"name": "echo", "arguments": {}}));
     let f = r.forward.clone().expect("forwarded");
     assert!(f.stateless);
-    let done = upstream::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
+    let done = http::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body["result"], json!({"resultType": "complete", "content": []}));
 }

@@ -562,7 +562,7 @@ fn tool_filter_top5_hit_rate() {
     let mut first = 0;
     let mut rows = Vec::new();
     for (q, want) in QUERIES {
-        let ranked = rank(&catalog, &all, q);
+        let ranked = rank(tools, &catalog.groups, &all, q);
         let top: Vec<&str> = ranked.iter().take(5).map(|(i, _)| tools[*i].name.as_str()).collect();
         let hit = top.iter().any(|t| want.contains(t));
         hits += usize::from(hit);

@@ -146,9 +146,9 @@ impl Gateway {
         match self.drive(&mut exchange).await {
             Ok(upstream::Reply {
                 response: Some(msg), ..
-            }) => upstream::complete(answer, Ok(&msg)),
-            Ok(_) => upstream::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
-            Err(e) => upstream::complete(answer, Err(&e)),
+            }) => http::complete(answer, Ok(&msg)),
+            Ok(_) => http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
+            Err(e) => http::complete(answer, Err(&e)),
         }
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::catalog::Section;
 use crate::filter::Bits;
+use crate::filter::Section;
 use crate::model::{Kind, Primitive};
 
 /// What a policy filter may look at: the session's initialize request, the current request and

@@ -9,8 +9,8 @@
 //! - concern `c` = `v`: items passing the filter with `c` configured to `v` (other concerns as
 //!   configured); only concerns declared with a list of values.
 
-use crate::catalog::Section;
 use crate::concern::{ConcernConfig, ConcernValues, Concerns};
+use crate::filter::Section;
 use crate::filter::{Bits, Filter};
 
 /// The count for one tag.

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::catalog::Section;
 use crate::concern::ConcernConfig;
 use crate::error::{type_name, Error, Result};
 use crate::filter::chain::{Chain, FilterContext, InitialCheck, PrimitiveFilter};
+use crate::filter::Section;
 use crate::filter::{glob, Bits, Filter};
 use crate::json::str_array;
 use crate::model::{Kind, Primitive};

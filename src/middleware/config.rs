@@ -33,11 +33,6 @@ pub struct Config {
     pub policies: Vec<Policy>,
 }
 
-/// Validates the `middleware` object of a catalog document (`Error::Catalog` naming the field).
-pub fn validate_config(v: &Value) -> Result<()> {
-    Config::parse(v).map(|_| ())
-}
-
 fn catalog_err(msg: String) -> Error {
     Error::Catalog(msg)
 }

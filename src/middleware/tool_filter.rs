@@ -6,13 +6,12 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::middleware::fold;
 use crate::middleware::schema::parse_static;
 use crate::middleware::{content, Inputs};
-use crate::model::{Kind, Primitive};
+use crate::model::{Group, Primitive};
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -98,7 +97,7 @@ fn query_tokens(text: &str) -> Vec<String> {
 }
 
 /// Weighted term frequencies of one tool's fields.
-fn document(tool: &Primitive, catalog: &Catalog) -> (HashMap<String, f64>, f64) {
+fn document(tool: &Primitive, groups: &[Group]) -> (HashMap<String, f64>, f64) {
     let mut tf: HashMap<String, f64> = HashMap::new();
     let mut len = 0.0;
     let mut add = |text: &str, w: f64| {
@@ -113,7 +112,7 @@ fn document(tool: &Primitive, catalog: &Catalog) -> (HashMap<String, f64>, f64) 
     add(s("description"), 1.0);
     for g in &tool.groups {
         add(g, 1.5);
-        if let Some(group) = catalog.groups.iter().find(|x| &x.name == g) {
+        if let Some(group) = groups.iter().find(|x| &x.name == g) {
             let gs = |k: &str| {
                 group
                     .json
@@ -134,12 +133,11 @@ fn document(tool: &Primitive, catalog: &Catalog) -> (HashMap<String, f64>, f64) 
 
 /// BM25F scores of `candidates` (positions in the tool section) for `query`, best first,
 /// only positive scores.
-pub fn rank(catalog: &Catalog, candidates: &[usize], query: &str) -> Vec<(usize, f64)> {
-    let items = &catalog.section(Kind::Tool).items;
+pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: &str) -> Vec<(usize, f64)> {
     let docs: Vec<(usize, HashMap<String, f64>, f64)> = candidates
         .iter()
         .map(|&i| {
-            let (tf, len) = document(&items[i], catalog);
+            let (tf, len) = document(&items[i], groups);
             (i, tf, len)
         })
         .collect();
@@ -192,7 +190,7 @@ pub fn invoke(args: &Map<String, Value>, context: Vec<Value>, inputs: &mut Input
     let filter = Filter::parse(args.get("filter").unwrap_or(&Value::Null), "params.arguments.filter")?;
     let k = args.get("k").and_then(Value::as_f64).unwrap_or(5.0) as usize;
     let visible = (inputs.visible_tools)(&filter)?;
-    let items = &inputs.catalog.section(Kind::Tool).items;
+    let items = inputs.tools;
     let mut candidates: Vec<usize> = visible.ones().collect();
     if let Some(names) = args.get("availableTools").and_then(Value::as_array) {
         let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
@@ -203,7 +201,7 @@ pub fn invoke(args: &Map<String, Value>, context: Vec<Value>, inputs: &mut Input
         text.push_str(t);
         text.push('\n');
     });
-    let ranked = rank(inputs.catalog, &candidates, &text);
+    let ranked = rank(items, inputs.groups, &candidates, &text);
     let top = ranked.first().map_or(1.0, |r| r.1);
     let relevant: Vec<Value> = ranked
         .iter()

@@ -27,7 +27,7 @@ impl Server {
         caps["logging"] = json!({});
         caps["completions"] = json!({});
         caps["resources"]["subscribe"] = json!(true);
-        if crate::middleware::enabled(&self.catalog.middleware) {
+        if !self.catalog.middleware.enabled.is_empty() {
             caps["contextMiddleware"] = json!({});
         }
         caps

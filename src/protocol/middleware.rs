@@ -6,19 +6,16 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::filter::chain::FilterContext;
-use crate::middleware::{self, Config, Inputs};
+use crate::middleware::{self, Inputs};
 use crate::model::Kind;
 use crate::protocol::server::{Call, Server};
 use crate::protocol::EXT;
 
 impl Server {
-    pub(crate) fn middleware_config(&self) -> Result<Config> {
-        Config::parse(&self.catalog.middleware).map_err(|e| Error::Internal(e.to_string()))
-    }
     /// Drops `contextMiddleware` from an initialize result's capabilities when the client may
     /// not use middleware.
     pub(crate) fn restrict_middleware_capability(&self, result: &mut Value, ctx: &FilterContext) {
-        let allowed = self.middleware_config().is_ok_and(|c| c.allows(ctx));
+        let allowed = self.catalog.middleware.allows(ctx);
         if !allowed {
             if let Some(caps) = result.get_mut("capabilities").and_then(Value::as_object_mut) {
                 caps.remove("contextMiddleware");
@@ -27,7 +24,7 @@ impl Server {
     }
     /// `middleware/list` and `middleware/invoke`.
     pub(crate) fn middleware(&self, method: &str, call: &Call, now_ms: i64, log: &mut Vec<String>) -> Result<String> {
-        let config = self.middleware_config()?;
+        let config = &self.catalog.middleware;
         if config.enabled.is_empty() {
             return Err(Error::MethodNotFound(format!(
                 "\"{method}\" is not available: this server enables no middleware (catalog middleware.enabled)"
@@ -39,7 +36,7 @@ impl Server {
             )));
         }
         if method == "middleware/list" {
-            return Ok(middleware::list(&config).to_string());
+            return Ok(middleware::list(config).to_string());
         }
         let mut warnings = Vec::new();
         let mut visible = |filter: &crate::filter::Filter| -> Result<crate::filter::Bits> {
@@ -47,11 +44,12 @@ impl Server {
             Ok(self.selection(Kind::Tool, call, filter, &concerns, log))
         };
         let mut inputs = Inputs {
-            catalog: &self.catalog,
+            tools: &self.catalog.section(Kind::Tool).items,
+            groups: &self.catalog.groups,
             now_ms,
             visible_tools: &mut visible,
         };
-        let mut result = middleware::invoke(&config, call.params, &mut inputs)?;
+        let mut result = middleware::invoke(config, call.params, &mut inputs)?;
         if !warnings.is_empty() {
             result["_meta"] = json!({ format!("{}/warnings", EXT): warnings });
         }

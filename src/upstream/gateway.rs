@@ -11,7 +11,6 @@ use super::conversation::{ClientConfig, Conversation, Exchange};
 use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{type_name, Error, Result};
-use crate::http::Response;
 use crate::model::Kind;
 use crate::protocol::{Forward, Server};
 
@@ -141,18 +140,6 @@ impl Gateway {
     pub fn forward(&self, forward: &Forward) -> Exchange {
         self.conv.request(&forward.method, forward.params.clone())
     }
-}
-
-/// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the
-/// upstream's reply to it (see [`Forward::answer`]).
-pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Error>) -> Response {
-    if let Some(f) = response.forward.take() {
-        response.body = f.answer(reply);
-        response
-            .headers
-            .push(("Content-Type".into(), "application/json".into()));
-    }
-    response
 }
 
 /// The catalog a gateway serves: the local document (groups, tags, concerns, concernMapping,

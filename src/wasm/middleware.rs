@@ -12,7 +12,7 @@ use crate::middleware::{self, Builtin, Config, Inputs};
 
 impl Sieve {
     fn middleware_config(&self) -> Result<Config, JsValue> {
-        let mut config = Config::parse(&self.catalog().middleware).map_err(|e| js_error(&e))?;
+        let mut config = self.catalog().middleware.clone();
         if config.enabled.is_empty() {
             config.enabled = Builtin::ALL.to_vec();
         }
@@ -51,7 +51,8 @@ impl Sieve {
         });
         let mut visible = |f: &crate::filter::Filter| self.tool_selection(f, "params.arguments.filter.concerns");
         let mut inputs = Inputs {
-            catalog: self.catalog(),
+            tools: &self.catalog().section(crate::model::Kind::Tool).items,
+            groups: &self.catalog().groups,
             now_ms: js_sys::Date::now() as i64,
             visible_tools: &mut visible,
         };

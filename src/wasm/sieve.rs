@@ -8,11 +8,11 @@ use wasm_bindgen::prelude::*;
 
 use super::callback::JsFilter;
 use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, to_js, warn_all};
-use crate::catalog::Section;
 use crate::concern::{ConcernConfig, Concerns};
 use crate::filter::chain::Chain;
 use crate::filter::facets::facets;
 use crate::filter::index::write_list;
+use crate::filter::Section;
 use crate::filter::{Bits, Filter, FilterContext};
 use crate::model::Kind;
 use crate::{Catalog, Error};

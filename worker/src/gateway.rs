@@ -111,14 +111,14 @@ pub async fn finish(answer: http::Response, server: &Server) -> http::Response {
         return answer;
     };
     let Some((url, mut exchange)) = with(server, |g| (g.upstream().url.clone(), g.forward(&f))) else {
-        return upstream::complete(answer, Err(&Error::Internal("no upstream is configured".into())));
+        return http::complete(answer, Err(&Error::Internal("no upstream is configured".into())));
     };
     match drive(server, &url, &mut exchange).await {
         Ok(upstream::Reply {
             response: Some(msg), ..
-        }) => upstream::complete(answer, Ok(&msg)),
-        Ok(_) => upstream::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
-        Err(e) => upstream::complete(answer, Err(&e)),
+        }) => http::complete(answer, Ok(&msg)),
+        Ok(_) => http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
+        Err(e) => http::complete(answer, Err(&e)),
     }
 }
 

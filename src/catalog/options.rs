@@ -1,0 +1,71 @@
+//! The document's `options`: page size, task-query strictness, and the concern policies
+//! (`invalidConcernValue`, `applyDefaults`), validated with errors naming the field.
+
+use serde_json::Value;
+
+use crate::concern::InvalidValuePolicy;
+use crate::error::{type_name, Error, Result};
+
+/// The default page size of list methods.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// Server options from the document's `options`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Items per list page.
+    pub page_size: usize,
+    /// Reject task-query criteria the server does not support instead of ignoring them.
+    pub reject_unsupported_task_criteria: bool,
+}
+
+/// Reads `options`: the server options, and the concern policies (invalid values, defaults).
+pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> {
+    let mut o = Options {
+        page_size: DEFAULT_PAGE_SIZE,
+        reject_unsupported_task_criteria: false,
+    };
+    let mut invalid = InvalidValuePolicy::Reject;
+    let mut apply_defaults = false;
+    let obj = match v {
+        Value::Null => return Ok((o, (invalid, apply_defaults))),
+        Value::Object(m) => m,
+        other => {
+            return Err(Error::Catalog(format!(
+                "options must be an object, got {}",
+                type_name(other)
+            )))
+        }
+    };
+    for (k, val) in obj {
+        match k.as_str() {
+            "pageSize" => {
+                o.page_size = val
+                    .as_u64()
+                    .filter(|n| (1..=10_000).contains(n))
+                    .ok_or_else(|| Error::Catalog("options.pageSize must be an integer from 1 to 10000".into()))?
+                    as usize
+            }
+            "invalidConcernValue" => {
+                let s = val
+                    .as_str()
+                    .ok_or_else(|| Error::Catalog("options.invalidConcernValue must be a string".into()))?;
+                invalid = InvalidValuePolicy::parse(s, "options.invalidConcernValue").map_err(Error::in_catalog)?;
+            }
+            "applyDefaults" => {
+                apply_defaults =
+                    val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
+            }
+            "rejectUnsupportedTaskCriteria" => {
+                o.reject_unsupported_task_criteria = val
+                    .as_bool()
+                    .ok_or_else(|| Error::Catalog("options.rejectUnsupportedTaskCriteria must be a boolean".into()))?
+            }
+            other => {
+                return Err(Error::Catalog(format!(
+                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, rejectUnsupportedTaskCriteria"
+                )))
+            }
+        }
+    }
+    Ok((o, (invalid, apply_defaults)))
+}

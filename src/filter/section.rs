@@ -1,0 +1,37 @@
+//! The primitives of one kind with their compiled index, and selection by a view filter and
+//! concerns (the policy chain narrows it further: `chain.rs`).
+
+use std::collections::HashMap;
+
+use crate::concern::ConcernConfig;
+use crate::filter::{Bits, Filter, Index};
+use crate::model::Primitive;
+
+/// The primitives of one kind with their index.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// Items in document order.
+    pub items: Vec<Primitive>,
+    /// The compiled index over `items`.
+    pub index: Index,
+    by_id: HashMap<String, usize>,
+}
+
+impl Section {
+    /// A section of `items` compiled with the group `parents` map.
+    pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
+        let index = Index::build(&items, parents);
+        let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
+        Section { items, index, by_id }
+    }
+
+    /// Position of the item whose identity (name, uri or uriTemplate) is `id`.
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The items passing `filter` under `concerns`.
+    pub fn select(&self, filter: &Filter, concerns: &ConcernConfig) -> Bits {
+        self.index.eval(&self.items, filter, concerns)
+    }
+}
