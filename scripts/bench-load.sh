@@ -29,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo run -q --release --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
+cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
 # The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
 # it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
 wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \

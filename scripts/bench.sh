@@ -4,5 +4,5 @@
 # Shared, noisy machines: compare the ratios within one run, not absolute times across runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo bench --bench filter "$@"
+cargo bench --features testing --bench filter "$@"
 node scripts/bench-table.mjs

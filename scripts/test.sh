@@ -16,9 +16,9 @@ step() {
   else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 step "cargo fmt --check" cargo fmt --all -- --check
-step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test" cargo test --workspace
-step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm
+step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
+step "cargo test" cargo test --workspace --features mcp-sieve/testing
+step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
 if step "build" scripts/build.sh; then
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh

@@ -13,6 +13,7 @@ pub mod middleware;
 pub mod model;
 pub mod protocol;
 mod sort;
+#[cfg(feature = "testing")]
 pub mod synth;
 pub mod task;
 pub mod time;

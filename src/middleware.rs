@@ -9,6 +9,7 @@ pub mod detect;
 pub mod fold;
 pub mod moderation;
 pub mod pii;
+#[cfg(feature = "testing")]
 pub mod sample;
 pub mod schema;
 pub mod timestamp;

@@ -4,8 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_sieve::catalog::Section;
 use mcp_sieve::filter::chain::Chain;
+use mcp_sieve::filter::Section;
 use mcp_sieve::filter::{Bits, FilterContext, InitialCheck, PrimitiveFilter};
 use mcp_sieve::model::{Kind, Primitive};
 use mcp_sieve::{Catalog, Error};
@@ -635,4 +635,28 @@ fn policy_objects_with_unknown_or_malformed_fields_are_refused() {
         let e = Catalog::load(&d).unwrap_err();
         assert!(e.to_string().contains(path), "{policy}: {e}");
     }
+}
+
+#[test]
+fn closures_are_filters_and_checks() {
+    let c = Catalog::load(&doc()).unwrap();
+    let mut chain = Chain::default();
+    chain.add_filter(Arc::new(|item: &Primitive, _: &FilterContext| {
+        !item.name.starts_with("d")
+    }));
+    chain.add_filter(Arc::new(|item: &Primitive, ctx: &FilterContext| {
+        item.name != "echo" || ctx.client_name() == Some("trusted")
+    }));
+    let cx = ctx("other", "1", json!({}));
+    assert_eq!(tools(&chain, &c, &cx), ["read_file", "beta_search"]);
+    assert_eq!(
+        tools(&chain, &c, &ctx("trusted", "1", json!({}))),
+        ["read_file", "echo", "beta_search"]
+    );
+    chain.add_check(Arc::new(|ctx: &FilterContext| match ctx.client_name() {
+        Some("trusted") => Ok(()),
+        _ => Err("only trusted clients".to_string()),
+    }));
+    assert_eq!(chain.run_checks(&cx), Err("only trusted clients".to_string()));
+    assert_eq!(chain.run_checks(&ctx("trusted", "1", json!({}))), Ok(()));
 }

@@ -77,6 +77,28 @@ pub trait InitialCheck: Send + Sync {
     fn check(&self, ctx: &FilterContext) -> Result<(), String>;
 }
 
+/// A closure is a filter (priority 0, every kind): `Arc::new(|item: &Primitive, ctx:
+/// &FilterContext| !item.name.starts_with("admin_"))`.
+impl<F> PrimitiveFilter for F
+where
+    F: Fn(&Primitive, &FilterContext) -> bool + Send + Sync,
+{
+    fn test(&self, item: &Primitive, ctx: &FilterContext) -> Result<bool, String> {
+        Ok(self(item, ctx))
+    }
+}
+
+/// A closure is an initial check (priority 0): `Arc::new(|ctx: &FilterContext| ...)` returning
+/// `Err(message)` to refuse.
+impl<F> InitialCheck for F
+where
+    F: Fn(&FilterContext) -> Result<(), String> + Send + Sync,
+{
+    fn check(&self, ctx: &FilterContext) -> Result<(), String> {
+        self(ctx)
+    }
+}
+
 /// Policy filters and initial checks in priority order.
 #[derive(Clone, Default)]
 pub struct Chain {
