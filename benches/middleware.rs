@@ -7,7 +7,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mcp_sieve::middleware::detect::{detect, Options};
-use mcp_sieve::middleware::pii::{restore, Redactor};
+use mcp_sieve::middleware::pii_redaction::Redactor;
+use mcp_sieve::middleware::pii_restoration::restore;
 use mcp_sieve::middleware::sample;
 
 fn bench(c: &mut Criterion) {

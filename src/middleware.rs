@@ -8,7 +8,8 @@ pub mod content;
 pub mod detect;
 pub mod fold;
 pub mod moderation;
-pub mod pii;
+pub mod pii_redaction;
+pub mod pii_restoration;
 #[cfg(feature = "testing")]
 pub mod sample;
 pub mod schema;
@@ -47,14 +48,14 @@ impl Builtin {
         Builtin::ToolFilter,
     ];
 
-    /// The wire name.
+    /// The wire name (each built-in's file owns it).
     pub fn name(self) -> &'static str {
         match self {
-            Builtin::PiiRedaction => "pii_redaction",
-            Builtin::PiiRestoration => "pii_restoration",
-            Builtin::ContentModeration => "content_moderation",
-            Builtin::TimestampInjector => "timestamp_injector",
-            Builtin::ToolFilter => "tool_filter",
+            Builtin::PiiRedaction => pii_redaction::NAME,
+            Builtin::PiiRestoration => pii_restoration::NAME,
+            Builtin::ContentModeration => moderation::NAME,
+            Builtin::TimestampInjector => timestamp::NAME,
+            Builtin::ToolFilter => tool_filter::NAME,
         }
     }
 
@@ -65,19 +66,19 @@ impl Builtin {
 
     fn description(self) -> &'static str {
         match self {
-            Builtin::PiiRedaction => "Replace PII (emails, phone numbers, US SSNs, Luhn-valid payment cards, checksum-valid IBANs, IPv4/IPv6 addresses, API keys and secrets, configured names) with handles like [EMAIL_1]; metadata.redactions maps each handle to its value for pii_restoration",
-            Builtin::PiiRestoration => "Put the values behind handles like [EMAIL_1] back, given arguments.redactions from pii_redaction",
-            Builtin::ContentModeration => "Check the context against policies of terms and patterns; metadata.flags, severity and allow, and a warning prefix when flagged",
-            Builtin::TimestampInjector => "Prefix the context with the current time in a requested time zone and format",
-            Builtin::ToolFilter => "Rank this server's tools against the conversation (BM25 over name, title, description, groups and tags); metadata.relevantTools and suggestedToolSet",
+            Builtin::PiiRedaction => pii_redaction::DESCRIPTION,
+            Builtin::PiiRestoration => pii_restoration::DESCRIPTION,
+            Builtin::ContentModeration => moderation::DESCRIPTION,
+            Builtin::TimestampInjector => timestamp::DESCRIPTION,
+            Builtin::ToolFilter => tool_filter::DESCRIPTION,
         }
     }
 
     /// The JSON Schema of `arguments`.
     pub fn input_schema(self) -> Value {
         match self {
-            Builtin::PiiRedaction => pii::redaction_schema(),
-            Builtin::PiiRestoration => pii::restoration_schema(),
+            Builtin::PiiRedaction => pii_redaction::schema(),
+            Builtin::PiiRestoration => pii_restoration::schema(),
             Builtin::ContentModeration => moderation::schema(),
             Builtin::TimestampInjector => timestamp::schema(),
             Builtin::ToolFilter => tool_filter::schema(),
@@ -153,8 +154,8 @@ pub fn invoke(config: &Config, params: &Value, inputs: &mut Inputs) -> Result<Va
     )?;
     let context = content::parse(p.get("context"), "params.context")?;
     match builtin {
-        Builtin::PiiRedaction => pii::redact_invoke(config, args, context),
-        Builtin::PiiRestoration => pii::restore_invoke(args, context),
+        Builtin::PiiRedaction => pii_redaction::invoke(config, args, context),
+        Builtin::PiiRestoration => pii_restoration::invoke(args, context),
         Builtin::ContentModeration => moderation::invoke(config, args, context),
         Builtin::TimestampInjector => timestamp::invoke(args, context, inputs.now_ms),
         Builtin::ToolFilter => tool_filter::invoke(args, context, inputs),

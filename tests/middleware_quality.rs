@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 
 use mcp_sieve::middleware::detect::{detect, luhn, Options, PiiType};
-use mcp_sieve::middleware::pii::{restore, Redactor};
+use mcp_sieve::middleware::pii_redaction::Redactor;
+use mcp_sieve::middleware::pii_restoration::restore;
 use mcp_sieve::middleware::tool_filter::rank;
 use mcp_sieve::model::Kind;
 use mcp_sieve::Catalog;

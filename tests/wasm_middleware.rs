@@ -4,7 +4,7 @@
 #![cfg(all(target_arch = "wasm32", feature = "wasm"))]
 
 use mcp_sieve::middleware::detect::Options;
-use mcp_sieve::middleware::pii::Redactor;
+use mcp_sieve::middleware::pii_redaction::Redactor;
 use mcp_sieve::middleware::sample;
 use mcp_sieve::wasm::Sieve;
 use wasm_bindgen::JsValue;

@@ -233,6 +233,11 @@ fn matches_at(pattern: &[String], words: &[String], literal: bool) -> Option<usi
     }
 }
 
+/// The wire name.
+pub const NAME: &str = "content_moderation";
+/// What it does, as `middleware/list` shows it.
+pub const DESCRIPTION: &str = "Check the context against policies of terms and patterns; metadata.flags, severity and allow, and a warning prefix when flagged";
+
 /// `inputSchema` of `content_moderation`.
 pub fn schema() -> Value {
     parse_static(

@@ -213,6 +213,11 @@ pub fn format(ms: i64, offset: i32, zone: &str, fmt: &str) -> String {
     }
 }
 
+/// The wire name.
+pub const NAME: &str = "timestamp_injector";
+/// What it does, as `middleware/list` shows it.
+pub const DESCRIPTION: &str = "Prefix the context with the current time in a requested time zone and format";
+
 /// `inputSchema` of `timestamp_injector`.
 pub fn schema() -> Value {
     parse_static(

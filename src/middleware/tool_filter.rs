@@ -174,6 +174,11 @@ pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: 
     scores
 }
 
+/// The wire name.
+pub const NAME: &str = "tool_filter";
+/// What it does, as `middleware/list` shows it.
+pub const DESCRIPTION: &str = "Rank this server's tools against the conversation (BM25 over name, title, description, groups and tags); metadata.relevantTools and suggestedToolSet";
+
 /// `inputSchema` of `tool_filter`.
 pub fn schema() -> Value {
     parse_static(

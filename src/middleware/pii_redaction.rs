@@ -1,7 +1,7 @@
-//! `pii_redaction` and `pii_restoration`. Redaction replaces each detected value with a handle
-//! like `[EMAIL_1]` (the same value gets the same handle within a call, and handles that already
-//! occur in the text are never reused), so that restoration with `metadata.redactions` gives
-//! back the original text exactly.
+//! `pii_redaction`: replaces each detected value with a handle like `[EMAIL_1]` (the same value
+//! gets the same handle within a call, and handles that already occur in the text are never
+//! reused), so that `pii_restoration` with `metadata.redactions` gives back the original text
+//! exactly.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,8 +13,13 @@ use crate::middleware::detect::{self, Options, PiiType};
 use crate::middleware::schema::parse_static;
 use crate::middleware::Config;
 
+/// The wire name.
+pub const NAME: &str = "pii_redaction";
+/// What it does, as `middleware/list` shows it.
+pub const DESCRIPTION: &str = "Replace PII (emails, phone numbers, US SSNs, Luhn-valid payment cards, checksum-valid IBANs, IPv4/IPv6 addresses, API keys and secrets, configured names) with handles like [EMAIL_1]; metadata.redactions maps each handle to its value for pii_restoration";
+
 /// `inputSchema` of `pii_redaction`.
-pub fn redaction_schema() -> Value {
+pub fn schema() -> Value {
     let mut schema = parse_static(
         r#"{"type": "object", "properties": {
             "aggressiveness": {"type": "string", "enum": ["standard", "strict"], "default": "standard",
@@ -27,16 +32,6 @@ pub fn redaction_schema() -> Value {
     );
     schema["properties"]["types"]["items"]["enum"] = PiiType::ALL.iter().map(|t| Value::from(t.wire())).collect();
     schema
-}
-
-/// `inputSchema` of `pii_restoration`.
-pub fn restoration_schema() -> Value {
-    parse_static(
-        r#"{"type": "object", "properties": {
-            "redactions": {"type": "object", "additionalProperties": {"type": "string"},
-                "description": "handle → value, as returned in pii_redaction's metadata.redactions"}
-        }, "required": ["redactions"], "additionalProperties": false}"#,
-    )
 }
 
 /// Whether `s` is a handle name like `EMAIL_12`.
@@ -53,7 +48,7 @@ fn is_handle(s: &str) -> bool {
 }
 
 /// Every `[HANDLE]` in `text`: (byte range including the brackets, handle name).
-fn handles_in(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+pub(crate) fn handles_in(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     text.match_indices('[').filter_map(move |(s, _)| {
         let rest = &text[s + 1..];
         let close = rest.find(']')?;
@@ -158,7 +153,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 /// Runs `pii_redaction` (arguments already validated).
-pub fn redact_invoke(config: &Config, args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
+pub fn invoke(config: &Config, args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
     let strict = args.get("aggressiveness").and_then(Value::as_str) == Some("strict");
     let mut names = config.names.clone();
     names.extend(strings(args.get("names")));
@@ -185,48 +180,4 @@ pub fn redact_invoke(config: &Config, args: &Map<String, Value>, mut context: Ve
         .map(|(h, k, n)| json!({"handle": h, "type": k.wire(), "count": n}))
         .collect();
     Ok(json!({"content": context, "metadata": {"redactions": r.redactions, "entities": entities}}))
-}
-
-/// Replaces every `[HANDLE]` found in `map` by its value, in one pass (restored values are not
-/// scanned again). Returns the text and the handles that were not in the map.
-pub fn restore(text: &str, map: &HashMap<&str, &str>, unknown: &mut Vec<String>) -> Option<String> {
-    let mut out = String::new();
-    let mut last = 0;
-    for (s, e, h) in handles_in(text) {
-        if s < last {
-            continue;
-        }
-        match map.get(h) {
-            Some(v) => {
-                out.push_str(&text[last..s]);
-                out.push_str(v);
-                last = e;
-            }
-            None if !unknown.iter().any(|u| u == h) => unknown.push(h.to_string()),
-            None => {}
-        }
-    }
-    (last > 0).then(|| {
-        out.push_str(&text[last..]);
-        out
-    })
-}
-
-/// Runs `pii_restoration` (arguments already validated).
-pub fn restore_invoke(args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
-    let map: HashMap<&str, &str> = args
-        .get("redactions")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(h, v)| Some((h.trim_start_matches('[').trim_end_matches(']'), v.as_str()?)))
-        .collect();
-    let mut unknown = Vec::new();
-    let mut restored = 0usize;
-    content::map_text(&mut context, &mut |t| {
-        let r = restore(t, &map, &mut unknown);
-        restored += usize::from(r.is_some());
-        r
-    });
-    Ok(json!({"content": context, "metadata": {"restoredTexts": restored, "unknownHandles": unknown}}))
 }
