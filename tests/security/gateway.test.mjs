@@ -60,11 +60,11 @@ async function refusedLocally(r, postsBefore, what) {
 
 const taskIds = (r) => result(r).tasks.map((t) => t.taskId);
 
-test('1. gateway isolation: a task created by client A is invisible to client B', { timeout: 60_000 }, async () => {
+test('1. gateway isolation: a task created by client A is invisible to client B', { timeout: 90_000 }, async (t) => {
   const a = (await openSession(gw.url)).sessionId;
   const b = (await openSession(gw.url)).sessionId;
   const tools = result(await call(gw.url, a, 'tools/list')).tools;
-  const tool = tools.find((t) => t.name === TASK_TOOL);
+  const tool = tools.find((x) => x.name === TASK_TOOL);
   assert.equal(tool?.execution?.taskSupport, 'required', 'server-everything lists a task tool');
 
   const created = result(await call(gw.url, a, 'tools/call', {
@@ -73,22 +73,28 @@ test('1. gateway isolation: a task created by client A is invisible to client B'
   const taskA = created.task?.taskId;
   assert.ok(taskA, `A's tools/call created a task: ${JSON.stringify(created)}`);
   assert.ok(taskIds(await call(gw.url, a, 'tasks/list')).includes(taskA), 'A lists its own task');
+  // B uses the upstream once (a forwarded call may open B's own upstream session).
+  result(await call(gw.url, b, 'tools/call', { name: 'echo', arguments: { message: 'b' } }));
 
-  // B's own list (this may open B's upstream session) must not hold A's task.
-  assert.ok(!taskIds(await call(gw.url, b, 'tasks/list')).includes(taskA), "B's tasks/list must not contain A's task");
-
-  const posts = upstream.posts();
-  for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+  const foreign = (method) => t.test(`B's ${method} of A's task id is "Unknown task" and is not forwarded`, async () => {
+    const posts = upstream.posts();
     const r = await call(gw.url, b, method, { taskId: taskA });
     assert.equal(r.response?.error?.code, -32602, `B's ${method} of A's task must be "Unknown task": ${r.text.slice(0, 300)}`);
     assert.match(r.response.error.message, /Unknown task/, `${method}: ${r.text.slice(0, 300)}`);
-  }
-  await sleep(200);
-  assert.equal(upstream.posts(), posts, "B's requests for A's task id are not forwarded");
-
-  // B's cancel did not cancel A's task.
-  const stillA = result(await call(gw.url, a, 'tasks/get', { taskId: taskA }));
-  assert.notEqual(stillA.status, 'cancelled', "B's tasks/cancel must not cancel A's task");
+    await sleep(200);
+    assert.equal(upstream.posts(), posts, `B's ${method} of A's task id is not forwarded`);
+  });
+  // Before the task finishes (about 4 s): B's cancel would cancel it on a shared upstream session.
+  await foreign('tasks/get');
+  await foreign('tasks/cancel');
+  await t.test("B's tasks/cancel did not cancel A's task", async () => {
+    const stillA = result(await call(gw.url, a, 'tasks/get', { taskId: taskA }));
+    assert.notEqual(stillA.status, 'cancelled', "B's tasks/cancel must not cancel A's task");
+  });
+  await foreign('tasks/result');
+  await t.test("B's tasks/list does not contain A's task", async () => {
+    assert.ok(!taskIds(await call(gw.url, b, 'tasks/list')).includes(taskA), "B's tasks/list must not contain A's task");
+  });
 });
 
 test('1. each downstream session has its own upstream session; stateless requests share none', { timeout: 60_000 }, async () => {
@@ -117,7 +123,7 @@ test('1. each downstream session has its own upstream session; stateless request
   }
 });
 
-test('2. policy on every forwarded use: resources/read of an unlisted URI of a hidden template is Unknown, not forwarded', { timeout: 60_000 }, async () => {
+test('2. policy on every forwarded use: resources/read of an unlisted URI of a hidden template is Unknown, not forwarded', { timeout: 60_000 }, async (t) => {
   const a = (await openSession(gw.url)).sessionId;
   const listed = result(await call(gw.url, a, 'resources/list')).resources.map((r) => r.uri);
   assert.ok(!listed.includes(HIDDEN_RESOURCE), 'policy hides the resource from the list');
@@ -128,19 +134,13 @@ test('2. policy on every forwarded use: resources/read of an unlisted URI of a h
   const visible = result(await call(gw.url, a, 'resources/read', { uri: VISIBLE_TEMPLATE_URI }));
   assert.ok(visible.contents?.length > 0, 'a visible template still reads through the gateway');
 
-  // A listed-but-hidden resource: refused (this part passes today).
-  let posts = upstream.posts();
-  await refusedLocally(await call(gw.url, a, 'resources/read', { uri: HIDDEN_RESOURCE }), posts, 'hidden listed resource');
-
-  // An unlisted URI that exists upstream through the hidden template.
-  posts = upstream.posts();
-  await refusedLocally(await call(gw.url, a, 'resources/read', { uri: 'demo://resource/dynamic/text/1' }), posts,
-    'unlisted URI of a hidden template');
-
-  // An unlisted URI matching no upstream template at all.
-  posts = upstream.posts();
-  await refusedLocally(await call(gw.url, a, 'resources/read', { uri: 'demo://resource/static/document/not-listed.md' }), posts,
-    'unlisted URI matching no template');
+  const refused = (what, uri) => t.test(what, async () => {
+    const posts = upstream.posts();
+    await refusedLocally(await call(gw.url, a, 'resources/read', { uri }), posts, what);
+  });
+  await refused('a listed resource hidden by policy is Unknown (passes today)', HIDDEN_RESOURCE);
+  await refused('an unlisted URI that exists upstream through a hidden template is Unknown, not forwarded', 'demo://resource/dynamic/text/1');
+  await refused('an unlisted URI matching no upstream template is Unknown, not forwarded', 'demo://resource/static/document/not-listed.md');
 });
 
 test('2. completion/complete on a ref/resource of a hidden template is refused, not forwarded', { timeout: 60_000 }, async () => {
