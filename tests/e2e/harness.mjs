@@ -15,7 +15,7 @@ const LOG_TAIL = 64 * 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Asks the OS for a free TCP port on 127.0.0.1. */
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);
@@ -30,7 +30,7 @@ async function freePort() {
  * Spawns `command args` in its own process group and waits until POST <base>/mcp answers.
  * Returns { url: '<base>/mcp', base, stop }.
  */
-async function startProcess(command, args, port, what) {
+async function startProcess(command, args, port, what, extraEnv = {}) {
   const base = `http://127.0.0.1:${port}`;
   const url = `${base}/mcp`;
   const child = spawn(command, args, {
@@ -43,6 +43,7 @@ async function startProcess(command, args, port, what) {
       WRANGLER_SEND_ERROR_REPORTS: 'false',
       WRANGLER_HIDE_BANNER: 'true',
       CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      ...extraEnv,
     },
   });
   let log = '';
@@ -104,11 +105,14 @@ export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 
   return startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev');
 }
 
-/** Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh); extraArgs are passed to it. */
-export async function startNative({ port, extraArgs = [] } = {}) {
+/**
+ * Starts the native server (`target/debug/mcp-sieve serve`, built by scripts/build.sh); extraArgs
+ * are passed to it, env adds environment variables (its MCP_SIEVE_* configuration).
+ */
+export async function startNative({ port, extraArgs = [], env = {} } = {}) {
   port ??= await freePort();
   const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
-  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve');
+  return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve', env);
 }
 
 /** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */

@@ -1,0 +1,79 @@
+// Issue 13, item 7: the body limit holds without Content-Length. Chunked POST bodies (node:http,
+// Transfer-Encoding: chunked) larger than MCP_SIEVE_MAX_BODY are 413, read with a byte counter:
+// a body that keeps coming is refused once it passes the limit, not after it ends. The server
+// (the Worker, or the native server with SIEVE_TARGET=native) still serves normal requests
+// afterwards.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { post } from '../e2e/http-helpers.mjs';
+import { startWith } from './helpers.mjs';
+
+const LIMIT = 4096;
+let server;
+before(async () => { server = await startWith(null, { MCP_SIEVE_MAX_BODY: String(LIMIT) }); }, { timeout: 120_000 });
+after(async () => { await server?.stop(); });
+
+/**
+ * Opens a chunked POST and writes `first` bytes of a JSON body, then (when `endless`) 1 KB every
+ * 50 ms until the server answers or `giveUpMs` passes. Resolves { status, sent, elapsedMs }
+ * (status null: no answer in time).
+ */
+function chunkedPost({ first, endless, giveUpMs = 8000 }) {
+  return new Promise((resolve, reject) => {
+    const url = new URL(server.url);
+    const started = Date.now();
+    let sent = 0;
+    let timer;
+    let done = false;
+    const finish = (v) => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      req.destroy();
+      resolve({ ...v, sent, elapsedMs: Date.now() - started });
+    };
+    const req = http.request({
+      host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Transfer-Encoding': 'chunked' },
+    }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => finish({ status: res.statusCode, text }));
+      res.on('error', () => finish({ status: res.statusCode, text }));
+    });
+    req.on('error', (e) => (done ? null : (sent > LIMIT ? finish({ status: null, error: String(e) }) : reject(e))));
+    const write = (s) => { sent += Buffer.byteLength(s); req.write(s); };
+    write('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"');
+    write('x'.repeat(first));
+    if (endless) {
+      timer = setInterval(() => {
+        if (Date.now() - started > giveUpMs) return finish({ status: null });
+        write('x'.repeat(1024));
+      }, 50);
+    } else {
+      write('"}}');
+      req.end();
+      setTimeout(() => finish({ status: null }), giveUpMs);
+    }
+  });
+}
+
+async function stillServing() {
+  const r = await post(server.url, { jsonrpc: '2.0', id: 2, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } } });
+  assert.equal(r.status, 200, `the server still serves: ${r.text.slice(0, 300)}`);
+}
+
+test('7. a chunked body (no Content-Length) over MCP_SIEVE_MAX_BODY is 413', async () => {
+  const r = await chunkedPost({ first: LIMIT * 4 });
+  assert.equal(r.status, 413, `HTTP ${r.status} ${r.text?.slice(0, 300)}`);
+  await stillServing();
+});
+
+test('7. a chunked body that keeps coming is refused at the limit, not after it ends', { timeout: 30_000 }, async () => {
+  const r = await chunkedPost({ first: LIMIT * 2, endless: true });
+  assert.equal(r.status, 413,
+    `the server must answer 413 while the body is still arriving (after ${r.sent} bytes, ${r.elapsedMs} ms: ${r.status === null ? 'no answer' : `HTTP ${r.status}`})`);
+  await stillServing();
+});

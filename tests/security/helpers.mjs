@@ -1,0 +1,115 @@
+// Scaffolding for issue 13's security tests (tests/security/, run alone with
+// `node --test --test-concurrency=1 tests/security/`): a server under test started with a given
+// catalog document and variables (the Worker under wrangler dev, or the native server with
+// SIEVE_TARGET=native), a real upstream (npm @modelcontextprotocol/server-everything in its
+// Streamable HTTP mode on a free loopback port, stopped by its PID), and small assertions.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { freePort, startNative, startWorker } from '../e2e/harness.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const native = () => process.env.SIEVE_TARGET === 'native';
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts the server under test serving `doc` (an object or JSON text; null: the default catalog)
+ * with `vars` (MCP_SIEVE_* settings: Worker variables, or the native server's environment).
+ * Options: logLevel (Worker). Returns the harness handle; stop() also removes temp files.
+ */
+export async function startWith(doc, vars = {}, { logLevel } = {}) {
+  const text = doc == null ? null : typeof doc === 'string' ? doc : JSON.stringify(doc);
+  if (native()) {
+    let tmp;
+    const extraArgs = [];
+    if (text != null) {
+      tmp = mkdtempSync(path.join(tmpdir(), 'sieve-sec-'));
+      writeFileSync(path.join(tmp, 'catalog.json'), text);
+      extraArgs.push('--catalog', path.join(tmp, 'catalog.json'));
+    }
+    const s = await startNative({ extraArgs, env: vars });
+    const stop = s.stop;
+    return { ...s, stop: async () => { await stop(); if (tmp) rmSync(tmp, { recursive: true, force: true }); } };
+  }
+  const extraArgs = [];
+  if (text != null) extraArgs.push('--var', `MCP_SIEVE_CONFIG:${text}`);
+  for (const [k, v] of Object.entries(vars)) extraArgs.push('--var', `${k}:${v}`);
+  return startWorker({ extraArgs, ...(logLevel ? { logLevel } : {}) });
+}
+
+/**
+ * Starts @modelcontextprotocol/server-everything (`PORT=N mcp-server-everything streamableHttp`)
+ * on a free loopback port. Returns { url, pid, output(), posts() (how many POSTs it received so
+ * far), sessions() (upstream session ids it created), stop() }.
+ */
+export async function startEverything() {
+  const port = await freePort();
+  const bin = path.join(ROOT, 'node_modules', '.bin', 'mcp-server-everything');
+  const child = spawn(bin, ['streamableHttp'], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PORT: String(port) },
+  });
+  let log = '';
+  child.stdout.on('data', (c) => { log += c; });
+  child.stderr.on('data', (c) => { log += c; });
+  let exited = null;
+  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); }));
+  const deadline = Date.now() + 30_000;
+  while (!log.includes(`listening on port ${port}`)) {
+    if (exited) throw new Error(`server-everything exited early (${JSON.stringify(exited)}):\n${log}`);
+    if (Date.now() > deadline) throw new Error(`server-everything did not start on ${port}:\n${log}`);
+    await sleep(100);
+  }
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid,
+    output: () => log,
+    posts: () => (log.match(/Received MCP POST request/g) ?? []).length,
+    sessions: () => [...log.matchAll(/Session initialized with ID: (\S+)/g)].map((m) => m[1]),
+    stop: async () => {
+      if (exited) return;
+      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+      const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+      await exitP;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** The numbers a message names ("10,000" and "10_000" read as 10000). */
+export const numbersIn = (text) => [...text.matchAll(/\d[\d,_]*/g)].map((m) => Number(m[0].replace(/[,_]/g, '')));
+
+/**
+ * Asserts that `r` (a post() answer) is a JSON-RPC error `code` whose message matches `field`
+ * and names a limit: a number greater than 0 and below `sent` (the size the request used).
+ */
+export function assertCapped(r, field, sent, code = -32602) {
+  const err = r.response?.error ?? r.messages?.[0]?.error;
+  assert.ok(err, `expected a JSON-RPC error naming ${field}; got HTTP ${r.status} ${r.text.slice(0, 300)}`);
+  assert.equal(err.code, code, r.text.slice(0, 300));
+  assert.match(err.message, field, r.text.slice(0, 300));
+  assert.ok(numbersIn(err.message).some((n) => n > 0 && n < sent),
+    `the message names the limit (a number below ${sent}): ${err.message.slice(0, 300)}`);
+}
+
+/** The first JSON-RPC message of an SSE or JSON body, or null. */
+export function firstMessage(text) {
+  const t = text.trim();
+  if (t === '') return null;
+  if (t.startsWith('{')) return JSON.parse(t);
+  const data = t.split(/\r?\n/).filter((l) => l.startsWith('data:') && l.length > 6);
+  return data.length ? JSON.parse(data[data.length - 1].slice(5)) : null;
+}
+
+/** A page cursor as this server writes them (src/protocol/cursor.rs), for any offset: a forgery. */
+export function forgeCursor(method, binding, version, offsetHex) {
+  let h = 0xcbf29ce484222325n;
+  for (const b of Buffer.from(`${method}\n${binding}`)) h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  const raw = `1.${h.toString(16).padStart(16, '0')}.${version.toString(16)}.${offsetHex}`;
+  return [...Buffer.from(raw)].map((b) => (b ^ 0x5a).toString(16).padStart(2, '0')).join('');
+}
