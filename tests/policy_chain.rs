@@ -383,7 +383,8 @@ fn declarative_initial_checks_report_the_first_failure() {
     let e = chain.run_checks(&ctx("cursor", "2025-03-26", json!({}))).unwrap_err();
     assert!(e.contains("2025-03-26") && e.contains("2025-06-18"), "{e}");
     let e = chain.run_checks(&ctx("cursor", "2025-06-18", json!({}))).unwrap_err();
-    assert!(e.contains("\"cursor\"") && e.contains("claude*, inspector*"), "{e}");
+    assert!(e.contains("\"cursor\"") && e.contains("allowClients"), "{e}");
+    assert!(!e.contains("claude*"), "the refusal never names the allow-list: {e}");
     let e = chain
         .run_checks(&ctx("claude-code", "2025-11-25", json!({})))
         .unwrap_err();

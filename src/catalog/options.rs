@@ -6,6 +6,8 @@ use serde_json::Value;
 use crate::concern::InvalidValuePolicy;
 use crate::error::{type_name, Error, Result};
 
+/// The default cap of live tasks per session.
+pub const DEFAULT_MAX_TASKS: usize = 100;
 /// The default page size of list methods.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
@@ -16,6 +18,8 @@ pub struct Options {
     pub page_size: usize,
     /// Reject task-query criteria the server does not support instead of ignoring them.
     pub reject_unsupported_task_criteria: bool,
+    /// Most live tasks one session may hold (the next is refused).
+    pub max_tasks_per_session: usize,
 }
 
 /// Reads `options`: the server options, and the concern policies (invalid values, defaults).
@@ -23,6 +27,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
     let mut o = Options {
         page_size: DEFAULT_PAGE_SIZE,
         reject_unsupported_task_criteria: false,
+        max_tasks_per_session: DEFAULT_MAX_TASKS,
     };
     let mut invalid = InvalidValuePolicy::Reject;
     let mut apply_defaults = false;
@@ -55,6 +60,13 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
                 apply_defaults =
                     val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
             }
+            "maxTasksPerSession" => {
+                o.max_tasks_per_session = val
+                    .as_u64()
+                    .filter(|n| (1..=10_000).contains(n))
+                    .ok_or_else(|| Error::Catalog("options.maxTasksPerSession must be an integer from 1 to 10000".into()))?
+                    as usize
+            }
             "rejectUnsupportedTaskCriteria" => {
                 o.reject_unsupported_task_criteria = val
                     .as_bool()
@@ -62,7 +74,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
             }
             other => {
                 return Err(Error::Catalog(format!(
-                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, rejectUnsupportedTaskCriteria"
+                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, maxTasksPerSession, rejectUnsupportedTaskCriteria"
                 )))
             }
         }

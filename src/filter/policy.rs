@@ -166,9 +166,10 @@ impl InitialCheck for CheckRule {
                 if globs.iter().any(|g| glob::matches(g, name)) {
                     Ok(())
                 } else {
+                    // Name the check that failed, never the allow-list (it would tell a refused
+                    // client which name to claim).
                     Err(format!(
-                        "client \"{name}\" is not allowed; allowed clients: {}",
-                        globs.join(", ")
+                        "client \"{name}\" is not allowed by this server's allowClients check"
                     ))
                 }
             }

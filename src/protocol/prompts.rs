@@ -9,18 +9,27 @@ use crate::protocol::server::{Call, Outcome, Server};
 use crate::protocol::template::substitute;
 
 /// `prompts/get` messages from a catalog prompt's `messages` template, `{arg}` replaced by the
-/// arguments (strings as they are, other values as JSON); `None` when the prompt has none.
-pub fn prompt_messages(json: &Map<String, Value>, args: &Map<String, Value>) -> Option<Value> {
+/// arguments the prompt declares (strings as they are, other values as JSON), in one pass;
+/// `None` when the prompt has no template.
+pub fn prompt_messages(json: &Map<String, Value>, args: &Map<String, Value>) -> Option<Result<Value>> {
     let messages = json.get("messages")?;
+    let declared = |name: &str| {
+        json.get("arguments")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|d| d["name"].as_str() == Some(name)))
+    };
     let vars: Vec<(String, String)> = args
         .iter()
+        .filter(|(k, _)| declared(k))
         .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
         .collect();
-    let mut result = json!({"messages": substitute(messages, &vars)});
-    if let Some(d) = json.get("description") {
-        result["description"] = d.clone();
-    }
-    Some(result)
+    Some(substitute(messages, &vars).map(|messages| {
+        let mut result = json!({ "messages": messages });
+        if let Some(d) = json.get("description") {
+            result["description"] = d.clone();
+        }
+        result
+    }))
 }
 
 impl Server {
@@ -54,7 +63,7 @@ impl Server {
             .and_then(Value::as_str)
             .unwrap_or(&prompt.name);
         if let Some(m) = prompt_messages(&prompt.json, &args) {
-            return Ok(m.to_string());
+            return Ok(m?.to_string());
         }
         let text = format!("{desc}\nArguments: {}", Value::Object(args.into_owned()));
         Ok(
@@ -71,9 +80,12 @@ mod tests {
 
     #[test]
     pub(crate) fn prompt_messages_substitute_arguments() {
-        let p = json!({"messages": [{"role": "user", "content": {"type": "text", "text": "a='{a}' n={n}"}}]});
-        let args = json!({"a": "x", "n": 3});
-        let m = prompt_messages(p.as_object().unwrap(), args.as_object().unwrap()).unwrap();
-        assert_eq!(m["messages"][0]["content"]["text"], "a='x' n=3");
+        let p = json!({"arguments": [{"name": "a"}, {"name": "n"}],
+            "messages": [{"role": "user", "content": {"type": "text", "text": "a='{a}' n={n} u={u}"}}]});
+        let args = json!({"a": "x", "n": 3, "u": "undeclared"});
+        let m = prompt_messages(p.as_object().unwrap(), args.as_object().unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(m["messages"][0]["content"]["text"], "a='x' n=3 u={u}");
     }
 }

@@ -13,16 +13,16 @@ use crate::protocol::template::{match_template, substitute, Vars};
 
 /// The `contents` entry of a catalog resource (or template) as read at `uri`: its `blob`
 /// (base64) when it has one, else its `text`, else a labelled simulated text.
-pub fn contents(json: &Map<String, Value>, uri: &str, vars: &[(String, String)]) -> Value {
+pub fn contents(json: &Map<String, Value>, uri: &str, vars: &[(String, String)]) -> Result<Value> {
     let mime = json.get("mimeType").cloned().unwrap_or(json!("text/plain"));
     if let Some(blob) = json.get("blob") {
-        return json!({"uri": uri, "mimeType": mime, "blob": blob});
+        return Ok(json!({"uri": uri, "mimeType": mime, "blob": blob}));
     }
-    let text = json
-        .get("text")
-        .map(|t| substitute(t, vars))
-        .unwrap_or_else(|| json!(format!("[simulated] contents of {uri}")));
-    json!({"uri": uri, "mimeType": mime, "text": text})
+    let text = match json.get("text") {
+        Some(t) => substitute(t, vars)?,
+        None => json!(format!("[simulated] contents of {uri}")),
+    };
+    Ok(json!({"uri": uri, "mimeType": mime, "text": text}))
 }
 
 impl Server {
@@ -68,6 +68,6 @@ impl Server {
         }
         let item = &self.catalog.section(kind).items[pos];
         let uri = call.params["uri"].as_str().unwrap_or_default();
-        Ok(json!({"contents": [contents(&item.json, uri, &vars)]}).to_string())
+        Ok(json!({"contents": [contents(&item.json, uri, &vars)?]}).to_string())
     }
 }

@@ -71,6 +71,11 @@ impl Server {
             ctx: self.context(method, id, params, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
         };
+        // 2026-07-28 has no initialize: the initial checks run on every stateless request,
+        // before anything else.
+        if stateless {
+            self.chain.run_checks(&call.ctx).map_err(Error::InvalidRequest)?;
+        }
         let log = &mut out.log;
         match method {
             "ping" => Ok("{}".into()),
@@ -101,6 +106,9 @@ impl Server {
             return;
         }
         let Some(s) = session.as_mut() else { return };
+        if s.initialized {
+            return; // a repeated notifications/initialized changes nothing
+        }
         s.initialized = true;
         out.session_changed = true;
         if let Some(raw) = params.get("concerns").filter(|v| !v.is_null()) {

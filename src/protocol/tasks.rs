@@ -67,6 +67,14 @@ impl Server {
                 type_name(task)
             )));
         }
+        refresh(s, env.now_ms, false, out);
+        let cap = self.catalog.options.max_tasks_per_session;
+        if s.tasks.len() >= cap {
+            return Err(Error::params(format!(
+                "this session already has {cap} live tasks, the most it may hold (options.maxTasksPerSession); \
+                 cancel some or wait for them to expire"
+            )));
+        }
         s.next_task += 1;
         let id = format!("{}-{}", env.fresh_id, s.next_task);
         let mut t = Task::new(id, "tools/call", env.now_ms, ttl, tool.concerns.clone());

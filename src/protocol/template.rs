@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::error::{Error, Result};
+
 /// Template variables captured from a URI: (name, value).
 pub type Vars = Vec<(String, String)>;
 
@@ -39,25 +41,71 @@ pub fn match_template(template: &str, uri: &str) -> Option<Vars> {
     u.is_empty().then_some(vars)
 }
 
-/// Replaces `{name}` in every string inside `v` with the matching value.
-pub fn substitute(v: &Value, vars: &[(String, String)]) -> Value {
-    match v {
-        Value::String(s) => {
-            let mut s = s.clone();
-            for (k, val) in vars {
-                s = s.replace(&format!("{{{k}}}"), val);
-            }
-            Value::String(s)
-        }
-        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, vars)).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), substitute(x, vars))).collect()),
+/// Most bytes the substituted strings of one answer may reach.
+pub const MAX_OUTPUT: usize = 256 * 1024;
+
+/// Replaces `{name}` in every string inside `v` with the value of `name` in `vars`, in one pass
+/// over each template: inserted text is never scanned again, unknown names stay literal, and the
+/// output is capped at [`MAX_OUTPUT`] bytes (`-32602` beyond).
+pub fn substitute(v: &Value, vars: &[(String, String)]) -> Result<Value> {
+    let mut budget = MAX_OUTPUT;
+    substitute_in(v, vars, &mut budget)
+}
+
+fn substitute_in(v: &Value, vars: &[(String, String)], budget: &mut usize) -> Result<Value> {
+    Ok(match v {
+        Value::String(s) => Value::String(fill(s, vars, budget)?),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| substitute_in(x, vars, budget))
+                .collect::<Result<_>>()?,
+        ),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| Ok((k.clone(), substitute_in(x, vars, budget)?)))
+                .collect::<Result<_>>()?,
+        ),
         other => other.clone(),
+    })
+}
+
+fn fill(template: &str, vars: &[(String, String)], budget: &mut usize) -> Result<String> {
+    let too_long = || {
+        Error::params(format!(
+            "the arguments make the answer larger than {MAX_OUTPUT} bytes; send shorter arguments"
+        ))
+    };
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after
+            .find('}')
+            .and_then(|close| vars.iter().find(|(k, _)| k == &after[..close]).map(|(_, v)| (close, v)));
+        match value {
+            Some((close, v)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+        if out.len() > *budget {
+            return Err(too_long());
+        }
     }
+    out.push_str(rest);
+    *budget = budget.checked_sub(out.len()).ok_or_else(too_long)?;
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn templates_match_level_one() {
@@ -71,5 +119,25 @@ mod tests {
         assert_eq!(match_template(t, "test://template/123/datum"), None);
         assert_eq!(match_template("a://{x}", "a://y"), Some(vec![("x".into(), "y".into())]));
         assert_eq!(match_template("a://b", "a://b"), Some(vec![]));
+    }
+
+    #[test]
+    fn substitution_is_one_pass_and_capped() {
+        let vars = vec![("a".to_string(), "{b}".to_string()), ("b".to_string(), "B".repeat(10))];
+        let v = substitute(&json!({"t": ["x{a}y{b}z{c}", 5]}), &vars).unwrap();
+        assert_eq!(
+            v,
+            json!({"t": ["x{b}yBBBBBBBBBBz{c}", 5]}),
+            "inserted text is not scanned again"
+        );
+        let big = vec![("a".to_string(), "A".repeat(2_000))];
+        let t = json!("{a}".repeat(200));
+        let e = substitute(&t, &big).unwrap_err();
+        assert_eq!(e.code(), -32602);
+        assert!(e.to_string().contains("262144 bytes"), "{e}");
+        assert_eq!(
+            substitute(&json!("{a}{a}"), &big).unwrap().as_str().unwrap().len(),
+            4_000
+        );
     }
 }
