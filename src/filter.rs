@@ -17,4 +17,4 @@ pub use bits::Bits;
 pub use chain::{FilterContext, InitialCheck, PrimitiveFilter};
 pub use index::Index;
 pub use section::Section;
-pub use spec::{Expr, Filter};
+pub use spec::{Expr, Filter, MAX_EXPR_NODES, MAX_LIST};

@@ -260,7 +260,15 @@ impl TaskQuery {
             let p = format!("{path}.{k}");
             match k.as_str() {
                 "methods" => self.methods = str_array(Some(v), &p)?,
-                "taskIds" => self.task_ids = str_array(Some(v), &p)?,
+                "taskIds" => {
+                    if let Some(n) = v.as_array().map(Vec::len).filter(|n| *n > crate::filter::MAX_LIST) {
+                        return Err(Error::params(format!(
+                            "{p} has {n} entries; at most {} are allowed",
+                            crate::filter::MAX_LIST
+                        )));
+                    }
+                    self.task_ids = str_array(Some(v), &p)?
+                }
                 "status" => {
                     self.status = str_array(Some(v), &p)?
                         .iter()

@@ -165,6 +165,18 @@ fn malformed_filters_are_invalid_params_naming_the_field() {
         (json!({"expr": {"all": 3}}), "filter.expr.all"),
         (json!({"colour": []}), "unknown field \"colour\""),
         (json!([]), "filter must be an object"),
+        (
+            json!({"namePatterns": vec!["a*"; 10_000]}),
+            "filter.namePatterns has 10000 entries; at most 256",
+        ),
+        (
+            json!({"groups": vec!["g"; 257]}),
+            "filter.groups has 257 entries; at most 256",
+        ),
+        (
+            json!({"expr": {"any": vec![json!({"tag": "t"}); 10_000]}}),
+            "filter.expr has 10001 nodes; at most 512",
+        ),
     ] {
         let e = Filter::parse(&f, "filter").unwrap_err();
         assert_eq!(e.code(), -32602);

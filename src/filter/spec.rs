@@ -7,6 +7,10 @@ use crate::json::{scalar_text, str_array};
 
 /// Deepest `expr` nesting accepted (keeps evaluation off the edge of the stack).
 pub const MAX_EXPR_DEPTH: usize = 32;
+/// Most nodes in one `expr` tree (bounds the work of one request).
+pub const MAX_EXPR_NODES: usize = 512;
+/// Most entries in one of `groups`, `tags`, `excludeTags`, `namePatterns`.
+pub const MAX_LIST: usize = 256;
 
 /// A parsed `filter`. All parts AND together; an empty part is no constraint.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,11 +68,20 @@ impl Filter {
         let mut f = Filter::default();
         for (k, val) in obj {
             let p = format!("{path}.{k}");
+            let list = |val: &Value| -> Result<Vec<String>> {
+                match val.as_array() {
+                    Some(a) if a.len() > MAX_LIST => Err(Error::params(format!(
+                        "{p} has {} entries; at most {MAX_LIST} are allowed",
+                        a.len()
+                    ))),
+                    _ => str_array(Some(val), &p),
+                }
+            };
             match k.as_str() {
-                "groups" => f.groups = str_array(Some(val), &p)?,
-                "tags" => f.tags = str_array(Some(val), &p)?,
-                "excludeTags" => f.exclude_tags = str_array(Some(val), &p)?,
-                "namePatterns" => f.name_patterns = str_array(Some(val), &p)?,
+                "groups" => f.groups = list(val)?,
+                "tags" => f.tags = list(val)?,
+                "excludeTags" => f.exclude_tags = list(val)?,
+                "namePatterns" => f.name_patterns = list(val)?,
                 "concerns" => match val {
                     Value::Null => {}
                     Value::Object(_) => f.concerns = Some(val.clone()),
@@ -83,7 +96,14 @@ impl Filter {
                     f.expr = if val.is_null() {
                         None
                     } else {
-                        Some(Expr::parse(val, &p, 0)?)
+                        let e = Expr::parse(val, &p, 0)?;
+                        let nodes = e.nodes();
+                        if nodes > MAX_EXPR_NODES {
+                            return Err(Error::params(format!(
+                                "{p} has {nodes} nodes; at most {MAX_EXPR_NODES} are allowed"
+                            )));
+                        }
+                        Some(e)
                     }
                 }
                 other => {
@@ -179,6 +199,15 @@ impl Expr {
                 )))
             }
         })
+    }
+
+    /// How many nodes the tree has.
+    pub fn nodes(&self) -> usize {
+        1 + match self {
+            Expr::All(v) | Expr::Any(v) => v.iter().map(Expr::nodes).sum(),
+            Expr::Not(e) => e.nodes(),
+            _ => 0,
+        }
     }
 
     /// The JSON form of the expression.

@@ -75,12 +75,22 @@ fn check_part(part: &Value, path: &str) -> Result<()> {
     }
 }
 
-/// Reads and checks `params.context` (an array of content parts).
+/// Most bytes of text one invocation's context may hold (bounds the work of one request).
+pub const MAX_TEXT: usize = 512 * 1024;
+
+/// Reads `context` at `path`: an array of content parts, at most [`MAX_TEXT`] bytes of text.
 pub fn parse(v: Option<&Value>, path: &str) -> Result<Vec<Value>> {
     match v {
         Some(Value::Array(items)) => {
             for (i, part) in items.iter().enumerate() {
                 check_part(part, &format!("{path}[{i}]"))?;
+            }
+            let mut text = 0usize;
+            for_each_text(items, &mut |t| text += t.len());
+            if text > MAX_TEXT {
+                return Err(Error::params(format!(
+                    "{path} holds {text} bytes of text; at most {MAX_TEXT} are allowed in one call"
+                )));
             }
             Ok(items.clone())
         }

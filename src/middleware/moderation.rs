@@ -242,7 +242,7 @@ pub const DESCRIPTION: &str = "Check the context against policies of terms and p
 pub fn schema() -> Value {
     parse_static(
         r#"{"type": "object", "properties": {
-            "policies": {"type": "array", "items": {"type": "string"},
+            "policies": {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": 128},
                 "description": "policy names to apply (default: all); built-in: violence, self_harm, harassment, potential_harm_seeking, weapons, prompt_injection, plus configured ones"},
             "blockAt": {"type": "string", "enum": ["low", "medium", "high"], "default": "high",
                 "description": "allow is false when the highest severity found is at least this"},
@@ -271,7 +271,10 @@ pub fn invoke(config: &Config, args: &Map<String, Value>, mut context: Vec<Value
                         known.join(", ")
                     ))
                 })?;
-                out.push(p);
+                // The same policy twice is checked once.
+                if !out.iter().any(|q: &&Policy| q.name == p.name) {
+                    out.push(p);
+                }
             }
             out
         }

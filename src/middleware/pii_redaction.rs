@@ -25,7 +25,7 @@ pub fn schema() -> Value {
             "aggressiveness": {"type": "string", "enum": ["standard", "strict"], "default": "standard",
                 "description": "strict also catches unformatted SSNs and phone numbers, Luhn-valid numbers without a known card prefix, high-entropy tokens, and capitalised names after cue words"},
             "types": {"type": "array", "items": {"type": "string", "enum": []}, "description": "only these types (default: all)"},
-            "names": {"type": "array", "items": {"type": "string", "minLength": 1}, "description": "names to redact as PERSON, besides the configured ones"},
+            "names": {"type": "array", "maxItems": 256, "items": {"type": "string", "minLength": 1, "maxLength": 256}, "description": "names to redact as PERSON, besides the configured ones"},
             "redactions": {"type": "object", "additionalProperties": {"type": "string"},
                 "description": "handles from an earlier call of this conversation, to keep using them"}
         }, "additionalProperties": false}"#,

@@ -184,7 +184,7 @@ pub fn schema() -> Value {
     parse_static(
         r#"{"type": "object", "properties": {
             "k": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5, "description": "size of suggestedToolSet"},
-            "availableTools": {"type": "array", "items": {"type": "string"}, "description": "rank only these tools (default: all the caller may see)"},
+            "availableTools": {"type": "array", "maxItems": 10000, "items": {"type": "string", "maxLength": 256}, "description": "rank only these tools (default: all the caller may see)"},
             "filter": {"type": "object", "description": "a tools/list filter (groups, tags, excludeTags, namePatterns, concerns, expr) narrowing the candidates"}
         }, "additionalProperties": false}"#,
     )
