@@ -58,6 +58,9 @@ pub struct Response {
     pub body: String,
     /// Handle the same request again at this time (see `Outcome::retry_at`).
     pub retry_at: Option<i64>,
+    /// Log lines of the outcome (policy filter failures, ignored concern entries): the shell
+    /// writes them to the platform's log. They carry no conversation content.
+    pub log: Vec<String>,
     /// Gateway mode: perform this request at the upstream, then answer with
     /// [`complete`].
     pub forward: Option<crate::protocol::Forward>,
@@ -88,14 +91,18 @@ pub struct Config {
     pub cors: bool,
 }
 
+/// `r` with the outcome's log lines.
+fn logged(log: Vec<String>, r: Response) -> Response {
+    Response { log, ..r }
+}
+
 /// A JSON answer with no session or forwarding effects.
 pub(crate) fn json_response(status: u16, body: String) -> Response {
     Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
         body,
-        retry_at: None,
-        forward: None,
+        ..Default::default()
     }
 }
 
@@ -287,12 +294,16 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         _ => None,
     };
     let is_request = matches!(msg, Incoming::Request { .. });
-    let out = server.handle(msg, &mut session, env);
+    let mut out = server.handle(msg, &mut session, env);
+    let log = std::mem::take(&mut out.log);
     if out.retry_at.is_some() {
-        return Response {
-            retry_at: out.retry_at,
-            ..Default::default()
-        };
+        return logged(
+            log,
+            Response {
+                retry_at: out.retry_at,
+                ..Default::default()
+            },
+        );
     }
     let mut headers = Vec::new();
     if let Some(s) = &session {
@@ -304,19 +315,25 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         }
     }
     if !is_request {
-        return Response {
-            status: 202,
-            headers,
-            ..Default::default()
-        };
+        return logged(
+            log,
+            Response {
+                status: 202,
+                headers,
+                ..Default::default()
+            },
+        );
     }
     if let Some(forward) = out.forward {
-        return Response {
-            status: 200,
-            headers,
-            forward: Some(forward),
-            ..Default::default()
-        };
+        return logged(
+            log,
+            Response {
+                status: 200,
+                headers,
+                forward: Some(forward),
+                ..Default::default()
+            },
+        );
     }
     // 2026-07-28: an unknown method is also HTTP 404.
     let status = if stateless && out.error_code == Some(crate::error::code::METHOD_NOT_FOUND) {
@@ -334,20 +351,24 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         }
         headers.push(("Content-Type".into(), "text/event-stream".into()));
         headers.push(("Cache-Control".into(), "no-cache".into()));
-        return Response {
-            status,
-            headers,
-            body,
-            retry_at: None,
-            forward: None,
-        };
+        return logged(
+            log,
+            Response {
+                status,
+                headers,
+                body,
+                ..Default::default()
+            },
+        );
     }
     headers.push(("Content-Type".into(), "application/json".into()));
-    Response {
-        status,
-        headers,
-        body: response,
-        retry_at: None,
-        forward: None,
-    }
+    logged(
+        log,
+        Response {
+            status,
+            headers,
+            body: response,
+            ..Default::default()
+        },
+    )
 }

@@ -184,6 +184,10 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
             let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
             http::serve(&server, &app.cfg, request, &mut *store, &env)
         };
+        // Filter failures and ignored inputs reach stderr (no conversation content).
+        for line in &answer.log {
+            eprintln!("mcp-sieve: {line}");
+        }
         match answer.retry_at {
             Some(at) if at - started <= MAX_WAIT_MS => {
                 tokio::time::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64)).await

@@ -67,6 +67,10 @@ pub async fn run(
             fresh_id: fresh_id.clone(),
         };
         let answer = http::serve(server, cfg, request, store, &env);
+        // Filter failures and ignored inputs reach the platform's log (no conversation content).
+        for line in &answer.log {
+            worker::console_log!("mcp-sieve: {line}");
+        }
         match answer.retry_at {
             Some(at) if at - started <= MAX_WAIT_MS => {
                 let wait = (at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64;
