@@ -8,7 +8,9 @@ use crate::protocol::jsonrpc::{self, Incoming, Limits};
 use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
 
 mod security;
-pub use security::{authorized, constant_time_eq, cors_headers, failed, gate, misconfigured, serve};
+pub use security::{
+    authorized, constant_time_eq, cors_headers, failed, gate, misconfigured, misconfigured_privately, serve, too_large,
+};
 
 /// Where sessions live between requests (memory, a Durable Object, ...).
 pub trait SessionStore {
@@ -89,6 +91,31 @@ pub struct Config {
     pub bearer_token: Option<String>,
     /// Whether allowed cross-origin browser hosts get CORS headers and preflight answers.
     pub cors: bool,
+}
+
+/// Standard Base64 (RFC 4648, padding optional); `None` when `s` is not Base64.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    (bits < 6).then_some(out)
 }
 
 /// `r` with the outcome's log lines.
@@ -175,13 +202,22 @@ fn check_modern(
                     "the Mcp-Name header is required for {body_method}"
                 )))
             }
-            // Values outside visible ASCII arrive Base64-encoded (`=?base64?…?=`); those are not compared here.
-            Some(n) if n != want && !n.starts_with("=?base64?") => {
-                return Err(Error::HeaderMismatch(format!(
-                    "Mcp-Name header \"{n}\" does not match params.{field} \"{want}\""
-                )))
+            Some(n) => {
+                // Values outside visible ASCII arrive Base64-encoded (`=?base64?…?=`).
+                let decoded = match n.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+                    Some(b64) => base64_decode(b64)
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .ok_or_else(|| {
+                            Error::HeaderMismatch(format!("the Mcp-Name header \"{n}\" is not valid =?base64?…?= text"))
+                        })?,
+                    None => n.to_string(),
+                };
+                if decoded != want {
+                    return Err(Error::HeaderMismatch(format!(
+                        "Mcp-Name header \"{n}\" does not match params.{field} \"{want}\""
+                    )));
+                }
             }
-            _ => {}
         }
     }
     if meta != MODERN_VERSION {
@@ -371,4 +407,18 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             ..Default::default()
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64_decode;
+
+    #[test]
+    fn base64_decodes_the_standard_alphabet() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("w6lj").unwrap(), "éc".as_bytes());
+        assert_eq!(base64_decode("").unwrap(), b"");
+        assert!(base64_decode("a*b=").is_none());
+        assert!(base64_decode("a").is_none(), "a lone sextet is not a byte");
+    }
 }

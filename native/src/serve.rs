@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::protocol::{Env, Server};
 use mcp_sieve::Catalog;
@@ -22,6 +22,11 @@ use crate::error::ServerError;
 use crate::gateway::Gateway;
 
 const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
+/// Longest a client may take to send its request head, and then its body.
+const HEAD_DEADLINE: Duration = Duration::from_secs(10);
+const BODY_DEADLINE: Duration = Duration::from_secs(10);
+/// Most connections served at once; more wait to be accepted.
+const MAX_CONNECTIONS: usize = 1024;
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
 
@@ -74,7 +79,11 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
         .await
         .map_err(|e| ServerError::Io(format!("cannot listen on {host}:{port}"), e))?;
     eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return Ok(());
+        };
         let (stream, _) = match listener.accept().await {
             Ok(s) => s,
             Err(e) => {
@@ -85,11 +94,14 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         tokio::spawn(async move {
+            let _slot = slot;
             let service = service_fn(move |req| {
                 let app = app.clone();
                 async move { Ok::<_, Infallible>(handle(&app, req).await) }
             });
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEAD_DEADLINE)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -126,22 +138,6 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
         return text(404, "Not found: MCP is served at /mcp");
     }
     let (parts, body) = req.into_parts();
-    // Read at most one byte past the limit: the core answers 413 for a body over it.
-    let body = match Limited::new(body, app.cfg.limits.max_body + 1).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
-            let e = mcp_sieve::Error::InvalidRequest(format!(
-                "the body is larger than {} bytes (MCP_SIEVE_MAX_BODY)",
-                app.cfg.limits.max_body
-            ));
-            return reply(http::Response {
-                status: 413,
-                headers: vec![("Content-Type".into(), "application/json".into())],
-                body: mcp_sieve::protocol::jsonrpc::error(&serde_json::Value::Null, &e),
-                ..Default::default()
-            });
-        }
-    };
     let headers: Vec<(String, String)> = parts
         .headers
         .iter()
@@ -152,6 +148,25 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
+    };
+    // The transport's gate (Origin, token, declared length) before a byte of the body is read.
+    let refusal = http::gate(
+        &app.cfg,
+        &http::Request {
+            method: parts.method.as_str(),
+            header: &header,
+            body: &[],
+        },
+    );
+    if let Some(refusal) = refusal {
+        return reply(refusal);
+    }
+    // Counted while read (a chunked body has no declared length), and within a deadline.
+    let limit = app.cfg.limits.max_body;
+    let body = match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, limit).collect()).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(_)) => return reply(http::too_large(limit)),
+        Err(_) => return text(408, "the request body did not arrive in time"),
     };
     let id = match fresh_id() {
         Ok(id) => id,

@@ -39,6 +39,13 @@ pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
     constant_time_eq(given.as_bytes(), token.as_bytes()) && !given.is_empty()
 }
 
+/// The answer of a server whose transport options are invalid, to a caller that could not be
+/// authenticated: HTTP 500 with no detail (the shell logs it).
+pub fn misconfigured_privately() -> Response {
+    let e = Error::Internal("the server configuration is invalid; its log names the problem".into());
+    json_response(500, jsonrpc::error(&Value::Null, &e))
+}
+
 /// The answer of a server whose configuration is invalid: HTTP 500 with a JSON-RPC `-32603`
 /// error whose message names the bad field. Every request gets it; nothing is half served.
 pub fn misconfigured(detail: &Error) -> Response {
@@ -114,10 +121,17 @@ pub fn gate(cfg: &Config, req: &Request<'_>) -> Option<Response> {
     }
     let declared = h("content-length").and_then(|l| l.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > cfg.limits.max_body as u64) {
-        let e = Error::InvalidRequest(format!("body is larger than {} bytes", cfg.limits.max_body));
-        return refuse(json_response(413, jsonrpc::error(&Value::Null, &e)));
+        return refuse(too_large(cfg.limits.max_body));
     }
     None
+}
+
+/// HTTP 413 for a body over `limit` bytes (declared, or counted while it is read).
+pub fn too_large(limit: usize) -> Response {
+    let e = Error::InvalidRequest(format!(
+        "body is larger than {limit} bytes (MCP_SIEVE_MAX_BODY); send a smaller request"
+    ));
+    json_response(413, jsonrpc::error(&Value::Null, &e))
 }
 
 /// The whole transport: [`gate`], then the Streamable HTTP rules ([`handle`]), then CORS headers.

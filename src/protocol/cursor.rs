@@ -14,6 +14,16 @@ pub fn encode(method: &str, binding: &str, version: u64, offset: usize) -> Strin
     raw.bytes().map(|b| format!("{:02x}", b ^ 0x5a)).collect()
 }
 
+/// `offset` if it lies within a list of `len` items (a forged cursor may point anywhere).
+pub fn within(offset: usize, len: usize) -> Result<usize> {
+    if offset > len {
+        return Err(Error::params(
+            "params.cursor points past the end of the list; omit it to get the first page",
+        ));
+    }
+    Ok(offset)
+}
+
 /// The offset a cursor points at, if it was issued for the same method, binding and version.
 pub fn decode(cursor: &str, method: &str, binding: &str, version: u64) -> Result<usize> {
     let bad = || Error::params("params.cursor is not a cursor this server issued; omit it to get the first page");

@@ -130,6 +130,13 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
     classify(v)
 }
 
+/// The `method` of a body as [`parse`] reads it (a repeated key: the last one), for a shell that
+/// routes by method before the core runs; `None` for anything else.
+pub fn method_of(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    v.get("method")?.as_str().map(str::to_string)
+}
+
 /// Classifies a parsed JSON value as a JSON-RPC message.
 pub fn classify(v: Value) -> Result<Incoming, Rejected> {
     let mut obj: Map<String, Value> = match v {

@@ -40,7 +40,12 @@ fn page_json(
         s.push_str(&fragments[i]);
     }
     s.push(']');
-    finish(&mut s, offset + size < selected.len(), || next(offset + size), warnings);
+    finish(
+        &mut s,
+        offset.saturating_add(size) < selected.len(),
+        || next(offset + size),
+        warnings,
+    );
     s
 }
 
@@ -110,7 +115,7 @@ impl Server {
         let selected: Vec<usize> = self.selection(kind, call, &filter, &concerns, log).ones().collect();
         let binding = format!("{}\n{:?}", filter.canonical(), concerns);
         let method = kind.list_method();
-        let offset = self.cursor_offset(call, method, &binding)?;
+        let offset = cursor::within(self.cursor_offset(call, method, &binding)?, selected.len())?;
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
         let mut s = String::new();
@@ -120,7 +125,7 @@ impl Server {
             &section.items,
             selected.iter().copied().skip(offset).take(size),
         );
-        let more = offset + size < selected.len();
+        let more = offset.saturating_add(size) < selected.len();
         finish(
             &mut s,
             more,
@@ -150,6 +155,7 @@ impl Server {
             .map(|o| Value::Object((*o).clone()).to_string())
             .collect();
         let all: Vec<usize> = (0..fragments.len()).collect();
+        let offset = cursor::within(offset, all.len())?;
         Ok(page_json(
             key,
             &fragments,

@@ -180,10 +180,11 @@ impl Server {
                 )))
             }
         };
+        let offset = cursor::within(offset, tasks.len())?;
         let size = self.catalog.options.page_size;
         let page: Vec<Value> = tasks.iter().skip(offset).take(size).map(|t| t.to_json()).collect();
         let mut r = json!({"tasks": page});
-        if offset + size < tasks.len() {
+        if offset.saturating_add(size) < tasks.len() {
             r["nextCursor"] = json!(cursor::encode("tasks/list", &binding, self.version, offset + size));
         }
         if !q.unsupported.is_empty() {

@@ -18,8 +18,17 @@ const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
 /// The KV binding that may hold the catalog document under the key `config`.
 const KV_BINDING: &str = "MCP_SIEVE_KV";
 
-/// A validated configuration, or what is wrong with it.
-pub type Loaded = Rc<Result<(Server, http::Config), Error>>;
+/// The transport options and the catalog, each validated, or what is wrong with it. They are kept
+/// apart so that the transport's gate (Origin, token) runs before a catalog error is shown.
+pub struct Config {
+    /// `MCP_SIEVE_ALLOWED_ORIGINS`, `MCP_SIEVE_TOKEN`, `MCP_SIEVE_CORS`, `MCP_SIEVE_MAX_BODY`.
+    pub transport: Result<http::Config, Error>,
+    /// The server over the catalog document.
+    pub server: Result<Server, Error>,
+}
+
+/// This isolate's configuration.
+pub type Loaded = Rc<Config>;
 
 thread_local! {
     static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
@@ -37,8 +46,14 @@ fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).or_else(|_| env.var(name)).ok().map(|v| v.to_string())
 }
 
-async fn read(env: &Env) -> Result<(Server, http::Config), Error> {
-    let cfg = http::Config::from_vars(&|name| var(env, name))?;
+async fn read(env: &Env) -> Config {
+    Config {
+        transport: http::Config::from_vars(&|name| var(env, name)),
+        server: read_catalog(env).await,
+    }
+}
+
+async fn read_catalog(env: &Env) -> Result<Server, Error> {
     let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
         Some(t) => (t, "MCP_SIEVE_CONFIG"),
         None => match env.kv(KV_BINDING) {
@@ -51,7 +66,7 @@ async fn read(env: &Env) -> Result<(Server, http::Config), Error> {
         },
     };
     let catalog = Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
-    Ok((Server::new(catalog), cfg))
+    Ok(Server::new(catalog))
 }
 
 /// The configuration of this isolate (read on first use).
@@ -59,7 +74,7 @@ pub async fn load(env: &Env) -> Loaded {
     if let Some(l) = LOADED.with(|c| c.borrow().clone()) {
         return l;
     }
-    DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| !v.is_empty()));
+    DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| matches!(v.trim(), "1" | "true")));
     let loaded = Rc::new(read(env).await);
     LOADED.with(|c| c.borrow_mut().get_or_insert(loaded).clone())
 }

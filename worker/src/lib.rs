@@ -10,7 +10,7 @@ mod session_object;
 mod shell;
 
 use mcp_sieve::http;
-use serde::Deserialize;
+use mcp_sieve::protocol::jsonrpc;
 use worker::{console_error, event, Context, Env, Method, Request, RequestInit, Response, Result};
 
 pub use session_object::SessionObject;
@@ -20,21 +20,20 @@ const SESSIONS: &str = "SESSIONS";
 /// Longest `Mcp-Session-Id` worth looking up (ours are UUIDs).
 const MAX_SESSION_ID: usize = 128;
 
-/// Just enough of a JSON-RPC message to route it.
-#[derive(Deserialize)]
-struct Head {
-    method: Option<String>,
-}
-
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if req.path() != "/mcp" {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
     let loaded = config::load(&env).await;
-    let (server, cfg) = match &*loaded {
-        Ok(x) => x,
-        Err(e) => return shell::respond(http::misconfigured(e)),
+    let cfg = match &loaded.transport {
+        Ok(c) => c,
+        // Without valid transport options no caller can be authenticated: the detail goes to
+        // the log, not to whoever asks.
+        Err(e) => {
+            console_error!("mcp-sieve: invalid transport configuration: {e}");
+            return shell::respond(http::misconfigured_privately());
+        }
     };
     let method = req.method().to_string();
     let headers = req.headers().clone();
@@ -47,15 +46,22 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if let Some(refusal) = http::gate(cfg, &head_only) {
         return shell::respond(refusal);
     }
+    // A catalog error is shown only to callers that passed the gate.
+    let server = match &loaded.server {
+        Ok(s) => s,
+        Err(e) => return shell::respond(http::misconfigured(e)),
+    };
     let body = if method == "POST" {
-        req.bytes().await.unwrap_or_default()
+        // Counted while read: a body without Content-Length (chunked) is refused at the limit.
+        match shell::read_body(&mut req, cfg.limits.max_body).await {
+            Ok(b) => b,
+            Err(refusal) => return shell::respond(refusal),
+        }
     } else {
         Vec::new()
     };
-    let is_init = serde_json::from_slice::<Head>(&body)
-        .ok()
-        .and_then(|h| h.method)
-        .is_some_and(|m| m == "initialize");
+    // Routed by the method the core will read (the same parser: a repeated key is the last one).
+    let is_init = jsonrpc::method_of(&body).is_some_and(|m| m == "initialize");
     let session = header("mcp-session-id").filter(|id| !id.is_empty() && id.len() <= MAX_SESSION_ID);
     let (name, minted) = match (is_init, session) {
         // An initialize inside a session reaches that session, which refuses it.

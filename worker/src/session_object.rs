@@ -205,9 +205,9 @@ impl DurableObject for SessionObject {
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let loaded = config::load(&self.env).await;
-        let (server, cfg) = match &*loaded {
-            Ok(x) => x,
-            Err(e) => return shell::respond(http::misconfigured(e)),
+        let (server, cfg) = match (&loaded.server, &loaded.transport) {
+            (Ok(s), Ok(c)) => (s, c),
+            (Err(e), _) | (_, Err(e)) => return shell::respond(http::misconfigured(e)),
         };
         let method = req.method().to_string();
         let body = req.bytes().await.unwrap_or_default();

@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::JsCast;
-use worker::{Date, Delay, Headers, Response, ResponseBuilder, Result};
+use worker::{Date, Delay, Headers, Request, Response, ResponseBuilder, Result};
 
 /// Request header that makes the shell panic (with diagnostics on).
 const PANIC_HEADER: &str = "X-Sieve-Panic";
@@ -34,6 +35,24 @@ pub fn fresh_id() -> String {
         .ok()
         .and_then(|v| v.as_string())
         .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
+}
+
+/// Reads a request body, counting bytes as they arrive: past `limit` it stops reading and
+/// answers 413, whether or not a `Content-Length` was declared (a chunked body has none).
+pub async fn read_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, http::Response> {
+    let mut stream = match req.stream() {
+        Ok(s) => s,
+        Err(_) => return Ok(Vec::new()), // no body
+    };
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| http::failed())?;
+        if body.len() + chunk.len() > limit {
+            return Err(http::too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// Header lookup over the platform's headers.
