@@ -6,38 +6,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startTarget } from './harness.mjs';
+import { initialize, post, sessionHeaders } from '../common/mcp-raw.mjs';
 
 const CASES = JSON.parse(readFileSync(new URL('./hostile-cases.json', import.meta.url), 'utf8'));
-const VERSION = '2025-11-25';
 let server;
 
 before(async () => { server = await startTarget(); }, { timeout: 120_000 });
 after(async () => { await server?.stop(); });
 
-async function send(method, body, headers) {
-  const res = await fetch(server.url, { method, headers, body });
-  const text = await res.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : null; } catch { /* not JSON: checked by the caller */ }
-  return { status: res.status, json, text };
-}
+/** Sends `body` (a string, or undefined for none) with exactly the case's method and headers. */
+const send = (method, body, headers) => post(server.url, body, { method, headers });
 
-const baseHeaders = (session) => ({
-  'Content-Type': 'application/json',
-  Accept: 'application/json, text/event-stream',
-  ...(session ? { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': VERSION } : {}),
-});
+const baseHeaders = (session) => (session ? sessionHeaders(session) : {});
 
 async function newSession(clientName = 'hostile') {
-  const init = { jsonrpc: '2.0', id: 0, method: 'initialize',
-    params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: clientName, version: '1' } } };
-  const res = await fetch(server.url, { method: 'POST', headers: baseHeaders(), body: JSON.stringify(init) });
-  await res.text();
-  const id = res.headers.get('mcp-session-id');
-  assert.ok(id, 'initialize must issue a session id');
-  const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
-  await send('POST', JSON.stringify(note), baseHeaders(id));
-  return id;
+  return (await initialize(server.url, { clientInfo: { name: clientName, version: '1' } })).sessionId;
 }
 
 async function body(c, session) {
@@ -48,7 +31,7 @@ async function body(c, session) {
   if (b.$huge) return JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(b.$huge) } });
   if (b.$cursorReuse) {
     const first = await send('POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), baseHeaders(session));
-    const cursor = first.json?.result?.nextCursor;
+    const cursor = first.response?.result?.nextCursor;
     assert.ok(cursor, 'the default catalog has more than one page of tools');
     return JSON.stringify({ jsonrpc: '2.0', id: 2, method: b.$cursorReuse, params: { cursor, filter: { tags: ['beta'] } } });
   }
@@ -59,8 +42,8 @@ async function body(c, session) {
 async function stillServing(session) {
   const r = await send('POST', JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: { filter: { groups: ['calendar'] } } }), baseHeaders(session));
   assert.equal(r.status, 200);
-  assert.ok(r.json.result.tools.length > 0);
-  assert.ok(r.json.result.tools.every((t) => t.groups.includes('calendar')));
+  assert.ok(r.response.result.tools.length > 0);
+  assert.ok(r.response.result.tools.every((t) => t.groups.includes('calendar')));
 }
 
 test(`hostile-input catalogue (${CASES.length} cases)`, async (t) => {
@@ -73,10 +56,10 @@ test(`hostile-input catalogue (${CASES.length} cases)`, async (t) => {
       const sid = c.session === 'none' ? null : c.session === 'forged' ? 'forged-0000' : c.client ? restricted : session;
       const headers = { ...baseHeaders(sid), ...(c.headers ?? {}) };
       const r = await send(c.method ?? 'POST', await body(c, sid), headers);
-      assert.equal(r.status, c.status, `${c.name}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+      assert.equal(r.status, c.status, `${c.name}: HTTP ${r.status} ${r.body.slice(0, 300)}`);
       if (c.code !== undefined) {
-        assert.equal(r.json?.error?.code, c.code, `${c.name}: ${r.text.slice(0, 300)}`);
-        assert.ok(r.json.error.message.length > 10, 'the message says what was wrong');
+        assert.equal(r.response?.error?.code, c.code, `${c.name}: ${r.body.slice(0, 300)}`);
+        assert.ok(r.response.error.message.length > 10, 'the message says what was wrong');
       }
       await stillServing(session);
       passed += 1;
