@@ -76,9 +76,22 @@ class Answer {
  * Resolves an Answer: { status, headers (get(name)), body (text), messages (see parseMessages),
  * response (the message with an id and no method), notifications (the messages with a method) }.
  */
-export function post(url, message, { headers = {}, method = 'POST', agent, timeoutMs } = {}) {
+export async function post(url, message, opts = {}) {
   const body = message === undefined ? undefined : typeof message === 'string' ? message : JSON.stringify(message);
+  try {
+    return await send(url, body, opts);
+  } catch (err) {
+    // A kept-alive connection the server closed as we reused it: the server has not read this
+    // request, so it is sent once more (the agent has dropped the closed connection).
+    if (err.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) return send(url, body, opts);
+    throw err;
+  }
+}
+
+/** One attempt of post(): `body` is a string or undefined. */
+function send(url, body, { headers = {}, method = 'POST', agent, timeoutMs } = {}) {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = http.request(url, {
       method, agent,
       headers: {
@@ -87,12 +100,19 @@ export function post(url, message, { headers = {}, method = 'POST', agent, timeo
         ...headers,
       },
     }, (res) => {
+      answered = true;
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('error', reject);
       res.on('end', () => resolve(new Answer(res.statusCode, res.headers, Buffer.concat(chunks).toString('utf8'))));
     });
-    req.on('error', reject);
+    req.on('error', (err) => {
+      // A server may answer (413) and close before reading all of a large body: the failed write
+      // after its answer is not the request's outcome, the answer is.
+      if (answered) return;
+      err.reusedSocket = req.reusedSocket;
+      reject(err);
+    });
     if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url}: no answer in ${timeoutMs} ms`)));
     req.end(body);
   });
