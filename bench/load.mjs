@@ -8,6 +8,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { randomFilters } from './filters.mjs';
+import { call, initialize, stateless } from '../tests/common/mcp-raw.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -23,63 +24,20 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 const LEVELS = values.concurrency.split(',').map(Number);
 const FILTERS = randomFilters(1904, 4096);
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
+const BENCH = { name: 'bench', version: '1' };
 
-/** One POST over `agent`; resolves { status, headers, body }. */
-function post(agent, url, payload, headers) {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify(payload);
-    const req = http.request(url, {
-      method: 'POST', agent,
-      headers: {
-        'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        'Content-Length': Buffer.byteLength(body), ...headers,
-      },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** The JSON-RPC message of a response (JSON, or the last `data:` of an SSE body). */
-function message(r) {
-  if ((r.headers['content-type'] ?? '').includes('text/event-stream')) {
-    const data = r.body.split(/\r?\n/).filter((l) => l.startsWith('data:')).pop();
-    return JSON.parse(data.slice(5));
-  }
-  return JSON.parse(r.body);
-}
-
-/** A client of one target: `request(filter)` sends one tools/list. */
+/** A client of one target: `request(filter)` sends one tools/list over `agent`. */
 async function client(spec, agent) {
   const [name, rest] = spec.split(/=(.*)/s);
   const era = rest.match(/:(modern|legacy|floor)$/)?.[1] ?? 'legacy';
   const url = rest.replace(/:(modern|legacy|floor)$/, '');
-  let id = 0;
   if (era !== 'legacy') {
-    const meta = {
-      'io.modelcontextprotocol/protocolVersion': MODERN,
-      'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
-      'io.modelcontextprotocol/clientCapabilities': {},
-    };
-    const headers = { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list' };
-    return { name, era, url, request: (filter) => post(agent, url, { jsonrpc: '2.0', id: ++id, method: 'tools/list', params: { filter, _meta: meta } }, headers) };
+    return { name, era, url, request: (filter) => stateless(url, 'tools/list', { filter }, { agent, clientInfo: BENCH }) };
   }
-  const init = await post(agent, url, {
-    jsonrpc: '2.0', id: ++id, method: 'initialize',
-    params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
-  }, {});
-  const sid = init.headers['mcp-session-id'];
-  if (init.status !== 200 || !sid) throw new Error(`${name}: initialize failed (${init.status}) ${init.body.slice(0, 300)}`);
-  const headers = { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': LEGACY };
-  await post(agent, url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  return { name, era, url, request: (filter) => post(agent, url, { jsonrpc: '2.0', id: ++id, method: 'tools/list', params: { filter } }, headers) };
+  const { sessionId } = await initialize(url, { agent, clientInfo: BENCH }).catch((e) => {
+    throw new Error(`${name}: ${e.message}`);
+  });
+  return { name, era, url, request: (filter) => call(url, sessionId, 'tools/list', { filter }, { agent }) };
 }
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -112,7 +70,8 @@ async function checkSame(clients, n) {
   let compared = 0;
   for (const f of FILTERS.slice(0, n)) {
     const pages = await Promise.all(clients.map(async (cl) => {
-      const m = message(await cl.request(f));
+      const r = await cl.request(f);
+      const m = r.response ?? { error: r.body.slice(0, 300) };
       if (!m.result) throw new Error(`${cl.name}: ${JSON.stringify(m.error ?? m).slice(0, 300)} for filter ${JSON.stringify(f)}`);
       return { names: m.result.tools.map((t) => t.name).join(','), more: Boolean(m.result.nextCursor) };
     }));

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWorker } from './harness.mjs';
-import { call, openSession, post, stateless } from './http-helpers.mjs';
+import { call, initialize, post, stateless } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const INIT = {
@@ -34,9 +34,9 @@ test('an invalid catalog document is a clear error naming the field, on every re
   try {
     for (const body of [INIT, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) {
       const r = await post(worker.url, body);
-      assert.equal(r.status, 500, r.text);
+      assert.equal(r.status, 500, r.body);
       assert.equal(r.response.error.code, -32603);
-      assert.match(r.response.error.message, /MCP_SIEVE_CONFIG: .*tools\[1\]\.name/, r.text);
+      assert.match(r.response.error.message, /MCP_SIEVE_CONFIG: .*tools\[1\]\.name/, r.body);
     }
     const discover = await stateless(worker.url, 'server/discover');
     assert.equal(discover.status, 500, 'never a half-working server');
@@ -50,9 +50,9 @@ test('a document in KV that is not JSON is a clear error too', async () => {
   const worker = await startWorker({ persistTo: putConfig(dir, '{"tools": [') });
   try {
     const r = await post(worker.url, INIT);
-    assert.equal(r.status, 500, r.text);
+    assert.equal(r.status, 500, r.body);
     assert.equal(r.response.error.code, -32603);
-    assert.match(r.response.error.message, /MCP_SIEVE_KV key "config": .*not valid JSON/, r.text);
+    assert.match(r.response.error.message, /MCP_SIEVE_KV key "config": .*not valid JSON/, r.body);
   } finally {
     await worker.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -73,7 +73,7 @@ test('a large catalog document (over the 128 KB command-line limit) is served ex
   const worker = await startWorker({ persistTo: state });
   try {
     const r = await stateless(worker.url, 'tools/list', { filter: { namePatterns: ['tricky'] } });
-    assert.equal(r.status, 200, r.text.slice(0, 500));
+    assert.equal(r.status, 200, r.body.slice(0, 500));
     assert.deepEqual(r.response.result.tools.map((t) => [t.name, t.description]), [['tricky', tricky]]);
     const groups = await stateless(worker.url, 'groups/list');
     assert.deepEqual(groups.response.result.groups.map((g) => g.name).sort(), ['even', 'odd']);
@@ -87,11 +87,11 @@ test('Origin allow-list: a foreign Origin is 403, loopback passes', async () => 
   const worker = await startWorker();
   try {
     const bad = await post(worker.url, INIT, { headers: { Origin: 'https://evil.example' } });
-    assert.equal(bad.status, 403, bad.text);
+    assert.equal(bad.status, 403, bad.body);
     assert.match(bad.response.error.message, /evil\.example/);
     assert.equal(bad.headers.get('access-control-allow-origin'), null);
     const local = await post(worker.url, INIT, { headers: { Origin: `http://127.0.0.1:${new URL(worker.url).port}` } });
-    assert.equal(local.status, 200, local.text);
+    assert.equal(local.status, 200, local.body);
   } finally {
     await worker.stop();
   }
@@ -108,11 +108,11 @@ test('bearer token from a secret, allowed browser origin with CORS', async () =>
   try {
     for (const headers of [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Basic ${token}` }]) {
       const r = await post(worker.url, INIT, { headers });
-      assert.equal(r.status, 401, `${JSON.stringify(headers)}: ${r.text}`);
+      assert.equal(r.status, 401, `${JSON.stringify(headers)}: ${r.body}`);
       assert.match(r.headers.get('www-authenticate'), /^Bearer/);
     }
-    const { sessionId } = await openSession(worker.url, { headers: auth });
-    const listed = await call(worker.url, sessionId, 'tools/list', {}, auth);
+    const { sessionId } = await initialize(worker.url, { headers: auth });
+    const listed = await call(worker.url, sessionId, 'tools/list', {}, { headers: auth });
     assert.equal(listed.status, 200);
     const noAuth = await call(worker.url, sessionId, 'tools/list');
     assert.equal(noAuth.status, 401, 'every request needs the token, not only initialize');
@@ -155,7 +155,7 @@ test('a body over the configured limit is 413 before it is read', async () => {
   try {
     const big = { ...INIT, params: { ...INIT.params, pad: 'x'.repeat(4096) } };
     const r = await post(worker.url, big);
-    assert.equal(r.status, 413, r.text);
+    assert.equal(r.status, 413, r.body);
     assert.equal((await post(worker.url, INIT)).status, 200);
   } finally {
     await worker.stop();

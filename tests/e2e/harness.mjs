@@ -1,11 +1,12 @@
-// E2E harness: runs the already-built Worker under `wrangler dev` (local workerd, offline) and
-// offers a raw JSON-RPC helper. It never builds: run scripts/build.sh first.
+// E2E harness: runs the already-built Worker under `wrangler dev` (local workerd, offline) or the
+// native server. It never builds: run scripts/build.sh first. Raw requests: ../common/mcp-raw.mjs.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { post } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const READY_TIMEOUT_MS = 90_000;
@@ -67,19 +68,12 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
   }
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  const ping = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' });
   for (;;) {
     if (exited) {
       throw new Error(`${what} exited early (${JSON.stringify(exited)}); last output:\n${log}`);
     }
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-        body: ping,
-        signal: AbortSignal.timeout(2000),
-      });
-      await res.arrayBuffer();
+      await post(url, { jsonrpc: '2.0', id: 0, method: 'ping' }, { timeoutMs: 2000 });
       // any HTTP status means it is serving; output() is the tail of its stdout and stderr
       return { url, base, stop, pid: child.pid, output: () => log };
     } catch { /* not up yet */ }
@@ -117,35 +111,6 @@ export async function startNative({ port, extraArgs = [], env = {} } = {}) {
 
 /** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */
 export const startTarget = (opts) => (process.env.SIEVE_TARGET === 'native' ? startNative(opts) : startWorker(opts));
-
-/**
- * Raw JSON-RPC POST. `body` is an object (sent as JSON) or a string (sent as is).
- * Returns { status, headers, json }; json is null for an empty body. An SSE answer
- * (text/event-stream) yields the first `data:` message.
- */
-export async function rpc(url, body, { sessionId, headers = {} } = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      ...(sessionId ? { 'Mcp-Session-Id': sessionId } : {}),
-      ...headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  if (text.trim() !== '') {
-    if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-      const data = text.split(/\r?\n/).find((l) => l.startsWith('data:'));
-      json = data ? JSON.parse(data.slice(5)) : null;
-    } else {
-      json = JSON.parse(text);
-    }
-  }
-  return { status: res.status, headers: res.headers, json };
-}
 
 /** Expects `promise` to reject with an McpError of `code` (and a message matching `re`). */
 export async function rejectsWith(promise, code, re) {

@@ -11,12 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startWorker, rpc } from './harness.mjs';
+import { startWorker } from './harness.mjs';
+import { call, initialize } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SHOTS = path.join(ROOT, 'target', 'screenshots');
 const SCREENSHOT = path.join(SHOTS, 'demo-calendar.png');
-const PROTOCOL_VERSION = '2025-11-25';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -25,28 +25,19 @@ let context;
 let page;
 let profileDir;
 let sessionId;
-let nextId = 1;
 const pageErrors = [];
 
 /** A JSON-RPC request on the test's own session; fails on an HTTP or JSON-RPC error. */
 async function request(method, params = {}) {
-  const res = await rpc(worker.url, { jsonrpc: '2.0', id: nextId++, method, params },
-    { sessionId, headers: sessionId ? { 'MCP-Protocol-Version': PROTOCOL_VERSION } : {} });
-  assert.equal(res.status, 200, `${method}: HTTP ${res.status} ${JSON.stringify(res.json)}`);
-  assert.ok(res.json && !res.json.error, `${method}: ${JSON.stringify(res.json?.error)}`);
-  return res;
+  const res = await call(worker.url, sessionId, method, params);
+  assert.equal(res.status, 200, `${method}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
+  assert.ok(res.response && !res.response.error, `${method}: ${JSON.stringify(res.response?.error)}`);
+  return res.response;
 }
 
+/** Opens the test's own session (initialize fails the test unless it issues a session id). */
 async function openSession() {
-  const res = await request('initialize', {
-    protocolVersion: PROTOCOL_VERSION, capabilities: {},
-    clientInfo: { name: 'mcp-sieve-page-test', version: '0.1.0' },
-  });
-  sessionId = res.headers.get('mcp-session-id');
-  assert.ok(sessionId, 'initialize answered without an Mcp-Session-Id header');
-  const note = await rpc(worker.url, { jsonrpc: '2.0', method: 'notifications/initialized' },
-    { sessionId, headers: { 'MCP-Protocol-Version': PROTOCOL_VERSION } });
-  assert.equal(note.status, 202, `notifications/initialized: HTTP ${note.status}`);
+  ({ sessionId } = await initialize(worker.url, { clientInfo: { name: 'mcp-sieve-page-test', version: '0.1.0' } }));
 }
 
 /** Sorted names of every tool the server lists for `filter`, following nextCursor. */
@@ -55,9 +46,9 @@ async function serverToolNames(filter) {
   let cursor;
   do {
     const params = { ...(filter ? { filter } : {}), ...(cursor ? { cursor } : {}) };
-    const { json } = await request('tools/list', params);
-    names.push(...json.result.tools.map((t) => t.name));
-    cursor = json.result.nextCursor;
+    const { result } = await request('tools/list', params);
+    names.push(...result.tools.map((t) => t.name));
+    cursor = result.nextCursor;
   } while (cursor);
   return names.sort();
 }

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './harness.mjs';
-import { MODERN, call, openSession, post, stateless } from './http-helpers.mjs';
+import { call, initialize, stateless } from '../common/mcp-raw.mjs';
 
 let worker;
 before(async () => {
@@ -26,41 +26,38 @@ const names = (r) => r.response.result.tools.map((t) => t.name).sort();
 
 test('a panic in the Worker is a logged 500; the next request is served', { timeout: 30_000 }, async () => {
   const before = await stateless(worker.url, 'tools/list', { filter: { groups: ['math'] } });
-  assert.equal(before.status, 200, before.text);
-  const crashed = await post(worker.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {
-    _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {},
-      'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1' } },
-  } }, { headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/list', ...PANIC } });
-  assert.equal(crashed.status, 500, crashed.text);
-  assert.equal(crashed.messages[0]?.error?.code, -32603, crashed.text);
+  assert.equal(before.status, 200, before.body);
+  const crashed = await stateless(worker.url, 'tools/list', {}, { headers: PANIC });
+  assert.equal(crashed.status, 500, crashed.body);
+  assert.equal(crashed.messages[0]?.error?.code, -32603, crashed.body);
   for (let i = 0; i < 3; i++) {
     const again = await stateless(worker.url, 'tools/list', { filter: { groups: ['math'] } });
-    assert.equal(again.status, 200, again.text);
+    assert.equal(again.status, 200, again.body);
     assert.deepEqual(names(again), names(before));
   }
   assert.ok(await panicsLogged(1) >= 1, 'the panic is logged');
 });
 
 test('a panic in a session object is a JSON-RPC 500; the session and its concerns survive', { timeout: 30_000 }, async () => {
-  const { sessionId } = await openSession(worker.url, { concerns: { security: 'high' } });
+  const { sessionId } = await initialize(worker.url, { concerns: { security: 'high' } });
   const before = await call(worker.url, sessionId, 'tools/list');
-  assert.equal(before.status, 200, before.text);
-  const crashed = await call(worker.url, sessionId, 'tools/list', {}, PANIC);
-  assert.equal(crashed.status, 500, crashed.text);
-  assert.equal(crashed.messages[0]?.error?.code, -32603, crashed.text);
+  assert.equal(before.status, 200, before.body);
+  const crashed = await call(worker.url, sessionId, 'tools/list', {}, { headers: PANIC });
+  assert.equal(crashed.status, 500, crashed.body);
+  assert.equal(crashed.messages[0]?.error?.code, -32603, crashed.body);
   const after = await call(worker.url, sessionId, 'tools/list');
-  assert.equal(after.status, 200, after.text);
+  assert.equal(after.status, 200, after.body);
   assert.deepEqual(names(after), names(before));
   const concerns = await call(worker.url, sessionId, 'concerns/list');
-  assert.equal(concerns.response.result.configuration.security, 'high', concerns.text);
+  assert.equal(concerns.response.result.configuration.security, 'high', concerns.body);
   // A fresh session still works too.
-  const other = await openSession(worker.url);
+  const other = await initialize(worker.url);
   assert.equal((await call(worker.url, other.sessionId, 'ping')).status, 200);
   assert.ok(await panicsLogged(2) >= 2, 'the panic is logged');
 });
 
 test('every response reports the wasm memory size when diagnostics are on', async () => {
   const r = await stateless(worker.url, 'tools/list');
-  assert.equal(r.status, 200, r.text);
+  assert.equal(r.status, 200, r.body);
   assert.ok(Number(r.headers.get('x-sieve-wasm-memory')) >= 65536, `header: ${r.headers.get('x-sieve-wasm-memory')}`);
 });

@@ -3,7 +3,7 @@
 // tools (sdk.test.mjs covers tools, groups and tags): resources, templates, prompts, concerns,
 // tasks (tools/call with params.task, tasks/get, tasks/result, tasks/list, tasks/cancel),
 // logging/setLevel and completion/complete in the 2025-11-25 era; and the stateless 2026-07-28
-// era through raw fetch (the SDK does not speak it yet), with the per-request `_meta` fields and
+// era through the raw client, tests/common/mcp-raw.mjs (the SDK does not speak it yet), with the per-request `_meta` fields and
 // the Mcp-Method / Mcp-Name headers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,9 +11,9 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startTarget, rpc, rejectsWith } from './harness.mjs';
+import { startTarget, rejectsWith } from './harness.mjs';
+import { MODERN, stateless } from '../common/mcp-raw.mjs';
 
-const MODERN = '2026-07-28';
 const Anything = z.object({}).passthrough();
 const Named = z.object({ name: z.string() }).passthrough();
 const ToolsPage = z.object({ tools: z.array(Named), nextCursor: z.string().optional() }).passthrough();
@@ -144,61 +144,45 @@ test('logging/setLevel and completion/complete', async () => {
   assert.ok(Array.isArray(done.completion.values));
 });
 
-/** A 2026-07-28 request: version, client info and capabilities in `_meta`, headers to match. */
-function modern(method, params = {}, { headers = {}, id = 1 } = {}) {
-  const body = {
-    jsonrpc: '2.0', id, method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': MODERN,
-        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-        ...(params._meta ?? {}),
-      },
-    },
-  };
-  const name = method === 'resources/read' ? params.uri : params.name;
-  return rpc(server.url, body, {
-    headers: { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...(name ? { 'Mcp-Name': name } : {}), ...headers },
-  });
-}
+/** A 2026-07-28 request to the server under test (see statelessRequest). */
+const modern = (method, params = {}, { headers = {} } = {}) =>
+  stateless(server.url, method, params, { clientInfo: { name: 'raw', version: '1' }, headers });
 
 test('2026-07-28: server/discover and the stateless list methods', async () => {
   const d = await modern('server/discover');
   assert.equal(d.status, 200);
-  assert.ok(d.json.result.supportedVersions.includes(MODERN));
-  assert.ok(d.json.result.capabilities.extensions['dev.mcp-sieve/filtering']);
+  assert.ok(d.response.result.supportedVersions.includes(MODERN));
+  assert.ok(d.response.result.capabilities.extensions['dev.mcp-sieve/filtering']);
   assert.equal(d.headers.get('mcp-session-id'), null, 'no session');
 
   const tools = await modern('tools/list', { filter: { groups: ['calendar'] } });
-  assert.equal(tools.json.result.resultType, 'complete');
-  assert.ok(tools.json.result.tools.length > 0);
-  for (const t of tools.json.result.tools) assert.ok(t.groups.includes('calendar'));
+  assert.equal(tools.response.result.resultType, 'complete');
+  assert.ok(tools.response.result.tools.length > 0);
+  for (const t of tools.response.result.tools) assert.ok(t.groups.includes('calendar'));
   const narrowed = await modern('tools/list', { filter: { groups: ['database'] }, concerns: { security: 'low' } });
-  assert.ok(!narrowed.json.result.tools.some((t) => t.name === 'run_query'), 'per-request concerns');
+  assert.ok(!narrowed.response.result.tools.some((t) => t.name === 'run_query'), 'per-request concerns');
 
   for (const [method, key] of [['resources/list', 'resources'], ['resources/templates/list', 'resourceTemplates'], ['prompts/list', 'prompts']]) {
     const r = await modern(method);
     assert.equal(r.status, 200, method);
-    assert.ok(r.json.result[key].length > 0, `${method} lists ${key}`);
+    assert.ok(r.response.result[key].length > 0, `${method} lists ${key}`);
   }
   const concerns = await modern('concerns/list');
-  assert.ok(concerns.json.result.concerns.length === 2);
+  assert.ok(concerns.response.result.concerns.length === 2);
 });
 
 test('2026-07-28: tools/call, prompts/get, resources/read with Mcp-Name; header mismatches', async () => {
   const echo = await modern('tools/call', { name: 'echo', arguments: { message: 'stateless' } });
-  assert.equal(echo.json.result.content[0].text, 'stateless');
+  assert.equal(echo.response.result.content[0].text, 'stateless');
   const prompt = await modern('prompts/get', { name: 'plan_week', arguments: { weekStart: '2025-12-01' } });
-  assert.match(prompt.json.result.messages[0].content.text, /2025-12-01/);
+  assert.match(prompt.response.result.messages[0].content.text, /2025-12-01/);
   const read = await modern('resources/read', { uri: 'workspace://readme' });
-  assert.equal(read.json.result.contents[0].uri, 'workspace://readme');
+  assert.equal(read.response.result.contents[0].uri, 'workspace://readme');
 
   const wrongName = await modern('tools/call', { name: 'echo', arguments: { message: 'x' } }, { headers: { 'Mcp-Name': 'add' } });
-  assert.equal(wrongName.json.error?.code, -32020, 'Mcp-Name must match params.name');
+  assert.equal(wrongName.response.error?.code, -32020, 'Mcp-Name must match params.name');
   const wrongMethod = await modern('tools/list', {}, { headers: { 'Mcp-Method': 'prompts/list' } });
-  assert.equal(wrongMethod.json.error?.code, -32020, 'Mcp-Method must match the body');
+  assert.equal(wrongMethod.response.error?.code, -32020, 'Mcp-Method must match the body');
   const ping = await modern('ping');
   assert.equal(ping.status, 404, 'ping is not part of 2026-07-28');
 });

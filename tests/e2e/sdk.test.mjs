@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTarget, rpc, rejectsWith } from './harness.mjs';
+import { startTarget, rejectsWith } from './harness.mjs';
+import { post, sessionHeaders } from '../common/mcp-raw.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const PROTOCOL = '2025-11-25';
@@ -157,28 +158,27 @@ test('tools/call: utilities do real work', async () => {
 });
 
 test('raw Streamable HTTP rules', async () => {
-  const init = await rpc(worker.url, {
+  const init = await post(worker.url, {
     jsonrpc: '2.0', id: 1, method: 'initialize',
     params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
   });
   assert.equal(init.status, 200);
   const sessionId = init.headers.get('mcp-session-id');
   assert.ok(sessionId, 'mcp-session-id header');
-  assert.equal(init.json?.result?.protocolVersion, PROTOCOL);
-  const headers = { 'MCP-Protocol-Version': PROTOCOL };
+  assert.equal(init.response?.result?.protocolVersion, PROTOCOL);
   const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 
-  const noSession = await rpc(worker.url, list, { headers });
+  const noSession = await post(worker.url, list, { headers: { 'MCP-Protocol-Version': PROTOCOL } });
   assert.equal(noSession.status, 400, 'no Mcp-Session-Id → 400');
 
-  const unknown = await rpc(worker.url, list, { sessionId: 'nope', headers });
+  const unknown = await post(worker.url, list, { headers: sessionHeaders('nope') });
   assert.equal(unknown.status, 404, 'unknown session → 404');
 
-  const note = await rpc(worker.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { sessionId, headers });
+  const note = await post(worker.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { headers: sessionHeaders(sessionId) });
   assert.equal(note.status, 202, 'notification → 202');
-  assert.equal(note.json, null, 'notification → empty body');
+  assert.equal(note.body, '', 'notification → empty body');
 
-  const bad = await rpc(worker.url, '{oops', { sessionId, headers });
+  const bad = await post(worker.url, '{oops', { headers: sessionHeaders(sessionId) });
   assert.ok([200, 400].includes(bad.status), `parse error status ${bad.status}`);
-  assert.equal(bad.json?.error?.code, -32700);
+  assert.equal(bad.response?.error?.code, -32700);
 });

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { post } from '../e2e/http-helpers.mjs';
+import { post } from '../common/mcp-raw.mjs';
 import { startWith } from './helpers.mjs';
 
 const LIMIT = 4096;

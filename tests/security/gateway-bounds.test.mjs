@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { call, openSession } from '../e2e/http-helpers.mjs';
+import { call, openSession } from '../common/mcp-raw.mjs';
 import { startWith } from './helpers.mjs';
 
 /** The longest the tests accept for the gateway's upstream deadline to fire, ms. */

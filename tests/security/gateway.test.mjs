@@ -10,7 +10,7 @@
 // per POST it gets).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, openSession, stateless } from '../e2e/http-helpers.mjs';
+import { call, openSession, stateless } from '../common/mcp-raw.mjs';
 import { sleep, startEverything, startWith } from './helpers.mjs';
 
 const TASK_TOOL = 'simulate-research-query'; // execution.taskSupport "required" in server-everything

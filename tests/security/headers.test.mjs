@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { LEGACY, MODERN, call, openSession, post, stateless } from '../e2e/http-helpers.mjs';
+import { LEGACY, MODERN, call, openSession, post, stateless } from '../common/mcp-raw.mjs';
 import { forgeCursor, native, startWith } from './helpers.mjs';
 
 let server;
@@ -90,7 +90,7 @@ test('9. MCP_SIEVE_DIAGNOSTICS=yes does not enable diagnostics (X-Sieve-Panic is
   const w = await startWith(null, { MCP_SIEVE_DIAGNOSTICS: 'yes' });
   try {
     const { sessionId } = await openSession(w.url);
-    const r = await call(w.url, sessionId, 'tools/list', {}, { 'X-Sieve-Panic': '1' });
+    const r = await call(w.url, sessionId, 'tools/list', {}, { headers: { 'X-Sieve-Panic': '1' } });
     assert.equal(r.status, 200, `diagnostics must be off for "yes": HTTP ${r.status} ${r.text.slice(0, 200)}`);
     assert.equal(r.headers.get('x-sieve-wasm-memory'), null, 'no diagnostic header');
   } finally {

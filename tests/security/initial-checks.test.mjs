@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LEGACY, MODERN, post } from '../e2e/http-helpers.mjs';
+import { LEGACY, MODERN, post } from '../common/mcp-raw.mjs';
 import { ROOT, startWith } from './helpers.mjs';
 
 const ALLOW = 'trusted-*';

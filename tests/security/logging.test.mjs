@@ -3,7 +3,7 @@
 // the harness) or the native server's stderr; without conversation content.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, post } from '../e2e/http-helpers.mjs';
+import { call, post } from '../common/mcp-raw.mjs';
 import { sleep, startWith } from './helpers.mjs';
 
 const MARKER = 'conversation-content-7d41e';

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { call, openSession } from '../e2e/http-helpers.mjs';
+import { call, openSession } from '../common/mcp-raw.mjs';
 import { ROOT, assertCapped, startWith } from './helpers.mjs';
 
 const doc = JSON.parse(readFileSync(path.join(ROOT, 'catalog', 'default.json'), 'utf8'));

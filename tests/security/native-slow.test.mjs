@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startNative } from '../e2e/harness.mjs';
-import { post } from '../e2e/http-helpers.mjs';
+import { post } from '../common/mcp-raw.mjs';
 import { sleep } from './helpers.mjs';
 
 const TOKEN = 'slow-test-token-9c2e';

@@ -6,7 +6,7 @@
 //     a repeated notifications/initialized changes nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { LEGACY, call, openSession, post } from '../e2e/http-helpers.mjs';
+import { LEGACY, call, openSession, post } from '../common/mcp-raw.mjs';
 import { assertCapped, sleep, startWith } from './helpers.mjs';
 
 let server;

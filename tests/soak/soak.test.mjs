@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { startWorker } from '../e2e/harness.mjs';
+import { call, initialize } from '../common/mcp-raw.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 100);
-const VERSION = '2025-11-25';
 const DOC = JSON.parse(readFileSync(new URL('../../catalog/default.json', import.meta.url), 'utf8'));
 let server;
 
@@ -42,37 +42,27 @@ function expected(cfg) {
     .sort();
 }
 
-async function post(body, session) {
-  const res = await fetch(server.url, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      ...(session ? { 'Mcp-Session-Id': session, 'MCP-Protocol-Version': VERSION } : {}),
-    },
-    body: JSON.stringify(body),
-  });
-  wasmSeen = Math.max(wasmSeen, Number(res.headers.get('x-sieve-wasm-memory') ?? 0));
-  const text = await res.text();
-  const line = text.split('\n').filter((l) => l.startsWith('data: ')).pop();
-  return { status: res.status, headers: res.headers, json: text ? JSON.parse(line ? line.slice(6) : text) : null };
+/** A request in `session`; notes the Worker's wasm memory size the answer reports. */
+async function request(session, method, params) {
+  const r = await call(server.url, session, method, params);
+  wasmSeen = Math.max(wasmSeen, Number(r.headers.get('x-sieve-wasm-memory') ?? 0));
+  return r;
 }
 
 async function open(cfg, n) {
-  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize',
-    params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: `soak-${n}`, version: '1' } } });
-  const id = init.headers.get('mcp-session-id');
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized', params: { concerns: cfg } }, id);
-  return id;
+  const { sessionId, init } = await initialize(server.url, { clientInfo: { name: `soak-${n}`, version: '1' }, initializedParams: { concerns: cfg } });
+  wasmSeen = Math.max(wasmSeen, Number(init.headers.get('x-sieve-wasm-memory') ?? 0));
+  return sessionId;
 }
 
-async function listNames(session, n) {
+async function listNames(session) {
   const names = [];
   let cursor;
   do {
-    const r = await post({ jsonrpc: '2.0', id: n, method: 'tools/list', params: cursor ? { cursor } : {} }, session);
-    if (r.status !== 200 || !r.json.result) throw new Error(`tools/list: ${r.status} ${JSON.stringify(r.json)}`);
-    names.push(...r.json.result.tools.map((t) => t.name));
-    cursor = r.json.result.nextCursor;
+    const r = await request(session, 'tools/list', cursor ? { cursor } : {});
+    if (r.status !== 200 || !r.response?.result) throw new Error(`tools/list: ${r.status} ${r.body.slice(0, 300)}`);
+    names.push(...r.response.result.tools.map((t) => t.name));
+    cursor = r.response.result.nextCursor;
   } while (cursor);
   return names.sort();
 }
@@ -95,7 +85,7 @@ test(`soak: ${SESSIONS} sessions, ${SECONDS} s of mixed traffic`, { timeout: (SE
   assert.ok(new Set(sessions.map((s) => s.want.join())).size > 4, 'sessions must see different sets');
   const stats = { requests: 0, errors: 0, wrongView: 0 };
   // Warm up, then measure memory over the soak.
-  await Promise.all(sessions.map((s, i) => listNames(s.id, i)));
+  await Promise.all(sessions.map((s) => listNames(s.id)));
   const samples = [rssKb()];
   const wasm = [wasmSeen];
   const sampler = setInterval(() => { samples.push(rssKb()); wasm.push(wasmSeen); }, 5000);
@@ -104,15 +94,15 @@ test(`soak: ${SESSIONS} sessions, ${SECONDS} s of mixed traffic`, { timeout: (SE
     for (let n = 0; Date.now() < deadline; n++) {
       try {
         if (n % 4 === 0) {
-          const r = await post({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'echo', arguments: { message: `s${i}-${n}` } } }, s.id);
+          const r = await request(s.id, 'tools/call', { name: 'echo', arguments: { message: `s${i}-${n}` } });
           stats.requests += 1;
-          if (r.json?.result?.content?.[0]?.text !== `s${i}-${n}`) stats.errors += 1;
+          if (r.response?.result?.content?.[0]?.text !== `s${i}-${n}`) stats.errors += 1;
         } else if (n % 4 === 1) {
-          const r = await post({ jsonrpc: '2.0', id: n, method: 'concerns/list' }, s.id);
+          const r = await request(s.id, 'concerns/list');
           stats.requests += 1;
-          if (JSON.stringify(r.json?.result?.configuration) !== JSON.stringify(Object.fromEntries(Object.entries(s.cfg).sort()))) stats.wrongView += 1;
+          if (JSON.stringify(r.response?.result?.configuration) !== JSON.stringify(Object.fromEntries(Object.entries(s.cfg).sort()))) stats.wrongView += 1;
         } else {
-          const names = await listNames(s.id, n);
+          const names = await listNames(s.id);
           stats.requests += 1;
           if (names.join() !== s.want.join()) stats.wrongView += 1;
         }
