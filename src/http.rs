@@ -26,6 +26,15 @@ pub trait SessionStore {
 #[derive(Debug, Clone, Default)]
 pub struct MemoryStore(std::collections::HashMap<String, Session>);
 
+impl MemoryStore {
+    /// Removes the sessions last used before `cutoff_ms`; returns how many.
+    pub fn evict_idle(&mut self, cutoff_ms: i64) -> usize {
+        let before = self.0.len();
+        self.0.retain(|_, s| s.last_seen_ms >= cutoff_ms);
+        before - self.0.len()
+    }
+}
+
 impl SessionStore for MemoryStore {
     fn load(&mut self, id: &str) -> Option<Session> {
         self.0.get(id).cloned()
@@ -91,6 +100,23 @@ pub struct Config {
     pub bearer_token: Option<String>,
     /// Whether allowed cross-origin browser hosts get CORS headers and preflight answers.
     pub cors: bool,
+    /// Idle time after which a session is gone (404); `None`: [`DEFAULT_SESSION_IDLE_MS`].
+    pub session_idle_ms: Option<i64>,
+}
+
+/// Sessions idle this long are gone: 24 hours.
+pub const DEFAULT_SESSION_IDLE_MS: i64 = 24 * 3600 * 1000;
+
+impl Config {
+    /// The idle time after which a session expires.
+    pub fn idle_ms(&self) -> i64 {
+        self.session_idle_ms.unwrap_or(DEFAULT_SESSION_IDLE_MS)
+    }
+
+    /// How far `last_seen_ms` may lag: a session is written for its use at most this often.
+    fn touch_every_ms(&self) -> i64 {
+        (self.idle_ms() / 4).clamp(1, 60_000)
+    }
 }
 
 /// Standard Base64 (RFC 4648, padding optional); `None` when `s` is not Base64.
@@ -323,6 +349,10 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     let mut session = match (&session_id, is_init || stateless) {
         // An initialize inside an existing session reaches the router, which refuses it.
         (Some(id), _) => match store.load(id) {
+            Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
+                store.remove(id);
+                return plain(404, "unknown or expired session; initialize a new one");
+            }
             Some(s) => Some(s),
             None => return plain(404, "unknown or expired session; initialize a new one"),
         },
@@ -332,6 +362,12 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     let is_request = matches!(msg, Incoming::Request { .. });
     let mut out = server.handle(msg, &mut session, env);
     let log = std::mem::take(&mut out.log);
+    if let Some(s) = session.as_mut() {
+        if env.now_ms.saturating_sub(s.last_seen_ms) >= cfg.touch_every_ms() {
+            s.last_seen_ms = env.now_ms;
+            out.session_changed = true;
+        }
+    }
     if out.retry_at.is_some() {
         return logged(
             log,

@@ -79,6 +79,20 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
         .await
         .map_err(|e| ServerError::Io(format!("cannot listen on {host}:{port}"), e))?;
     eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
+    // Idle sessions are evicted even if nobody asks for them again.
+    let sweeper = app.clone();
+    tokio::spawn(async move {
+        let every = Duration::from_millis((sweeper.cfg.idle_ms() / 4).clamp(1_000, 60_000) as u64);
+        loop {
+            tokio::time::sleep(every).await;
+            let cutoff = now_ms() - sweeper.cfg.idle_ms() - 60_000; // last_seen lags by up to a minute
+            sweeper
+                .store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .evict_idle(cutoff);
+        }
+    });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {

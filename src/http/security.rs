@@ -171,6 +171,19 @@ impl Config {
                 )))
             }
         };
+        if let Some(n) = var("MCP_SIEVE_SESSION_IDLE_SECONDS").filter(|s| !s.trim().is_empty()) {
+            let secs = n
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (1..=365 * 86_400).contains(n))
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "MCP_SIEVE_SESSION_IDLE_SECONDS must be a number of seconds from 1 to 31536000, got \"{n}\""
+                    ))
+                })?;
+            cfg.session_idle_ms = Some(secs * 1000);
+        }
         if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
             cfg.limits.max_body = n.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
                 Error::Config(format!(

@@ -1,12 +1,56 @@
 //! `initialize` (2025-11-25 and earlier), `server/discover` (2026-07-28), the capabilities and
 //! the server's identity; version negotiation and the initial checks run here.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::concern::Concerns;
 use crate::error::{type_name, Error, Result};
 use crate::protocol::server::{Env, Outcome, Server};
 use crate::protocol::{Session, EXT, LEGACY_VERSIONS, MODERN_VERSION};
+
+/// Longest `clientInfo.name` / `clientInfo.version` kept in a session.
+pub const MAX_CLIENT_INFO: usize = 256;
+/// Most capability keys, and bytes of capabilities, kept in a session.
+pub const MAX_CAPABILITY_KEYS: usize = 64;
+/// See [`MAX_CAPABILITY_KEYS`].
+pub const MAX_CAPABILITY_BYTES: usize = 16 * 1024;
+
+/// What a session keeps of `initialize`: what filtering and policy read (client name and
+/// version, capabilities), within size caps (`-32602` naming the field beyond them).
+fn kept_of_initialize(p: &Map<String, Value>) -> Result<Value> {
+    let mut info = Map::new();
+    for field in ["name", "version"] {
+        match p.get("clientInfo").and_then(|c| c.get(field)) {
+            Some(Value::String(s)) if s.len() > MAX_CLIENT_INFO => {
+                return Err(Error::params(format!(
+                    "params.clientInfo.{field} is {} bytes; at most {MAX_CLIENT_INFO} are allowed",
+                    s.len()
+                )))
+            }
+            Some(Value::String(s)) => {
+                info.insert(field.into(), Value::String(s.clone()));
+            }
+            _ => {}
+        }
+    }
+    let caps = match p.get("capabilities") {
+        Some(Value::Object(c)) => c.clone(),
+        _ => Map::new(),
+    };
+    if caps.len() > MAX_CAPABILITY_KEYS {
+        return Err(Error::params(format!(
+            "params.capabilities has {} keys; at most {MAX_CAPABILITY_KEYS} are allowed",
+            caps.len()
+        )));
+    }
+    let size = Value::Object(caps.clone()).to_string().len();
+    if size > MAX_CAPABILITY_BYTES {
+        return Err(Error::params(format!(
+            "params.capabilities is {size} bytes; at most {MAX_CAPABILITY_BYTES} are allowed"
+        )));
+    }
+    Ok(json!({"clientInfo": info, "capabilities": caps}))
+}
 
 impl Server {
     /// The capabilities of DESIGN.md.
@@ -80,7 +124,7 @@ impl Server {
         let mut s = Session {
             id: env.fresh_id.clone(),
             protocol_version: version.into(),
-            initialize: params.clone(),
+            initialize: kept_of_initialize(p)?,
             ..Default::default()
         };
         let ctx = self.context("initialize", id, params, Some(&s), env);

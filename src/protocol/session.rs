@@ -24,4 +24,8 @@ pub struct Session {
     pub tasks: Vec<Task>,
     /// Counter for task ids.
     pub next_task: u64,
+    /// When a request last used the session (ms since the epoch; updated coarsely, see
+    /// `http::Config::session_idle_ms`).
+    #[serde(default)]
+    pub last_seen_ms: i64,
 }
