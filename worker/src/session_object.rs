@@ -81,7 +81,9 @@ impl SqlStore<'_> {
         Ok(Some(session))
     }
 
-    fn try_save(&self, s: &Session) -> Result<()> {
+    /// Writes the session head and only the tasks that changed since `before` (the copy in
+    /// memory; without one, every task).
+    fn try_save(&self, s: &Session, before: Option<&Session>) -> Result<()> {
         self.sql.exec(SCHEMA, None)?;
         let head = Session {
             tasks: Vec::new(),
@@ -91,20 +93,43 @@ impl SqlStore<'_> {
             "INSERT OR REPLACE INTO session (id, data) VALUES (?, ?)",
             vec![s.id.as_str().into(), serde_json::to_string(&head)?.into()],
         )?;
-        self.exec("DELETE FROM task WHERE session = ?", vec![s.id.as_str().into()])?;
-        for (seq, t) in s.tasks.iter().enumerate() {
-            let expires = t.ttl_ms.map(|ttl| t.created_ms.saturating_add(ttl));
+        let before = before.filter(|b| b.id == s.id);
+        let Some(before) = before else {
+            self.exec("DELETE FROM task WHERE session = ?", vec![s.id.as_str().into()])?;
+            return s.tasks.iter().try_for_each(|t| self.put_task(&s.id, t));
+        };
+        for gone in before.tasks.iter().filter(|b| !s.tasks.iter().any(|t| t.id == b.id)) {
             self.exec(
-                "INSERT INTO task (session, seq, id, expires_ms, data) VALUES (?, ?, ?, ?, ?)",
-                vec![
-                    s.id.as_str().into(),
-                    (seq as i64).into(),
-                    t.id.as_str().into(),
-                    expires.into(),
-                    serde_json::to_string(t)?.into(),
-                ],
+                "DELETE FROM task WHERE session = ? AND id = ?",
+                vec![s.id.as_str().into(), gone.id.as_str().into()],
             )?;
         }
+        for t in &s.tasks {
+            if before.tasks.iter().any(|b| b == t) {
+                continue; // unchanged: not written again
+            }
+            self.put_task(&s.id, t)?;
+        }
+        Ok(())
+    }
+
+    /// Inserts or replaces one task row (a new task goes last; a changed one keeps its place).
+    fn put_task(&self, session: &str, t: &Task) -> Result<()> {
+        let expires = t.ttl_ms.map(|ttl| t.created_ms.saturating_add(ttl));
+        self.exec(
+            "INSERT OR REPLACE INTO task (session, seq, id, expires_ms, data) VALUES (?, \
+             COALESCE((SELECT seq FROM task WHERE session = ? AND id = ?), \
+                      (SELECT COALESCE(MAX(seq), -1) + 1 FROM task WHERE session = ?)), ?, ?, ?)",
+            vec![
+                session.into(),
+                session.into(),
+                t.id.as_str().into(),
+                session.into(),
+                t.id.as_str().into(),
+                expires.into(),
+                serde_json::to_string(t)?.into(),
+            ],
+        )?;
         Ok(())
     }
 
@@ -114,6 +139,27 @@ impl SqlStore<'_> {
             return Ok(0);
         }
         self.exec("DELETE FROM task WHERE expires_ms <= ?", vec![now_ms.into()])
+    }
+
+    /// When the stored session was last used, if there is one.
+    fn last_seen(&self) -> Result<Option<i64>> {
+        if !self.has_tables()? {
+            return Ok(None);
+        }
+        let rows: Vec<Data> = self.rows("SELECT data FROM session LIMIT 1", vec![])?;
+        Ok(match rows.first() {
+            Some(r) => Some(serde_json::from_str::<Session>(&r.data)?.last_seen_ms),
+            None => None,
+        })
+    }
+
+    /// Deletes the session and its tasks (it expired).
+    fn delete_all(&self) -> Result<()> {
+        if self.has_tables()? {
+            self.exec("DELETE FROM task", vec![])?;
+            self.exec("DELETE FROM session", vec![])?;
+        }
+        Ok(())
     }
 
     /// The earliest expiry of a stored task.
@@ -143,7 +189,8 @@ impl SessionStore for SqlStore<'_> {
     }
     fn save(&mut self, session: &Session) {
         self.wrote = true;
-        match self.try_save(session) {
+        let before = self.cache.borrow().clone();
+        match self.try_save(session, before.as_ref()) {
             Ok(()) => self.cache.replace(Some(session.clone())),
             Err(e) => {
                 console_error!("mcp-sieve: cannot save a session: {e}");
@@ -181,10 +228,15 @@ impl SessionObject {
         }
     }
 
-    /// Sets the alarm to the earliest task expiry, or clears it.
-    async fn schedule(&self, store: &SqlStore<'_>) -> Result<()> {
+    /// Sets the alarm to the earliest task expiry or the session's idle expiry, or clears it.
+    async fn schedule(&self, store: &SqlStore<'_>, idle_ms: i64) -> Result<()> {
         let storage = self.state.storage();
-        match store.next_expiry()? {
+        let idle = store.last_seen()?.map(|t| t.saturating_add(idle_ms).saturating_add(1));
+        let next = match (store.next_expiry()?, idle) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match next {
             Some(at) => {
                 let date = js_sys::Date::new(&(at as f64).into());
                 storage.set_alarm(ScheduledTime::new(date)).await
@@ -222,19 +274,32 @@ impl DurableObject for SessionObject {
         let mut store = self.store();
         let answer = shell::run(server, cfg, request, &mut store, fresh).await;
         if store.wrote {
-            self.schedule(&store).await?;
+            self.schedule(&store, cfg.idle_ms()).await?;
         }
         shell::respond(answer)
     }
 
     async fn alarm(&self) -> Result<Response> {
         let store = self.store();
-        let removed = store.expire(shell::now_ms())?;
+        let idle_ms = match &config::load(&self.env).await.transport {
+            Ok(cfg) => cfg.idle_ms(),
+            Err(_) => http::DEFAULT_SESSION_IDLE_MS,
+        };
+        let now = shell::now_ms();
+        if store.last_seen()?.is_some_and(|t| now.saturating_sub(t) > idle_ms) {
+            // Idle past the limit: the session and its tasks are deleted; its id is 404 from now on.
+            store.delete_all()?;
+            self.cache.replace(None);
+            self.state.storage().delete_alarm().await?;
+            console_log!("mcp-sieve: alarm deleted an idle session");
+            return Response::empty();
+        }
+        let removed = store.expire(now)?;
         // The expired tasks are gone from SQLite; the next request reads the session afresh.
         self.cache.replace(None);
         // Counts only: no ids, no content.
         console_log!("mcp-sieve: alarm removed {removed} expired task(s)");
-        self.schedule(&store).await?;
+        self.schedule(&store, idle_ms).await?;
         Response::empty()
     }
 }
