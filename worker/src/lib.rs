@@ -21,7 +21,7 @@ const SESSIONS: &str = "SESSIONS";
 const MAX_SESSION_ID: usize = 128;
 
 #[event(fetch)]
-async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if req.path() != "/mcp" {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
@@ -53,7 +53,7 @@ async fn fetch(mut req: Request, env: Env, _ctx: Context) -> Result<Response> {
     };
     let body = if method == "POST" {
         // Counted while read: a body without Content-Length (chunked) is refused at the limit.
-        match shell::read_body(&mut req, cfg.limits.max_body).await {
+        match shell::read_body(&req, cfg.limits.max_body).await {
             Ok(b) => b,
             Err(refusal) => return shell::respond(refusal),
         }

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 use worker::{Date, Delay, Headers, Request, Response, ResponseBuilder, Result};
 
 /// Request header that makes the shell panic (with diagnostics on).
@@ -37,22 +37,41 @@ pub fn fresh_id() -> String {
         .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
 }
 
-/// Reads a request body, counting bytes as they arrive: past `limit` it stops reading and
-/// answers 413, whether or not a `Content-Length` was declared (a chunked body has none).
-pub async fn read_body(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, http::Response> {
-    let mut stream = match req.stream() {
-        Ok(s) => s,
-        Err(_) => return Ok(Vec::new()), // no body
+/// Bytes past the limit that are read and dropped before a 413, so the connection stays usable
+/// (`wrangler dev`'s proxy fails the next request when a body is left unread); a body longer
+/// than that is cancelled.
+const DRAIN: usize = 1 << 20;
+
+/// Reads a request body, counting bytes as they arrive: past `limit` nothing more is kept and
+/// the answer is 413, whether or not a `Content-Length` was declared (a chunked body has none).
+pub async fn read_body(req: &Request, limit: usize) -> std::result::Result<Vec<u8>, http::Response> {
+    let Some(stream) = req.inner().body() else {
+        return Ok(Vec::new());
     };
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| http::failed())?;
-        if body.len() + chunk.len() > limit {
+    let failed = |_: JsValue| http::failed();
+    let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().dyn_into().map_err(|_| http::failed())?;
+    let (mut body, mut seen) = (Vec::new(), 0usize);
+    loop {
+        let step = JsFuture::from(reader.read()).await.map_err(failed)?;
+        if js_sys::Reflect::get(&step, &"done".into()).map_err(failed)?.is_truthy() {
+            return if seen > limit {
+                Err(http::too_large(limit))
+            } else {
+                Ok(body)
+            };
+        }
+        let chunk = js_sys::Uint8Array::new(&js_sys::Reflect::get(&step, &"value".into()).map_err(failed)?);
+        seen = seen.saturating_add(chunk.length() as usize);
+        if seen > limit.saturating_add(DRAIN) {
+            let _ = JsFuture::from(reader.cancel()).await;
             return Err(http::too_large(limit));
         }
-        body.extend_from_slice(&chunk);
+        if seen <= limit {
+            body.extend_from_slice(&chunk.to_vec());
+        } else {
+            body = Vec::new(); // over the limit: nothing more is kept
+        }
     }
-    Ok(body)
 }
 
 /// Header lookup over the platform's headers.
