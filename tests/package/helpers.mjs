@@ -97,7 +97,7 @@ export async function pageResult(url, { timeout = 30_000 } = {}) {
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(url);
-    await page.waitForSelector('body[data-result], body[data-error]', { timeout }).catch(() => {});
+    await page.waitForSelector('body[data-result], body[data-error]', { state: 'attached', timeout }).catch(() => {});
     const { result, error } = await page.evaluate(() => ({ ...document.body.dataset }));
     if (error || result === undefined) {
       throw new Error(`the page at ${url} reported ${error ?? 'nothing'}; errors: ${errors.join(' | ')}`);
