@@ -23,6 +23,7 @@ step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features
 if step "build" scripts/build.sh; then
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh
+  step "npm package as published (npm pack; Node, esbuild, Vite, import map in Chromium; publint, attw, tsc; README examples)" scripts/check-package.sh
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
   step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh

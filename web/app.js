@@ -8,7 +8,9 @@
 // for the session is shown beside the page's count. `document.body.dataset.ready = "true"`
 // marks the first rendered list (tests wait on it); a failure shows in `#error`.
 
-import init, { McpClient, filterTasks, loadConcernPreferences, saveConcernPreferences } from './pkg/mcp_sieve.js';
+// `mcp-sieve` is the npm package, mapped by index.html's import map to its browser entry (which
+// fetches and instantiates the wasm when imported), as a host without a bundler imports it.
+import { McpClient, filterTasks, loadConcernPreferences, saveConcernPreferences } from 'mcp-sieve';
 import {
   $, el, fmt, renderConcerns, renderFacets, renderGroupTree, renderTags, renderTaskControls, renderTasks, renderTools,
 } from './dom.js';
@@ -184,7 +186,6 @@ async function main() {
   $('server-url').value = DEFAULT_URL;
   renderTaskControls();
   try {
-    await init();
     await connect(DEFAULT_URL);
   } catch (error) {
     return showError(`Could not load the lists from ${DEFAULT_URL}`, error);
