@@ -29,7 +29,12 @@ stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing npm tools (npm ci)"
-  npm ci --no-audit --no-fund
+  # npm 11 writes only this platform's optional packages (rollup's, via vite) into the lock, and
+  # `npm ci` then refuses it as out of sync; `npm install` installs the same locked versions.
+  npm ci --no-audit --no-fund || {
+    say "npm ci refused the lock file; installing the locked versions with npm install"
+    npm install --no-audit --no-fund
+  }
   echo "$want" > "$stamp"
 fi
 
