@@ -19,3 +19,4 @@ rm -rf target/site
 mkdir -p target/site
 cp -r web/. target/site/
 cp -r pkg target/site/pkg
+scripts/api-docs.sh   # typedoc: the package's API reference into target/site/api (served at /api/)

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Fails if the npm package's .wasm is over 150,000 bytes gzipped (gzip -9), issue 6's target, so
+# Fails if the npm package's .wasm is over 160,000 bytes gzipped (gzip -9), issue 17's budget, so
 # the size cannot creep back unnoticed. Run after scripts/build.sh. What kept it down (each item
 # was worth 1–14 KB gzipped): no `str::to_lowercase` (middleware::fold), no
 # `str::parse::<f64>` or `f64::clamp`/float `Display` (serde_json writes and reads numbers), no
-# serde-wasm-bindgen (JSON text across the boundary), one sort instantiation (crate::sort), no
+# serde-wasm-bindgen deserializer (its error messages bring float formatting: 14 KB; inputs cross
+# as JSON text; its serializer, about 1.5 KB, builds the small results), one sort instantiation (crate::sort), no
 # `Ipv6Addr::from_str` (middleware::detect::ip), schemas as JSON text, talc instead of dlmalloc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=150000
+limit=160000
 wasm=pkg/mcp_sieve_bg.wasm
 [ -f "$wasm" ] || { echo "$wasm is missing: run scripts/build.sh first" >&2; exit 1; }
 raw=$(wc -c < "$wasm")
 gz=$(gzip -9c "$wasm" | wc -c)
 echo "$wasm: $raw bytes, $gz bytes gzipped (limit $limit)"
 if [ "$gz" -gt "$limit" ]; then
-  echo "$wasm is $gz bytes gzipped, over the limit of $limit bytes (150 KB)" >&2
+  echo "$wasm is $gz bytes gzipped, over the limit of $limit bytes (160 KB)" >&2
   exit 1
 fi

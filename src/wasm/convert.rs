@@ -1,5 +1,7 @@
-//! Conversions between JS values and the core's JSON, and errors as real JS `Error` objects
-//! carrying `code` and `data`.
+//! Conversions between JS values and the core's JSON — JSON text (one `JSON.stringify` /
+//! `JSON.parse`) where it measured faster, serde-wasm-bindgen for the small results where it did
+//! not (bench/convert.mjs; the README's table) — and errors as real JS `Error` objects carrying
+//! `code` and `data`.
 
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -27,10 +29,20 @@ pub(crate) fn js_error(e: &Error) -> JsValue {
 }
 
 /// A JSON value as a plain JS value (objects, not `Map`s). Crosses as JSON text: one
-/// `JSON.parse`, and no serde-wasm-bindgen in the package (about 5 KB gzipped with the serde
-/// error paths it brings).
+/// `JSON.parse`, measured faster than serde-wasm-bindgen for lists, facets, groups, concern
+/// declarations and resolved concerns (bench/convert.mjs), and used for a server's results.
 pub(crate) fn to_js(v: &Value) -> JsValue {
     js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// A small result (a selection's warnings, sizes, stored preferences) as a plain JS value, built
+/// by serde-wasm-bindgen with no JSON text in between: as fast as `JSON.parse` for values this
+/// small (bench/convert.mjs), for about 1.5 KB of wasm. Its deserializer is not used: it
+/// costs about 14 KB gzipped (serde's error messages bring float formatting) and measured
+/// slower than `JSON.stringify` + serde_json for every input, so inputs cross as JSON text.
+pub(crate) fn to_js_small<T: serde::Serialize + ?Sized>(v: &T) -> JsValue {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
 }
 
 /// JSON text as a JS value (one `JSON.parse`: much faster than crossing value by value).

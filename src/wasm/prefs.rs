@@ -5,11 +5,19 @@ use gloo_storage::{LocalStorage, Storage};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{error_object, from_js, to_js};
+use super::convert::{error_object, from_js, to_js_small};
 
 /// The storage key of one server's preferences.
 fn key(server: &str) -> String {
     format!("mcp-sieve/concerns/{server}")
+}
+
+/// Whether this host has a browser window with `localStorage` (Node has neither).
+fn has_storage() -> bool {
+    let global = js_sys::global();
+    let present =
+        |name: &str| js_sys::Reflect::get(&global, &name.into()).is_ok_and(|v| !v.is_undefined() && !v.is_null());
+    present("window") && present("localStorage")
 }
 
 fn storage_error(what: &str, e: impl std::fmt::Display) -> JsValue {
@@ -35,10 +43,18 @@ pub fn save_concern_preferences(
             None,
         ));
     }
+    if !has_storage() {
+        return Err(error_object(
+            "concern preferences are stored in localStorage, which this host (not a browser window) lacks; keep them yourself",
+            -32603,
+            None,
+        ));
+    }
     LocalStorage::set(key(server), &value).map_err(|e| storage_error("could not store the preferences", e))
 }
 
-/// The concern configuration stored for `server`, or `null` when none (or unreadable).
+/// The concern configuration stored for `server`, or `null` when none (or unreadable, or no
+/// `localStorage` on this host, as in Node).
 ///
 /// @example
 /// ```js
@@ -46,8 +62,11 @@ pub fn save_concern_preferences(
 /// ```
 #[wasm_bindgen(js_name = loadConcernPreferences, unchecked_return_type = "ConcernConfig | null")]
 pub fn load_concern_preferences(server: &str) -> JsValue {
+    if !has_storage() {
+        return JsValue::NULL;
+    }
     match LocalStorage::get::<Value>(key(server)) {
-        Ok(v @ Value::Object(_)) => to_js(&v),
+        Ok(v @ Value::Object(_)) => to_js_small(&v),
         _ => JsValue::NULL,
     }
 }
@@ -55,5 +74,8 @@ pub fn load_concern_preferences(server: &str) -> JsValue {
 /// Forgets the preferences stored for `server`.
 #[wasm_bindgen(js_name = clearConcernPreferences)]
 pub fn clear_concern_preferences(server: &str) {
+    if !has_storage() {
+        return;
+    }
     LocalStorage::delete(key(server));
 }

@@ -147,3 +147,13 @@ test('TypeScript: tests/types/consumer.ts type-checks against the installed pack
     await sh(path.join(BIN, 'tsc'), ['-p', '.'], { cwd: dir });
   }
 });
+
+test('the API reference is generated from the types (scripts/api-docs.sh → target/site/api)', async () => {
+  const sieve = await readFile(path.join(ROOT, 'target/site/api/classes/Sieve.html'), 'utf8')
+    .catch(() => assert.fail('target/site/api/classes/Sieve.html is missing: run scripts/build.sh'));
+  for (const member of ['fromCatalog', 'filter', 'facets', 'addFilter']) {
+    assert.match(sieve, new RegExp(`\\b${member}\\b`), `the reference documents Sieve.${member}`);
+  }
+  const index = await readFile(path.join(ROOT, 'target/site/api/index.html'), 'utf8');
+  for (const name of ['McpClient', 'filterTasks', 'Filter', 'TaskQuery']) assert.match(index, new RegExp(`\\b${name}\\b`));
+});
