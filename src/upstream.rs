@@ -16,7 +16,7 @@ mod pages;
 mod reply;
 
 pub use conversation::{ClientConfig, Conversation, Exchange};
-pub use gateway::{build, Gateway, Refreshed, Serving};
+pub use gateway::{build, forwarded, unavailable, Gateway, Refreshed, Serving};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 pub use reply::{has_response, parse_reply, Reply};
 

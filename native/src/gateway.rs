@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use mcp_sieve::http;
-use mcp_sieve::protocol::{jsonrpc, Server};
+use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, HttpAnswer, Machine, Post, Serving, Step};
 use mcp_sieve::{catalog::Upstream, Error};
 use serde_json::Value;
@@ -143,22 +143,6 @@ impl Gateway {
             return answer;
         };
         let mut exchange = self.state().forward(&f);
-        match self.drive(&mut exchange).await {
-            Ok(upstream::Reply {
-                response: Some(msg), ..
-            }) => http::complete(answer, Ok(&msg)),
-            Ok(_) => http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
-            Err(e) => http::complete(answer, Err(&e)),
-        }
-    }
-}
-
-/// HTTP 502 with a JSON-RPC `-32603` error: the upstream could not be listed.
-pub fn unavailable(e: &Error) -> http::Response {
-    http::Response {
-        status: 502,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: jsonrpc::error(&Value::Null, e),
-        ..Default::default()
+        upstream::forwarded(answer, self.drive(&mut exchange).await)
     }
 }

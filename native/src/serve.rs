@@ -194,7 +194,7 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
         None => app.server.clone(),
         Some(g) => match g.serving(&app.server).await {
             Ok(s) => s,
-            Err(e) => return reply(crate::gateway::unavailable(&e)),
+            Err(e) => return reply(mcp_sieve::upstream::unavailable(&e)),
         },
     };
     let started = now_ms();

@@ -142,6 +142,28 @@ impl Gateway {
     }
 }
 
+/// Completes an answer that carried a `Forward` with the outcome of its exchange: the upstream's
+/// response passed through, or a `-32603` saying why there is none.
+pub fn forwarded(answer: crate::http::Response, reply: Result<super::Reply>) -> crate::http::Response {
+    match reply {
+        Ok(super::Reply {
+            response: Some(msg), ..
+        }) => crate::http::complete(answer, Ok(&msg)),
+        Ok(_) => crate::http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
+        Err(e) => crate::http::complete(answer, Err(&e)),
+    }
+}
+
+/// HTTP 502 with a JSON-RPC `-32603` error: the upstream could not be listed.
+pub fn unavailable(e: &Error) -> crate::http::Response {
+    crate::http::Response {
+        status: 502,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: crate::protocol::jsonrpc::error(&Value::Null, e),
+        ..Default::default()
+    }
+}
+
 /// The catalog a gateway serves: the local document (groups, tags, concerns, concernMapping,
 /// overlay, policy, options, server) over the upstream's lists.
 pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {

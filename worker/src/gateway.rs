@@ -8,10 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_sieve::http;
-use mcp_sieve::protocol::{jsonrpc, Server};
+use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, HttpAnswer, Machine, Post, Serving, Step};
 use mcp_sieve::Error;
-use serde_json::Value;
 use worker::{console_error, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::shell::now_ms;
@@ -113,21 +112,5 @@ pub async fn finish(answer: http::Response, server: &Server) -> http::Response {
     let Some((url, mut exchange)) = with(server, |g| (g.upstream().url.clone(), g.forward(&f))) else {
         return http::complete(answer, Err(&Error::Internal("no upstream is configured".into())));
     };
-    match drive(server, &url, &mut exchange).await {
-        Ok(upstream::Reply {
-            response: Some(msg), ..
-        }) => http::complete(answer, Ok(&msg)),
-        Ok(_) => http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
-        Err(e) => http::complete(answer, Err(&e)),
-    }
-}
-
-/// HTTP 502 with a JSON-RPC `-32603` error: the upstream could not be listed.
-pub fn unavailable(e: &Error) -> http::Response {
-    http::Response {
-        status: 502,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: jsonrpc::error(&Value::Null, e),
-        ..Default::default()
-    }
+    upstream::forwarded(answer, drive(server, &url, &mut exchange).await)
 }

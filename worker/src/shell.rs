@@ -94,7 +94,7 @@ pub async fn run(
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
     let gateway = match crate::gateway::serving(server).await {
         Ok(g) => g,
-        Err(e) => return crate::gateway::unavailable(&e),
+        Err(e) => return mcp_sieve::upstream::unavailable(&e),
     };
     let server = gateway.as_deref().unwrap_or(server);
     let started = now_ms();
