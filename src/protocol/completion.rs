@@ -37,7 +37,12 @@ impl Server {
         };
         let id = string_param(r, "params.ref", field)?;
         let section = self.catalog.section(kind);
-        let unknown = || Error::params(format!("params.ref.{field}: unknown {} \"{id}\"", &field));
+        let what = if kind == Kind::Prompt {
+            "prompt"
+        } else {
+            "resource template"
+        };
+        let unknown = || Error::params(format!("params.ref.{field}: Unknown {what}: \"{id}\""));
         let pos = section.find(id).ok_or_else(unknown)?;
         if !self.chain.allows(kind, section, pos, &call.ctx, &mut out.log) {
             return Err(unknown());
