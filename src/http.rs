@@ -78,15 +78,41 @@ pub struct Response {
 }
 
 /// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the
-/// upstream's reply to it (see [`crate::protocol::Forward::answer`]).
-pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Error>) -> Response {
-    if let Some(f) = response.forward.take() {
-        response.body = f.answer(reply);
+/// upstream's reply to it (see [`crate::protocol::Forward::answer`]) and the notifications that
+/// came with that reply (sent ahead of it as SSE events when the client accepts SSE).
+pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Error>, notes: &[Value]) -> Response {
+    let Some(f) = response.forward.take() else {
+        return response;
+    };
+    let answer = f.answer(reply);
+    if f.sse && !notes.is_empty() {
+        let notes: Vec<String> = notes.iter().map(Value::to_string).collect();
+        response.body = sse_body(&notes, &answer);
+        response.headers.extend(sse_headers());
+    } else {
+        response.body = answer;
         response
             .headers
             .push(("Content-Type".into(), "application/json".into()));
     }
     response
+}
+
+fn sse_body(notes: &[String], response: &str) -> String {
+    let mut body = String::new();
+    for m in notes.iter().map(String::as_str).chain(std::iter::once(response)) {
+        body.push_str("event: message\ndata: ");
+        body.push_str(m);
+        body.push_str("\n\n");
+    }
+    body
+}
+
+fn sse_headers() -> [(String, String); 2] {
+    [
+        ("Content-Type".into(), "text/event-stream".into()),
+        ("Cache-Control".into(), "no-cache".into()),
+    ]
 }
 
 /// Transport configuration.
@@ -396,7 +422,8 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             },
         );
     }
-    if let Some(forward) = out.forward {
+    if let Some(mut forward) = out.forward {
+        forward.sse = sse_ok;
         return logged(
             log,
             Response {
@@ -415,14 +442,8 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     };
     let response = out.response.unwrap_or_default();
     if sse_ok && (!out.notifications.is_empty() || !json_ok) {
-        let mut body = String::new();
-        for m in out.notifications.iter().chain(std::iter::once(&response)) {
-            body.push_str("event: message\ndata: ");
-            body.push_str(m);
-            body.push_str("\n\n");
-        }
-        headers.push(("Content-Type".into(), "text/event-stream".into()));
-        headers.push(("Cache-Control".into(), "no-cache".into()));
+        let body = sse_body(&out.notifications, &response);
+        headers.extend(sse_headers());
         return logged(
             log,
             Response {

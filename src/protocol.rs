@@ -26,7 +26,7 @@ mod tools;
 pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub use server::{Env, Outcome, Server};
-pub use session::Session;
+pub use session::{OwnedTask, Session, UpstreamLink};
 
 /// Protocol versions of the stateful (legacy) era, newest first.
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];

@@ -15,10 +15,13 @@ mod gateway;
 mod pages;
 mod reply;
 
+pub use crate::protocol::UpstreamLink as Link;
 pub use conversation::{ClientConfig, Conversation, Exchange};
 pub use gateway::{build, forwarded, unavailable, Gateway, Refreshed, Serving};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
-pub use reply::{has_response, parse_reply, Reply};
+pub use reply::{has_response, parse_reply, AnswerReader, Reply};
+
+use std::future::Future;
 
 use crate::error::Result;
 
@@ -64,4 +67,22 @@ pub trait Machine {
     fn step(&mut self, conv: &mut Conversation) -> Result<Step<Self::Output>>;
     /// The answer to the last POST asked for.
     fn receive(&mut self, conv: &mut Conversation, answer: HttpAnswer) -> Result<()>;
+}
+
+/// Runs `m` to its end over `conv`, performing each POST with `send` (the shell's HTTP client).
+pub async fn drive<M, F, Fut>(conv: &mut Conversation, m: &mut M, mut send: F) -> Result<M::Output>
+where
+    M: Machine,
+    F: FnMut(Post) -> Fut,
+    Fut: Future<Output = Result<HttpAnswer>>,
+{
+    loop {
+        match m.step(conv)? {
+            Step::Done(out) => return Ok(out),
+            Step::Send(post) => {
+                let answer = send(post).await?;
+                m.receive(conv, answer)?;
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@ mod common;
 use common::Harness;
 use mcp_sieve::http;
 use mcp_sieve::model::Kind;
-use mcp_sieve::upstream::{self, Lists};
+use mcp_sieve::upstream::{self, HttpAnswer, Lists, Machine, Step};
 use serde_json::{json, Value};
 
 fn upstream_lists() -> Lists {
@@ -122,7 +122,11 @@ fn uses_become_forwards_after_the_policy_check() {
         (json!("c-1"), "tools/call", &params)
     );
     let upstream_result = json!({"content": [{"type": "text", "text": "pushed"}], "structuredContent": {"ok": true}});
-    let done = http::complete(r, Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})));
+    let done = http::complete(
+        r,
+        Ok(&json!({"jsonrpc": "2.0", "id": 41, "result": upstream_result})),
+        &[],
+    );
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body, json!({"jsonrpc": "2.0", "id": "c-1", "result": upstream_result}));
     assert!(done
@@ -156,7 +160,7 @@ fn uses_become_forwards_after_the_policy_check() {
             "completion/complete",
             json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}}),
         ),
-        ("tasks/get", json!({"taskId": "t1"})),
+        ("tasks/list", json!({})),
         ("tools/call", json!({"name": "echo", "task": {"ttl": 1000}})),
     ] {
         let r = h.post(
@@ -212,7 +216,116 @@ fn stateless_forwards_get_result_type() {
     let r = h.modern(json!(3), "tools/call", json!({"name": "echo", "arguments": {}}));
     let f = r.forward.clone().expect("forwarded");
     assert!(f.stateless);
-    let done = http::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})));
+    let done = http::complete(r, Ok(&json!({"id": 1, "result": {"content": []}})), &[]);
     let body: Value = serde_json::from_str(&done.body).unwrap();
     assert_eq!(body["result"], json!({"resultType": "complete", "content": []}));
+}
+
+/// Performs `r`'s forward against a scripted upstream (its own session per `initialize`), as a
+/// shell does, and returns the completed response and the methods the upstream received.
+fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String>, String)>) -> http::Response {
+    let f = r.forward.clone().expect("forwarded");
+    let gw = upstream::Gateway::new(h.server.catalog().upstream.clone().unwrap());
+    let (mut conv, mut ex) = gw.forward(&f);
+    let reply = loop {
+        match ex.step(&mut conv).unwrap() {
+            Step::Done(reply) => break reply,
+            Step::Send(post) => {
+                let msg: Value = serde_json::from_str(&post.body).unwrap();
+                let session = post
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k == "Mcp-Session-Id")
+                    .map(|(_, v)| v.clone());
+                let method = msg["method"].as_str().unwrap().to_string();
+                upstream.push((session.clone(), method.clone()));
+                let fresh = format!("up-{}", upstream.len());
+                let result = match method.as_str() {
+                    "initialize" => {
+                        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "u"}})
+                    }
+                    "tools/call" => {
+                        json!({"task": {"taskId": format!("task-of-{}", session.unwrap()), "status": "working", "ttl": 60_000}})
+                    }
+                    _ => json!({"tasks": [{"taskId": "task-of-up-1"}, {"taskId": "task-of-up-4"}]}),
+                };
+                let body = if msg.get("id").is_some() {
+                    json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string()
+                } else {
+                    String::new()
+                };
+                ex.receive(
+                    &mut conv,
+                    HttpAnswer {
+                        status: if body.is_empty() { 202 } else { 200 },
+                        session: (method == "initialize").then_some(fresh),
+                        content_type: "application/json".into(),
+                        body,
+                    },
+                )
+                .unwrap();
+            }
+        }
+    };
+    let now = h.now_ms;
+    upstream::forwarded(r, &conv, Ok(reply), &mut h.store, now)
+}
+
+#[test]
+fn each_session_has_its_own_upstream_session_and_only_its_own_tasks() {
+    let mut a = harness();
+    let mut b = harness();
+    let mut up = Vec::new();
+    let task_call = json!({"name": "echo", "arguments": {}, "task": {"ttl": 60_000}});
+    let r = a.post(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": task_call}),
+        &[],
+    );
+    let done = perform(&mut a, r, &mut up);
+    let task_a = serde_json::from_str::<Value>(&done.body).unwrap()["result"]["task"]["taskId"].clone();
+    assert_eq!(task_a, json!("task-of-up-1"));
+    assert_eq!(
+        up.len(),
+        3,
+        "A opened its upstream session: initialize, initialized, the call"
+    );
+    // A's second use goes on in the same upstream session, with a new request id.
+    let r = a.post(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": task_a}}),
+        &[],
+    );
+    perform(&mut a, r, &mut up);
+    assert_eq!(up[3], (Some("up-1".into()), "tasks/get".into()));
+    // B: A's task id is unknown and nothing is forwarded.
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let e = b.rpc_err(method, json!({"taskId": task_a}));
+        assert_eq!(e["code"], json!(-32602), "{method}");
+        assert!(e["message"].as_str().unwrap().contains("Unknown task"), "{method}: {e}");
+    }
+    // B's own use opens B's own upstream session; its tasks/list shows only B's tasks.
+    let r = b.post(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": task_call}),
+        &[],
+    );
+    perform(&mut b, r, &mut up);
+    assert_eq!(
+        up[4],
+        (None, "initialize".into()),
+        "B does not reuse A's upstream session"
+    );
+    assert_eq!(up[6], (Some("up-5".into()), "tools/call".into()));
+    let r = b.post(
+        &json!({"jsonrpc": "2.0", "id": 10, "method": "tasks/list", "params": {}}),
+        &[],
+    );
+    let listed = perform(&mut b, r, &mut up);
+    let listed: Value = serde_json::from_str(&listed.body).unwrap();
+    assert_eq!(
+        listed["result"]["tasks"],
+        json!([]),
+        "an upstream listing A's task is cut to B's own"
+    );
+    // A stateless request owns no task and shares no session.
+    let e = b.modern(json!(11), "tasks/get", json!({"taskId": task_a}));
+    assert!(e.forward.is_none() && e.body.contains("Unknown task"), "{}", e.body);
 }

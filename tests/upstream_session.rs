@@ -4,6 +4,7 @@
 
 use mcp_sieve::catalog::Upstream;
 use mcp_sieve::model::Kind;
+use mcp_sieve::protocol::Forward;
 use mcp_sieve::upstream::{
     ClientConfig, Conversation, Gateway, HttpAnswer, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
 };
@@ -284,8 +285,9 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     };
     // While it runs, nobody else starts one: with nothing cached they wait.
     assert!(matches!(gw.serving(1_001), Serving::Wait));
-    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
-    let done = gw.refreshed(&local, lists, 1_002).unwrap();
+    let mut conv = gw.conversation();
+    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
+    let done = gw.refreshed(&local, conv, lists, 1_002).unwrap();
     assert!(done.failure.is_none());
     let tools = done.server.catalog().section(Kind::Tool);
     assert_eq!(tools.items.len(), 3);
@@ -296,9 +298,14 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     };
     assert_eq!(s.version, done.server.version);
     // A forwarded call whose reply announces list_changed makes the next request refresh once.
-    let mut call = gw.conversation().request("tools/call", json!({"name": "t0"}));
-    let (reply, _) = run(gw.conversation(), &mut call, |m, p| up.answer(m, p));
+    let (mut conv, mut call) = gw.forward(&Forward {
+        method: "tools/call".into(),
+        params: json!({"name": "t0"}),
+        ..Forward::default()
+    });
+    let (reply, _) = run(&mut conv, &mut call, |m, p| up.answer(m, p));
     assert!(reply.unwrap().list_changed());
+    gw.note_changes(&mut conv);
     up.tools.push(json!({"name": "t9", "inputSchema": {}}));
     let Serving::Refresh(mut refresh) = gw.serving(2_001) else {
         panic!("list_changed refreshes")
@@ -307,8 +314,9 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
         panic!("the stale server serves meanwhile")
     };
     assert_eq!(stale.catalog().section(Kind::Tool).items.len(), 3);
-    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
-    let done = gw.refreshed(&local, lists, 2_003).unwrap();
+    let mut conv = gw.conversation();
+    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
+    let done = gw.refreshed(&local, conv, lists, 2_003).unwrap();
     assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 4);
     assert!(
         done.server.version > stale.version,
@@ -318,7 +326,10 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
         .notifications
         .iter()
         .any(|n| n.contains("notifications/tools/list_changed")));
-    assert_eq!(up.inits, 1, "one upstream session throughout");
+    assert_eq!(
+        up.inits, 2,
+        "the lists' session, and one for the forward (it came with no downstream session)"
+    );
     // After refreshSeconds, the lists are fetched again.
     assert!(matches!(gw.serving(2_003 + 60_000), Serving::Refresh(_)));
 }
@@ -330,24 +341,27 @@ fn a_failed_refresh_keeps_the_stale_lists_or_reports_the_error() {
     let Serving::Refresh(mut refresh) = gw.serving(0) else {
         panic!()
     };
-    let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| HttpAnswer {
+    let mut conv = gw.conversation();
+    let (lists, _) = run(&mut conv, &mut *refresh, |_, _| HttpAnswer {
         status: 503,
         ..Default::default()
     });
-    let e = gw.refreshed(&local, lists, 1).unwrap_err();
+    let e = gw.refreshed(&local, conv, lists, 1).unwrap_err();
     assert!(e.to_string().contains("HTTP 503"), "{e}");
     let mut up = Upstream1::new(2, 10);
     let Serving::Refresh(mut refresh) = gw.serving(2) else {
         panic!("nothing cached: try again")
     };
-    let (lists, _) = run(gw.conversation(), &mut *refresh, |m, p| up.answer(m, p));
-    gw.refreshed(&local, lists, 3).unwrap();
+    let mut conv = gw.conversation();
+    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
+    gw.refreshed(&local, conv, lists, 3).unwrap();
     let Serving::Refresh(mut refresh) = gw.serving(3 + 60_000) else {
         panic!()
     };
-    let (lists, _) = run(gw.conversation(), &mut *refresh, |_, _| json_answer(json!("garbage")));
-    let done = gw.refreshed(&local, lists, 4 + 60_000).unwrap();
+    let mut conv = gw.conversation();
+    let (lists, _) = run(&mut conv, &mut *refresh, |_, _| json_answer(json!("garbage")));
+    let done = gw.refreshed(&local, conv, lists, 4 + 60_000).unwrap();
     assert!(done.failure.is_some());
     assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 2);
-    let _ = Refresh::new(gw.conversation());
+    let _ = Refresh::new(&gw.conversation());
 }

@@ -9,19 +9,18 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use mcp_sieve::http;
+use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::protocol::Server;
-use mcp_sieve::upstream::{self, HttpAnswer, Machine, Post, Serving, Step};
+use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
 use mcp_sieve::{catalog::Upstream, Error};
-use serde_json::Value;
 use std::sync::Arc;
 
 use crate::serve::now_ms;
 
 /// Largest upstream answer read, bytes.
-const MAX_ANSWER: usize = 64 << 20;
+const MAX_ANSWER: usize = 16 << 20;
 /// Longest one upstream exchange may take.
-const DEADLINE: Duration = Duration::from_secs(120);
+const DEADLINE: Duration = Duration::from_secs(30);
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT: Duration = Duration::from_secs(60);
 
@@ -46,32 +45,22 @@ impl Gateway {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `m` to its end; the state is locked only between the bytes, never across a POST.
-    async fn drive<M: Machine>(&self, m: &mut M) -> Result<M::Output, Error> {
-        loop {
-            let step = m.step(self.state().conversation())?;
-            let post = match step {
-                Step::Done(out) => return Ok(out),
-                Step::Send(post) => post,
-            };
-            let answer = tokio::time::timeout(DEADLINE, self.post(post))
-                .await
-                .map_err(|_| Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs())))??;
-            m.receive(self.state().conversation(), answer)?;
-        }
+    /// One POST, within [`DEADLINE`].
+    async fn post(&self, post: Post) -> Result<HttpAnswer, Error> {
+        tokio::time::timeout(DEADLINE, self.post_once(post))
+            .await
+            .map_err(|_| Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs())))?
     }
 
-    async fn post(&self, post: Post) -> Result<HttpAnswer, Error> {
+    async fn post_once(&self, post: Post) -> Result<HttpAnswer, Error> {
         let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {}: {e}", self.url));
-        let id = serde_json::from_str::<Value>(&post.body)
-            .ok()
-            .and_then(|m| m.get("id").cloned());
         let mut req = hyper::Request::post(&self.url);
         for (k, v) in &post.headers {
             req = req.header(k, v);
         }
+        let request = post.body;
         let req = req
-            .body(Full::new(Bytes::from(post.body)))
+            .body(Full::new(Bytes::from(request.clone())))
             .map_err(|e| unreachable(&e))?;
         let resp = self.client.request(req).await.map_err(|e| unreachable(&e))?;
         let header = |name: &str| {
@@ -86,20 +75,12 @@ impl Gateway {
             header("content-type").unwrap_or_default(),
         );
         // Read until the body ends, or until an SSE stream carries the response (it may stay open).
+        let mut reader = upstream::AnswerReader::new(&content_type, &request, MAX_ANSWER);
         let mut body = resp.into_body();
-        let mut raw = Vec::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| unreachable(&e))?;
             if let Some(data) = frame.data_ref() {
-                raw.extend_from_slice(data);
-                if raw.len() > MAX_ANSWER {
-                    return Err(Error::Upstream(format!("its answer is larger than {MAX_ANSWER} bytes")));
-                }
-                let text = String::from_utf8_lossy(&raw);
-                if id
-                    .as_ref()
-                    .is_some_and(|id| upstream::has_response(&content_type, &text, id))
-                {
+                if reader.push(data)? {
                     break;
                 }
             }
@@ -108,7 +89,7 @@ impl Gateway {
             status,
             session,
             content_type,
-            body: String::from_utf8_lossy(&raw).into_owned(),
+            body: reader.body(),
         })
     }
 
@@ -125,8 +106,9 @@ impl Gateway {
                 }
                 Serving::Wait => return Err(Error::Upstream("its lists are still being fetched".into())),
                 Serving::Refresh(mut refresh) => {
-                    let lists = self.drive(&mut *refresh).await;
-                    let done = self.state().refreshed(local.catalog(), lists, now_ms())?;
+                    let mut conv = self.state().conversation();
+                    let lists = upstream::drive(&mut conv, &mut *refresh, |p| self.post(p)).await;
+                    let done = self.state().refreshed(local.catalog(), conv, lists, now_ms())?;
                     if let Some(e) = done.failure {
                         eprintln!("mcp-sieve: upstream refresh failed, serving the cached lists: {e}");
                     }
@@ -136,13 +118,17 @@ impl Gateway {
         }
     }
 
-    /// Performs the core's `Forward` effect of `answer` at the upstream and completes the answer
-    /// with the upstream's reply, passed through.
-    pub async fn finish(&self, answer: http::Response) -> http::Response {
+    /// Performs the core's `Forward` effect of `answer` at the upstream (in the session's own
+    /// upstream session, remembered in `store`) and completes the answer with the upstream's
+    /// reply, passed through.
+    pub async fn finish(&self, answer: http::Response, store: &Mutex<MemoryStore>) -> http::Response {
         let Some(f) = answer.forward.clone() else {
             return answer;
         };
-        let mut exchange = self.state().forward(&f);
-        upstream::forwarded(answer, self.drive(&mut exchange).await)
+        let (mut conv, mut exchange) = self.state().forward(&f);
+        let reply = upstream::drive(&mut conv, &mut exchange, |p| self.post(p)).await;
+        self.state().note_changes(&mut conv);
+        let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+        upstream::forwarded(answer, &conv, reply, &mut *store, now_ms())
     }
 }

@@ -225,7 +225,7 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
         }
     };
     match &app.gateway {
-        Some(g) if answer.forward.is_some() => reply(g.finish(answer).await),
+        Some(g) if answer.forward.is_some() => reply(g.finish(answer, &app.store).await),
         _ => reply(answer),
     }
 }

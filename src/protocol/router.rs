@@ -26,7 +26,13 @@ impl Server {
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
             Incoming::Request { id, method, params } => {
                 let stateless = session.is_none() && method != "initialize";
-                let result = self.request(&id, &method, &params, session, env, &mut out);
+                let mut result = self.request(&id, &method, &params, session, env, &mut out);
+                if result.is_ok() {
+                    if let Err(e) = self.bind_forward(session, env.now_ms, &mut out) {
+                        out.forward = None;
+                        result = Err(e);
+                    }
+                }
                 if out.retry_at.is_none() && out.forward.is_none() {
                     out.response = Some(match result {
                         // 2026-07-28 results say whether they are complete.

@@ -28,4 +28,37 @@ pub struct Session {
     /// `http::Config::session_idle_ms`).
     #[serde(default)]
     pub last_seen_ms: i64,
+    /// Gateway mode: this session's own session at the upstream (opened on its first forwarded
+    /// use; never shared with another downstream session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamLink>,
+    /// Gateway mode: the upstream tasks created through this session, the only ones it may reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_tasks: Vec<OwnedTask>,
+}
+
+/// What a gateway must remember to go on with one upstream session (see
+/// `upstream::Conversation::resume`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpstreamLink {
+    /// The upstream's `Mcp-Session-Id`, if it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The protocol version agreed on; empty while no upstream session is open.
+    #[serde(default)]
+    pub version: String,
+    /// The next request id to use in the upstream session.
+    pub next_id: u64,
+}
+
+/// An upstream task created through a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnedTask {
+    /// The upstream's task id.
+    pub id: String,
+    /// When its TTL ends (ms since the epoch), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_ms: Option<i64>,
 }

@@ -35,6 +35,14 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
     out.session_changed |= before != s.tasks.len();
 }
 
+/// The refusal of a task past the per-session cap.
+pub(crate) fn too_many(cap: usize) -> Error {
+    Error::params(format!(
+        "this session already has {cap} live tasks, the most it may hold (options.maxTasksPerSession); \
+         cancel some or wait for them to expire"
+    ))
+}
+
 impl Server {
     pub(crate) fn create_task(
         &self,
@@ -70,10 +78,7 @@ impl Server {
         refresh(s, env.now_ms, false, out);
         let cap = self.catalog.options.max_tasks_per_session;
         if s.tasks.len() >= cap {
-            return Err(Error::params(format!(
-                "this session already has {cap} live tasks, the most it may hold (options.maxTasksPerSession); \
-                 cancel some or wait for them to expire"
-            )));
+            return Err(too_many(cap));
         }
         s.next_task += 1;
         let id = format!("{}-{}", env.fresh_id, s.next_task);

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use super::reply::{parse_reply, Reply};
 use super::{HttpAnswer, Machine, Post, Step, PROTOCOL_VERSION};
 use crate::error::{Error, Result};
+use crate::protocol::UpstreamLink as Link;
 
 /// How the client introduces itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +44,9 @@ pub struct Conversation {
     session: Option<String>,
     version: String,
     initialize: Option<Value>,
+    /// Whether `initialize` was answered (also true for a conversation resumed from a [`Link`],
+    /// which does not keep the `initialize` result).
+    opened: bool,
     next_id: u64,
     list_changed: bool,
 }
@@ -56,8 +60,36 @@ impl Conversation {
             session: None,
             version,
             initialize: None,
+            opened: false,
             next_id: 1,
             list_changed: false,
+        }
+    }
+
+    /// Goes on with the upstream session `link` remembers (a new one is opened when `link` has
+    /// none).
+    pub fn resume(config: ClientConfig, link: Link) -> Self {
+        let mut c = Conversation::new(config);
+        c.next_id = link.next_id.max(1);
+        if !link.version.is_empty() {
+            c.opened = true;
+            c.session = link.session;
+            c.version = link.version;
+        }
+        c
+    }
+
+    /// What [`Conversation::resume`] needs to go on with this session (no version while it is
+    /// not open).
+    pub fn link(&self) -> Link {
+        Link {
+            session: self.session.clone().filter(|_| self.opened),
+            version: if self.opened {
+                self.version.clone()
+            } else {
+                String::new()
+            },
+            next_id: self.next_id,
         }
     }
 
@@ -90,6 +122,7 @@ impl Conversation {
     pub fn reset(&mut self) {
         self.session = None;
         self.initialize = None;
+        self.opened = false;
         self.version = self.config.protocol_version.clone();
     }
 
@@ -123,7 +156,7 @@ impl Conversation {
         if let Some(s) = &self.session {
             headers.push(("Mcp-Session-Id".into(), s.clone()));
         }
-        if self.initialize.is_some() {
+        if self.opened {
             headers.push(("MCP-Protocol-Version".into(), self.version.clone()));
         }
         headers.extend(self.config.headers.iter().cloned());
@@ -211,7 +244,7 @@ impl Machine for Exchange {
 
     fn step(&mut self, conv: &mut Conversation) -> Result<Step<Reply>> {
         match std::mem::replace(&mut self.phase, Phase::Taken) {
-            Phase::Start if conv.initialize.is_none() => {
+            Phase::Start if !conv.opened => {
                 let id = conv.take_id();
                 let params = json!({
                     "protocolVersion": conv.config.protocol_version,
@@ -261,6 +294,7 @@ impl Machine for Exchange {
                 }
                 conv.session = a.session;
                 conv.initialize = Some(init);
+                conv.opened = true;
                 self.opened = Some(reply);
                 self.phase = Phase::Initialized;
                 Ok(())

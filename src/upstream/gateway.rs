@@ -1,7 +1,7 @@
 //! Gateway mode: the upstream's lists under the local document (its groups, tags, concerns,
 //! overlay and policy), cached and refreshed (after `refreshSeconds`, or when the upstream
-//! announced a list change; one refresh in flight), and the core's `Forward` effects performed
-//! over the same conversation.
+//! announced a list change; one refresh in flight), and the core's `Forward` effects, each in
+//! the downstream session's own upstream session (never the one the lists are fetched over).
 
 use std::sync::Arc;
 
@@ -11,6 +11,7 @@ use super::conversation::{ClientConfig, Conversation, Exchange};
 use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{type_name, Error, Result};
+use crate::http::SessionStore;
 use crate::model::Kind;
 use crate::protocol::{Forward, Server};
 
@@ -29,6 +30,7 @@ pub enum Serving {
 #[derive(Debug)]
 pub struct Gateway {
     upstream: Upstream,
+    config: ClientConfig,
     conv: Conversation,
     server: Option<Arc<Server>>,
     fetched_ms: i64,
@@ -56,7 +58,8 @@ impl Gateway {
         };
         Gateway {
             upstream,
-            conv: Conversation::new(config),
+            conv: Conversation::new(config.clone()),
+            config,
             server: None,
             fetched_ms: 0,
             stale: false,
@@ -69,9 +72,15 @@ impl Gateway {
         &self.upstream
     }
 
-    /// The conversation every machine of this gateway runs on.
-    pub fn conversation(&mut self) -> &mut Conversation {
-        &mut self.conv
+    /// A copy of the conversation the lists are fetched over, for the refresh [`Gateway::serving`]
+    /// hands out (given back to [`Gateway::refreshed`]).
+    pub fn conversation(&self) -> Conversation {
+        self.conv.clone()
+    }
+
+    /// Takes note of a list change the upstream announced in a forwarded exchange.
+    pub fn note_changes(&mut self, conv: &mut Conversation) {
+        self.stale |= conv.take_list_changed();
     }
 
     /// What a request at `now_ms` runs on: the cached server when fresh; else a refresh to run
@@ -94,8 +103,16 @@ impl Gateway {
     /// Ends the refresh begun by [`Gateway::serving`]: on success the catalog is rebuilt over
     /// `local`'s document; on failure the stale server, if any, keeps serving (an error when
     /// there is none).
-    pub fn refreshed(&mut self, local: &Catalog, lists: Result<Lists>, now_ms: i64) -> Result<Refreshed> {
+    pub fn refreshed(
+        &mut self,
+        local: &Catalog,
+        conv: Conversation,
+        lists: Result<Lists>,
+        now_ms: i64,
+    ) -> Result<Refreshed> {
         self.refreshing = false;
+        self.conv = conv;
+        self.stale |= self.conv.take_list_changed();
         let built = lists.and_then(|lists| {
             let document = local
                 .document
@@ -136,21 +153,45 @@ impl Gateway {
         })
     }
 
-    /// The exchange that performs `forward` at the upstream.
-    pub fn forward(&self, forward: &Forward) -> Exchange {
-        self.conv.request(&forward.method, forward.params.clone())
+    /// The conversation (the downstream session's upstream session, or a fresh one for a
+    /// stateless request) and the exchange that perform `forward` at the upstream.
+    pub fn forward(&self, forward: &Forward) -> (Conversation, Exchange) {
+        let conv = Conversation::resume(self.config.clone(), forward.link.clone().unwrap_or_default());
+        let exchange = conv.request(&forward.method, forward.params.clone());
+        (conv, exchange)
     }
 }
 
-/// Completes an answer that carried a `Forward` with the outcome of its exchange: the upstream's
-/// response passed through, or a `-32603` saying why there is none.
-pub fn forwarded(answer: crate::http::Response, reply: Result<super::Reply>) -> crate::http::Response {
+/// Completes an answer that carried a `Forward` with the outcome of its exchange over `conv`:
+/// the downstream session (in `store`) remembers its upstream session and any task it created;
+/// the upstream's response and notifications are passed through, or a `-32603` says why there
+/// is no response.
+pub fn forwarded(
+    answer: crate::http::Response,
+    conv: &Conversation,
+    reply: Result<super::Reply>,
+    store: &mut dyn SessionStore,
+    now_ms: i64,
+) -> crate::http::Response {
+    if let Some(f) = &answer.forward {
+        if let Some(mut s) = f.session.as_deref().and_then(|id| store.load(id)) {
+            let response = reply.as_ref().ok().and_then(|r| r.response.as_ref());
+            if f.record(&mut s, conv.link(), response, now_ms) {
+                store.save(&s);
+            }
+        }
+    }
     match reply {
         Ok(super::Reply {
-            response: Some(msg), ..
-        }) => crate::http::complete(answer, Ok(&msg)),
-        Ok(_) => crate::http::complete(answer, Err(&Error::Upstream("its reply carried no response".into()))),
-        Err(e) => crate::http::complete(answer, Err(&e)),
+            response: Some(msg),
+            notifications,
+        }) => crate::http::complete(answer, Ok(&msg), &notifications),
+        Ok(_) => crate::http::complete(
+            answer,
+            Err(&Error::Upstream("its reply carried no response".into())),
+            &[],
+        ),
+        Err(e) => crate::http::complete(answer, Err(&e), &[]),
     }
 }
 

@@ -10,14 +10,17 @@ use crate::error::{Error, Result};
 pub struct Reply {
     /// The response to the request (with `result` or `error`), if it came.
     pub response: Option<Value>,
-    /// Methods of the notifications that came with it (`notifications/tools/list_changed`, …).
-    pub notifications: Vec<String>,
+    /// The notifications that came with it (progress, log messages, task status,
+    /// `notifications/tools/list_changed`, …), whole.
+    pub notifications: Vec<Value>,
 }
 
 impl Reply {
     /// Whether the upstream announced that one of its lists changed.
     pub fn list_changed(&self) -> bool {
-        self.notifications.iter().any(|m| m.ends_with("/list_changed"))
+        self.notifications
+            .iter()
+            .any(|m| m["method"].as_str().is_some_and(|m| m.ends_with("/list_changed")))
     }
 
     /// The response's `result`; its JSON-RPC error as an [`Error::Rpc`]; an [`Error::Upstream`]
@@ -44,8 +47,8 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
         let answers = msg.get("result").is_some() || msg.get("error").is_some();
         if answers && id.is_some() && msg.get("id") == id {
             reply.response = Some(msg);
-        } else if let (Some(m), None) = (msg.get("method").and_then(Value::as_str), msg.get("id")) {
-            reply.notifications.push(m.to_string());
+        } else if msg.get("method").is_some_and(Value::is_string) && msg.get("id").is_none() {
+            reply.notifications.push(msg);
         }
     };
     if content_type.to_ascii_lowercase().starts_with("text/event-stream") {
@@ -66,6 +69,63 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
         }
     }
     Ok(reply)
+}
+
+/// Reads an upstream's answer as its bytes arrive: refuses it past a byte cap, and says when an
+/// SSE stream (which may stay open after it) has carried the response to the request, so the
+/// reader can stop there. Each byte is scanned once.
+#[derive(Debug)]
+pub struct AnswerReader {
+    id: Option<Value>,
+    sse: bool,
+    cap: usize,
+    raw: Vec<u8>,
+    scanned: usize,
+}
+
+impl AnswerReader {
+    /// A reader for the answer (of `content_type`) to the POST of `request` (its JSON body),
+    /// refusing more than `cap` bytes.
+    pub fn new(content_type: &str, request: &str, cap: usize) -> Self {
+        AnswerReader {
+            id: serde_json::from_str::<Value>(request)
+                .ok()
+                .and_then(|m| m.get("id").cloned()),
+            sse: content_type.to_ascii_lowercase().starts_with("text/event-stream"),
+            cap,
+            raw: Vec::new(),
+            scanned: 0,
+        }
+    }
+
+    /// Adds the next chunk; `Ok(true)` when the response has arrived (stop reading), an error
+    /// past the cap.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<bool> {
+        if self.raw.len().saturating_add(chunk.len()) > self.cap {
+            return Err(Error::Upstream(format!("its answer is larger than {} bytes", self.cap)));
+        }
+        self.raw.extend_from_slice(chunk);
+        let Some(id) = self.id.as_ref().filter(|_| self.sse) else {
+            return Ok(false);
+        };
+        // The end of the last whole event in the new bytes ("\n\n" or "\n\r\n").
+        let new = &self.raw[self.scanned..];
+        let end = (1..new.len()).rev().find(|&i| {
+            new[i] == b'\n' && (new[i - 1] == b'\n' || (i >= 2 && new[i - 1] == b'\r' && new[i - 2] == b'\n'))
+        });
+        let Some(end) = end else {
+            return Ok(false);
+        };
+        let events = String::from_utf8_lossy(&new[..=end]);
+        let found = parse_reply("text/event-stream", &events, Some(id)).is_ok_and(|r| r.response.is_some());
+        self.scanned += end + 1;
+        Ok(found)
+    }
+
+    /// The body read so far.
+    pub fn body(self) -> String {
+        String::from_utf8(self.raw).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
 }
 
 /// Whether `body` (so far) already holds the response to `id`: an SSE stream may stay open after
@@ -104,6 +164,19 @@ mod tests {
         assert_eq!(r.response.as_ref().unwrap()["error"]["code"], json!(-32602));
         assert_eq!(r.result("tools/call").unwrap_err().code(), -32602);
         assert!(has_response("text/event-stream", sse, &id));
+        let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#;
+        let mut reader = AnswerReader::new("text/event-stream", request, 1 << 20);
+        let (head, tail) = sse.as_bytes().split_at(60);
+        assert!(!reader.push(head).unwrap(), "only the notification so far");
+        assert!(reader.push(tail).unwrap(), "the response arrived");
+        assert_eq!(reader.body(), sse);
+        let mut json = AnswerReader::new("application/json", request, 10);
+        assert!(!json.push(b"{\"a\":1}").unwrap());
+        assert!(json
+            .push(b"0123")
+            .unwrap_err()
+            .to_string()
+            .contains("larger than 10 bytes"));
         assert!(!has_response("text/event-stream", &sse[..60], &id));
         assert!(parse_reply("application/json", "nope", Some(&id)).is_err());
         assert_eq!(

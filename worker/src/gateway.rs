@@ -7,11 +7,13 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_sieve::http;
+use futures_util::future::{select, Either};
+use futures_util::StreamExt;
+use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Server;
-use mcp_sieve::upstream::{self, HttpAnswer, Machine, Post, Serving, Step};
+use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
 use mcp_sieve::Error;
-use worker::{console_error, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{console_error, AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::shell::now_ms;
 
@@ -32,7 +34,28 @@ fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Opti
     })
 }
 
+/// Largest upstream answer read, bytes (a larger one is an error, not a larger heap).
+const MAX_ANSWER: usize = 16 << 20;
+/// Longest one upstream POST (sending it and reading its answer) may take.
+const DEADLINE_MS: u64 = 30_000;
+
+/// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted), its answer read up to
+/// [`MAX_ANSWER`] bytes (an SSE stream that stays open is read until it carries the response).
 async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let exchange = std::pin::pin!(post_once(url, post, &signal));
+    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
+    match select(exchange, deadline).await {
+        Either::Left((answer, _)) => answer,
+        Either::Right(_) => {
+            controller.abort();
+            Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000)))
+        }
+    }
+}
+
+async fn post_once(url: &str, post: Post, signal: &AbortSignal) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let headers = Headers::new();
     for (k, v) in &post.headers {
@@ -41,9 +64,9 @@ async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
-        .with_body(Some(post.body.into()));
+        .with_body(Some(post.body.as_str().into()));
     let mut resp = Fetch::Request(Request::new_with_init(url, &init).map_err(unreachable)?)
-        .send()
+        .send_with_signal(signal)
         .await
         .map_err(unreachable)?;
     let h = resp.headers();
@@ -51,27 +74,19 @@ async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
         h.get("mcp-session-id").ok().flatten(),
         h.get("content-type").ok().flatten().unwrap_or_default(),
     );
-    let body = resp.text().await.map_err(unreachable)?;
+    let mut reader = upstream::AnswerReader::new(&content_type, &post.body, MAX_ANSWER);
+    let mut stream = resp.stream().map_err(unreachable)?;
+    while let Some(chunk) = stream.next().await {
+        if reader.push(&chunk.map_err(unreachable)?)? {
+            break;
+        }
+    }
     Ok(HttpAnswer {
         status: resp.status_code(),
         session,
         content_type,
-        body,
+        body: reader.body(),
     })
-}
-
-/// Runs `m` to its end; the state is borrowed only between the bytes, never across a fetch.
-async fn drive<M: Machine>(server: &Server, url: &str, m: &mut M) -> Result<M::Output, Error> {
-    let missing = || Error::Internal("gateway mode without an upstream".into());
-    loop {
-        let step = with(server, |g| m.step(g.conversation())).ok_or_else(missing)??;
-        let p = match step {
-            Step::Done(out) => return Ok(out),
-            Step::Send(p) => p,
-        };
-        let answer = post(url, p).await?;
-        with(server, |g| m.receive(g.conversation(), answer)).ok_or_else(missing)??;
-    }
 }
 
 /// The server to run requests on: `None` when `local` has no upstream; else the gateway's
@@ -91,8 +106,11 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
             Serving::Wait if now_ms() - started < MAX_REFRESH_WAIT_MS => Delay::from(Duration::from_millis(10)).await,
             Serving::Wait => return Err(Error::Upstream("its lists are still being fetched".into())),
             Serving::Refresh(mut refresh) => {
-                let lists = drive(local, &url, &mut *refresh).await;
-                let done = with(local, |g| g.refreshed(local.catalog(), lists, now_ms()))
+                let Some(mut conv) = with(local, |g| g.conversation()) else {
+                    return Ok(None);
+                };
+                let lists = upstream::drive(&mut conv, &mut *refresh, |p| post(&url, p)).await;
+                let done = with(local, |g| g.refreshed(local.catalog(), conv, lists, now_ms()))
                     .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
                 if let Some(e) = done.failure {
                     console_error!("mcp-sieve: upstream refresh failed, serving the cached lists: {e}");
@@ -103,14 +121,18 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
     }
 }
 
-/// Performs the core's `Forward` effect of `answer`, if any, at the upstream and completes the
-/// answer with the upstream's reply, passed through.
-pub async fn finish(answer: http::Response, server: &Server) -> http::Response {
+/// Performs the core's `Forward` effect of `answer`, if any, at the upstream (in the session's
+/// own upstream session, remembered in `store`) and completes the answer with the upstream's
+/// reply, passed through.
+pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn SessionStore) -> http::Response {
     let Some(f) = answer.forward.clone() else {
         return answer;
     };
-    let Some((url, mut exchange)) = with(server, |g| (g.upstream().url.clone(), g.forward(&f))) else {
-        return http::complete(answer, Err(&Error::Internal("no upstream is configured".into())));
+    let Some((url, (mut conv, mut exchange))) = with(server, |g| (g.upstream().url.clone(), g.forward(&f))) else {
+        let missing = Error::Internal("no upstream is configured".into());
+        return http::complete(answer, Err(&missing), &[]);
     };
-    upstream::forwarded(answer, drive(server, &url, &mut exchange).await)
+    let reply = upstream::drive(&mut conv, &mut exchange, |p| post(&url, p)).await;
+    with(server, |g| g.note_changes(&mut conv));
+    upstream::forwarded(answer, &conv, reply, store, now_ms())
 }

@@ -114,7 +114,7 @@ pub async fn run(
                 let wait = (at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
-            _ => return crate::gateway::finish(answer, server).await,
+            _ => return crate::gateway::finish(answer, server, store).await,
         }
     }
 }
