@@ -15,6 +15,11 @@ while [ $# -gt 0 ]; do
 done
 scripts/bootstrap.sh
 scripts/build.sh
+# Session ids are tagged with MCP_SIEVE_SESSION_SECRET: one kept in worker/.dev.vars (not committed)
+# lets sessions outlive a restart of the run command.
+if ! grep -qs '^MCP_SIEVE_SESSION_SECRET=' worker/.dev.vars; then
+  echo "MCP_SIEVE_SESSION_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >> worker/.dev.vars
+fi
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
 args=(dev --cwd worker --ip 127.0.0.1 --port "$port" --show-interactive-dev-session=false)
 if [ -n "$config" ]; then

@@ -8,9 +8,9 @@ use crate::protocol::jsonrpc::{self, Incoming, Limits};
 use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
 
 mod security;
-pub use security::{
-    authorized, constant_time_eq, cors_headers, failed, gate, misconfigured, misconfigured_privately, serve, too_large,
-};
+mod session_id;
+pub use security::{authorized, cors_headers, failed, gate, misconfigured, misconfigured_privately, serve, too_large};
+pub use session_id::{same_secret, Secret};
 
 /// Where sessions live between requests (memory, a Durable Object, ...).
 pub trait SessionStore {
@@ -128,12 +128,29 @@ pub struct Config {
     pub cors: bool,
     /// Idle time after which a session is gone (404); `None`: [`DEFAULT_SESSION_IDLE_MS`].
     pub session_idle_ms: Option<i64>,
+    /// The key session ids are tagged with (`None`: ids are not checked; the shells set a random
+    /// one when `MCP_SIEVE_SESSION_SECRET` is not given).
+    pub session_secret: Option<Secret>,
 }
 
 /// Sessions idle this long are gone: 24 hours.
 pub const DEFAULT_SESSION_IDLE_MS: i64 = 24 * 3600 * 1000;
 
 impl Config {
+    /// A new session id from the random string `random`: tagged with the session secret.
+    pub fn session_id(&self, random: &str) -> String {
+        match &self.session_secret {
+            Some(s) => s.sign(random),
+            None => random.to_string(),
+        }
+    }
+
+    /// Whether `id` can be a session id of this server (a forged one is not, and is refused
+    /// before any store is asked).
+    pub fn session_id_valid(&self, id: &str) -> bool {
+        self.session_secret.as_ref().is_none_or(|s| s.verify(id))
+    }
+
     /// The idle time after which a session expires.
     pub fn idle_ms(&self) -> i64 {
         self.session_idle_ms.unwrap_or(DEFAULT_SESSION_IDLE_MS)
@@ -301,7 +318,9 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         "DELETE" => {
             return match session_id {
                 None => plain(400, "DELETE needs the Mcp-Session-Id header"),
-                Some(id) if store.load(&id).is_none() => plain(404, "unknown or expired session"),
+                Some(id) if !cfg.session_id_valid(&id) || store.load(&id).is_none() => {
+                    plain(404, "unknown or expired session")
+                }
                 Some(id) => {
                     store.remove(&id);
                     Response {
@@ -374,6 +393,9 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     let is_init = msg.method() == Some("initialize");
     let mut session = match (&session_id, is_init || stateless) {
         // An initialize inside an existing session reaches the router, which refuses it.
+        (Some(id), _) if !cfg.session_id_valid(id) => {
+            return plain(404, "unknown or expired session; initialize a new one")
+        }
         (Some(id), _) => match store.load(id) {
             Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
                 store.remove(id);

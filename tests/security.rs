@@ -4,7 +4,7 @@
 mod common;
 
 use common::CATALOG;
-use mcp_sieve::http::{self, constant_time_eq, MemoryStore};
+use mcp_sieve::http::{self, same_secret, MemoryStore};
 use mcp_sieve::protocol::{Env, Server};
 use mcp_sieve::Catalog;
 use serde_json::{json, Value};
@@ -45,12 +45,12 @@ fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 }
 
 #[test]
-fn constant_time_eq_is_equality() {
-    assert!(constant_time_eq(b"secret", b"secret"));
-    assert!(!constant_time_eq(b"secret", b"secreT"));
-    assert!(!constant_time_eq(b"secret", b"secret2"));
-    assert!(!constant_time_eq(b"", b"x"));
-    assert!(constant_time_eq(b"", b""));
+fn same_secret_is_equality() {
+    assert!(same_secret("secret", "secret"));
+    assert!(!same_secret("secret", "secreT"));
+    assert!(!same_secret("secret", "secret2"));
+    assert!(!same_secret("", "x"));
+    assert!(same_secret("", ""));
 }
 
 #[test]
@@ -167,4 +167,79 @@ fn misconfigured_server_answers_500_with_internal_error_naming_the_field() {
         body["error"]["message"].as_str().unwrap().contains("tools[0].name"),
         "{body}"
     );
+}
+
+/// A store that counts how often it is asked.
+#[derive(Default)]
+struct Counting {
+    inner: MemoryStore,
+    loads: usize,
+}
+
+impl http::SessionStore for Counting {
+    fn load(&mut self, id: &str) -> Option<mcp_sieve::protocol::Session> {
+        self.loads += 1;
+        self.inner.load(id)
+    }
+    fn save(&mut self, s: &mcp_sieve::protocol::Session) {
+        self.inner.save(s)
+    }
+    fn remove(&mut self, id: &str) {
+        self.inner.remove(id)
+    }
+}
+
+#[test]
+fn session_ids_carry_the_secrets_tag_and_forged_ones_are_404_before_the_store() {
+    let cfg = http::Config::from_vars(&vars(&[(
+        "MCP_SIEVE_SESSION_SECRET",
+        "a secret of 32 characters, ok!!",
+    )]))
+    .unwrap();
+    let short = http::Config::from_vars(&vars(&[("MCP_SIEVE_SESSION_SECRET", "short")])).unwrap_err();
+    assert!(
+        short
+            .to_string()
+            .contains("MCP_SIEVE_SESSION_SECRET must be at least 16"),
+        "{short}"
+    );
+    let server = Server::new(Catalog::from_json_str(CATALOG).unwrap());
+    let mut store = Counting::default();
+    let minted = cfg.session_id("0f1e2d3c");
+    assert!(minted.starts_with("0f1e2d3c.") && cfg.session_id_valid(&minted));
+    let post = |store: &mut Counting, session: Option<&str>, body: &str| {
+        let mut extra = vec![];
+        if let Some(s) = session {
+            extra.push(("mcp-session-id", s));
+        }
+        let base = vec![
+            ("content-type".into(), "application/json".into()),
+            ("accept".into(), "application/json, text/event-stream".into()),
+        ];
+        let header = common::header_fn(base, &extra);
+        let env = Env {
+            now_ms: common::T0,
+            principal: None,
+            fresh_id: minted.clone(),
+        };
+        let req = http::Request {
+            method: "POST",
+            header: &header,
+            body: body.as_bytes(),
+        };
+        http::serve(&server, &cfg, req, store, &env)
+    };
+    let init = post(&mut store, None, PING);
+    assert_eq!(header(&init, "mcp-session-id"), Some(minted.as_str()));
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert_eq!(post(&mut store, Some(&minted), list).status, 200);
+    let loads = store.loads;
+    for forged in [
+        "0f1e2d3c",
+        "0f1e2d3d.00000000000000000000000000000000",
+        &minted.replace("0f1e", "0f1f"),
+    ] {
+        assert_eq!(post(&mut store, Some(forged), list).status, 404, "{forged}");
+    }
+    assert_eq!(store.loads, loads, "a forged id never reaches the store");
 }

@@ -61,7 +61,13 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
     fresh_id()?;
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
-    let cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
+    let mut cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
+    if cfg.session_secret.is_none() {
+        // Sessions live in this process: a secret of its own tags their ids.
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| ServerError::Random(e.to_string()))?;
+        cfg.session_secret = Some(http::Secret::new(key));
+    }
     let gateway = server.catalog().upstream.clone().map(Gateway::new);
     let app = Arc::new(App {
         server,
@@ -183,7 +189,7 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
         Err(_) => return text(408, "the request body did not arrive in time"),
     };
     let id = match fresh_id() {
-        Ok(id) => id,
+        Ok(id) => app.cfg.session_id(&id),
         Err(e) => {
             eprintln!("mcp-sieve: {e}");
             return reply(http::failed());

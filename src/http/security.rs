@@ -1,10 +1,11 @@
 //! The transport's gatekeeping as pure functions: `Origin` allow-list (DNS-rebinding protection),
-//! bearer-token authentication compared in constant time, CORS for browser hosts, the body-size
+//! bearer-token authentication compared by keyed digest in constant time, CORS for browser hosts, the body-size
 //! limit before the body is read, and the configuration these read from a shell's variables.
 //! Nothing here logs: tokens and bodies never leave these functions.
 
 use serde_json::Value;
 
+use super::session_id::{same_secret, Secret};
 use super::{handle, json_response, origin_allowed, Config, Request, Response, SessionStore};
 use crate::error::Error;
 use crate::protocol::jsonrpc;
@@ -18,16 +19,6 @@ pub const CORS_ALLOW_METHODS: &str = "POST, DELETE, OPTIONS";
 /// Response headers a browser host may read.
 pub const CORS_EXPOSE_HEADERS: &str = "Mcp-Session-Id, WWW-Authenticate";
 
-/// Equality of two byte strings in time that depends only on their lengths, not on where they
-/// differ (so a token cannot be guessed byte by byte from timings).
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
-    }
-    diff == 0
-}
-
 /// Whether an `Authorization` header satisfies `token` (`None`: no authentication configured).
 pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
     let Some(token) = token else { return true };
@@ -36,7 +27,7 @@ pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map_or("", |(_, t)| t.trim());
     // Compare even when absent, so a missing header costs the same as a wrong one.
-    constant_time_eq(given.as_bytes(), token.as_bytes()) && !given.is_empty()
+    same_secret(given, token) && !given.is_empty()
 }
 
 /// The answer of a server whose transport options are invalid, to a caller that could not be
@@ -150,7 +141,8 @@ impl Config {
     /// Reads the transport options from a shell's variables (Worker vars and secrets, process
     /// environment): `MCP_SIEVE_ALLOWED_ORIGINS` (comma-separated origins, `*` for any),
     /// `MCP_SIEVE_TOKEN` (bearer token; empty: none), `MCP_SIEVE_CORS` (`true`/`false`) and
-    /// `MCP_SIEVE_MAX_BODY` (bytes). A bad value is an error naming the variable.
+    /// `MCP_SIEVE_MAX_BODY` (bytes), `MCP_SIEVE_SESSION_IDLE_SECONDS` and
+    /// `MCP_SIEVE_SESSION_SECRET` (the key session ids are tagged with). A bad value is an error naming the variable.
     pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
         let mut cfg = Config::default();
         if let Some(list) = var("MCP_SIEVE_ALLOWED_ORIGINS") {
@@ -183,6 +175,14 @@ impl Config {
                     ))
                 })?;
             cfg.session_idle_ms = Some(secs * 1000);
+        }
+        if let Some(s) = var("MCP_SIEVE_SESSION_SECRET").filter(|s| !s.is_empty()) {
+            if s.len() < 16 {
+                return Err(Error::Config(
+                    "MCP_SIEVE_SESSION_SECRET must be at least 16 characters (32 random ones are best)".into(),
+                ));
+            }
+            cfg.session_secret = Some(Secret::new(s.into_bytes()));
         }
         if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
             cfg.limits.max_body = n.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {

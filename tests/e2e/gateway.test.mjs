@@ -23,6 +23,10 @@ const META_GROUPS = 'io.modelcontextprotocol/groups';
 const Anything = z.object({}).passthrough();
 const ToolsPage = z.object({ tools: z.array(Anything), nextCursor: z.string().optional() }).passthrough();
 
+/** Every upstream server instance, and whether the beta tool is on (for all of them). */
+const instances = [];
+let betaEnabled = false;
+
 /** One upstream MCP server instance (one per session, as the SDK's examples do). */
 function upstreamServer() {
   const s = new McpServer({ name: 'upstream-e2e', version: '3.1.4' }, { instructions: 'An upstream for the gateway test.' });
@@ -39,14 +43,19 @@ function upstreamServer() {
   s.registerTool('fail', { description: 'Always fails' }, async () => ({ content: [{ type: 'text', text: 'it failed' }], isError: true }));
   s.registerTool('echo', { description: 'Echoes', inputSchema: { message: z.string() } }, async ({ message }) => text(message));
   s.registerTool('notes_write', { description: 'Writes a note', inputSchema: { note: z.string() } }, async ({ note }) => text(`saved ${note.length} chars`));
-  // Adds a tool to this session's server and says so on the request's own stream, where a
-  // gateway (which opens no GET stream) sees it.
+  // Adds a tool to the upstream (every session's server: the gateway lists over a session of
+  // its own, and forwards each client's calls in that client's own upstream session) and says so
+  // on the request's own stream, where a gateway (which opens no GET stream) sees it.
   s.registerTool('enable_beta', { description: 'Adds the beta tool' }, async (extra) => {
-    beta ??= s.registerTool('beta_tool', { description: 'New' }, async () => text('beta'));
+    betaEnabled = true;
+    for (const each of instances) each.enableBeta();
     await extra.sendNotification({ method: 'notifications/tools/list_changed' });
     return text('enabled');
   });
   let beta;
+  s.enableBeta = () => { beta ??= s.registerTool('beta_tool', { description: 'New' }, async () => text('beta')); };
+  if (betaEnabled) s.enableBeta();
+  instances.push(s);
   s.registerResource('readme', 'up://readme', { description: 'The readme', mimeType: 'text/markdown' },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: '# Upstream\nHello.' }] }));
   s.registerPrompt('greet', { description: 'Greets someone', argsSchema: { who: z.string() } },

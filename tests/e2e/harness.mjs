@@ -1,6 +1,7 @@
 // E2E harness: runs the already-built Worker under `wrangler dev` (local workerd, offline) or the
 // native server. It never builds: run scripts/build.sh first. Raw requests: ../common/mcp-raw.mjs.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -85,6 +86,9 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
   }
 }
 
+/** The session secret of the Workers this process starts (random per test run). */
+const SESSION_SECRET = `e2e-${randomBytes(16).toString('hex')}`;
+
 /**
  * Starts `wrangler dev` for worker/ (the built Worker in local workerd).
  * Options: port, persistTo (directory for local state), extraArgs (array passed to wrangler),
@@ -92,6 +96,11 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
  */
 export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 'warn' } = {}) {
   port ??= await freePort();
+  // One session secret for every Worker this test process starts: a session outlives a restart
+  // (as with a secret set by `wrangler secret put`), unless a test sets its own.
+  if (!extraArgs.some((a) => String(a).startsWith('MCP_SIEVE_SESSION_SECRET'))) {
+    extraArgs = [...extraArgs, '--var', `MCP_SIEVE_SESSION_SECRET:${SESSION_SECRET}`];
+  }
   const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
     '--show-interactive-dev-session=false', '--log-level', logLevel];
   if (persistTo) args.push('--persist-to', persistTo);

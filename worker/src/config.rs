@@ -11,7 +11,9 @@ use std::rc::Rc;
 use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::{Catalog, Error};
-use worker::Env;
+use worker::{console_warn, Env};
+
+use crate::shell;
 
 /// The embedded default catalog.
 const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
@@ -47,8 +49,18 @@ fn var(env: &Env, name: &str) -> Option<String> {
 }
 
 async fn read(env: &Env) -> Config {
+    let transport = http::Config::from_vars(&|name| var(env, name)).map(|mut cfg| {
+        if cfg.session_secret.is_none() {
+            // Without a configured secret, session ids are tagged with one of this isolate's:
+            // sound for one isolate (`wrangler dev`); a deployment sets the secret so that every
+            // isolate recognises every session.
+            console_warn!("mcp-sieve: MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
+            cfg.session_secret = Some(http::Secret::new(format!("{}{}", shell::fresh_id(), shell::fresh_id())));
+        }
+        cfg
+    });
     Config {
-        transport: http::Config::from_vars(&|name| var(env, name)),
+        transport,
         server: read_catalog(env).await,
     }
 }

@@ -17,7 +17,7 @@ pub use session_object::SessionObject;
 
 /// The Durable Object namespace binding of sessions.
 const SESSIONS: &str = "SESSIONS";
-/// Longest `Mcp-Session-Id` worth looking up (ours are UUIDs).
+/// Longest `Mcp-Session-Id` worth looking up (ours are a UUID and a 32-digit tag).
 const MAX_SESSION_ID: usize = 128;
 
 #[event(fetch)]
@@ -62,12 +62,19 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     };
     // Routed by the method the core will read (the same parser: a repeated key is the last one).
     let is_init = jsonrpc::method_of(&body).is_some_and(|m| m == "initialize");
-    let session = header("mcp-session-id").filter(|id| !id.is_empty() && id.len() <= MAX_SESSION_ID);
+    let session = header("mcp-session-id").filter(|id| !id.is_empty());
+    if session
+        .as_deref()
+        .is_some_and(|id| id.len() > MAX_SESSION_ID || !cfg.session_id_valid(id))
+    {
+        // Not an id this server minted: no Durable Object is asked about it.
+        return Response::error("unknown or expired session; initialize a new one", 404);
+    }
     let (name, minted) = match (is_init, session) {
         // An initialize inside a session reaches that session, which refuses it.
         (_, Some(id)) => (id, None),
         (true, None) => {
-            let id = shell::fresh_id();
+            let id = cfg.session_id(&shell::fresh_id());
             (id.clone(), Some(id))
         }
         (false, None) => {

@@ -258,9 +258,18 @@ impl DurableObject for SessionObject {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let loaded = config::load(&self.env).await;
         let (server, cfg) = match (&loaded.server, &loaded.transport) {
-            (Ok(s), Ok(c)) => (s, c),
+            // The Worker checked the id's tag before asking this object (whose isolate may hold
+            // another random secret when none is configured).
+            (Ok(s), Ok(c)) => (
+                s,
+                http::Config {
+                    session_secret: None,
+                    ..c.clone()
+                },
+            ),
             (Err(e), _) | (_, Err(e)) => return shell::respond(http::misconfigured(e)),
         };
+        let cfg = &cfg;
         let method = req.method().to_string();
         let body = req.bytes().await.unwrap_or_default();
         let headers = req.headers().clone();

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use futures_util::future::{select, Either};
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::{JsCast, JsValue};
@@ -38,21 +39,38 @@ pub fn fresh_id() -> String {
 }
 
 /// Bytes past the limit that are read and dropped before a 413, so the connection stays usable
-/// (`wrangler dev`'s proxy fails the next request when a body is left unread); a body longer
-/// than that is cancelled.
+/// (`wrangler dev`'s proxy fails the next request when a body is left unread) — for at most
+/// [`DRAIN_MS`]; a body longer or slower than that is cancelled.
 const DRAIN: usize = 1 << 20;
+/// Longest the drain past the limit lasts.
+const DRAIN_MS: u64 = 1_000;
 
 /// Reads a request body, counting bytes as they arrive: past `limit` nothing more is kept and
-/// the answer is 413, whether or not a `Content-Length` was declared (a chunked body has none).
+/// the answer is 413, whether or not a `Content-Length` was declared (a chunked body has none);
+/// a body that keeps coming is refused within [`DRAIN_MS`] of passing the limit.
 pub async fn read_body(req: &Request, limit: usize) -> std::result::Result<Vec<u8>, http::Response> {
     let Some(stream) = req.inner().body() else {
         return Ok(Vec::new());
     };
     let failed = |_: JsValue| http::failed();
     let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().dyn_into().map_err(|_| http::failed())?;
-    let (mut body, mut seen) = (Vec::new(), 0usize);
+    let (mut body, mut seen, mut over_at) = (Vec::new(), 0usize, None::<i64>);
     loop {
-        let step = JsFuture::from(reader.read()).await.map_err(failed)?;
+        let read = JsFuture::from(reader.read());
+        let step = match over_at {
+            None => read.await.map_err(failed)?,
+            Some(at) => {
+                let left = (at + DRAIN_MS as i64 - now_ms()).max(0) as u64;
+                let drain = std::pin::pin!(Delay::from(Duration::from_millis(left)));
+                match select(read, drain).await {
+                    Either::Left((step, _)) => step.map_err(failed)?,
+                    Either::Right(_) => {
+                        let _ = JsFuture::from(reader.cancel()).await;
+                        return Err(http::too_large(limit));
+                    }
+                }
+            }
+        };
         if js_sys::Reflect::get(&step, &"done".into()).map_err(failed)?.is_truthy() {
             return if seen > limit {
                 Err(http::too_large(limit))
@@ -68,8 +86,9 @@ pub async fn read_body(req: &Request, limit: usize) -> std::result::Result<Vec<u
         }
         if seen <= limit {
             body.extend_from_slice(&chunk.to_vec());
-        } else {
+        } else if over_at.is_none() {
             body = Vec::new(); // over the limit: nothing more is kept
+            over_at = Some(now_ms());
         }
     }
 }
