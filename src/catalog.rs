@@ -17,7 +17,7 @@ mod views;
 
 /// The section type lives with the filter; re-exported where the catalog's users look for it.
 pub use crate::filter::Section;
-pub use options::{Options, DEFAULT_PAGE_SIZE};
+pub use options::{Options, DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE};
 pub use overlay::Overlay;
 pub use upstream::{Upstream, DEFAULT_REFRESH_SECONDS};
 pub use views::{Mode, View, Views};

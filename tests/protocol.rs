@@ -249,3 +249,56 @@ fn stateless_requests_follow_the_2026_07_28_header_rules() {
     assert!(d["result"]["capabilities"]["extensions"]["dev.mcp-sieve/filtering"].is_object());
     assert!(d["result"]["instructions"].is_string());
 }
+
+#[test]
+fn modern_lists_carry_ttl_and_cache_scope() {
+    // The default catalog without its policy rule about the client's name.
+    let mut doc: Value = serde_json::from_str(common::CATALOG).unwrap();
+    doc.as_object_mut().unwrap().remove("policy");
+    let mut h = Harness::with_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
+    let lists = [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "groups/list",
+        "tags/list",
+        "concerns/list",
+        "server/discover",
+    ];
+    for method in lists {
+        let r = common::response_of(&h.modern(json!(1), method, json!({})))["result"].clone();
+        assert_eq!(
+            (r["resultType"].clone(), r["ttlMs"].clone(), r["cacheScope"].clone()),
+            (json!("complete"), json!(300_000), json!("public")),
+            "{method}"
+        );
+    }
+    let listed = common::response_of(&h.modern(json!(2), "resources/list", json!({})));
+    let uri = listed["result"]["resources"][0]["uri"].clone();
+    let read = common::response_of(&h.modern(json!(2), "resources/read", json!({"uri": uri})))["result"].clone();
+    assert_eq!(
+        (read["ttlMs"].clone(), read["cacheScope"].clone()),
+        (json!(300_000), json!("public"))
+    );
+    // An answer shaped by the caller's concerns is private.
+    let mine = json!({"filter": {"concerns": {"security": "high"}}});
+    let r = common::response_of(&h.modern(json!(3), "tools/list", mine))["result"].clone();
+    assert_eq!(r["cacheScope"], json!("private"));
+    // Calls carry no cache fields.
+    let call = common::response_of(&h.modern(
+        json!(4),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "x"}}),
+    ));
+    assert!(call["result"].get("ttlMs").is_none(), "{call}");
+    // options.listTtlSeconds sets ttlMs; a policy rule about the caller makes every list private.
+    doc["options"] = json!({"listTtlSeconds": 60});
+    doc["policy"] = json!({"rules": [{"when": {"clientName": "bot*"}, "hide": {"tags": ["destructive"]}}]});
+    let mut h = Harness::with_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
+    let r = common::response_of(&h.modern(json!(5), "tools/list", json!({})))["result"].clone();
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(60_000), json!("private"))
+    );
+}

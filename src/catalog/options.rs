@@ -1,4 +1,4 @@
-//! The document's `options`: page size, task-query strictness, and the concern policies
+//! The document's `options`: page size, task-query strictness, task cap, list cache time, and the concern policies
 //! (`invalidConcernValue`, `applyDefaults`), validated with errors naming the field.
 
 use serde_json::Value;
@@ -8,6 +8,8 @@ use crate::error::{type_name, Error, Result};
 
 /// The default cap of live tasks per session.
 pub const DEFAULT_MAX_TASKS: usize = 100;
+/// The default `ttlMs` of 2026-07-28 list results: five minutes.
+pub const DEFAULT_LIST_TTL_MS: i64 = 300_000;
 /// The default page size of list methods.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
@@ -20,6 +22,8 @@ pub struct Options {
     pub reject_unsupported_task_criteria: bool,
     /// Most live tasks one session may hold (the next is refused).
     pub max_tasks_per_session: usize,
+    /// How long a 2026-07-28 client may cache a list (`ttlMs`), when set by `listTtlSeconds`.
+    pub list_ttl_ms: Option<i64>,
 }
 
 /// Reads `options`: the server options, and the concern policies (invalid values, defaults).
@@ -28,6 +32,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
         page_size: DEFAULT_PAGE_SIZE,
         reject_unsupported_task_criteria: false,
         max_tasks_per_session: DEFAULT_MAX_TASKS,
+        list_ttl_ms: None,
     };
     let mut invalid = InvalidValuePolicy::Reject;
     let mut apply_defaults = false;
@@ -67,6 +72,12 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
                     .ok_or_else(|| Error::Catalog("options.maxTasksPerSession must be an integer from 1 to 10000".into()))?
                     as usize
             }
+            "listTtlSeconds" => {
+                let secs = val.as_u64().filter(|n| *n <= 86_400).ok_or_else(|| {
+                    Error::Catalog("options.listTtlSeconds must be an integer from 0 to 86400".into())
+                })?;
+                o.list_ttl_ms = Some(secs as i64 * 1000);
+            }
             "rejectUnsupportedTaskCriteria" => {
                 o.reject_unsupported_task_criteria = val
                     .as_bool()
@@ -74,7 +85,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
             }
             other => {
                 return Err(Error::Catalog(format!(
-                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, maxTasksPerSession, rejectUnsupportedTaskCriteria"
+                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, maxTasksPerSession, listTtlSeconds, rejectUnsupportedTaskCriteria"
                 )))
             }
         }

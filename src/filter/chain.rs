@@ -64,6 +64,13 @@ pub trait PrimitiveFilter: Send + Sync {
     fn hidden(&self, _section: &Section, _ctx: &FilterContext) -> Option<Result<Bits, String>> {
         None
     }
+
+    /// Whether what it hides may depend on who calls (client, principal, capabilities); a
+    /// 2026-07-28 list shaped by such a filter is `cacheScope: "private"`. Programmable filters
+    /// see the whole context, so the default is yes.
+    fn per_caller(&self) -> bool {
+        true
+    }
 }
 
 /// A check run when a session starts; the first failure refuses the `initialize`.
@@ -128,6 +135,11 @@ impl Chain {
     /// Whether there are no filters.
     pub fn is_empty(&self) -> bool {
         self.filters.is_empty()
+    }
+
+    /// Whether what the filters hide may differ from one caller to another.
+    pub fn per_caller(&self) -> bool {
+        self.filters.iter().any(|f| f.per_caller())
     }
 
     /// The items of `section` visible under policy in `ctx`. Errors of filters go to `log`.

@@ -127,6 +127,11 @@ impl PrimitiveFilter for Rule {
         self.hidden(&one, ctx).unwrap_or(Ok(Bits::empty(1))).map(|h| !h.get(0))
     }
 
+    fn per_caller(&self) -> bool {
+        let w = &self.when;
+        w.client_name.is_some() || w.protocol_version.is_some() || w.capability.is_some() || w.principal.is_some()
+    }
+
     fn hidden(&self, section: &Section, ctx: &FilterContext) -> Option<Result<Bits, String>> {
         Some(Ok(if self.when.holds(ctx) {
             section.select(&self.hide, &self.hide_concerns)

@@ -67,12 +67,15 @@ impl Forward {
             let mut result = result.clone();
             if self.stateless {
                 if let Value::Object(o) = &mut result {
-                    if !o.contains_key("resultType") {
-                        let mut with = Map::new();
-                        with.insert("resultType".into(), json!("complete"));
-                        with.extend(std::mem::take(o));
-                        *o = with;
+                    let mut with = Map::new();
+                    with.insert("resultType".into(), json!("complete"));
+                    if self.method == "resources/read" {
+                        // An upstream of an older revision sends no cache fields: cache nothing.
+                        with.insert("ttlMs".into(), json!(0));
+                        with.insert("cacheScope".into(), json!("private"));
                     }
+                    with.extend(std::mem::take(o));
+                    *o = with;
                 }
             }
             if let (Some(owned), Some(Value::Array(tasks))) = (&self.owned_tasks, result.get_mut("tasks")) {

@@ -9,7 +9,21 @@ use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::server::{Call, Env, Outcome, Server};
-use crate::protocol::{Session, MODERN_VERSION};
+use crate::protocol::{Session, EXT, MODERN_VERSION};
+
+/// 2026-07-28 results that carry `ttlMs` and `cacheScope` (the revision's cacheable results, and
+/// this server's own lists).
+const CACHEABLE: [&str; 9] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "groups/list",
+    "tags/list",
+    "concerns/list",
+    "server/discover",
+];
 
 /// Whether a request carries the 2026-07-28 version in its `_meta`.
 fn is_modern(params: &Value) -> bool {
@@ -17,6 +31,23 @@ fn is_modern(params: &Value) -> bool {
 }
 
 impl Server {
+    /// `ttlMs` and `cacheScope` of a 2026-07-28 list: the upstream's refresh period in gateway
+    /// mode, else `options.listTtlSeconds` (default five minutes); private when the answer may
+    /// depend on who asks (a principal, concerns sent with the request, policy rules about the
+    /// caller).
+    fn cache_fields(&self, params: &Value, env: &Env) -> (i64, &'static str) {
+        let ttl = match (&self.catalog.upstream, self.catalog.options.list_ttl_ms) {
+            (_, Some(ttl)) => ttl,
+            (Some(up), None) => up.refresh_ms,
+            (None, None) => crate::catalog::DEFAULT_LIST_TTL_MS,
+        };
+        let concerns = !params["filter"]["concerns"].is_null()
+            || !params["concerns"].is_null()
+            || !params["_meta"][format!("{EXT}/concerns")].is_null();
+        let private = env.principal.is_some() || concerns || self.chain.per_caller();
+        (ttl.max(0), if private { "private" } else { "public" })
+    }
+
     /// Handles one message. `session` is the caller's session (None before `initialize`, or for
     /// stateless requests); `initialize` fills it.
     pub fn handle(&self, msg: Incoming, session: &mut Option<Session>, env: &Env) -> Outcome {
@@ -35,11 +66,19 @@ impl Server {
                 }
                 if out.retry_at.is_none() && out.forward.is_none() {
                     out.response = Some(match result {
-                        // 2026-07-28 results say whether they are complete.
+                        // 2026-07-28 results say whether they are complete, and lists how long
+                        // and by whom they may be cached.
                         Ok(raw) if stateless && raw.starts_with('{') => {
-                            let rest = if raw == "{}" { "}" } else { &raw[1..] };
-                            let sep = if rest == "}" { "" } else { "," };
-                            jsonrpc::ok_raw(&id, &format!("{{\"resultType\":\"complete\"{sep}{rest}"))
+                            let mut head = String::from("{\"resultType\":\"complete\"");
+                            if CACHEABLE.contains(&method.as_str()) {
+                                let (ttl, scope) = self.cache_fields(&params, env);
+                                head.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
+                            }
+                            if raw != "{}" {
+                                head.push(',');
+                            }
+                            head.push_str(&raw[1..]);
+                            jsonrpc::ok_raw(&id, &head)
                         }
                         Ok(raw) => jsonrpc::ok_raw(&id, &raw),
                         Err(e) => {
