@@ -212,6 +212,28 @@ impl Concerns {
     /// Validates a host configuration object (`{"security": "high"}`) found at `path`.
     /// A `null` value removes that concern from the configuration it is merged into.
     pub fn resolve(&self, raw: &Value, path: &str) -> Result<(Resolved, Vec<String>)> {
+        self.resolve_with(raw, path, false)
+    }
+
+    /// Like [`Concerns::resolve`] for a configuration that cannot be refused
+    /// (`notifications/initialized` has no response): the valid entries apply, an invalid one is
+    /// dropped with a warning whatever `invalidConcernValue` says (never the whole configuration,
+    /// which would fail open).
+    pub fn resolve_lenient(&self, raw: &Value, path: &str) -> (Resolved, Vec<String>) {
+        match self.resolve_with(raw, path, true) {
+            Ok(r) => r,
+            // Only a configuration that is not an object gets here.
+            Err(e) => (
+                Resolved {
+                    warnings: vec![format!("{e}; ignored")],
+                    ..Resolved::default()
+                },
+                Vec::new(),
+            ),
+        }
+    }
+
+    fn resolve_with(&self, raw: &Value, path: &str, lenient: bool) -> Result<(Resolved, Vec<String>)> {
         let obj = raw.as_object().ok_or_else(|| {
             Error::params(format!(
                 "{path} must be an object mapping concern names to values, got {}",
@@ -236,6 +258,10 @@ impl Concerns {
                     out.config.insert(name.clone(), text);
                 }
                 None => match self.invalid_value {
+                    InvalidValuePolicy::Reject if lenient => out.warnings.push(format!(
+                        "{path}.{name}: value {v} is not valid ({}); dropped",
+                        expected(decl)
+                    )),
                     InvalidValuePolicy::Reject => {
                         return Err(Error::params_with(
                             format!(

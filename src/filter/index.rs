@@ -136,6 +136,19 @@ impl Index {
         res
     }
 
+    /// The items mapped to every value of `concerns` (an unmapped item is in none: this is the
+    /// policy rule's "hide by concern", not the view's "unmapped = agnostic").
+    pub fn mapped_to(&self, concerns: &ConcernConfig) -> Bits {
+        let mut res = Bits::full(self.len);
+        for (c, v) in concerns {
+            match self.concern_values.get(c).and_then(|m| m.get(v)) {
+                Some(vb) => res.and(vb),
+                None => return Bits::empty(self.len),
+            }
+        }
+        res
+    }
+
     fn and_concerns<'a>(&self, res: &mut Bits, pairs: impl Iterator<Item = (&'a str, &'a str)>) {
         for (c, v) in pairs {
             // A concern no item maps constrains nothing: every item is agnostic to it.

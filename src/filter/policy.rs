@@ -134,7 +134,12 @@ impl PrimitiveFilter for Rule {
 
     fn hidden(&self, section: &Section, ctx: &FilterContext) -> Option<Result<Bits, String>> {
         Some(Ok(if self.when.holds(ctx) {
-            section.select(&self.hide, &self.hide_concerns)
+            // Hiding by concern hides only the items mapped to those values.
+            let mut hidden = section.select(&self.hide, &ConcernConfig::new());
+            if !self.hide_concerns.is_empty() {
+                hidden.and(&section.mapped_to(&self.hide_concerns));
+            }
+            hidden
         } else {
             Bits::empty(section.items.len())
         }))

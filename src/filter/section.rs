@@ -30,6 +30,11 @@ impl Section {
         self.by_id.get(id).copied()
     }
 
+    /// The items mapped to every value of `concerns` (unmapped items are not).
+    pub fn mapped_to(&self, concerns: &ConcernConfig) -> Bits {
+        self.index.mapped_to(concerns)
+    }
+
     /// The items passing `filter` under `concerns`.
     pub fn select(&self, filter: &Filter, concerns: &ConcernConfig) -> Bits {
         self.index.eval(&self.items, filter, concerns)

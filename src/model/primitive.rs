@@ -121,6 +121,7 @@ impl Primitive {
         }
         if let Some(m) = mapping {
             read_concerns(m, &format!("concernMapping[\"{name}\"]"), &mut concerns)?;
+            write_concerns(&mut json, &concerns);
         }
         write_membership(&mut json, &groups, &tags);
         let fragment = Value::Object(json.clone()).to_string();
@@ -159,6 +160,27 @@ fn read_concerns(m: &Map<String, Value>, path: &str, out: &mut BTreeMap<String, 
         out.insert(k.clone(), text);
     }
     Ok(())
+}
+
+/// Writes the effective mapping (the internal one over `_meta.concerns`) to `_meta.concerns`, so a
+/// list shows exactly what the server filters by; values that agree keep their original form.
+fn write_concerns(json: &mut Map<String, Value>, concerns: &BTreeMap<String, String>) {
+    let meta = json.entry("_meta").or_insert(Value::Null);
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    let Some(meta) = meta.as_object_mut() else { return };
+    let listed = meta.get("concerns").and_then(Value::as_object);
+    let effective: Map<String, Value> = concerns
+        .iter()
+        .map(|(k, v)| {
+            let same = listed
+                .and_then(|l| l.get(k))
+                .filter(|old| scalar_text(old).as_deref() == Some(v.as_str()));
+            (k.clone(), same.cloned().unwrap_or_else(|| Value::String(v.clone())))
+        })
+        .collect();
+    meta.insert("concerns".into(), Value::Object(effective));
 }
 
 fn dedup(v: &mut Vec<String>) {

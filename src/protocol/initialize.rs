@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::concern::Concerns;
 use crate::error::{type_name, Error, Result};
+use crate::filter::FilterContext;
 use crate::protocol::server::{Env, Outcome, Server};
 use crate::protocol::{Session, EXT, LEGACY_VERSIONS, MODERN_VERSION};
 
@@ -51,6 +52,10 @@ fn kept_of_initialize(p: &Map<String, Value>) -> Result<Value> {
     }
     Ok(json!({"clientInfo": info, "capabilities": caps}))
 }
+
+/// The Primitive Grouping interest group's experimental extension (`groups/list`, membership in
+/// `_meta["io.modelcontextprotocol/groups"]`, `notifications/groups/list_changed`).
+pub(crate) const GROUPING: &str = "io.modelcontextprotocol/grouping";
 
 impl Server {
     /// The capabilities of DESIGN.md.
@@ -151,12 +156,13 @@ impl Server {
         out.session_changed = true;
         Ok(result.to_string())
     }
-    pub(crate) fn discover(&self) -> Value {
+    pub(crate) fn discover(&self, ctx: &FilterContext) -> Value {
         let mut caps = self.capabilities();
+        // Only what a stateless request can use: no task filter (tasks/list needs a session).
         let ext = json!({
             format!("{EXT}/filtering"): caps["filtering"].take(),
             format!("{EXT}/concerns"): {"declarations": caps["concerns"].take()},
-            format!("{EXT}/taskFilter"): caps["tasks"]["list"]["filter"].clone(),
+            GROUPING: {},
         });
         if let Some(o) = caps.as_object_mut() {
             o.remove("filtering");
@@ -172,6 +178,7 @@ impl Server {
             "capabilities": caps,
             "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info()},
         });
+        self.restrict_middleware_capability(&mut result, ctx);
         if let Some(i) = self.catalog.server.get("instructions") {
             result["instructions"] = i.clone();
         }

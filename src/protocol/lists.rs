@@ -147,6 +147,41 @@ impl Server {
     }
 
     /// `groups/list` and `tags/list`: the declared objects, paginated.
+    /// The groups (with their ancestors) of a primitive.
+    pub(crate) fn ancestors<'a>(&'a self, group: &'a str) -> Vec<String> {
+        crate::filter::index::ancestors(group, &self.catalog.parents)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Which names (`names_of` each primitive: its groups or tags) `groups/list` and `tags/list`
+    /// keep: under policy, a name all of whose items policy hides is left out (a name no item
+    /// uses stays); without policy, every name.
+    pub(crate) fn names_in_use(
+        &self,
+        call: &Call,
+        names_of: impl Fn(&crate::model::Primitive) -> Vec<String>,
+    ) -> impl Fn(&str) -> bool {
+        let mut used = std::collections::HashSet::new();
+        let mut shown = std::collections::HashSet::new();
+        if !self.chain.is_empty() {
+            let mut log = Vec::new();
+            for kind in Kind::ALL {
+                let section = self.catalog.section(kind);
+                let visible = self.chain.visible(kind, section, &call.ctx, &mut log);
+                for (i, item) in section.items.iter().enumerate() {
+                    let names = names_of(item);
+                    if visible.get(i) {
+                        shown.extend(names.iter().cloned());
+                    }
+                    used.extend(names);
+                }
+            }
+        }
+        move |name: &str| !used.contains(name) || shown.contains(name)
+    }
+
     pub(crate) fn list_names(&self, key: &str, objects: Vec<&Map<String, Value>>, call: &Call) -> Result<String> {
         let method = format!("{key}/list");
         let offset = self.cursor_offset(call, &method, "")?;

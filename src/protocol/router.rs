@@ -124,14 +124,28 @@ impl Server {
         let log = &mut out.log;
         match method {
             "ping" => Ok("{}".into()),
-            "server/discover" => Ok(self.discover().to_string()),
+            "server/discover" => Ok(self.discover(&call.ctx).to_string()),
             "tools/list" => self.list(Kind::Tool, &call, log),
             "resources/list" => self.list(Kind::Resource, &call, log),
             "resources/templates/list" => self.list(Kind::ResourceTemplate, &call, log),
             "prompts/list" => self.list(Kind::Prompt, &call, log),
-            "groups/list" => self.list_names("groups", self.catalog.groups.iter().map(|g| &g.json).collect(), &call),
-            "tags/list" => self.list_names("tags", self.catalog.tags.iter().map(|t| &t.json).collect(), &call),
-            "concerns/list" => Ok(self.catalog.concerns.list_json(&call.session_concerns).to_string()),
+            "groups/list" => {
+                let keep = self.names_in_use(&call, |p| p.groups.iter().flat_map(|g| self.ancestors(g)).collect());
+                let groups = self.catalog.groups.iter().filter(|g| keep(&g.name)).map(|g| &g.json);
+                self.list_names("groups", groups.collect(), &call)
+            }
+            "tags/list" => {
+                let keep = self.names_in_use(&call, |p| p.tags.clone());
+                let tags = self.catalog.tags.iter().filter(|t| keep(&t.name)).map(|t| &t.json);
+                self.list_names("tags", tags.collect(), &call)
+            }
+            "concerns/list" => {
+                let mut r = self.catalog.concerns.list_json(&call.session_concerns);
+                if let Some(w) = session.as_ref().map(|s| &s.concern_warnings).filter(|w| !w.is_empty()) {
+                    r["warnings"] = serde_json::json!(w);
+                }
+                Ok(r.to_string())
+            }
             "concerns/update" => self.update_concerns(&call, session, out),
             "tools/call" => self.call_tool(&call, session, env, out),
             "prompts/get" => self.get_prompt(&call, out),
@@ -157,13 +171,12 @@ impl Server {
         s.initialized = true;
         out.session_changed = true;
         if let Some(raw) = params.get("concerns").filter(|v| !v.is_null()) {
-            match self.catalog.concerns.resolve(raw, "params.concerns") {
-                Ok((resolved, removed)) => {
-                    out.log.extend(resolved.warnings.iter().cloned());
-                    Concerns::merge(&mut s.concerns, &resolved, &removed);
-                }
-                Err(e) => out.log.push(format!("notifications/initialized concerns ignored: {e}")),
-            }
+            // No response is possible: valid entries apply, invalid ones are dropped and
+            // reported by concerns/list (never the whole configuration: that would fail open).
+            let (resolved, removed) = self.catalog.concerns.resolve_lenient(raw, "params.concerns");
+            out.log.extend(resolved.warnings.iter().cloned());
+            Concerns::merge(&mut s.concerns, &resolved, &removed);
+            s.concern_warnings = resolved.warnings;
         }
     }
 }

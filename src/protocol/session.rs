@@ -20,6 +20,10 @@ pub struct Session {
     pub initialized: bool,
     /// The host's concern configuration (as configured, before defaults).
     pub concerns: ConcernConfig,
+    /// Entries of the concern configuration that were dropped because no error could be
+    /// answered (`notifications/initialized`); `concerns/list` reports them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concern_warnings: Vec<String>,
     /// Tasks created in this session.
     pub tasks: Vec<Task>,
     /// Counter for task ids.

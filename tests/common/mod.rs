@@ -193,20 +193,28 @@ impl Harness {
     /// Every page of a list method with these params, following `nextCursor`; returns the `name`
     /// (or `uri`) of each item.
     pub fn list_all(&mut self, method: &str, key: &str, params: Value) -> Vec<String> {
-        let mut names = Vec::new();
+        self.list_all_items(method, key, params)
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Every item of a list method with these params, following `nextCursor`.
+    pub fn list_all_items(&mut self, method: &str, key: &str, params: Value) -> Vec<Value> {
+        let mut items = Vec::new();
         let mut params = params;
         loop {
             let r = self.rpc_ok(method, params.clone());
-            names.extend(
+            items.extend(
                 r[key]
                     .as_array()
                     .unwrap_or_else(|| panic!("{method}: no {key} in {r}"))
                     .iter()
-                    .map(|t| t["name"].as_str().unwrap().to_string()),
+                    .cloned(),
             );
             match r.get("nextCursor") {
                 Some(Value::String(c)) => params["cursor"] = json!(c),
-                _ => return names,
+                _ => return items,
             }
         }
     }
