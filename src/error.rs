@@ -14,6 +14,8 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     /// Internal error.
     pub const INTERNAL_ERROR: i32 = -32603;
+    /// MCP 2025-11-25: the resource does not exist (or is hidden from this client).
+    pub const RESOURCE_NOT_FOUND: i32 = -32002;
     /// MCP 2026-07-28: HTTP headers disagree with the body (or are missing or malformed).
     pub const HEADER_MISMATCH: i32 = -32020;
     /// MCP 2026-07-28: the request's protocol version is not supported.

@@ -41,12 +41,20 @@ pub fn format_iso(ms: i64, offset_minutes: i32) -> String {
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}{zone}")
 }
 
-/// Parses an ISO 8601 timestamp with a `Z` or `±HH:MM` offset (fractional seconds optional);
-/// `path` names the field in the error.
+/// Parses an ISO 8601 timestamp: a date (`2025-11-20`, midnight UTC), or a date and time with
+/// optional fractional seconds and a `Z`, `±HH:MM`, `±HHMM` or `±HH` offset (none: UTC); `path`
+/// names the field in the error.
 pub fn parse_iso(s: &str, path: &str) -> Result<i64> {
-    parse(s.as_bytes()).ok_or_else(|| {
+    let with_time;
+    let b = if s.len() == 10 {
+        with_time = format!("{s}T00:00:00Z");
+        with_time.as_bytes()
+    } else {
+        s.as_bytes()
+    };
+    parse(b).ok_or_else(|| {
         Error::params(format!(
-            "{path} must be an ISO 8601 timestamp with an offset, like \"2025-11-20T10:30:00Z\" or \"2025-11-20T12:30:00+02:00\"; got \"{s}\""
+            "{path} must be an ISO 8601 date or timestamp, like \"2025-11-20\", \"2025-11-20T10:30:00Z\" or \"2025-11-20T12:30:00+02:00\"; got \"{s}\""
         ))
     })
 }
@@ -101,10 +109,20 @@ fn parse(b: &[u8]) -> Option<i64> {
         let digits = &b[start..i.min(start + 3)];
         millis = digits.iter().fold(0i64, |a, c| a * 10 + i64::from(c - b'0')) * 10i64.pow(3 - digits.len() as u32);
     }
-    let offset = match b.get(i)? {
-        b'Z' | b'z' if b.len() == i + 1 => 0,
-        sign @ (b'+' | b'-') if b.len() == i + 6 && b[i + 3] == b':' => {
-            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+    let offset = match b.get(i) {
+        None => 0, // no offset: UTC
+        Some(b'Z' | b'z') if b.len() == i + 1 => 0,
+        Some(sign @ (b'+' | b'-')) if matches!(b.len() - i, 3 | 5 | 6) => {
+            let om_at = if b.len() == i + 6 && b[i + 3] == b':' {
+                i + 4
+            } else {
+                i + 3
+            };
+            let om = if b.len() == i + 3 { 0 } else { num(om_at..om_at + 2)? };
+            if b.len() == i + 6 && b[i + 3] != b':' {
+                return None;
+            }
+            let oh = num(i + 1..i + 3)?;
             if oh > 23 || om > 59 {
                 return None;
             }
@@ -134,13 +152,20 @@ mod tests {
         assert_eq!(format_iso(t + 250, 0), "2025-11-20T10:30:00.250Z");
         assert_eq!(format_iso(t, -300), "2025-11-20T05:30:00.000-05:00");
         assert_eq!(parse_iso(&format_iso(t, 90), "t").unwrap(), t);
+        // The other forms ISO 8601 allows: a date (midnight UTC), no offset (UTC), ±HHMM, ±HH.
+        assert_eq!(parse_iso("2025-11-20", "t").unwrap(), t - (10 * 3600 + 30 * 60) * 1000);
+        assert_eq!(parse_iso("2025-11-20T10:30:00", "t").unwrap(), t);
+        assert_eq!(parse_iso("2025-11-20T12:30:00+0200", "t").unwrap(), t);
+        assert_eq!(parse_iso("2025-11-20T12:30:00+02", "t").unwrap(), t);
         for bad in [
-            "2025-11-20",
+            "2025-11-2",
+            "2025-13-01",
             "2025-13-01T00:00:00Z",
             "2025-02-30T00:00:00Z",
-            "2025-11-20T10:30:00",
             "yesterday",
             "2025-11-20T10:30:00+2",
+            "2025-11-20T10:30:00+02:0",
+            "2025-11-20T10:30:00+020",
         ] {
             let e = parse_iso(bad, "params.createdAfter").unwrap_err();
             assert!(e.to_string().contains("params.createdAfter"), "{e}");

@@ -36,7 +36,15 @@ impl Server {
     /// Returns the item's JSON and the template variables; policy applies to both.
     pub(crate) fn resolve_uri(&self, call: &Call, log: &mut Vec<String>) -> Result<(Kind, usize, Vars)> {
         let uri = string_param(call.params, "params", "uri")?;
-        let unknown = || Error::params(format!("Unknown resource: \"{uri}\""));
+        // -32002 in the 2025 era (the spec's "resource not found"); -32602 in 2026-07-28.
+        let unknown = || match call.stateless {
+            true => Error::params(format!("Unknown resource: \"{uri}\"")),
+            false => Error::Rpc {
+                code: crate::error::code::RESOURCE_NOT_FOUND,
+                message: format!("Unknown resource: \"{uri}\""),
+                data: Some(serde_json::json!({ "uri": uri })),
+            },
+        };
         let resources = self.catalog.section(Kind::Resource);
         if let Some(pos) = resources.find(uri) {
             return if self.chain.allows(Kind::Resource, resources, pos, &call.ctx, log) {

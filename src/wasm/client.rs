@@ -117,73 +117,6 @@ impl Inner {
     }
 }
 
-/// A server may map tools to concern values internally (the catalog's `concernMapping`), which
-/// the wire `_meta.concerns` does not show. The client learns the mapping the server filters by
-/// through the protocol itself: one `tools/list` per declared value; a tool listed for exactly
-/// one value of a concern is mapped to it, a tool listed for every value is agnostic. The result
-/// is written into each tool's `_meta.concerns`, so the core filters as the server does.
-async fn learn_concern_mapping(inner: &Inner, decls: &[Value], tools: &mut [Value]) -> Result<(), JsValue> {
-    let clear: Map<String, Value> = inner
-        .configured
-        .borrow()
-        .keys()
-        .map(|k| (k.clone(), Value::Null))
-        .collect();
-    for decl in decls {
-        let (Some(name), Some(values)) = (decl["name"].as_str(), decl["values"].as_array()) else {
-            continue;
-        };
-        let mut seen: Vec<std::collections::HashSet<String>> = Vec::new();
-        for v in values {
-            let listed = inner
-                .list_all(
-                    "tools/list",
-                    json!({"concerns": clear, "filter": {"concerns": {name: v}}}),
-                )
-                .await?;
-            seen.push(
-                listed["tools"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|t| t["name"].as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            );
-        }
-        for tool in tools.iter_mut() {
-            let Some(tool_name) = tool["name"].as_str().map(str::to_string) else {
-                continue;
-            };
-            let hits: Vec<usize> = (0..values.len()).filter(|&i| seen[i].contains(&tool_name)).collect();
-            let Some(obj) = tool.as_object_mut() else { continue };
-            match hits.as_slice() {
-                [one] => {
-                    let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-                    if let Some(m) = meta.as_object_mut() {
-                        let c = m.entry("concerns").or_insert_with(|| json!({}));
-                        if let Some(c) = c.as_object_mut() {
-                            c.insert(name.to_string(), values[*one].clone());
-                        }
-                    }
-                }
-                _ if hits.len() == values.len() => {
-                    if let Some(c) = obj
-                        .get_mut("_meta")
-                        .and_then(|m| m.get_mut("concerns"))
-                        .and_then(Value::as_object_mut)
-                    {
-                        c.remove(name);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The list key of a method's result: `tools/list` → `tools`, `resources/templates/list` →
 /// `resourceTemplates`, `tasks/list` → `tasks`.
 fn result_key(method: &str) -> String {
@@ -248,10 +181,8 @@ impl McpClient {
             add("groups", inner.list_all("groups/list", json!({})).await?);
             add("tags", inner.list_all("tags/list", json!({})).await?);
         }
+        // Each listed `_meta.concerns` is the mapping the server filters by: no probing needed.
         if let Some(decls) = caps.get("concerns").and_then(Value::as_array) {
-            if let Some(Value::Array(tools)) = doc.get_mut("tools") {
-                learn_concern_mapping(&inner, decls, tools).await?;
-            }
             doc.insert("concerns".into(), Value::Array(decls.clone()));
         }
         Sieve::from_doc(&Value::Object(doc))
@@ -379,13 +310,25 @@ impl McpClient {
         })
     }
 
-    /// `tasks/list` with a SEP-1904 query (every page); resolves to `{tasks}`.
+    /// `tasks/list` with a SEP-1904 query (every page); resolves to `{tasks}`. The criteria are
+    /// sent only to a server that advertises the task filter (`capabilities.tasks.list.filter`);
+    /// with any other, every task is listed and the query is applied here, as `filterTasks` does.
     #[wasm_bindgen(js_name = listTasks, unchecked_return_type = "Promise<{ tasks: Task[] }>")]
     pub fn list_tasks(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "TaskQuery")] query: Option<JsValue>,
     ) -> js_sys::Promise {
-        self.list_all("tasks/list".into(), query)
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let query = from_js(query, "query")?;
+            if inner.capabilities()["tasks"]["list"].get("filter").is_some() {
+                return inner.list_all("tasks/list", query).await.map(|v| to_js(&v));
+            }
+            let all = inner.list_all("tasks/list", json!({})).await?;
+            let tasks = all["tasks"].as_array().cloned().unwrap_or_default();
+            let kept = crate::wasm::tasks::filter_values(tasks, &query).map_err(|e| js_error(&e))?;
+            Ok(to_js(&json!({ "tasks": kept })))
+        })
     }
 
     /// Lists everything the server offers into a `Sieve` (tools, and resources, templates,

@@ -38,7 +38,8 @@ fn task(v: &Value, path: &str) -> Result<Task, Error> {
 
 /// Filters and orders `tasks` (objects from `tasks/list`) by a SEP-1904 query, exactly as the
 /// server does: criteria AND together, `orderBy` `createdAt` | `lastUpdatedAt` (default),
-/// `order` `desc` (default) | `asc`, ties by `taskId`. Returns the same objects, reordered.
+/// `order` `desc` (default) | `asc`, ties by `taskId`; criteria it does not know are ignored, as
+/// SEP-1904 allows a receiver to. Returns the same objects, reordered.
 ///
 /// @example
 /// ```js
@@ -49,13 +50,29 @@ pub fn filter_tasks(
     #[wasm_bindgen(unchecked_param_type = "Task[]")] tasks: js_sys::Array,
     #[wasm_bindgen(unchecked_param_type = "TaskQuery")] query: JsValue,
 ) -> Result<js_sys::Array, JsValue> {
-    let query = TaskQuery::parse(&from_js(query, "query")?, true).map_err(|e| js_error(&e))?;
+    let query: Value = from_js(query, "query")?;
+    let values = tasks
+        .iter()
+        .map(|v| from_js(v, "tasks"))
+        .collect::<Result<Vec<Value>, _>>()?;
+    let kept = kept(&values, &query).map_err(|e| js_error(&e))?;
+    Ok(kept.into_iter().map(|i| tasks.get(i as u32)).collect())
+}
+
+/// [`filter_tasks`] over JSON values (the client's fallback when a server does not filter).
+pub(crate) fn filter_values(tasks: Vec<Value>, query: &Value) -> crate::error::Result<Vec<Value>> {
+    Ok(kept(&tasks, query)?.into_iter().map(|i| tasks[i].clone()).collect())
+}
+
+/// Positions of the tasks `query` keeps, in its order.
+fn kept(tasks: &[Value], query: &Value) -> crate::error::Result<Vec<usize>> {
+    let query = TaskQuery::parse(query, false)?;
     let records = tasks
         .iter()
         .enumerate()
-        .map(|(i, v)| task(&from_js(v, "tasks")?, &format!("tasks[{i}]")).map_err(|e| js_error(&e)))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|(i, v)| task(v, &format!("tasks[{i}]")))
+        .collect::<crate::error::Result<Vec<_>>>()?;
     let mut keep: Vec<usize> = (0..records.len()).filter(|&i| query.matches(&records[i])).collect();
     crate::sort::sort_by(&mut keep, |&a, &b| query.compare(&records[a], &records[b]));
-    Ok(keep.into_iter().map(|i| tasks.get(i as u32)).collect())
+    Ok(keep)
 }

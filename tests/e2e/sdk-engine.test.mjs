@@ -65,7 +65,7 @@ test('resources/read: a resource and a URI matching a template', async () => {
   assert.ok(readme.contents[0].text.length > 0);
   const table = await client.readResource({ uri: 'db://tables/orders/schema' });
   assert.equal(table.contents[0].uri, 'db://tables/orders/schema');
-  await rejectsWith(client.readResource({ uri: 'nope://nothing' }), -32602, /Unknown resource/);
+  await rejectsWith(client.readResource({ uri: 'nope://nothing' }), -32002, /Unknown resource/);
 });
 
 test('prompts/list and prompts/get (required arguments enforced)', async () => {
