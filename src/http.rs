@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::protocol::jsonrpc::{self, Incoming, Limits};
-use crate::protocol::{is_supported_version, Env, Server, Session, LEGACY_VERSIONS, MODERN_VERSION};
+use crate::protocol::{is_supported_version, Env, Server, Session, Watch, LEGACY_VERSIONS, MODERN_VERSION};
 
 mod security;
 mod session_id;
@@ -75,6 +75,9 @@ pub struct Response {
     /// Gateway mode: perform this request at the upstream, then answer with
     /// [`complete`].
     pub forward: Option<crate::protocol::Forward>,
+    /// A long-lived SSE answer (a session's GET stream, `subscriptions/listen`): after `body`,
+    /// keep the stream open and send what the watch reports (see [`Watch::tick`]).
+    pub watch: Option<Watch>,
 }
 
 /// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the
@@ -87,7 +90,7 @@ pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Erro
     let answer = f.answer(reply);
     if f.sse && !notes.is_empty() {
         let notes: Vec<String> = notes.iter().map(Value::to_string).collect();
-        response.body = sse_body(&notes, &answer);
+        response.body = sse_body(&notes, Some(&answer));
         response.headers.extend(sse_headers());
     } else {
         response.body = answer;
@@ -98,9 +101,10 @@ pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Erro
     response
 }
 
-fn sse_body(notes: &[String], response: &str) -> String {
+/// SSE events for `notes`, then `response` (if any).
+pub fn sse_body(notes: &[String], response: Option<&str>) -> String {
     let mut body = String::new();
-    for m in notes.iter().map(String::as_str).chain(std::iter::once(response)) {
+    for m in notes.iter().map(String::as_str).chain(response) {
         body.push_str("event: message\ndata: ");
         body.push_str(m);
         body.push_str("\n\n");
@@ -304,6 +308,45 @@ fn check_modern(
     Ok(())
 }
 
+/// `GET` on the endpoint: a 2025-11-25 session's SSE stream of list changes (the shell keeps it
+/// open and asks its watch what to send).
+fn open_stream(
+    server: &Server,
+    cfg: &Config,
+    session_id: Option<String>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+    accept: Option<String>,
+) -> Response {
+    if !accept
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+        .contains("text/event-stream")
+    {
+        return plain(406, "GET opens an SSE stream: Accept must include text/event-stream");
+    }
+    let Some(id) = session_id else {
+        return plain(
+            400,
+            "GET needs the Mcp-Session-Id header (a 2025-11-25 session's stream); in 2026-07-28, POST subscriptions/listen",
+        );
+    };
+    let live = cfg.session_id_valid(&id)
+        && store
+            .load(&id)
+            .is_some_and(|s| env.now_ms.saturating_sub(s.last_seen_ms) <= cfg.idle_ms());
+    if !live {
+        return plain(404, "unknown or expired session; initialize a new one");
+    }
+    Response {
+        status: 200,
+        headers: sse_headers().to_vec(),
+        body: ": listening for list changes\n\n".into(),
+        watch: Some(Watch::session(server)),
+        ..Default::default()
+    }
+}
+
 /// Handles one HTTP request to the MCP endpoint.
 pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
     let h = req.header;
@@ -315,6 +358,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     let session_id = h("mcp-session-id");
     match req.method {
         "POST" => {}
+        "GET" => return open_stream(server, cfg, session_id, store, env, h("accept")),
         "DELETE" => {
             return match session_id {
                 None => plain(400, "DELETE needs the Mcp-Session-Id header"),
@@ -333,9 +377,9 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         _ => {
             let mut r = plain(
                 405,
-                "this endpoint accepts POST (and DELETE to end a session); it offers no GET stream",
+                "this endpoint accepts POST, GET (a session's stream of list changes) and DELETE (to end a session)",
             );
-            r.headers.push(("Allow".into(), "POST, DELETE".into()));
+            r.headers.push(("Allow".into(), "GET, POST, DELETE".into()));
             return r;
         }
     }
@@ -444,6 +488,19 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             },
         );
     }
+    if let Some(watch) = out.watch {
+        headers.extend(sse_headers());
+        return logged(
+            log,
+            Response {
+                status: 200,
+                headers,
+                body: sse_body(&out.notifications, None),
+                watch: Some(watch),
+                ..Default::default()
+            },
+        );
+    }
     if let Some(mut forward) = out.forward {
         forward.sse = sse_ok;
         return logged(
@@ -464,7 +521,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     };
     let response = out.response.unwrap_or_default();
     if sse_ok && (!out.notifications.is_empty() || !json_ok) {
-        let body = sse_body(&out.notifications, &response);
+        let body = sse_body(&out.notifications, Some(&response));
         headers.extend(sse_headers());
         return logged(
             log,

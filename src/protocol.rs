@@ -22,11 +22,13 @@ mod session;
 mod tasks;
 mod template;
 mod tools;
+mod watch;
 
 pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub use server::{Env, Outcome, Server};
 pub use session::{OwnedTask, Session, UpstreamLink};
+pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];

@@ -139,7 +139,7 @@ fn uses_become_forwards_after_the_policy_check() {
     assert_eq!(e["code"], json!(-32602));
     assert!(e["message"].as_str().unwrap().contains("Unknown tool"));
     let e = h.rpc_err("resources/read", json!({"uri": "up://secret"}));
-    assert_eq!(e["code"], json!(-32602));
+    assert_eq!(e["code"], json!(-32002), "resource not found (2025 era)");
     let e = h.rpc_err(
         "completion/complete",
         json!({"ref": {"type": "ref/prompt", "name": "hidden_prompt"}, "argument": {"name": "x", "value": ""}}),
@@ -149,7 +149,7 @@ fn uses_become_forwards_after_the_policy_check() {
     assert_eq!(e["code"], json!(-32602));
     // An unlisted URI is forwarded only through a template the upstream lists.
     let e = h.rpc_err("resources/read", json!({"uri": "up://nowhere/7"}));
-    assert_eq!(e["code"], json!(-32602));
+    assert_eq!(e["code"], json!(-32002));
     assert!(e["message"].as_str().unwrap().contains("Unknown resource"), "{e}");
 
     for (method, params) in [

@@ -326,9 +326,9 @@ fn ties_are_broken_by_task_id_so_pages_are_stable() {
 fn bad_timestamps_are_invalid_params_naming_the_field() {
     let cases = [
         (json!({"createdAfter": "yesterday"}), "params.createdAfter"),
-        (json!({"createdBefore": "2025-11-20"}), "params.createdBefore"),
+        (json!({"createdBefore": "2025-11-2"}), "params.createdBefore"),
         (
-            json!({"lastUpdatedAfter": "2025-11-20T10:30:00"}),
+            json!({"lastUpdatedAfter": "2025-11-20T10:30:00+2"}),
             "params.lastUpdatedAfter",
         ),
         (json!({"lastUpdatedBefore": 1_763_634_600}), "params.lastUpdatedBefore"),

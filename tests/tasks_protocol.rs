@@ -320,7 +320,7 @@ fn tasks_list_rejects_bad_criteria_naming_the_field() {
     for (params, field) in [
         (json!({"createdAfter": "yesterday"}), "params.createdAfter"),
         (
-            json!({"filter": {"createdAfter": "2025-11-20"}}),
+            json!({"filter": {"createdAfter": "2025-11-20T25:00:00Z"}}),
             "params.filter.createdAfter",
         ),
         (json!({"createdBefore": "2025-13-01T00:00:00Z"}), "params.createdBefore"),
@@ -329,7 +329,7 @@ fn tasks_list_rejects_bad_criteria_naming_the_field() {
             "params.lastUpdatedAfter",
         ),
         (
-            json!({"filter": {"lastUpdatedBefore": "2025-11-20T10:30:00"}}),
+            json!({"filter": {"lastUpdatedBefore": "2025-11-20T10:30:00+020"}}),
             "params.filter.lastUpdatedBefore",
         ),
         (json!({"status": ["running"]}), "params.status"),
@@ -374,4 +374,19 @@ fn task_status_notifications_follow_the_lifecycle() {
         &[],
     );
     assert!(notifications_of(&r).is_empty());
+}
+
+#[test]
+fn tasks_list_accepts_the_iso_8601_forms_sep_1904_allows() {
+    let mut h = Harness::new();
+    h.init();
+    for t in [
+        "2025-11-20",
+        "2025-11-20T10:30:00",
+        "2025-11-20T12:30:00+0200",
+        "2025-11-20T12:30:00+02",
+    ] {
+        let r = h.rpc_ok("tasks/list", json!({"filter": {"createdAfter": t}}));
+        assert!(r["tasks"].is_array(), "{t}: {r}");
+    }
 }

@@ -15,7 +15,7 @@ use crate::protocol::{Env, Server};
 pub const CORS_ALLOW_HEADERS: &str =
     "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
 /// Methods of the endpoint.
-pub const CORS_ALLOW_METHODS: &str = "POST, DELETE, OPTIONS";
+pub const CORS_ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
 /// Response headers a browser host may read.
 pub const CORS_EXPOSE_HEADERS: &str = "Mcp-Session-Id, WWW-Authenticate";
 

@@ -64,7 +64,7 @@ impl Server {
                         result = Err(e);
                     }
                 }
-                if out.retry_at.is_none() && out.forward.is_none() {
+                if out.retry_at.is_none() && out.forward.is_none() && out.watch.is_none() {
                     out.response = Some(match result {
                         // 2026-07-28 results say whether they are complete, and lists how long
                         // and by whom they may be cached.
@@ -154,6 +154,12 @@ impl Server {
             "logging/setLevel" => self.set_log_level(&call),
             "completion/complete" => self.complete(&call, out),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
+            "subscriptions/listen" if stateless => {
+                let (watch, ack) = crate::protocol::Watch::listen(self, id, params)?;
+                out.watch = Some(watch);
+                out.notifications.push(ack);
+                Ok(String::new())
+            }
             "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, &mut out.log),
             other => Err(Error::MethodNotFound(format!(
                 "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"

@@ -43,6 +43,9 @@ pub struct Outcome {
     /// Gateway mode: no response yet; perform this request at the upstream and answer with its
     /// reply (see `Forward::answer`).
     pub forward: Option<crate::protocol::Forward>,
+    /// `subscriptions/listen`: no response yet; keep the SSE answer open and send what this
+    /// watch reports (see `Watch::tick`).
+    pub watch: Option<crate::protocol::Watch>,
 }
 
 /// One request as the handlers see it.
@@ -84,33 +87,11 @@ impl Server {
     /// issued before the change are refused.
     pub fn replace_catalog(&mut self, catalog: Catalog) -> Vec<String> {
         let old = std::mem::replace(&mut self.catalog, Arc::new(catalog));
-        let new = &self.catalog;
-        let fragments = |c: &Catalog, kind: Kind| -> Vec<String> {
-            c.section(kind).items.iter().map(|p| p.fragment.clone()).collect()
-        };
-        let mut notes = Vec::new();
-        let mut changed = |yes: bool, method: &str| {
-            if yes && !notes.iter().any(|n: &String| n.contains(method)) {
-                notes.push(jsonrpc::notification(method, None));
-            }
-        };
-        changed(
-            fragments(&old, Kind::Tool) != fragments(new, Kind::Tool),
-            "notifications/tools/list_changed",
-        );
-        for kind in [Kind::Resource, Kind::ResourceTemplate] {
-            changed(
-                fragments(&old, kind) != fragments(new, kind),
-                "notifications/resources/list_changed",
-            );
-        }
-        changed(
-            fragments(&old, Kind::Prompt) != fragments(new, Kind::Prompt),
-            "notifications/prompts/list_changed",
-        );
-        changed(old.groups != new.groups, "notifications/groups/list_changed");
-        changed(old.tags != new.tags, "notifications/tags/list_changed");
-        self.chain = new.policy.chain();
+        let notes = list_changes(&old, &self.catalog)
+            .into_iter()
+            .map(|m| jsonrpc::notification(m, None))
+            .collect();
+        self.chain = self.catalog.policy.chain();
         self.version += 1;
         notes
     }
@@ -195,4 +176,30 @@ pub(crate) fn string_param<'a>(params: &'a Value, path: &str, field: &str) -> Re
         ))),
         None => Err(Error::params(format!("{path}.{field} is required"))),
     }
+}
+
+/// The `list_changed` notification methods a change from `old` to `new` calls for (tools,
+/// resources — with templates —, prompts, groups, tags), each once.
+pub fn list_changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
+    let differs = |kind: Kind| {
+        let (a, b) = (&old.section(kind).items, &new.section(kind).items);
+        a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.fragment != y.fragment)
+    };
+    let mut methods = Vec::new();
+    if differs(Kind::Tool) {
+        methods.push("notifications/tools/list_changed");
+    }
+    if differs(Kind::Resource) || differs(Kind::ResourceTemplate) {
+        methods.push("notifications/resources/list_changed");
+    }
+    if differs(Kind::Prompt) {
+        methods.push("notifications/prompts/list_changed");
+    }
+    if old.groups != new.groups {
+        methods.push("notifications/groups/list_changed");
+    }
+    if old.tags != new.tags {
+        methods.push("notifications/tags/list_changed");
+    }
+    methods
 }
