@@ -6,6 +6,7 @@
 mod error;
 mod gateway;
 mod serve;
+mod watch;
 
 use error::ServerError;
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -45,11 +46,21 @@ fn fresh_id() -> Result<String, ServerError> {
 }
 
 /// Everything a request needs.
-struct App {
-    server: Arc<Server>,
+pub(crate) struct App {
+    pub(crate) server: Arc<Server>,
     cfg: http::Config,
     store: Mutex<MemoryStore>,
-    gateway: Option<Gateway>,
+    pub(crate) gateway: Option<Gateway>,
+}
+
+impl App {
+    /// The server a request would run on now (in gateway mode, over the upstream's lists).
+    pub(crate) async fn current(&self) -> Option<Arc<Server>> {
+        match &self.gateway {
+            None => Some(self.server.clone()),
+            Some(g) => g.serving(&self.server).await.ok(),
+        }
+    }
 }
 
 /// Loads the catalog and the transport options, then serves until the process ends.
@@ -128,10 +139,10 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
     }
 }
 
-type Reply = hyper::Response<Full<Bytes>>;
+pub(crate) type Reply = hyper::Response<BoxBody<Bytes, Infallible>>;
 
-fn reply(answer: http::Response) -> Reply {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)));
+pub(crate) fn reply(answer: http::Response) -> Reply {
+    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)).boxed());
     *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
     for (k, v) in &answer.headers {
         if let (Ok(k), Ok(v)) = (
@@ -153,7 +164,7 @@ fn text(status: u16, body: &str) -> Reply {
     })
 }
 
-async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
+async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     if req.uri().path() != "/mcp" {
         return text(404, "Not found: MCP is served at /mcp");
     }
@@ -232,6 +243,7 @@ async fn handle(app: &App, req: hyper::Request<Incoming>) -> Reply {
     };
     match &app.gateway {
         Some(g) if answer.forward.is_some() => reply(g.finish(answer, &app.store).await),
+        _ if answer.watch.is_some() => crate::watch::stream(answer, app.clone()),
         _ => reply(answer),
     }
 }

@@ -17,15 +17,16 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { startWorker, startNative } from './harness.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const Anything = z.object({}).passthrough();
 const ToolsPage = z.object({ tools: z.array(Anything), nextCursor: z.string().optional() }).passthrough();
 
-/** Every upstream server instance, and whether the beta tool is on (for all of them). */
+/** Every upstream server instance, and the tools added to all of them by `enable_beta`. */
 const instances = [];
-let betaEnabled = false;
+const added = new Set();
 
 /** One upstream MCP server instance (one per session, as the SDK's examples do). */
 function upstreamServer() {
@@ -45,16 +46,19 @@ function upstreamServer() {
   s.registerTool('notes_write', { description: 'Writes a note', inputSchema: { note: z.string() } }, async ({ note }) => text(`saved ${note.length} chars`));
   // Adds a tool to the upstream (every session's server: the gateway lists over a session of
   // its own, and forwards each client's calls in that client's own upstream session) and says so
-  // on the request's own stream, where a gateway (which opens no GET stream) sees it.
-  s.registerTool('enable_beta', { description: 'Adds the beta tool' }, async (extra) => {
-    betaEnabled = true;
-    for (const each of instances) each.enableBeta();
+  // on the request's own stream, where a gateway (which opens no GET stream upstream) sees it.
+  s.registerTool('enable_beta', { description: 'Adds the beta tool (or one named `name`)', inputSchema: { name: z.string().optional() } }, async ({ name }, extra) => {
+    const tool = name ?? 'beta_tool';
+    added.add(tool);
+    for (const each of instances) each.enable(tool);
     await extra.sendNotification({ method: 'notifications/tools/list_changed' });
     return text('enabled');
   });
-  let beta;
-  s.enableBeta = () => { beta ??= s.registerTool('beta_tool', { description: 'New' }, async () => text('beta')); };
-  if (betaEnabled) s.enableBeta();
+  const mine = new Map();
+  s.enable = (tool) => {
+    if (!mine.has(tool)) mine.set(tool, s.registerTool(tool, { description: 'New' }, async () => text(tool === 'beta_tool' ? 'beta' : tool)));
+  };
+  for (const tool of added) s.enable(tool);
   instances.push(s);
   s.registerResource('readme', 'up://readme', { description: 'The readme', mimeType: 'text/markdown' },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: '# Upstream\nHello.' }] }));
@@ -97,6 +101,9 @@ async function startUpstream() {
     },
   };
 }
+
+const ToolListChanged = z.object({ method: z.literal('notifications/tools/list_changed') }).passthrough();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function connect(url, name) {
   const client = new Client({ name, version: '1.0.0' });
@@ -230,12 +237,49 @@ test('the gateway takes the upstream server name when the document has none', as
   assert.equal(viaGateway.getInstructions(), 'An upstream for the gateway test.');
 });
 
-test('an upstream list_changed on a forwarded call refreshes the lists', async () => {
+test('an upstream list_changed on a forwarded call refreshes the lists and reaches connected clients', async () => {
+  // Another client, connected before the change: the SDK opens the session's GET stream.
+  const watcher = await connect(worker.url, 'watcher');
+  const heard = new Promise((resolve) => {
+    watcher.setNotificationHandler(ToolListChanged, () => resolve(Date.now()));
+  });
+  await sleep(1500); // the GET stream is open
   const before_ = (await listTools(viaGateway)).map((t) => t.name);
   assert.ok(!before_.includes('beta_tool'));
   const r = await viaGateway.callTool({ name: 'enable_beta', arguments: {} });
   assert.equal(r.content[0].text, 'enabled');
+  const changedAt = Date.now();
+  const at = await Promise.race([heard, sleep(15_000).then(() => null)]);
+  assert.ok(at, 'the connected client received notifications/tools/list_changed on its GET stream');
+  console.log(`list_changed reached the other client ${at - changedAt} ms after the upstream's change`);
+  const seen = (await listTools(watcher)).map((t) => t.name);
+  assert.ok(seen.includes('beta_tool'), `the notified client sees the new list: ${seen.join(', ')}`);
+  await watcher.close();
   const after_ = (await listTools(viaGateway)).map((t) => t.name);
   assert.ok(after_.includes('beta_tool'), after_.join(', '));
   assert.equal((await viaGateway.callTool({ name: 'beta_tool', arguments: {} })).content[0].text, 'beta');
+});
+
+test('a 2026-07-28 client (SDK v2, subscriptions/listen) hears of an upstream change and gets the new list', { timeout: 60_000 }, async () => {
+  let resolveChange;
+  const changed = new Promise((r) => { resolveChange = r; });
+  const modern = new ClientV2(
+    { name: 'listener-v2', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      listChanged: { tools: { debounceMs: 0, onChanged: (err, items) => resolveChange({ err, items }) } },
+    },
+  );
+  await modern.connect(new StreamableHTTPClientTransportV2(new URL(worker.url)));
+  try {
+    assert.equal(modern.getNegotiatedProtocolVersion(), '2026-07-28');
+    await sleep(1500); // the subscription is open
+    await viaGateway.callTool({ name: 'enable_beta', arguments: { name: 'gamma_tool' } });
+    const got = await Promise.race([changed, sleep(15_000).then(() => null)]);
+    assert.ok(got, 'the SDK v2 client received notifications/tools/list_changed through subscriptions/listen');
+    assert.ifError(got.err);
+    assert.ok(got.items.some((t) => t.name === 'gamma_tool'), `the refreshed list holds the new tool: ${got.items.map((t) => t.name)}`);
+  } finally {
+    await modern.close().catch(() => {});
+  }
 });

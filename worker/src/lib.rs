@@ -8,6 +8,7 @@ mod config;
 mod gateway;
 mod session_object;
 mod shell;
+mod watch;
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::jsonrpc;
@@ -85,7 +86,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             };
             // Stateless: no Durable Object; a request that needs a session is refused by the core.
             let mut store = http::MemoryStore::default();
-            return shell::respond(shell::run(server, cfg, request, &mut store, shell::fresh_id()).await);
+            let answer = shell::run(server, cfg, request, &mut store, shell::fresh_id()).await;
+            return watch::respond(answer, loaded.clone());
         }
     };
     let forwarded = headers.clone();

@@ -285,7 +285,7 @@ impl DurableObject for SessionObject {
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }
-        shell::respond(answer)
+        crate::watch::respond(answer, loaded.clone())
     }
 
     async fn alarm(&self) -> Result<Response> {

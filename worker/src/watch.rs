@@ -1,0 +1,94 @@
+//! Long-lived SSE answers in the Worker: a session's GET stream (served by its Durable Object)
+//! and a 2026-07-28 `subscriptions/listen` (served here, statelessly). After the first bytes the
+//! stream ticks every second with the server requests would run on now — in gateway mode the
+//! upstream's refreshed lists — and sends what the core's `Watch` reports, a keep-alive comment
+//! when nothing happens, and after [`MAX_OPEN_MS`] the graceful end (the client reconnects).
+
+use std::time::Duration;
+
+use futures_util::stream;
+use mcp_sieve::http;
+use mcp_sieve::protocol::Watch;
+use worker::{Delay, Response, ResponseBuilder, Result};
+
+use crate::config::Loaded;
+use crate::{gateway, shell};
+
+/// How often the stream looks for a change.
+const TICK_MS: u64 = 1_000;
+/// A comment is sent when nothing else was for this long (proxies close idle streams).
+const KEEPALIVE_MS: i64 = 15_000;
+/// How long one stream stays open.
+const MAX_OPEN_MS: i64 = 600_000;
+
+struct Open {
+    watch: Watch,
+    loaded: Loaded,
+    first: Option<String>,
+    opened_ms: i64,
+    sent_ms: i64,
+    done: bool,
+}
+
+/// The platform response for `answer`: streamed when it carries a watch, else as usual.
+pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
+    let Some(watch) = answer.watch.take() else {
+        return shell::respond(answer);
+    };
+    let now = shell::now_ms();
+    let open = Open {
+        watch,
+        loaded,
+        first: Some(std::mem::take(&mut answer.body)),
+        opened_ms: now,
+        sent_ms: now,
+        done: false,
+    };
+    let events = stream::unfold(open, |mut o| async move {
+        let chunk = next(&mut o).await?;
+        Some((Ok::<Vec<u8>, worker::Error>(chunk.into_bytes()), o))
+    });
+    let mut b = ResponseBuilder::new().with_status(answer.status);
+    for (k, v) in &answer.headers {
+        b = b.with_header(k, v)?;
+    }
+    b.from_stream(events)
+}
+
+/// The next bytes of the stream, `None` at its end.
+async fn next(o: &mut Open) -> Option<String> {
+    if let Some(first) = o.first.take().filter(|f| !f.is_empty()) {
+        return Some(first);
+    }
+    if o.done {
+        return None;
+    }
+    loop {
+        Delay::from(Duration::from_millis(TICK_MS)).await;
+        let now = shell::now_ms();
+        if now - o.opened_ms > MAX_OPEN_MS {
+            o.done = true;
+            return Some(
+                o.watch
+                    .close()
+                    .map_or_else(String::new, |end| http::sse_body(&[], Some(&end))),
+            );
+        }
+        let events = match &o.loaded.server {
+            Ok(local) => match gateway::serving(local).await {
+                Ok(Some(current)) => o.watch.tick(&current),
+                Ok(None) => o.watch.tick(local),
+                Err(_) => Vec::new(), // the upstream is unreachable: nothing new to report
+            },
+            Err(_) => Vec::new(),
+        };
+        if !events.is_empty() {
+            o.sent_ms = now;
+            return Some(http::sse_body(&events, None));
+        }
+        if now - o.sent_ms >= KEEPALIVE_MS {
+            o.sent_ms = now;
+            return Some(": keep-alive\n\n".into());
+        }
+    }
+}
