@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::protocol::jsonrpc::{self, Incoming, Limits};
-use crate::protocol::{is_supported_version, Env, Server, Session, Watch, LEGACY_VERSIONS, MODERN_VERSION};
+use crate::protocol::{is_supported_version, Ask, Env, Server, Session, Watch, LEGACY_VERSIONS, MODERN_VERSION};
 
 mod security;
 mod session_id;
@@ -78,6 +78,11 @@ pub struct Response {
     /// A long-lived SSE answer (a session's GET stream, `subscriptions/listen`): after `body`,
     /// keep the stream open and send what the watch reports (see [`Watch::tick`]).
     pub watch: Option<Watch>,
+    /// A tool asked the client mid-call: after `body` (which carries the request), keep the
+    /// stream open until the answer comes (see `protocol::Answers`), then send [`Ask::finish`].
+    pub ask: Option<Ask>,
+    /// The client answered a question: hand it to the stream waiting under this key.
+    pub answered: Option<(String, Value)>,
 }
 
 /// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the
@@ -484,6 +489,29 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             Response {
                 status: 202,
                 headers,
+                answered: out.answered,
+                ..Default::default()
+            },
+        );
+    }
+    if let Some(ask) = out.ask {
+        if !sse_ok {
+            let e = crate::error::Error::InvalidRequest(format!(
+                "tool \"{}\" asks the client mid-call over an SSE stream: Accept must include text/event-stream",
+                ask.tool
+            ));
+            return logged(log, rpc_error(200, &ask.call_id, &e));
+        }
+        headers.extend(sse_headers());
+        let mut events = out.notifications;
+        events.push(ask.request.clone());
+        return logged(
+            log,
+            Response {
+                status: 200,
+                headers,
+                body: sse_body(&events, None),
+                ask: Some(ask),
                 ..Default::default()
             },
         );

@@ -4,6 +4,7 @@
 //! the demo and conformance fixture tools (`demo.rs`). Pure functions: the shell passes the session, the time and fresh ids in and
 //! applies what comes out.
 
+pub mod ask;
 mod completion;
 mod concerns;
 pub mod cursor;
@@ -24,6 +25,7 @@ mod template;
 mod tools;
 mod watch;
 
+pub use ask::{Answers, Ask};
 pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub use server::{Env, Outcome, Server};

@@ -15,7 +15,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::http::{self, MemoryStore};
-use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::protocol::{Answers, Env, Server};
 use mcp_sieve::Catalog;
 use tokio::net::TcpListener;
 
@@ -51,6 +51,8 @@ pub(crate) struct App {
     cfg: http::Config,
     store: Mutex<MemoryStore>,
     pub(crate) gateway: Option<Gateway>,
+    /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
+    pub(crate) answers: Mutex<Answers>,
 }
 
 impl App {
@@ -85,6 +87,7 @@ pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), S
         cfg,
         store: Mutex::new(MemoryStore::default()),
         gateway,
+        answers: Mutex::new(Answers::default()),
     });
     if let Some(g) = &app.gateway {
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
@@ -243,7 +246,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     };
     match &app.gateway {
         Some(g) if answer.forward.is_some() => reply(g.finish(answer, &app.store).await),
-        _ if answer.watch.is_some() => crate::watch::stream(answer, app.clone()),
+        _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
+            crate::watch::stream(answer, app.clone())
+        }
         _ => reply(answer),
     }
 }

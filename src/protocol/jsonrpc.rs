@@ -44,8 +44,14 @@ pub enum Incoming {
         /// `params` (null when absent).
         params: Value,
     },
-    /// A response to a request the server sent (accepted and ignored).
-    Response,
+    /// A response to a request the server sent (a client's answer to a question asked
+    /// mid-call, see `protocol::ask`).
+    Response {
+        /// The server's request id it answers.
+        id: Value,
+        /// The whole message (`result` or `error`).
+        reply: Value,
+    },
 }
 
 impl Incoming {
@@ -53,7 +59,7 @@ impl Incoming {
     pub fn method(&self) -> Option<&str> {
         match self {
             Incoming::Request { method, .. } | Incoming::Notification { method, .. } => Some(method),
-            Incoming::Response => None,
+            Incoming::Response { .. } => None,
         }
     }
 
@@ -61,7 +67,7 @@ impl Incoming {
     pub fn params(&self) -> &Value {
         match self {
             Incoming::Request { params, .. } | Incoming::Notification { params, .. } => params,
-            Incoming::Response => &Value::Null,
+            Incoming::Response { .. } => &Value::Null,
         }
     }
 }
@@ -176,7 +182,10 @@ pub fn classify(v: Value) -> Result<Incoming, Rejected> {
         (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request { id, method, params }),
         (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
         (Some(m), _) => fail(format!("\"method\" must be a string, got {}", type_name(&m))),
-        (None, Some(_)) if obj.contains_key("result") || obj.contains_key("error") => Ok(Incoming::Response),
+        (None, Some(id)) if obj.contains_key("result") || obj.contains_key("error") => Ok(Incoming::Response {
+            id,
+            reply: Value::Object(obj),
+        }),
         (None, _) => fail("missing \"method\"".into()),
     }
 }

@@ -53,7 +53,11 @@ impl Server {
     pub fn handle(&self, msg: Incoming, session: &mut Option<Session>, env: &Env) -> Outcome {
         let mut out = Outcome::default();
         match msg {
-            Incoming::Response => {}
+            Incoming::Response { id, reply } => {
+                if let Some(s) = session {
+                    out.answered = Some((crate::protocol::ask::answer_key(&s.id, &id), reply));
+                }
+            }
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
             Incoming::Request { id, method, params } => {
                 let stateless = session.is_none() && method != "initialize";
@@ -64,7 +68,7 @@ impl Server {
                         result = Err(e);
                     }
                 }
-                if out.retry_at.is_none() && out.forward.is_none() && out.watch.is_none() {
+                if out.retry_at.is_none() && out.forward.is_none() && out.watch.is_none() && out.ask.is_none() {
                     out.response = Some(match result {
                         // 2026-07-28 results say whether they are complete, and lists how long
                         // and by whom they may be cached.

@@ -46,6 +46,12 @@ pub struct Outcome {
     /// `subscriptions/listen`: no response yet; keep the SSE answer open and send what this
     /// watch reports (see `Watch::tick`).
     pub watch: Option<crate::protocol::Watch>,
+    /// A tool asks the client mid-call: no response yet; send this request on the call's SSE
+    /// stream and finish with the client's answer (see `Ask::finish`).
+    pub ask: Option<crate::protocol::Ask>,
+    /// The client answered a question the server asked: (its key, the message) for the shell to
+    /// hand to the stream waiting for it.
+    pub answered: Option<(String, Value)>,
 }
 
 /// One request as the handlers see it.

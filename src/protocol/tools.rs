@@ -1,13 +1,13 @@
 //! `tools/call`: the policy check, task execution (`params.task`) by the tool's `taskSupport`,
 //! and the demo and conformance fixture tools.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::demo;
 use crate::protocol::server::{Call, Env, Outcome, Server};
 use crate::protocol::Session;
+use crate::protocol::{ask, demo, Ask};
 
 impl Server {
     pub(crate) fn call_tool(
@@ -48,6 +48,30 @@ impl Server {
                 )))
             }
             _ => {}
+        }
+        if let Some(asked) = ask::request_of(&tool.name, &args) {
+            let (method, params, capability) = asked?;
+            let s = session.as_ref().ok_or_else(|| {
+                Error::InvalidRequest(format!(
+                    "tool \"{}\" asks the client mid-call, which needs a 2025-11-25 session; call initialize first",
+                    tool.name
+                ))
+            })?;
+            if s.initialize["capabilities"].get(capability).is_none() {
+                return Err(Error::InvalidRequest(format!(
+                    "tool \"{}\" needs the client's {capability} capability, which this client did not declare",
+                    tool.name
+                )));
+            }
+            let request_id = json!(format!("ask-{}", env.fresh_id));
+            out.ask = Some(Ask {
+                session: s.id.clone(),
+                request: json!({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).to_string(),
+                request_id,
+                call_id: call.ctx.request_id.clone(),
+                tool: tool.name.clone(),
+            });
+            return Ok(String::new());
         }
         out.notifications
             .extend(demo::tool_notifications(&tool.name, call.params));

@@ -1,14 +1,17 @@
 //! Long-lived SSE answers in the Worker: a session's GET stream (served by its Durable Object)
-//! and a 2026-07-28 `subscriptions/listen` (served here, statelessly). After the first bytes the
-//! stream ticks every second with the server requests would run on now — in gateway mode the
-//! upstream's refreshed lists — and sends what the core's `Watch` reports, a keep-alive comment
-//! when nothing happens, and after [`MAX_OPEN_MS`] the graceful end (the client reconnects).
+//! and a 2026-07-28 `subscriptions/listen` (served here, statelessly) tick every second with the
+//! server requests would run on now — in gateway mode the upstream's refreshed lists — and send
+//! what the core's `Watch` reports, a keep-alive comment when nothing happens, and after
+//! [`MAX_OPEN_MS`] the graceful end (the client reconnects). A `tools/call` whose tool asks the
+//! client mid-call holds its stream until the client's answer, POSTed to the same session (the
+//! same Durable Object), arrives in this isolate's [`ANSWERS`].
 
 use std::time::Duration;
 
 use futures_util::stream;
 use mcp_sieve::http;
-use mcp_sieve::protocol::Watch;
+use mcp_sieve::protocol::{ask, Answers, Ask, Watch};
+use std::cell::RefCell;
 use worker::{Delay, Response, ResponseBuilder, Result};
 
 use crate::config::Loaded;
@@ -21,6 +24,14 @@ const KEEPALIVE_MS: i64 = 15_000;
 /// How long one stream stays open.
 const MAX_OPEN_MS: i64 = 600_000;
 
+/// How often a stream waiting for the client's answer looks for it.
+const ANSWER_POLL_MS: u64 = 50;
+
+thread_local! {
+    /// Answers the client POSTed to this object, until the stream that asked takes them.
+    static ANSWERS: RefCell<Answers> = RefCell::new(Answers::default());
+}
+
 struct Open {
     watch: Watch,
     loaded: Loaded,
@@ -30,8 +41,28 @@ struct Open {
     done: bool,
 }
 
-/// The platform response for `answer`: streamed when it carries a watch, else as usual.
+/// The platform response for `answer`: streamed when it carries a watch or a question for the
+/// client, else as usual (a client's answer is handed to the stream waiting for it).
 pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
+    if let Some((key, reply)) = answer.answered.take() {
+        ANSWERS.with(|a| a.borrow_mut().put(key, reply));
+    }
+    if let Some(ask) = answer.ask.take() {
+        let first = std::mem::take(&mut answer.body);
+        let events = stream::unfold(Some((first, ask)), |state| async move {
+            let (first, ask) = state?;
+            if !first.is_empty() {
+                return Some((
+                    Ok::<Vec<u8>, worker::Error>(first.into_bytes()),
+                    Some((String::new(), ask)),
+                ));
+            }
+            let reply = wait_for(&ask).await;
+            let last = http::sse_body(&[], Some(&ask.finish(reply.as_ref())));
+            Some((Ok(last.into_bytes()), None))
+        });
+        return streamed(&answer, events);
+    }
     let Some(watch) = answer.watch.take() else {
         return shell::respond(answer);
     };
@@ -48,11 +79,32 @@ pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
         let chunk = next(&mut o).await?;
         Some((Ok::<Vec<u8>, worker::Error>(chunk.into_bytes()), o))
     });
+    streamed(&answer, events)
+}
+
+fn streamed<S>(answer: &http::Response, events: S) -> Result<Response>
+where
+    S: futures_util::TryStream + 'static,
+    S::Ok: Into<Vec<u8>>,
+    S::Error: Into<worker::Error>,
+{
     let mut b = ResponseBuilder::new().with_status(answer.status);
     for (k, v) in &answer.headers {
         b = b.with_header(k, v)?;
     }
     b.from_stream(events)
+}
+
+/// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
+async fn wait_for(ask: &Ask) -> Option<serde_json::Value> {
+    let started = shell::now_ms();
+    while shell::now_ms() - started < ask::ANSWER_WAIT_MS {
+        if let Some(reply) = ANSWERS.with(|a| a.borrow_mut().take(ask)) {
+            return Some(reply);
+        }
+        Delay::from(Duration::from_millis(ANSWER_POLL_MS)).await;
+    }
+    None
 }
 
 /// The next bytes of the stream, `None` at its end.

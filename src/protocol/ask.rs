@@ -1,0 +1,159 @@
+//! Server-to-client requests during a call (MCP 2025-11-25): a tool that needs the client's LLM
+//! (`sampling/createMessage`) or its user (`elicitation/create`) answers its `tools/call` with an
+//! SSE stream whose first event is that request; the client POSTs its response to the same
+//! session; the stream then carries the tool's result. The core says what to ask ([`Ask`]) and
+//! how the answer becomes the result ([`Ask::finish`]); the shell holds the stream open and hands
+//! the answer over ([`Answers`]). The conformance suite's fixture tools are the ones here.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::protocol::jsonrpc;
+
+/// How long a stream waits for the client's answer.
+pub const ANSWER_WAIT_MS: i64 = 60_000;
+
+/// A request the server sends the client in the middle of a `tools/call`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    /// The session the call came in (the answer must come in the same one).
+    pub session: String,
+    /// The server's request id.
+    pub request_id: Value,
+    /// The server's request, as sent (the stream's first event).
+    pub request: String,
+    /// The client's `tools/call` id.
+    pub call_id: Value,
+    /// The tool that asked.
+    pub tool: String,
+}
+
+impl Ask {
+    /// The key its answer is kept under.
+    pub fn key(&self) -> String {
+        answer_key(&self.session, &self.request_id)
+    }
+
+    /// The `tools/call` response once the client answered (`None`: it did not, in time).
+    pub fn finish(&self, answer: Option<&Value>) -> String {
+        let Some(answer) = answer else {
+            let e = Error::Internal(format!(
+                "tool \"{}\" asked the client and got no answer within {} s",
+                self.tool,
+                ANSWER_WAIT_MS / 1000
+            ));
+            return jsonrpc::error(&self.call_id, &e);
+        };
+        if let Some(e) = answer.get("error") {
+            let text = format!("the client refused: {}", e["message"].as_str().unwrap_or("no message"));
+            return jsonrpc::ok(
+                &self.call_id,
+                &json!({"content": [{"type": "text", "text": text}], "isError": true}),
+            );
+        }
+        let r = &answer["result"];
+        let text = match self.tool.as_str() {
+            "test_sampling" => {
+                let said = r["content"]["text"].as_str().unwrap_or_default();
+                format!("LLM response: {said}")
+            }
+            "test_elicitation" => format!(
+                "User response: action: {}, content: {}",
+                r["action"].as_str().unwrap_or("none"),
+                r.get("content").unwrap_or(&Value::Null)
+            ),
+            _ => format!(
+                "Elicitation completed: action={}, content={}",
+                r["action"].as_str().unwrap_or("none"),
+                r.get("content").unwrap_or(&Value::Null)
+            ),
+        };
+        jsonrpc::ok(&self.call_id, &json!({"content": [{"type": "text", "text": text}]}))
+    }
+}
+
+/// The key of an answer: the session and the server's request id.
+pub fn answer_key(session: &str, request_id: &Value) -> String {
+    format!("{session}\n{request_id}")
+}
+
+/// Answers the client POSTed, kept until the stream that asked takes them (a shell keeps one per
+/// isolate or process).
+#[derive(Debug, Default)]
+pub struct Answers(HashMap<String, Value>);
+
+impl Answers {
+    /// Keeps an answer (at most a few hundred wait at once: older ones are dropped).
+    pub fn put(&mut self, key: String, answer: Value) {
+        if self.0.len() >= 512 {
+            self.0.clear();
+        }
+        self.0.insert(key, answer);
+    }
+
+    /// Takes the answer to `ask`, if it came.
+    pub fn take(&mut self, ask: &Ask) -> Option<Value> {
+        self.0.remove(&ask.key())
+    }
+}
+
+/// What fixture tool `tool` asks the client, with `args`: the method, its params, and the
+/// client capability it needs. `None` for a tool that asks nothing.
+pub(crate) fn request_of(tool: &str, args: &Map<String, Value>) -> Option<Result<(&'static str, Value, &'static str)>> {
+    let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(Ok(match tool {
+        "test_sampling" => {
+            let Some(prompt) = text("prompt") else {
+                return Some(Err(Error::params("params.arguments.prompt is required (a string)")));
+            };
+            (
+                "sampling/createMessage",
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": prompt}}], "maxTokens": 100}),
+                "sampling",
+            )
+        }
+        "test_elicitation" => {
+            let Some(message) = text("message") else {
+                return Some(Err(Error::params("params.arguments.message is required (a string)")));
+            };
+            (
+                "elicitation/create",
+                json!({"message": message, "requestedSchema": {"type": "object", "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}},
+                    "required": ["username", "email"]}}),
+                "elicitation",
+            )
+        }
+        "test_elicitation_sep1034_defaults" => (
+            "elicitation/create",
+            json!({"message": "Please review the defaults", "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "default": true}}}}),
+            "elicitation",
+        ),
+        "test_elicitation_sep1330_enums" => (
+            "elicitation/create",
+            json!({"message": "Please choose", "requestedSchema": {"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]},
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"}]}}}}}),
+            "elicitation",
+        ),
+        _ => return None,
+    }))
+}
