@@ -1,7 +1,7 @@
 // SSE answers with the official SDK client against the Worker (sessions in Durable Objects):
 // a request whose handling produces notifications is answered as a text/event-stream carrying
 // them before the response — list_changed after concerns/update, task status after a task call.
-// The optional GET stream is not offered: 405, which the SDK client accepts.
+// GET opens the session's stream of list changes (tests/e2e/gateway.test.mjs sees one arrive).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
@@ -12,13 +12,15 @@ import { startWorker } from './harness.mjs';
 const Anything = z.object({}).passthrough();
 let worker;
 let client;
+let transport;
 const received = [];
 
 before(async () => {
   worker = await startWorker();
   client = new Client({ name: 'e2e-sse', version: '1' });
   client.fallbackNotificationHandler = async (n) => { received.push(n); };
-  await client.connect(new StreamableHTTPClientTransport(new URL(worker.url)));
+  transport = new StreamableHTTPClientTransport(new URL(worker.url));
+  await client.connect(transport);
 });
 
 after(async () => {
@@ -54,8 +56,23 @@ test('a task-augmented tools/call answers over SSE with a task status notificati
   assert.match(result.content[0].text, /^report ready/);
 });
 
-test('GET (the optional server stream) is 405 with Allow', async () => {
-  const r = await fetch(worker.url, { headers: { Accept: 'text/event-stream' } });
-  assert.equal(r.status, 405);
-  assert.match(r.headers.get('allow'), /POST/);
+test('GET opens the session\'s SSE stream; without a session it is 400', async () => {
+  const none = await fetch(worker.url, { headers: { Accept: 'text/event-stream' } });
+  assert.equal(none.status, 400);
+  const put = await fetch(worker.url, { method: 'PUT', headers: { Accept: 'text/event-stream' } });
+  assert.equal(put.status, 405);
+  assert.match(put.headers.get('allow'), /GET, POST, DELETE/);
+  const sessionId = transport.sessionId;
+  assert.ok(sessionId);
+  const ctrl = new AbortController();
+  const r = await fetch(worker.url, {
+    headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25' },
+    signal: ctrl.signal,
+  });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type'), /text\/event-stream/);
+  const reader = r.body.getReader();
+  const first = new TextDecoder().decode((await reader.read()).value);
+  assert.match(first, /^: listening/);
+  ctrl.abort();
 });
