@@ -72,3 +72,33 @@ fn elicitation_schemas_and_refusals() {
     let a = h.post(&json!({"jsonrpc": "2.0", "id": "ask-nobody", "result": {}}), &[]);
     assert_eq!(a.status, 202);
 }
+
+#[test]
+fn in_2026_07_28_the_question_is_input_required_and_the_retry_carries_the_answer() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/catalog/conformance.json")).unwrap();
+    let mut h = Harness::with_catalog(Catalog::from_json_str(&text).unwrap());
+    let caps = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}});
+    let mut params = json!({"name": "test_sampling", "arguments": {"prompt": "p"}});
+    params["_meta"] = caps["_meta"].clone();
+    let first = common::response_of(&h.modern(json!(1), "tools/call", params.clone()))["result"].clone();
+    assert_eq!(first["resultType"], json!("input_required"));
+    assert_eq!(first["inputRequests"]["ask"]["method"], json!("sampling/createMessage"));
+    params["inputResponses"] =
+        json!({"ask": {"role": "assistant", "content": {"type": "text", "text": "yes"}, "model": "m"}});
+    let done = common::response_of(&h.modern(json!(2), "tools/call", params))["result"].clone();
+    assert_eq!(done["resultType"], json!("complete"));
+    assert_eq!(done["content"][0]["text"], json!("LLM response: yes"));
+    // Without the capability: refused.
+    let bare = common::response_of(&h.modern(
+        json!(3),
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "p"}}),
+    ));
+    assert!(
+        bare["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sampling capability"),
+        "{bare}"
+    );
+}

@@ -3,7 +3,9 @@
 //! SSE stream whose first event is that request; the client POSTs its response to the same
 //! session; the stream then carries the tool's result. The core says what to ask ([`Ask`]) and
 //! how the answer becomes the result ([`Ask::finish`]); the shell holds the stream open and hands
-//! the answer over ([`Answers`]). The conformance suite's fixture tools are the ones here.
+//! the answer over ([`Answers`]). In 2026-07-28 (no session, no stream) the call answers
+//! `resultType: "input_required"` with the request embedded, and the client calls again with
+//! `inputResponses`. The conformance suite's fixture tools are the ones here.
 
 use std::collections::HashMap;
 
@@ -53,26 +55,33 @@ impl Ask {
                 &json!({"content": [{"type": "text", "text": text}], "isError": true}),
             );
         }
-        let r = &answer["result"];
-        let text = match self.tool.as_str() {
-            "test_sampling" => {
-                let said = r["content"]["text"].as_str().unwrap_or_default();
-                format!("LLM response: {said}")
-            }
-            "test_elicitation" => format!(
-                "User response: action: {}, content: {}",
-                r["action"].as_str().unwrap_or("none"),
-                r.get("content").unwrap_or(&Value::Null)
-            ),
-            _ => format!(
-                "Elicitation completed: action={}, content={}",
-                r["action"].as_str().unwrap_or("none"),
-                r.get("content").unwrap_or(&Value::Null)
-            ),
-        };
-        jsonrpc::ok(&self.call_id, &json!({"content": [{"type": "text", "text": text}]}))
+        jsonrpc::ok(&self.call_id, &result_of(&self.tool, &answer["result"]))
     }
 }
+
+/// The tool's result once the client answered with `r` (a sampling or elicitation result).
+pub(crate) fn result_of(tool: &str, r: &Value) -> Value {
+    let text = match tool {
+        "test_sampling" => {
+            let said = r["content"]["text"].as_str().unwrap_or_default();
+            format!("LLM response: {said}")
+        }
+        "test_elicitation" => format!(
+            "User response: action: {}, content: {}",
+            r["action"].as_str().unwrap_or("none"),
+            r.get("content").unwrap_or(&Value::Null)
+        ),
+        _ => format!(
+            "Elicitation completed: action={}, content={}",
+            r["action"].as_str().unwrap_or("none"),
+            r.get("content").unwrap_or(&Value::Null)
+        ),
+    };
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+/// The key of the one input a fixture tool asks for in 2026-07-28.
+pub(crate) const INPUT_KEY: &str = "ask";
 
 /// The key of an answer: the session and the server's request id.
 pub fn answer_key(session: &str, request_id: &Value) -> String {

@@ -72,7 +72,7 @@ impl Server {
                     out.response = Some(match result {
                         // 2026-07-28 results say whether they are complete, and lists how long
                         // and by whom they may be cached.
-                        Ok(raw) if stateless && raw.starts_with('{') => {
+                        Ok(raw) if stateless && raw.starts_with('{') && !raw.starts_with("{\"resultType\"") => {
                             let mut head = String::from("{\"resultType\":\"complete\"");
                             if CACHEABLE.contains(&method.as_str()) {
                                 let (ttl, scope) = self.cache_fields(&params, env);

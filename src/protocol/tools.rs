@@ -10,6 +10,31 @@ use crate::protocol::Session;
 use crate::protocol::{ask, demo, Ask};
 
 impl Server {
+    /// 2026-07-28: the tool's question as `input_required`, or its result when the call came
+    /// again with the answer in `params.inputResponses`.
+    fn input_required(call: &Call, tool: &str, method: &str, params: Value, capability: &str) -> Result<String> {
+        if let Some(answer) = call.params["inputResponses"].get(ask::INPUT_KEY) {
+            if !answer.is_object() {
+                return Err(Error::params(format!(
+                    "params.inputResponses.{} must be the {method} result object",
+                    ask::INPUT_KEY
+                )));
+            }
+            return Ok(ask::result_of(tool, answer).to_string());
+        }
+        let caps = &call.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+        if caps.get(capability).is_none() {
+            return Err(Error::InvalidRequest(format!(
+                "tool \"{tool}\" needs the client's {capability} capability, which this client did not declare"
+            )));
+        }
+        Ok(json!({
+            "resultType": "input_required",
+            "inputRequests": { ask::INPUT_KEY: {"method": method, "params": params} },
+        })
+        .to_string())
+    }
+
     pub(crate) fn call_tool(
         &self,
         call: &Call,
@@ -51,12 +76,9 @@ impl Server {
         }
         if let Some(asked) = ask::request_of(&tool.name, &args) {
             let (method, params, capability) = asked?;
-            let s = session.as_ref().ok_or_else(|| {
-                Error::InvalidRequest(format!(
-                    "tool \"{}\" asks the client mid-call, which needs a 2025-11-25 session; call initialize first",
-                    tool.name
-                ))
-            })?;
+            let Some(s) = session.as_ref() else {
+                return Self::input_required(call, &tool.name, method, params, capability);
+            };
             if s.initialize["capabilities"].get(capability).is_none() {
                 return Err(Error::InvalidRequest(format!(
                     "tool \"{}\" needs the client's {capability} capability, which this client did not declare",
