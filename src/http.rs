@@ -454,6 +454,21 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             None => return plain(404, "unknown or expired session; initialize a new one"),
         },
         (None, false) => return plain(400, "the Mcp-Session-Id header is required after initialize"),
+        // 2026-07-28 tasks live in a holder of their own, named after the task id.
+        (None, true) if stateless && !server.is_gateway() => {
+            match crate::protocol::task_holder(msg.method().unwrap_or_default(), msg.params(), &env.fresh_id) {
+                Some((id, true)) => Some(Session {
+                    id,
+                    task_holder: true,
+                    protocol_version: MODERN_VERSION.into(),
+                    initialized: true,
+                    last_seen_ms: env.now_ms,
+                    ..Session::default()
+                }),
+                Some((id, false)) => store.load(&id).filter(|s| s.task_holder),
+                None => None,
+            }
+        }
         _ => None,
     };
     let is_request = matches!(msg, Incoming::Request { .. });

@@ -30,6 +30,7 @@ pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub use server::{Env, Outcome, Server};
 pub use session::{OwnedTask, Session, UpstreamLink};
+pub use tasks::{task_holder, HOLDER_PREFIX};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

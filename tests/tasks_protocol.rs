@@ -390,3 +390,58 @@ fn tasks_list_accepts_the_iso_8601_forms_sep_1904_allows() {
         assert!(r["tasks"].is_array(), "{t}: {r}");
     }
 }
+
+#[test]
+fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
+    let mut h = Harness::new();
+    let created = response_of(&h.modern(
+        json!(1),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60_000}}),
+    ));
+    let result = &created["result"];
+    assert_eq!(result["resultType"], json!("task"), "{created}");
+    let id = result["task"]["taskId"].as_str().unwrap().to_string();
+    assert_eq!(result["task"]["status"], json!("working"));
+    // Any stateless request naming the id reaches the task (no session).
+    let got = response_of(&h.modern(json!(2), "tasks/get", json!({"taskId": id})));
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+    let update = response_of(&h.modern(json!(3), "tasks/update", json!({"taskId": id, "inputResponses": {}})));
+    assert!(
+        update["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("waits for no input"),
+        "{update}"
+    );
+    h.advance(3_000);
+    let done = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": id})));
+    assert_eq!(done["result"]["status"], json!("completed"), "{done}");
+    let result = response_of(&h.modern(json!(5), "tasks/result", json!({"taskId": id})));
+    assert!(
+        result["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("report ready"),
+        "{result}"
+    );
+    let cancel = response_of(&h.modern(json!(6), "tasks/cancel", json!({"taskId": id})));
+    assert!(
+        cancel["error"].is_object(),
+        "a completed task cannot be cancelled: {cancel}"
+    );
+    // A made-up id is unknown; tasks/list is not part of this era.
+    let unknown = response_of(&h.modern(json!(7), "tasks/get", json!({"taskId": "nope"})));
+    assert!(
+        unknown["error"]["message"].as_str().unwrap().contains("Unknown task"),
+        "{unknown}"
+    );
+    let list = h.modern(json!(8), "tasks/list", json!({}));
+    assert_eq!(response_of(&list)["error"]["code"], json!(-32601));
+    // server/discover advertises the extension (the catalog has task tools).
+    let d = response_of(&h.modern(json!(9), "server/discover", json!({})));
+    assert!(
+        d["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{d}"
+    );
+}

@@ -138,7 +138,7 @@ impl Server {
             None => Vec::new(),
         };
         match f.method.as_str() {
-            "tasks/get" | "tasks/result" | "tasks/cancel" => {
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/update" => {
                 let id = task_id()?;
                 if !owned.contains(&id) {
                     return Err(unknown_task(&id));

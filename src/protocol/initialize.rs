@@ -56,6 +56,8 @@ fn kept_of_initialize(p: &Map<String, Value>) -> Result<Value> {
 /// The Primitive Grouping interest group's experimental extension (`groups/list`, membership in
 /// `_meta["io.modelcontextprotocol/groups"]`, `notifications/groups/list_changed`).
 pub(crate) const GROUPING: &str = "io.modelcontextprotocol/grouping";
+/// The 2026-07-28 tasks extension.
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 impl Server {
     /// The capabilities of DESIGN.md.
@@ -164,6 +166,21 @@ impl Server {
             format!("{EXT}/concerns"): {"declarations": caps["concerns"].take()},
             GROUPING: {},
         });
+        let mut ext = ext;
+        let tasks = self.catalog.section(crate::model::Kind::Tool).items.iter().any(|t| {
+            matches!(
+                t.json
+                    .get("execution")
+                    .and_then(|e| e.get("taskSupport"))
+                    .and_then(Value::as_str),
+                Some("optional" | "required")
+            )
+        });
+        if tasks && !self.is_gateway() {
+            // The tasks extension: tools/call answers resultType "task"; tasks/get, tasks/update
+            // and tasks/cancel by task id, with no session.
+            ext[TASKS_EXTENSION] = json!({});
+        }
         if let Some(o) = caps.as_object_mut() {
             o.remove("filtering");
             o.remove("concerns");

@@ -139,8 +139,14 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
 /// The `method` of a body as [`parse`] reads it (a repeated key: the last one), for a shell that
 /// routes by method before the core runs; `None` for anything else.
 pub fn method_of(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    v.get("method")?.as_str().map(str::to_string)
+    peek(body).map(|(m, _)| m)
+}
+
+/// The method and `params` of a body, read as the core will read it (for a shell's routing).
+pub fn peek(body: &[u8]) -> Option<(String, Value)> {
+    let mut v: Value = serde_json::from_slice(body).ok()?;
+    let method = v.get("method")?.as_str()?.to_string();
+    Some((method, v.get_mut("params").map(Value::take).unwrap_or(Value::Null)))
 }
 
 /// Classifies a parsed JSON value as a JSON-RPC message.

@@ -60,7 +60,7 @@ impl Server {
             }
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
             Incoming::Request { id, method, params } => {
-                let stateless = session.is_none() && method != "initialize";
+                let stateless = session.as_ref().is_none_or(|s| s.task_holder) && method != "initialize";
                 let mut result = self.request(&id, &method, &params, session, env, &mut out);
                 if result.is_ok() {
                     if let Err(e) = self.bind_forward(session, env.now_ms, &mut out) {
@@ -104,7 +104,7 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
-        let stateless = session.is_none();
+        let stateless = session.as_ref().is_none_or(|s| s.task_holder);
         if method == "initialize" && !is_modern(params) {
             return self.initialize(id, params, session, env, out);
         }
@@ -157,7 +157,9 @@ impl Server {
             "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, &mut out.log),
             "logging/setLevel" => self.set_log_level(&call),
             "completion/complete" => self.complete(&call, out),
-            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" => self.task_method(method, &call, session, env, out),
+            "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" | "tasks/update" => {
+                self.task_method(method, &call, session, env, out)
+            }
             "subscriptions/listen" if stateless => {
                 let (watch, ack) = crate::protocol::Watch::listen(self, id, params)?;
                 out.watch = Some(watch);

@@ -32,6 +32,10 @@ pub struct Session {
     /// `http::Config::session_idle_ms`).
     #[serde(default)]
     pub last_seen_ms: i64,
+    /// A holder of 2026-07-28 tasks (no session of a client: its id is `tasks:<id>`, derived from
+    /// the task id, see `protocol::task_holder`); requests it serves are stateless.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task_holder: bool,
     /// Gateway mode: this session's own session at the upstream (opened on its first forwarded
     /// use; never shared with another downstream session).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,6 +35,26 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
     out.session_changed |= before != s.tasks.len();
 }
 
+/// The id prefix of a 2026-07-28 task holder.
+pub const HOLDER_PREFIX: &str = "tasks:";
+
+/// Which holder a stateless (2026-07-28) request concerns, if it concerns a task: a `tools/call`
+/// with `params.task` creates a holder named after `fresh_id`; `tasks/get`, `tasks/result`,
+/// `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`.
+pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(String, bool)> {
+    match method {
+        "tools/call" if params.get("task").is_some_and(|t| !t.is_null()) => {
+            Some((format!("{HOLDER_PREFIX}{fresh_id}"), true))
+        }
+        "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty() && id.len() <= 200)
+            .map(|id| (format!("{HOLDER_PREFIX}{id}"), false)),
+        _ => None,
+    }
+}
+
 /// The refusal of a task past the per-session cap.
 pub(crate) fn too_many(cap: usize) -> Error {
     Error::params(format!(
@@ -81,7 +101,11 @@ impl Server {
             return Err(too_many(cap));
         }
         s.next_task += 1;
-        let id = format!("{}-{}", env.fresh_id, s.next_task);
+        let id = match s.task_holder {
+            // One task per holder, named by the holder's id (`tasks:<id>` holds task `<id>`).
+            true => s.id.trim_start_matches(HOLDER_PREFIX).to_string(),
+            false => format!("{}-{}", env.fresh_id, s.next_task),
+        };
         let mut t = Task::new(id, "tools/call", env.now_ms, ttl, tool.concerns.clone());
         if tool.name == "long_report" {
             let secs = demo::report_seconds(args)?;
@@ -94,6 +118,10 @@ impl Server {
         let json = t.to_json();
         s.tasks.push(t);
         out.session_changed = true;
+        if s.task_holder {
+            // 2026-07-28, the tasks extension: no stream to announce on; the result says "task".
+            return Ok(json!({"resultType": "task", "task": json}).to_string());
+        }
         out.notifications
             .push(jsonrpc::notification("notifications/tasks/status", Some(json.clone())));
         Ok(json!({"task": json}).to_string())
@@ -116,10 +144,37 @@ impl Server {
             }
             return Ok(self.forward(method, call, out).unwrap_or_default());
         }
-        let s = session
-            .as_mut()
-            .ok_or_else(|| Error::InvalidRequest(format!("{method} needs a session; call initialize first")))?;
-        refresh(s, env.now_ms, method != "tasks/get", out);
+        let unknown = || match call.params.get("taskId") {
+            Some(Value::String(id)) => Error::params(format!("Unknown task: \"{id}\" (it may have expired)")),
+            _ => Error::params("params.taskId is required (a string)"),
+        };
+        if call.stateless && method == "tasks/list" {
+            return Err(Error::MethodNotFound(
+                "tasks/list is not part of the 2026-07-28 tasks extension; use tasks/get with a task id".into(),
+            ));
+        }
+        let s = match session.as_mut() {
+            Some(s) => s,
+            None if call.stateless => return Err(unknown()),
+            None => {
+                return Err(Error::InvalidRequest(format!(
+                    "{method} needs a session; call initialize first"
+                )))
+            }
+        };
+        if method == "tasks/update" {
+            let t = s
+                .tasks
+                .iter()
+                .find(|t| Some(t.id.as_str()) == call.params["taskId"].as_str())
+                .ok_or_else(unknown)?;
+            return Err(Error::params(format!(
+                "task \"{}\" is {} and waits for no input; tasks/update supplies input to an input_required task",
+                t.id,
+                t.status.as_str()
+            )));
+        }
+        refresh(s, env.now_ms, method != "tasks/get" && !s.task_holder, out);
         if method == "tasks/list" {
             return self.list_tasks(call, s);
         }

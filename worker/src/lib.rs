@@ -11,7 +11,7 @@ mod shell;
 mod watch;
 
 use mcp_sieve::http;
-use mcp_sieve::protocol::jsonrpc;
+use mcp_sieve::protocol::{self, jsonrpc};
 use worker::{console_error, event, Context, Env, Method, Request, RequestInit, Response, Result};
 
 pub use session_object::SessionObject;
@@ -62,7 +62,8 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         Vec::new()
     };
     // Routed by the method the core will read (the same parser: a repeated key is the last one).
-    let is_init = jsonrpc::method_of(&body).is_some_and(|m| m == "initialize");
+    let peeked = jsonrpc::peek(&body);
+    let is_init = peeked.as_ref().is_some_and(|(m, _)| m == "initialize");
     let session = header("mcp-session-id").filter(|id| !id.is_empty());
     if session
         .as_deref()
@@ -71,14 +72,21 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         // Not an id this server minted: no Durable Object is asked about it.
         return Response::error("unknown or expired session; initialize a new one", 404);
     }
-    let (name, minted) = match (is_init, session) {
+    let fresh = shell::fresh_id();
+    // A 2026-07-28 task lives in a Durable Object named after its id (its "holder").
+    let holder = match (&session, &peeked, server.is_gateway()) {
+        (None, Some((method, params)), false) => protocol::task_holder(method, params, &fresh),
+        _ => None,
+    };
+    let (name, minted) = match (is_init, session, holder) {
         // An initialize inside a session reaches that session, which refuses it.
-        (_, Some(id)) => (id, None),
-        (true, None) => {
-            let id = cfg.session_id(&shell::fresh_id());
+        (_, Some(id), _) => (id, None),
+        (true, None, _) => {
+            let id = cfg.session_id(&fresh);
             (id.clone(), Some(id))
         }
-        (false, None) => {
+        (false, None, Some((holder, created))) => (holder, created.then(|| fresh.clone())),
+        (false, None, None) => {
             let request = http::Request {
                 method: &method,
                 header: &header,
@@ -86,7 +94,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             };
             // Stateless: no Durable Object; a request that needs a session is refused by the core.
             let mut store = http::MemoryStore::default();
-            let answer = shell::run(server, cfg, request, &mut store, shell::fresh_id()).await;
+            let answer = shell::run(server, cfg, request, &mut store, fresh).await;
             return watch::respond(answer, loaded.clone());
         }
     };
