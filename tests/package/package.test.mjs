@@ -1,6 +1,6 @@
 // The npm package checked like a published one: `npm pack` pkg/, install the tarball into fresh
 // projects and use `import { Sieve } from 'mcp-sieve'` — from Node (ESM, no init call), from an
-// esbuild browser bundle and from a Vite build, both loaded in Chromium — then publint and
+// esbuild browser bundle, a Vite build and a webpack build, all loaded in Chromium — then publint and
 // arethetypeswrong on the tarball and tsc on tests/types/consumer.ts against the installed types.
 import assert from 'node:assert/strict';
 import { copyFile, readFile } from 'node:fs/promises';
@@ -95,6 +95,33 @@ test('Vite build in Chromium (the wasm emitted as an asset by Vite itself)', asy
   const assets = (await sh('ls', ['dist/assets'], { cwd: dir })).split('\n');
   assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the wasm (dist/assets: ${assets.join(', ')})`);
   const server = await serve(path.join(dir, 'dist'));
+  try {
+    const { result } = await pageResult(`${server.base}/`);
+    assert.deepEqual(result, EXPECTED);
+  } finally { await server.close(); }
+});
+
+test('webpack 5 build in Chromium (the wasm emitted as an asset by webpack itself)', async () => {
+  const dir = await project('webpack-host', tarball, {
+    'use.js': USE, 'main.js': PAGE_MAIN, 'index.html': page('./dist/main.js'),
+  });
+  const { default: webpack } = await import('webpack');
+  // The configuration a host writes for any ESM package with top-level await: nothing specific
+  // to mcp-sieve (webpack 5 emits `new URL('…', import.meta.url)` assets by itself).
+  const stats = await new Promise((resolve, reject) => {
+    webpack({
+      mode: 'production',
+      context: dir,
+      entry: './main.js',
+      target: 'web',
+      output: { path: path.join(dir, 'dist'), filename: 'main.js', module: true, publicPath: 'auto' },
+      experiments: { outputModule: true, topLevelAwait: true },
+    }, (err, st) => (err ? reject(err) : resolve(st)));
+  });
+  assert.ok(!stats.hasErrors(), stats.toString({ all: false, errors: true }));
+  const emitted = (await sh('ls', ['dist'], { cwd: dir })).split('\n');
+  assert.ok(emitted.some((f) => f.endsWith('.wasm')), `webpack emitted the wasm (dist: ${emitted.join(', ')})`);
+  const server = await serve(dir);
   try {
     const { result } = await pageResult(`${server.base}/`);
     assert.deepEqual(result, EXPECTED);
