@@ -12,9 +12,11 @@ pub mod naive;
 pub mod policy;
 mod section;
 mod spec;
+mod view;
 
 pub use bits::Bits;
 pub use chain::{FilterContext, InitialCheck, PrimitiveFilter};
 pub use index::Index;
 pub use section::Section;
 pub use spec::{Expr, Filter, MAX_EXPR_NODES, MAX_LIST};
+pub use view::{EndpointView, ViewPart};

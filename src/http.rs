@@ -9,8 +9,10 @@ use crate::protocol::{is_supported_version, Ask, Env, Server, Session, Watch, LE
 
 mod security;
 mod session_id;
+mod view;
 pub use security::{authorized, cors_headers, failed, gate, misconfigured, misconfigured_privately, serve, too_large};
 pub use session_id::{same_secret, Secret};
+pub use view::{endpoint_view, ENDPOINT};
 
 /// Where sessions live between requests (memory, a Durable Object, ...).
 pub trait SessionStore {
@@ -449,6 +451,12 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
                 store.remove(id);
                 return plain(404, "unknown or expired session; initialize a new one");
+            }
+            Some(s) if s.view != env.view.as_ref().map(|v| v.label.as_str()).unwrap_or_default() => {
+                return plain(
+                    404,
+                    "this session was opened on another endpoint (view); use that URL, or initialize here",
+                )
             }
             Some(s) => Some(s),
             None => return plain(404, "unknown or expired session; initialize a new one"),

@@ -20,6 +20,7 @@ fn send(cfg: &http::Config, method: &str, headers: &[(&str, &str)], body: &str) 
         now_ms: common::T0,
         principal: None,
         fresh_id: "s1".into(),
+        view: None,
     };
     let req = http::Request {
         method,
@@ -221,6 +222,7 @@ fn session_ids_carry_the_secrets_tag_and_forged_ones_are_404_before_the_store() 
             now_ms: common::T0,
             principal: None,
             fresh_id: minted.clone(),
+            view: None,
         };
         let req = http::Request {
             method: "POST",

@@ -19,6 +19,7 @@ fn get(h: &mut Harness, accept: &str, session: Option<&str>) -> http::Response {
         now_ms: h.now_ms,
         principal: None,
         fresh_id: "x".into(),
+        view: None,
     };
     let req = http::Request {
         method: "GET",

@@ -16,7 +16,7 @@ fn server() -> &'static Server {
 
 fuzz_target!(|data: &[u8]| {
     let mut store = MemoryStore::default();
-    let env = Env { now_ms: 1_763_634_600_000, principal: None, fresh_id: "s1".into() };
+    let env = Env { now_ms: 1_763_634_600_000, principal: None, fresh_id: "s1".into(), view: None };
     let cfg = http::Config::default();
     let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
     let plain = |name: &str| match name {

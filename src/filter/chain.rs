@@ -25,6 +25,9 @@ pub struct FilterContext {
     pub meta: Value,
     /// The authenticated principal, if any.
     pub principal: Option<String>,
+    /// The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers), if any: policy for
+    /// this client.
+    pub view: Option<std::sync::Arc<super::EndpointView>>,
 }
 
 impl FilterContext {
@@ -164,6 +167,9 @@ impl Chain {
                 }
             }
         }
+        if let Some(view) = &ctx.view {
+            vis.and(&view.visible(kind, section));
+        }
         vis
     }
 
@@ -176,7 +182,7 @@ impl Chain {
         ctx: &FilterContext,
         log: &mut Vec<String>,
     ) -> bool {
-        if self.filters.is_empty() {
+        if self.filters.is_empty() && ctx.view.is_none() {
             return true;
         }
         self.visible(kind, section, ctx, log).get(pos)

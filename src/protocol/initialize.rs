@@ -130,6 +130,7 @@ impl Server {
         let version = Self::negotiate(requested);
         let mut s = Session {
             id: env.fresh_id.clone(),
+            view: env.view.as_ref().map(|v| v.label.clone()).unwrap_or_default(),
             protocol_version: version.into(),
             initialize: kept_of_initialize(p)?,
             ..Default::default()

@@ -101,7 +101,7 @@ impl Server {
     ) -> Bits {
         let section = self.catalog.section(kind);
         let mut sel = section.select(filter, concerns);
-        if !self.chain.is_empty() {
+        if !self.chain.is_empty() || call.ctx.view.is_some() {
             sel.and(&self.chain.visible(kind, section, &call.ctx, log));
         }
         sel
@@ -165,7 +165,7 @@ impl Server {
     ) -> impl Fn(&str) -> bool {
         let mut used = std::collections::HashSet::new();
         let mut shown = std::collections::HashSet::new();
-        if !self.chain.is_empty() {
+        if !self.chain.is_empty() || call.ctx.view.is_some() {
             let mut log = Vec::new();
             for kind in Kind::ALL {
                 let section = self.catalog.section(kind);

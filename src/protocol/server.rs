@@ -22,6 +22,8 @@ pub struct Env {
     pub principal: Option<String>,
     /// A fresh id, used if this message creates a session or a task.
     pub fresh_id: String,
+    /// The endpoint's view (see `http::endpoint_view`), policy for this request.
+    pub view: Option<std::sync::Arc<crate::filter::EndpointView>>,
 }
 
 /// What handling one message produced.
@@ -136,6 +138,7 @@ impl Server {
             request_id: id.clone(),
             meta,
             principal: env.principal.clone(),
+            view: env.view.clone(),
         }
     }
 

@@ -32,6 +32,10 @@ pub struct Session {
     /// `http::Config::session_idle_ms`).
     #[serde(default)]
     pub last_seen_ms: i64,
+    /// The endpoint view it was opened on (its label; empty: the plain endpoint). Requests of the
+    /// session must come through the same view.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub view: String,
     /// A holder of 2026-07-28 tasks (no session of a client: its id is `tasks:<id>`, derived from
     /// the task id, see `protocol::task_holder`); requests it serves are stateless.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

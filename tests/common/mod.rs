@@ -40,6 +40,8 @@ pub struct Harness {
     pub n: u64,
     /// The clock passed to the server as `Env::now_ms`; tests set or advance it.
     pub now_ms: i64,
+    /// The endpoint's view every request goes through (see `http::endpoint_view`).
+    pub view: Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>,
 }
 
 impl Default for Harness {
@@ -63,6 +65,7 @@ impl Harness {
             protocol_version: None,
             n: 0,
             now_ms: T0,
+            view: None,
         }
     }
 
@@ -90,6 +93,7 @@ impl Harness {
             now_ms: self.now_ms,
             principal: None,
             fresh_id: format!("id{}", self.n),
+            view: self.view.clone(),
         };
         let req = http::Request {
             method: "POST",

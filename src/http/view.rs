@@ -1,0 +1,176 @@
+//! Views for clients that send no filter: the endpoint a client is given chooses what it sees —
+//! a named view at `/mcp/{view}` (the document's `views`), a URL query
+//! (`?groups=a,b&tags=x&excludeTags=y&names=git_*&concerns.security=high`) and the GitHub MCP
+//! server's headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Readonly`), ANDed into one
+//! [`EndpointView`] that the policy chain applies to every list and use. A malformed view is an
+//! HTTP error naming the parameter, never a silent "everything".
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::{json_response, plain, Response};
+use crate::catalog::{Catalog, Mode};
+use crate::error::Error;
+use crate::filter::{EndpointView, Filter, ViewPart};
+use crate::protocol::jsonrpc;
+
+/// The MCP endpoint's path.
+pub const ENDPOINT: &str = "/mcp";
+
+fn bad(message: String) -> Response {
+    json_response(400, jsonrpc::error(&Value::Null, &Error::params(message)))
+}
+
+/// Percent-decodes one query component (`+` is a space).
+fn decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .ok_or_else(|| format!("\"{s}\" has a cut-off %-escape"))?;
+                out.push(u8::from_str_radix(hex, 16).map_err(|_| format!("\"{s}\" has a bad %-escape \"%{hex}\""))?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("\"{s}\" is not UTF-8 once decoded"))
+}
+
+fn list(v: &str) -> Vec<Value> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| json!(x))
+        .collect()
+}
+
+/// The view of a request to `path` with `query` and these headers: `Ok(None)` for the plain
+/// endpoint; an error response for an unknown view (404, listing the views) or a malformed one
+/// (400 naming the parameter).
+pub fn endpoint_view(
+    catalog: &Catalog,
+    path: &str,
+    query: &str,
+    header: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<Arc<EndpointView>>, Response> {
+    let mut view = EndpointView::default();
+    let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
+    let name = rest.trim_matches('/');
+    if !name.is_empty() {
+        let Some(named) = catalog.views.get(name) else {
+            let known: Vec<&str> = catalog.views.keys().map(String::as_str).collect();
+            let listed = if known.is_empty() {
+                "none are configured".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(plain(
+                404,
+                &format!("unknown view \"{name}\" (views: {listed}); MCP is served at {ENDPOINT}"),
+            ));
+        };
+        if named.mode == Mode::Search {
+            return Err(bad(format!(
+                "view \"{name}\" is in search mode, which this server does not serve yet"
+            )));
+        }
+        if named.principals.is_some() {
+            return Err(plain(
+                403,
+                &format!("view \"{name}\" is for named principals, and this request has none"),
+            ));
+        }
+        view.parts.push(ViewPart {
+            filter: named.filter.clone(),
+            concerns: named.concerns.clone(),
+            tools_only: false,
+        });
+    }
+    let mut filter = Map::new();
+    let mut concerns = Map::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (k, v) = (decode(k).map_err(bad)?, decode(v).map_err(bad)?);
+        match k.as_str() {
+            "groups" | "tags" | "excludeTags" => {
+                filter.insert(k.clone(), Value::Array(list(&v)));
+            }
+            "names" => {
+                filter.insert("namePatterns".into(), Value::Array(list(&v)));
+            }
+            "mode" if v == "list" => {}
+            "mode" if v == "search" => {
+                return Err(bad("mode=search: search mode is not served yet; use mode=list".into()))
+            }
+            "mode" => return Err(bad(format!("the URL parameter mode must be list or search, got \"{v}\""))),
+            other => match other.strip_prefix("concerns.") {
+                Some(c) if !c.is_empty() => {
+                    concerns.insert(c.to_string(), json!(v));
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "unknown URL parameter \"{other}\"; expected groups, tags, excludeTags, names, concerns.<name> or mode"
+                    )))
+                }
+            },
+        }
+    }
+    if !filter.is_empty() || !concerns.is_empty() {
+        let parsed = Filter::parse(&Value::Object(filter), "the URL query").map_err(|e| bad(e.to_string()))?;
+        let (resolved, _) = catalog
+            .concerns
+            .resolve(&Value::Object(concerns), "the URL query concerns")
+            .map_err(|e| bad(e.to_string()))?;
+        if let Some(w) = resolved.warnings.first() {
+            return Err(bad(w.clone()));
+        }
+        view.parts.push(ViewPart {
+            filter: parsed,
+            concerns: resolved.config,
+            tools_only: false,
+        });
+    }
+    for (name, key) in [("x-mcp-toolsets", "groups"), ("x-mcp-tools", "namePatterns")] {
+        if let Some(v) = header(name) {
+            let f = Filter::parse(&json!({ key: list(&v) }), &format!("the {name} header"))
+                .map_err(|e| bad(e.to_string()))?;
+            view.parts.push(ViewPart {
+                filter: f,
+                concerns: Default::default(),
+                tools_only: true,
+            });
+        }
+    }
+    match header("x-mcp-readonly").as_deref().map(str::trim) {
+        None | Some("false") => {}
+        Some("true") => view.read_only = true,
+        Some(other) => {
+            return Err(bad(format!(
+                "the X-MCP-Readonly header must be true or false, got \"{other}\""
+            )))
+        }
+    }
+    if view.parts.is_empty() && !view.read_only {
+        return Ok(None);
+    }
+    view.label = format!(
+        "{name}?{query}|{}|{}|{}",
+        header("x-mcp-toolsets").unwrap_or_default(),
+        header("x-mcp-tools").unwrap_or_default(),
+        view.read_only
+    );
+    Ok(Some(Arc::new(view)))
+}

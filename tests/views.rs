@@ -1,0 +1,121 @@
+//! Views (issue 15, items 1–4): the endpoint chooses what a client that sends no filter sees —
+//! `/mcp/{view}`, a URL query, GitHub-compatible headers — and the view is policy: every list is
+//! narrowed and every use outside it is "Unknown"; a session stays on the view it was opened on.
+
+mod common;
+
+use common::{header_fn, Harness, CATALOG};
+use mcp_sieve::http::endpoint_view;
+use mcp_sieve::Catalog;
+use serde_json::json;
+
+fn view(
+    path: &str,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> Result<Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>, mcp_sieve::http::Response> {
+    let catalog = Catalog::from_json_str(CATALOG).unwrap();
+    let h = header_fn(vec![], headers);
+    endpoint_view(&catalog, path, query, &h)
+}
+
+fn on(path: &str, query: &str, headers: &[(&str, &str)]) -> Harness {
+    let mut h = Harness::new();
+    h.view = view(path, query, headers).unwrap();
+    h.init();
+    h
+}
+
+#[test]
+fn the_plain_endpoint_has_no_view_and_bad_views_are_refused_by_name() {
+    assert!(view("/mcp", "", &[]).unwrap().is_none());
+    let e = view("/mcp/nope", "", &[]).unwrap_err();
+    assert_eq!(e.status, 404);
+    assert!(
+        e.body.contains("email") && e.body.contains("utilities"),
+        "lists the views: {}",
+        e.body
+    );
+    for (query, named) in [
+        ("colour=red", "colour"),
+        ("concerns.security=extreme", "extreme"),
+        ("concerns.nonsense=1", "nonsense"),
+        ("names=%ZZ", "%ZZ"),
+        ("mode=fast", "mode"),
+        ("mode=search", "search"),
+    ] {
+        let e = view("/mcp", query, &[]).unwrap_err();
+        assert_eq!(e.status, 400, "{query}");
+        assert!(e.body.contains(named), "{query}: {}", e.body);
+    }
+    let e = view("/mcp", "", &[("x-mcp-readonly", "yes")]).unwrap_err();
+    assert!(e.body.contains("X-MCP-Readonly"), "{}", e.body);
+}
+
+#[test]
+fn a_named_view_narrows_every_list_and_refuses_every_use_outside_it() {
+    let mut h = on("/mcp/email", "", &[]);
+    let tools = h.tool_names(json!({}));
+    assert!(!tools.is_empty());
+    assert!(
+        tools.iter().all(|t| [
+            "list_messages",
+            "read_message",
+            "send_email",
+            "search_emails",
+            "draft_reply",
+            "delete_message",
+            "archive_message",
+            "attach_file_to_email"
+        ]
+        .contains(&t.as_str())),
+        "{tools:?}"
+    );
+    // The client's own filter narrows further.
+    let narrowed = h.tool_names(json!({"filter": {"tags": ["destructive"]}}));
+    assert!(narrowed.len() < tools.len() && narrowed.iter().all(|t| tools.contains(t)));
+    // A use outside the view is Unknown, like a policy-hidden tool; inside, it works.
+    let e = h.rpc_err("tools/call", json!({"name": "echo", "arguments": {"message": "x"}}));
+    assert!(e["message"].as_str().unwrap().contains("Unknown tool"), "{e}");
+    let groups = h.list_all("groups/list", "groups", json!({}));
+    assert!(
+        !groups.contains(&"calendar".to_string()),
+        "groups outside the view are not listed: {groups:?}"
+    );
+}
+
+#[test]
+fn query_views_and_github_headers() {
+    let mut h = on("/mcp", "groups=utilities&names=e*", &[]);
+    assert_eq!(h.tool_names(json!({})), ["echo"]);
+    let ok = h.rpc_ok("tools/call", json!({"name": "echo", "arguments": {"message": "hi"}}));
+    assert_eq!(ok["content"][0]["text"], json!("hi"));
+    let e = h.rpc_err("tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}}));
+    assert!(e["message"].as_str().unwrap().contains("Unknown tool"), "{e}");
+
+    let mut h = on(
+        "/mcp",
+        "",
+        &[("x-mcp-toolsets", "utilities"), ("x-mcp-readonly", "true")],
+    );
+    let tools = h.tool_names(json!({}));
+    assert!(!tools.is_empty() && tools.len() <= 5, "{tools:?}");
+    let mut h = on("/mcp", "", &[("x-mcp-tools", "add,echo")]);
+    assert_eq!(h.tool_names(json!({})), ["echo", "add"]);
+    // Concerns in the query: send_email is mapped to security high.
+    let mut h = on("/mcp", "concerns.security=medium", &[]);
+    assert!(!h.tool_names(json!({})).contains(&"send_email".to_string()));
+}
+
+#[test]
+fn a_session_stays_on_its_view() {
+    let mut h = on("/mcp/utilities", "", &[]);
+    assert!(!h.tool_names(json!({})).is_empty());
+    // The same session id through the plain endpoint (or another view) is refused.
+    h.view = None;
+    let r = h.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), &[]);
+    assert_eq!(r.status, 404, "{}", r.body);
+    h.view = view("/mcp/email", "", &[]).unwrap();
+    let r = h.post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), &[]);
+    assert_eq!(r.status, 404);
+}
