@@ -168,9 +168,11 @@ fn text(status: u16, body: &str) -> Reply {
 }
 
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
-    if req.uri().path() != "/mcp" {
-        return text(404, "Not found: MCP is served at /mcp");
+    let path = req.uri().path().to_string();
+    if !(path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))) {
+        return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
+    let query = req.uri().query().unwrap_or_default().to_string();
     let (parts, body) = req.into_parts();
     let headers: Vec<(String, String)> = parts
         .headers
@@ -217,12 +219,18 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             Err(e) => return reply(mcp_sieve::upstream::unavailable(&e)),
         },
     };
+    // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
+    let view = match http::endpoint_view(app.server.catalog(), &path, &query, &header) {
+        Ok(v) => v,
+        Err(refusal) => return reply(refusal),
+    };
     let started = now_ms();
     let answer = loop {
         let env = Env {
             now_ms: now_ms(),
             principal: None,
             fresh_id: id.clone(),
+            view: view.clone(),
         };
         let request = http::Request {
             method: parts.method.as_str(),

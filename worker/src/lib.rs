@@ -23,7 +23,7 @@ const MAX_SESSION_ID: usize = 128;
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    if req.path() != "/mcp" {
+    if !shell::is_endpoint(&req.path()) {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
     let loaded = config::load(&env).await;
@@ -51,6 +51,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     let server = match &loaded.server {
         Ok(s) => s,
         Err(e) => return shell::respond(http::misconfigured(e)),
+    };
+    // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers): refused here if malformed.
+    let view = match shell::view_of(server, &req) {
+        Ok(v) => v,
+        Err(refusal) => return shell::respond(refusal),
     };
     let body = if method == "POST" {
         // Counted while read: a body without Content-Length (chunked) is refused at the limit.
@@ -94,7 +99,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             };
             // Stateless: no Durable Object; a request that needs a session is refused by the core.
             let mut store = http::MemoryStore::default();
-            let answer = shell::run(server, cfg, request, &mut store, fresh).await;
+            let answer = shell::run(server, cfg, request, &mut store, fresh, view).await;
             return watch::respond(answer, loaded.clone());
         }
     };
@@ -108,7 +113,14 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     if !body.is_empty() {
         init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
     }
-    let inner = Request::new_with_init("https://session.internal/mcp", &init)?;
+    // The object sees the same path and query, so it serves the same view.
+    let url = req.url()?;
+    let target = format!(
+        "https://session.internal{}{}",
+        url.path(),
+        url.query().map(|q| format!("?{q}")).unwrap_or_default()
+    );
+    let inner = Request::new_with_init(&target, &init)?;
     let answer = env
         .durable_object(SESSIONS)?
         .get_by_name(&name)?

@@ -281,7 +281,11 @@ impl DurableObject for SessionObject {
             body: &body,
         };
         let mut store = self.store();
-        let answer = shell::run(server, cfg, request, &mut store, fresh).await;
+        let view = match shell::view_of(server, &req) {
+            Ok(v) => v,
+            Err(refusal) => return shell::respond(refusal),
+        };
+        let answer = shell::run(server, cfg, request, &mut store, fresh, view).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }

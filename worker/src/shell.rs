@@ -3,9 +3,11 @@
 //! deliberate panic on request (`X-Sieve-Panic`) and the isolate's wasm memory size on every
 //! response (`X-Sieve-Wasm-Memory`), so tests can prove panic recovery and a flat heap.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
+use mcp_sieve::filter::EndpointView;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::{JsCast, JsValue};
@@ -93,6 +95,18 @@ pub async fn read_body(req: &Request, limit: usize) -> std::result::Result<Vec<u
     }
 }
 
+/// Whether a path is the MCP endpoint or one of its views (`/mcp`, `/mcp/{view}`).
+pub fn is_endpoint(path: &str) -> bool {
+    path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))
+}
+
+/// The view the request's URL and headers choose (see `http::endpoint_view`).
+pub fn view_of(server: &Server, req: &Request) -> std::result::Result<Option<Arc<EndpointView>>, http::Response> {
+    let url = req.url().map_err(|_| http::failed())?;
+    let header = header_fn(req.headers());
+    http::endpoint_view(server.catalog(), url.path(), url.query().unwrap_or(""), &header)
+}
+
 /// Header lookup over the platform's headers.
 pub fn header_fn(headers: &Headers) -> impl Fn(&str) -> Option<String> + '_ {
     move |name| headers.get(name).ok().flatten()
@@ -106,6 +120,7 @@ pub async fn run(
     request: http::Request<'_>,
     store: &mut dyn SessionStore,
     fresh_id: String,
+    view: Option<Arc<EndpointView>>,
 ) -> http::Response {
     if crate::config::diagnostics() && (request.header)(PANIC_HEADER).is_some() {
         panic!("mcp-sieve: deliberate panic ({PANIC_HEADER} with MCP_SIEVE_DIAGNOSTICS set)");
@@ -122,6 +137,7 @@ pub async fn run(
             now_ms: now_ms(),
             principal: None,
             fresh_id: fresh_id.clone(),
+            view: view.clone(),
         };
         let answer = http::serve(server, cfg, request, store, &env);
         // Filter failures and ignored inputs reach the platform's log (no conversation content).
