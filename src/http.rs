@@ -10,7 +10,9 @@ use crate::protocol::{is_supported_version, Ask, Env, Server, Session, Watch, LE
 mod security;
 mod session_id;
 mod view;
-pub use security::{authorized, cors_headers, failed, gate, misconfigured, misconfigured_privately, serve, too_large};
+pub use security::{
+    authorized, cors_headers, failed, gate, identify, misconfigured, misconfigured_privately, serve, too_large,
+};
 pub use session_id::{same_secret, Secret};
 pub use view::{endpoint_view, ENDPOINT};
 
@@ -139,6 +141,8 @@ pub struct Config {
     pub cors: bool,
     /// Idle time after which a session is gone (404); `None`: [`DEFAULT_SESSION_IDLE_MS`].
     pub session_idle_ms: Option<i64>,
+    /// Principals and their bearer tokens (`MCP_SIEVE_TOKENS`).
+    pub tokens: Vec<(String, String)>,
     /// The key session ids are tagged with (`None`: ids are not checked; the shells set a random
     /// one when `MCP_SIEVE_SESSION_SECRET` is not given).
     pub session_secret: Option<Secret>,
@@ -451,6 +455,10 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
                 store.remove(id);
                 return plain(404, "unknown or expired session; initialize a new one");
+            }
+            // A session belongs to the principal that opened it.
+            Some(s) if s.principal != env.principal => {
+                return plain(404, "unknown or expired session; initialize a new one")
             }
             Some(s) if s.view != env.view.as_ref().map(|v| v.label.as_str()).unwrap_or_default() => {
                 return plain(

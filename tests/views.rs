@@ -16,7 +16,7 @@ fn view(
 ) -> Result<Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>, mcp_sieve::http::Response> {
     let catalog = Catalog::from_json_str(CATALOG).unwrap();
     let h = header_fn(vec![], headers);
-    endpoint_view(&catalog, path, query, &h)
+    endpoint_view(&catalog, path, query, &h, None)
 }
 
 fn on(path: &str, query: &str, headers: &[(&str, &str)]) -> Harness {
@@ -117,5 +117,58 @@ fn a_session_stays_on_its_view() {
     assert_eq!(r.status, 404, "{}", r.body);
     h.view = view("/mcp/email", "", &[]).unwrap();
     let r = h.post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), &[]);
+    assert_eq!(r.status, 404);
+}
+
+#[test]
+fn identity_names_the_principal_binds_sessions_and_opens_views() {
+    let vars = |pairs: &[(&str, &str)]| {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    };
+    let cfg = mcp_sieve::http::Config::from_vars(&vars(&[
+        ("MCP_SIEVE_TOKENS", r#"{"alice": "token-a", "bot": "token-b"}"#),
+        ("MCP_SIEVE_TOKEN", "anon"),
+    ]))
+    .unwrap();
+    use mcp_sieve::http::identify;
+    assert_eq!(identify(&cfg, Some("Bearer token-a")), Ok(Some("alice".into())));
+    assert_eq!(identify(&cfg, Some("Bearer token-b")), Ok(Some("bot".into())));
+    assert_eq!(identify(&cfg, Some("Bearer anon")), Ok(None));
+    assert_eq!(identify(&cfg, Some("Bearer nope")), Err(()));
+    assert_eq!(identify(&cfg, None), Err(()));
+    let bad = mcp_sieve::http::Config::from_vars(&vars(&[("MCP_SIEVE_TOKENS", "[1]")])).unwrap_err();
+    assert!(bad.to_string().contains("MCP_SIEVE_TOKENS"), "{bad}");
+
+    // A policy rule by principal and a view open to some principals.
+    let mut doc: serde_json::Value = serde_json::from_str(CATALOG).unwrap();
+    doc["policy"] = json!({"rules": [{"when": {"principal": "bot*"}, "hide": {"tags": ["destructive"]}}]});
+    doc["views"]["team"] = json!({"filter": {"groups": ["email"]}, "principals": ["alice"]});
+    let catalog = Catalog::load(&doc).unwrap();
+    let h = header_fn(vec![], &[]);
+    assert_eq!(
+        endpoint_view(&catalog, "/mcp/team", "", &h, None).unwrap_err().status,
+        403
+    );
+    assert_eq!(
+        endpoint_view(&catalog, "/mcp/team", "", &h, Some("bot"))
+            .unwrap_err()
+            .status,
+        403
+    );
+    assert!(endpoint_view(&catalog, "/mcp/team", "", &h, Some("alice"))
+        .unwrap()
+        .is_some());
+    let mut bot = Harness::with_catalog(catalog.clone());
+    bot.principal = Some("bot".into());
+    bot.init();
+    let mut alice = Harness::with_catalog(catalog);
+    alice.principal = Some("alice".into());
+    alice.init();
+    let (b, a) = (bot.tool_names(json!({})), alice.tool_names(json!({})));
+    assert!(a.contains(&"delete_message".to_string()) && !b.contains(&"delete_message".to_string()));
+    // Alice's session id in bot's hands is unknown.
+    alice.principal = Some("bot".into());
+    let r = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), &[]);
     assert_eq!(r.status, 404);
 }

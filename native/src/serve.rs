@@ -220,7 +220,10 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         },
     };
     // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
-    let view = match http::endpoint_view(app.server.catalog(), &path, &query, &header) {
+    let principal = http::identify(&app.cfg, header("authorization").as_deref())
+        .ok()
+        .flatten();
+    let view = match http::endpoint_view(app.server.catalog(), &path, &query, &header, principal.as_deref()) {
         Ok(v) => v,
         Err(refusal) => return reply(refusal),
     };
@@ -228,7 +231,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let answer = loop {
         let env = Env {
             now_ms: now_ms(),
-            principal: None,
+            principal: principal.clone(),
             fresh_id: id.clone(),
             view: view.clone(),
         };

@@ -30,6 +30,27 @@ pub fn authorized(authorization: Option<&str>, token: Option<&str>) -> bool {
     same_secret(given, token) && !given.is_empty()
 }
 
+/// Who a request is (see `MCP_SIEVE_TOKENS`): `Ok(Some(principal))` for a principal's token,
+/// `Ok(None)` for the anonymous `MCP_SIEVE_TOKEN` or when no token is configured, `Err(())` when
+/// tokens are configured and the request carries none of them. Every token is compared (by
+/// keyed digest), so the time does not say which one matched.
+#[allow(clippy::result_unit_err)]
+pub fn identify(cfg: &Config, authorization: Option<&str>) -> Result<Option<String>, ()> {
+    if cfg.bearer_token.is_none() && cfg.tokens.is_empty() {
+        return Ok(None);
+    }
+    let mut found = Err(());
+    if authorized(authorization, cfg.bearer_token.as_deref()) && cfg.bearer_token.is_some() {
+        found = Ok(None);
+    }
+    for (principal, token) in &cfg.tokens {
+        if authorized(authorization, Some(token)) && found.is_err() {
+            found = Ok(Some(principal.clone()));
+        }
+    }
+    found
+}
+
 /// The answer of a server whose transport options are invalid, to a caller that could not be
 /// authenticated: HTTP 500 with no detail (the shell logs it).
 pub fn misconfigured_privately() -> Response {
@@ -101,7 +122,7 @@ pub fn gate(cfg: &Config, req: &Request<'_>) -> Option<Response> {
         r.headers.extend(cors_headers(cfg, origin.as_deref()));
         Some(r)
     };
-    if !authorized(h("authorization").as_deref(), cfg.bearer_token.as_deref()) {
+    if identify(cfg, h("authorization").as_deref()).is_err() {
         let e = Error::InvalidRequest("authentication required: send Authorization: Bearer <token>".into());
         let mut r = json_response(401, jsonrpc::error(&Value::Null, &e));
         r.headers.push((
@@ -175,6 +196,21 @@ impl Config {
                     ))
                 })?;
             cfg.session_idle_ms = Some(secs * 1000);
+        }
+        if let Some(raw) = var("MCP_SIEVE_TOKENS").filter(|t| !t.trim().is_empty()) {
+            let bad = || {
+                Error::Config(
+                    "MCP_SIEVE_TOKENS must be a JSON object of principal name to token, like {\"alice\": \"s3cret-token\"}"
+                        .into(),
+                )
+            };
+            let map: serde_json::Map<String, Value> = serde_json::from_str(&raw).map_err(|_| bad())?;
+            for (principal, token) in map {
+                match token {
+                    Value::String(t) if !t.is_empty() && !principal.is_empty() => cfg.tokens.push((principal, t)),
+                    _ => return Err(bad()),
+                }
+            }
         }
         if let Some(s) = var("MCP_SIEVE_SESSION_SECRET").filter(|s| !s.is_empty()) {
             if s.len() < 16 {

@@ -65,6 +65,7 @@ pub fn endpoint_view(
     path: &str,
     query: &str,
     header: &dyn Fn(&str) -> Option<String>,
+    principal: Option<&str>,
 ) -> Result<Option<Arc<EndpointView>>, Response> {
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
@@ -87,11 +88,14 @@ pub fn endpoint_view(
                 "view \"{name}\" is in search mode, which this server does not serve yet"
             )));
         }
-        if named.principals.is_some() {
-            return Err(plain(
-                403,
-                &format!("view \"{name}\" is for named principals, and this request has none"),
-            ));
+        if let Some(globs) = &named.principals {
+            let allowed = principal.is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)));
+            if !allowed {
+                return Err(plain(
+                    403,
+                    &format!("view \"{name}\" is not open to this caller (its principals)"),
+                ));
+            }
         }
         view.parts.push(ViewPart {
             filter: named.filter.clone(),

@@ -131,6 +131,7 @@ impl Server {
         let mut s = Session {
             id: env.fresh_id.clone(),
             view: env.view.as_ref().map(|v| v.label.clone()).unwrap_or_default(),
+            principal: env.principal.clone(),
             protocol_version: version.into(),
             initialize: kept_of_initialize(p)?,
             ..Default::default()

@@ -32,6 +32,10 @@ pub struct Session {
     /// `http::Config::session_idle_ms`).
     #[serde(default)]
     pub last_seen_ms: i64,
+    /// The principal that opened it (`MCP_SIEVE_TOKENS`); another principal's request with its
+    /// id is 404.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
     /// The endpoint view it was opened on (its label; empty: the plain endpoint). Requests of the
     /// session must come through the same view.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -42,6 +42,8 @@ pub struct Harness {
     pub now_ms: i64,
     /// The endpoint's view every request goes through (see `http::endpoint_view`).
     pub view: Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>,
+    /// The principal every request is made as.
+    pub principal: Option<String>,
 }
 
 impl Default for Harness {
@@ -66,6 +68,7 @@ impl Harness {
             n: 0,
             now_ms: T0,
             view: None,
+            principal: None,
         }
     }
 
@@ -91,7 +94,7 @@ impl Harness {
         let header = header_fn(hs, headers);
         let env = Env {
             now_ms: self.now_ms,
-            principal: None,
+            principal: self.principal.clone(),
             fresh_id: format!("id{}", self.n),
             view: self.view.clone(),
         };

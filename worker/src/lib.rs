@@ -52,9 +52,10 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         Ok(s) => s,
         Err(e) => return shell::respond(http::misconfigured(e)),
     };
-    // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers): refused here if malformed.
-    let view = match shell::view_of(server, &req) {
-        Ok(v) => v,
+    // The caller's principal and the endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*`
+    // headers): a malformed or closed view is refused here.
+    let caller = match shell::caller_of(server, cfg, &req) {
+        Ok(c) => c,
         Err(refusal) => return shell::respond(refusal),
     };
     let body = if method == "POST" {
@@ -99,7 +100,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
             };
             // Stateless: no Durable Object; a request that needs a session is refused by the core.
             let mut store = http::MemoryStore::default();
-            let answer = shell::run(server, cfg, request, &mut store, fresh, view).await;
+            let answer = shell::run(server, cfg, request, &mut store, fresh, caller).await;
             return watch::respond(answer, loaded.clone());
         }
     };

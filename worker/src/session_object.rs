@@ -281,11 +281,11 @@ impl DurableObject for SessionObject {
             body: &body,
         };
         let mut store = self.store();
-        let view = match shell::view_of(server, &req) {
-            Ok(v) => v,
+        let caller = match shell::caller_of(server, cfg, &req) {
+            Ok(c) => c,
             Err(refusal) => return shell::respond(refusal),
         };
-        let answer = shell::run(server, cfg, request, &mut store, fresh, view).await;
+        let answer = shell::run(server, cfg, request, &mut store, fresh, caller).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }

@@ -100,11 +100,28 @@ pub fn is_endpoint(path: &str) -> bool {
     path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))
 }
 
-/// The view the request's URL and headers choose (see `http::endpoint_view`).
-pub fn view_of(server: &Server, req: &Request) -> std::result::Result<Option<Arc<EndpointView>>, http::Response> {
+/// Who calls and through which view.
+pub struct Caller {
+    /// The principal its bearer token names (`MCP_SIEVE_TOKENS`), if any.
+    pub principal: Option<String>,
+    /// The view the request's URL and headers choose (see `http::endpoint_view`).
+    pub view: Option<Arc<EndpointView>>,
+}
+
+/// The caller of `req` (the gate has already checked its token); an error response for a view
+/// that is unknown, malformed or not open to the caller.
+pub fn caller_of(server: &Server, cfg: &http::Config, req: &Request) -> std::result::Result<Caller, http::Response> {
     let url = req.url().map_err(|_| http::failed())?;
     let header = header_fn(req.headers());
-    http::endpoint_view(server.catalog(), url.path(), url.query().unwrap_or(""), &header)
+    let principal = http::identify(cfg, header("authorization").as_deref()).ok().flatten();
+    let view = http::endpoint_view(
+        server.catalog(),
+        url.path(),
+        url.query().unwrap_or(""),
+        &header,
+        principal.as_deref(),
+    )?;
+    Ok(Caller { principal, view })
 }
 
 /// Header lookup over the platform's headers.
@@ -120,7 +137,7 @@ pub async fn run(
     request: http::Request<'_>,
     store: &mut dyn SessionStore,
     fresh_id: String,
-    view: Option<Arc<EndpointView>>,
+    caller: Caller,
 ) -> http::Response {
     if crate::config::diagnostics() && (request.header)(PANIC_HEADER).is_some() {
         panic!("mcp-sieve: deliberate panic ({PANIC_HEADER} with MCP_SIEVE_DIAGNOSTICS set)");
@@ -135,9 +152,9 @@ pub async fn run(
     loop {
         let env = CoreEnv {
             now_ms: now_ms(),
-            principal: None,
+            principal: caller.principal.clone(),
             fresh_id: fresh_id.clone(),
-            view: view.clone(),
+            view: caller.view.clone(),
         };
         let answer = http::serve(server, cfg, request, store, &env);
         // Filter failures and ignored inputs reach the platform's log (no conversation content).
