@@ -54,11 +54,36 @@ function currentFilter() {
 
 // ---------------------------------------------------------------- rendering
 
+/** The view URL (`/mcp?groups=…`) a client that sends no filter uses for `filter`. */
+function viewUrl(filter) {
+  const url = new URL(state.url);
+  const q = new URLSearchParams();
+  if (filter.groups) q.set('groups', filter.groups.join(','));
+  if (filter.tags) q.set('tags', filter.tags.join(','));
+  if (filter.excludeTags) q.set('excludeTags', filter.excludeTags.join(','));
+  if (filter.namePatterns) q.set('names', filter.namePatterns.join(','));
+  for (const [k, v] of Object.entries(filter.concerns ?? {})) q.set(`concerns.${k}`, v);
+  url.search = q.toString();
+  return url.href;
+}
+
+function renderView(filter, view) {
+  const url = viewUrl(filter);
+  $('view-url').textContent = url;
+  $('view-url').dataset.url = url;
+  $('view-saves').textContent = `${fmt(view.count)} of ${fmt(state.total.count)} tools: ` +
+    `saves ~${fmt(state.total.tokens - view.tokens)} of ~${fmt(state.total.tokens)} tokens in every conversation.`;
+  const config = { mcpServers: { 'mcp-sieve': { type: 'http', url } } };
+  $('view-config').textContent = JSON.stringify(config, null, 2);
+}
+
 function update() {
   if (!state) return;
   try {
     const filter = currentFilter();
-    renderTools(state.sieve.list(filter), state.total);
+    const view = state.sieve.list(filter);
+    renderTools(view, state.total);
+    renderView(filter, view);
     renderFacets(state.sieve.facets(filter));
     clearError();
   } catch (error) {

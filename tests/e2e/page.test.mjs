@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startWorker } from './harness.mjs';
-import { call, initialize } from '../common/mcp-raw.mjs';
+import { call, initialize, stateless } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SHOTS = path.join(ROOT, 'target', 'screenshots');
@@ -105,6 +105,21 @@ test('the demo page lists every tool, then filters like the server does', async 
   assert.deepEqual(await pageToolNames(), readOnly, 'calendar + read-only: page equals server');
   assert.match(await page.locator('#summary').textContent(),
     new RegExp(`^${readOnly.length} of ${all.length} tools · [\\d.]+ KB of [\\d.]+ KB · ~[\\d,]+ of ~[\\d,]+ tokens$`));
+
+  // The view builder: the URL it shows gives a client that sends no filter exactly this list.
+  const viewUrl = await page.locator('#view-url').getAttribute('data-url');
+  assert.match(viewUrl, /\/mcp\?groups=calendar&tags=read-only$/);
+  const viaView = [];
+  let cursor;
+  do {
+    const r = await stateless(viewUrl, 'tools/list', cursor ? { cursor } : {});
+    viaView.push(...r.response.result.tools.map((t) => t.name));
+    cursor = r.response.result.nextCursor;
+  } while (cursor);
+  assert.deepEqual(viaView.sort(), readOnly, 'the view URL serves what the page shows');
+  const config = JSON.parse(await page.locator('#view-config').textContent());
+  assert.equal(config.mcpServers['mcp-sieve'].url, viewUrl, 'the client configuration to copy names the view URL');
+  assert.match(await page.locator('#view-saves').textContent(), /saves ~[\d,]+ of ~[\d,]+ tokens/);
 
   await mkdir(path.dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
