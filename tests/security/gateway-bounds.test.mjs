@@ -91,7 +91,7 @@ test('8. an upstream that never answers is a -32603 error within the gateway dea
   const { sessionId } = await openSession(gw.url);
   await boundedError(sessionId, 'hang');
   const ok = await call(gw.url, sessionId, 'tools/call', { name: 'ok', arguments: {} });
-  assert.equal(ok.response?.result?.content?.[0]?.text, 'fine', 'the gateway still serves');
+  assert.equal(ok.response?.result?.content?.[0]?.text, 'fine', `the gateway still serves: ${ok.status} ${ok.text.slice(0, 300)}`);
 });
 
 test('8. an upstream answer over the byte cap is a -32603 error naming the cap', { timeout: DEADLINE_MS + 20_000 }, async () => {
@@ -99,5 +99,5 @@ test('8. an upstream answer over the byte cap is a -32603 error naming the cap',
   const { r } = await boundedError(sessionId, 'flood');
   assert.match(r.response.error.message, /\d/, 'the message names the byte cap');
   const ok = await call(gw.url, sessionId, 'tools/call', { name: 'ok', arguments: {} });
-  assert.equal(ok.response?.result?.content?.[0]?.text, 'fine', 'the gateway still serves');
+  assert.equal(ok.response?.result?.content?.[0]?.text, 'fine', `the gateway still serves: ${ok.status} ${ok.text.slice(0, 300)}`);
 });

@@ -47,7 +47,12 @@ async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
     let exchange = std::pin::pin!(post_once(url, post, &signal));
     let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
     match select(exchange, deadline).await {
-        Either::Left((answer, _)) => answer,
+        Either::Left((Ok(answer), _)) => Ok(answer),
+        Either::Left((Err(e), _)) => {
+            // Over the cap (or broken): stop the upstream's transfer rather than let it run on.
+            controller.abort();
+            Err(e)
+        }
         Either::Right(_) => {
             controller.abort();
             Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000)))
