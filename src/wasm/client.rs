@@ -312,23 +312,24 @@ impl McpClient {
 
     /// `tasks/list` with a SEP-1904 query (every page); resolves to `{tasks}`. The criteria are
     /// sent only to a server that advertises the task filter (`capabilities.tasks.list.filter`);
-    /// with any other, every task is listed and the query is applied here, as `filterTasks` does.
+    /// with any other the promise rejects (`-32602`) saying so: list without a query and apply
+    /// it here with `filterTasks`.
     #[wasm_bindgen(js_name = listTasks, unchecked_return_type = "Promise<{ tasks: Task[] }>")]
     pub fn list_tasks(
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "TaskQuery")] query: Option<JsValue>,
     ) -> js_sys::Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let query = from_js(query, "query")?;
-            if inner.capabilities()["tasks"]["list"].get("filter").is_some() {
-                return inner.list_all("tasks/list", query).await.map(|v| to_js(&v));
-            }
-            let all = inner.list_all("tasks/list", json!({})).await?;
-            let tasks = all["tasks"].as_array().cloned().unwrap_or_default();
-            let kept = crate::wasm::tasks::filter_values(tasks, &query).map_err(|e| js_error(&e))?;
-            Ok(to_js(&json!({ "tasks": kept })))
-        })
+        let criteria = query
+            .as_ref()
+            .is_some_and(|q| q.is_object() && js_sys::Object::keys(q.unchecked_ref::<js_sys::Object>()).length() > 0);
+        if criteria && self.inner.capabilities()["tasks"]["list"].get("filter").is_none() {
+            let e = Error::params(
+                "this server does not advertise SEP-1904 task filtering (capabilities.tasks.list.filter): \
+                 call listTasks() without a query and filter with filterTasks",
+            );
+            return js_sys::Promise::reject(&js_error(&e));
+        }
+        self.list_all("tasks/list".into(), query)
     }
 
     /// Lists everything the server offers into a `Sieve` (tools, and resources, templates,

@@ -59,11 +59,6 @@ pub fn filter_tasks(
     Ok(kept.into_iter().map(|i| tasks.get(i as u32)).collect())
 }
 
-/// [`filter_tasks`] over JSON values (the client's fallback when a server does not filter).
-pub(crate) fn filter_values(tasks: Vec<Value>, query: &Value) -> crate::error::Result<Vec<Value>> {
-    Ok(kept(&tasks, query)?.into_iter().map(|i| tasks[i].clone()).collect())
-}
-
 /// Positions of the tasks `query` keeps, in its order.
 fn kept(tasks: &[Value], query: &Value) -> crate::error::Result<Vec<usize>> {
     let query = TaskQuery::parse(query, false)?;
