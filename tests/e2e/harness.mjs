@@ -130,3 +130,15 @@ export async function rejectsWith(promise, code, re) {
     return true;
   });
 }
+
+/** Every tool name an MCP SDK client lists, following `nextCursor`. */
+export async function toolNames(client) {
+  const all = [];
+  let cursor;
+  do {
+    const r = await client.listTools(cursor ? { cursor } : {});
+    all.push(...r.tools.map((t) => t.name));
+    cursor = r.nextCursor;
+  } while (cursor);
+  return all;
+}

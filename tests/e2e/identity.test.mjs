@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith } from '../security/helpers.mjs';
+import { toolNames as names } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -23,17 +24,6 @@ async function as(token, url = server.url) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
   await client.connect(transport);
   return { client, transport };
-}
-
-async function names(client) {
-  const all = [];
-  let cursor;
-  do {
-    const r = await client.listTools(cursor ? { cursor } : {});
-    all.push(...r.tools.map((t) => t.name));
-    cursor = r.nextCursor;
-  } while (cursor);
-  return all;
 }
 
 test('the token names the principal: a policy rule by principal, a view open to one principal, sessions bound to theirs', { timeout: 60_000 }, async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { startTarget } from './harness.mjs';
+import { startTarget, toolNames as names } from './harness.mjs';
 
 const EMAIL = ['list_messages', 'read_message', 'send_email', 'search_emails', 'draft_reply', 'delete_message', 'archive_message', 'attach_file_to_email'];
 let server;
@@ -18,17 +18,6 @@ async function v1(url, headers = {}) {
   const client = new Client({ name: 'views-e2e', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
-}
-
-async function names(client) {
-  const all = [];
-  let cursor;
-  do {
-    const r = await client.listTools(cursor ? { cursor } : {});
-    all.push(...r.tools.map((t) => t.name));
-    cursor = r.nextCursor;
-  } while (cursor);
-  return all;
 }
 
 test('a named view: the SDK client at /mcp/email sees and calls only email tools', { timeout: 60_000 }, async () => {
