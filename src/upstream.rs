@@ -19,7 +19,7 @@ pub use crate::protocol::UpstreamLink as Link;
 pub use conversation::{ClientConfig, Conversation, Exchange};
 pub use gateway::{build, forwarded, unavailable, Gateway, Refreshed, Serving};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
-pub use reply::{has_response, parse_reply, AnswerReader, Reply};
+pub use reply::{parse_reply, AnswerReader, Reply};
 
 use std::future::Future;
 

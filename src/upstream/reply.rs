@@ -128,17 +128,6 @@ impl AnswerReader {
     }
 }
 
-/// Whether `body` (so far) already holds the response to `id`: an SSE stream may stay open after
-/// it, and a reader can stop there.
-pub fn has_response(content_type: &str, body: &str, id: &Value) -> bool {
-    if !content_type.to_ascii_lowercase().starts_with("text/event-stream") {
-        return false;
-    }
-    let text = body.replace("\r\n", "\n");
-    let whole = text.rfind("\n\n").map_or("", |end| &text[..end + 2]);
-    parse_reply(content_type, whole, Some(id)).is_ok_and(|r| r.response.is_some())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,7 +152,6 @@ mod tests {
         assert!(r.list_changed());
         assert_eq!(r.response.as_ref().unwrap()["error"]["code"], json!(-32602));
         assert_eq!(r.result("tools/call").unwrap_err().code(), -32602);
-        assert!(has_response("text/event-stream", sse, &id));
         let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#;
         let mut reader = AnswerReader::new("text/event-stream", request, 1 << 20);
         let (head, tail) = sse.as_bytes().split_at(60);
@@ -177,7 +165,6 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("larger than 10 bytes"));
-        assert!(!has_response("text/event-stream", &sse[..60], &id));
         assert!(parse_reply("application/json", "nope", Some(&id)).is_err());
         assert_eq!(
             parse_reply("application/json", "", Some(&id)).unwrap(),
