@@ -13,7 +13,7 @@ fn view(
     path: &str,
     query: &str,
     headers: &[(&str, &str)],
-) -> Result<Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>, mcp_sieve::http::Response> {
+) -> Result<Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>, Box<mcp_sieve::http::Response>> {
     let catalog = Catalog::from_json_str(CATALOG).unwrap();
     let h = header_fn(vec![], headers);
     endpoint_view(&catalog, path, query, &h, None)

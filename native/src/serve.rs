@@ -225,7 +225,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         .flatten();
     let view = match http::endpoint_view(app.server.catalog(), &path, &query, &header, principal.as_deref()) {
         Ok(v) => v,
-        Err(refusal) => return reply(refusal),
+        Err(refusal) => return reply(*refusal),
     };
     let started = now_ms();
     let answer = loop {

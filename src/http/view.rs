@@ -18,8 +18,11 @@ use crate::protocol::jsonrpc;
 /// The MCP endpoint's path.
 pub const ENDPOINT: &str = "/mcp";
 
-fn bad(message: String) -> Response {
-    json_response(400, jsonrpc::error(&Value::Null, &Error::params(message)))
+fn bad(message: String) -> Box<Response> {
+    Box::new(json_response(
+        400,
+        jsonrpc::error(&Value::Null, &Error::params(message)),
+    ))
 }
 
 /// Percent-decodes one query component (`+` is a space).
@@ -66,7 +69,7 @@ pub fn endpoint_view(
     query: &str,
     header: &dyn Fn(&str) -> Option<String>,
     principal: Option<&str>,
-) -> Result<Option<Arc<EndpointView>>, Response> {
+) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
     let name = rest.trim_matches('/');
@@ -78,10 +81,10 @@ pub fn endpoint_view(
             } else {
                 known.join(", ")
             };
-            return Err(plain(
+            return Err(Box::new(plain(
                 404,
                 &format!("unknown view \"{name}\" (views: {listed}); MCP is served at {ENDPOINT}"),
-            ));
+            )));
         };
         if named.mode == Mode::Search {
             return Err(bad(format!(
@@ -91,10 +94,10 @@ pub fn endpoint_view(
         if let Some(globs) = &named.principals {
             let allowed = principal.is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)));
             if !allowed {
-                return Err(plain(
+                return Err(Box::new(plain(
                     403,
                     &format!("view \"{name}\" is not open to this caller (its principals)"),
-                ));
+                )));
             }
         }
         view.parts.push(ViewPart {

@@ -56,7 +56,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     // headers): a malformed or closed view is refused here.
     let caller = match shell::caller_of(server, cfg, &req) {
         Ok(c) => c,
-        Err(refusal) => return shell::respond(refusal),
+        Err(refusal) => return shell::respond(*refusal),
     };
     let body = if method == "POST" {
         // Counted while read: a body without Content-Length (chunked) is refused at the limit.

@@ -283,7 +283,7 @@ impl DurableObject for SessionObject {
         let mut store = self.store();
         let caller = match shell::caller_of(server, cfg, &req) {
             Ok(c) => c,
-            Err(refusal) => return shell::respond(refusal),
+            Err(refusal) => return shell::respond(*refusal),
         };
         let answer = shell::run(server, cfg, request, &mut store, fresh, caller).await;
         if store.wrote {

@@ -110,8 +110,12 @@ pub struct Caller {
 
 /// The caller of `req` (the gate has already checked its token); an error response for a view
 /// that is unknown, malformed or not open to the caller.
-pub fn caller_of(server: &Server, cfg: &http::Config, req: &Request) -> std::result::Result<Caller, http::Response> {
-    let url = req.url().map_err(|_| http::failed())?;
+pub fn caller_of(
+    server: &Server,
+    cfg: &http::Config,
+    req: &Request,
+) -> std::result::Result<Caller, Box<http::Response>> {
+    let url = req.url().map_err(|_| Box::new(http::failed()))?;
     let header = header_fn(req.headers());
     let principal = http::identify(cfg, header("authorization").as_deref()).ok().flatten();
     let view = http::endpoint_view(
