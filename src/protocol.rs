@@ -18,6 +18,7 @@ mod middleware;
 mod prompts;
 mod resources;
 mod router;
+pub mod search;
 mod server;
 mod session;
 mod tasks;

@@ -42,7 +42,6 @@ fn the_plain_endpoint_has_no_view_and_bad_views_are_refused_by_name() {
         ("concerns.nonsense=1", "nonsense"),
         ("names=%ZZ", "%ZZ"),
         ("mode=fast", "mode"),
-        ("mode=search", "search"),
     ] {
         let e = view("/mcp", query, &[]).unwrap_err();
         assert_eq!(e.status, 400, "{query}");

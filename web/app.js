@@ -63,16 +63,48 @@ function viewUrl(filter) {
   if (filter.excludeTags) q.set('excludeTags', filter.excludeTags.join(','));
   if (filter.namePatterns) q.set('names', filter.namePatterns.join(','));
   for (const [k, v] of Object.entries(filter.concerns ?? {})) q.set(`concerns.${k}`, v);
+  if ($('view-search').checked) q.set('mode', 'search');
   url.search = q.toString();
   return url.href;
+}
+
+/** The search-mode `tools/list` that `url` serves, as one 2026-07-28 stateless request. */
+async function searchModeList(url) {
+  const version = '2026-07-28';
+  const message = {
+    jsonrpc: '2.0', id: 1, method: 'tools/list',
+    params: { _meta: {
+      'io.modelcontextprotocol/protocolVersion': version,
+      'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+      'io.modelcontextprotocol/clientCapabilities': {},
+    } },
+  };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': version, 'Mcp-Method': 'tools/list' },
+    body: JSON.stringify(message),
+  });
+  const answer = await response.json();
+  if (!answer.result) throw new Error(`${url} answered tools/list with ${JSON.stringify(answer.error ?? answer)}`);
+  return answer.result.tools;
 }
 
 function renderView(filter, view) {
   const url = viewUrl(filter);
   $('view-url').textContent = url;
   $('view-url').dataset.url = url;
-  $('view-saves').textContent = `${fmt(view.count)} of ${fmt(state.total.count)} tools: ` +
-    `saves ~${fmt(state.total.tokens - view.tokens)} of ~${fmt(state.total.tokens)} tokens in every conversation.`;
+  const saves = (tokens) => `saves ~${fmt(state.total.tokens - tokens)} of ~${fmt(state.total.tokens)} tokens in every conversation.`;
+  $('view-saves').textContent = `${fmt(view.count)} of ${fmt(state.total.count)} tools: ${saves(view.tokens)}`;
+  if ($('view-search').checked) {
+    const shown = $('view-saves').textContent;
+    searchModeList(url).then((tools) => {
+      if ($('view-url').dataset.url !== url) return; // a newer selection
+      // About four bytes a token, the estimate the package uses for tool definitions.
+      const tokens = Math.ceil(JSON.stringify(tools).length / 4);
+      $('view-saves').textContent = `Search mode: the client lists ${tools.map((t) => t.name).join(', ')} ` +
+        `(~${fmt(tokens)} tokens) and finds among ${fmt(view.count)} tools: ${saves(tokens)}`;
+    }).catch((e) => { $('view-saves').textContent = `${shown} (search mode: ${e.message})`; });
+  }
   const config = { mcpServers: { 'mcp-sieve': { type: 'http', url } } };
   $('view-config').textContent = JSON.stringify(config, null, 2);
 }
@@ -225,6 +257,7 @@ async function main() {
     if (t.matches('[data-concern], [data-concern-on]')) concernsChanged().catch((e) => showError('concerns/update failed', e));
   });
   $('search').addEventListener('input', update);
+  $('view-search').addEventListener('change', update);
   form.addEventListener('reset', () => setTimeout(() => {
     update();
     concernsChanged().catch((e) => showError('concerns/update failed', e));

@@ -27,6 +27,10 @@ pub struct EndpointView {
     pub parts: Vec<ViewPart>,
     /// Only tools whose `readOnlyHint` is true (`X-MCP-Readonly: true`).
     pub read_only: bool,
+    /// Search mode: `tools/list` is `find_tools` and `call_tool` (see `protocol::search`).
+    pub search: bool,
+    /// Tools listed beside the search tools in search mode.
+    pub pinned: Vec<String>,
 }
 
 impl EndpointView {

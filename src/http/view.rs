@@ -86,11 +86,8 @@ pub fn endpoint_view(
                 &format!("unknown view \"{name}\" (views: {listed}); MCP is served at {ENDPOINT}"),
             )));
         };
-        if named.mode == Mode::Search {
-            return Err(bad(format!(
-                "view \"{name}\" is in search mode, which this server does not serve yet"
-            )));
-        }
+        view.search = named.mode == Mode::Search;
+        view.pinned = named.pinned.clone();
         if let Some(globs) = &named.principals {
             let allowed = principal.is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)));
             if !allowed {
@@ -118,10 +115,8 @@ pub fn endpoint_view(
             "names" => {
                 filter.insert("namePatterns".into(), Value::Array(list(&v)));
             }
-            "mode" if v == "list" => {}
-            "mode" if v == "search" => {
-                return Err(bad("mode=search: search mode is not served yet; use mode=list".into()))
-            }
+            "mode" if v == "list" => view.search = false,
+            "mode" if v == "search" => view.search = true,
             "mode" => return Err(bad(format!("the URL parameter mode must be list or search, got \"{v}\""))),
             other => match other.strip_prefix("concerns.") {
                 Some(c) if !c.is_empty() => {
@@ -170,7 +165,7 @@ pub fn endpoint_view(
             )))
         }
     }
-    if view.parts.is_empty() && !view.read_only {
+    if view.parts.is_empty() && !view.read_only && !view.search {
         return Ok(None);
     }
     view.label = format!(

@@ -24,7 +24,7 @@ const STOP: [&str; 58] = [
 ];
 
 /// Query words that mean a catalog word (small, general vocabulary).
-const SYNONYMS: [(&str, &str); 24] = [
+const SYNONYMS: &[(&str, &str)] = &[
     ("mail", "email"),
     ("inbox", "email"),
     ("e-mail", "email"),
@@ -49,6 +49,18 @@ const SYNONYMS: [(&str, &str); 24] = [
     ("account", "user"),
     ("log", "logs"),
     ("bug", "issue"),
+    ("go", "navigate"),
+    ("visit", "navigate"),
+    ("url", "navigate"),
+    ("find", "search"),
+    ("look", "search"),
+    ("remember", "memory"),
+    ("recent", "history"),
+    ("done", "status transition"),
+    ("hour", "worklog"),
+    ("logged", "authenticated"),
+    ("who", "user profile"),
+    ("field", "form"),
 ];
 
 /// Lowercase word stems of `text`.
@@ -71,10 +83,10 @@ fn strip(w: &str) -> String {
         return format!("{}y", &w[..n - 3]);
     }
     if n > 5 && w.ends_with("ing") {
-        return w[..n - 3].to_string();
+        return undouble(&w[..n - 3]);
     }
     if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        return w[..n - 2].to_string();
+        return undouble(&w[..n - 2]);
     }
     if n > 4 && (w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")) {
         return w[..n - 2].to_string();
@@ -83,6 +95,15 @@ fn strip(w: &str) -> String {
         return w[..n - 1].to_string();
     }
     w.to_string()
+}
+
+/// `logg` → `log`, `runn` → `run` (what -ed and -ing leave after a doubled consonant).
+fn undouble(w: &str) -> String {
+    let b = w.as_bytes();
+    match b {
+        [.., x, y] if x == y && !b"aeioulsz".contains(x) => w[..w.len() - 1].to_string(),
+        _ => w.to_string(),
+    }
 }
 
 fn query_tokens(text: &str) -> Vec<String> {
@@ -131,6 +152,21 @@ fn document(tool: &Primitive, groups: &[Group]) -> (HashMap<String, f64>, f64) {
     (tf, len)
 }
 
+/// A query word's weighted frequency in a document: its own, and half that of the words it is a
+/// prefix of (for words of four letters or more).
+fn frequency(tf: &HashMap<String, f64>, t: &str) -> f64 {
+    let exact = tf.get(t).copied().unwrap_or(0.0);
+    if t.len() < 4 {
+        return exact;
+    }
+    exact
+        + 0.5
+            * tf.iter()
+                .filter(|(w, _)| w.len() > t.len() && w.starts_with(t))
+                .map(|(_, f)| f)
+                .sum::<f64>()
+}
+
 /// BM25F scores of `candidates` (positions in the tool section) for `query`, best first,
 /// only positive scores.
 pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: &str) -> Vec<(usize, f64)> {
@@ -150,26 +186,21 @@ pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: 
     for t in query_tokens(query) {
         *q.entry(t).or_insert(0.0) += 1.0;
     }
-    let mut scores: Vec<(usize, f64)> = docs
-        .iter()
-        .map(|(i, tf, len)| {
-            let score = q
-                .iter()
-                .map(|(t, qf)| {
-                    let f = tf.get(t).copied().unwrap_or(0.0);
-                    if f == 0.0 {
-                        return 0.0;
-                    }
-                    let df = docs.iter().filter(|d| d.1.contains_key(t)).count() as f64;
-                    let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                    // Repeated query words count, but sub-linearly.
-                    idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg)) * (1.0 + qf.ln())
-                })
-                .sum::<f64>();
-            (*i, score)
-        })
-        .filter(|(_, s)| *s > 0.0)
-        .collect();
+    let mut scores: Vec<(usize, f64)> = docs.iter().map(|d| (d.0, 0.0)).collect();
+    for (t, qf) in &q {
+        // A query word also matches, at half weight, the longer words it begins
+        // (`review` → `reviewers`, `work` → `worklog`).
+        let freq: Vec<f64> = docs.iter().map(|d| frequency(&d.1, t)).collect();
+        let df = freq.iter().filter(|f| **f > 0.0).count() as f64;
+        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+        for ((score, f), d) in scores.iter_mut().zip(&freq).zip(&docs) {
+            if *f > 0.0 {
+                // Repeated query words count, but sub-linearly.
+                score.1 += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * d.2 / avg)) * (1.0 + qf.ln());
+            }
+        }
+    }
+    scores.retain(|(_, s)| *s > 0.0);
     crate::sort::sort_by(&mut scores, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scores
 }

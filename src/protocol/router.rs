@@ -129,6 +129,7 @@ impl Server {
         match method {
             "ping" => Ok("{}".into()),
             "server/discover" => Ok(self.discover(&call.ctx).to_string()),
+            "tools/list" if Self::searching(&call) => self.search_list(&call, log),
             "tools/list" => self.list(Kind::Tool, &call, log),
             "resources/list" => self.list(Kind::Resource, &call, log),
             "resources/templates/list" => self.list(Kind::ResourceTemplate, &call, log),
@@ -151,7 +152,10 @@ impl Server {
                 Ok(r.to_string())
             }
             "concerns/update" => self.update_concerns(&call, session, out),
-            "tools/call" => self.call_tool(&call, session, env, out),
+            "tools/call" => match Self::searching(&call).then(|| self.search_call(&call, session, env, out)) {
+                Some(Some(answer)) => answer,
+                _ => self.call_tool(&call, session, env, out),
+            },
             "prompts/get" => self.get_prompt(&call, out),
             "resources/read" => self.read_uri(&call, out),
             "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, &mut out.log),

@@ -54,6 +54,32 @@ test('a 2026-07-28 client (SDK v2, pinned) on a view URL', { timeout: 60_000 }, 
   } finally { await client.close(); }
 });
 
+test('search mode: SDK v1 at /mcp/search and SDK v2 at ?mode=search find, then call, only the view\'s tools', { timeout: 60_000 }, async () => {
+  const client = await v1(`${server.url}/search`);
+  try {
+    const listed = (await client.listTools()).tools;
+    assert.deepEqual(listed.map((t) => t.name), ['find_tools', 'call_tool', 'echo']);
+    const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an email', limit: 3 } });
+    const tools = found.structuredContent.tools;
+    assert.ok(tools.length > 0 && tools.length <= 3 && tools[0].inputSchema, JSON.stringify(found));
+    assert.ok(tools.some((t) => t.name === 'send_email'), tools.map((t) => t.name).join(', '));
+    assert.deepEqual(JSON.parse(found.content[0].text), tools);
+    const r = await client.callTool({ name: 'call_tool', arguments: { name: 'add', arguments: { a: 2, b: 3 } } });
+    assert.match(JSON.stringify(r.content), /5/);
+    assert.deepEqual((await client.listTools()).tools, listed, 'the list does not change');
+  } finally { await client.close(); }
+  const v2 = new ClientV2({ name: 'search-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await v2.connect(new TransportV2(new URL(`${server.url}?groups=utilities&mode=search`)));
+  try {
+    assert.deepEqual((await v2.listTools()).tools.map((t) => t.name), ['find_tools', 'call_tool']);
+    const found = await v2.callTool({ name: 'find_tools', arguments: { query: 'send an email' } });
+    assert.ok(found.structuredContent.tools.every((t) => ['add', 'current_time', 'echo', 'long_report', 'text_stats'].includes(t.name)));
+    const echoed = await v2.callTool({ name: 'call_tool', arguments: { name: 'echo', arguments: { message: 'hi' } } });
+    assert.equal(echoed.content[0].text, 'hi');
+    await assert.rejects(v2.callTool({ name: 'call_tool', arguments: { name: 'send_email', arguments: {} } }), /Unknown tool/);
+  } finally { await v2.close(); }
+});
+
 test('unknown and malformed views are refused, naming what is wrong', async () => {
   const unknown = await fetch(`${server.url}/nope`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{}' });
   assert.equal(unknown.status, 404);

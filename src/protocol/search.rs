@@ -1,0 +1,222 @@
+//! Search mode (a view with `mode: "search"`): `tools/list` holds `find_tools` (a query → the
+//! best matching tools' full definitions, ranked by the tool-relevance index over what the caller
+//! may see) and `call_tool` (a tool by name, under the same view and policy), plus the view's
+//! pinned tools. The list is fixed: searching never changes it, so it is valid in 2026-07-28.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{type_name, Error, Result};
+use crate::filter::Filter;
+use crate::middleware::tool_filter;
+use crate::model::Kind;
+use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::Session;
+
+/// The search tool's name.
+pub const FIND: &str = "find_tools";
+/// The tool that calls what `find_tools` found.
+pub const CALL: &str = "call_tool";
+/// Most definitions one `find_tools` answers.
+pub const MAX_LIMIT: u64 = 20;
+/// Longest query, in characters.
+pub const MAX_QUERY: usize = 1000;
+
+fn find_tools(count: usize) -> Value {
+    json!({
+        "name": FIND,
+        "title": "Find tools",
+        "description": format!(
+            "Search this server's {count} tools by what you want to do. Answers the best matches' full \
+             definitions (name, description, inputSchema); then call one with call_tool."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "maxLength": MAX_QUERY, "description": "what you want to do, in a few words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 5, "description": "how many tools to answer"}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        },
+        "annotations": {"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+    })
+}
+
+fn call_tool() -> Value {
+    json!({
+        "name": CALL,
+        "title": "Call a tool",
+        "description": "Call a tool that find_tools answered, by its name, with arguments that follow its inputSchema.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "the tool's name, as find_tools gave it"},
+                "arguments": {"type": "object", "description": "the tool's arguments"}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }
+    })
+}
+
+impl Server {
+    /// Whether this call is made through a search-mode view.
+    pub(crate) fn searching(call: &Call) -> bool {
+        call.ctx.view.as_ref().is_some_and(|v| v.search)
+    }
+
+    /// `tools/list` in search mode: the two search tools and the pinned tools the caller may see
+    /// (the request's filter and concerns narrow the pinned ones), on one page.
+    pub(crate) fn search_list(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
+        if !call.params.get("cursor").is_none_or(Value::is_null) {
+            return Err(Error::params(
+                "params.cursor: this search-mode list is one page and issued no cursor".to_string(),
+            ));
+        }
+        let filter = Filter::parse(call.params.get("filter").unwrap_or(&Value::Null), "params.filter")?;
+        let mut warnings = Vec::new();
+        let concerns = self.request_concerns(call, &filter, &mut warnings)?;
+        let visible = self.selection(Kind::Tool, call, &Filter::default(), &concerns, log);
+        let shown = self.selection(Kind::Tool, call, &filter, &concerns, log);
+        let section = self.catalog.section(Kind::Tool);
+        let pinned = call.ctx.view.iter().flat_map(|v| &v.pinned);
+        let mut s = format!("{{\"tools\":[{},{}", find_tools(visible.count()), call_tool());
+        for pos in pinned.filter_map(|name| section.find(name)).filter(|&p| shown.get(p)) {
+            s.push(',');
+            s.push_str(&section.items[pos].fragment);
+        }
+        s.push(']');
+        if !warnings.is_empty() {
+            s.push_str(",\"_meta\":");
+            s.push_str(&json!({ format!("{}/warnings", crate::protocol::EXT): warnings }).to_string());
+        }
+        s.push('}');
+        Ok(s)
+    }
+
+    /// `tools/call` of `find_tools` or `call_tool` in search mode (`None`: another tool).
+    pub(crate) fn search_call(
+        &self,
+        call: &Call,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Option<Result<String>> {
+        let name = call.params.get("name").and_then(Value::as_str)?;
+        if name != FIND && name != CALL {
+            return None;
+        }
+        if call.params.get("task").is_some_and(|t| !t.is_null()) {
+            return Some(Err(Error::MethodNotFound(format!(
+                "tool \"{name}\" does not support task execution; call the tool it finds as a task"
+            ))));
+        }
+        let args = match Self::arguments(call) {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(if name == FIND {
+            self.find(call, &args, &mut out.log)
+        } else {
+            self.call_found(call, &args, session, env, out)
+        })
+    }
+
+    fn find(&self, call: &Call, args: &Map<String, Value>, log: &mut Vec<String>) -> Result<String> {
+        let query = match args.get("query") {
+            Some(Value::String(q)) if q.chars().count() <= MAX_QUERY => q,
+            Some(Value::String(_)) => {
+                return Err(Error::params(format!(
+                    "params.arguments.query is longer than {MAX_QUERY} characters"
+                )))
+            }
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.arguments.query must be a string, got {}",
+                    type_name(v)
+                )))
+            }
+            None => return Err(Error::params("params.arguments.query is required".to_string())),
+        };
+        let limit = match args.get("limit") {
+            None | Some(Value::Null) => 5,
+            Some(v) => match v.as_u64().filter(|n| (1..=MAX_LIMIT).contains(n)) {
+                Some(n) => n as usize,
+                None => {
+                    return Err(Error::params(format!(
+                        "params.arguments.limit must be an integer from 1 to {MAX_LIMIT}, got {v}"
+                    )))
+                }
+            },
+        };
+        let mut warnings = Vec::new();
+        let concerns = self.request_concerns(call, &Filter::default(), &mut warnings)?;
+        let visible = self.selection(Kind::Tool, call, &Filter::default(), &concerns, log);
+        let candidates: Vec<usize> = visible.ones().collect();
+        let section = self.catalog.section(Kind::Tool);
+        let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, query);
+        let mut list = String::from("[");
+        for (n, (pos, _)) in ranked.iter().take(limit).enumerate() {
+            if n > 0 {
+                list.push(',');
+            }
+            list.push_str(&section.items[*pos].fragment);
+        }
+        list.push(']');
+        let text = if ranked.is_empty() {
+            format!("No tool matches \"{query}\"; try other words.")
+        } else {
+            list.clone()
+        };
+        Ok(format!(
+            "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list}}}}}",
+            Value::String(text)
+        ))
+    }
+
+    fn call_found(
+        &self,
+        call: &Call,
+        args: &Map<String, Value>,
+        session: &mut Option<Session>,
+        env: &Env,
+        out: &mut Outcome,
+    ) -> Result<String> {
+        let name = match args.get("name") {
+            Some(Value::String(n)) if n == FIND || n == CALL => {
+                return Err(Error::params(format!(
+                    "params.arguments.name: call \"{n}\" directly, not through call_tool"
+                )))
+            }
+            Some(Value::String(n)) => n,
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.arguments.name must be a string, got {}",
+                    type_name(v)
+                )))
+            }
+            None => return Err(Error::params("params.arguments.name is required".to_string())),
+        };
+        let arguments = match args.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(Value::Object(a)) => Value::Object(a.clone()),
+            Some(v) => {
+                return Err(Error::params(format!(
+                    "params.arguments.arguments must be an object, got {}",
+                    type_name(v)
+                )))
+            }
+        };
+        let mut params = call.params.as_object().cloned().unwrap_or_default();
+        params.insert("name".into(), json!(name));
+        params.insert("arguments".into(), arguments);
+        let params = Value::Object(params);
+        let inner = Call {
+            params: &params,
+            stateless: call.stateless,
+            ctx: call.ctx.clone(),
+            session_concerns: call.session_concerns.clone(),
+        };
+        self.call_tool(&inner, session, env, out)
+    }
+}
