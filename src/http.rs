@@ -479,9 +479,14 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
                     protocol_version: MODERN_VERSION.into(),
                     initialized: true,
                     last_seen_ms: env.now_ms,
+                    // Owned by the principal that created it, when there is one.
+                    principal: env.principal.clone(),
                     ..Session::default()
                 }),
-                Some((id, false)) => store.load(&id).filter(|s| s.task_holder),
+                // Another principal's task is as unknown as a made-up id.
+                Some((id, false)) => store
+                    .load(&id)
+                    .filter(|s| s.task_holder && s.principal == env.principal),
                 None => None,
             }
         }

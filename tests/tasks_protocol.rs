@@ -445,3 +445,32 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
         "{d}"
     );
 }
+
+#[test]
+fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
+    let mut h = Harness::new();
+    h.principal = Some("alice".into());
+    let created = response_of(&h.modern(
+        json!(1),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60_000}}),
+    ));
+    let id = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    // Another principal, or none, cannot see, wait for or cancel it.
+    for principal in [Some("bob"), None] {
+        h.principal = principal.map(String::from);
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let r = response_of(&h.modern(json!(2), method, json!({"taskId": id})));
+            assert!(
+                r["error"]["message"].as_str().unwrap().contains("Unknown task"),
+                "{principal:?} {method}: {r}"
+            );
+        }
+    }
+    // Its owner still can.
+    h.principal = Some("alice".into());
+    let got = response_of(&h.modern(json!(3), "tasks/get", json!({"taskId": id})));
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+    let cancelled = response_of(&h.modern(json!(4), "tasks/cancel", json!({"taskId": id})));
+    assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
+}
