@@ -2,6 +2,8 @@
 // native server. It never builds: run scripts/build.sh first. Raw requests: ../common/mcp-raw.mjs.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -103,9 +105,16 @@ export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 
   }
   const args = ['dev', '--cwd', 'worker', '--ip', '127.0.0.1', '--port', String(port),
     '--show-interactive-dev-session=false', '--log-level', logLevel];
-  if (persistTo) args.push('--persist-to', persistTo);
+  // Local state in a directory of its own (not worker/.wrangler, shared by every run), removed
+  // when the Worker stops unless the test gave it.
+  const own = persistTo ? null : mkdtempSync(path.join(tmpdir(), 'sieve-state-'));
+  args.push('--persist-to', persistTo ?? own);
   args.push(...extraArgs);
-  return startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev');
+  // No reload on configuration changes while a test runs.
+  const started = await startProcess(path.join(ROOT, 'node_modules', '.bin', 'wrangler'), args, port, 'wrangler dev',
+    { WRANGLER_CI_DISABLE_CONFIG_WATCHING: 'true' });
+  if (!own) return started;
+  return { ...started, stop: async () => { await started.stop(); rmSync(own, { recursive: true, force: true }); } };
 }
 
 /**
