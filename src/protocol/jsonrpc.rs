@@ -142,8 +142,31 @@ pub fn method_of(body: &[u8]) -> Option<String> {
     peek(body).map(|(m, _)| m)
 }
 
-/// The method and `params` of a body, read as the core will read it (for a shell's routing).
+/// Methods whose `params` a shell routes by (the 2026-07-28 task holder, see
+/// `protocol::task_holder`).
+const ROUTED_BY_PARAMS: [&str; 5] = [
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "tasks/update",
+    "tasks/cancel",
+];
+
+/// The method and `params` of a body, read as the core will read it (for a shell's routing);
+/// `params` is `Null` unless the method is routed by them. The common case reads the method
+/// alone, without building the whole document; a body that this quick reading refuses (a
+/// repeated `method`, say) is read in full as the core reads it, so both agree.
 pub fn peek(body: &[u8]) -> Option<(String, Value)> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+    }
+    if let Ok(head) = serde_json::from_slice::<Head>(body) {
+        if !ROUTED_BY_PARAMS.contains(&&*head.method) {
+            return Some((head.method.into_owned(), Value::Null));
+        }
+    }
     let mut v: Value = serde_json::from_slice(body).ok()?;
     let method = v.get("method")?.as_str()?.to_string();
     Some((method, v.get_mut("params").map(Value::take).unwrap_or(Value::Null)))
@@ -224,4 +247,37 @@ pub fn notification(method: &str, params: Option<Value>) -> String {
         v["params"] = p;
     }
     v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn peek_reads_the_method_as_the_core_does() {
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"filter":{"groups":["a"]}}}"#;
+        assert_eq!(peek(list), Some(("tools/list".into(), Value::Null)));
+        // A repeated key: the last one, as `parse` reads it.
+        let twice = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"initialize"}"#;
+        assert_eq!(method_of(twice).as_deref(), Some("initialize"));
+        assert_eq!(parse(twice, &Limits::default()).unwrap().method(), Some("initialize"));
+        // Methods routed by their params carry them.
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}"#;
+        assert_eq!(
+            peek(call),
+            Some(("tools/call".into(), json!({"name": "x", "task": {}})))
+        );
+        let escaped = br#"{"method":"tasks\/get","params":{"taskId":"t"}}"#;
+        assert_eq!(peek(escaped), Some(("tasks/get".into(), json!({"taskId": "t"}))));
+        for bad in [
+            &b"[]"[..],
+            b"{\"method\":5}",
+            b"{\"id\":1}",
+            b"not json",
+            b"{\"method\":\"ping\"} x",
+        ] {
+            assert_eq!(peek(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
 }

@@ -272,7 +272,7 @@ impl DurableObject for SessionObject {
         let cfg = &cfg;
         let method = req.method().to_string();
         let body = req.bytes().await.unwrap_or_default();
-        let headers = req.headers().clone();
+        let headers = req.inner().headers();
         let header = shell::header_fn(&headers);
         let fresh = header(MINTED_ID_HEADER).unwrap_or_else(shell::fresh_id);
         let request = http::Request {
@@ -281,7 +281,7 @@ impl DurableObject for SessionObject {
             body: &body,
         };
         let mut store = self.store();
-        let caller = match shell::caller_of(server, cfg, &req) {
+        let caller = match shell::caller_of(server, cfg, &req.inner().url(), &header) {
             Ok(c) => c,
             Err(refusal) => return shell::respond(*refusal),
         };

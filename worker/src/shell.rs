@@ -12,7 +12,7 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Date, Delay, Headers, Request, Response, ResponseBuilder, Result};
+use worker::{Date, Delay, Response, ResponseBuilder, Result};
 
 /// Request header that makes the shell panic (with diagnostics on).
 const PANIC_HEADER: &str = "X-Sieve-Panic";
@@ -47,14 +47,28 @@ const DRAIN: usize = 1 << 20;
 /// Longest the drain past the limit lasts.
 const DRAIN_MS: u64 = 1_000;
 
-/// Reads a request body, counting bytes as they arrive: past `limit` nothing more is kept and
-/// the answer is 413, whether or not a `Content-Length` was declared (a chunked body has none);
-/// a body that keeps coming is refused within [`DRAIN_MS`] of passing the limit.
-pub async fn read_body(req: &Request, limit: usize) -> std::result::Result<Vec<u8>, http::Response> {
-    let Some(stream) = req.inner().body() else {
+/// Reads a request body. A body whose `Content-Length` the gate accepted (at most `limit`; the
+/// runtime holds the body to it) is read in one call; one without (chunked) is read as a stream,
+/// counting bytes as they arrive: past `limit` nothing more is kept and the answer is 413, and a
+/// body that keeps coming is refused within [`DRAIN_MS`] of passing the limit.
+pub async fn read_body(
+    req: &web_sys::Request,
+    declared: Option<String>,
+    limit: usize,
+) -> std::result::Result<Vec<u8>, http::Response> {
+    let failed = |_: JsValue| http::failed();
+    if declared
+        .and_then(|l| l.trim().parse::<usize>().ok())
+        .is_some_and(|n| n <= limit)
+    {
+        let buffer = JsFuture::from(req.array_buffer().map_err(failed)?)
+            .await
+            .map_err(failed)?;
+        return Ok(js_sys::Uint8Array::new(&buffer).to_vec());
+    }
+    let Some(stream) = req.body() else {
         return Ok(Vec::new());
     };
-    let failed = |_: JsValue| http::failed();
     let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().dyn_into().map_err(|_| http::failed())?;
     let (mut body, mut seen, mut over_at) = (Vec::new(), 0usize, None::<i64>);
     loop {
@@ -100,6 +114,15 @@ pub fn is_endpoint(path: &str) -> bool {
     path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))
 }
 
+/// The path and query of a URL as the platform serializes it (`https://host/path?query#frag`),
+/// without parsing it again: the serialization is already normalized.
+pub fn path_and_query(url: &str) -> (&str, &str) {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.find('/').map_or("/", |i| &rest[i..]);
+    let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+    rest.split_once('?').unwrap_or((rest, ""))
+}
+
 /// Who calls and through which view.
 pub struct Caller {
     /// The principal its bearer token names (`MCP_SIEVE_TOKENS`), if any.
@@ -108,28 +131,22 @@ pub struct Caller {
     pub view: Option<Arc<EndpointView>>,
 }
 
-/// The caller of `req` (the gate has already checked its token); an error response for a view
-/// that is unknown, malformed or not open to the caller.
+/// The caller of a request to `url` (the gate has already checked its token); an error response
+/// for a view that is unknown, malformed or not open to the caller.
 pub fn caller_of(
     server: &Server,
     cfg: &http::Config,
-    req: &Request,
+    url: &str,
+    header: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<Caller, Box<http::Response>> {
-    let url = req.url().map_err(|_| Box::new(http::failed()))?;
-    let header = header_fn(req.headers());
+    let (path, query) = path_and_query(url);
     let principal = http::identify(cfg, header("authorization").as_deref()).ok().flatten();
-    let view = http::endpoint_view(
-        server.catalog(),
-        url.path(),
-        url.query().unwrap_or(""),
-        &header,
-        principal.as_deref(),
-    )?;
+    let view = http::endpoint_view(server.catalog(), path, query, header, principal.as_deref())?;
     Ok(Caller { principal, view })
 }
 
 /// Header lookup over the platform's headers.
-pub fn header_fn(headers: &Headers) -> impl Fn(&str) -> Option<String> + '_ {
+pub fn header_fn(headers: &web_sys::Headers) -> impl Fn(&str) -> Option<String> + '_ {
     move |name| headers.get(name).ok().flatten()
 }
 
