@@ -1,6 +1,7 @@
 //! The random `tools/list` filters of the load benchmark, and the filter semantics of
 //! DESIGN.md written plainly in JS (groups ANY with transitive parents, tags ALL, excludeTags
-//! NONE, concerns: no mapping or an equal mapped value), shared by the reference server.
+//! NONE, concerns: no mapping or an equal mapped value), shared by the reference servers and
+//! the edge peers of the load benchmark (no dependencies, so every bundle can import it).
 
 /** A seeded generator (mulberry32), so every server sees the same filter sequence. */
 export function rng(seed) {
@@ -65,4 +66,21 @@ export function compile(doc) {
     return true;
   });
   return { select, size: tools.length };
+}
+
+/**
+ * The `tools/list` answer of the reference servers over catalog document `doc`: the tools that
+ * match `params.filter`, one page of the document's page size (as mcp-sieve pages), from the
+ * offset in `params.cursor`; `nextCursor` is the next offset while tools remain.
+ */
+export function lister(doc) {
+  const catalog = compile(doc);
+  const pageSize = doc.options?.pageSize ?? 50;
+  return (params) => {
+    const matched = catalog.select(params?.filter ?? {});
+    const start = params?.cursor ? Number.parseInt(params.cursor, 10) : 0;
+    const tools = matched.slice(start, start + pageSize).map((t) => t.json);
+    const next = start + pageSize < matched.length ? String(start + pageSize) : undefined;
+    return { tools, ...(next ? { nextCursor: next } : {}) };
+  };
 }

@@ -1,26 +1,72 @@
 #!/usr/bin/env bash
-# Load benchmark (a script, not a test): tools/list with random filters over a synthetic catalog
-# of N tools (default 5,000), at concurrency 1 and 32, for SECONDS (default 10) per
-# configuration, on 127.0.0.1 only, against
-#   - the Worker in `wrangler dev` (local workerd) serving that catalog via MCP_SIEVE_CONFIG,
-#     in the stateless 2026-07-28 era and in the 2025-11-25 era with a session;
-#   - a reference server written with the official TypeScript SDK serving the same catalog with
-#     the same filter semantics and page size, in Node (bench/reference-server.mjs) and in
-#     workerd under its own `wrangler dev` (bench/reference-worker.mjs, bundled by esbuild);
-#   - the floor: a Worker that does no MCP work (bench/noop-worker.mjs) under `wrangler dev`,
-#     the most any Worker can serve there on this machine.
-# Prints requests/s, p50, p99, the ratios, and the Worker's wasm size gzipped.
-#   scripts/bench-load.sh [TOOLS] [SECONDS]        (SKIP_BUILD=1 reuses the last build)
+# Load benchmark of the Worker (a script, not a test): filtered `tools/list` with random filters
+# over a synthetic catalog of TOOLS tools (default 5,000; 100-tool pages), 32 connections, wrk
+# (C, Lua request script bench/wrk-list.lua) with 2 threads, a 3 s warm-up then SECONDS (default
+# 10) per target, 127.0.0.1 only, all targets in one run:
+#   worker-stateless  the mcp-sieve Worker (`wrangler dev --cwd worker`, catalog in the
+#                     MCP_SIEVE_KV namespace), 2026-07-28: no session, version in each body's
+#                     _meta and the MCP-Protocol-Version / Mcp-Method headers;
+#   worker-session    the same Worker, 2025-11-25: 32 sessions opened first (initialize), one
+#                     Durable Object each, the Lua script cycling through them;
+#   floor-js          floor of the stateless era: a JavaScript Worker reading the body and
+#                     answering a fixed page as big as a typical real answer (bench/floor-worker.mjs);
+#   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
+#                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page;
+#   handler           peer: the official MCP SDK v2 server behind Cloudflare agents'
+#                     createMcpHandler, stateless, 2026-07-28 (bench/peers/handler-worker.mjs);
+#   mcpagent          peer: agents' McpAgent, a Durable Object per session, 32 sessions, 2025-11-25
+#                     (bench/peers/agent-worker.mjs);
+#   node-ref          peer: the official MCP SDK in Node, 32 sessions (bench/reference-server.mjs).
+# Every peer serves the same catalog with the same filter semantics and page size; before the
+# load, 200 random filters must give the same first page on every target but the floors
+# (bench/wrk-prepare.mjs), or the script stops. Prints a markdown table (requests/s, p50, p99,
+# share of the era's floor, work above the floor per request) and the ratios of the Worker to its
+# peers (bench/wrk-table.mjs), and the size of the Worker's wasm gzipped.
+#   scripts/bench-load.sh [TOOLS] [SECONDS]
+#   BENCH_TARGETS=worker-stateless,floor-js scripts/bench-load.sh    (a subset, comma-separated)
+#   SKIP_BUILD=1 reuses the last build (worker/build) instead of running bootstrap.sh + build.sh;
+#   BENCH_JSON=FILE keeps the raw results (one JSON line per target).
+# The peers' npm packages (agents, @modelcontextprotocol/server) live in bench/peers/ with their
+# own lock file: they need zod 4, the root package's tests use zod 3. Servers run in process
+# groups of their own (setsid) and are stopped by those ids on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"
 seconds="${2:-10}"
+conns=32
+threads=2
+warm=3
+all="floor-js worker-stateless handler floor-do worker-session mcpagent node-ref"
+targets="${BENCH_TARGETS:-${all// /,}}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
+
+want() { [[ ",$targets," == *",$1,"* ]]; }
+for t in ${targets//,/ }; do
+  [[ " $all " == *" $t "* ]] || { echo "BENCH_TARGETS: unknown target '$t' (known: ${all// /, })" >&2; exit 2; }
+done
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 if [ "${SKIP_BUILD:-}" != 1 ]; then
   scripts/bootstrap.sh
   scripts/build.sh
 fi
+if want worker-stateless || want worker-session; then
+  [ -f worker/build/index.js ] || { echo "no Worker build (worker/build/index.js): run scripts/build.sh" >&2; exit 1; }
+fi
+if want handler || want mcpagent; then
+  # The peers' packages, installed only when their lock file changed (as bootstrap.sh does).
+  stamp=bench/peers/node_modules/.sieve-lock-hash
+  lock=$(sha256sum bench/peers/package-lock.json | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock" ]; then
+    # npm 11 writes only this platform's optional packages (rolldown's, via agents) into the lock,
+    # and `npm ci` then refuses it as out of sync; `npm install --no-save` installs the same
+    # locked versions and leaves the lock file as it is.
+    (cd bench/peers && { npm ci --no-audit --no-fund --loglevel=error 2>/dev/null \
+      || npm install --no-save --no-audit --no-fund --loglevel=error; })
+    echo "$lock" > "$stamp"
+  fi
+fi
+
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -28,69 +74,173 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# start NAME DIR: `wrangler dev` of the Worker in DIR on a free port, in a process group of its
+# own; sets port_NAME and pg_NAME. Each wrangler dev also opens an inspector port, chosen here
+# as wranglers started together race for the default.
+start() {
+  local port ins
+  port="$(free_port)"; ins="$(free_port)"
+  setsid wrangler dev --cwd "$2" --ip 127.0.0.1 --port "$port" --inspector-port "$ins" --show-interactive-dev-session=false \
+    --log-level warn --persist-to "$work/state-$1" > "$work/$1.log" 2>&1 &
+  pids+=($!)
+  printf -v "port_$1" '%s' "$port"
+  printf -v "pg_$1" '%s' "$!"
+}
+# ready URL...: waits (90 s at most each) until every URL accepts a connection; stops if a server exited.
+ready() {
+  local url p
+  for url in "$@"; do
+    for _ in $(seq 1 450); do
+      for p in "${pids[@]}"; do
+        kill -0 "$p" 2>/dev/null || { echo "a server exited:" >&2; tail -n 20 "$work"/*.log >&2; exit 1; }
+      done
+      curl -s -o /dev/null -m 5 -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+        -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$url" && continue 2
+      sleep 0.2
+    done
+    echo "no answer from $url in 90 s:" >&2; tail -n 20 "$work"/*.log >&2; exit 1
+  done
+}
+# A Worker bundle: esbuild ENTRY into DIR/index.js with the catalog (and the floor's page)
+# inlined; Node built-ins are left to workerd's nodejs_compat.
+node_builtins=$(node -e 'console.log(require("module").builtinModules.filter((m) => !m.startsWith("_")).map((m) => "--external:" + m).join(" "))')
+bundle() { # ENTRY DIR [esbuild options]
+  local entry="$1" dir="$2"; shift 2
+  mkdir -p "$dir"
+  # shellcheck disable=SC2086
+  esbuild "$entry" --bundle --format=esm --platform=browser --conditions=workerd,worker,browser \
+    --external:'cloudflare:*' --external:'node:*' $node_builtins --alias:bench-catalog="$work/catalog.json" \
+    --outfile="$dir/index.js" --log-level=error "$@"
+}
 
 cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
-# The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
-# it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
-wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
-  --cwd worker --persist-to "$work/state" > /dev/null
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-wport="$(free_port)"; rport="$(free_port)"; xport="$(free_port)"; fport="$(free_port)"
-# Each wrangler dev also opens an inspector port; chosen here, as wranglers started together race for the default.
-ins=("$(free_port)" "$(free_port)" "$(free_port)")
-mkdir -p "$work/reference-worker"
-esbuild bench/reference-worker.mjs --bundle --format=esm --platform=browser --conditions=workerd,worker,browser \
-  --alias:bench-catalog="$work/catalog.json" --outfile="$work/reference-worker/index.js" --log-level=warning
-printf 'name = "sieve-bench-reference"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\ncompatibility_flags = ["nodejs_compat"]\n' \
-  > "$work/reference-worker/wrangler.toml"
-mkdir -p "$work/noop-worker"
-cp bench/noop-worker.mjs "$work/noop-worker/index.js"
-printf 'name = "sieve-bench-floor"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\n' > "$work/noop-worker/wrangler.toml"
+servers=()
+if want worker-stateless || want worker-session; then
+  # The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
+  # it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
+  wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
+    --cwd worker --persist-to "$work/state-worker" > /dev/null
+  start worker worker
+  servers+=("http://127.0.0.1:$port_worker/mcp")
+fi
+if want handler; then
+  bundle bench/peers/handler-worker.mjs "$work/handler"
+  printf 'name = "sieve-bench-handler"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\ncompatibility_flags = ["nodejs_compat"]\n' \
+    > "$work/handler/wrangler.toml"
+  start handler "$work/handler"
+  servers+=("http://127.0.0.1:$port_handler/mcp")
+fi
+if want mcpagent; then
+  bundle bench/peers/agent-worker.mjs "$work/agent"
+  cat > "$work/agent/wrangler.toml" <<'EOF'
+name = "sieve-bench-mcpagent"
+main = "index.js"
+compatibility_date = "2025-09-01"
+compatibility_flags = ["nodejs_compat"]
+[[durable_objects.bindings]]
+name = "MCP_OBJECT"
+class_name = "ReferenceAgent"
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["ReferenceAgent"]
+EOF
+  start agent "$work/agent"
+  servers+=("http://127.0.0.1:$port_agent/mcp")
+fi
+if want node-ref; then
+  port_node="$(free_port)"
+  setsid node bench/reference-server.mjs "$work/catalog.json" "$port_node" > "$work/node.log" 2>&1 &
+  pids+=($!)
+  pg_node=$!
+  servers+=("http://127.0.0.1:$port_node/mcp")
+fi
+[ ${#servers[@]} -eq 0 ] || ready "${servers[@]}"
+if want worker-stateless || want worker-session; then
+  # Fail early, with the Worker's own message, if it did not load the catalog.
+  curl -sf -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
+    "http://127.0.0.1:$port_worker/mcp" | grep -q mcp-sieve-bench || { echo "the Worker did not serve the bench catalog:" >&2; tail -20 "$work/worker.log" >&2; exit 1; }
+fi
 
-setsid wrangler dev --cwd worker --ip 127.0.0.1 --port "$wport" --inspector-port "${ins[0]}" --show-interactive-dev-session=false \
-  --log-level warn --persist-to "$work/state" > "$work/wrangler.log" 2>&1 &
-pids+=($!)
-setsid node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
-pids+=($!)
-setsid wrangler dev --cwd "$work/reference-worker" --ip 127.0.0.1 --port "$xport" --inspector-port "${ins[1]}" --show-interactive-dev-session=false \
-  --log-level warn --persist-to "$work/state-reference" > "$work/reference-worker.log" 2>&1 &
-pids+=($!)
-setsid wrangler dev --cwd "$work/noop-worker" --ip 127.0.0.1 --port "$fport" --inspector-port "${ins[2]}" --show-interactive-dev-session=false \
-  --log-level warn --persist-to "$work/state-floor" > "$work/noop-worker.log" 2>&1 &
-pids+=($!)
-for url in "http://127.0.0.1:$wport/mcp" "http://127.0.0.1:$rport/mcp" "http://127.0.0.1:$xport/mcp" "http://127.0.0.1:$fport/mcp"; do
-  for _ in $(seq 1 450); do
-    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || { echo "a server exited:"; for f in "$work"/*.log; do tail -n 20 "$f"; done; exit 1; }; done
-    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-      -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$url" && break
-    sleep 0.2
-  done
-done
-# Fail early, with the Worker's own message, if it did not load the catalog.
-curl -sf -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
-  -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \
-  -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
-  "http://127.0.0.1:$wport/mcp" | grep -q mcp-sieve-bench || { echo "the Worker did not serve the bench catalog:"; tail -20 "$work/wrangler.log"; exit 1; }
+# Same answers everywhere, request bodies, sessions, and the floors' page (the Worker's typical answer).
+prep=(--catalog "$work/catalog.json" --out "$work" --check 200 --sessions "$conns")
+want worker-stateless && prep+=(--target "worker-stateless=http://127.0.0.1:$port_worker/mcp:modern")
+want worker-session && prep+=(--target "worker-session=http://127.0.0.1:$port_worker/mcp:legacy")
+want handler && prep+=(--target "handler=http://127.0.0.1:$port_handler/mcp:modern")
+want mcpagent && prep+=(--target "mcpagent=http://127.0.0.1:$port_agent/mcp:legacy")
+want node-ref && prep+=(--target "node-ref=http://127.0.0.1:$port_node/mcp:legacy")
+if want worker-stateless; then prep+=(--page-from worker-stateless)
+elif want worker-session; then prep+=(--page-from worker-session); fi
+want floor-do && prep+=(--floor-sessions floor-do)
+timeout 600 node bench/wrk-prepare.mjs "${prep[@]}"
 
-echo "== tools/list, $tools tools, random filters, ${seconds} s per configuration, 127.0.0.1"
-node bench/load.mjs --seconds "$seconds" --concurrency 1,32 --json "$work/results.json" \
-  --target "sieve-worker (2026-07-28)=http://127.0.0.1:$wport/mcp:modern" \
-  --target "sieve-worker (session)=http://127.0.0.1:$wport/mcp:legacy" \
-  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy" \
-  --target "reference SDK (workerd)=http://127.0.0.1:$xport/mcp:legacy" \
-  --target "no-op Worker (floor)=http://127.0.0.1:$fport/mcp:floor"
-node -e '
-const { results } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-const ref = (c, where) => results.find((r) => r.target === `reference SDK (${where})` && r.concurrency === c);
-console.log("\n| target | concurrency | req/s | p50 ms | p99 ms | req/s vs ref node | p99 vs ref node | req/s vs ref workerd | p99 vs ref workerd |");
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-for (const r of results) {
-  const n = ref(r.concurrency, "node"), w = ref(r.concurrency, "workerd");
-  console.log(`| ${r.target} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / n.rps).toFixed(2)}x | ${(r.p99 / n.p99).toFixed(2)} | ${(r.rps / w.rps).toFixed(2)}x | ${(r.p99 / w.p99).toFixed(2)} |`);
+if want floor-js || want floor-do; then
+  cp "$work/page.json" "$work/page.txt"
+  bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" --loader:.txt=text
+  cat > "$work/floor/wrangler.toml" <<'EOF'
+name = "sieve-bench-floor"
+main = "index.js"
+compatibility_date = "2025-09-01"
+[[durable_objects.bindings]]
+name = "FLOOR"
+class_name = "FloorObject"
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["FloorObject"]
+EOF
+  start floor "$work/floor"
+  ready "http://127.0.0.1:$port_floor/mcp"
+  got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "http://127.0.0.1:$port_floor/do/mcp" | wc -c)
+  [ "$got" = "$(wc -c < "$work/page.json")" ] || { echo "the floor answered $got bytes, not the page's $(wc -c < "$work/page.json")" >&2; tail -20 "$work/floor.log" >&2; exit 1; }
+fi
+
+clk=$(getconf CLK_TCK)
+cores=$(nproc)
+# CPU ticks (user + system) used so far by the live processes of process group $1.
+group_ticks() {
+  cat /proc/[0-9]*/stat 2>/dev/null | sed -E 's/^[0-9]+ \(.*\) //' | awk -v g="$1" '$3 == g { s += $12 + $13 } END { print s + 0 }'
 }
-for (const c of [...new Set(results.map((r) => r.concurrency))]) {
-  const n = ref(c, "node"), f = results.find((r) => r.era === "floor" && r.concurrency === c);
-  if (f) console.log(`c=${c}: 5x the Node reference is ${(5 * n.rps).toFixed(0)} req/s and 1/5 of its p99 ${(n.p99 / 5).toFixed(2)} ms; the no-op Worker serves ${f.rps.toFixed(0)} req/s, p99 ${f.p99.toFixed(2)} ms`);
-}' "$work/results.json"
-wasm="$(find worker/build -name '*.wasm' | head -1)"
-[ -z "$wasm" ] || echo "Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped ($wasm)"
+# The machine's CPU ticks: busy and total.
+machine_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat; }
+# run KEY LABEL FLOOR URL PG: warm-up, then the measured run, appended to results.jsonl. FLOOR is
+# the key of the target's floor, "" for a floor itself, "none" where no floor applies; PG the
+# process group whose CPU time is the server's.
+run() {
+  local key="$1" label="$2" floor="$3" url="$4" pg="$5" sessions="" bodies="$work/modern.txt" c0 c1 m0 m1 line
+  if [ -f "$work/sessions-$key.txt" ]; then sessions="$(cat "$work/sessions-$key.txt")"; bodies="$work/legacy.txt"; fi
+  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((warm + 30)) \
+    wrk -t"$threads" -c"$conns" -d"${warm}s" --timeout 5s -s bench/wrk-list.lua "$url" > "$work/warm-$key.txt"
+  c0=$(group_ticks "$pg"); m0=($(machine_ticks))
+  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((seconds + 30)) \
+    wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 5s --latency -s bench/wrk-list.lua "$url" > "$work/wrk-$key.txt"
+  c1=$(group_ticks "$pg"); m1=($(machine_ticks))
+  line=$(tail -1 "$work/wrk-$key.txt")
+  printf '{"key":"%s","label":"%s","floor":%s,"cpu":%s,"busy":%s,"wrk":%s}\n' "$key" "$label" \
+    "$([ -n "$floor" ] && echo "\"$floor\"" || echo null)" \
+    "$(awk -v a="$c0" -v b="$c1" -v k="$clk" 'BEGIN { print (b - a) / k }')" \
+    "$(awk -v a="${m0[0]}" -v b="${m1[0]}" -v c="${m0[1]}" -v d="${m1[1]}" 'BEGIN { print (d > c) ? (b - a) / (d - c) : 0 }')" \
+    "$line" >> "$work/results.jsonl"
+  echo "  $label: $line"
+}
+
+echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, 127.0.0.1, $cores cores"
+for key in $all; do
+  want "$key" || continue
+  case "$key" in
+    floor-js) run floor-js "floor: JS Worker, fixed page (stateless)" "" "http://127.0.0.1:$port_floor/mcp" "$pg_floor" ;;
+    worker-stateless) run worker-stateless "mcp-sieve Worker (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+    handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
+    floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
+    worker-session) run worker-session "mcp-sieve Worker (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+    mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
+    node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
+  esac
+done
+echo
+node bench/wrk-table.mjs "$work/results.jsonl" "$cores"
+[ -z "${BENCH_JSON:-}" ] || cp "$work/results.jsonl" "$BENCH_JSON"
+wasm="$(find worker/build -name '*.wasm' 2>/dev/null | head -1)"
+[ -z "$wasm" ] || echo "
+Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped (gzip -9; $wasm)"

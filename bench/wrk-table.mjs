@@ -1,0 +1,51 @@
+//! Prints the results of scripts/bench-load.sh as a markdown table, with each target's share of
+//! its era's floor, its work above that floor, and the ratios between mcp-sieve and its peers.
+//!   node bench/wrk-table.mjs RESULTS.jsonl CORES
+//! Each line of RESULTS.jsonl is one target: { key, label, floor (the key of its floor; null for
+//! a floor itself; "none" for a target no floor applies to, such as a Node server), cpu (seconds of CPU its server's processes used during the measured run), busy
+//! (share of the machine's CPU busy during the run, 0..1), wrk (bench/wrk-list.lua's summary:
+//! requests, rps, mean, p50, p99 in ms, errors, bytes per response) }.
+import fs from 'node:fs';
+
+const [file, coresArg] = process.argv.slice(2);
+const CORES = Number(coresArg);
+const rows = fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((l) => ({ ...l.wrk, ...l }));
+const byKey = new Map(rows.map((r) => [r.key, r]));
+const cpuPerReq = (r) => (r.cpu * 1000) / r.requests; // ms of server CPU per request
+const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
+
+console.log('| target | req/s | p50 ms | p99 ms | mean ms | KB/resp | errors | CPU busy | % of floor | server CPU ms/req | work above floor: CPU ms/req | (1/rps − 1/floor rps) × cores, ms | mean latency above floor, ms |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  const isFloor = r.floor === null;
+  const f = isFloor ? r : byKey.get(r.floor); // undefined: no floor applies, or it was not run
+  const pct = f ? `${fmt((100 * r.rps) / f.rps, 0)}%` : '–';
+  const work = f ? cpuPerReq(r) - cpuPerReq(f) : NaN;
+  const model = f ? (1000 / r.rps - 1000 / f.rps) * CORES : NaN;
+  const added = f ? r.mean - f.mean : NaN;
+  console.log(`| ${r.label} | ${int(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.mean)} | ${fmt(r.bytes / 1024, 1)} | ${r.errors} | ${fmt(100 * r.busy, 0)}% | ${isFloor ? 'floor' : pct} | ${fmt(cpuPerReq(r), 3)} | ${fmt(work, 3)} | ${fmt(model, 3)} | ${fmt(added)} |`);
+}
+console.log(`
+Floors: the stateless Workers are measured against "${byKey.get('floor-js')?.label ?? 'floor-js (not run)'}", the session Workers against "${byKey.get('floor-do')?.label ?? 'floor-do (not run)'}"; no floor applies to the Node server (not a Worker).
+Work above the floor, three ways (ms per request): "CPU ms/req" is the CPU time the server's own processes (the wrangler dev or node process group: workerd and wrangler's proxy included) used during the run divided by the requests served, minus the same for the floor: measured, and valid under saturation. "(1/rps − 1/floor rps) × cores" assumes the ${CORES} cores are saturated and shared alike with wrk (a model). "mean latency above floor" is the client-side mean latency minus the floor's (with 32 connections always busy it is 32 × (1/rps − 1/floor rps): queueing included, not work).`);
+
+let said = false;
+const ratio = (a, b, what) => {
+  const x = byKey.get(a);
+  const y = byKey.get(b);
+  if (!x || !y) return;
+  const fx = x.floor === null ? x : byKey.get(x.floor);
+  const fy = y.floor === null ? y : byKey.get(y.floor);
+  const work = fx && fy ? `; work above floor ${fmt(cpuPerReq(x) - cpuPerReq(fx), 3)} vs ${fmt(cpuPerReq(y) - cpuPerReq(fy), 3)} CPU ms/req` : '';
+  if (!said) console.log('\nRatios:');
+  said = true;
+  console.log(`- ${what}: ${fmt(x.rps / y.rps)}× the requests/s (${int(x.rps)} vs ${int(y.rps)}), p99 ${fmt(x.p99)} vs ${fmt(y.p99)} ms (${fmt(x.p99 / y.p99)}×), p50 ${fmt(x.p50)} vs ${fmt(y.p50)} ms${work}`);
+};
+ratio('worker-stateless', 'handler', 'Worker (2026-07-28) vs SDK v2 + createMcpHandler (stateless)');
+ratio('worker-session', 'mcpagent', 'Worker (sessions) vs McpAgent (sessions)');
+ratio('worker-session', 'node-ref', 'Worker (sessions) vs the official SDK in Node (sessions)');
+ratio('worker-stateless', 'node-ref', 'Worker (2026-07-28) vs the official SDK in Node (sessions)');
+for (const r of rows) {
+  if (r.errors > 0) console.log(`! ${r.label}: ${r.errors} errors (socket errors, timeouts or HTTP statuses >= 400) out of ${r.requests} requests`);
+}
