@@ -45,6 +45,7 @@ const output = await new Promise((resolve, reject) => {
   child.on('exit', () => resolve(out));
 });
 const { profile } = await send('Profiler.stop');
+const heap = await send('Runtime.getHeapUsage').catch(() => null);
 // The source around each anonymous JavaScript function, to tell them apart.
 await send('Debugger.enable');
 const sources = new Map();
@@ -98,6 +99,7 @@ const pct = (us) => `${((100 * us) / busy).toFixed(1)}%`;
 const short = (s) => (s.length > 110 ? `${s.slice(0, 107)}...` : s);
 console.log(`\nprofile: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s busy (not idle)`);
 if (requests) console.log(`CPU per request in the isolate: ${(busy / requests).toFixed(1)} µs (${requests} requests)`);
+if (heap) console.log(`isolate JS heap: ${(heap.usedSize / 2 ** 20).toFixed(1)} MiB used of ${(heap.totalSize / 2 ** 20).toFixed(1)} MiB (wasm memory is outside it)`);
 console.log('\nself time (share of busy):');
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
   const where = name.startsWith('(anonymous) ') ? anonymous.get(name.slice(12)) : undefined;

@@ -4,7 +4,8 @@
 # isolate's CPU through the inspector (bench/profile-worker.mjs) while wrk sends SECONDS (default
 # 8) of stateless 2026-07-28 filtered tools/list requests at 32 connections (MODE=session: one
 # 2025-11-25 session; the profile is then the front isolate's, the Durable Object's is separate).
-# Prints the load's figures, self time by function, the request path's stages and CPU per request.
+# Prints the load's figures, self time by function, the request path's stages, CPU per request,
+# the isolate's JS heap and the Worker's wasm memory.
 #   scripts/bench-profile.sh [TOOLS] [SECONDS]      (needs scripts/build.sh first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,8 @@ wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 port="$(free_port)"; ins="$(free_port)"
 setsid wrangler dev --cwd worker --ip 127.0.0.1 --port "$port" --inspector-port "$ins" \
-  --show-interactive-dev-session=false --log-level warn --persist-to "$work/state" > "$work/wrangler.log" 2>&1 &
+  --show-interactive-dev-session=false --log-level warn --persist-to "$work/state" \
+  --var MCP_SIEVE_DIAGNOSTICS:1 > "$work/wrangler.log" 2>&1 &
 pid=$!
 url="http://127.0.0.1:$port/mcp"
 for _ in $(seq 1 450); do
@@ -58,3 +60,7 @@ BODIES="$work/bodies.jsonl" SESSION="$session" wrk -t2 -c32 -d2s -s bench/wrk-li
 echo "== profile: $tools tools, ${MODE:-stateless}, 32 connections, ${seconds} s"
 BODIES="$work/bodies.jsonl" SESSION="$session" node --experimental-websocket --no-warnings bench/profile-worker.mjs "$ins" -- \
   wrk -t2 -c32 -d"${seconds}s" --latency -s bench/wrk-list.lua "$url"
+# The Worker's wasm memory (reported with MCP_SIEVE_DIAGNOSTICS, a test-only switch) after the load.
+curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
+  -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/list' --data-binary "@$(head -1 "$work/bodies.jsonl" > "$work/one.json"; echo "$work/one.json")" "$url" \
+  | tr -d '\r' | awk -F': ' 'tolower($1)=="x-sieve-wasm-memory"{printf "Worker wasm memory: %.1f MiB\n", $2/1048576}'
