@@ -216,3 +216,25 @@ fn wasm_memory_bytes() -> usize {
     #[cfg(not(target_arch = "wasm32"))]
     return 0;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::path_and_query;
+
+    #[test]
+    fn path_and_query_split_a_serialized_url() {
+        for (url, path, query) in [
+            ("https://example.com/mcp", "/mcp", ""),
+            (
+                "http://127.0.0.1:8787/mcp/email?groups=a,b&mode=search",
+                "/mcp/email",
+                "groups=a,b&mode=search",
+            ),
+            ("https://h/mcp?x=1#frag", "/mcp", "x=1"),
+            ("https://h/mcp#frag?not-a-query", "/mcp", ""),
+            ("https://h", "/", ""),
+        ] {
+            assert_eq!(path_and_query(url), (path, query), "{url}");
+        }
+    }
+}
