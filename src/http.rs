@@ -11,7 +11,8 @@ mod security;
 mod session_id;
 mod view;
 pub use security::{
-    authorized, cors_headers, failed, gate, identify, misconfigured, misconfigured_privately, serve, too_large,
+    authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
+    too_large,
 };
 pub use session_id::{same_secret, Secret};
 pub use view::{endpoint_view, ENDPOINT};

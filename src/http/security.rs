@@ -86,6 +86,11 @@ pub fn cors_headers(cfg: &Config, origin: Option<&str>) -> Vec<(String, String)>
     }
 }
 
+/// The body length a `Content-Length` header declares (`None`: absent or not a number).
+pub fn declared_length(header: Option<String>) -> Option<u64> {
+    header.and_then(|l| l.trim().parse::<u64>().ok())
+}
+
 /// What must be answered before the request reaches the protocol (and before a shell reads the
 /// body or touches session storage): `None` lets it through. Checks, in order: `Origin` (403),
 /// CORS preflight (`OPTIONS`, 204), bearer token (401 with `WWW-Authenticate: Bearer`), and a
@@ -131,8 +136,7 @@ pub fn gate(cfg: &Config, req: &Request<'_>) -> Option<Response> {
         ));
         return refuse(r);
     }
-    let declared = h("content-length").and_then(|l| l.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > cfg.limits.max_body as u64) {
+    if declared_length(h("content-length")).is_some_and(|n| n > cfg.limits.max_body as u64) {
         return refuse(too_large(cfg.limits.max_body));
     }
     None

@@ -142,16 +142,6 @@ pub fn method_of(body: &[u8]) -> Option<String> {
     peek(body).map(|(m, _)| m)
 }
 
-/// Methods whose `params` a shell routes by (the 2026-07-28 task holder, see
-/// `protocol::task_holder`).
-const ROUTED_BY_PARAMS: [&str; 5] = [
-    "tools/call",
-    "tasks/get",
-    "tasks/result",
-    "tasks/update",
-    "tasks/cancel",
-];
-
 /// The method and `params` of a body, read as the core will read it (for a shell's routing);
 /// `params` is `Null` unless the method is routed by them. The common case reads the method
 /// alone, without building the whole document; a body that this quick reading refuses (a
@@ -163,7 +153,7 @@ pub fn peek(body: &[u8]) -> Option<(String, Value)> {
         method: std::borrow::Cow<'a, str>,
     }
     if let Ok(head) = serde_json::from_slice::<Head>(body) {
-        if !ROUTED_BY_PARAMS.contains(&&*head.method) {
+        if !crate::protocol::tasks::HOLDER_METHODS.contains(&&*head.method) {
             return Some((head.method.into_owned(), Value::Null));
         }
     }

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
 use crate::filter::Filter;
+use crate::json::{opt_str, req_str};
 use crate::middleware::tool_filter;
 use crate::model::Kind;
 use crate::protocol::server::{Call, Env, Outcome, Server};
@@ -18,6 +19,8 @@ pub const FIND: &str = "find_tools";
 pub const CALL: &str = "call_tool";
 /// Most definitions one `find_tools` answers.
 pub const MAX_LIMIT: u64 = 20;
+/// Where the search tools' arguments are, in error messages.
+const ARGS: &str = "params.arguments";
 /// Longest query, in characters.
 pub const MAX_QUERY: usize = 1000;
 
@@ -123,21 +126,13 @@ impl Server {
     }
 
     fn find(&self, call: &Call, args: &Map<String, Value>, log: &mut Vec<String>) -> Result<String> {
-        let query = match args.get("query") {
-            Some(Value::String(q)) if q.chars().count() <= MAX_QUERY => q,
-            Some(Value::String(_)) => {
-                return Err(Error::params(format!(
-                    "params.arguments.query is longer than {MAX_QUERY} characters"
-                )))
-            }
-            Some(v) => {
-                return Err(Error::params(format!(
-                    "params.arguments.query must be a string, got {}",
-                    type_name(v)
-                )))
-            }
-            None => return Err(Error::params("params.arguments.query is required".to_string())),
-        };
+        let query = opt_str(args, "query", ARGS)?
+            .ok_or_else(|| Error::params(format!("{ARGS}.query is required (a string)")))?;
+        if query.chars().count() > MAX_QUERY {
+            return Err(Error::params(format!(
+                "{ARGS}.query is longer than {MAX_QUERY} characters"
+            )));
+        }
         let limit = match args.get("limit") {
             None | Some(Value::Null) => 5,
             Some(v) => match v.as_u64().filter(|n| (1..=MAX_LIMIT).contains(n)) {
@@ -154,7 +149,7 @@ impl Server {
         let visible = self.selection(Kind::Tool, call, &Filter::default(), &concerns, log);
         let candidates: Vec<usize> = visible.ones().collect();
         let section = self.catalog.section(Kind::Tool);
-        let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, query);
+        let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, &query);
         let mut list = String::from("[");
         for (n, (pos, _)) in ranked.iter().take(limit).enumerate() {
             if n > 0 {
@@ -182,21 +177,12 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
-        let name = match args.get("name") {
-            Some(Value::String(n)) if n == FIND || n == CALL => {
-                return Err(Error::params(format!(
-                    "params.arguments.name: call \"{n}\" directly, not through call_tool"
-                )))
-            }
-            Some(Value::String(n)) => n,
-            Some(v) => {
-                return Err(Error::params(format!(
-                    "params.arguments.name must be a string, got {}",
-                    type_name(v)
-                )))
-            }
-            None => return Err(Error::params("params.arguments.name is required".to_string())),
-        };
+        let name = req_str(args, "name", ARGS)?;
+        if name == FIND || name == CALL {
+            return Err(Error::params(format!(
+                "{ARGS}.name: call \"{name}\" directly, not through call_tool"
+            )));
+        }
         let arguments = match args.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(Value::Object(a)) => Value::Object(a.clone()),

@@ -38,6 +38,15 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
 /// The id prefix of a 2026-07-28 task holder.
 pub const HOLDER_PREFIX: &str = "tasks:";
 
+/// The methods [`task_holder`] reads the `params` of (a shell that routes by it needs them).
+pub(crate) const HOLDER_METHODS: [&str; 5] = [
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "tasks/update",
+    "tasks/cancel",
+];
+
 /// Which holder a stateless (2026-07-28) request concerns, if it concerns a task: a `tools/call`
 /// with `params.task` creates a holder named after `fresh_id`; `tasks/get`, `tasks/result`,
 /// `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`.

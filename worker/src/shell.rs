@@ -57,10 +57,7 @@ pub async fn read_body(
     limit: usize,
 ) -> std::result::Result<Vec<u8>, http::Response> {
     let failed = |_: JsValue| http::failed();
-    if declared
-        .and_then(|l| l.trim().parse::<usize>().ok())
-        .is_some_and(|n| n <= limit)
-    {
+    if http::declared_length(declared).is_some_and(|n| n <= limit as u64) {
         let buffer = JsFuture::from(req.array_buffer().map_err(failed)?)
             .await
             .map_err(failed)?;
