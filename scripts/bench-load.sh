@@ -113,6 +113,19 @@ bundle() { # ENTRY DIR [esbuild options]
     --external:'cloudflare:*' --external:'node:*' $node_builtins --alias:bench-catalog="$work/catalog.json" \
     --outfile="$dir/index.js" --log-level=error "$@"
 }
+# A bundled Worker's wrangler.toml in DIR: its NAME, with nodejs_compat unless FLAGS is "none",
+# and a SQLite Durable Object CLASS bound as BINDING when given.
+toml() { # DIR NAME FLAGS [BINDING CLASS]
+  local dir="$1" name="$2" flags="$3"
+  {
+    printf 'name = "%s"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\n' "$name"
+    [ "$flags" = none ] || printf 'compatibility_flags = ["nodejs_compat"]\n'
+    if [ $# -ge 5 ]; then
+      printf '[[durable_objects.bindings]]\nname = "%s"\nclass_name = "%s"\n' "$4" "$5"
+      printf '[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["%s"]\n' "$5"
+    fi
+  } > "$dir/wrangler.toml"
+}
 
 cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
 servers=()
@@ -126,25 +139,13 @@ if want worker-stateless || want worker-session; then
 fi
 if want handler; then
   bundle bench/peers/handler-worker.mjs "$work/handler"
-  printf 'name = "sieve-bench-handler"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\ncompatibility_flags = ["nodejs_compat"]\n' \
-    > "$work/handler/wrangler.toml"
+  toml "$work/handler" sieve-bench-handler nodejs_compat
   start handler "$work/handler"
   servers+=("http://127.0.0.1:$port_handler/mcp")
 fi
 if want mcpagent; then
   bundle bench/peers/agent-worker.mjs "$work/agent"
-  cat > "$work/agent/wrangler.toml" <<'EOF'
-name = "sieve-bench-mcpagent"
-main = "index.js"
-compatibility_date = "2025-09-01"
-compatibility_flags = ["nodejs_compat"]
-[[durable_objects.bindings]]
-name = "MCP_OBJECT"
-class_name = "ReferenceAgent"
-[[migrations]]
-tag = "v1"
-new_sqlite_classes = ["ReferenceAgent"]
-EOF
+  toml "$work/agent" sieve-bench-mcpagent nodejs_compat MCP_OBJECT ReferenceAgent
   start agent "$work/agent"
   servers+=("http://127.0.0.1:$port_agent/mcp")
 fi
@@ -179,17 +180,7 @@ timeout 600 node bench/wrk-prepare.mjs "${prep[@]}"
 if want floor-js || want floor-do; then
   cp "$work/page.json" "$work/page.txt"
   bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" --loader:.txt=text
-  cat > "$work/floor/wrangler.toml" <<'EOF'
-name = "sieve-bench-floor"
-main = "index.js"
-compatibility_date = "2025-09-01"
-[[durable_objects.bindings]]
-name = "FLOOR"
-class_name = "FloorObject"
-[[migrations]]
-tag = "v1"
-new_sqlite_classes = ["FloorObject"]
-EOF
+  toml "$work/floor" sieve-bench-floor none FLOOR FloorObject
   start floor "$work/floor"
   ready "http://127.0.0.1:$port_floor/mcp"
   got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "http://127.0.0.1:$port_floor/do/mcp" | wc -c)
