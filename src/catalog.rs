@@ -1,6 +1,7 @@
 //! The catalog document (DESIGN.md "The catalog document"): loaded, validated with errors that
 //! name the bad field, and compiled into one index per kind of primitive.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
@@ -73,14 +74,26 @@ impl Catalog {
     /// Parses and loads a document from JSON text.
     pub fn from_json_str(text: &str) -> Result<Self> {
         let v: Value = serde_json::from_str(text).map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))?;
-        Self::load(&v)
+        Self::load_owned(v)
     }
 
     /// Loads a document.
     pub fn load(doc: &Value) -> Result<Self> {
-        let doc = doc
-            .as_object()
-            .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(doc))))?;
+        Self::load_owned(doc.clone())
+    }
+
+    /// Loads a document it takes: its primitives move into the catalog instead of being copied,
+    /// so loading a large document holds one tree of them, not two.
+    pub fn load_owned(doc: Value) -> Result<Self> {
+        let mut doc = match doc {
+            Value::Object(o) => o,
+            other => {
+                return Err(Error::Catalog(format!(
+                    "the document must be an object, got {}",
+                    type_name(&other)
+                )))
+            }
+        };
         const KNOWN: [&str; 16] = [
             "server",
             "groups",
@@ -116,15 +129,15 @@ impl Catalog {
             }
         };
         let mut groups = Vec::new();
-        for (i, g) in array(doc, "groups")?.iter().enumerate() {
+        for (i, g) in array(&doc, "groups")?.iter().enumerate() {
             groups.push(Group::from_json(g, &format!("groups[{i}]"))?);
         }
         let mut tags = Vec::new();
-        for (i, t) in array(doc, "tags")?.iter().enumerate() {
+        for (i, t) in array(&doc, "tags")?.iter().enumerate() {
             tags.push(Tag::from_json(t, &format!("tags[{i}]"))?);
         }
         let mut decls = Vec::new();
-        for (i, c) in array(doc, "concerns")?.iter().enumerate() {
+        for (i, c) in array(&doc, "concerns")?.iter().enumerate() {
             decls.push(ConcernDecl::from_json(c, &format!("concerns[{i}]"))?);
         }
         unique(decls.iter().map(|d| d.name.as_str()), "concerns")?;
@@ -155,24 +168,32 @@ impl Catalog {
 
         let upstream = Upstream::parse(doc.get("upstream"))?;
         let overlay = Overlay::parse(doc.get("overlay"))?;
+        // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
+        let document = upstream
+            .is_some()
+            .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
             let mut items = Vec::new();
-            for (i, v) in array(doc, kind.key())?.iter().enumerate() {
+            array(&doc, kind.key())?;
+            let Some(Value::Array(list)) = doc.remove(kind.key()) else {
+                continue; // absent or null: none
+            };
+            for (i, v) in list.into_iter().enumerate() {
                 let path = format!("{}[{i}]", kind.key());
-                let v = overlay.apply(v);
+                let v = match overlay.apply(&v) {
+                    Cow::Owned(o) => o,
+                    Cow::Borrowed(_) => v,
+                };
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
-                items.push(Primitive::from_json(kind, &v, &path, m)?);
+                items.push(Primitive::from_json(kind, v, &path, m)?);
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;
         }
-        let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, doc)?;
-        // Kept only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
-        catalog.document = upstream
-            .is_some()
-            .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
+        let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, &doc)?;
+        catalog.document = document;
         catalog.upstream = upstream;
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
         Ok(catalog)
@@ -259,7 +280,7 @@ impl Catalog {
         doc.insert("tools".into(), field(Some(tools), "tools"));
         doc.insert("groups".into(), field(groups, "groups"));
         doc.insert("tags".into(), field(tags, "tags"));
-        Self::load(&Value::Object(doc))
+        Self::load_owned(Value::Object(doc))
     }
 }
 

@@ -82,11 +82,17 @@ pub struct Primitive {
 impl Primitive {
     /// Reads a primitive; `path` names it in errors; `mapping` is the server's internal concern
     /// mapping for this name, which wins over `_meta.concerns`.
-    pub fn from_json(kind: Kind, v: &Value, path: &str, mapping: Option<&Map<String, Value>>) -> Result<Self> {
-        let mut json = v
-            .as_object()
-            .ok_or_else(|| Error::Catalog(format!("{path} must be an object, got {}", type_name(v))))?
-            .clone();
+    /// The object is taken, not copied: a catalog of tens of thousands of tools holds one tree.
+    pub fn from_json(kind: Kind, v: Value, path: &str, mapping: Option<&Map<String, Value>>) -> Result<Self> {
+        let mut json = match v {
+            Value::Object(o) => o,
+            other => {
+                return Err(Error::Catalog(format!(
+                    "{path} must be an object, got {}",
+                    type_name(&other)
+                )))
+            }
+        };
         let name = req_str(&json, "name", path).map_err(Error::in_catalog)?;
         let id = if kind.id_field() == "name" {
             name.clone()
@@ -124,7 +130,7 @@ impl Primitive {
             write_concerns(&mut json, &concerns);
         }
         write_membership(&mut json, &groups, &tags);
-        let fragment = Value::Object(json.clone()).to_string();
+        let fragment = serde_json::to_string(&json).map_err(|e| Error::Catalog(format!("{path}: {e}")))?;
         Ok(Primitive {
             kind,
             name,

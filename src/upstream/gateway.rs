@@ -239,7 +239,7 @@ pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
         }
         doc.insert("server".into(), Value::Object(server));
     }
-    let mut catalog = Catalog::load(&Value::Object(doc)).map_err(|e| match e {
+    let mut catalog = Catalog::load_owned(Value::Object(doc)).map_err(|e| match e {
         Error::Catalog(m) => Error::Catalog(format!("with the upstream's lists: {m}")),
         other => other,
     })?;

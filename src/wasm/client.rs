@@ -185,7 +185,7 @@ impl McpClient {
         if let Some(decls) = caps.get("concerns").and_then(Value::as_array) {
             doc.insert("concerns".into(), Value::Array(decls.clone()));
         }
-        Sieve::from_doc(&Value::Object(doc))
+        Sieve::from_doc(Value::Object(doc))
     }
 }
 

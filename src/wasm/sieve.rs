@@ -66,8 +66,8 @@ impl Sieve {
     }
 
     /// Builds from a catalog document given as JSON (used by the client after listing a server).
-    pub(crate) fn from_doc(doc: &Value) -> Result<Sieve, JsValue> {
-        Catalog::load(doc).map(Sieve::new).map_err(catalog_error)
+    pub(crate) fn from_doc(doc: Value) -> Result<Sieve, JsValue> {
+        Catalog::load_owned(doc).map(Sieve::new).map_err(catalog_error)
     }
 
     fn select(&self, kind: Kind, raw: Option<JsValue>) -> Result<Selected, JsValue> {
@@ -144,7 +144,7 @@ impl Sieve {
     pub fn from_catalog(
         #[wasm_bindgen(unchecked_param_type = "CatalogDocument")] doc: JsValue,
     ) -> Result<Sieve, JsValue> {
-        Self::from_doc(&from_js(doc, "the catalog document")?)
+        Self::from_doc(from_js(doc, "the catalog document")?)
     }
 
     /// Builds from a `tools/list` result (`{tools: [...]}`), as any MCP server returns it.
@@ -176,7 +176,7 @@ impl Sieve {
         doc.insert("groups".into(), field(from_js(groups, "groups")?, "groups"));
         doc.insert("tags".into(), field(from_js(tags, "tags")?, "tags"));
         doc.insert("concerns".into(), from_js(concerns, "concerns")?);
-        Self::from_doc(&Value::Object(doc))
+        Self::from_doc(Value::Object(doc))
     }
 
     /// Connects to an MCP server over Streamable HTTP and builds from everything it lists.
