@@ -176,7 +176,7 @@ impl Catalog {
         for kind in Kind::ALL {
             let mut items = Vec::new();
             array(&doc, kind.key())?;
-            let Some(Value::Array(list)) = doc.remove(kind.key()) else {
+            let Some(Value::Array(list)) = doc.get_mut(kind.key()).map(Value::take) else {
                 continue; // absent or null: none
             };
             for (i, v) in list.into_iter().enumerate() {

@@ -130,7 +130,8 @@ impl Primitive {
             write_concerns(&mut json, &concerns);
         }
         write_membership(&mut json, &groups, &tags);
-        let fragment = serde_json::to_string(&json).map_err(|e| Error::Catalog(format!("{path}: {e}")))?;
+        // A map of JSON values always serializes (its keys are strings).
+        let fragment = serde_json::to_string(&json).unwrap_or_default();
         Ok(Primitive {
             kind,
             name,
