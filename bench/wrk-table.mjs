@@ -1,7 +1,7 @@
 //! Prints the results of scripts/bench-load.sh as a markdown table, with each target's share of
 //! its era's floor, its work above that floor, and the ratios between mcp-sieve and its peers.
 //!   node bench/wrk-table.mjs RESULTS.jsonl CORES
-//! Each line of RESULTS.jsonl is one target: { key, label, floor (the key of its floor; null for
+//! Each line of RESULTS.jsonl is one run of a target: { key, label, round (1, 2, ...), floor (the key of its floor; null for
 //! a floor itself; "none" for a target no floor applies to, such as a Node server), cpu (seconds of CPU its server's processes used during the measured run), busy
 //! (share of the machine's CPU busy during the run, 0..1), wrk (bench/wrk-list.lua's summary:
 //! requests, rps, mean, p50, p99 in ms, errors, bytes per response) }.
@@ -9,7 +9,27 @@ import fs from 'node:fs';
 
 const [file, coresArg] = process.argv.slice(2);
 const CORES = Number(coresArg);
-const rows = fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((l) => ({ ...l.wrk, ...l }));
+const runs = fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((l) => ({ ...l.wrk, ...l }));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+// One row per target over its rounds: medians of rates and latencies, sums of requests, errors
+// and CPU; `shares` is its share of its floor in each round (the floor run in the same round).
+const rows = [...new Set(runs.map((r) => r.key))].map((key) => {
+  const own = runs.filter((r) => r.key === key);
+  const m = (f) => median(own.map(f));
+  const sum = (f) => own.reduce((a, r) => a + f(r), 0);
+  const shares = own.map((r) => {
+    const f = runs.find((x) => x.key === r.floor && x.round === r.round);
+    return f ? r.rps / f.rps : NaN;
+  });
+  return {
+    ...own[0], rps: m((r) => r.rps), p50: m((r) => r.p50), p99: m((r) => r.p99), mean: m((r) => r.mean),
+    busy: m((r) => r.busy), requests: sum((r) => r.requests), errors: sum((r) => r.errors), cpu: sum((r) => r.cpu),
+    rounds: own.length, shares,
+  };
+});
 const byKey = new Map(rows.map((r) => [r.key, r]));
 const cpuPerReq = (r) => (r.cpu * 1000) / r.requests; // ms of server CPU per request
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
@@ -20,13 +40,14 @@ console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
 for (const r of rows) {
   const isFloor = r.floor === null;
   const f = isFloor ? r : byKey.get(r.floor); // undefined: no floor applies, or it was not run
-  const pct = f ? `${fmt((100 * r.rps) / f.rps, 0)}%` : '–';
+  const pct = f ? `${fmt(100 * median(r.shares), 0)}%${r.rounds > 1 ? ` (${r.shares.map((x) => fmt(100 * x, 0)).join(', ')})` : ''}` : '–';
   const work = f ? cpuPerReq(r) - cpuPerReq(f) : NaN;
   const model = f ? (1000 / r.rps - 1000 / f.rps) * CORES : NaN;
   const added = f ? r.mean - f.mean : NaN;
   console.log(`| ${r.label} | ${int(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.mean)} | ${fmt(r.bytes / 1024, 1)} | ${r.errors} | ${fmt(100 * r.busy, 0)}% | ${isFloor ? 'floor' : pct} | ${fmt(cpuPerReq(r), 3)} | ${fmt(work, 3)} | ${fmt(model, 3)} | ${fmt(added)} |`);
 }
 console.log(`
+Each figure is the median over ${rows[0]?.rounds ?? 0} round(s) (every target once per round, in turn); a share of the floor is the median of the shares within each round (in brackets); requests, errors and CPU are summed over the rounds.
 Floors: the stateless Workers are measured against "${byKey.get('floor-js')?.label ?? 'floor-js (not run)'}", the session Workers against "${byKey.get('floor-do')?.label ?? 'floor-do (not run)'}"; no floor applies to the Node server (not a Worker).
 Work above the floor, three ways (ms per request): "CPU ms/req" is the CPU time the server's own processes (the wrangler dev or node process group: workerd and wrangler's proxy included) used during the run divided by the requests served, minus the same for the floor: measured, and valid under saturation. "(1/rps − 1/floor rps) × cores" assumes the ${CORES} cores are saturated and shared alike with wrk (a model). "mean latency above floor" is the client-side mean latency minus the floor's (with 32 connections always busy it is 32 × (1/rps − 1/floor rps): queueing included, not work).`);
 

@@ -2,7 +2,9 @@
 # Load benchmark of the Worker (a script, not a test): filtered `tools/list` with random filters
 # over a synthetic catalog of TOOLS tools (default 5,000; 100-tool pages), 32 connections, wrk
 # (C, Lua request script bench/wrk-list.lua) with 2 threads, a 3 s warm-up then SECONDS (default
-# 10) per target, 127.0.0.1 only, all targets in one run:
+# 10) per target, in ROUNDS (default 3) rounds that run every target in turn (the machine's noise
+# drifts over a run: the table shows medians, and each share of a floor within its round),
+# 127.0.0.1 only, all targets in one run:
 #   worker-stateless  the mcp-sieve Worker (`wrangler dev --cwd worker`, catalog in the
 #                     MCP_SIEVE_KV namespace), 2026-07-28: no session, version in each body's
 #                     _meta and the MCP-Protocol-Version / Mcp-Method headers;
@@ -35,6 +37,7 @@ tools="${1:-5000}"
 seconds="${2:-10}"
 conns=32
 threads=2
+rounds="${ROUNDS:-3}"
 warm=3
 all="floor-js worker-stateless handler floor-do worker-session mcpagent node-ref"
 targets="${BENCH_TARGETS:-${all// /,}}"
@@ -208,15 +211,16 @@ run() {
     wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 5s --latency -s bench/wrk-list.lua "$url" > "$work/wrk-$key.txt"
   c1=$(group_ticks "$pg"); m1=($(machine_ticks))
   line=$(tail -1 "$work/wrk-$key.txt")
-  printf '{"key":"%s","label":"%s","floor":%s,"cpu":%s,"busy":%s,"wrk":%s}\n' "$key" "$label" \
+  printf '{"key":"%s","label":"%s","round":%s,"floor":%s,"cpu":%s,"busy":%s,"wrk":%s}\n' "$key" "$label" "$round" \
     "$([ -n "$floor" ] && echo "\"$floor\"" || echo null)" \
     "$(awk -v a="$c0" -v b="$c1" -v k="$clk" 'BEGIN { print (b - a) / k }')" \
     "$(awk -v a="${m0[0]}" -v b="${m1[0]}" -v c="${m0[1]}" -v d="${m1[1]}" 'BEGIN { print (d > c) ? (b - a) / (d - c) : 0 }')" \
     "$line" >> "$work/results.jsonl"
-  echo "  $label: $line"
+  echo "  round $round, $label: $line"
 }
 
-echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, 127.0.0.1, $cores cores"
+echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
+for round in $(seq 1 "$rounds"); do
 for key in $all; do
   want "$key" || continue
   case "$key" in
@@ -228,6 +232,7 @@ for key in $all; do
     mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
     node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
   esac
+done
 done
 echo
 node bench/wrk-table.mjs "$work/results.jsonl" "$cores"

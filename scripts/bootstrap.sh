@@ -22,8 +22,8 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$"; then
   cargo install wasm-bindgen-cli --version "=$wbg" --locked --force
 fi
 have wasm-pack || { say "installing wasm-pack"; cargo install wasm-pack --version '^0.15' --locked; }
-worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.' \
-  || { say "installing worker-build 0.8"; cargo install worker-build --version '^0.8' --locked --force; }
+worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
+  || { say "installing worker-build 0.8.7"; cargo install worker-build --version '=0.8.7' --locked --force; }
 
 stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)

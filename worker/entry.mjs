@@ -1,18 +1,35 @@
-//! The Worker's entry: the module worker-build generates (build/index.js) with one guard added.
-//! A Rust panic aborts the wasm instance, and the requests it was serving would then never
-//! settle: the runtime reports the trap as an uncaught error, and workers-rs starts a fresh
-//! instance only for the next request. The guard answers those requests with a JSON-RPC 500 (the
-//! same answer as `http::failed` in the core); workers-rs logs the panic itself. Each request
-//! notices the trap from a timer of its own, because a promise of one request may not be
-//! settled from another request's context (the trap happens in the context of the request that
-//! panicked).
+//! The Worker's entry, around the module worker-build generates (build/index.js).
+//!
+//! Fast path: a stateless POST with a `Content-Length` within the body limit and no session is
+//! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/fast.rs),
+//! which returns nothing for a request it does not take; that request, with its body, then takes
+//! the full path: the Rust `fetch` handler (worker/src/lib.rs). The default export is a plain
+//! handler object, not worker-build's entrypoint class, whose Proxy wrappers allocate on every
+//! request.
+//!
+//! Panics. A Rust panic aborts the wasm instance. In the synchronous fast path the trap is thrown
+//! to this code, which answers it with a JSON-RPC 500 (the same answer as `http::failed` in the
+//! core). A request on the full path may be awaiting when the instance dies, and would then never
+//! settle: the guard answers it with the same 500. Each such request notices the trap from a
+//! timer of its own, because a promise of one request may not be settled from another request's
+//! context (the trap happens in the context of the request that panicked). The next request
+//! starts a fresh instance, as worker-build's entrypoint class does; workers-rs logs the panic.
 import Generated, { SessionObject as GeneratedSessionObject } from './build/index.js';
+
+/** The handlers worker-build attaches to its entrypoint: `fetch` and the wasm-bindgen exports. */
+const rust = Generated.prototype;
+/** worker-build's record of a trapped instance, which its entrypoint's constructor resets. */
+const init = globalThis.__worker_init_state;
+if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' || typeof init !== 'object') {
+  throw new Error('worker/build/index.js is not the shape entry.mjs expects (worker-build 0.8.7); rebuild with scripts/build.sh');
+}
 
 const FAILED = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
   error: { code: -32603, message: 'internal error: the request failed inside the server and was not completed; it was logged, retry it' },
 });
+const failed = () => new Response(FAILED, { status: 500, headers: { 'Content-Type': 'application/json' } });
 /** How often a request in flight checks whether the instance trapped, in ms. */
 const CHECK_MS = 25;
 
@@ -26,19 +43,55 @@ addEventListener('unhandledrejection', (event) => trapped(event.reason));
 function guarded(run) {
   const seen = traps;
   let timer;
-  const failed = new Promise((resolve) => {
+  const lost = new Promise((resolve) => {
     timer = setInterval(() => {
-      if (traps !== seen) resolve(new Response(FAILED, { status: 500, headers: { 'Content-Type': 'application/json' } }));
+      if (traps !== seen) resolve(failed());
     }, CHECK_MS);
   });
-  return Promise.race([run(), failed]).finally(() => clearInterval(timer));
+  return Promise.race([run(), lost]).finally(() => clearInterval(timer));
 }
 
-export default class Worker extends Generated {
-  fetch(request) {
-    return guarded(() => super.fetch(request));
-  }
+/** A fresh wasm instance after a trap (worker-build's entrypoint constructor does the reset). */
+function restartIfTrapped(env, ctx) {
+  if (init.criticalError) Reflect.construct(Generated, [ctx, env]);
 }
+
+/** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
+let fastLimit = 0;
+
+export default {
+  async fetch(request, env, ctx) {
+    restartIfTrapped(env, ctx);
+    if (fastLimit > 0 && request.method === 'POST') {
+      // The headers as one string for sieve_fast, and the two this code routes by.
+      let head = '';
+      let length = NaN;
+      let session = false;
+      for (const [name, value] of request.headers) {
+        head += `${name}\n${value}\n`;
+        if (name === 'content-length') length = Number(value);
+        else if (name === 'mcp-session-id') session = true;
+      }
+      if (!session && length <= fastLimit) {
+        const body = new Uint8Array(await request.arrayBuffer());
+        let answer;
+        try {
+          answer = rust.sieve_fast(request.url, head, body);
+        } catch (error) {
+          if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+          console.error('mcp-sieve: the fast path trapped', error);
+          init.criticalError = true;
+          return failed();
+        }
+        if (answer) return answer;
+        request = new Request(request, { body });
+      }
+    }
+    const response = await guarded(() => rust.fetch.call({ env, ctx }, request));
+    if (fastLimit === 0) fastLimit = rust.sieve_fast_limit();
+    return response;
+  },
+};
 
 export class SessionObject extends GeneratedSessionObject {
   fetch(request) {

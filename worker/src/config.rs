@@ -81,9 +81,14 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
     Ok(Server::new(catalog))
 }
 
+/// The configuration of this isolate, if a request has read it already.
+pub fn loaded() -> Option<Loaded> {
+    LOADED.with(|c| c.borrow().clone())
+}
+
 /// The configuration of this isolate (read on first use).
 pub async fn load(env: &Env) -> Loaded {
-    if let Some(l) = LOADED.with(|c| c.borrow().clone()) {
+    if let Some(l) = loaded() {
         return l;
     }
     DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| matches!(v.trim(), "1" | "true")));

@@ -5,6 +5,7 @@
 //! are static assets served by the platform before this code runs.
 
 mod config;
+mod fast;
 mod gateway;
 mod session_object;
 mod shell;

@@ -157,9 +157,6 @@ pub async fn run(
     fresh_id: String,
     caller: Caller,
 ) -> http::Response {
-    if crate::config::diagnostics() && (request.header)(PANIC_HEADER).is_some() {
-        panic!("mcp-sieve: deliberate panic ({PANIC_HEADER} with MCP_SIEVE_DIAGNOSTICS set)");
-    }
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
     let gateway = match crate::gateway::serving(server).await {
         Ok(g) => g,
@@ -168,25 +165,42 @@ pub async fn run(
     let server = gateway.as_deref().unwrap_or(server);
     let started = now_ms();
     loop {
-        let env = CoreEnv {
-            now_ms: now_ms(),
-            principal: caller.principal.clone(),
-            fresh_id: fresh_id.clone(),
-            view: caller.view.clone(),
-        };
-        let answer = http::serve(server, cfg, request, store, &env);
-        // Filter failures and ignored inputs reach the platform's log (no conversation content).
-        for line in &answer.log {
-            worker::console_log!("mcp-sieve: {line}");
-        }
+        let answer = serve_now(server, cfg, request, store, &fresh_id, &caller);
         match answer.retry_at {
             Some(at) if at - started <= MAX_WAIT_MS => {
-                let wait = (at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64;
+                let wait = (at - now_ms()).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
             _ => return crate::gateway::finish(answer, server, store).await,
         }
     }
+}
+
+/// One pass of the transport ([`http::serve`]) now: what [`run`] repeats, and all of the fast
+/// path (`fast.rs`).
+pub fn serve_now(
+    server: &Server,
+    cfg: &http::Config,
+    request: http::Request<'_>,
+    store: &mut dyn SessionStore,
+    fresh_id: &str,
+    caller: &Caller,
+) -> http::Response {
+    if crate::config::diagnostics() && (request.header)(PANIC_HEADER).is_some() {
+        panic!("mcp-sieve: deliberate panic ({PANIC_HEADER} with MCP_SIEVE_DIAGNOSTICS set)");
+    }
+    let env = CoreEnv {
+        now_ms: now_ms(),
+        principal: caller.principal.clone(),
+        fresh_id: fresh_id.to_string(),
+        view: caller.view.clone(),
+    };
+    let answer = http::serve(server, cfg, request, store, &env);
+    // Filter failures and ignored inputs reach the platform's log (no conversation content).
+    for line in &answer.log {
+        worker::console_log!("mcp-sieve: {line}");
+    }
+    answer
 }
 
 /// The platform response for a core response.

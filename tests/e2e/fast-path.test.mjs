@@ -1,0 +1,97 @@
+// The Worker's stateless fast path (worker/src/fast.rs, worker/entry.mjs) answers exactly as the
+// full path does. A stateless POST with a Content-Length takes the fast path; the same request
+// sent chunked (no Content-Length) takes the full path. With MCP_SIEVE_DIAGNOSTICS set, an answer
+// of the fast path carries `X-Sieve-Path: fast`, so each pair is checked to have taken both paths.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startWorker } from './harness.mjs';
+import { parseMessages, post, statelessRequest } from '../common/mcp-raw.mjs';
+
+let worker;
+before(async () => {
+  worker = await startWorker({ extraArgs: ['--var', 'MCP_SIEVE_DIAGNOSTICS:1'] });
+}, { timeout: 120_000 });
+after(async () => { await worker?.stop(); });
+
+/** POSTs `body` in two chunks, without a Content-Length: { status, headers, body }. */
+function postChunked(url, body, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    const half = Math.floor(body.length / 2);
+    req.write(body.slice(0, half));
+    req.end(body.slice(half));
+  });
+}
+
+/** What must agree between the two paths: status, content type, and the messages (or the text). */
+const outcome = (status, contentType, body) => ({
+  status,
+  contentType: contentType ?? null,
+  messages: parseMessages(body, contentType) ?? body,
+});
+
+/** [name, path (with query), body, extra headers, whether the fast path takes it] */
+const cases = () => {
+  const list = (params, opts) => statelessRequest('tools/list', params, { id: 7, ...opts });
+  const c = [];
+  const add = (name, { message, headers }, { path = '/mcp', extra = {}, fast = true } = {}) =>
+    c.push([name, path, typeof message === 'string' ? message : JSON.stringify(message), { ...headers, ...extra }, fast]);
+  add('tools/list', list());
+  add('tools/list with a group filter', list({ filter: { groups: ['email'] } }));
+  add('tools/list with a tag expression', list({ filter: { tags: { anyOf: ['read-only'] } } }));
+  add('tools/list with a malformed filter', list({ filter: { groups: 'math' } }));
+  add('tools/list with concerns', list({ _meta: { concerns: { security: 'high' } } }));
+  add('tools/list through a view', list(), { path: '/mcp/email' });
+  add('tools/list through a URL query', list(), { path: '/mcp?groups=email' });
+  add('tools/list through an unknown view', list(), { path: '/mcp/no-such-view' });
+  add('prompts/list', statelessRequest('prompts/list', {}, { id: 8 }));
+  add('resources/list', statelessRequest('resources/list', {}, { id: 9 }));
+  add('resources/templates/list', statelessRequest('resources/templates/list', {}, { id: 10 }));
+  add('ping', statelessRequest('ping', {}, { id: 11 }));
+  add('an unknown method', statelessRequest('no/such', {}, { id: 12 }));
+  add('a notification', { message: { jsonrpc: '2.0', method: 'notifications/initialized', params: statelessRequest('ping').message.params }, headers: list().headers });
+  add('a wrong Mcp-Method header', list(), { extra: { 'Mcp-Method': 'prompts/list' } });
+  add('no protocol version', { message: { jsonrpc: '2.0', id: 13, method: 'tools/list' }, headers: {} });
+  add('a wrong Content-Type', list(), { extra: { 'Content-Type': 'text/plain' } });
+  add('a foreign Origin', list(), { extra: { Origin: 'https://evil.example' } });
+  // Not taken by the fast path (the full path answers both).
+  add('malformed JSON', { message: '{"jsonrpc":"2.0","id":1,"method":', headers: list().headers }, { fast: false });
+  add('a batch', { message: '[{"jsonrpc":"2.0","id":1,"method":"ping"}]', headers: list().headers }, { fast: false });
+  add('tools/call', statelessRequest('tools/call', { name: 'add', arguments: { a: 1, b: 2 } }, { id: 14 }), { fast: false });
+  return c;
+};
+
+test('every stateless request gets the same answer from the fast path and the full path', { timeout: 60_000 }, async () => {
+  for (const [name, path, body, headers, fast] of cases()) {
+    const url = `${worker.url.replace(/\/mcp$/, '')}${path}`;
+    const full = await postChunked(url, body, headers);
+    const quick = await post(url, body, { headers });
+    assert.equal(full.headers['x-sieve-path'], undefined, `${name}: a chunked request takes the full path`);
+    assert.equal(quick.headers.get('x-sieve-path'), fast ? 'fast' : null, `${name}: ${fast ? 'takes' : 'does not take'} the fast path`);
+    assert.deepEqual(
+      outcome(quick.status, quick.headers.get('content-type'), quick.body),
+      outcome(full.status, full.headers['content-type'], full.body),
+      name,
+    );
+  }
+});
+
+test('the fast path filters: a group filter narrows the list it answers', async () => {
+  const { message, headers } = statelessRequest('tools/list', { filter: { groups: ['email'] } });
+  const narrowed = await post(worker.url, message, { headers });
+  const all = statelessRequest('tools/list');
+  const whole = await post(worker.url, all.message, { headers: all.headers });
+  assert.equal(narrowed.headers.get('x-sieve-path'), 'fast');
+  const n = narrowed.response.result.tools.length;
+  assert.ok(n > 0 && n < whole.response.result.tools.length, `${n} of ${whole.response.result.tools.length}`);
+});

@@ -1,0 +1,90 @@
+//! The fast path of a stateless request: a POST with a `Content-Length` and no session, whose
+//! URL, headers and body `entry.mjs` has read, answered in one synchronous call. It costs no futures, no
+//! per-request entrypoint object and no guard timer (a trap in a synchronous call is thrown to
+//! its caller, which answers it). What this path does not take — before the configuration is
+//! loaded, in gateway mode, a method that may wait, stream or ask the client, a body that is not
+//! a JSON-RPC request — returns `None`, and `entry.mjs` hands the request, with its body, to
+//! the full path (`fetch` in lib.rs), which answers every request alike.
+
+use mcp_sieve::http;
+use mcp_sieve::protocol::jsonrpc;
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::console_error;
+
+use crate::{config, shell};
+
+/// Response header marking an answer of this path (with diagnostics on).
+const PATH_HEADER: &str = "X-Sieve-Path";
+
+/// The largest body the fast path takes (the configured body limit), or 0 while it takes none.
+#[wasm_bindgen]
+pub fn sieve_fast_limit() -> f64 {
+    match config::loaded().as_deref() {
+        Some(config::Config {
+            transport: Ok(cfg),
+            server: Ok(server),
+        }) if !server.is_gateway() => cfg.limits.max_body as f64,
+        _ => 0.0,
+    }
+}
+
+/// Methods the fast path answers: those whose answer is complete at once (no session to open,
+/// no task, no stream, no question to the client), and that mint no id (so none is drawn).
+fn is_fast(method: &str) -> bool {
+    !matches!(method, "initialize" | "tools/call" | "subscriptions/listen") && !method.starts_with("tasks/")
+}
+
+/// The answer to a stateless POST to `url` whose headers are `head` (`name\nvalue\n` each, as
+/// the platform's `Headers` iterate: names in lower case, repeated values joined) and whose body is
+/// `body`, or `None` for the full path. The headers come as one string: a lookup through the
+/// platform's `Headers` costs a crossing and two string copies each, and a request needs a dozen.
+#[wasm_bindgen]
+pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Response> {
+    let loaded = config::loaded()?;
+    let (Ok(cfg), Ok(server)) = (&loaded.transport, &loaded.server) else {
+        return None;
+    };
+    let (path, _) = shell::path_and_query(url);
+    if server.is_gateway() || !shell::is_endpoint(path) {
+        return None;
+    }
+    let mut lines = head.split('\n');
+    let headers: Vec<(&str, &str)> = std::iter::from_fn(|| Some((lines.next()?, lines.next()?))).collect();
+    let header = |name: &str| {
+        let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+        found.map(|(_, v)| v.to_string())
+    };
+    if header("mcp-session-id").is_some() || !is_fast(&jsonrpc::peek(body)?.0) {
+        return None;
+    }
+    let head_only = http::Request {
+        method: "POST",
+        header: &header,
+        body: &[],
+    };
+    let answer = match http::gate(cfg, &head_only) {
+        Some(refusal) => refusal,
+        None => match shell::caller_of(server, cfg, url, &header) {
+            Err(refusal) => *refusal,
+            Ok(caller) => {
+                let request = http::Request { body, ..head_only };
+                let mut store = http::MemoryStore::default();
+                shell::serve_now(server, cfg, request, &mut store, "", &caller)
+            }
+        },
+    };
+    let answer =
+        if answer.retry_at.is_some() || answer.watch.is_some() || answer.ask.is_some() || answer.forward.is_some() {
+            // `is_fast` keeps these methods off this path; an answer that still needs one is a bug.
+            console_error!("mcp-sieve: the fast path got an answer that needs the full path");
+            http::failed()
+        } else {
+            answer
+        };
+    let response: web_sys::Response = shell::respond(answer).ok()?.into();
+    if config::diagnostics() {
+        // Tests tell the two paths apart by it (tests/e2e/fast-path.test.mjs).
+        response.headers().set(PATH_HEADER, "fast").ok()?;
+    }
+    Some(response)
+}
