@@ -72,9 +72,37 @@ fn array<'a>(doc: &'a Map<String, Value>, key: &str) -> Result<&'a [Value]> {
 
 impl Catalog {
     /// Parses and loads a document from JSON text.
+    #[cfg(not(feature = "large-catalogs"))]
     pub fn from_json_str(text: &str) -> Result<Self> {
         let v: Value = serde_json::from_str(text).map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))?;
         Self::load_owned(v)
+    }
+
+    /// Parses and loads a document from JSON text. The primitives are parsed one at a time, each
+    /// turned into its [`Primitive`] before the next: a parsed tree costs about ten times its
+    /// text, and the whole document's (250 MB at 50,000 tools) would not fit in a Worker. A
+    /// gateway's document is parsed whole: it keeps it (`Catalog::document`).
+    #[cfg(feature = "large-catalogs")]
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        use serde_json::value::RawValue;
+        let invalid = |e: serde_json::Error| Error::Catalog(format!("not valid JSON: {e}"));
+        let top = match serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(text) {
+            Ok(top) if !top.contains_key("upstream") => top,
+            // Not an object (load_owned says what it is instead), or a gateway's document.
+            _ => return Self::load_owned(serde_json::from_str(text).map_err(invalid)?),
+        };
+        let mut doc = Map::new();
+        let mut texts: [Vec<&RawValue>; 4] = Default::default();
+        for (key, raw) in top {
+            let kind = Kind::ALL.into_iter().find(|k| k.key() == key);
+            match kind.zip(serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()) {
+                Some((kind, items)) => texts[section_index(kind)] = items,
+                None => {
+                    doc.insert(key, serde_json::from_str(raw.get()).map_err(invalid)?);
+                }
+            }
+        }
+        Self::load_parts(doc, texts)
     }
 
     /// Loads a document.
@@ -85,15 +113,24 @@ impl Catalog {
     /// Loads a document it takes: its primitives move into the catalog instead of being copied,
     /// so loading a large document holds one tree of them, not two.
     pub fn load_owned(doc: Value) -> Result<Self> {
-        let mut doc = match doc {
-            Value::Object(o) => o,
-            other => {
-                return Err(Error::Catalog(format!(
-                    "the document must be an object, got {}",
-                    type_name(&other)
-                )))
-            }
-        };
+        match doc {
+            #[cfg(feature = "large-catalogs")]
+            Value::Object(o) => Self::load_parts(o, Default::default()),
+            #[cfg(not(feature = "large-catalogs"))]
+            Value::Object(o) => Self::load_parts(o),
+            other => Err(Error::Catalog(format!(
+                "the document must be an object, got {}",
+                type_name(&other)
+            ))),
+        }
+    }
+
+    /// Loads a document whose primitive lists are in `doc` or, each taken out of it as the
+    /// texts of its primitives, in `texts` (by section index).
+    fn load_parts(
+        mut doc: Map<String, Value>,
+        #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
+    ) -> Result<Self> {
         const KNOWN: [&str; 16] = [
             "server",
             "groups",
@@ -174,12 +211,9 @@ impl Catalog {
             .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
-            let mut items = Vec::new();
             array(&doc, kind.key())?;
-            let Some(Value::Array(list)) = doc.get_mut(kind.key()).map(Value::take) else {
-                continue; // absent or null: none
-            };
-            for (i, v) in list.into_iter().enumerate() {
+            let mut items = Vec::new();
+            let mut add = |i: usize, v: Value| -> Result<()> {
                 let path = format!("{}[{i}]", kind.key());
                 let v = match overlay.apply(&v) {
                     Cow::Owned(o) => o,
@@ -188,6 +222,18 @@ impl Catalog {
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
                 items.push(Primitive::from_json(kind, v, &path, m)?);
+                Ok(())
+            };
+            if let Some(Value::Array(list)) = doc.get_mut(kind.key()).map(Value::take) {
+                for (i, v) in list.into_iter().enumerate() {
+                    add(i, v)?;
+                }
+            }
+            #[cfg(feature = "large-catalogs")]
+            for (i, text) in texts[section_index(kind)].iter().enumerate() {
+                let v = serde_json::from_str(text.get())
+                    .map_err(|e| Error::Catalog(format!("{}[{i}]: {e}", kind.key())))?;
+                add(i, v)?;
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;
@@ -294,4 +340,40 @@ fn unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a load gives: every primitive, or the error.
+    fn loaded(c: Result<Catalog>) -> std::result::Result<Vec<Primitive>, String> {
+        c.map(|c| c.sections.iter().flat_map(|s| s.items.clone()).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn text_loads_as_the_parsed_document_does() {
+        let default = include_str!("../catalog/default.json");
+        let mut texts = vec![default.to_string()];
+        for broken in [
+            r#"{"tools": [{"name": "a"}, {"name": "b", "tags": "x"}]}"#,
+            r#"{"tools": {"name": "a"}}"#,
+            r#"{"tools": null, "prompts": [{"name": "p"}]}"#,
+            r#"{"tools": [{"name": "a"}, {"name": "a"}]}"#,
+            r#"{"tools": [1]}"#,
+            r#"{"bogus": 1, "tools": []}"#,
+            r#"[1, 2]"#,
+            r#"{"tools": [{"name": "a"}"#,
+        ] {
+            texts.push(broken.to_string());
+        }
+        for text in &texts {
+            let parsed = serde_json::from_str::<Value>(text)
+                .map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))
+                .and_then(Catalog::load_owned);
+            assert_eq!(loaded(Catalog::from_json_str(text)), loaded(parsed), "{}", &text[..text.len().min(80)]);
+        }
+        assert!(loaded(Catalog::from_json_str(default)).is_ok_and(|items| items.len() > 20));
+    }
 }

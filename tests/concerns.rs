@@ -429,11 +429,11 @@ fn the_internal_mapping_wins_over_meta_concerns() {
     });
     let c = Catalog::load(&doc).unwrap();
     let t = &c.section(Kind::Tool).items[0];
-    assert_eq!(t.concerns, config(&[("security", "high"), ("cost", "minimal")]));
+    assert_eq!(t.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("security", "high"), ("cost", "minimal")]));
     let p = &c.section(Kind::Prompt).items[0];
-    assert_eq!(p.concerns, config(&[("cost", "moderate")]));
+    assert_eq!(p.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("cost", "moderate")]));
     let r = &c.section(Kind::Resource).items[0];
-    assert_eq!(r.concerns, config(&[("security", "low")]));
+    assert_eq!(r.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("security", "low")]));
 
     let none = Filter::default();
     assert_eq!(selected(&c, Kind::Tool, &none, &config(&[("security", "high")])), ["t"]);
@@ -501,7 +501,7 @@ fn unknown_fields_of_every_kind_survive_the_load() {
     ] {
         let s = c.section(kind);
         let listed = &s.items[0];
-        assert_eq!(&Value::Object(listed.json.clone()), original, "{}", kind.key());
+        assert_eq!(&Value::Object(listed.json()), original, "{}", kind.key());
         // Field order too: the pre-serialized fragment is the original text.
         assert_eq!(listed.fragment, original.to_string(), "{}", kind.key());
         let list = index::list_value(
@@ -525,7 +525,7 @@ fn membership_is_added_to_meta_and_the_rest_is_kept() {
     let prompt = json!({"name": "p", "groups": ["g"], "x-vendor": {"b": 2}});
     let c = Catalog::load(&json!({"tools": [tool], "prompts": [prompt]})).unwrap();
     for (kind, original) in [(Kind::Tool, &tool), (Kind::Prompt, &prompt)] {
-        let listed = Value::Object(c.section(kind).items[0].json.clone());
+        let listed = Value::Object(c.section(kind).items[0].json());
         let mut want = original.clone();
         if want.get("_meta").is_none() {
             want["_meta"] = json!({});
@@ -570,5 +570,5 @@ fn null_meta_still_gets_group_membership() {
     let c =
         Catalog::load(&json!({"tools": [{"name": "t", "inputSchema": {}, "groups": ["g"], "_meta": null}]})).unwrap();
     let t = &c.section(Kind::Tool).items[0];
-    assert_eq!(t.json["_meta"]["io.modelcontextprotocol/groups"], json!(["g"]));
+    assert_eq!(t.json()["_meta"]["io.modelcontextprotocol/groups"], json!(["g"]));
 }

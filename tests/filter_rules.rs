@@ -190,7 +190,7 @@ fn unknown_fields_survive_and_membership_is_written_twice() {
     let d = doc();
     let s = c.section(Kind::Tool);
     for original in d["tools"].as_array().unwrap() {
-        let listed = &s.items[s.find(original["name"].as_str().unwrap()).unwrap()].json;
+        let listed = &s.items[s.find(original["name"].as_str().unwrap()).unwrap()].json();
         for (k, v) in original.as_object().unwrap() {
             if k != "_meta" {
                 assert_eq!(listed.get(k), Some(v), "{k}");

@@ -127,7 +127,8 @@ fn document(tool: &Primitive, groups: &[Group]) -> (HashMap<String, f64>, f64) {
             len += w;
         }
     };
-    let s = |k: &str| tool.json.get(k).and_then(Value::as_str).unwrap_or_default();
+    let json = tool.json();
+    let s = |k: &str| json.get(k).and_then(Value::as_str).unwrap_or_default();
     add(&tool.name, 3.0);
     add(s("title"), 2.0);
     add(s("description"), 1.0);

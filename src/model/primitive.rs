@@ -1,7 +1,6 @@
 //! One listable primitive (tool, resource, resource template or prompt) with its membership,
-//! concern mapping and pre-serialized wire JSON.
+//! concern mapping, the fields filters read, and its wire JSON serialized once.
 
-use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -71,11 +70,16 @@ pub struct Primitive {
     pub groups: Vec<String>,
     /// Tags it carries.
     pub tags: Vec<String>,
-    /// Concern name → value (internal mapping over `_meta.concerns`).
-    pub concerns: BTreeMap<String, String>,
-    /// The wire object with membership written in both places; unknown fields as they came.
-    pub json: Map<String, Value>,
-    /// `json` serialized once, for fast list assembly.
+    /// Concern name → value (internal mapping over `_meta.concerns`). A list, not a map: a map's
+    /// first node holds room for eleven entries, and most items have one or two.
+    pub concerns: Vec<(String, String)>,
+    /// Its `annotations` object (empty when it has none): what annotation filters read.
+    pub annotations: Map<String, Value>,
+    /// A tool's `execution.taskSupport`, if it declares one.
+    pub task_support: Option<String>,
+    /// The wire object, with membership written in both places and unknown fields as they came,
+    /// serialized once: lists are assembled from it, and it is the only copy kept (a parsed tree
+    /// costs about ten times its text, which at 50,000 tools is more than a Worker may hold).
     pub fragment: String,
 }
 
@@ -121,7 +125,7 @@ impl Primitive {
         }
         let mut tags = str_array(json.get("tags"), &format!("{path}.tags")).map_err(Error::in_catalog)?;
         dedup(&mut tags);
-        let mut concerns = BTreeMap::new();
+        let mut concerns = Vec::new();
         if let Some(Value::Object(c)) = meta.and_then(|m| m.get("concerns")) {
             read_concerns(c, &format!("{path}._meta.concerns"), &mut concerns)?;
         }
@@ -130,8 +134,20 @@ impl Primitive {
             write_concerns(&mut json, &concerns);
         }
         write_membership(&mut json, &groups, &tags);
-        // A map of JSON values always serializes (its keys are strings).
-        let fragment = serde_json::to_string(&json).unwrap_or_default();
+        // A map of JSON values always serializes (its keys are strings). Kept as an exact-size
+        // copy: the writer's buffer has up to twice the room (`shrink_to_fit` costs the package
+        // more code).
+        let fragment = String::from(&*serde_json::to_string(&json).unwrap_or_default());
+        // What filters and calls read moves out of the tree, which is dropped.
+        let annotations = match json.get_mut("annotations").map(Value::take) {
+            Some(Value::Object(a)) => a,
+            _ => Map::new(),
+        };
+        let support = json.get_mut("execution").and_then(|e| e.get_mut("taskSupport"));
+        let task_support = match support.map(Value::take) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
         Ok(Primitive {
             kind,
             name,
@@ -139,14 +155,26 @@ impl Primitive {
             groups,
             tags,
             concerns,
-            json,
+            annotations,
+            task_support,
             fragment,
         })
     }
 
+    /// The wire object, parsed from [`Primitive::fragment`]: for the answers that read one
+    /// item's fields (a prompt's arguments, a resource's contents).
+    pub fn json(&self) -> Map<String, Value> {
+        // Read as a Value: a typed read (`Map`) brings serde's type errors, whose float
+        // formatting costs the package 13 KB.
+        match serde_json::from_str(&self.fragment) {
+            Ok(Value::Object(o)) => o,
+            _ => Map::new(),
+        }
+    }
+
     /// The value of an annotation, with MCP's defaults for the four tool hints.
     pub fn annotation(&self, key: &str) -> Option<Value> {
-        if let Some(v) = self.json.get("annotations").and_then(|a| a.get(key)) {
+        if let Some(v) = self.annotations.get(key) {
             return Some(v.clone());
         }
         if self.kind != Kind::Tool {
@@ -160,18 +188,22 @@ impl Primitive {
     }
 }
 
-fn read_concerns(m: &Map<String, Value>, path: &str, out: &mut BTreeMap<String, String>) -> Result<()> {
+/// Reads concern values into `out`, over the values it has for the same concerns.
+fn read_concerns(m: &Map<String, Value>, path: &str, out: &mut Vec<(String, String)>) -> Result<()> {
     for (k, v) in m {
         let text = scalar_text(v)
             .ok_or_else(|| Error::Catalog(format!("{path}.{k} must be a string or number, got {}", type_name(v))))?;
-        out.insert(k.clone(), text);
+        match out.iter_mut().find(|(name, _)| name == k) {
+            Some(entry) => entry.1 = text,
+            None => out.push((k.clone(), text)),
+        }
     }
     Ok(())
 }
 
 /// Writes the effective mapping (the internal one over `_meta.concerns`) to `_meta.concerns`, so a
 /// list shows exactly what the server filters by; values that agree keep their original form.
-fn write_concerns(json: &mut Map<String, Value>, concerns: &BTreeMap<String, String>) {
+fn write_concerns(json: &mut Map<String, Value>, concerns: &[(String, String)]) {
     let meta = json.entry("_meta").or_insert(Value::Null);
     if !meta.is_object() {
         *meta = Value::Object(Map::new());

@@ -50,7 +50,7 @@ impl Server {
         if let Some(forwarded) = self.forward("completion/complete", call, out) {
             return Ok(forwarded);
         }
-        let item = &section.items[pos].json;
+        let item = &section.items[pos].json();
         let declared = match kind {
             Kind::Prompt => item
                 .get("arguments")

@@ -170,13 +170,7 @@ impl Server {
         });
         let mut ext = ext;
         let tasks = self.catalog.section(crate::model::Kind::Tool).items.iter().any(|t| {
-            matches!(
-                t.json
-                    .get("execution")
-                    .and_then(|e| e.get("taskSupport"))
-                    .and_then(Value::as_str),
-                Some("optional" | "required")
-            )
+            matches!(t.task_support.as_deref(), Some("optional" | "required"))
         });
         if tasks && !self.is_gateway() {
             // The tasks extension: tools/call answers resultType "task"; tasks/get, tasks/update

@@ -39,9 +39,9 @@ impl Server {
             return Ok(forwarded);
         }
         let prompt = &self.catalog.section(Kind::Prompt).items[pos];
+        let json = prompt.json();
         let args = Self::arguments(call)?;
-        for a in prompt
-            .json
+        for a in json
             .get("arguments")
             .and_then(Value::as_array)
             .into_iter()
@@ -57,12 +57,11 @@ impl Server {
                 }
             }
         }
-        let desc = prompt
-            .json
+        let desc = json
             .get("description")
             .and_then(Value::as_str)
             .unwrap_or(&prompt.name);
-        if let Some(m) = prompt_messages(&prompt.json, &args) {
+        if let Some(m) = prompt_messages(&json, &args) {
             return Ok(m?.to_string());
         }
         let text = format!("{desc}\nArguments: {}", Value::Object(args.into_owned()));

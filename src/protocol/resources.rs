@@ -76,6 +76,6 @@ impl Server {
         }
         let item = &self.catalog.section(kind).items[pos];
         let uri = call.params["uri"].as_str().unwrap_or_default();
-        Ok(json!({"contents": [contents(&item.json, uri, &vars)?]}).to_string())
+        Ok(json!({"contents": [contents(&item.json(), uri, &vars)?]}).to_string())
     }
 }

@@ -48,12 +48,7 @@ impl Server {
         }
         let tool = &self.catalog.section(Kind::Tool).items[pos];
         let args = Self::arguments(call)?;
-        let support = tool
-            .json
-            .get("execution")
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-            .unwrap_or("forbidden");
+        let support = tool.task_support.as_deref().unwrap_or("forbidden");
         match (call.params.get("task"), support) {
             (Some(t), "optional" | "required") if !t.is_null() => {
                 return self.create_task(tool, &args, t, session, env, out)
