@@ -48,7 +48,7 @@ for (const r of rows) {
 }
 console.log(`
 Each figure is the median over ${rows[0]?.rounds ?? 0} round(s) (every target once per round, in turn); a share of the floor is the median of the shares within each round (in brackets); requests, errors and CPU are summed over the rounds.
-Floors: the stateless Workers are measured against "${byKey.get('floor-js')?.label ?? 'floor-js (not run)'}", the session Workers against "${byKey.get('floor-do')?.label ?? 'floor-do (not run)'}"; no floor applies to the Node server (not a Worker).
+Floors: the stateless Workers are measured against "${byKey.get('floor-js')?.label ?? 'floor-js (not run)'}", the shipped Worker (static assets) against "${byKey.get('floor-assets')?.label ?? 'floor-assets (not run)'}", the session Workers against "${byKey.get('floor-do')?.label ?? 'floor-do (not run)'}"; no floor applies to the Node server (not a Worker).
 Work above the floor, three ways (ms per request): "CPU ms/req" is the CPU time the server's own processes (the wrangler dev or node process group: workerd and wrangler's proxy included) used during the run divided by the requests served, minus the same for the floor: measured, and valid under saturation. "(1/rps − 1/floor rps) × cores" assumes the ${CORES} cores are saturated and shared alike with wrk (a model). "mean latency above floor" is the client-side mean latency minus the floor's (with 32 connections always busy it is 32 × (1/rps − 1/floor rps): queueing included, not work).`);
 
 let said = false;

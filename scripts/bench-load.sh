@@ -5,13 +5,18 @@
 # 10) per target, in ROUNDS (default 3) rounds that run every target in turn (the machine's noise
 # drifts over a run: the table shows medians, and each share of a floor within its round),
 # 127.0.0.1 only, all targets in one run:
-#   worker-stateless  the mcp-sieve Worker (`wrangler dev --cwd worker`, catalog in the
-#                     MCP_SIEVE_KV namespace), 2026-07-28: no session, version in each body's
-#                     _meta and the MCP-Protocol-Version / Mcp-Method headers;
+#   worker-stateless  the mcp-sieve Worker serving MCP only: worker/wrangler.toml without its
+#                     [assets] block (the demo page), catalog in the MCP_SIEVE_KV namespace,
+#                     2026-07-28: no session, version in each body's _meta and the
+#                     MCP-Protocol-Version / Mcp-Method headers;
 #   worker-session    the same Worker, 2025-11-25: 32 sessions opened first (initialize), one
 #                     Durable Object each, the Lua script cycling through them;
+#   worker-assets     the Worker as shipped (`wrangler dev --cwd worker`: the demo page as static
+#                     assets, /mcp routed to the Worker first), 2026-07-28;
 #   floor-js          floor of the stateless era: a JavaScript Worker reading the body and
 #                     answering a fixed page as big as a typical real answer (bench/floor-worker.mjs);
+#   floor-assets      the same floor deployed like the shipped Worker: static assets, /mcp routed
+#                     to the Worker first (the platform's asset router runs before it);
 #   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
 #                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page;
 #   handler           peer: the official MCP SDK v2 server behind Cloudflare agents'
@@ -39,7 +44,7 @@ conns=32
 threads=2
 rounds="${ROUNDS:-3}"
 warm=3
-all="floor-js worker-stateless handler floor-do worker-session mcpagent node-ref"
+all="floor-js worker-stateless handler floor-assets worker-assets floor-do worker-session mcpagent node-ref"
 targets="${BENCH_TARGETS:-${all// /,}}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
@@ -53,7 +58,7 @@ if [ "${SKIP_BUILD:-}" != 1 ]; then
   scripts/bootstrap.sh
   scripts/build.sh
 fi
-if want worker-stateless || want worker-session; then
+if want worker-stateless || want worker-session || want worker-assets; then
   [ -f worker/build/index.js ] || { echo "no Worker build (worker/build/index.js): run scripts/build.sh" >&2; exit 1; }
 fi
 if want handler || want mcpagent; then
@@ -132,13 +137,26 @@ toml() { # DIR NAME FLAGS [BINDING CLASS]
 
 cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
 servers=()
-if want worker-stateless || want worker-session; then
-  # The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
-  # it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
+# The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
+# it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
+kv_catalog() { # KEY CONFIG_DIR
   wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
-    --cwd worker --persist-to "$work/state-worker" > /dev/null
-  start worker worker
+    --cwd "$2" --persist-to "$work/state-$1" > /dev/null
+}
+if want worker-stateless || want worker-session; then
+  # MCP only: the shipped configuration without its [assets] block.
+  mkdir -p "$work/worker"
+  sed -e '/^\[assets\]/,/^run_worker_first/d' -e "s|^main = .*|main = \"$PWD/worker/entry.mjs\"|" \
+    worker/wrangler.toml > "$work/worker/wrangler.toml"
+  ! grep -q '^\[assets\]' "$work/worker/wrangler.toml" || { echo "could not take [assets] out of worker/wrangler.toml" >&2; exit 1; }
+  kv_catalog worker "$work/worker"
+  start worker "$work/worker"
   servers+=("http://127.0.0.1:$port_worker/mcp")
+fi
+if want worker-assets; then
+  kv_catalog assets worker
+  start assets worker
+  servers+=("http://127.0.0.1:$port_assets/mcp")
 fi
 if want handler; then
   bundle bench/peers/handler-worker.mjs "$work/handler"
@@ -160,34 +178,51 @@ if want node-ref; then
   servers+=("http://127.0.0.1:$port_node/mcp")
 fi
 [ ${#servers[@]} -eq 0 ] || ready "${servers[@]}"
-if want worker-stateless || want worker-session; then
+for url in ${port_worker:+"http://127.0.0.1:$port_worker/mcp"} ${port_assets:+"http://127.0.0.1:$port_assets/mcp"}; do
   # Fail early, with the Worker's own message, if it did not load the catalog.
   curl -sf -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
     -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \
     -d '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}' \
-    "http://127.0.0.1:$port_worker/mcp" | grep -q mcp-sieve-bench || { echo "the Worker did not serve the bench catalog:" >&2; tail -20 "$work/worker.log" >&2; exit 1; }
-fi
+    "$url" | grep -q mcp-sieve-bench || { echo "the Worker at $url did not serve the bench catalog:" >&2; tail -20 "$work"/*.log >&2; exit 1; }
+done
 
 # Same answers everywhere, request bodies, sessions, and the floors' page (the Worker's typical answer).
 prep=(--catalog "$work/catalog.json" --out "$work" --check 200 --sessions "$conns")
 want worker-stateless && prep+=(--target "worker-stateless=http://127.0.0.1:$port_worker/mcp:modern")
 want worker-session && prep+=(--target "worker-session=http://127.0.0.1:$port_worker/mcp:legacy")
+want worker-assets && prep+=(--target "worker-assets=http://127.0.0.1:$port_assets/mcp:modern")
 want handler && prep+=(--target "handler=http://127.0.0.1:$port_handler/mcp:modern")
 want mcpagent && prep+=(--target "mcpagent=http://127.0.0.1:$port_agent/mcp:legacy")
 want node-ref && prep+=(--target "node-ref=http://127.0.0.1:$port_node/mcp:legacy")
 if want worker-stateless; then prep+=(--page-from worker-stateless)
+elif want worker-assets; then prep+=(--page-from worker-assets)
 elif want worker-session; then prep+=(--page-from worker-session); fi
 want floor-do && prep+=(--floor-sessions floor-do)
 timeout 600 node bench/wrk-prepare.mjs "${prep[@]}"
 
-if want floor-js || want floor-do; then
+if want floor-js || want floor-do || want floor-assets; then
   cp "$work/page.json" "$work/page.txt"
   bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" --loader:.txt=text
   toml "$work/floor" sieve-bench-floor none FLOOR FloorObject
-  start floor "$work/floor"
-  ready "http://127.0.0.1:$port_floor/mcp"
-  got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "http://127.0.0.1:$port_floor/do/mcp" | wc -c)
-  [ "$got" = "$(wc -c < "$work/page.json")" ] || { echo "the floor answered $got bytes, not the page's $(wc -c < "$work/page.json")" >&2; tail -20 "$work/floor.log" >&2; exit 1; }
+  floors=()
+  if want floor-js || want floor-do; then
+    start floor "$work/floor"
+    floors+=("http://127.0.0.1:$port_floor")
+  fi
+  if want floor-assets; then
+    # Deployed as worker/wrangler.toml deploys the Worker: static assets, /mcp to the Worker first.
+    mkdir -p "$work/floor-assets/site"
+    cp "$work/floor/index.js" "$work/floor/wrangler.toml" "$work/floor-assets/"
+    echo '<!doctype html><title>floor</title>' > "$work/floor-assets/site/index.html"
+    printf '[assets]\ndirectory = "site"\nnot_found_handling = "none"\nrun_worker_first = ["/mcp"]\n' >> "$work/floor-assets/wrangler.toml"
+    start floor_assets "$work/floor-assets"
+    floors+=("http://127.0.0.1:$port_floor_assets")
+  fi
+  for base in "${floors[@]}"; do
+    ready "$base/mcp"
+    got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "$base/do/mcp" | wc -c)
+    [ "$got" = "$(wc -c < "$work/page.json")" ] || { echo "the floor at $base answered $got bytes, not the page's $(wc -c < "$work/page.json")" >&2; tail -20 "$work"/floor*.log >&2; exit 1; }
+  done
 fi
 
 clk=$(getconf CLK_TCK)
@@ -225,10 +260,12 @@ for key in $all; do
   want "$key" || continue
   case "$key" in
     floor-js) run floor-js "floor: JS Worker, fixed page (stateless)" "" "http://127.0.0.1:$port_floor/mcp" "$pg_floor" ;;
-    worker-stateless) run worker-stateless "mcp-sieve Worker (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+    worker-stateless) run worker-stateless "mcp-sieve Worker, MCP only (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+    floor-assets) run floor-assets "floor: JS Worker + static assets, fixed page (stateless)" "" "http://127.0.0.1:$port_floor_assets/mcp" "$pg_floor_assets" ;;
+    worker-assets) run worker-assets "mcp-sieve Worker as shipped, + static assets (2026-07-28, stateless)" floor-assets "http://127.0.0.1:$port_assets/mcp" "$pg_assets" ;;
     handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
     floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
-    worker-session) run worker-session "mcp-sieve Worker (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+    worker-session) run worker-session "mcp-sieve Worker, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
     mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
     node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
   esac
