@@ -15,8 +15,9 @@
 #                     assets, /mcp routed to the Worker first), 2026-07-28;
 #   floor-js          floor of the stateless era: a JavaScript Worker reading the body and
 #                     answering a fixed page as big as a typical real answer (bench/floor-worker.mjs);
-#   floor-assets      the same floor deployed like the shipped Worker: static assets, /mcp routed
-#                     to the Worker first (the platform's asset router runs before it);
+#   floor-assets      the same floor deployed like the shipped Worker: the same static assets
+#                     (target/site), /mcp routed to the Worker first (the platform's asset router
+#                     runs before it);
 #   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
 #                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page;
 #   handler           peer: the official MCP SDK v2 server behind Cloudflare agents'
@@ -210,11 +211,11 @@ if want floor-js || want floor-do || want floor-assets; then
     floors+=("http://127.0.0.1:$port_floor")
   fi
   if want floor-assets; then
-    # Deployed as worker/wrangler.toml deploys the Worker: static assets, /mcp to the Worker first.
-    mkdir -p "$work/floor-assets/site"
+    # Deployed as worker/wrangler.toml deploys the Worker: the same static assets (under wrangler
+    # dev a request costs more the more files they have), /mcp to the Worker first.
+    mkdir -p "$work/floor-assets"
     cp "$work/floor/index.js" "$work/floor/wrangler.toml" "$work/floor-assets/"
-    echo '<!doctype html><title>floor</title>' > "$work/floor-assets/site/index.html"
-    printf '[assets]\ndirectory = "site"\nnot_found_handling = "none"\nrun_worker_first = ["/mcp"]\n' >> "$work/floor-assets/wrangler.toml"
+    printf '[assets]\ndirectory = "%s"\nnot_found_handling = "none"\nrun_worker_first = ["/mcp"]\n' "$PWD/target/site" >> "$work/floor-assets/wrangler.toml"
     start floor_assets "$work/floor-assets"
     floors+=("http://127.0.0.1:$port_floor_assets")
   fi
