@@ -372,7 +372,12 @@ mod tests {
             let parsed = serde_json::from_str::<Value>(text)
                 .map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))
                 .and_then(Catalog::load_owned);
-            assert_eq!(loaded(Catalog::from_json_str(text)), loaded(parsed), "{}", &text[..text.len().min(80)]);
+            assert_eq!(
+                loaded(Catalog::from_json_str(text)),
+                loaded(parsed),
+                "{}",
+                &text[..text.len().min(80)]
+            );
         }
         assert!(loaded(Catalog::from_json_str(default)).is_ok_and(|items| items.len() > 20));
     }

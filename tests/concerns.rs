@@ -429,11 +429,20 @@ fn the_internal_mapping_wins_over_meta_concerns() {
     });
     let c = Catalog::load(&doc).unwrap();
     let t = &c.section(Kind::Tool).items[0];
-    assert_eq!(t.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("security", "high"), ("cost", "minimal")]));
+    assert_eq!(
+        t.concerns.iter().cloned().collect::<ConcernConfig>(),
+        config(&[("security", "high"), ("cost", "minimal")])
+    );
     let p = &c.section(Kind::Prompt).items[0];
-    assert_eq!(p.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("cost", "moderate")]));
+    assert_eq!(
+        p.concerns.iter().cloned().collect::<ConcernConfig>(),
+        config(&[("cost", "moderate")])
+    );
     let r = &c.section(Kind::Resource).items[0];
-    assert_eq!(r.concerns.iter().cloned().collect::<ConcernConfig>(), config(&[("security", "low")]));
+    assert_eq!(
+        r.concerns.iter().cloned().collect::<ConcernConfig>(),
+        config(&[("security", "low")])
+    );
 
     let none = Filter::default();
     assert_eq!(selected(&c, Kind::Tool, &none, &config(&[("security", "high")])), ["t"]);

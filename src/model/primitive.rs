@@ -1,7 +1,6 @@
 //! One listable primitive (tool, resource, resource template or prompt) with its membership,
 //! concern mapping, the fields filters read, and its wire JSON serialized once.
 
-
 use serde_json::{Map, Value};
 
 use crate::error::{type_name, Error, Result};

@@ -169,9 +169,12 @@ impl Server {
             GROUPING: {},
         });
         let mut ext = ext;
-        let tasks = self.catalog.section(crate::model::Kind::Tool).items.iter().any(|t| {
-            matches!(t.task_support.as_deref(), Some("optional" | "required"))
-        });
+        let tasks = self
+            .catalog
+            .section(crate::model::Kind::Tool)
+            .items
+            .iter()
+            .any(|t| matches!(t.task_support.as_deref(), Some("optional" | "required")));
         if tasks && !self.is_gateway() {
             // The tasks extension: tools/call answers resultType "task"; tasks/get, tasks/update
             // and tasks/cancel by task id, with no session.

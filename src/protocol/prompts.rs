@@ -41,12 +41,7 @@ impl Server {
         let prompt = &self.catalog.section(Kind::Prompt).items[pos];
         let json = prompt.json();
         let args = Self::arguments(call)?;
-        for a in json
-            .get("arguments")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for a in json.get("arguments").and_then(Value::as_array).into_iter().flatten() {
             if a["required"] == json!(true) {
                 let n = a["name"].as_str().unwrap_or_default();
                 if !args.contains_key(n) {
@@ -57,10 +52,7 @@ impl Server {
                 }
             }
         }
-        let desc = json
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or(&prompt.name);
+        let desc = json.get("description").and_then(Value::as_str).unwrap_or(&prompt.name);
         if let Some(m) = prompt_messages(&json, &args) {
             return Ok(m?.to_string());
         }

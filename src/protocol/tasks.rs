@@ -115,7 +115,13 @@ impl Server {
             true => s.id.trim_start_matches(HOLDER_PREFIX).to_string(),
             false => format!("{}-{}", env.fresh_id, s.next_task),
         };
-        let mut t = Task::new(id, "tools/call", env.now_ms, ttl, tool.concerns.iter().cloned().collect());
+        let mut t = Task::new(
+            id,
+            "tools/call",
+            env.now_ms,
+            ttl,
+            tool.concerns.iter().cloned().collect(),
+        );
         if tool.name == "long_report" {
             let secs = demo::report_seconds(args)?;
             t.due_ms = Some(env.now_ms + secs * 1000);

@@ -1,10 +1,10 @@
 //! The fast path of a stateless request: a POST with a `Content-Length` and no session, whose
-//! URL, headers and body `entry.mjs` has read, answered in one synchronous call. It costs no futures, no
-//! per-request entrypoint object and no guard timer (a trap in a synchronous call is thrown to
-//! its caller, which answers it). What this path does not take — before the configuration is
-//! loaded, in gateway mode, a method that may wait, stream or ask the client, a body that is not
-//! a JSON-RPC request — returns `None`, and `entry.mjs` hands the request, with its body, to
-//! the full path (`fetch` in lib.rs), which answers every request alike.
+//! URL, headers and body `entry.mjs` has read, answered in one synchronous call. It costs no
+//! futures, no per-request entrypoint object and no guard timer (a trap in a synchronous call is
+//! thrown to its caller, which answers it). What this path does not take — before the
+//! configuration is loaded, in gateway mode, a method that may wait, stream or ask the client, a
+//! body that is not a JSON-RPC request — returns `None`, and `entry.mjs` hands the request, with
+//! its body, to the full path (`fetch` in lib.rs), which answers every request alike.
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::jsonrpc;
