@@ -280,10 +280,13 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     let local = Catalog::load(&gateway_doc()).unwrap();
     let mut gw = Gateway::new(local.upstream.clone().unwrap());
     let mut up = Upstream1::new(3, 2);
+    // `ready` (a shell's synchronous path) agrees with `serving` and changes nothing.
+    assert!(gw.ready(1_000).is_none(), "nothing cached yet");
     let Serving::Refresh(mut refresh) = gw.serving(1_000) else {
         panic!("the first request refreshes")
     };
     // While it runs, nobody else starts one: with nothing cached they wait.
+    assert!(gw.ready(1_001).is_none());
     assert!(matches!(gw.serving(1_001), Serving::Wait));
     let mut conv = gw.conversation();
     let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
@@ -293,6 +296,7 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     assert_eq!(tools.items.len(), 3);
     assert_eq!(tools.items[1].groups, ["low"], "the overlay applies to upstream items");
     // Fresh: served from the cache, no refresh.
+    assert_eq!(gw.ready(2_000).map(|s| s.version), Some(done.server.version));
     let Serving::Ready(s) = gw.serving(2_000) else {
         panic!("fresh lists are served")
     };
@@ -307,9 +311,11 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     assert!(reply.unwrap().list_changed());
     gw.note_changes(&mut conv);
     up.tools.push(json!({"name": "t9", "inputSchema": {}}));
+    assert!(gw.ready(2_001).is_none(), "a refresh is due: the full path starts it");
     let Serving::Refresh(mut refresh) = gw.serving(2_001) else {
         panic!("list_changed refreshes")
     };
+    assert!(gw.ready(2_002).is_some(), "the stale server serves while it runs");
     let Serving::Ready(stale) = gw.serving(2_002) else {
         panic!("the stale server serves meanwhile")
     };
@@ -331,6 +337,7 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
         "the lists' session, and one for the forward (it came with no downstream session)"
     );
     // After refreshSeconds, the lists are fetched again.
+    assert!(gw.ready(2_003 + 60_000).is_none());
     assert!(matches!(gw.serving(2_003 + 60_000), Serving::Refresh(_)));
 }
 

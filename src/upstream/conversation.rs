@@ -108,6 +108,11 @@ impl Conversation {
         &self.version
     }
 
+    /// Whether the upstream announced a list change not yet taken.
+    pub fn list_changed(&self) -> bool {
+        self.list_changed
+    }
+
     /// Whether the upstream announced a list change since the last call (and forgets it).
     pub fn take_list_changed(&mut self) -> bool {
         std::mem::take(&mut self.list_changed)

@@ -100,6 +100,17 @@ impl Gateway {
         }
     }
 
+    /// The cached server when a request at `now_ms` would get it from [`Gateway::serving`]
+    /// without a refresh being started, read without changing anything: for a shell's
+    /// synchronous path, which leaves every other case to `serving`.
+    pub fn ready(&self, now_ms: i64) -> Option<Arc<Server>> {
+        let due = self.stale || self.conv.list_changed() || self.upstream.stale(self.fetched_ms, now_ms);
+        match (&self.server, due, self.refreshing) {
+            (Some(s), false, _) | (Some(s), true, true) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
     /// Ends the refresh begun by [`Gateway::serving`]: on success the catalog is rebuilt over
     /// `local`'s document; on failure the stale server, if any, keeps serving (an error when
     /// there is none).

@@ -1,18 +1,29 @@
 // The Worker's stateless fast path (worker/src/fast.rs, worker/entry.mjs) answers exactly as the
-// full path does. A stateless POST with a Content-Length takes the fast path; the same request
-// sent chunked (no Content-Length) takes the full path. With MCP_SIEVE_DIAGNOSTICS set, an answer
-// of the fast path carries `X-Sieve-Path: fast`, so each pair is checked to have taken both paths.
+// full path does, with the embedded catalog and in gateway mode (in front of the real
+// @modelcontextprotocol/server-everything). A stateless POST with a Content-Length takes the fast
+// path; the same request sent chunked (no Content-Length) takes the full path. With
+// MCP_SIEVE_DIAGNOSTICS set, an answer of the fast path carries `X-Sieve-Path: fast`, so each pair
+// is checked to have taken both paths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { startWorker } from './harness.mjs';
 import { parseMessages, post, statelessRequest } from '../common/mcp-raw.mjs';
+import { startEverything, startWith } from '../security/helpers.mjs';
 
 let worker;
+let upstream;
+let gateway;
 before(async () => {
   worker = await startWorker({ extraArgs: ['--var', 'MCP_SIEVE_DIAGNOSTICS:1'] });
-}, { timeout: 120_000 });
-after(async () => { await worker?.stop(); });
+  upstream = await startEverything();
+  gateway = await startWith({ upstream: { url: upstream.url, refreshSeconds: 3600 } }, { MCP_SIEVE_DIAGNOSTICS: '1' });
+}, { timeout: 180_000 });
+after(async () => {
+  await worker?.stop();
+  await gateway?.stop();
+  await upstream?.stop();
+});
 
 /** POSTs `body` in two chunks, without a Content-Length: { status, headers, body }. */
 function postChunked(url, body, headers) {
@@ -71,9 +82,10 @@ const cases = () => {
   return c;
 };
 
-test('every stateless request gets the same answer from the fast path and the full path', { timeout: 60_000 }, async () => {
-  for (const [name, path, body, headers, fast] of cases()) {
-    const url = `${worker.url.replace(/\/mcp$/, '')}${path}`;
+/** Sends each case chunked (the full path) and with a Content-Length, and compares the answers. */
+async function bothWays(base, cases) {
+  for (const [name, path, body, headers, fast] of cases) {
+    const url = `${base.replace(/\/mcp$/, '')}${path}`;
     const full = await postChunked(url, body, headers);
     const quick = await post(url, body, { headers });
     assert.equal(full.headers['x-sieve-path'], undefined, `${name}: a chunked request takes the full path`);
@@ -84,6 +96,26 @@ test('every stateless request gets the same answer from the fast path and the fu
       name,
     );
   }
+}
+
+test('every stateless request gets the same answer from the fast path and the full path', { timeout: 60_000 }, async () => {
+  await bothWays(worker.url, cases());
+});
+
+test('a gateway answers lists from its cached upstream lists on the fast path, and forwards uses', { timeout: 90_000 }, async () => {
+  const c = [];
+  const add = (name, { message, headers }, fast) => c.push([name, '/mcp', JSON.stringify(message), headers, fast]);
+  add('tools/list', statelessRequest('tools/list', {}, { id: 21 }), true);
+  add('tools/list with a name pattern', statelessRequest('tools/list', { filter: { namePatterns: ['get*'] } }, { id: 22 }), true);
+  add('resources/list', statelessRequest('resources/list', {}, { id: 23 }), true);
+  add('resources/templates/list', statelessRequest('resources/templates/list', {}, { id: 24 }), true);
+  add('prompts/list', statelessRequest('prompts/list', {}, { id: 25 }), true);
+  add('ping', statelessRequest('ping', {}, { id: 26 }), true);
+  add('tools/call (forwarded)', statelessRequest('tools/call', { name: 'echo', arguments: { message: 'hi' } }, { id: 27 }), false);
+  add('prompts/get (forwarded)', statelessRequest('prompts/get', { name: 'simple-prompt' }, { id: 28 }), false);
+  await bothWays(gateway.url, c);
+  const tools = await post(gateway.url, c[0][2], { headers: c[0][3] });
+  assert.ok(tools.response.result.tools.some((t) => t.name === 'echo'), 'the upstream\'s tools are listed');
 });
 
 test('the fast path filters: a group filter narrows the list it answers', async () => {

@@ -1,29 +1,32 @@
 //! The fast path of a stateless request: a POST with a `Content-Length` and no session, whose
 //! URL, headers and body `entry.mjs` has read, answered in one synchronous call. It costs no
 //! futures, no per-request entrypoint object and no guard timer (a trap in a synchronous call is
-//! thrown to its caller, which answers it). What this path does not take — before the
-//! configuration is loaded, in gateway mode, a method that may wait, stream or ask the client, a
-//! body that is not a JSON-RPC request — returns `None`, and `entry.mjs` hands the request, with
-//! its body, to the full path (`fetch` in lib.rs), which answers every request alike.
+//! thrown to its caller, which answers it). In gateway mode it answers lists from the upstream's
+//! cached lists while they are fresh. What this path does not take — before the configuration is
+//! loaded, a method that may wait, stream or ask the client, in gateway mode a use (forwarded) or
+//! a refresh that is due, a body that is not a JSON-RPC request — returns `None`, and
+//! `entry.mjs` hands the request, with its body, to the full path (`fetch` in lib.rs), which
+//! answers every request alike.
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::jsonrpc;
 use wasm_bindgen::prelude::wasm_bindgen;
 use worker::console_error;
 
-use crate::{config, shell};
+use crate::{config, gateway, shell};
 
 /// Response header marking an answer of this path (with diagnostics on).
 const PATH_HEADER: &str = "X-Sieve-Path";
 
-/// The largest body the fast path takes (the configured body limit), or 0 while it takes none.
+/// The largest body the fast path takes (the configured body limit), or 0 while it takes none
+/// (before the configuration is loaded, or when it is invalid).
 #[wasm_bindgen]
 pub fn sieve_fast_limit() -> f64 {
     match config::loaded().as_deref() {
         Some(config::Config {
             transport: Ok(cfg),
-            server: Ok(server),
-        }) if !server.is_gateway() => cfg.limits.max_body as f64,
+            server: Ok(_),
+        }) => cfg.limits.max_body as f64,
         _ => 0.0,
     }
 }
@@ -32,6 +35,11 @@ pub fn sieve_fast_limit() -> f64 {
 /// no task, no stream, no question to the client), and that mint no id (so none is drawn).
 fn is_fast(method: &str) -> bool {
     !matches!(method, "initialize" | "tools/call" | "subscriptions/listen") && !method.starts_with("tasks/")
+}
+
+/// Methods a gateway answers from its cached lists alone (a use of an item is forwarded).
+fn is_listing(method: &str) -> bool {
+    method.ends_with("/list") || matches!(method, "ping" | "server/discover")
 }
 
 /// The answer to a stateless POST to `url` whose headers are `head` (`name\nvalue\n` each, as
@@ -45,16 +53,21 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
         return None;
     };
     let (path, _) = shell::path_and_query(url);
-    if server.is_gateway() || !shell::is_endpoint(path) {
+    if !shell::is_endpoint(path) {
         return None;
     }
+    let cached = match server.is_gateway() {
+        true => Some(gateway::ready(server)?),
+        false => None,
+    };
     let mut lines = head.split('\n');
     let headers: Vec<(&str, &str)> = std::iter::from_fn(|| Some((lines.next()?, lines.next()?))).collect();
     let header = |name: &str| {
         let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
         found.map(|(_, v)| v.to_string())
     };
-    if header("mcp-session-id").is_some() || !is_fast(&jsonrpc::peek(body)?.0) {
+    let method = jsonrpc::peek(body)?.0;
+    if header("mcp-session-id").is_some() || !is_fast(&method) || (cached.is_some() && !is_listing(&method)) {
         return None;
     }
     let head_only = http::Request {
@@ -69,7 +82,8 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
             Ok(caller) => {
                 let request = http::Request { body, ..head_only };
                 let mut store = http::MemoryStore::default();
-                shell::serve_now(server, cfg, request, &mut store, "", &caller)
+                let served = cached.as_deref().unwrap_or(server);
+                shell::serve_now(served, cfg, request, &mut store, "", &caller)
             }
         },
     };

@@ -94,6 +94,12 @@ async fn post_once(url: &str, post: Post, signal: &AbortSignal) -> Result<HttpAn
     })
 }
 
+/// The gateway's server when its lists are cached and no refresh is due (`Gateway::ready`): what
+/// the fast path answers from; `None` otherwise, and the full path ([`serving`]) runs.
+pub fn ready(local: &Server) -> Option<Arc<Server>> {
+    with(local, |g| g.ready(now_ms())).flatten()
+}
+
 /// The server to run requests on: `None` when `local` has no upstream; else the gateway's
 /// server over the upstream's lists (refreshed when due, one refresh at a time; a stale one
 /// keeps serving while it runs or when the upstream cannot be reached).
