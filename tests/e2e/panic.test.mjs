@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './harness.mjs';
-import { call, initialize, stateless } from '../common/mcp-raw.mjs';
+import { call, initialize, post, stateless } from '../common/mcp-raw.mjs';
 
 let worker;
 before(async () => {
@@ -23,6 +23,17 @@ async function panicsLogged(n) {
   return (worker.output().match(/deliberate panic/g) ?? []).length;
 }
 const names = (r) => r.response.result.tools.map((t) => t.name).sort();
+
+// A panic on the full path of the front Worker (a GET never takes the fast path), as the
+// isolate's first request; the next test's panic is on the stateless fast path.
+test('a panic on the first request is a JSON-RPC 500; the next request is served', { timeout: 30_000 }, async () => {
+  const crashed = await post(worker.url, undefined, { method: 'GET', headers: { ...PANIC, Accept: 'text/event-stream' } });
+  assert.equal(crashed.status, 500, crashed.body);
+  assert.equal(crashed.messages[0]?.error?.code, -32603, crashed.body);
+  const again = await stateless(worker.url, 'tools/list', { filter: { groups: ['email'] } });
+  assert.equal(again.status, 200, again.body);
+  assert.ok(again.response.result.tools.length > 0, again.body);
+});
 
 test('a panic in the Worker is a logged 500; the next request is served', { timeout: 30_000 }, async () => {
   const before = await stateless(worker.url, 'tools/list', { filter: { groups: ['math'] } });
