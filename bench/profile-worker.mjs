@@ -72,7 +72,7 @@ const selfUs = new Map();
 profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 const nameOf = (n) => {
   const f = n.callFrame;
-  const where = f.url ? ` ${f.url.split("/").pop()}${f.functionName && !process.env.LINES ? "" : `:${f.lineNumber + 1}:${f.columnNumber + 1}`}` : "";
+  const where = f.url ? ` ${f.url.split('/').pop()}${f.functionName ? '' : `:${f.lineNumber + 1}:${f.columnNumber + 1}`}` : '';
   return `${f.functionName || '(anonymous)'}${f.functionName?.startsWith('(') ? '' : where}`;
 };
 const self = new Map();
