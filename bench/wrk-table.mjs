@@ -1,10 +1,11 @@
 //! Prints the results of scripts/bench-load.sh as a markdown table, with each target's share of
 //! its era's floor, its work above that floor, and the ratios between mcp-sieve and its peers.
 //!   node bench/wrk-table.mjs RESULTS.jsonl CORES
-//! Each line of RESULTS.jsonl is one run of a target: { key, label, round (1, 2, ...), floor (the key of its floor; null for
-//! a floor itself; "none" for a target no floor applies to, such as a Node server), cpu (seconds of CPU its server's processes used during the measured run), busy
-//! (share of the machine's CPU busy during the run, 0..1), wrk (bench/wrk-list.lua's summary:
-//! requests, rps, mean, p50, p99 in ms, errors, bytes per response) }.
+//! Each line of RESULTS.jsonl is one run of a target: { key, label, round (1, 2, ...), floor
+//! (the key of its floor; null for a floor itself; "none" for a target no floor applies to, such
+//! as a Node server), cpu (seconds of CPU its server's processes used during the measured run),
+//! busy (share of the machine's CPU busy during the run, 0..1), wrk (bench/wrk-list.lua's
+//! summary: requests, rps, mean, p50, p99 in ms, errors, bytes per response) }.
 import fs from 'node:fs';
 
 const [file, coresArg] = process.argv.slice(2);

@@ -257,20 +257,20 @@ run() {
 
 echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
 for round in $(seq 1 "$rounds"); do
-for key in $all; do
-  want "$key" || continue
-  case "$key" in
-    floor-js) run floor-js "floor: JS Worker, fixed page (stateless)" "" "http://127.0.0.1:$port_floor/mcp" "$pg_floor" ;;
-    worker-stateless) run worker-stateless "mcp-sieve Worker, MCP only (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
-    floor-assets) run floor-assets "floor: JS Worker + static assets, fixed page (stateless)" "" "http://127.0.0.1:$port_floor_assets/mcp" "$pg_floor_assets" ;;
-    worker-assets) run worker-assets "mcp-sieve Worker as shipped, + static assets (2026-07-28, stateless)" floor-assets "http://127.0.0.1:$port_assets/mcp" "$pg_assets" ;;
-    handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
-    floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
-    worker-session) run worker-session "mcp-sieve Worker, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
-    mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
-    node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
-  esac
-done
+  for key in $all; do
+    want "$key" || continue
+    case "$key" in
+      floor-js) run floor-js "floor: JS Worker, fixed page (stateless)" "" "http://127.0.0.1:$port_floor/mcp" "$pg_floor" ;;
+      worker-stateless) run worker-stateless "mcp-sieve Worker, MCP only (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+      floor-assets) run floor-assets "floor: JS Worker + static assets, fixed page (stateless)" "" "http://127.0.0.1:$port_floor_assets/mcp" "$pg_floor_assets" ;;
+      worker-assets) run worker-assets "mcp-sieve Worker as shipped, + static assets (2026-07-28, stateless)" floor-assets "http://127.0.0.1:$port_assets/mcp" "$pg_assets" ;;
+      handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
+      floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
+      worker-session) run worker-session "mcp-sieve Worker, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+      mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
+      node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
+    esac
+  done
 done
 echo
 node bench/wrk-table.mjs "$work/results.jsonl" "$cores"
