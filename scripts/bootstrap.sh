@@ -44,4 +44,14 @@ if ! have chromium || ! have chromedriver; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+# The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
+# --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
+pystamp=.venv/.sieve-req-hash
+pywant=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$pystamp" 2>/dev/null)" != "$pywant" ]; then
+  say "creating .venv (mcp, fastmcp) from tests/python/requirements.txt"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r tests/python/requirements.txt
+  echo "$pywant" > "$pystamp"
+fi
 say "tools ready"
