@@ -73,14 +73,19 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
 
 /// Reads an upstream's answer as its bytes arrive: refuses it past a byte cap, and says when an
 /// SSE stream (which may stay open after it) has carried the response to the request, so the
-/// reader can stop there. Each byte is scanned once.
+/// reader can stop there. Each byte is looked at once when the end of an event is searched for
+/// (the search resumes where the last one stopped), and each whole event is parsed once: a long
+/// `data:` line streamed in small chunks costs time linear in its length.
 #[derive(Debug)]
 pub struct AnswerReader {
     id: Option<Value>,
     sse: bool,
     cap: usize,
     raw: Vec<u8>,
-    scanned: usize,
+    /// Where the events not parsed yet begin.
+    parsed: usize,
+    /// How far the search for an event's end has looked.
+    searched: usize,
 }
 
 impl AnswerReader {
@@ -94,7 +99,8 @@ impl AnswerReader {
             sse: content_type.to_ascii_lowercase().starts_with("text/event-stream"),
             cap,
             raw: Vec::new(),
-            scanned: 0,
+            parsed: 0,
+            searched: 0,
         }
     }
 
@@ -108,17 +114,22 @@ impl AnswerReader {
         let Some(id) = self.id.as_ref().filter(|_| self.sse) else {
             return Ok(false);
         };
-        // The end of the last whole event in the new bytes ("\n\n" or "\n\r\n").
-        let new = &self.raw[self.scanned..];
-        let end = (1..new.len()).rev().find(|&i| {
-            new[i] == b'\n' && (new[i - 1] == b'\n' || (i >= 2 && new[i - 1] == b'\r' && new[i - 2] == b'\n'))
-        });
+        // The end of the last whole event in the bytes not searched yet ("\n\n" or "\n\r\n"; the
+        // bytes before them may be older ones).
+        let raw = &self.raw;
+        let ends_event = |i: usize| {
+            raw[i] == b'\n' && i >= 1 && (raw[i - 1] == b'\n' || (i >= 2 && raw[i - 1] == b'\r' && raw[i - 2] == b'\n'))
+        };
+        let end = (self.searched.max(self.parsed)..raw.len())
+            .rev()
+            .find(|&i| ends_event(i));
+        self.searched = raw.len();
         let Some(end) = end else {
             return Ok(false);
         };
-        let events = String::from_utf8_lossy(&new[..=end]);
+        let events = String::from_utf8_lossy(&raw[self.parsed..=end]);
         let found = parse_reply("text/event-stream", &events, Some(id)).is_ok_and(|r| r.response.is_some());
-        self.scanned += end + 1;
+        self.parsed = end + 1;
         Ok(found)
     }
 
