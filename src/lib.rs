@@ -13,6 +13,9 @@ pub mod middleware;
 pub mod model;
 pub mod protocol;
 mod sort;
+// MCP over stdio: server-only (the native binary), not in the package.
+#[cfg(feature = "large-catalogs")]
+pub mod stdio;
 #[cfg(feature = "testing")]
 pub mod synth;
 pub mod task;
