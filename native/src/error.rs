@@ -12,6 +12,12 @@ pub enum ServerError {
     /// The catalog document or the transport configuration is invalid, or the core refused.
     #[error(transparent)]
     Core(#[from] mcp_sieve::Error),
+    /// A configuration file is invalid: one line per problem, each naming the file, line and field.
+    #[error("{0}")]
+    Config(String),
+    /// `check` found this many errors (already printed).
+    #[error("{0} errors")]
+    Check(usize),
     /// The OS could not give random bytes for session and task ids.
     #[error("no secure random source for ids: {0}")]
     Random(String),

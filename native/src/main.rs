@@ -1,63 +1,57 @@
-//! The native server binary: the core behind hyper on tokio, for running without workerd.
-//!   mcp-sieve serve [--catalog FILE] [--host 127.0.0.1] [--port 8788]
-//!   environment: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN, MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker)
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The native binary: the core behind hyper on tokio (`serve`), over stdio for desktop clients
+//! (`stdio`), and the tools around them (`check`, `tools`, `init`). `mcp-sieve --help` lists them
+//! with examples. Environment for `serve`: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN,
+//! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod check;
+mod cli;
 mod error;
 mod gateway;
+mod load;
+mod mcp_config;
 mod serve;
+mod stdio;
+mod tools;
 mod watch;
 
+use std::time::Duration;
+
+use clap::Parser;
+use cli::{Cli, Command};
 use error::ServerError;
 
-const USAGE: &str = "usage: mcp-sieve serve [--catalog FILE] [--host 127.0.0.1] [--port 8788]";
-
-/// What `serve` was asked for.
-struct Args {
-    catalog: Option<String>,
-    host: String,
-    port: u16,
-}
-
-fn parse(args: Vec<String>) -> Result<Args, ServerError> {
-    let mut it = args.into_iter();
-    if it.next().as_deref() != Some("serve") {
-        return Err(ServerError::Usage(USAGE.into()));
-    }
-    let mut out = Args {
-        catalog: None,
-        host: "127.0.0.1".into(),
-        port: 8788,
-    };
-    while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .ok_or_else(|| ServerError::Usage(format!("{a} needs a value; {USAGE}")))
-        };
-        match a.as_str() {
-            "--catalog" => out.catalog = Some(val()?),
-            "--host" => out.host = val()?,
-            "--port" => {
-                out.port = val()?
-                    .parse()
-                    .map_err(|_| ServerError::Usage(format!("--port must be a number from 1 to 65535; {USAGE}")))?
-            }
-            _ => return Err(ServerError::Usage(format!("unknown argument \"{a}\"; {USAGE}"))),
-        }
-    }
-    Ok(out)
+/// Runs `f` on a multi-threaded runtime; the runtime is shut down (its tasks, and the child
+/// processes they own, dropped) within a second of `f` ending.
+fn on_runtime<F: std::future::Future<Output = Result<(), ServerError>>>(f: F) -> Result<(), ServerError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServerError::Io("cannot start the runtime".into(), e))?;
+    let result = rt.block_on(f);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
 }
 
 fn main() {
-    let result = parse(std::env::args().skip(1).collect()).and_then(|args| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| ServerError::Io("cannot start the runtime".into(), e))?
-            .block_on(serve::run(args.catalog, &args.host, args.port))
-    });
-    if let Err(e) = result {
-        eprintln!("mcp-sieve: {e}");
-        std::process::exit(2);
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(a) => load::document(&a.source).and_then(|text| on_runtime(serve::run(text, &a.host, a.port))),
+        Command::Stdio(a) => load::document(&a.source).and_then(|text| on_runtime(stdio::run(text, &a.view))),
+        Command::Check { file } => check::run(&file),
+        Command::Tools(a) => load::document(&a.source).and_then(|text| on_runtime(tools::run(text, a.source, a.view))),
+        Command::Init { mcp_config, output } => Err(ServerError::Usage(format!(
+            "init needs the upstreams of {} and {:?} ... not built yet",
+            mcp_config.display(),
+            output
+        ))),
+    };
+    match result {
+        Ok(()) => {}
+        Err(ServerError::Check(n)) => std::process::exit(if n == 0 { 0 } else { 1 }),
+        Err(e) => {
+            eprintln!("mcp-sieve: {e}");
+            std::process::exit(2);
+        }
     }
 }

@@ -22,7 +22,6 @@ use tokio::net::TcpListener;
 use crate::error::ServerError;
 use crate::gateway::Gateway;
 
-const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
 /// Longest a client may take to send its request head, and then its body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 const BODY_DEADLINE: Duration = Duration::from_secs(10);
@@ -65,12 +64,8 @@ impl App {
     }
 }
 
-/// Loads the catalog and the transport options, then serves until the process ends.
-pub async fn run(catalog: Option<String>, host: &str, port: u16) -> Result<(), ServerError> {
-    let text = match &catalog {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| ServerError::Io(format!("cannot read {path}"), e))?,
-        None => DEFAULT_CATALOG.to_string(),
-    };
+/// Loads the catalog document `text` and the transport options, then serves until the process ends.
+pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError> {
     fresh_id()?;
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.

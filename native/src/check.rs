@@ -1,0 +1,65 @@
+//! `mcp-sieve check FILE`: validates a catalog document or an MCP client configuration and prints
+//! every error with its file, line and field (a catalog document: the core's first error, which
+//! names its field); the exit code is 1 when there are errors.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::ServerError;
+use crate::{load, mcp_config};
+
+/// Checks `path`; `Err(ServerError::Check(n))` carries the number of errors (0: valid).
+pub fn run(path: &Path) -> Result<(), ServerError> {
+    let text = load::read(path)?;
+    let file = path.display().to_string();
+    let doc: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            println!("{file}:{}: not valid JSON: {e}", e.line());
+            return Err(ServerError::Check(1));
+        }
+    };
+    if mcp_config::is_client_config(&doc) {
+        return match mcp_config::convert(&text, &|name| std::env::var(name).ok(), ".") {
+            Ok(c) => {
+                for w in &c.warnings {
+                    println!("warning: {}", w.show(&file));
+                }
+                let servers: Vec<String> = c
+                    .upstreams
+                    .iter()
+                    .map(|(name, up)| format!("{name} ({})", if up.get("url").is_some() { "http" } else { "stdio" }))
+                    .collect();
+                println!(
+                    "{file}: a valid MCP client configuration; {} server(s) become upstreams: {}",
+                    servers.len(),
+                    servers.join(", ")
+                );
+                Err(ServerError::Check(0))
+            }
+            Err(problems) => {
+                for p in &problems {
+                    println!("{}", p.show(&file));
+                }
+                Err(ServerError::Check(problems.len()))
+            }
+        };
+    }
+    match mcp_sieve::Catalog::from_json_str(&text) {
+        Ok(c) => {
+            println!(
+                "{file}: a valid catalog document: {} tools, {} groups, {} tags, {} views",
+                c.section(mcp_sieve::model::Kind::Tool).items.len(),
+                c.groups.len(),
+                c.tags.len(),
+                c.views.len()
+            );
+            Err(ServerError::Check(0))
+        }
+        Err(e) => {
+            println!("{file}: {e}");
+            Err(ServerError::Check(1))
+        }
+    }
+}

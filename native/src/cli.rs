@@ -1,0 +1,248 @@
+//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `init`, with `--help` and
+//! `--version`. A view chosen with flags becomes the query a URL would carry and goes through the
+//! core's own view parser (`mcp_sieve::http::endpoint_view`), so flags and URLs mean the same.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use mcp_sieve::filter::EndpointView;
+use mcp_sieve::Catalog;
+
+use crate::error::ServerError;
+
+const EXAMPLES: &str = "\
+Examples:
+  mcp-sieve serve --catalog catalog/default.json --port 8788
+      MCP over Streamable HTTP at http://127.0.0.1:8788/mcp (views at /mcp/{view})
+  mcp-sieve stdio --mcp-config ~/.cursor/mcp.json --search
+      what a desktop client launches: your servers behind one, as find_tools and call_tool
+  mcp-sieve stdio --catalog catalog/default.json --groups calendar,email --exclude-tags destructive
+      the demo catalog's calendar and email tools over stdio, nothing destructive
+  mcp-sieve check claude_desktop_config.json
+      every error in a catalog document or an MCP client configuration, with its field
+  mcp-sieve tools --mcp-config .vscode/mcp.json --view search
+      the tools a view serves, as a table, and their tokens against the whole list
+  mcp-sieve init --mcp-config .cursor/mcp.json > sieve.json
+      a starter catalog document for your servers (a group each, a search view)";
+
+/// Filtering for the Model Context Protocol: put mcp-sieve in front of your MCP servers (or a
+/// catalog document) and clients see only the tools a view selects.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-sieve", version, after_help = EXAMPLES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over Streamable HTTP at http://HOST:PORT/mcp (views at /mcp/{view}).
+    Serve(ServeArgs),
+    /// Serve MCP over stdio (newline-delimited JSON-RPC; logs on stderr): what a desktop client launches.
+    Stdio(StdioArgs),
+    /// Validate a catalog document or an MCP client configuration; prints every error with its field.
+    Check {
+        /// The file: a catalog document, or a Claude Desktop / Cursor / Claude Code / VS Code configuration.
+        file: PathBuf,
+    },
+    /// Print the tools a view serves, as a table (name, upstream, groups, tags, tokens), and the token total.
+    Tools(StdioArgs),
+    /// Start the upstreams of an MCP client configuration once and print a starter catalog document.
+    Init {
+        /// The client configuration (mcpServers or servers).
+        #[arg(long, value_name = "FILE")]
+        mcp_config: PathBuf,
+        /// Write the document here instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Where the catalog comes from.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Source {
+    /// A catalog document (default: the built-in demo catalog, unless --mcp-config is given).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+    /// An MCP client configuration (Claude Desktop, Cursor, Claude Code: mcpServers; VS Code:
+    /// servers): every server in it becomes an upstream. With --catalog, the document adds its
+    /// groups, tags, overlay, views, policy and concerns on top.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+}
+
+/// `serve`'s flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8788)]
+    pub port: u16,
+}
+
+/// `stdio`'s and `tools`' flags: a catalog and a view.
+#[derive(Debug, Args, Clone, Default)]
+pub struct StdioArgs {
+    #[command(flatten)]
+    pub source: Source,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// A view chosen on the command line (a stdio client has no URL); the flags AND together.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ViewArgs {
+    /// A named view of the catalog document (its `views`).
+    #[arg(long, value_name = "NAME")]
+    pub view: Option<String>,
+    /// Only tools in any of these groups (comma-separated).
+    #[arg(long, value_name = "A,B")]
+    pub groups: Option<String>,
+    /// Only tools with all of these tags (comma-separated).
+    #[arg(long, value_name = "A,B")]
+    pub tags: Option<String>,
+    /// No tools with any of these tags (comma-separated).
+    #[arg(long, value_name = "A,B")]
+    pub exclude_tags: Option<String>,
+    /// Only tools whose names match these globs (comma-separated, `*` and `?`).
+    #[arg(long, value_name = "GLOBS")]
+    pub names: Option<String>,
+    /// Search mode: list find_tools and call_tool instead of the tools themselves.
+    #[arg(long)]
+    pub search: bool,
+}
+
+/// Percent-encodes a query value (letters, digits, `-._~,*` stay).
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b',' | b'*' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl ViewArgs {
+    /// The path and query a URL would carry for this view.
+    pub fn as_url(&self) -> (String, String) {
+        let path = match &self.view {
+            Some(name) => format!("{}/{name}", mcp_sieve::http::ENDPOINT),
+            None => mcp_sieve::http::ENDPOINT.to_string(),
+        };
+        let mut query: Vec<String> = [
+            ("groups", &self.groups),
+            ("tags", &self.tags),
+            ("excludeTags", &self.exclude_tags),
+            ("names", &self.names),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
+        .collect();
+        if self.search {
+            query.push("mode=search".into());
+        }
+        (path, query.join("&"))
+    }
+
+    /// The view over `catalog`, parsed by the core as a URL's would be (`None`: everything).
+    pub fn resolve(&self, catalog: &Catalog) -> Result<Option<Arc<EndpointView>>, ServerError> {
+        let (path, query) = self.as_url();
+        mcp_sieve::http::endpoint_view(catalog, &path, &query, &|_| None, None).map_err(|refusal| {
+            // The refusal is a JSON-RPC error body (or plain text): its message says what is wrong.
+            let message = serde_json::from_str::<serde_json::Value>(&refusal.body)
+                .ok()
+                .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                .unwrap_or(refusal.body);
+            let message = message
+                .replace("the URL query", "the view flags")
+                .replace("URL parameter", "flag");
+            ServerError::Usage(format!("bad view: {message}"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn serve_keeps_its_flags() {
+        let cli = Cli::try_parse_from([
+            "mcp-sieve",
+            "serve",
+            "--catalog",
+            "c.json",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "9",
+        ])
+        .unwrap();
+        let Command::Serve(a) = cli.command else { panic!() };
+        assert_eq!(
+            (a.source.catalog.unwrap(), a.host, a.port),
+            ("c.json".into(), "0.0.0.0".into(), 9)
+        );
+        assert!(Cli::try_parse_from(["mcp-sieve", "serve", "--port", "x"]).is_err());
+    }
+
+    #[test]
+    fn view_flags_become_a_url_query() {
+        let cli = Cli::try_parse_from([
+            "mcp-sieve",
+            "stdio",
+            "--view",
+            "email",
+            "--groups",
+            "a,b",
+            "--exclude-tags",
+            "x y",
+            "--names",
+            "git_*",
+            "--search",
+        ])
+        .unwrap();
+        let Command::Stdio(a) = cli.command else { panic!() };
+        assert_eq!(
+            a.view.as_url(),
+            (
+                "/mcp/email".into(),
+                "groups=a,b&excludeTags=x%20y&names=git_*&mode=search".into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_view_is_checked_by_the_core() {
+        let catalog = Catalog::from_json_str(include_str!("../../catalog/default.json")).unwrap();
+        let none = ViewArgs::default().resolve(&catalog).unwrap();
+        assert!(none.is_none());
+        let search = ViewArgs {
+            search: true,
+            groups: Some("calendar".into()),
+            ..Default::default()
+        };
+        assert!(search.resolve(&catalog).unwrap().unwrap().search);
+        let unknown = ViewArgs {
+            view: Some("nope".into()),
+            ..Default::default()
+        };
+        let e = unknown.resolve(&catalog).unwrap_err().to_string();
+        assert!(e.contains("unknown view \"nope\""), "{e}");
+    }
+}

@@ -1,0 +1,96 @@
+//! Where the catalog comes from: a catalog document, an MCP client configuration (every server
+//! in it an upstream, see `mcp_config`), or both (the document's groups, tags, overlay, views,
+//! policy and concerns on top of the configuration's servers); the built-in demo catalog when
+//! neither is given. Warnings go to stderr; errors name the file, the line and the field.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::cli::Source;
+use crate::error::ServerError;
+use crate::mcp_config;
+
+/// The built-in demo catalog.
+pub const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
+
+/// The text of a file, or an error naming it.
+pub fn read(path: &Path) -> Result<String, ServerError> {
+    std::fs::read_to_string(path).map_err(|e| ServerError::Io(format!("cannot read {}", path.display()), e))
+}
+
+/// What VS Code's `${workspaceFolder}` means for a configuration at `path`: the folder holding
+/// its `.vscode` folder, else the file's own folder.
+fn workspace(path: &Path) -> String {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = match dir.file_name() {
+        Some(n) if n == ".vscode" => dir.parent().unwrap_or(dir),
+        _ => dir,
+    };
+    std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The upstreams of the client configuration at `path` (warnings printed to stderr).
+pub fn upstreams(path: &Path) -> Result<Map<String, Value>, ServerError> {
+    let text = read(path)?;
+    let file = path.display().to_string();
+    match mcp_config::convert(&text, &|name| std::env::var(name).ok(), &workspace(path)) {
+        Ok(c) => {
+            for w in &c.warnings {
+                eprintln!("mcp-sieve: warning: {}", w.show(&file));
+            }
+            Ok(c.upstreams)
+        }
+        Err(problems) => Err(ServerError::Config(
+            problems.iter().map(|p| p.show(&file)).collect::<Vec<_>>().join("\n"),
+        )),
+    }
+}
+
+/// The catalog document's text for `source`.
+pub fn document(source: &Source) -> Result<String, ServerError> {
+    let Some(config) = &source.mcp_config else {
+        return match &source.catalog {
+            Some(path) => read(path),
+            None => Ok(DEFAULT_CATALOG.to_string()),
+        };
+    };
+    let servers = upstreams(config)?;
+    let mut doc = match &source.catalog {
+        Some(path) => {
+            let text = read(path)?;
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| ServerError::Config(format!("{}:{}: not valid JSON: {e}", path.display(), e.line())))?
+        }
+        None => Value::Object(Map::new()),
+    };
+    let Some(obj) = doc.as_object_mut() else {
+        return Err(ServerError::Config("the catalog document must be a JSON object".into()));
+    };
+    let ups = obj.entry("upstreams").or_insert_with(|| Value::Object(Map::new()));
+    let Some(ups) = ups.as_object_mut() else {
+        return Err(ServerError::Config(
+            "the catalog document's upstreams must be an object".into(),
+        ));
+    };
+    for (name, up) in servers {
+        // The document may refine a server of the configuration (a prefix, a title): its fields win.
+        match ups.get_mut(&name).and_then(Value::as_object_mut) {
+            Some(mine) => {
+                for (k, v) in up.as_object().into_iter().flatten() {
+                    mine.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            None => {
+                ups.insert(name, up);
+            }
+        }
+    }
+    Ok(doc.to_string())
+}

@@ -1,0 +1,538 @@
+//! MCP client configurations as upstreams, a pure conversion: Claude Desktop, Cursor and Claude
+//! Code (`mcpServers`: `command`/`args`/`env`/`cwd`, or `url`/`headers`/`type`), VS Code
+//! (`servers` with `type`, `inputs`; also `mcp.servers` inside a settings file) → the catalog
+//! document's `upstreams` object (`{"name": {"command","args","env","cwd"} | {"url","headers"}}`).
+//! `${env:NAME}`, `${NAME}` and `${NAME:-default}` are resolved from the environment given;
+//! `${input:ID}` takes the VS Code input's `default` or is an error (nothing here can prompt).
+//! Unknown fields are warnings; errors name the file, the line and the field, and all of them
+//! are reported at once.
+
+use serde_json::{json, Map, Value};
+
+/// One problem in a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line of the field (0: unknown).
+    pub line: usize,
+    /// The field's path, e.g. `mcpServers.github.env.TOKEN`.
+    pub field: String,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl Problem {
+    /// `file:line: field: message`.
+    pub fn show(&self, file: &str) -> String {
+        match (self.line, self.field.is_empty()) {
+            (0, true) => format!("{file}: {}", self.message),
+            (0, false) => format!("{file}: {}: {}", self.field, self.message),
+            (l, true) => format!("{file}:{l}: {}", self.message),
+            (l, false) => format!("{file}:{l}: {}: {}", self.field, self.message),
+        }
+    }
+}
+
+/// A converted configuration.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Converted {
+    /// The `upstreams` object, one entry per server (in the file's order).
+    pub upstreams: Map<String, Value>,
+    /// Ignored fields and servers left out, for stderr.
+    pub warnings: Vec<Problem>,
+}
+
+/// Whether `doc` looks like an MCP client configuration rather than a catalog document.
+pub fn is_client_config(doc: &Value) -> bool {
+    let has = |k: &str| doc.get(k).is_some_and(Value::is_object);
+    (has("mcpServers") || has("servers") || doc["mcp"]["servers"].is_object())
+        && doc.get("tools").is_none()
+        && doc.get("upstreams").is_none()
+}
+
+/// Fields a server entry may have; the ones mcp-sieve uses first.
+const STDIO_FIELDS: [&str; 4] = ["command", "args", "env", "cwd"];
+const HTTP_FIELDS: [&str; 2] = ["url", "headers"];
+
+/// Converts the text of a client configuration. `env` looks up environment variables;
+/// `workspace` is what VS Code's `${workspaceFolder}` means here.
+pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str) -> Result<Converted, Vec<Problem>> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| {
+        vec![Problem {
+            line: e.line(),
+            field: String::new(),
+            message: format!("not valid JSON: {e}"),
+        }]
+    })?;
+    let mut c = Conv {
+        text,
+        env,
+        workspace,
+        inputs: Map::new(),
+        out: Converted::default(),
+        errors: Vec::new(),
+    };
+    let Some(root) = doc.as_object() else {
+        return Err(vec![c.problem(
+            &[],
+            "must be an object with \"mcpServers\" (Claude Desktop, Cursor, Claude Code) or \"servers\" (VS Code)"
+                .into(),
+        )]);
+    };
+    let (key, servers): (Vec<&str>, &Value) = if let Some(s) = root.get("mcpServers") {
+        (vec!["mcpServers"], s)
+    } else if let Some(s) = root.get("servers") {
+        (vec!["servers"], s)
+    } else if let Some(s) = root.get("mcp").and_then(|m| m.get("servers")) {
+        (vec!["mcp", "servers"], s)
+    } else {
+        let keys: Vec<&str> = root.keys().map(String::as_str).collect();
+        return Err(vec![c.problem(
+            &[],
+            format!(
+                "has neither \"mcpServers\" (Claude Desktop, Cursor, Claude Code) nor \"servers\" (VS Code); its fields are: {}",
+                if keys.is_empty() { "none".into() } else { keys.join(", ") }
+            ),
+        )]);
+    };
+    // A settings file (`mcp.servers`) has the editor's other settings beside it: not warned about.
+    for k in root.keys().filter(|_| key[0] != "mcp") {
+        if !["mcpServers", "servers", "inputs"].contains(&k.as_str()) {
+            c.warn(&[k], "ignored (not a server list)");
+        }
+    }
+    if let Some(inputs) = root
+        .get("inputs")
+        .or_else(|| root.get("mcp").and_then(|m| m.get("inputs")))
+    {
+        c.read_inputs(inputs);
+    }
+    let Some(servers) = servers.as_object() else {
+        return Err(vec![c.problem(
+            &key,
+            format!("must be an object of \"<name>\": {{server}}, got {}", kind(servers)),
+        )]);
+    };
+    for (name, server) in servers {
+        let mut path = key.clone();
+        path.push(name);
+        c.server(&path, name, server);
+    }
+    if c.errors.is_empty() {
+        Ok(c.out)
+    } else {
+        Err(c.errors)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+struct Conv<'a> {
+    text: &'a str,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    workspace: &'a str,
+    /// VS Code inputs by id: their `default`, if any.
+    inputs: Map<String, Value>,
+    out: Converted,
+    errors: Vec<Problem>,
+}
+
+impl Conv<'_> {
+    /// The line where the field at `path` is written: each key is looked for after the previous one.
+    fn line_of(&self, path: &[&str]) -> usize {
+        let mut at = 0;
+        for key in path {
+            match self.text[at..].find(&format!("\"{key}\"")) {
+                Some(i) => at += i,
+                None => break,
+            }
+        }
+        if path.is_empty() {
+            return 0;
+        }
+        self.text[..at].matches('\n').count() + 1
+    }
+
+    fn problem(&self, path: &[&str], message: String) -> Problem {
+        Problem {
+            line: self.line_of(path),
+            field: path.join("."),
+            message,
+        }
+    }
+
+    fn error(&mut self, path: &[&str], message: String) {
+        let p = self.problem(path, message);
+        self.errors.push(p);
+    }
+
+    fn warn(&mut self, path: &[&str], message: &str) {
+        let p = self.problem(path, message.into());
+        self.out.warnings.push(p);
+    }
+
+    fn read_inputs(&mut self, inputs: &Value) {
+        let Some(list) = inputs.as_array() else {
+            self.warn(&["inputs"], "ignored (must be an array)");
+            return;
+        };
+        for input in list {
+            if let Some(id) = input.get("id").and_then(Value::as_str) {
+                self.inputs
+                    .insert(id.into(), input.get("default").cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+
+    /// `s` with every `${…}` reference resolved; `None` after an error (recorded).
+    fn resolve(&mut self, path: &[&str], s: &str) -> Option<String> {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let Some(len) = rest[start..].find('}') else {
+                self.error(path, format!("\"{s}\" has a ${{ with no closing }}"));
+                return None;
+            };
+            let reference = &rest[start + 2..start + len];
+            rest = &rest[start + len + 1..];
+            let (name, default) = match reference.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (reference, None),
+            };
+            let value = if let Some(id) = name.strip_prefix("input:") {
+                match self.inputs.get(id) {
+                    Some(Value::String(d)) => Some(d.clone()),
+                    Some(_) => {
+                        self.error(path, format!("uses ${{input:{id}}}, a VS Code prompt with no default; mcp-sieve cannot prompt: put the value in an environment variable and write ${{env:NAME}}"));
+                        return None;
+                    }
+                    None => {
+                        self.error(
+                            path,
+                            format!("uses ${{input:{id}}} but \"inputs\" has no input with id \"{id}\""),
+                        );
+                        return None;
+                    }
+                }
+            } else if name == "workspaceFolder" {
+                Some(self.workspace.to_string())
+            } else if name == "userHome" {
+                (self.env)("HOME")
+            } else {
+                let var = name.strip_prefix("env:").unwrap_or(name);
+                if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    self.error(path, format!("\"${{{reference}}}\" is not a reference mcp-sieve knows (${{env:NAME}}, ${{NAME}}, ${{NAME:-default}}, ${{input:ID}}, ${{workspaceFolder}})"));
+                    return None;
+                }
+                (self.env)(var).or_else(|| default.map(str::to_string))
+            };
+            match value {
+                Some(v) => out.push_str(&v),
+                None => {
+                    self.error(
+                        path,
+                        format!(
+                            "the environment variable {} is not set",
+                            name.strip_prefix("env:").unwrap_or(name)
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+
+    /// A string field (resolved); `None` when absent or wrong (recorded).
+    fn string(&mut self, path: &[&str], v: Option<&Value>) -> Option<String> {
+        match v? {
+            Value::String(s) => self.resolve(path, s),
+            other => {
+                self.error(path, format!("must be a string, got {}", kind(other)));
+                None
+            }
+        }
+    }
+
+    /// An object of strings (resolved).
+    fn strings(&mut self, path: &[&str], v: Option<&Value>) -> Option<Map<String, Value>> {
+        let obj = match v? {
+            Value::Object(o) => o,
+            other => {
+                self.error(path, format!("must be an object of strings, got {}", kind(other)));
+                return None;
+            }
+        };
+        let mut out = Map::new();
+        for (k, v) in obj {
+            let p = [path, &[k.as_str()]].concat();
+            let value = match v {
+                // Numbers and booleans in env are written as text by clients; take them the same way.
+                Value::Number(n) => Some(n.to_string()),
+                Value::Bool(b) => Some(b.to_string()),
+                _ => self.string(&p, Some(v)),
+            };
+            if let Some(value) = value {
+                out.insert(k.clone(), json!(value));
+            }
+        }
+        Some(out)
+    }
+
+    fn server(&mut self, path: &[&str], name: &str, v: &Value) {
+        let Some(obj) = v.as_object() else {
+            self.error(
+                path,
+                format!("must be an object with \"command\" or \"url\", got {}", kind(v)),
+            );
+            return;
+        };
+        if obj.get("disabled") == Some(&Value::Bool(true)) {
+            self.warn(path, "left out (\"disabled\": true)");
+            return;
+        }
+        let ty = obj.get("type").and_then(Value::as_str);
+        let (has_command, has_url) = (obj.contains_key("command"), obj.contains_key("url"));
+        let stdio = match (ty, has_command, has_url) {
+            (Some("stdio"), _, _) | (None, true, false) => true,
+            (Some("http" | "streamable-http" | "streamableHttp"), _, _) | (None, false, true) => false,
+            (Some("sse"), _, _) => {
+                self.warn(path, "left out: the old HTTP+SSE transport (\"type\": \"sse\") is not supported; if the server also speaks Streamable HTTP, write \"type\": \"http\" and its /mcp URL");
+                return;
+            }
+            (Some(other), _, _) => {
+                self.error(
+                    &[path, &["type"]].concat(),
+                    format!("\"{other}\" is not a transport mcp-sieve knows; expected stdio or http"),
+                );
+                return;
+            }
+            (None, true, true) => {
+                self.error(
+                    path,
+                    "has both \"command\" and \"url\"; keep one (or say \"type\")".into(),
+                );
+                return;
+            }
+            (None, false, false) => {
+                self.error(
+                    path,
+                    "needs \"command\" (a stdio server) or \"url\" (an HTTP server)".into(),
+                );
+                return;
+            }
+        };
+        let known: &[&str] = if stdio { &STDIO_FIELDS } else { &HTTP_FIELDS };
+        for k in obj.keys() {
+            if k != "type" && k != "disabled" && !known.contains(&k.as_str()) {
+                self.warn(&[path, &[k.as_str()]].concat(), "ignored (not used by mcp-sieve)");
+            }
+        }
+        let errors = self.errors.len();
+        let mut up = Map::new();
+        let p = |k: &'static str| [path, &[k]].concat();
+        if stdio {
+            let f = p("command");
+            match self.string(&f, obj.get("command")) {
+                Some(c) if !c.trim().is_empty() => {
+                    up.insert("command".into(), json!(c));
+                }
+                Some(_) => self.error(&f, "must not be empty".into()),
+                None if obj.get("command").is_none() => self.error(&f, "is required for a stdio server".into()),
+                None => {}
+            }
+            let f = p("args");
+            match obj.get("args") {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(a)) => {
+                    let mut args = Vec::new();
+                    for (i, x) in a.iter().enumerate() {
+                        let i = i.to_string();
+                        if let Some(s) = self.string(&[&f[..], &[i.as_str()]].concat(), Some(x)) {
+                            args.push(json!(s));
+                        }
+                    }
+                    up.insert("args".into(), Value::Array(args));
+                }
+                Some(other) => self.error(&f, format!("must be an array of strings, got {}", kind(other))),
+            }
+            for k in ["env", "cwd"] {
+                let f = p(k);
+                let value = if k == "env" {
+                    self.strings(&f, obj.get(k)).map(Value::Object)
+                } else {
+                    self.string(&f, obj.get(k)).map(Value::String)
+                };
+                if let Some(v) = value {
+                    up.insert(k.into(), v);
+                }
+            }
+        } else {
+            let f = p("url");
+            match self.string(&f, obj.get("url")) {
+                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+                    up.insert("url".into(), json!(u));
+                }
+                Some(u) => self.error(&f, format!("must be an http:// or https:// URL, got \"{u}\"")),
+                None if obj.get("url").is_none() => self.error(&f, "is required for an HTTP server".into()),
+                None => {}
+            }
+            let f = p("headers");
+            if let Some(h) = self.strings(&f, obj.get("headers")) {
+                up.insert("headers".into(), Value::Object(h));
+            }
+        }
+        if self.errors.len() == errors {
+            self.out.upstreams.insert(name.to_string(), Value::Object(up));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "GITHUB_TOKEN" => Some("ghp_x".into()),
+            "HOME" => Some("/home/u".into()),
+            _ => None,
+        }
+    }
+
+    fn ok(text: &str) -> Converted {
+        convert(text, &env, "/ws").unwrap()
+    }
+
+    #[test]
+    fn claude_desktop_servers_become_upstreams() {
+        let c = ok(r#"{
+  "mcpServers": {
+    "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/notes"]},
+    "github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${env:GITHUB_TOKEN}"}},
+    "memory": {"type": "stdio", "command": "node", "args": ["m.js"], "env": {"DEBUG": "${NOPE:-0}", "N": 3}, "cwd": "/tmp"}
+  }
+}"#);
+        assert_eq!(
+            Value::Object(c.upstreams),
+            json!({
+                "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/u/notes"]},
+                "github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ghp_x"}},
+                "memory": {"command": "node", "args": ["m.js"], "env": {"DEBUG": "0", "N": "3"}, "cwd": "/tmp"}
+            })
+        );
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn vs_code_servers_with_inputs() {
+        let c = ok(r#"{
+  "inputs": [{"type": "promptString", "id": "region", "description": "Region", "default": "eu"}],
+  "servers": {
+    "api": {"type": "http", "url": "https://x.example/mcp", "headers": {"X-Region": "${input:region}"}},
+    "local": {"type": "stdio", "command": "${workspaceFolder}/bin/server", "envFile": "${workspaceFolder}/.env"}
+  }
+}"#);
+        assert_eq!(c.upstreams["api"]["headers"]["X-Region"], "eu");
+        assert_eq!(c.upstreams["local"]["command"], "/ws/bin/server");
+        assert_eq!(c.warnings.len(), 1);
+        assert_eq!(c.warnings[0].field, "servers.local.envFile");
+        assert_eq!(c.warnings[0].line, 5);
+        // settings.json nests the list under "mcp".
+        let c = ok(r#"{"editor.fontSize": 12, "mcp": {"servers": {"a": {"command": "x"}}}}"#);
+        assert_eq!(c.upstreams["a"]["command"], "x");
+    }
+
+    #[test]
+    fn a_prompt_without_default_is_a_clear_error() {
+        let e = convert(
+            r#"{"inputs": [{"type": "promptString", "id": "key", "password": true}],
+  "servers": {"s": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${input:key}"}}}}"#,
+            &env,
+            "/ws",
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "servers.s.headers.Authorization");
+        assert_eq!(e[0].line, 2);
+        assert!(e[0].message.contains("cannot prompt"), "{}", e[0].message);
+    }
+
+    #[test]
+    fn every_error_is_reported_with_file_line_and_field() {
+        let text = r#"{
+  "mcpServers": {
+    "a": {"command": 5},
+    "b": {"url": "ftp://x"},
+    "c": {"command": "x", "env": {"T": "${MISSING}"}},
+    "d": {"type": "carrier-pigeon"},
+    "e": "npx server"
+  }
+}"#;
+        let e = convert(text, &env, "/ws").unwrap_err();
+        let shown: Vec<String> = e.iter().map(|p| p.show("cfg.json")).collect();
+        assert_eq!(
+            shown,
+            [
+                "cfg.json:3: mcpServers.a.command: must be a string, got a number",
+                "cfg.json:4: mcpServers.b.url: must be an http:// or https:// URL, got \"ftp://x\"",
+                "cfg.json:5: mcpServers.c.env.T: the environment variable MISSING is not set",
+                "cfg.json:6: mcpServers.d.type: \"carrier-pigeon\" is not a transport mcp-sieve knows; expected stdio or http",
+                "cfg.json:7: mcpServers.e: must be an object with \"command\" or \"url\", got a string",
+            ]
+        );
+    }
+
+    #[test]
+    fn broken_json_names_its_line() {
+        let e = convert(
+            "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}",
+            &env,
+            "/ws",
+        )
+        .unwrap_err();
+        assert_eq!(e[0].line, 3);
+        assert!(e[0].message.starts_with("not valid JSON"));
+        let e = convert("{\"tools\": []}", &env, "/ws").unwrap_err();
+        assert!(e[0].message.contains("neither \"mcpServers\""), "{:?}", e[0]);
+    }
+
+    #[test]
+    fn unknown_fields_and_old_transports_are_warnings() {
+        let c = ok(r#"{"mcpServers": {
+  "a": {"command": "x", "autoApprove": [], "timeout": 60},
+  "b": {"type": "sse", "url": "https://old/sse"},
+  "c": {"command": "y", "disabled": true}
+}, "globalShortcut": "x"}"#);
+        assert_eq!(c.upstreams.keys().collect::<Vec<_>>(), ["a"]);
+        let fields: Vec<&str> = c.warnings.iter().map(|w| w.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "globalShortcut",
+                "mcpServers.a.autoApprove",
+                "mcpServers.a.timeout",
+                "mcpServers.b",
+                "mcpServers.c"
+            ]
+        );
+    }
+
+    #[test]
+    fn client_configurations_are_told_from_catalogs() {
+        assert!(is_client_config(&json!({"mcpServers": {}})));
+        assert!(is_client_config(&json!({"servers": {}, "inputs": []})));
+        assert!(!is_client_config(&json!({"tools": [], "servers": {}})));
+        assert!(!is_client_config(&json!({"upstreams": {}})));
+    }
+}

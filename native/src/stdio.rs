@@ -1,0 +1,277 @@
+//! `mcp-sieve stdio`: MCP over stdin/stdout, newline-delimited JSON-RPC, for a desktop client
+//! that launches the server itself. The core's stdio rules (`mcp_sieve::stdio::Connection`) decide
+//! every answer; this shell reads lines (each within the body limit), writes lines from one
+//! writer task (so messages never interleave), logs to stderr only, and performs the effects:
+//! a `tasks/result` that waits, a forward to the upstream, a question asked mid-call (its answer
+//! comes back on stdin), list changes. stdin closing ends the process.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_sieve::filter::EndpointView;
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
+use mcp_sieve::stdio::{one_line, Connection, Step};
+use mcp_sieve::Catalog;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::error::ServerError;
+use crate::gateway::Gateway;
+use crate::serve::now_ms;
+
+/// How often a question's answer, a waiting task and the list watch are looked at.
+const POLL: Duration = Duration::from_millis(50);
+const TICK: Duration = Duration::from_secs(1);
+/// Longest a `tasks/result` is held open before it is answered with an error.
+const MAX_WAIT_MS: i64 = 10 * 60_000;
+/// How long answers under way may still be written once stdin closed.
+const END_GRACE: Duration = Duration::from_secs(5);
+
+/// Everything the lines of one stdio connection share.
+struct Link {
+    server: Arc<Server>,
+    gateway: Option<Gateway>,
+    view: Option<Arc<EndpointView>>,
+    conn: Mutex<Connection>,
+    store: Mutex<MemoryStore>,
+    answers: Mutex<Answers>,
+    out: mpsc::UnboundedSender<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// 128 random bits as hex (a session's or a task's id).
+fn fresh_id() -> String {
+    let mut b = [0u8; 16];
+    // Ids here name this one client's session and tasks; they guard nothing, so a failed read
+    // of the OS's randomness falls back to the clock.
+    if getrandom::fill(&mut b).is_err() {
+        b[..8].copy_from_slice(&now_ms().to_le_bytes());
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl Link {
+    /// The server a line runs on now (in gateway mode, over the upstream's lists).
+    async fn current(&self) -> Result<Arc<Server>, mcp_sieve::Error> {
+        match &self.gateway {
+            None => Ok(self.server.clone()),
+            Some(g) => g.serving(&self.server).await,
+        }
+    }
+
+    fn send(&self, line: String) {
+        let _ = self.out.send(one_line(line));
+    }
+
+    /// Runs one line through the core.
+    async fn receive(self: &Arc<Self>, line: &str) -> Step {
+        let server = match self.current().await {
+            Ok(s) => s,
+            Err(e) => {
+                // The upstream could not be listed: a request gets the reason, the rest nothing.
+                let id = serde_json::from_str::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| v.get("method").and(v.get("id")).cloned());
+                return Step {
+                    lines: id
+                        .map(|id| mcp_sieve::protocol::jsonrpc::error(&id, &e))
+                        .into_iter()
+                        .collect(),
+                    ..Step::default()
+                };
+            }
+        };
+        let env = Env {
+            now_ms: now_ms(),
+            principal: None,
+            fresh_id: fresh_id(),
+            view: self.view.clone(),
+        };
+        let (step, opened) = {
+            let mut conn = lock(&self.conn);
+            let had_session = conn.session_id().is_some();
+            let step = conn.receive(&server, line, &mut *lock(&self.store), &env);
+            (step, !had_session && conn.session_id().is_some())
+        };
+        if opened && self.gateway.is_some() {
+            // A 2025-11-25 session over stdio hears about list changes without asking for a stream.
+            tokio::spawn(watch(self.clone(), Watch::session(&server)));
+        }
+        step
+    }
+}
+
+/// Writes what `step` says now (log lines, messages) and hands an answer to the question waiting
+/// for it; `true` when something is left to wait for (a retry, a forward, a question, a watch).
+fn write(link: &Link, step: &mut Step) -> bool {
+    for l in &step.log {
+        eprintln!("mcp-sieve: {l}");
+    }
+    if let Some((key, reply)) = step.answered.take() {
+        lock(&link.answers).put(key, reply);
+    }
+    for l in std::mem::take(&mut step.lines) {
+        link.send(l);
+    }
+    step.retry_at.is_some() || step.forward.is_some() || step.ask.is_some() || step.watch.is_some()
+}
+
+/// Performs what a line left waiting: a `tasks/result` retried until the task ends, a forward
+/// to the upstream, a question whose answer comes back on stdin, a watch of list changes.
+async fn finish(link: Arc<Link>, line: String, mut step: Step) {
+    let started = now_ms();
+    while let Some(at) = step.retry_at {
+        if at - started > MAX_WAIT_MS {
+            eprintln!("mcp-sieve: a tasks/result waited {} s; giving up", MAX_WAIT_MS / 1000);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis((at - now_ms()).clamp(1, 60_000) as u64)).await;
+        step = link.receive(&line).await;
+        write(&link, &mut step);
+    }
+    if let Some(f) = step.forward.take() {
+        if let Some(g) = &link.gateway {
+            let pending = http::Response {
+                status: 200,
+                forward: Some(f),
+                ..Default::default()
+            };
+            let done = g.finish(pending, &link.store).await;
+            link.send(done.body);
+        }
+    }
+    if let Some(ask) = step.ask.take() {
+        let reply = wait_for(&ask, &link).await;
+        link.send(ask.finish(reply.as_ref()));
+    }
+    if let Some(w) = step.watch.take() {
+        watch(link, w).await;
+    }
+}
+
+/// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
+async fn wait_for(ask: &Ask, link: &Link) -> Option<serde_json::Value> {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < Duration::from_millis(ask::ANSWER_WAIT_MS as u64) {
+        if let Some(reply) = lock(&link.answers).take(ask) {
+            return Some(reply);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    None
+}
+
+/// Sends what `w` reports, every second, while the process lives (only a gateway's lists change:
+/// a local catalog is fixed for the process's life).
+async fn watch(link: Arc<Link>, mut w: Watch) {
+    if link.gateway.is_none() {
+        return;
+    }
+    loop {
+        tokio::time::sleep(TICK).await;
+        if let Ok(server) = link.current().await {
+            for event in w.tick(&server) {
+                link.send(event);
+            }
+        }
+    }
+}
+
+/// Reads one line of at most `limit` bytes into `buf`; `Ok(false)` at the end of input. A longer
+/// line is read to its end and dropped, leaving `buf` empty and `too_long` set.
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+    too_long: &mut bool,
+) -> std::io::Result<bool> {
+    buf.clear();
+    *too_long = false;
+    let n = (&mut *input).take(limit as u64 + 1).read_until(b'\n', buf).await?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if buf.len() > limit && buf.last() != Some(&b'\n') {
+        *too_long = true;
+        buf.clear();
+        // Skip the rest of the line, a bounded chunk at a time.
+        loop {
+            let mut skip = Vec::new();
+            let n = (&mut *input).take(64 * 1024).read_until(b'\n', &mut skip).await?;
+            if n == 0 || skip.last() == Some(&b'\n') {
+                break;
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Serves the catalog document `text` over stdio through `view` until stdin closes.
+pub async fn run(text: String, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
+    let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
+    let view = view.resolve(server.catalog())?;
+    let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
+    let gateway = server.catalog().upstream.clone().map(Gateway::new);
+    if let Some(g) = &gateway {
+        // Fetch the upstream's lists now, so the first request does not wait (and a bad upstream shows at once).
+        if let Err(e) = g.serving(&server).await {
+            eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
+        }
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    // One writer, so messages never interleave; an empty string is the end (after what came before it).
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut line) = rx.recv().await {
+            if line.is_empty() {
+                break;
+            }
+            line.push('\n');
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break; // the client is gone
+            }
+        }
+    });
+    let link = Arc::new(Link {
+        server,
+        gateway,
+        view,
+        conn: Mutex::new(Connection::new(limits)),
+        store: Mutex::new(MemoryStore::default()),
+        answers: Mutex::new(Answers::default()),
+        out: tx,
+    });
+    eprintln!("mcp-sieve: serving MCP over stdio");
+    let mut input = BufReader::new(tokio::io::stdin());
+    let (mut buf, mut too_long) = (Vec::new(), false);
+    let mut waiting = tokio::task::JoinSet::new();
+    while read_line(&mut input, &mut buf, limits.max_body, &mut too_long)
+        .await
+        .map_err(|e| ServerError::Io("cannot read stdin".into(), e))?
+    {
+        if too_long {
+            let e = mcp_sieve::Error::InvalidRequest(format!("a message is longer than {} bytes", limits.max_body));
+            link.send(mcp_sieve::protocol::jsonrpc::error(&serde_json::Value::Null, &e));
+            continue;
+        }
+        let line = String::from_utf8_lossy(&buf).into_owned();
+        // Lines are handled in order; what waits (an upstream, a task, the client's answer)
+        // waits on its own, so the next line is read meanwhile.
+        let mut step = link.receive(&line).await;
+        if write(&link, &mut step) {
+            waiting.spawn(finish(link.clone(), line, step));
+        }
+        while waiting.try_join_next().is_some() {}
+    }
+    // stdin closed: answers under way get a moment to be written, then the process ends (and
+    // with it the upstreams it started).
+    let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
+    waiting.abort_all();
+    link.send(String::new());
+    let _ = writer.await;
+    Ok(())
+}
