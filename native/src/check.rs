@@ -21,11 +21,15 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
         }
     };
     if mcp_config::is_client_config(&doc) {
-        return match mcp_config::convert(&text, &|name| std::env::var(name).ok(), ".") {
-            Ok(c) => {
-                for w in &c.warnings {
-                    println!("warning: {}", w.show(&file));
-                }
+        let c = mcp_config::convert(&text, &|name| std::env::var(name).ok(), ".");
+        for w in &c.warnings {
+            println!("warning: {}", w.show(&file));
+        }
+        for p in &c.errors {
+            println!("{}", p.show(&file));
+        }
+        return match c.errors.len() {
+            0 => {
                 let servers: Vec<String> = c
                     .upstreams
                     .iter()
@@ -38,12 +42,7 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
                 );
                 Err(ServerError::Check(0))
             }
-            Err(problems) => {
-                for p in &problems {
-                    println!("{}", p.show(&file));
-                }
-                Err(ServerError::Check(problems.len()))
-            }
+            n => Err(ServerError::Check(n)),
         };
     }
     match mcp_sieve::Catalog::from_json_str(&text) {

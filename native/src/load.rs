@@ -40,16 +40,16 @@ fn workspace(path: &Path) -> String {
 pub fn upstreams(path: &Path) -> Result<Map<String, Value>, ServerError> {
     let text = read(path)?;
     let file = path.display().to_string();
-    match mcp_config::convert(&text, &|name| std::env::var(name).ok(), &workspace(path)) {
-        Ok(c) => {
-            for w in &c.warnings {
-                eprintln!("mcp-sieve: warning: {}", w.show(&file));
-            }
-            Ok(c.upstreams)
-        }
-        Err(problems) => Err(ServerError::Config(
-            problems.iter().map(|p| p.show(&file)).collect::<Vec<_>>().join("\n"),
-        )),
+    let c = mcp_config::convert(&text, &|name| std::env::var(name).ok(), &workspace(path));
+    for w in &c.warnings {
+        eprintln!("mcp-sieve: warning: {}", w.show(&file));
+    }
+    if c.errors.is_empty() {
+        Ok(c.upstreams)
+    } else {
+        Err(ServerError::Config(
+            c.errors.iter().map(|p| p.show(&file)).collect::<Vec<_>>().join("\n"),
+        ))
     }
 }
 

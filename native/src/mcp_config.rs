@@ -39,6 +39,8 @@ pub struct Converted {
     pub upstreams: Map<String, Value>,
     /// Ignored fields and servers left out, for stderr.
     pub warnings: Vec<Problem>,
+    /// What makes the configuration unusable (empty: it converted); all of them at once.
+    pub errors: Vec<Problem>,
 }
 
 /// Whether `doc` looks like an MCP client configuration rather than a catalog document.
@@ -55,28 +57,34 @@ const HTTP_FIELDS: [&str; 2] = ["url", "headers"];
 
 /// Converts the text of a client configuration. `env` looks up environment variables;
 /// `workspace` is what VS Code's `${workspaceFolder}` means here.
-pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str) -> Result<Converted, Vec<Problem>> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
-        vec![Problem {
-            line: e.line(),
-            field: String::new(),
-            message: format!("not valid JSON: {e}"),
-        }]
-    })?;
+pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str) -> Converted {
+    let doc: Value = match serde_json::from_str(text) {
+        Ok(d) => d,
+        Err(e) => {
+            return Converted {
+                errors: vec![Problem {
+                    line: e.line(),
+                    field: String::new(),
+                    message: format!("not valid JSON: {e}"),
+                }],
+                ..Converted::default()
+            }
+        }
+    };
     let mut c = Conv {
         text,
         env,
         workspace,
         inputs: Map::new(),
         out: Converted::default(),
-        errors: Vec::new(),
     };
     let Some(root) = doc.as_object() else {
-        return Err(vec![c.problem(
+        c.error(
             &[],
             "must be an object with \"mcpServers\" (Claude Desktop, Cursor, Claude Code) or \"servers\" (VS Code)"
                 .into(),
-        )]);
+        );
+        return c.out;
     };
     let (key, servers): (Vec<&str>, &Value) = if let Some(s) = root.get("mcpServers") {
         (vec!["mcpServers"], s)
@@ -86,13 +94,14 @@ pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str
         (vec!["mcp", "servers"], s)
     } else {
         let keys: Vec<&str> = root.keys().map(String::as_str).collect();
-        return Err(vec![c.problem(
+        c.error(
             &[],
             format!(
                 "has neither \"mcpServers\" (Claude Desktop, Cursor, Claude Code) nor \"servers\" (VS Code); its fields are: {}",
                 if keys.is_empty() { "none".into() } else { keys.join(", ") }
             ),
-        )]);
+        );
+        return c.out;
     };
     // A settings file (`mcp.servers`) has the editor's other settings beside it: not warned about.
     for k in root.keys().filter(|_| key[0] != "mcp") {
@@ -107,21 +116,18 @@ pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str
         c.read_inputs(inputs);
     }
     let Some(servers) = servers.as_object() else {
-        return Err(vec![c.problem(
+        c.error(
             &key,
             format!("must be an object of \"<name>\": {{server}}, got {}", kind(servers)),
-        )]);
+        );
+        return c.out;
     };
     for (name, server) in servers {
         let mut path = key.clone();
         path.push(name);
         c.server(&path, name, server);
     }
-    if c.errors.is_empty() {
-        Ok(c.out)
-    } else {
-        Err(c.errors)
-    }
+    c.out
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -142,7 +148,6 @@ struct Conv<'a> {
     /// VS Code inputs by id: their `default`, if any.
     inputs: Map<String, Value>,
     out: Converted,
-    errors: Vec<Problem>,
 }
 
 impl Conv<'_> {
@@ -171,7 +176,7 @@ impl Conv<'_> {
 
     fn error(&mut self, path: &[&str], message: String) {
         let p = self.problem(path, message);
-        self.errors.push(p);
+        self.out.errors.push(p);
     }
 
     fn warn(&mut self, path: &[&str], message: &str) {
@@ -338,7 +343,7 @@ impl Conv<'_> {
                 self.warn(&[path, &[k.as_str()]].concat(), "ignored (not used by mcp-sieve)");
             }
         }
-        let errors = self.errors.len();
+        let errors = self.out.errors.len();
         let mut up = Map::new();
         let p = |k: &'static str| [path, &[k]].concat();
         if stdio {
@@ -392,7 +397,7 @@ impl Conv<'_> {
                 up.insert("headers".into(), Value::Object(h));
             }
         }
-        if self.errors.len() == errors {
+        if self.out.errors.len() == errors {
             self.out.upstreams.insert(name.to_string(), Value::Object(up));
         }
     }
@@ -411,7 +416,13 @@ mod tests {
     }
 
     fn ok(text: &str) -> Converted {
-        convert(text, &env, "/ws").unwrap()
+        let c = convert(text, &env, "/ws");
+        assert!(c.errors.is_empty(), "{:?}", c.errors);
+        c
+    }
+
+    fn errors(text: &str) -> Vec<Problem> {
+        convert(text, &env, "/ws").errors
     }
 
     #[test]
@@ -455,13 +466,10 @@ mod tests {
 
     #[test]
     fn a_prompt_without_default_is_a_clear_error() {
-        let e = convert(
+        let e = errors(
             r#"{"inputs": [{"type": "promptString", "id": "key", "password": true}],
   "servers": {"s": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${input:key}"}}}}"#,
-            &env,
-            "/ws",
-        )
-        .unwrap_err();
+        );
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "servers.s.headers.Authorization");
         assert_eq!(e[0].line, 2);
@@ -479,7 +487,7 @@ mod tests {
     "e": "npx server"
   }
 }"#;
-        let e = convert(text, &env, "/ws").unwrap_err();
+        let e = errors(text);
         let shown: Vec<String> = e.iter().map(|p| p.show("cfg.json")).collect();
         assert_eq!(
             shown,
@@ -495,15 +503,10 @@ mod tests {
 
     #[test]
     fn broken_json_names_its_line() {
-        let e = convert(
-            "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}",
-            &env,
-            "/ws",
-        )
-        .unwrap_err();
+        let e = errors("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}");
         assert_eq!(e[0].line, 3);
         assert!(e[0].message.starts_with("not valid JSON"));
-        let e = convert("{\"tools\": []}", &env, "/ws").unwrap_err();
+        let e = errors("{\"tools\": []}");
         assert!(e[0].message.contains("neither \"mcpServers\""), "{:?}", e[0]);
     }
 

@@ -1,0 +1,238 @@
+//! The binary as a user runs it: `mcp-sieve stdio` fed lines on stdin (garbage, both protocol
+//! eras, views from flags, stdin closing), `check` on good and broken files, `tools`, `--help`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-sieve");
+
+fn init(id: u32) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "cli-test", "version": "1"}}})
+    .to_string()
+}
+
+fn modern(id: u32, method: &str, mut params: Value) -> String {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Runs `mcp-sieve stdio ARGS`, writes `lines`, closes stdin and returns every message written
+/// on stdout (and checks that stdout holds nothing else and the process ended by itself).
+fn stdio(args: &[&str], lines: &[String]) -> Vec<Value> {
+    let mut child = Command::new(BIN)
+        .arg("stdio")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for l in lines {
+        writeln!(stdin, "{l}").unwrap();
+    }
+    drop(stdin);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "stdin closed but the process goes on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map(|l| {
+            let l = l.unwrap();
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {l}"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_garbage_line_is_a_parse_error_and_the_server_keeps_serving() {
+    let out = stdio(
+        &[],
+        &[
+            "this is not json".into(),
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}".into(),
+            init(1),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+        ],
+    );
+    assert_eq!(out[0]["error"]["code"], -32700);
+    assert_eq!(out[1]["error"]["code"], -32600);
+    assert_eq!(out[1]["id"], 7);
+    assert_eq!(out[2]["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        out[3]["result"]["tools"].as_array().unwrap().len(),
+        50,
+        "the first page"
+    );
+    assert!(out[3]["result"]["nextCursor"].is_string());
+}
+
+#[test]
+fn a_view_from_flags_narrows_both_eras() {
+    let flags = ["--groups", "calendar", "--exclude-tags", "destructive"];
+    let out = stdio(
+        &flags,
+        &[
+            init(1),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+        ],
+    );
+    let names: Vec<&str> = out[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(!names.contains(&"delete_event"));
+    let out = stdio(
+        &flags,
+        &[
+            modern(1, "server/discover", json!({})),
+            modern(2, "tools/list", json!({})),
+            modern(
+                3,
+                "tools/call",
+                json!({"name": "delete_event", "arguments": {"eventId": "x"}}),
+            ),
+        ],
+    );
+    assert!(out[0]["result"]["supportedVersions"].is_array());
+    assert_eq!(out[1]["result"]["resultType"], "complete");
+    assert_eq!(out[1]["result"]["tools"].as_array().unwrap().len(), 5);
+    assert!(
+        out[2]["error"]["message"].as_str().unwrap().contains("Unknown tool"),
+        "{}",
+        out[2]
+    );
+}
+
+#[test]
+fn search_mode_from_a_flag() {
+    let out = stdio(
+        &["--search"],
+        &[
+            init(1),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "find_tools", "arguments": {"query": "delete a calendar event", "limit": 3}}})
+            .to_string(),
+        ],
+    );
+    let names: Vec<&str> = out[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["find_tools", "call_tool"]);
+    let found = &out[2]["result"]["structuredContent"]["tools"];
+    assert!(
+        found.as_array().unwrap().iter().any(|t| t["name"] == "delete_event"),
+        "{found}"
+    );
+}
+
+#[test]
+fn a_bad_view_flag_is_a_clear_error() {
+    let out = Command::new(BIN)
+        .args(["stdio", "--view", "nope"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown view \"nope\"") && err.contains("email"), "{err}");
+    assert!(out.stdout.is_empty(), "stdout is for protocol messages only");
+}
+
+#[test]
+fn check_prints_every_error_with_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("mcp-sieve-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("claude_desktop_config.json");
+    std::fs::write(
+        &bad,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": 5},\n    \"b\": {\"url\": \"ftp://x\", \"autoApprove\": []}\n  }\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN).arg("check").arg(&bad).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let file = bad.display();
+    assert!(
+        text.contains(&format!(
+            "{file}:3: mcpServers.a.command: must be a string, got a number"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{file}:4: mcpServers.b.url: must be an http")),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning:") && text.contains("mcpServers.b.autoApprove"),
+        "{text}"
+    );
+    let good = dir.join("mcp.json");
+    std::fs::write(
+        &good,
+        r#"{"servers": {"m": {"type": "stdio", "command": "node", "args": ["m.js"]}}}"#,
+    )
+    .unwrap();
+    let out = Command::new(BIN).arg("check").arg(&good).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\n \"tools\": [\n  {\"name\": }\n ]\n}").unwrap();
+    let out = Command::new(BIN).arg("check").arg(&broken).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(":3: not valid JSON"));
+    let catalog = concat!(env!("CARGO_MANIFEST_DIR"), "/../catalog/default.json");
+    let out = Command::new(BIN).args(["check", catalog]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("74 tools"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tools_prints_the_view_and_its_tokens() {
+    let out = Command::new(BIN)
+        .args(["tools", "--groups", "calendar"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("NAME"), "{text}");
+    assert!(text.contains("delete_event") && text.contains("destructive"), "{text}");
+    assert!(text.contains("6 of 74 tools: ~"), "{text}");
+}
+
+#[test]
+fn help_and_version() {
+    let out = Command::new(BIN).arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for sub in ["serve", "stdio", "check", "tools", "init", "Examples:"] {
+        assert!(text.contains(sub), "{sub} missing from --help");
+    }
+    let out = Command::new(BIN).arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("mcp-sieve "));
+}
