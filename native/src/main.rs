@@ -11,7 +11,7 @@ mod gateway;
 mod load;
 mod mcp_config;
 mod serve;
-mod stdio;
+mod stdio_serve;
 mod tools;
 mod watch;
 
@@ -37,7 +37,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(a) => load::document(&a.source).and_then(|text| on_runtime(serve::run(text, &a.host, a.port))),
-        Command::Stdio(a) => load::document(&a.source).and_then(|text| on_runtime(stdio::run(text, &a.view))),
+        Command::Stdio(a) => load::document(&a.source).and_then(|text| on_runtime(stdio_serve::run(text, &a.view))),
         Command::Check { file } => check::run(&file),
         Command::Tools(a) => load::document(&a.source).and_then(|text| on_runtime(tools::run(text, a.source, a.view))),
         Command::Init { mcp_config, output } => Err(ServerError::Usage(format!(
