@@ -397,9 +397,32 @@ impl Conv<'_> {
                 up.insert("headers".into(), Value::Object(h));
             }
         }
-        if self.out.errors.len() == errors {
-            self.out.upstreams.insert(name.to_string(), Value::Object(up));
+        if self.out.errors.len() != errors {
+            return;
         }
+        // An upstream's name is 1 to 64 letters, digits, '_' or '-' (its tools are `<name>_…`).
+        let mut id: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .take(64)
+            .collect();
+        if id.is_empty() {
+            id = "server".into();
+        }
+        if id != name {
+            self.warn(
+                path,
+                &format!("named \"{id}\" as an upstream (letters, digits, _ and - only)"),
+            );
+        }
+        if self.out.upstreams.contains_key(&id) {
+            self.error(
+                path,
+                format!("its upstream name \"{id}\" is taken by another server; rename one"),
+            );
+            return;
+        }
+        self.out.upstreams.insert(id, Value::Object(up));
     }
 }
 
@@ -529,6 +552,23 @@ mod tests {
                 "mcpServers.c"
             ]
         );
+    }
+
+    #[test]
+    fn server_names_become_upstream_names() {
+        let c = convert(
+            r#"{"mcpServers": {"My Files": {"command": "x"}, "my.files": {"command": "y"}, "ok-1": {"command": "z"}}}"#,
+            &env,
+            "/ws",
+        );
+        assert_eq!(c.upstreams.keys().collect::<Vec<_>>(), ["My_Files", "my_files", "ok-1"]);
+        assert_eq!(c.warnings.len(), 2);
+        let c = convert(
+            r#"{"mcpServers": {"a b": {"command": "x"}, "a_b": {"command": "y"}}}"#,
+            &env,
+            "/ws",
+        );
+        assert!(c.errors[0].message.contains("\"a_b\" is taken"), "{:?}", c.errors);
     }
 
     #[test]
