@@ -4,10 +4,11 @@
 // (`@modelcontextprotocol/client/stdio`, in its legacy, auto and pinned 2026-07-28 modes): lists,
 // views from flags, search mode, calls, a tool outside the view refused. Then what no SDK sends:
 // a garbage line gets a JSON-RPC parse error and the server keeps serving; closing stdin ends
-// the process. Needs target/debug/mcp-sieve (scripts/build.sh).
+// the process. The official Python SDK's `stdio_client` does the same from .venv
+// (scripts/bootstrap.sh). Needs target/debug/mcp-sieve (scripts/build.sh).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -110,6 +111,17 @@ for (const [name, mode] of [['legacy (the request on stdout, the answer on stdin
     }
   });
 }
+
+test("the official Python SDK's stdio_client (.venv, tests/python/stdio_client.py): a view from flags, a call, search", { timeout: 60_000 }, () => {
+  const out = execFileSync(`${ROOT}.venv/bin/python`, [`${ROOT}tests/python/stdio_client.py`, BIN, CATALOG], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const seen = JSON.parse(out.trim().split('\n').pop());
+  assert.equal(seen.protocolVersion, '2025-11-25');
+  assert.deepEqual(seen.listed, ['add', 'current_time', 'echo', 'long_report', 'text_stats']);
+  assert.equal(seen.add, '42');
+  assert.match(seen.outside, /Unknown tool/);
+  assert.deepEqual(seen.searchListed, ['call_tool', 'find_tools']);
+  assert.equal(seen.found[0], 'send_email');
+});
 
 /** Starts `mcp-sieve stdio` with pipes; `next()` resolves the next stdout message. */
 function raw(args = []) {
