@@ -1,12 +1,15 @@
 //! The transport's gatekeeping as pure functions: `Origin` allow-list (DNS-rebinding protection),
 //! bearer-token authentication compared by keyed digest in constant time, CORS for browser hosts, the body-size
-//! limit before the body is read, and the configuration these read from a shell's variables.
-//! Nothing here logs: tokens and bodies never leave these functions.
+//! limit before the body is read; and [`serve`], the whole transport behind that gate. The options
+//! these read are `config.rs`'s. Nothing here logs: tokens and bodies never leave these functions.
 
 use serde_json::Value;
 
-use super::session_id::{same_secret, Secret};
-use super::{handle, json_response, origin_allowed, Config, Request, Response, SessionStore};
+use super::config::{origin_allowed, Config};
+use super::exchange::{json_response, Request, Response};
+use super::handle::handle;
+use super::session_id::same_secret;
+use super::store::SessionStore;
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::{Env, Server};
@@ -160,77 +163,4 @@ pub fn serve(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn Se
         r.headers.extend(cors_headers(cfg, (req.header)("origin").as_deref()));
     }
     r
-}
-
-impl Config {
-    /// Reads the transport options from a shell's variables (Worker vars and secrets, process
-    /// environment): `MCP_SIEVE_ALLOWED_ORIGINS` (comma-separated origins, `*` for any),
-    /// `MCP_SIEVE_TOKEN` (bearer token; empty: none), `MCP_SIEVE_CORS` (`true`/`false`) and
-    /// `MCP_SIEVE_MAX_BODY` (bytes), `MCP_SIEVE_SESSION_IDLE_SECONDS` and
-    /// `MCP_SIEVE_SESSION_SECRET` (the key session ids are tagged with). A bad value is an error naming the variable.
-    pub fn from_vars(var: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
-        let mut cfg = Config::default();
-        if let Some(list) = var("MCP_SIEVE_ALLOWED_ORIGINS") {
-            cfg.allowed_origins = list
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect();
-        }
-        cfg.bearer_token = var("MCP_SIEVE_TOKEN").filter(|t| !t.is_empty());
-        cfg.cors = match var("MCP_SIEVE_CORS").as_deref().map(str::trim) {
-            None | Some("") | Some("true") | Some("1") => true,
-            Some("false") | Some("0") => false,
-            Some(other) => {
-                return Err(Error::Config(format!(
-                    "MCP_SIEVE_CORS must be true or false, got \"{other}\""
-                )))
-            }
-        };
-        if let Some(n) = var("MCP_SIEVE_SESSION_IDLE_SECONDS").filter(|s| !s.trim().is_empty()) {
-            let secs = n
-                .trim()
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (1..=365 * 86_400).contains(n))
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "MCP_SIEVE_SESSION_IDLE_SECONDS must be a number of seconds from 1 to 31536000, got \"{n}\""
-                    ))
-                })?;
-            cfg.session_idle_ms = Some(secs * 1000);
-        }
-        if let Some(raw) = var("MCP_SIEVE_TOKENS").filter(|t| !t.trim().is_empty()) {
-            let bad = || {
-                Error::Config(
-                    "MCP_SIEVE_TOKENS must be a JSON object of principal name to token, like {\"alice\": \"s3cret-token\"}"
-                        .into(),
-                )
-            };
-            let map: serde_json::Map<String, Value> = serde_json::from_str(&raw).map_err(|_| bad())?;
-            for (principal, token) in map {
-                match token {
-                    Value::String(t) if !t.is_empty() && !principal.is_empty() => cfg.tokens.push((principal, t)),
-                    _ => return Err(bad()),
-                }
-            }
-        }
-        if let Some(s) = var("MCP_SIEVE_SESSION_SECRET").filter(|s| !s.is_empty()) {
-            if s.len() < 16 {
-                return Err(Error::Config(
-                    "MCP_SIEVE_SESSION_SECRET must be at least 16 characters (32 random ones are best)".into(),
-                ));
-            }
-            cfg.session_secret = Some(Secret::new(s.into_bytes()));
-        }
-        if let Some(n) = var("MCP_SIEVE_MAX_BODY").filter(|s| !s.trim().is_empty()) {
-            cfg.limits.max_body = n.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                Error::Config(format!(
-                    "MCP_SIEVE_MAX_BODY must be a positive number of bytes, got \"{n}\""
-                ))
-            })?;
-        }
-        Ok(cfg)
-    }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::{json_response, plain, Response};
+use super::exchange::{json_response, plain, Response};
 use crate::catalog::{Catalog, Mode};
 use crate::error::Error;
 use crate::filter::{EndpointView, Filter, ViewPart};

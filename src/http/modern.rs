@@ -1,0 +1,125 @@
+//! The 2026-07-28 (stateless) request rules: the version travels in `_meta`, and the
+//! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the body.
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::protocol::jsonrpc::Incoming;
+use crate::protocol::MODERN_VERSION;
+
+/// Standard Base64 (RFC 4648, padding optional); `None` when `s` is not Base64.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    (bits < 6).then_some(out)
+}
+
+/// The 2026-07-28 rules for a stateless request: the version travels in `_meta`, the
+/// `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body (`-32020`), and the
+/// version must be one this server speaks statelessly (`-32022`).
+pub(super) fn check_modern(
+    msg: &Incoming,
+    header: Option<&str>,
+    meta: Option<&str>,
+    method: Option<&str>,
+    name: Option<&str>,
+) -> Result<(), Error> {
+    let meta = meta.ok_or_else(|| {
+        Error::HeaderMismatch("MCP-Protocol-Version is 2026-07-28 but params._meta[\"io.modelcontextprotocol/protocolVersion\"] is missing".into())
+    })?;
+    if let Some(hv) = header.filter(|hv| *hv != meta) {
+        return Err(Error::HeaderMismatch(format!(
+            "MCP-Protocol-Version header \"{hv}\" does not match params._meta protocolVersion \"{meta}\""
+        )));
+    }
+    let body_method = msg.method().unwrap_or_default();
+    match method {
+        None => {
+            return Err(Error::HeaderMismatch(format!(
+                "the Mcp-Method header is required (here \"{body_method}\")"
+            )))
+        }
+        Some(m) if m != body_method => {
+            return Err(Error::HeaderMismatch(format!(
+                "Mcp-Method header \"{m}\" does not match the body's method \"{body_method}\""
+            )))
+        }
+        _ => {}
+    }
+    let mirrored = match body_method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    // A body without the mirrored field is left to the method, which names what is missing.
+    if let Some((field, want)) = mirrored.and_then(|f| Some((f, msg.params().get(f)?.as_str()?))) {
+        match name {
+            None => {
+                return Err(Error::HeaderMismatch(format!(
+                    "the Mcp-Name header is required for {body_method}"
+                )))
+            }
+            Some(n) => {
+                // Values outside visible ASCII arrive Base64-encoded (`=?base64?…?=`).
+                let decoded = match n.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+                    Some(b64) => base64_decode(b64)
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .ok_or_else(|| {
+                            Error::HeaderMismatch(format!("the Mcp-Name header \"{n}\" is not valid =?base64?…?= text"))
+                        })?,
+                    None => n.to_string(),
+                };
+                if decoded != want {
+                    return Err(Error::HeaderMismatch(format!(
+                        "Mcp-Name header \"{n}\" does not match params.{field} \"{want}\""
+                    )));
+                }
+            }
+        }
+    }
+    if meta != MODERN_VERSION {
+        return Err(Error::UnsupportedVersion(meta.into(), MODERN_VERSION.into()));
+    }
+    if matches!(msg, Incoming::Request { .. })
+        && !msg.params()["_meta"]
+            .get("io.modelcontextprotocol/clientCapabilities")
+            .is_some_and(Value::is_object)
+    {
+        return Err(Error::params(
+            "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required (an object) in protocol version 2026-07-28",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64_decode;
+
+    #[test]
+    fn base64_decodes_the_standard_alphabet() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("w6lj").unwrap(), "éc".as_bytes());
+        assert_eq!(base64_decode("").unwrap(), b"");
+        assert!(base64_decode("a*b=").is_none());
+        assert!(base64_decode("a").is_none(), "a lone sextet is not a byte");
+    }
+}

@@ -1,0 +1,123 @@
+//! A request's session: the 2025-11-25 session's SSE stream (`GET`), ending a session
+//! (`DELETE`), and finding the session a `POST` runs in (or the 2026-07-28 task holder it
+//! concerns). An id that is forged, unknown, expired, another principal's or another view's is
+//! a 404.
+
+use super::config::Config;
+use super::exchange::{plain, sse_headers, Response};
+use super::store::SessionStore;
+use crate::protocol::jsonrpc::Incoming;
+use crate::protocol::{Env, Server, Session, Watch, MODERN_VERSION};
+
+/// `GET` on the endpoint: a 2025-11-25 session's SSE stream of list changes (the shell keeps it
+/// open and asks its watch what to send).
+pub(super) fn open_stream(
+    server: &Server,
+    cfg: &Config,
+    session_id: Option<String>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+    accept: Option<String>,
+) -> Response {
+    if !accept
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+        .contains("text/event-stream")
+    {
+        return plain(406, "GET opens an SSE stream: Accept must include text/event-stream");
+    }
+    let Some(id) = session_id else {
+        return plain(
+            400,
+            "GET needs the Mcp-Session-Id header (a 2025-11-25 session's stream); in 2026-07-28, POST subscriptions/listen",
+        );
+    };
+    let live = cfg.session_id_valid(&id)
+        && store
+            .load(&id)
+            .is_some_and(|s| env.now_ms.saturating_sub(s.last_seen_ms) <= cfg.idle_ms());
+    if !live {
+        return plain(404, "unknown or expired session; initialize a new one");
+    }
+    Response {
+        status: 200,
+        headers: sse_headers().to_vec(),
+        body: ": listening for list changes\n\n".into(),
+        watch: Some(Watch::session(server)),
+        ..Default::default()
+    }
+}
+
+/// `DELETE` on the endpoint: ends the session named by `Mcp-Session-Id`.
+pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn SessionStore) -> Response {
+    match session_id {
+        None => plain(400, "DELETE needs the Mcp-Session-Id header"),
+        Some(id) if !cfg.session_id_valid(&id) || store.load(&id).is_none() => plain(404, "unknown or expired session"),
+        Some(id) => {
+            store.remove(&id);
+            Response {
+                status: 204,
+                ..Default::default()
+            }
+        }
+    }
+}
+
+/// The session a `POST` of `msg` runs in: the one its `Mcp-Session-Id` names, none for an
+/// `initialize` or a stateless request (which gets a 2026-07-28 task holder when it concerns a
+/// task), or the response that refuses it.
+pub(super) fn find(
+    server: &Server,
+    cfg: &Config,
+    session_id: &Option<String>,
+    msg: &Incoming,
+    stateless: bool,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Result<Option<Session>, Box<Response>> {
+    let is_init = msg.method() == Some("initialize");
+    let refuse = |status, message: &str| Err(Box::new(plain(status, message)));
+    const GONE: &str = "unknown or expired session; initialize a new one";
+    Ok(match (session_id, is_init || stateless) {
+        // An initialize inside an existing session reaches the router, which refuses it.
+        (Some(id), _) if !cfg.session_id_valid(id) => return refuse(404, GONE),
+        (Some(id), _) => match store.load(id) {
+            Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
+                store.remove(id);
+                return refuse(404, GONE);
+            }
+            // A session belongs to the principal that opened it.
+            Some(s) if s.principal != env.principal => return refuse(404, GONE),
+            Some(s) if s.view != env.view.as_ref().map(|v| v.label.as_str()).unwrap_or_default() => {
+                return refuse(
+                    404,
+                    "this session was opened on another endpoint (view); use that URL, or initialize here",
+                )
+            }
+            Some(s) => Some(s),
+            None => return refuse(404, GONE),
+        },
+        (None, false) => return refuse(400, "the Mcp-Session-Id header is required after initialize"),
+        // 2026-07-28 tasks live in a holder of their own, named after the task id.
+        (None, true) if stateless && !server.is_gateway() => {
+            match crate::protocol::task_holder(msg.method().unwrap_or_default(), msg.params(), &env.fresh_id) {
+                Some((id, true)) => Some(Session {
+                    id,
+                    task_holder: true,
+                    protocol_version: MODERN_VERSION.into(),
+                    initialized: true,
+                    last_seen_ms: env.now_ms,
+                    // Owned by the principal that created it, when there is one.
+                    principal: env.principal.clone(),
+                    ..Session::default()
+                }),
+                // Another principal's task is as unknown as a made-up id.
+                Some((id, false)) => store
+                    .load(&id)
+                    .filter(|s| s.task_holder && s.principal == env.principal),
+                None => None,
+            }
+        }
+        _ => None,
+    })
+}
