@@ -51,6 +51,22 @@ pub fn str_array(v: Option<&Value>, path: &str) -> Result<Vec<String>> {
     }
 }
 
+/// An array of strings at `path`, as a catalog setting (errors are catalog errors naming `path`
+/// and the item).
+pub(crate) fn catalog_strings(v: &Value, path: &str) -> Result<Vec<String>> {
+    let arr = v
+        .as_array()
+        .ok_or_else(|| Error::Catalog(format!("{path} must be an array of strings, got {}", type_name(v))))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::Catalog(format!("{path}[{i}] must be a string, got {}", type_name(s))))
+        })
+        .collect()
+}
+
 /// Numbers as text, integral values without a fraction (`5.0` and `5` are both `"5"`), others
 /// in the shortest form that reads back as the same number, as JSON writes them (`0.25`,
 /// `1e-7`). Written by serde_json: `f64`'s `Display` would add about 20 KB of float formatting

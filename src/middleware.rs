@@ -156,7 +156,7 @@ pub fn invoke(config: &Config, params: &Value, inputs: &mut Inputs) -> Result<Va
     match builtin {
         Builtin::PiiRedaction => pii_redaction::invoke(config, args, context),
         Builtin::PiiRestoration => pii_restoration::invoke(args, context),
-        Builtin::ContentModeration => moderation::invoke(config, args, context),
+        Builtin::ContentModeration => moderation::invoke(&config.policies, args, context),
         Builtin::TimestampInjector => timestamp::invoke(args, context, inputs.now_ms),
         Builtin::ToolFilter => tool_filter::invoke(args, context, inputs),
     }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::error::{type_name, Error, Result};
 use crate::filter::chain::FilterContext;
 use crate::filter::glob;
+use crate::json::catalog_strings;
 use crate::middleware::moderation::Policy;
 use crate::middleware::Builtin;
 
@@ -35,21 +36,6 @@ pub struct Config {
 
 fn catalog_err(msg: String) -> Error {
     Error::Catalog(msg)
-}
-
-/// An array of strings at `path` (catalog errors).
-pub(crate) fn strings(v: &Value, path: &str) -> Result<Vec<String>> {
-    let arr = v
-        .as_array()
-        .ok_or_else(|| catalog_err(format!("{path} must be an array of strings, got {}", type_name(v))))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| catalog_err(format!("{path}[{i}] must be a string, got {}", type_name(s))))
-        })
-        .collect()
 }
 
 fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
@@ -81,7 +67,7 @@ impl Config {
             &["enabled", "allowClients", "allowPrincipals", "pii", "moderation"],
         )?;
         if let Some(e) = obj.get("enabled") {
-            for (i, name) in strings(e, "middleware.enabled")?.iter().enumerate() {
+            for (i, name) in catalog_strings(e, "middleware.enabled")?.iter().enumerate() {
                 let b = Builtin::from_name(name).ok_or_else(|| {
                     let all: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
                     catalog_err(format!(
@@ -95,16 +81,16 @@ impl Config {
             }
         }
         if let Some(a) = obj.get("allowClients") {
-            c.allow_clients = Some(strings(a, "middleware.allowClients")?);
+            c.allow_clients = Some(catalog_strings(a, "middleware.allowClients")?);
         }
         if let Some(a) = obj.get("allowPrincipals") {
-            c.allow_principals = Some(strings(a, "middleware.allowPrincipals")?);
+            c.allow_principals = Some(catalog_strings(a, "middleware.allowPrincipals")?);
         }
         if let Some(p) = obj.get("pii") {
             let p = object(p, "middleware.pii")?;
             only(p, "middleware.pii", &["names"])?;
             if let Some(n) = p.get("names") {
-                c.names = strings(n, "middleware.pii.names")?;
+                c.names = catalog_strings(n, "middleware.pii.names")?;
                 if let Some(i) = c.names.iter().position(|n| n.trim().is_empty()) {
                     return Err(catalog_err(format!("middleware.pii.names[{i}] must not be empty")));
                 }

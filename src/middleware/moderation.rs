@@ -6,10 +6,10 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
 use crate::filter::glob;
-use crate::middleware::config::strings;
+use crate::json::catalog_strings;
+use crate::middleware::content;
 use crate::middleware::fold;
 use crate::middleware::schema::parse_static;
-use crate::middleware::{content, Config};
 
 /// How bad a match is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -98,7 +98,7 @@ impl Policy {
         };
         let list = |key: &str| -> Result<Vec<Vec<String>>> {
             let raw = match o.get(key) {
-                Some(v) => strings(v, &format!("{path}.{key}"))?,
+                Some(v) => catalog_strings(v, &format!("{path}.{key}"))?,
                 None => Vec::new(),
             };
             raw.iter()
@@ -251,10 +251,11 @@ pub fn schema() -> Value {
     )
 }
 
-/// Runs `content_moderation` (arguments already validated).
-pub fn invoke(config: &Config, args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
+/// Runs `content_moderation` (arguments already validated) with the built-in policies and the
+/// configured ones (`middleware.moderation.policies`).
+pub fn invoke(configured: &[Policy], args: &Map<String, Value>, mut context: Vec<Value>) -> Result<Value> {
     let mut all = builtin_policies();
-    for p in &config.policies {
+    for p in configured {
         all.retain(|b| b.name != p.name);
         all.push(p.clone());
     }

@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{string_param, Call, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{string_param, Call, Server};
 
 /// Most completion values in one answer (the MCP limit).
 const MAX_COMPLETIONS: usize = 100;

@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::filter::{Bits, Filter};
 use crate::model::Kind;
 use crate::protocol::jsonrpc;
-use crate::protocol::server::{Call, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Server};
 use crate::protocol::{Session, EXT};
 
 impl Server {

@@ -6,7 +6,8 @@ use serde_json::{json, Map, Value};
 use crate::concern::Concerns;
 use crate::error::{type_name, Error, Result};
 use crate::filter::FilterContext;
-use crate::protocol::server::{Env, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Env, Server};
 use crate::protocol::{Session, EXT, LEGACY_VERSIONS, MODERN_VERSION};
 
 /// Longest `clientInfo.name` / `clientInfo.version` kept in a session.

@@ -142,6 +142,15 @@ pub fn method_of(body: &[u8]) -> Option<String> {
     peek(body).map(|(m, _)| m)
 }
 
+/// The methods `tasks::task_holder` reads the `params` of (a shell that routes by it needs them).
+const HOLDER_METHODS: [&str; 5] = [
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "tasks/update",
+    "tasks/cancel",
+];
+
 /// The method and `params` of a body, read as the core will read it (for a shell's routing);
 /// `params` is `Null` unless the method is routed by them. The common case reads the method
 /// alone, without building the whole document; a body that this quick reading refuses (a
@@ -153,7 +162,7 @@ pub fn peek(body: &[u8]) -> Option<(String, Value)> {
         method: std::borrow::Cow<'a, str>,
     }
     if let Ok(head) = serde_json::from_slice::<Head>(body) {
-        if !crate::protocol::tasks::HOLDER_METHODS.contains(&&*head.method) {
+        if !HOLDER_METHODS.contains(&&*head.method) {
             return Some((head.method.into_owned(), Value::Null));
         }
     }

@@ -5,7 +5,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{Call, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Server};
 use crate::protocol::template::substitute;
 
 /// `prompts/get` messages from a catalog prompt's `messages` template, `{arg}` replaced by the

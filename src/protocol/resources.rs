@@ -8,7 +8,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{string_param, Call, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{string_param, Call, Server};
 use crate::protocol::template::{match_template, substitute, Vars};
 
 /// The `contents` entry of a catalog resource (or template) as read at `uri`: its `blob`

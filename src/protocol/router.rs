@@ -8,7 +8,8 @@ use crate::concern::Concerns;
 use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::jsonrpc::{self, Incoming};
-use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::{Session, EXT, MODERN_VERSION};
 
 /// 2026-07-28 results that carry `ttlMs` and `cacheScope` (the revision's cacheable results, and

@@ -10,7 +10,8 @@ use crate::filter::Filter;
 use crate::json::{opt_str, req_str};
 use crate::middleware::tool_filter;
 use crate::model::Kind;
-use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::Session;
 
 /// The search tool's name.

@@ -26,36 +26,6 @@ pub struct Env {
     pub view: Option<std::sync::Arc<crate::filter::EndpointView>>,
 }
 
-/// What handling one message produced.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Outcome {
-    /// The JSON-RPC response (none for notifications and responses).
-    pub response: Option<String>,
-    /// Notifications to send to this session's client.
-    pub notifications: Vec<String>,
-    /// Log lines (policy filter failures, ignored concern entries); no conversation content.
-    pub log: Vec<String>,
-    /// Whether the session state changed and must be persisted.
-    pub session_changed: bool,
-    /// The JSON-RPC error code of the response, if it is an error.
-    pub error_code: Option<i32>,
-    /// No response yet: handle the same message again at this time (ms since the epoch), as
-    /// `tasks/result` does for a task that is still working.
-    pub retry_at: Option<i64>,
-    /// Gateway mode: no response yet; perform this request at the upstream and answer with its
-    /// reply (see `Forward::answer`).
-    pub forward: Option<crate::protocol::Forward>,
-    /// `subscriptions/listen`: no response yet; keep the SSE answer open and send what this
-    /// watch reports (see `Watch::tick`).
-    pub watch: Option<crate::protocol::Watch>,
-    /// A tool asks the client mid-call: no response yet; send this request on the call's SSE
-    /// stream and finish with the client's answer (see `Ask::finish`).
-    pub ask: Option<crate::protocol::Ask>,
-    /// The client answered a question the server asked: (its key, the message) for the shell to
-    /// hand to the stream waiting for it.
-    pub answered: Option<(String, Value)>,
-}
-
 /// One request as the handlers see it.
 pub(crate) struct Call<'a> {
     pub params: &'a Value,

@@ -7,7 +7,8 @@ use crate::error::{type_name, Error, Result};
 use crate::filter::Filter;
 use crate::model::Primitive;
 use crate::protocol::jsonrpc;
-use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::{cursor, demo, Session, EXT};
 use crate::task::{Status, Task, TaskQuery};
 
@@ -37,15 +38,6 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
 
 /// The id prefix of a 2026-07-28 task holder.
 pub const HOLDER_PREFIX: &str = "tasks:";
-
-/// The methods [`task_holder`] reads the `params` of (a shell that routes by it needs them).
-pub(crate) const HOLDER_METHODS: [&str; 5] = [
-    "tools/call",
-    "tasks/get",
-    "tasks/result",
-    "tasks/update",
-    "tasks/cancel",
-];
 
 /// Which holder a stateless (2026-07-28) request concerns, if it concerns a task: a `tools/call`
 /// with `params.task` creates a holder named after `fresh_id`; `tasks/get`, `tasks/result`,

@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::model::Kind;
-use crate::protocol::server::{Call, Env, Outcome, Server};
+use crate::protocol::outcome::Outcome;
+use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::Session;
 use crate::protocol::{ask, demo, Ask};
 

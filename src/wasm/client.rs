@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::{error_object, from_js, js_error, to_js};
-use super::Sieve;
+use super::sieve::Sieve;
 use crate::model::Kind;
 use crate::upstream::{ClientConfig, Conversation, HttpAnswer, Machine, Pages, Post, Step, PROTOCOL_VERSION};
 use crate::Error;
@@ -382,6 +382,24 @@ impl McpClient {
     #[wasm_bindgen(getter, unchecked_return_type = "ConcernConfig")]
     pub fn concerns(&self) -> JsValue {
         to_js(&Value::Object(self.inner.configured.borrow().clone()))
+    }
+}
+
+#[wasm_bindgen]
+impl Sieve {
+    /// Connects to an MCP server over Streamable HTTP and builds from everything it lists.
+    ///
+    /// @example
+    /// ```js
+    /// const sieve = await Sieve.fromServer('/mcp');
+    /// ```
+    #[wasm_bindgen(js_name = fromServer)]
+    pub async fn from_server(
+        url: String,
+        #[wasm_bindgen(unchecked_optional_param_type = "ConnectOptions")] options: Option<JsValue>,
+    ) -> Result<Sieve, JsValue> {
+        let client = McpClient::connect(url, options).await?;
+        McpClient::load_sieve(client.inner()).await
     }
 }
 

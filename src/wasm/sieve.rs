@@ -179,21 +179,6 @@ impl Sieve {
         Self::from_doc(Value::Object(doc))
     }
 
-    /// Connects to an MCP server over Streamable HTTP and builds from everything it lists.
-    ///
-    /// @example
-    /// ```js
-    /// const sieve = await Sieve.fromServer('/mcp');
-    /// ```
-    #[wasm_bindgen(js_name = fromServer)]
-    pub async fn from_server(
-        url: String,
-        #[wasm_bindgen(unchecked_optional_param_type = "ConnectOptions")] options: Option<JsValue>,
-    ) -> Result<Sieve, JsValue> {
-        let client = super::McpClient::connect(url, options).await?;
-        super::McpClient::load_sieve(client.inner()).await
-    }
-
     /// The groups (declared and referenced), with `parent` where they have one.
     #[wasm_bindgen(unchecked_return_type = "Group[]")]
     pub fn groups(&self) -> JsValue {
