@@ -15,7 +15,7 @@ use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
 use mcp_sieve::{catalog::Upstream, Error};
 use std::sync::Arc;
 
-use crate::serve::now_ms;
+use crate::platform::now_ms;
 
 /// Largest upstream answer read, bytes.
 const MAX_ANSWER: usize = 16 << 20;

@@ -4,12 +4,14 @@
 //! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod app;
 mod check;
 mod cli;
 mod error;
 mod gateway;
 mod load;
 mod mcp_config;
+mod platform;
 mod serve;
 mod stdio_serve;
 mod tools;

@@ -5,11 +5,9 @@
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -19,8 +17,10 @@ use mcp_sieve::protocol::{Answers, Env, Server};
 use mcp_sieve::Catalog;
 use tokio::net::TcpListener;
 
+use crate::app::{reply, App, Reply};
 use crate::error::ServerError;
 use crate::gateway::Gateway;
+use crate::platform::{fresh_id, now_ms};
 
 /// Longest a client may take to send its request head, and then its body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -29,40 +29,6 @@ const BODY_DEADLINE: Duration = Duration::from_secs(10);
 const MAX_CONNECTIONS: usize = 1024;
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
-
-/// Milliseconds since the epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// 128 random bits from the OS, as hex; an error rather than a predictable id.
-fn fresh_id() -> Result<String, ServerError> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
-/// Everything a request needs.
-pub(crate) struct App {
-    pub(crate) server: Arc<Server>,
-    cfg: http::Config,
-    store: Mutex<MemoryStore>,
-    pub(crate) gateway: Option<Gateway>,
-    /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
-    pub(crate) answers: Mutex<Answers>,
-}
-
-impl App {
-    /// The server a request would run on now (in gateway mode, over the upstream's lists).
-    pub(crate) async fn current(&self) -> Option<Arc<Server>> {
-        match &self.gateway {
-            None => Some(self.server.clone()),
-            Some(g) => g.serving(&self.server).await.ok(),
-        }
-    }
-}
 
 /// Loads the catalog document `text` and the transport options, then serves until the process ends.
 pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError> {
@@ -135,22 +101,6 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
                 .await;
         });
     }
-}
-
-pub(crate) type Reply = hyper::Response<BoxBody<Bytes, Infallible>>;
-
-pub(crate) fn reply(answer: http::Response) -> Reply {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)).boxed());
-    *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
-    for (k, v) in &answer.headers {
-        if let (Ok(k), Ok(v)) = (
-            hyper::header::HeaderName::from_bytes(k.as_bytes()),
-            hyper::header::HeaderValue::from_str(v),
-        ) {
-            r.headers_mut().append(k, v);
-        }
-    }
-    r
 }
 
 fn text(status: u16, body: &str) -> Reply {

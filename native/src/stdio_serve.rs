@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use crate::error::ServerError;
 use crate::gateway::Gateway;
-use crate::serve::now_ms;
+use crate::platform::now_ms;
 
 /// How often a question's answer, a waiting task and the list watch are looked at.
 const POLL: Duration = Duration::from_millis(50);

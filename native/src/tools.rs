@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::cli::{Source, ViewArgs};
 use crate::error::ServerError;
 use crate::gateway::Gateway;
-use crate::serve::now_ms;
+use crate::platform::now_ms;
 
 /// Estimated tokens of `bytes` of JSON (the package's `estimate_tokens`).
 pub fn tokens(bytes: usize) -> usize {

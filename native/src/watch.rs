@@ -17,7 +17,7 @@ use mcp_sieve::http;
 use mcp_sieve::protocol::{ask, Ask, Watch};
 use tokio::time::Instant;
 
-use crate::serve::{reply, App, Reply};
+use crate::app::{reply, App, Reply};
 
 /// How often the stream looks for a change.
 const TICK: Duration = Duration::from_secs(1);

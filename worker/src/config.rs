@@ -13,7 +13,7 @@ use mcp_sieve::protocol::Server;
 use mcp_sieve::{Catalog, Error};
 use worker::{console_warn, Env};
 
-use crate::shell;
+use crate::platform;
 
 /// The embedded default catalog.
 const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
@@ -55,7 +55,11 @@ async fn read(env: &Env) -> Config {
             // sound for one isolate (`wrangler dev`); a deployment sets the secret so that every
             // isolate recognises every session.
             console_warn!("mcp-sieve: MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
-            cfg.session_secret = Some(http::Secret::new(format!("{}{}", shell::fresh_id(), shell::fresh_id())));
+            cfg.session_secret = Some(http::Secret::new(format!(
+                "{}{}",
+                platform::fresh_id(),
+                platform::fresh_id()
+            )));
         }
         cfg
     });

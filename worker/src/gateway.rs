@@ -15,7 +15,7 @@ use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
 use mcp_sieve::Error;
 use worker::{console_error, AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
 
-use crate::shell::now_ms;
+use crate::platform::now_ms;
 
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT_MS: i64 = 60_000;

@@ -7,6 +7,7 @@
 mod config;
 mod fast;
 mod gateway;
+mod platform;
 mod session_object;
 mod shell;
 mod watch;
@@ -83,7 +84,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         // Not an id this server minted: no Durable Object is asked about it.
         return Response::error("unknown or expired session; initialize a new one", 404);
     }
-    let fresh = shell::fresh_id();
+    let fresh = platform::fresh_id();
     // A 2026-07-28 task lives in a Durable Object named after its id (its "holder").
     let holder = match (&session, &peeked, server.is_gateway()) {
         (None, Some((method, params)), false) => protocol::task_holder(method, params, &fresh),

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use worker::{console_error, console_log, durable_object, DurableObject, Env, Request, Response, Result, State};
 use worker::{ScheduledTime, SqlStorage, SqlStorageValue};
 
-use crate::{config, shell};
+use crate::{config, platform, shell};
 
 /// Header by which the Worker passes the id it minted for an `initialize` (the core's
 /// `Env::fresh_id`, hence the new session's id and this object's name).
@@ -274,7 +274,7 @@ impl DurableObject for SessionObject {
         let body = req.bytes().await.unwrap_or_default();
         let headers = req.inner().headers();
         let header = shell::header_fn(&headers);
-        let fresh = header(MINTED_ID_HEADER).unwrap_or_else(shell::fresh_id);
+        let fresh = header(MINTED_ID_HEADER).unwrap_or_else(platform::fresh_id);
         let request = http::Request {
             method: &method,
             header: &header,
@@ -298,7 +298,7 @@ impl DurableObject for SessionObject {
             Ok(cfg) => cfg.idle_ms(),
             Err(_) => http::DEFAULT_SESSION_IDLE_MS,
         };
-        let now = shell::now_ms();
+        let now = platform::now_ms();
         if store.last_seen()?.is_some_and(|t| now.saturating_sub(t) > idle_ms) {
             // Idle past the limit: the session and its tasks are deleted; its id is 404 from now on.
             store.delete_all()?;

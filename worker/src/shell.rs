@@ -1,5 +1,5 @@
 //! Moving bytes between the platform and the core: request parts in, `http::Response` out, the
-//! `tasks/result` wait loop, ids and time; and, with `MCP_SIEVE_DIAGNOSTICS` set (tests only), a
+//! `tasks/result` wait loop; and, with `MCP_SIEVE_DIAGNOSTICS` set (tests only), a
 //! deliberate panic on request (`X-Sieve-Panic`) and the isolate's wasm memory size on every
 //! response (`X-Sieve-Wasm-Memory`), so tests can prove panic recovery and a flat heap.
 
@@ -12,7 +12,9 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Date, Delay, Response, ResponseBuilder, Result};
+use worker::{Delay, Response, ResponseBuilder, Result};
+
+use crate::platform::now_ms;
 
 /// Request header that makes the shell panic (with diagnostics on).
 const PANIC_HEADER: &str = "X-Sieve-Panic";
@@ -21,24 +23,6 @@ const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
 
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
-
-/// Now, ms since the epoch.
-pub fn now_ms() -> i64 {
-    Date::now().as_millis() as i64
-}
-
-/// A random id from the platform's `crypto.randomUUID()`.
-pub fn fresh_id() -> String {
-    let global = js_sys::global();
-    js_sys::Reflect::get(&global, &"crypto".into())
-        .and_then(|c| {
-            let f: js_sys::Function = js_sys::Reflect::get(&c, &"randomUUID".into())?.dyn_into()?;
-            f.call0(&c)
-        })
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
-}
 
 /// Bytes past the limit that are read and dropped before a 413, so the connection stays usable
 /// (`wrangler dev`'s proxy fails the next request when a body is left unread) — for at most

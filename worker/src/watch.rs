@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use worker::{Delay, Response, ResponseBuilder, Result};
 
 use crate::config::Loaded;
-use crate::{gateway, shell};
+use crate::{gateway, platform, shell};
 
 /// How often the stream looks for a change.
 const TICK_MS: u64 = 1_000;
@@ -66,7 +66,7 @@ pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
     let Some(watch) = answer.watch.take() else {
         return shell::respond(answer);
     };
-    let now = shell::now_ms();
+    let now = platform::now_ms();
     let open = Open {
         watch,
         loaded,
@@ -97,8 +97,8 @@ where
 
 /// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
 async fn wait_for(ask: &Ask) -> Option<serde_json::Value> {
-    let started = shell::now_ms();
-    while shell::now_ms() - started < ask::ANSWER_WAIT_MS {
+    let started = platform::now_ms();
+    while platform::now_ms() - started < ask::ANSWER_WAIT_MS {
         if let Some(reply) = ANSWERS.with(|a| a.borrow_mut().take(ask)) {
             return Some(reply);
         }
@@ -117,7 +117,7 @@ async fn next(o: &mut Open) -> Option<String> {
     }
     loop {
         Delay::from(Duration::from_millis(TICK_MS)).await;
-        let now = shell::now_ms();
+        let now = platform::now_ms();
         if now - o.opened_ms > MAX_OPEN_MS {
             o.done = true;
             return Some(

@@ -1,0 +1,52 @@
+//! What every request of the native server shares ([`App`]: the server, the transport options,
+//! the sessions, the gateway, the answers to questions asked mid-call), and how a core
+//! response becomes a hyper one ([`reply`]).
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::protocol::{Answers, Server};
+
+use crate::gateway::Gateway;
+
+/// Everything a request needs.
+pub(crate) struct App {
+    pub(crate) server: Arc<Server>,
+    pub(crate) cfg: http::Config,
+    pub(crate) store: Mutex<MemoryStore>,
+    pub(crate) gateway: Option<Gateway>,
+    /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
+    pub(crate) answers: Mutex<Answers>,
+}
+
+impl App {
+    /// The server a request would run on now (in gateway mode, over the upstream's lists).
+    pub(crate) async fn current(&self) -> Option<Arc<Server>> {
+        match &self.gateway {
+            None => Some(self.server.clone()),
+            Some(g) => g.serving(&self.server).await.ok(),
+        }
+    }
+}
+
+/// A hyper response with a body that is whole or streamed.
+pub(crate) type Reply = hyper::Response<BoxBody<Bytes, Infallible>>;
+
+/// The hyper response for a core response (status, headers, body).
+pub(crate) fn reply(answer: http::Response) -> Reply {
+    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)).boxed());
+    *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
+    for (k, v) in &answer.headers {
+        if let (Ok(k), Ok(v)) = (
+            hyper::header::HeaderName::from_bytes(k.as_bytes()),
+            hyper::header::HeaderValue::from_str(v),
+        ) {
+            r.headers_mut().append(k, v);
+        }
+    }
+    r
+}

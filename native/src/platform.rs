@@ -1,0 +1,20 @@
+//! The platform's clock and randomness, for every part of the server (a leaf: it imports no
+//! other file of the server but its error type).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::ServerError;
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// 128 random bits from the OS, as hex; an error rather than a predictable id.
+pub fn fresh_id() -> Result<String, ServerError> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
