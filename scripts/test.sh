@@ -16,7 +16,7 @@ step() {
   else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 step "cargo fmt --check" cargo fmt --all -- --check
-step "no import cycles between core modules" python3 scripts/check-cycles.py
+step "no import cycles between core modules or the files of one folder" python3 scripts/check-cycles.py
 step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
 step "cargo test" cargo test --workspace --features mcp-sieve/testing
 step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
