@@ -38,7 +38,11 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
                 println!(
                     "{file}: a valid MCP client configuration; {} server(s) become upstreams: {}",
                     servers.len(),
-                    servers.join(", ")
+                    if servers.is_empty() {
+                        "none".into()
+                    } else {
+                        servers.join(", ")
+                    }
                 );
                 Err(ServerError::Check(0))
             }

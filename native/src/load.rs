@@ -14,9 +14,19 @@ use crate::mcp_config;
 /// The built-in demo catalog.
 pub const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
 
+/// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
+/// program as written: no shell expands them).
+pub fn expand_home(path: &Path) -> std::path::PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The text of a file, or an error naming it.
 pub fn read(path: &Path) -> Result<String, ServerError> {
-    std::fs::read_to_string(path).map_err(|e| ServerError::Io(format!("cannot read {}", path.display()), e))
+    let path = expand_home(path);
+    std::fs::read_to_string(&path).map_err(|e| ServerError::Io(format!("cannot read {}", path.display()), e))
 }
 
 /// What VS Code's `${workspaceFolder}` means for a configuration at `path`: the folder holding
@@ -38,6 +48,7 @@ fn workspace(path: &Path) -> String {
 
 /// The upstreams of the client configuration at `path` (warnings printed to stderr).
 pub fn upstreams(path: &Path) -> Result<Map<String, Value>, ServerError> {
+    let path = &expand_home(path);
     let text = read(path)?;
     let file = path.display().to_string();
     let c = mcp_config::convert(&text, &|name| std::env::var(name).ok(), &workspace(path));

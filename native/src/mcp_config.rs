@@ -337,6 +337,26 @@ impl Conv<'_> {
                 return;
             }
         };
+        // A client configuration usually lists mcp-sieve itself: launching it again would recurse.
+        let launches_sieve = stdio
+            && std::iter::once(obj.get("command"))
+                .chain(
+                    obj.get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .map(Some),
+                )
+                .filter_map(|v| v.and_then(Value::as_str))
+                .any(|a| {
+                    a.rsplit(['/', '\\'])
+                        .next()
+                        .is_some_and(|b| b == "mcp-sieve" || b == "mcp-sieve.exe")
+                });
+        if launches_sieve {
+            self.warn(path, "left out: it launches mcp-sieve itself");
+            return;
+        }
         let known: &[&str] = if stdio { &STDIO_FIELDS } else { &HTTP_FIELDS };
         for k in obj.keys() {
             if k != "type" && k != "disabled" && !known.contains(&k.as_str()) {
@@ -552,6 +572,17 @@ mod tests {
                 "mcpServers.c"
             ]
         );
+    }
+
+    #[test]
+    fn mcp_sieve_itself_is_left_out() {
+        let c = ok(r#"{"mcpServers": {
+  "sieve": {"command": "/usr/local/bin/mcp-sieve", "args": ["stdio", "--mcp-config", "this.json"]},
+  "npx-sieve": {"command": "npx", "args": ["-y", "mcp-sieve", "stdio"]},
+  "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+}}"#);
+        assert_eq!(c.upstreams.keys().collect::<Vec<_>>(), ["files"]);
+        assert!(c.warnings.iter().all(|w| w.message.contains("mcp-sieve itself")));
     }
 
     #[test]
