@@ -73,7 +73,7 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
         };
     };
     let servers = upstreams(config)?;
-    let mut doc = match &source.catalog {
+    let doc = match &source.catalog {
         Some(path) => {
             let text = read(path)?;
             serde_json::from_str::<Value>(&text)
@@ -81,6 +81,12 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
         }
         None => Value::Object(Map::new()),
     };
+    Ok(merge(doc, servers)?.to_string())
+}
+
+/// The catalog document `doc` with `servers` (a client configuration's) among its `upstreams`;
+/// where the document names the same upstream, its fields win (a prefix, a title).
+pub fn merge(mut doc: Value, servers: Map<String, Value>) -> Result<Value, ServerError> {
     let Some(obj) = doc.as_object_mut() else {
         return Err(ServerError::Config("the catalog document must be a JSON object".into()));
     };
@@ -91,7 +97,6 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
         ));
     };
     for (name, up) in servers {
-        // The document may refine a server of the configuration (a prefix, a title): its fields win.
         match ups.get_mut(&name).and_then(Value::as_object_mut) {
             Some(mine) => {
                 for (k, v) in up.as_object().into_iter().flatten() {
@@ -103,5 +108,5 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
             }
         }
     }
-    Ok(doc.to_string())
+    Ok(doc)
 }

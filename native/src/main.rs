@@ -9,6 +9,7 @@ mod check;
 mod cli;
 mod error;
 mod gateway;
+mod init;
 mod load;
 mod mcp_config;
 mod platform;
@@ -41,12 +42,8 @@ fn main() {
         Command::Serve(a) => load::document(&a.source).and_then(|text| on_runtime(serve::run(text, &a.host, a.port))),
         Command::Stdio(a) => load::document(&a.source).and_then(|text| on_runtime(stdio_serve::run(text, &a.view))),
         Command::Check { file } => check::run(&file),
-        Command::Tools(a) => load::document(&a.source).and_then(|text| on_runtime(tools::run(text, a.source, a.view))),
-        Command::Init { mcp_config, output } => Err(ServerError::Usage(format!(
-            "init needs the upstreams of {} and {:?} ... not built yet",
-            mcp_config.display(),
-            output
-        ))),
+        Command::Tools(a) => load::document(&a.source).and_then(|text| on_runtime(tools::run(text, a.view))),
+        Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
     };
     match result {
         Ok(()) => {}

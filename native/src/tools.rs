@@ -13,7 +13,7 @@ use mcp_sieve::stdio::Connection;
 use mcp_sieve::Catalog;
 use serde_json::{json, Value};
 
-use crate::cli::{Source, ViewArgs};
+use crate::cli::ViewArgs;
 use crate::error::ServerError;
 use crate::gateway::Gateway;
 use crate::platform::now_ms;
@@ -69,13 +69,19 @@ fn names(v: &Value) -> String {
     }
 }
 
-/// Prints the table for `text` (a catalog document) through the view of `flags`.
-pub async fn run(text: String, source: Source, flags: ViewArgs) -> Result<(), ServerError> {
-    let local = Server::new(Catalog::from_json_str(&text)?);
-    let server = match local.catalog().upstream.clone().map(Gateway::new) {
+/// The server of the catalog document `text`: in gateway mode over its upstreams' lists, fetched
+/// once now (with the progress on stderr).
+pub async fn serving(text: &str) -> Result<Arc<Server>, ServerError> {
+    let local = Server::new(Catalog::from_json_str(text)?);
+    Ok(match local.catalog().upstream.clone().map(Gateway::new) {
         Some(g) => g.serving(&local).await?,
         None => Arc::new(local),
-    };
+    })
+}
+
+/// Prints the table for `text` (a catalog document) through the view of `flags`.
+pub async fn run(text: String, flags: ViewArgs) -> Result<(), ServerError> {
+    let server = serving(&text).await?;
     let view = flags.resolve(server.catalog())?;
     let all = list(&server, None)?;
     let shown = list(&server, view)?;
@@ -124,7 +130,6 @@ pub async fn run(text: String, source: Source, flags: ViewArgs) -> Result<(), Se
         println!("{}", cells.join("  ").trim_end());
     }
     let (bytes, total) = (json!(shown).to_string().len(), json!(all).to_string().len());
-    let _ = source;
     println!(
         "\n{} of {} tools: ~{} of ~{} tokens ({:.1}%) in every conversation",
         shown.len(),
