@@ -171,3 +171,32 @@ fn identity_names_the_principal_binds_sessions_and_opens_views() {
     let r = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), &[]);
     assert_eq!(r.status, 404);
 }
+
+#[test]
+fn a_view_from_headers_makes_2026_lists_private_a_view_in_the_url_keeps_them_public() {
+    // The default catalog without its policy rule about the client's name (which makes every
+    // list private).
+    let mut doc = common::catalog_json();
+    doc.as_object_mut().unwrap().remove("policy");
+    let catalog = Catalog::load(&doc).unwrap();
+    let scope = |path: &str, query: &str, headers: &[(&str, &str)]| {
+        let mut h = Harness::with_catalog(catalog.clone());
+        let hs = header_fn(vec![], headers);
+        h.view = endpoint_view(&catalog, path, query, &hs, None).unwrap();
+        let r = common::response_of(&h.modern(json!(1), "tools/list", json!({})));
+        r["result"]["cacheScope"].clone()
+    };
+    // A shared cache keys on the URL: what the URL chooses may be shared.
+    assert_eq!(scope("/mcp", "", &[]), json!("public"));
+    assert_eq!(scope("/mcp/email", "", &[]), json!("public"));
+    assert_eq!(scope("/mcp", "tags=read-only", &[]), json!("public"));
+    // What a header chooses is not in the URL: the same URL answers others differently.
+    for header in [
+        ("x-mcp-toolsets", "email"),
+        ("x-mcp-tools", "get_*"),
+        ("x-mcp-readonly", "true"),
+    ] {
+        assert_eq!(scope("/mcp", "", &[header]), json!("private"), "{header:?}");
+        assert_eq!(scope("/mcp/email", "", &[header]), json!("private"), "{header:?}");
+    }
+}

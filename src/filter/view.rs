@@ -34,6 +34,13 @@ pub struct EndpointView {
 }
 
 impl EndpointView {
+    /// Whether request headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Readonly`) shaped it:
+    /// only they make tools-only parts or set `read_only`. What the URL does not say, a shared
+    /// cache cannot key on, so 2026-07-28 lists under such a view are `cacheScope: "private"`.
+    pub fn from_headers(&self) -> bool {
+        self.read_only || self.parts.iter().any(|p| p.tools_only)
+    }
+
     /// The items of `section` (of `kind`) the view shows.
     pub fn visible(&self, kind: Kind, section: &Section) -> Bits {
         let mut vis = Bits::full(section.items.len());

@@ -34,8 +34,8 @@ fn is_modern(params: &Value) -> bool {
 impl Server {
     /// `ttlMs` and `cacheScope` of a 2026-07-28 list: the upstream's refresh period in gateway
     /// mode, else `options.listTtlSeconds` (default five minutes); private when the answer may
-    /// depend on who asks (a principal, concerns sent with the request, policy rules about the
-    /// caller).
+    /// depend on who asks or on anything outside the URL (a principal, concerns sent with the
+    /// request, a view from `X-MCP-*` headers, policy rules about the caller).
     fn cache_fields(&self, params: &Value, env: &Env) -> (i64, &'static str) {
         let ttl = match (&self.catalog.upstream, self.catalog.options.list_ttl_ms) {
             (_, Some(ttl)) => ttl,
@@ -45,7 +45,9 @@ impl Server {
         let concerns = !params["filter"]["concerns"].is_null()
             || !params["concerns"].is_null()
             || !params["_meta"][format!("{EXT}/concerns")].is_null();
-        let private = env.principal.is_some() || concerns || self.chain.per_caller();
+        // A view chosen by headers is not in the URL a shared cache keys on.
+        let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
+        let private = env.principal.is_some() || concerns || headers || self.chain.per_caller();
         (ttl.max(0), if private { "private" } else { "public" })
     }
 
