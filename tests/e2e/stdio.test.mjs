@@ -113,11 +113,19 @@ for (const [name, mode] of [['legacy (the request on stdout, the answer on stdin
 }
 
 test("the official Python SDK's stdio_client (.venv, tests/python/stdio_client.py): a view from flags, a call, search", { timeout: 60_000 }, () => {
-  const out = execFileSync(`${ROOT}.venv/bin/python`, [`${ROOT}tests/python/stdio_client.py`, BIN, CATALOG], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const spec = {
+    command: BIN,
+    args: ['stdio', '--catalog', CATALOG, '--groups', 'utilities'],
+    call: ['add', { a: 2, b: 40 }],
+    outside: 'list_events',
+    searchArgs: ['stdio', '--catalog', CATALOG, '--search'],
+    query: 'send an email',
+  };
+  const out = execFileSync(`${ROOT}.venv/bin/python`, [`${ROOT}tests/python/stdio_client.py`, JSON.stringify(spec)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const seen = JSON.parse(out.trim().split('\n').pop());
   assert.equal(seen.protocolVersion, '2025-11-25');
   assert.deepEqual(seen.listed, ['add', 'current_time', 'echo', 'long_report', 'text_stats']);
-  assert.equal(seen.add, '42');
+  assert.equal(seen.called, '42');
   assert.match(seen.outside, /Unknown tool/);
   assert.deepEqual(seen.searchListed, ['call_tool', 'find_tools']);
   assert.equal(seen.found[0], 'send_email');

@@ -1,8 +1,10 @@
 """`mcp-sieve stdio` launched by the official Python SDK's `stdio_client` (as a desktop client
-launches a server): initialize, list through a view given as flags, search, call.
+launches a server): initialize, list, call, call a tool outside the view, then search.
 
-Usage: .venv/bin/python tests/python/stdio_client.py BIN CATALOG. Prints one JSON line with what
-it saw; tests/e2e/stdio-python.test.mjs checks it.
+Usage: .venv/bin/python tests/python/stdio_client.py SPEC, where SPEC is JSON:
+{"command": BIN, "args": [...], "call": [NAME, ARGS], "outside": NAME,
+ "searchArgs": [...], "query": TEXT}. Prints one JSON line with what it saw; the tests in
+tests/e2e/stdio*.test.mjs check it.
 """
 
 import asyncio
@@ -13,28 +15,38 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-async def main(bin_path, catalog):
+
+async def main(spec):
     seen = {}
-    params = StdioServerParameters(command=bin_path, args=["stdio", "--catalog", catalog, "--groups", "utilities"])
+    params = StdioServerParameters(command=spec["command"], args=spec["args"])
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as s:
             init = await s.initialize()
             seen["protocolVersion"] = init.protocol_version
-            seen["listed"] = sorted(t.name for t in (await s.list_tools()).tools)
-            r = await s.call_tool("add", {"a": 2, "b": 40})
-            seen["add"] = r.content[0].text
+            names, cursor = [], None
+            while True:
+                page = await s.list_tools(params={"cursor": cursor} if cursor else None)
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            seen["listed"] = sorted(names)
+            name, args = spec["call"]
+            r = await s.call_tool(name, args)
+            seen["called"] = r.content[0].text
             try:
-                await s.call_tool("list_events", {})
+                await s.call_tool(spec["outside"], {})
                 seen["outside"] = "answered"
             except MCPError as e:
                 seen["outside"] = str(e)
-    params = StdioServerParameters(command=bin_path, args=["stdio", "--catalog", catalog, "--search"])
+    params = StdioServerParameters(command=spec["command"], args=spec["searchArgs"])
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as s:
             await s.initialize()
             seen["searchListed"] = sorted(t.name for t in (await s.list_tools()).tools)
-            r = await s.call_tool("find_tools", {"query": "send an email", "limit": 3})
+            r = await s.call_tool("find_tools", {"query": spec["query"], "limit": 5})
             seen["found"] = [t["name"] for t in (r.structured_content or {}).get("tools", [])]
     print(json.dumps(seen))
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+
+asyncio.run(main(json.loads(sys.argv[1])))
