@@ -78,30 +78,34 @@ pub fn stem(w: &str) -> String {
 }
 
 fn strip(w: &str) -> String {
-    let n = w.len();
+    // Lengths count characters; every suffix is ASCII, so cutting its bytes off the end always
+    // leaves whole characters.
+    let n = w.chars().count();
+    let cut = |k: usize| &w[..w.len() - k];
     if n > 4 && w.ends_with("ies") {
-        return format!("{}y", &w[..n - 3]);
+        return format!("{}y", cut(3));
     }
     if n > 5 && w.ends_with("ing") {
-        return undouble(&w[..n - 3]);
+        return undouble(cut(3));
     }
     if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        return undouble(&w[..n - 2]);
+        return undouble(cut(2));
     }
     if n > 4 && (w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")) {
-        return w[..n - 2].to_string();
+        return cut(2).to_string();
     }
     if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
-        return w[..n - 1].to_string();
+        return cut(1).to_string();
     }
     w.to_string()
 }
 
-/// `logg` → `log`, `runn` → `run` (what -ed and -ing leave after a doubled consonant).
+/// `logg` → `log`, `runn` → `run` (what -ed and -ing leave after a doubled consonant). Only an
+/// ASCII letter is undoubled: equal last bytes may be the inside of one multi-byte character
+/// (`丸` is E4 B8 B8), and an ASCII byte is always a whole character.
 fn undouble(w: &str) -> String {
-    let b = w.as_bytes();
-    match b {
-        [.., x, y] if x == y && !b"aeioulsz".contains(x) => w[..w.len() - 1].to_string(),
+    match w.as_bytes() {
+        [.., x, y] if x == y && x.is_ascii_alphabetic() && !b"aeioulsz".contains(x) => w[..w.len() - 1].to_string(),
         _ => w.to_string(),
     }
 }
