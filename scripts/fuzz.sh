@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes each target for a bounded time (default 30 s each): the JSON-RPC entry, the filter parser,
-# cursor decoding and the configuration loader. Seeds live in fuzz/corpus/<target>; new inputs go
+# cursor decoding, the configuration loader, and text (any Unicode through search, the middleware
+# built-ins, templates, view parsing and globs). Seeds live in fuzz/corpus/<target>; new inputs go
 # to a scratch corpus under target/, so the repo's corpus stays small. Prints executions per target.
-#   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh [SECONDS] [TARGET...]   (default: every target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-30}"
@@ -10,7 +11,9 @@ export PATH="$HOME/.cargo/bin:$PATH"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # cargo-fuzz needs nightly flags (-Z sanitizer); this machine has one stable toolchain.
 export RUSTC_BOOTSTRAP=1
-for t in jsonrpc filter cursor config; do
+targets=("${@:2}")
+[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc filter cursor config text)
+for t in "${targets[@]}"; do
   work="target/fuzz-corpus/$t"
   mkdir -p "$work"
   log="target/fuzz-$t.log"

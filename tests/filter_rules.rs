@@ -177,6 +177,15 @@ fn malformed_filters_are_invalid_params_naming_the_field() {
             json!({"expr": {"any": vec![json!({"tag": "t"}); 10_000]}}),
             "filter.expr has 10001 nodes; at most 512",
         ),
+        // Issue 23: each glob is at most 256 bytes.
+        (
+            json!({"namePatterns": ["git*", "*".repeat(60_000) + "z"]}),
+            "filter.namePatterns[1] is 60001 bytes; a name pattern may be at most 256",
+        ),
+        (
+            json!({"expr": {"not": {"name": "丸".repeat(86)}}}),
+            "filter.expr.not.name is 258 bytes; a name pattern may be at most 256",
+        ),
     ] {
         let e = Filter::parse(&f, "filter").unwrap_err();
         assert_eq!(e.code(), -32602);

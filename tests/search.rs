@@ -166,3 +166,41 @@ fn pinned_tools_are_listed_beside_the_search_tools() {
     let mut listed = on(catalog, "/mcp/finder", "mode=list");
     assert!(listed.tool_names(json!({})).len() > 3);
 }
+
+#[test]
+fn a_policy_rule_that_hides_a_tool_from_the_list_hides_it_from_the_search() {
+    // Issue 23, item 8: one rule hides echo from tools/list only (`when.method`), another hides
+    // the calendar group everywhere. In search mode find_tools stands for tools/list: neither
+    // may be found, nor called through call_tool.
+    let mut doc = common::catalog_json();
+    doc["policy"] = json!({"rules": [
+        {"when": {"method": "tools/list"}, "hide": {"namePatterns": ["echo"]}},
+        {"hide": {"groups": ["calendar"]}}
+    ]});
+    let mut list = Harness::with_catalog(Catalog::load(&doc).unwrap());
+    list.init();
+    let listed = list.tool_names(json!({}));
+    assert!(!listed.contains(&"echo".to_string()) && !listed.contains(&"list_events".to_string()));
+    let mut h = on(Catalog::load(&doc).unwrap(), "/mcp", "mode=search");
+    for q in [
+        "echo a message back",
+        "send a message",
+        "list calendar events",
+        "create a calendar event",
+    ] {
+        let top = found(&mut h, q, 20);
+        assert!(
+            top.iter().all(|t| listed.contains(t)),
+            "{q}: {top:?} has a tool tools/list hides"
+        );
+    }
+    for name in ["echo", "list_events"] {
+        let e = h.rpc_err(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": name, "arguments": {"message": "x"}}}),
+        );
+        assert!(e["message"].as_str().unwrap().contains("Unknown tool"), "{name}: {e}");
+    }
+    // What the list shows is found and called.
+    assert!(found(&mut h, "send an email", 5).contains(&"send_email".to_string()));
+}

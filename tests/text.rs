@@ -190,4 +190,41 @@ proptest! {
         let (pc, nc): (Vec<char>, Vec<char>) = (p.chars().collect(), n.chars().collect());
         prop_assert_eq!(glob::matches(&p, &n), reference_glob(&pc, &nc), "{:?} on {:?}", p, n);
     }
+
+    #[test]
+    fn globs_with_many_stars_agree_with_the_reference(
+        p in prop::collection::vec(prop::sample::select(vec!['a', 'b', '*', '?', '丸', '😀']), 0..80),
+        n in prop::collection::vec(prop::sample::select(vec!['a', 'b', '丸', '😀']), 0..90),
+    ) {
+        let (ps, ns): (String, String) = (p.iter().collect(), n.iter().collect());
+        prop_assert_eq!(glob::matches(&ps, &ns), reference_glob(&p, &n), "{:?} on {:?}", ps, ns);
+    }
+}
+
+#[test]
+fn handles_are_found_in_one_pass_over_the_text() {
+    // Each `[` used to search the whole rest of the text for its `]`: texts of `[` (each string
+    // at most 256 KB) took minutes in pii_redaction and pii_restoration.
+    let mut doc = catalog_json();
+    doc["middleware"] = json!({"enabled": ["pii_redaction", "pii_restoration"]});
+    let mut h = Harness::with_catalog(Catalog::load(&doc).unwrap());
+    h.init();
+    let text = "[".repeat(255_000) + "[EMAIL_1] jane@example.com";
+    let context: Vec<Value> = (0..2).map(|_| json!({"type": "text", "text": text})).collect();
+    for (name, args) in [
+        ("pii_redaction", json!({})),
+        ("pii_restoration", json!({"redactions": {"EMAIL_1": "x@y.z"}})),
+    ] {
+        let t0 = std::time::Instant::now();
+        let r = h.rpc(
+            "middleware/invoke",
+            json!({"name": name, "arguments": args, "context": context}),
+        );
+        assert!(
+            r.get("result").is_some(),
+            "{name}: {}",
+            r.to_string().chars().take(200).collect::<String>()
+        );
+        assert!(t0.elapsed().as_secs_f64() < 3.0, "{name} took {:?}", t0.elapsed());
+    }
 }

@@ -49,6 +49,21 @@ fn the_plain_endpoint_has_no_view_and_bad_views_are_refused_by_name() {
     }
     let e = view("/mcp", "", &[("x-mcp-readonly", "yes")]).unwrap_err();
     assert!(e.body.contains("X-MCP-Readonly"), "{}", e.body);
+    // Issue 23: a glob longer than 256 bytes is refused, naming where it came from.
+    let long = "*".repeat(60_000) + "z";
+    let e = view("/mcp", "", &[("x-mcp-tools", &format!("git*,{long}"))]).unwrap_err();
+    assert_eq!(e.status, 400);
+    assert!(
+        e.body.contains("X-MCP-Tools") && e.body.contains("60001 bytes") && e.body.contains("256"),
+        "{}",
+        e.body
+    );
+    let e = view("/mcp", &format!("names={}", "a".repeat(257)), &[]).unwrap_err();
+    assert_eq!(e.status, 400);
+    assert!(e.body.contains("names") && e.body.contains("257 bytes"), "{}", e.body);
+    assert!(view("/mcp", &format!("names={}", "?".repeat(256)), &[])
+        .unwrap()
+        .is_some());
 }
 
 #[test]

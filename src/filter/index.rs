@@ -170,8 +170,9 @@ impl Index {
                     any.set(i);
                 }
             } else {
+                let g = glob::Glob::new(p);
                 for (i, item) in items.iter().enumerate() {
-                    if glob::matches(p, &item.name) {
+                    if g.matches(&item.name) {
                         any.set(i);
                     }
                 }

@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
+use crate::filter::glob::MAX_PATTERN;
 use crate::json::{scalar_text, str_array};
 
 /// Deepest `expr` nesting accepted (keeps evaluation off the edge of the stack).
@@ -50,6 +51,18 @@ pub enum Expr {
     Annotation(Vec<(String, Value)>),
 }
 
+/// A name glob longer than [`MAX_PATTERN`] bytes is `-32602` naming `path` (bounds the
+/// matcher's work per name).
+pub(crate) fn check_pattern(pattern: &str, path: &str) -> Result<()> {
+    if pattern.len() > MAX_PATTERN {
+        return Err(Error::params(format!(
+            "{path} is {} bytes; a name pattern may be at most {MAX_PATTERN}",
+            pattern.len()
+        )));
+    }
+    Ok(())
+}
+
 const KEYS: &str = "groups, tags, excludeTags, namePatterns, concerns, expr";
 
 impl Filter {
@@ -81,7 +94,12 @@ impl Filter {
                 "groups" => f.groups = list(val)?,
                 "tags" => f.tags = list(val)?,
                 "excludeTags" => f.exclude_tags = list(val)?,
-                "namePatterns" => f.name_patterns = list(val)?,
+                "namePatterns" => {
+                    f.name_patterns = list(val)?;
+                    for (i, pat) in f.name_patterns.iter().enumerate() {
+                        check_pattern(pat, &format!("{p}[{i}]"))?;
+                    }
+                }
                 "concerns" => match val {
                     Value::Null => {}
                     Value::Object(_) => f.concerns = Some(val.clone()),
@@ -181,7 +199,7 @@ impl Expr {
             "not" => Expr::Not(Box::new(Expr::parse(val, &p, depth + 1)?)),
             "group" => Expr::Group(string(val)?),
             "tag" => Expr::Tag(string(val)?),
-            "name" => Expr::Name(string(val)?),
+            "name" => Expr::Name(string(val).and_then(|n| check_pattern(&n, &p).map(|()| n))?),
             "concern" => Expr::Concern(
                 pairs(val)?
                     .into_iter()

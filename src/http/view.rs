@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use super::exchange::{json_response, plain, Response};
 use crate::catalog::{Catalog, Mode};
 use crate::error::Error;
+use crate::filter::check_pattern;
 use crate::filter::{EndpointView, Filter, ViewPart};
 use crate::protocol::jsonrpc;
 
@@ -58,6 +59,15 @@ fn list(v: &str) -> Vec<Value> {
         .filter(|x| !x.is_empty())
         .map(|x| json!(x))
         .collect()
+}
+
+/// The comma-separated name globs of `v`; one longer than `MAX_PATTERN` is a 400 naming `field`.
+fn patterns(v: &str, field: &str) -> Result<Vec<Value>, Box<Response>> {
+    let l = list(v);
+    for (i, p) in l.iter().filter_map(Value::as_str).enumerate() {
+        check_pattern(p, &format!("{field}: pattern {}", i + 1)).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok(l)
 }
 
 /// The view of a request to `path` with `query` and these headers: `Ok(None)` for the plain
@@ -113,7 +123,7 @@ pub fn endpoint_view(
                 filter.insert(k.clone(), Value::Array(list(&v)));
             }
             "names" => {
-                filter.insert("namePatterns".into(), Value::Array(list(&v)));
+                filter.insert("namePatterns".into(), Value::Array(patterns(&v, "the URL parameter names")?));
             }
             "mode" if v == "list" => view.search = false,
             "mode" if v == "search" => view.search = true,
@@ -147,7 +157,11 @@ pub fn endpoint_view(
     }
     for (name, key) in [("x-mcp-toolsets", "groups"), ("x-mcp-tools", "namePatterns")] {
         if let Some(v) = header(name) {
-            let f = Filter::parse(&json!({ key: list(&v) }), &format!("the {name} header"))
+            let values = match key {
+                "namePatterns" => patterns(&v, "the X-MCP-Tools header")?,
+                _ => list(&v),
+            };
+            let f = Filter::parse(&json!({ key: values }), &format!("the {name} header"))
                 .map_err(|e| bad(e.to_string()))?;
             view.parts.push(ViewPart {
                 filter: f,

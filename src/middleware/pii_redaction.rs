@@ -47,13 +47,15 @@ fn is_handle(s: &str) -> bool {
         && n.bytes().all(|c| c.is_ascii_digit())
 }
 
-/// Every `[HANDLE]` in `text`: (byte range including the brackets, handle name).
+/// Every `[HANDLE]` in `text`: (byte range including the brackets, handle name). A handle is at
+/// most 40 bytes, so each `[` looks no further for its `]` (one pass over the text, however many
+/// `[` it holds); `]` is ASCII, so the name ends on a character boundary.
 pub(crate) fn handles_in(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
     text.match_indices('[').filter_map(move |(s, _)| {
         let rest = &text[s + 1..];
-        let close = rest.find(']')?;
+        let close = rest.bytes().take(41).position(|b| b == b']')?;
         let name = &rest[..close];
-        (close <= 40 && is_handle(name)).then_some((s, s + close + 2, name))
+        is_handle(name).then_some((s, s + close + 2, name))
     })
 }
 

@@ -147,7 +147,7 @@ impl Server {
         };
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &Filter::default(), &mut warnings)?;
-        let visible = self.selection(Kind::Tool, call, &Filter::default(), &concerns, log);
+        let visible = self.selection(Kind::Tool, &as_list(call), &Filter::default(), &concerns, log);
         let candidates: Vec<usize> = visible.ones().collect();
         let section = self.catalog.section(Kind::Tool);
         let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, &query);
@@ -184,6 +184,17 @@ impl Server {
                 "{ARGS}.name: call \"{name}\" directly, not through call_tool"
             )));
         }
+        // Only what find_tools could answer: what policy shows in tools/list (then the call's
+        // own checks, as a tools/call).
+        let section = self.catalog.section(Kind::Tool);
+        if let Some(pos) = section.find(&name) {
+            if !self
+                .chain
+                .allows(Kind::Tool, section, pos, &as_list(call).ctx, &mut out.log)
+            {
+                return Err(Error::params(format!("Unknown tool: \"{name}\"")));
+            }
+        }
         let arguments = match args.get("arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(Value::Object(a)) => Value::Object(a.clone()),
@@ -205,5 +216,19 @@ impl Server {
             session_concerns: call.session_concerns.clone(),
         };
         self.call_tool(&inner, session, env, out)
+    }
+}
+
+/// `call` as policy sees a `tools/list`: in search mode `find_tools` stands for the list, so a
+/// rule that hides a tool from the list (`when.method`) hides it from the search and from
+/// `call_tool`.
+fn as_list<'a>(call: &Call<'a>) -> Call<'a> {
+    let mut ctx = call.ctx.clone();
+    ctx.method = "tools/list".into();
+    Call {
+        params: call.params,
+        stateless: call.stateless,
+        ctx,
+        session_concerns: call.session_concerns.clone(),
     }
 }

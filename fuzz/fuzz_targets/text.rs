@@ -1,0 +1,145 @@
+//! Text from a caller, a catalog or an upstream (issue 23, item 1): any Unicode as a search query
+//! (the tokenizer, the stemmer, `tool_filter::rank`, `find_tools` in a search-mode view), as the
+//! context of every middleware built-in, as a resource URI and prompt arguments (templates), as a
+//! URL query and `X-MCP-Tools` header (view parsing), and as a glob and a name → an answer or an
+//! error, never a panic. Also: detected PII spans fall on character boundaries and do not
+//! overlap, redaction then restoration gives the text back, and globs agree with a plain
+//! reference matcher. The input is split at NUL bytes into text, pattern and name.
+#![no_main]
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use mcp_sieve::filter::glob;
+use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::middleware::detect::{self, Options};
+use mcp_sieve::middleware::pii_redaction::Redactor;
+use mcp_sieve::middleware::{pii_restoration, tool_filter};
+use mcp_sieve::model::Kind;
+use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::Catalog;
+use serde_json::{json, Value};
+
+const BUILTINS: [&str; 5] = ["pii_redaction", "pii_restoration", "content_moderation", "timestamp_injector", "tool_filter"];
+
+fn server() -> &'static Server {
+    static S: OnceLock<Server> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut doc: Value = serde_json::from_str(include_str!("../../catalog/default.json")).unwrap();
+        doc["middleware"] = json!({"enabled": BUILTINS, "pii": {"names": ["Jane Smith", "丸山"]}});
+        Server::new(Catalog::load(&doc).unwrap())
+    })
+}
+
+/// The glob rules as the textbook dynamic programme over characters.
+fn reference_glob(p: &[char], n: &[char]) -> bool {
+    let mut row = vec![false; n.len() + 1];
+    row[0] = true;
+    for &pc in p {
+        let mut next = vec![false; n.len() + 1];
+        if pc == '*' {
+            let mut seen = false;
+            for j in 0..=n.len() {
+                seen |= row[j];
+                next[j] = seen;
+            }
+        } else {
+            for j in 1..=n.len() {
+                next[j] = row[j - 1] && (pc == '?' || pc == n[j - 1]);
+            }
+        }
+        row = next;
+    }
+    row[n.len()]
+}
+
+fn direct(text: &str, pattern: &str, name: &str) {
+    // Tokenizer, stemmer and ranking over the catalog.
+    for w in text.split_whitespace() {
+        let _ = tool_filter::stem(w);
+    }
+    let _ = tool_filter::tokens(text);
+    let catalog = server().catalog();
+    let section = catalog.section(Kind::Tool);
+    let all: Vec<usize> = (0..section.items.len()).collect();
+    let ranked = tool_filter::rank(&section.items, &catalog.groups, &all, text);
+    assert!(ranked.iter().all(|(i, s)| *i < section.items.len() && s.is_finite() && *s > 0.0));
+    // PII spans: on character boundaries, sorted, disjoint; redaction round-trips.
+    for strict in [false, true] {
+        let opts = Options { strict, names: &[], types: &[] };
+        let spans = detect::detect(text, &opts);
+        let mut last = 0;
+        for s in &spans {
+            assert!(s.start >= last && s.start < s.end && s.end <= text.len(), "{spans:?}");
+            assert!(text.is_char_boundary(s.start) && text.is_char_boundary(s.end), "{spans:?}");
+            last = s.end;
+        }
+        let mut r = Redactor::new(None, std::iter::once(text));
+        if let Some(red) = r.redact(text, &opts) {
+            let map: HashMap<&str, &str> =
+                r.redactions.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))).collect();
+            let back = pii_restoration::restore(&red, &map, &mut Vec::new());
+            assert_eq!(back.as_deref(), Some(text), "redacted: {red:?}");
+        }
+    }
+    // Globs against the reference (short inputs: the reference is quadratic).
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().take(64).collect(), name.chars().take(64).collect());
+    let (ps, ns): (String, String) = (p.iter().collect(), n.iter().collect());
+    assert_eq!(glob::matches(&ps, &ns), reference_glob(&p, &n), "{ps:?} on {ns:?}");
+    let _ = glob::matches(pattern, name);
+}
+
+fn through_the_server(text: &str, pattern: &str, name: &str) {
+    let header = |h: &str| match h {
+        "x-mcp-tools" => Some(pattern.to_string()),
+        "x-mcp-toolsets" => Some(name.to_string()),
+        _ => None,
+    };
+    // View parsing: any URL query and headers → a view or an HTTP error.
+    let _ = http::endpoint_view(server().catalog(), "/mcp", text, &header, None);
+    let _ = http::endpoint_view(server().catalog(), &format!("/mcp/{name}"), "", &|_| None, None);
+    let view = http::endpoint_view(server().catalog(), "/mcp", "mode=search", &|_| None, None).unwrap();
+    let mut store = MemoryStore::default();
+    let env = Env { now_ms: 1_763_634_600_000, principal: None, fresh_id: "s1".into(), view };
+    let cfg = http::Config::default();
+    let plain = |h: &str| match h {
+        "content-type" => Some("application/json".to_string()),
+        "accept" => Some("application/json, text/event-stream".to_string()),
+        _ => None,
+    };
+    let with_session = |h: &str| match h {
+        "mcp-session-id" => Some("s1".to_string()),
+        other => plain(other),
+    };
+    let mut post = |n: u64, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string();
+        let header: &dyn Fn(&str) -> Option<String> = if n == 0 { &plain } else { &with_session };
+        let r = http::handle(server(), &cfg, http::Request { method: "POST", header, body: body.as_bytes() }, &mut store, &env);
+        assert!(r.status == 200 || r.status == 400, "{method}: {} {}", r.status, r.body);
+    };
+    post(0, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}));
+    post(1, "tools/call", json!({"name": "find_tools", "arguments": {"query": text}}));
+    let ctx = json!([{"type": "text", "text": text}, {"type": "text", "text": name}]);
+    let args = [
+        json!({"aggressiveness": "strict", "names": [name]}),
+        json!({"redactions": {pattern: name, "EMAIL_1": text}}),
+        json!({}),
+        json!({"timeZone": pattern, "label": name}),
+        json!({"availableTools": [pattern, name]}),
+    ];
+    for (i, (b, a)) in BUILTINS.iter().zip(args).enumerate() {
+        post(2 + i as u64, "middleware/invoke", json!({"name": b, "arguments": a, "context": ctx}));
+    }
+    post(8, "resources/read", json!({"uri": text}));
+    post(9, "prompts/get", json!({"name": pattern, "arguments": {"code": text, "language": name}}));
+    post(10, "tools/list", json!({"filter": {"namePatterns": [pattern, name]}}));
+}
+
+fuzz_target!(|data: &[u8]| {
+    let s = String::from_utf8_lossy(data);
+    let mut parts = s.splitn(3, '\0');
+    let (text, pattern, name) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    direct(text, pattern, name);
+    through_the_server(text, pattern, name);
+});
