@@ -18,6 +18,6 @@ pub use bits::Bits;
 pub use chain::{FilterContext, InitialCheck, PrimitiveFilter};
 pub use index::Index;
 pub use section::Section;
-pub(crate) use spec::check_pattern;
-pub use spec::{Expr, Filter, MAX_EXPR_NODES, MAX_LIST};
+pub(crate) use spec::check_len;
+pub use spec::{Expr, Filter, MAX_EXPR_NODES, MAX_LIST, MAX_STRING};
 pub use view::{EndpointView, ViewPart};

@@ -177,14 +177,18 @@ fn malformed_filters_are_invalid_params_naming_the_field() {
             json!({"expr": {"any": vec![json!({"tag": "t"}); 10_000]}}),
             "filter.expr has 10001 nodes; at most 512",
         ),
-        // Issue 23: each glob is at most 256 bytes.
+        // Issue 23: each glob (and group or tag) is at most 256 bytes.
         (
             json!({"namePatterns": ["git*", "*".repeat(60_000) + "z"]}),
-            "filter.namePatterns[1] is 60001 bytes; a name pattern may be at most 256",
+            "filter.namePatterns has a value of 60001 bytes; at most 256 are allowed",
         ),
         (
             json!({"expr": {"not": {"name": "丸".repeat(86)}}}),
-            "filter.expr.not.name is 258 bytes; a name pattern may be at most 256",
+            "filter.expr.not.name has a value of 258 bytes; at most 256",
+        ),
+        (
+            json!({"tags": ["x".repeat(257)]}),
+            "filter.tags has a value of 257 bytes",
         ),
     ] {
         let e = Filter::parse(&f, "filter").unwrap_err();

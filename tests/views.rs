@@ -61,6 +61,12 @@ fn the_plain_endpoint_has_no_view_and_bad_views_are_refused_by_name() {
     let e = view("/mcp", &format!("names={}", "a".repeat(257)), &[]).unwrap_err();
     assert_eq!(e.status, 400);
     assert!(e.body.contains("names") && e.body.contains("257 bytes"), "{}", e.body);
+    let e = view("/mcp", "", &[("x-mcp-toolsets", &"g".repeat(300))]).unwrap_err();
+    assert!(
+        e.body.contains("X-MCP-Toolsets") && e.body.contains("300 bytes"),
+        "{}",
+        e.body
+    );
     assert!(view("/mcp", &format!("names={}", "?".repeat(256)), &[])
         .unwrap()
         .is_some());

@@ -1,12 +1,17 @@
-//! Glob matching on names: `*` is any run of characters, `?` is one character. The work is
-//! linear in the name's length whatever the pattern: a pattern without `*` or with one compares
-//! the name's ends; with more, the pattern's automaton runs over the name once, its states as
-//! bits (one per pattern position, a run of `*` being one), so nothing backtracks.
+//! Glob matching on names: `*` is any run of characters, `?` is one character. The servers
+//! (feature `large-catalogs`, which the Worker and the native server enable) match in time linear
+//! in the name's length whatever the pattern ([`linear`]). The browser package, whose only caller
+//! is its own page, keeps the smaller backtracking matcher below (work at most the name's length
+//! times the pattern's); everywhere, a filter's pattern is at most
+//! [`MAX_STRING`](crate::filter::MAX_STRING) bytes.
 
-/// Longest glob a caller may send (`namePatterns`, `X-MCP-Tools`, `?names=`), in bytes.
-pub const MAX_PATTERN: usize = 256;
+#[cfg(feature = "large-catalogs")]
+pub mod linear;
+#[cfg(feature = "large-catalogs")]
+pub use linear::Glob;
 
 /// Whether `name` matches `pattern`.
+#[cfg(feature = "large-catalogs")]
 pub fn matches(pattern: &str, name: &str) -> bool {
     Glob::new(pattern).matches(name)
 }
@@ -16,144 +21,91 @@ pub fn is_literal(pattern: &str) -> bool {
     !pattern.contains(['*', '?'])
 }
 
-/// A glob prepared for matching many names.
+/// A glob prepared for matching many names (the package's: the pattern as given).
+#[cfg(not(feature = "large-catalogs"))]
 #[derive(Debug, Clone)]
-pub enum Glob<'a> {
-    /// No `*`: the name has the pattern's length, character by character.
-    Plain(&'a str),
-    /// One `*`: the name starts with the first part and ends with the second.
-    Ends(&'a str, &'a str),
-    /// Two or more `*`.
-    Automaton(Automaton),
-}
+pub struct Glob<'a>(&'a str);
 
+#[cfg(not(feature = "large-catalogs"))]
 impl<'a> Glob<'a> {
-    /// Prepares `pattern` (allocates only for two or more `*`).
+    /// Prepares `pattern`.
+    #[inline]
     pub fn new(pattern: &'a str) -> Self {
-        match pattern.split_once('*') {
-            None => Glob::Plain(pattern),
-            Some((head, tail)) if !tail.contains('*') => Glob::Ends(head, tail),
-            Some(_) => Glob::Automaton(Automaton::new(pattern)),
-        }
+        Glob(pattern)
     }
 
     /// Whether `name` matches.
+    #[inline]
     pub fn matches(&self, name: &str) -> bool {
-        match self {
-            Glob::Plain(p) => {
-                let mut n = name.chars();
-                fits(p.chars(), &mut n) && n.next().is_none()
-            }
-            Glob::Ends(head, tail) => {
-                fits(head.chars(), &mut name.chars())
-                    && fits(tail.chars().rev(), &mut name.chars().rev())
-                    && name.chars().count() >= head.chars().count() + tail.chars().count()
-            }
-            Glob::Automaton(a) => a.matches(name),
-        }
+        matches(self.0, name)
     }
 }
 
-/// Whether the characters of `name` begin with those of `pattern` (`?` is any one).
-fn fits(mut pattern: impl Iterator<Item = char>, name: &mut impl Iterator<Item = char>) -> bool {
-    pattern.all(|p| name.next().is_some_and(|c| p == '?' || p == c))
+/// Whether `name` matches `pattern` (the package's matcher).
+#[cfg(not(feature = "large-catalogs"))]
+pub fn matches(pattern: &str, name: &str) -> bool {
+    backtracking(pattern, name)
 }
 
-/// The automaton of a pattern: state `i` is "the first `i` positions matched"; position `i` is a
-/// `*` (stays, or moves on without a character), a `?` or a character (moves on when it fits).
-#[derive(Debug, Clone)]
-pub struct Automaton {
-    /// `u64` words per state set.
-    words: usize,
-    /// Positions in the pattern (the last state, all matched, is `len`).
-    len: usize,
-    /// Positions holding `*`.
-    star: Vec<u64>,
-    /// Positions holding `?`.
-    any: Vec<u64>,
-    /// The pattern's characters, sorted, each with the positions holding it.
-    chars: Vec<(char, Vec<u64>)>,
+/// The package's matcher. ASCII (the usual case) matches byte by byte without allocating: a
+/// list filter runs this once per item, so two `Vec<char>` per name dominated the browser's
+/// filter time.
+#[cfg(any(test, not(feature = "large-catalogs")))]
+fn backtracking(pattern: &str, name: &str) -> bool {
+    if pattern.is_ascii() && name.is_ascii() {
+        return run(pattern.as_bytes(), name.as_bytes(), b'*', b'?');
+    }
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    run(&p, &n, '*', '?')
 }
 
-fn set(bits: &mut [u64], i: usize) {
-    bits[i / 64] |= 1 << (i % 64);
-}
-
-impl Automaton {
-    fn new(pattern: &str) -> Self {
-        // A run of `*` is one position.
-        let mut tokens: Vec<char> = Vec::new();
-        for c in pattern.chars() {
-            if c != '*' || tokens.last() != Some(&'*') {
-                tokens.push(c);
-            }
-        }
-        let len = tokens.len();
-        let words = len / 64 + 1;
-        let mut a = Automaton {
-            words,
-            len,
-            star: vec![0; words],
-            any: vec![0; words],
-            chars: Vec::new(),
-        };
-        for (i, &c) in tokens.iter().enumerate() {
-            match c {
-                '*' => set(&mut a.star, i),
-                '?' => set(&mut a.any, i),
-                _ => {
-                    let k = match a.chars.binary_search_by(|(x, _)| x.cmp(&c)) {
-                        Ok(k) => k,
-                        Err(k) => {
-                            a.chars.insert(k, (c, vec![0; words]));
-                            k
-                        }
-                    };
-                    set(&mut a.chars[k].1, i);
-                }
-            }
-        }
-        a
-    }
-
-    /// Adds the states reached from a `*` without a character.
-    fn close(&self, s: &mut [u64]) {
-        let mut carry = 0;
-        for (x, star) in s.iter_mut().zip(&self.star) {
-            let moved = *x & star;
-            *x |= (moved << 1) | carry;
-            carry = moved >> 63;
+/// Iterative wildcard matching with one backtrack point (the last `*`).
+#[cfg(any(test, not(feature = "large-catalogs")))]
+fn run<T: PartialEq + Copy>(p: &[T], n: &[T], star_sym: T, any: T) -> bool {
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && p[pi] != star_sym && (p[pi] == any || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == star_sym {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
         }
     }
-
-    fn matches(&self, name: &str) -> bool {
-        let mut s = vec![0u64; self.words];
-        s[0] = 1;
-        self.close(&mut s);
-        for c in name.chars() {
-            let lit = self
-                .chars
-                .binary_search_by(|(x, _)| x.cmp(&c))
-                .ok()
-                .map(|k| &self.chars[k].1);
-            let mut carry = 0;
-            for i in 0..self.words {
-                let moving = s[i] & (self.any[i] | lit.map_or(0, |l| l[i]));
-                s[i] = (moving << 1) | carry | (s[i] & self.star[i]);
-                carry = moving >> 63;
-            }
-            self.close(&mut s);
-            if s.iter().all(|&x| x == 0) {
-                return false;
-            }
-        }
-        s[self.len / 64] >> (self.len % 64) & 1 == 1
-    }
+    p[pi..].iter().all(|&c| c == star_sym)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{backtracking, matches};
+
+    #[test]
+    fn both_matchers_agree() {
+        // The package's backtracking matcher against whichever `matches` this build has, on
+        // short random patterns and names over a small alphabet (many stars, multi-byte chars).
+        let alphabet = ['a', 'b', '*', '?', '丸', '😀', '*'];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..50_000 {
+            let (lp, ln) = (next() % 12, next() % 14);
+            let p: Vec<char> = (0..lp).map(|_| alphabet[(next() % 7) as usize]).collect();
+            let n: Vec<char> = (0..ln).map(|_| alphabet[[0, 1, 4, 5][(next() % 4) as usize]]).collect();
+            let (ps, ns): (String, String) = (p.iter().collect(), n.iter().collect());
+            assert_eq!(matches(&ps, &ns), backtracking(&ps, &ns), "{ps:?} on {ns:?}");
+        }
+    }
 
     #[test]
     fn globs() {

@@ -3,7 +3,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
-use crate::filter::glob::MAX_PATTERN;
 use crate::json::{scalar_text, str_array};
 
 /// Deepest `expr` nesting accepted (keeps evaluation off the edge of the stack).
@@ -12,6 +11,9 @@ pub const MAX_EXPR_DEPTH: usize = 32;
 pub const MAX_EXPR_NODES: usize = 512;
 /// Most entries in one of `groups`, `tags`, `excludeTags`, `namePatterns`.
 pub const MAX_LIST: usize = 256;
+/// Longest string in a filter (a group, a tag, a name glob), in bytes, on the servers: bounds
+/// the glob matcher's work per name.
+pub const MAX_STRING: usize = 256;
 
 /// A parsed `filter`. All parts AND together; an empty part is no constraint.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,15 +53,37 @@ pub enum Expr {
     Annotation(Vec<(String, Value)>),
 }
 
-/// A name glob longer than [`MAX_PATTERN`] bytes is `-32602` naming `path` (bounds the
-/// matcher's work per name).
-pub(crate) fn check_pattern(pattern: &str, path: &str) -> Result<()> {
-    if pattern.len() > MAX_PATTERN {
+/// A string longer than [`MAX_STRING`] bytes is `-32602` naming `path`. Servers only (feature
+/// `large-catalogs`): the browser package's filters come from its own page, and its size budget
+/// has no room for the check.
+#[cfg(feature = "large-catalogs")]
+pub(crate) fn check_len(s: &str, path: &str) -> Result<()> {
+    if s.len() > MAX_STRING {
         return Err(Error::params(format!(
-            "{path} is {} bytes; a name pattern may be at most {MAX_PATTERN}",
-            pattern.len()
+            "{path} has a value of {} bytes; at most {MAX_STRING} are allowed",
+            s.len()
         )));
     }
+    Ok(())
+}
+
+/// The strings of a list field, each passing [`check_len`].
+#[cfg(feature = "large-catalogs")]
+fn strings(val: &Value, path: &str) -> Result<Vec<String>> {
+    let v = str_array(Some(val), path)?;
+    v.iter().try_for_each(|s| check_len(s, path))?;
+    Ok(v)
+}
+
+/// The strings of a list field (the package: no cap).
+#[cfg(not(feature = "large-catalogs"))]
+fn strings(val: &Value, path: &str) -> Result<Vec<String>> {
+    str_array(Some(val), path)
+}
+
+/// The package's [`check_len`]: no cap.
+#[cfg(not(feature = "large-catalogs"))]
+pub(crate) fn check_len(_: &str, _: &str) -> Result<()> {
     Ok(())
 }
 
@@ -87,19 +111,14 @@ impl Filter {
                         "{p} has {} entries; at most {MAX_LIST} are allowed",
                         a.len()
                     ))),
-                    _ => str_array(Some(val), &p),
+                    _ => strings(val, &p),
                 }
             };
             match k.as_str() {
                 "groups" => f.groups = list(val)?,
                 "tags" => f.tags = list(val)?,
                 "excludeTags" => f.exclude_tags = list(val)?,
-                "namePatterns" => {
-                    f.name_patterns = list(val)?;
-                    for (i, pat) in f.name_patterns.iter().enumerate() {
-                        check_pattern(pat, &format!("{p}[{i}]"))?;
-                    }
-                }
+                "namePatterns" => f.name_patterns = list(val)?,
                 "concerns" => match val {
                     Value::Null => {}
                     Value::Object(_) => f.concerns = Some(val.clone()),
@@ -181,9 +200,11 @@ impl Expr {
                 .collect()
         };
         let string = |val: &Value| -> Result<String> {
-            val.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| Error::params(format!("{p} must be a string, got {}", type_name(val))))
+            let s = val
+                .as_str()
+                .ok_or_else(|| Error::params(format!("{p} must be a string, got {}", type_name(val))))?;
+            check_len(s, &p)?;
+            Ok(s.to_string())
         };
         let pairs = |val: &Value| -> Result<Map<String, Value>> {
             val.as_object().cloned().ok_or_else(|| {
@@ -199,7 +220,7 @@ impl Expr {
             "not" => Expr::Not(Box::new(Expr::parse(val, &p, depth + 1)?)),
             "group" => Expr::Group(string(val)?),
             "tag" => Expr::Tag(string(val)?),
-            "name" => Expr::Name(string(val).and_then(|n| check_pattern(&n, &p).map(|()| n))?),
+            "name" => Expr::Name(string(val)?),
             "concern" => Expr::Concern(
                 pairs(val)?
                     .into_iter()

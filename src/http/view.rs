@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::exchange::{json_response, plain, Response};
 use crate::catalog::{Catalog, Mode};
 use crate::error::Error;
-use crate::filter::check_pattern;
+use crate::filter::check_len;
 use crate::filter::{EndpointView, Filter, ViewPart};
 use crate::protocol::jsonrpc;
 
@@ -61,12 +61,13 @@ fn list(v: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The comma-separated name globs of `v`; one longer than `MAX_PATTERN` is a 400 naming `field`.
-fn patterns(v: &str, field: &str) -> Result<Vec<Value>, Box<Response>> {
+/// The comma-separated values of `v`; one longer than `MAX_STRING` is a 400 naming `field`.
+fn capped(v: &str, field: &str) -> Result<Vec<Value>, Box<Response>> {
     let l = list(v);
-    for (i, p) in l.iter().filter_map(Value::as_str).enumerate() {
-        check_pattern(p, &format!("{field}: pattern {}", i + 1)).map_err(|e| bad(e.to_string()))?;
-    }
+    l.iter()
+        .filter_map(Value::as_str)
+        .try_for_each(|x| check_len(x, field))
+        .map_err(|e| bad(e.to_string()))?;
     Ok(l)
 }
 
@@ -120,10 +121,10 @@ pub fn endpoint_view(
         let (k, v) = (decode(k).map_err(bad)?, decode(v).map_err(bad)?);
         match k.as_str() {
             "groups" | "tags" | "excludeTags" => {
-                filter.insert(k.clone(), Value::Array(list(&v)));
+                filter.insert(k.clone(), Value::Array(capped(&v, &format!("the URL parameter {k}"))?));
             }
             "names" => {
-                filter.insert("namePatterns".into(), Value::Array(patterns(&v, "the URL parameter names")?));
+                filter.insert("namePatterns".into(), Value::Array(capped(&v, "the URL parameter names")?));
             }
             "mode" if v == "list" => view.search = false,
             "mode" if v == "search" => view.search = true,
@@ -157,10 +158,12 @@ pub fn endpoint_view(
     }
     for (name, key) in [("x-mcp-toolsets", "groups"), ("x-mcp-tools", "namePatterns")] {
         if let Some(v) = header(name) {
-            let values = match key {
-                "namePatterns" => patterns(&v, "the X-MCP-Tools header")?,
-                _ => list(&v),
+            let label = if key == "groups" {
+                "X-MCP-Toolsets"
+            } else {
+                "X-MCP-Tools"
             };
+            let values = capped(&v, &format!("the {label} header"))?;
             let f = Filter::parse(&json!({ key: values }), &format!("the {name} header"))
                 .map_err(|e| bad(e.to_string()))?;
             view.parts.push(ViewPart {

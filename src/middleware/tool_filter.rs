@@ -78,34 +78,32 @@ pub fn stem(w: &str) -> String {
 }
 
 fn strip(w: &str) -> String {
-    // Lengths count characters; every suffix is ASCII, so cutting its bytes off the end always
-    // leaves whole characters.
-    let n = w.chars().count();
-    let cut = |k: usize| &w[..w.len() - k];
+    // Every suffix is ASCII: cutting its bytes off the end leaves whole characters.
+    let n = w.len();
     if n > 4 && w.ends_with("ies") {
-        return format!("{}y", cut(3));
+        return format!("{}y", &w[..n - 3]);
     }
     if n > 5 && w.ends_with("ing") {
-        return undouble(cut(3));
+        return undouble(&w[..n - 3]);
     }
     if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        return undouble(cut(2));
+        return undouble(&w[..n - 2]);
     }
     if n > 4 && (w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")) {
-        return cut(2).to_string();
+        return w[..n - 2].to_string();
     }
     if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
-        return cut(1).to_string();
+        return w[..n - 1].to_string();
     }
     w.to_string()
 }
 
 /// `logg` → `log`, `runn` → `run` (what -ed and -ing leave after a doubled consonant). Only an
-/// ASCII letter is undoubled: equal last bytes may be the inside of one multi-byte character
+/// ASCII byte is undoubled: equal last bytes may be the inside of one multi-byte character
 /// (`丸` is E4 B8 B8), and an ASCII byte is always a whole character.
 fn undouble(w: &str) -> String {
     match w.as_bytes() {
-        [.., x, y] if x == y && x.is_ascii_alphabetic() && !b"aeioulsz".contains(x) => w[..w.len() - 1].to_string(),
+        [.., x, y] if x == y && x.is_ascii() && !b"aeioulsz".contains(x) => w[..w.len() - 1].to_string(),
         _ => w.to_string(),
     }
 }
