@@ -3,6 +3,8 @@
 // Nothing reachable from input may panic: no unwrap/expect/panic outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+#[cfg(feature = "auth")]
+pub mod auth;
 pub mod catalog;
 pub mod concern;
 pub mod error;
