@@ -51,6 +51,9 @@ pub struct Catalog {
     /// The document as given, kept only when `upstream` is set: a gateway rebuilds the catalog
     /// from it and the upstream's lists (`upstream::build`).
     pub document: Option<std::sync::Arc<Value>>,
+    /// Who may call (`auth`: an OAuth authorization server's tokens, Cloudflare Access), when given.
+    #[cfg(feature = "auth")]
+    pub auth: Option<std::sync::Arc<crate::auth::AuthConfig>>,
 }
 
 fn section_index(kind: Kind) -> usize {
@@ -131,7 +134,7 @@ impl Catalog {
         mut doc: Map<String, Value>,
         #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
     ) -> Result<Self> {
-        const KNOWN: [&str; 16] = [
+        const KNOWN: [&str; 17] = [
             "server",
             "groups",
             "tags",
@@ -147,6 +150,7 @@ impl Catalog {
             "upstream",
             "overlay",
             "views",
+            "auth",
             "$schema",
         ];
         if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
@@ -310,6 +314,8 @@ impl Catalog {
             views: Views::new(),
             upstream: None,
             document: None,
+            #[cfg(feature = "auth")]
+            auth: crate::auth::AuthConfig::parse(doc.get("auth"))?.map(std::sync::Arc::new),
         })
     }
 

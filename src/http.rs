@@ -9,6 +9,8 @@
 mod config;
 mod exchange;
 mod handle;
+#[cfg(feature = "auth")]
+mod identity;
 mod modern;
 mod security;
 mod session_id;
@@ -23,6 +25,8 @@ pub use security::{
     authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
     too_large,
 };
+#[cfg(feature = "auth")]
+pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 pub use session_id::{same_secret, Secret};
 pub use store::{MemoryStore, SessionStore};
-pub use view::{endpoint_view, ENDPOINT};
+pub use view::{endpoint_view, endpoint_view_for, ENDPOINT};

@@ -21,6 +21,7 @@ fn send(cfg: &http::Config, method: &str, headers: &[(&str, &str)], body: &str) 
         principal: None,
         fresh_id: "s1".into(),
         view: None,
+        ..Default::default()
     };
     let req = http::Request {
         method,
@@ -223,6 +224,7 @@ fn session_ids_carry_the_secrets_tag_and_forged_ones_are_404_before_the_store() 
             principal: None,
             fresh_id: minted.clone(),
             view: None,
+            ..Default::default()
         };
         let req = http::Request {
             method: "POST",

@@ -20,6 +20,7 @@ fn get(h: &mut Harness, accept: &str, session: Option<&str>) -> http::Response {
         principal: None,
         fresh_id: "x".into(),
         view: None,
+        ..Default::default()
     };
     let req = http::Request {
         method: "GET",

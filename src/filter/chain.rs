@@ -28,6 +28,9 @@ pub struct FilterContext {
     /// The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers), if any: policy for
     /// this client.
     pub view: Option<std::sync::Arc<super::EndpointView>>,
+    /// The verified token behind `principal` (roles, claims), when it came from one.
+    #[cfg(feature = "auth")]
+    pub identity: Option<Arc<crate::auth::Identity>>,
 }
 
 impl FilterContext {
@@ -39,6 +42,20 @@ impl FilterContext {
     /// `clientInfo.version` of the initialize request.
     pub fn client_version(&self) -> Option<&str> {
         self.initialize["clientInfo"]["version"].as_str()
+    }
+
+    /// Whether any of `globs` admits the caller: its principal, or with `role:<glob>` one of its
+    /// roles (`allowPrincipals`, views' `principals`).
+    #[inline]
+    pub fn admitted_by(&self, globs: &[String]) -> bool {
+        #[cfg(feature = "auth")]
+        let roles = self.identity.as_ref().map_or(&[][..], |i| &i.roles[..]);
+        #[cfg(feature = "auth")]
+        return crate::auth::admits(globs, self.principal.as_deref(), roles, crate::filter::glob::matches);
+        #[cfg(not(feature = "auth"))]
+        self.principal
+            .as_deref()
+            .is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)))
     }
 
     /// Whether the client declared capability `name` (e.g. `sampling`).

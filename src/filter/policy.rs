@@ -22,6 +22,12 @@ pub struct When {
     capability: Option<String>,
     principal: Option<String>,
     method: Option<String>,
+    /// Globs of which the caller must hold one role (`when.roles`).
+    #[cfg(feature = "auth")]
+    roles: Option<Vec<String>>,
+    /// Claim (dot path) → globs, each claim must match one (`when.claims`).
+    #[cfg(feature = "auth")]
+    claims: Option<Vec<(String, Vec<String>)>>,
 }
 
 impl When {
@@ -36,6 +42,23 @@ impl When {
         let mut w = When::default();
         for (k, val) in obj {
             let p = format!("{path}.{k}");
+            #[cfg(feature = "auth")]
+            match k.as_str() {
+                "roles" => {
+                    w.roles = Some(globs(val, &p)?);
+                    continue;
+                }
+                "claims" => {
+                    let o = val.as_object().ok_or_else(|| bad(&p, "an object of claim to glob(s)", val))?;
+                    let mut list = Vec::new();
+                    for (claim, g) in o {
+                        list.push((claim.clone(), globs(g, &format!("{p}.{claim}"))?));
+                    }
+                    w.claims = Some(list);
+                    continue;
+                }
+                _ => {}
+            }
             let s = val
                 .as_str()
                 .map(str::to_string)
@@ -71,6 +94,74 @@ impl When {
                 .as_ref()
                 .is_none_or(|g| ctx.principal.as_deref().is_some_and(|p| glob::matches(g, p)))
             && self.method.as_ref().is_none_or(|g| glob::matches(g, &ctx.method))
+            && self.identity_holds(ctx)
+    }
+
+    #[cfg(not(feature = "auth"))]
+    fn identity_holds(&self, _ctx: &FilterContext) -> bool {
+        true
+    }
+
+    /// `when.roles` and `when.claims` against the verified token (none: they do not hold).
+    #[cfg(feature = "auth")]
+    fn identity_holds(&self, ctx: &FilterContext) -> bool {
+        let id = ctx.identity.as_deref();
+        let roles_ok = self.roles.as_ref().is_none_or(|globs| {
+            id.is_some_and(|i| i.roles.iter().any(|r| globs.iter().any(|g| glob::matches(g, r))))
+        });
+        let claims_ok = self.claims.as_ref().is_none_or(|list| {
+            id.is_some_and(|i| {
+                list.iter().all(|(path, globs)| {
+                    claim_texts(&i.claims, path)
+                        .iter()
+                        .any(|t| globs.iter().any(|g| glob::matches(g, t)))
+                })
+            })
+        });
+        roles_ok && claims_ok
+    }
+
+    #[cfg(feature = "auth")]
+    fn about_identity(&self) -> bool {
+        self.roles.is_some() || self.claims.is_some()
+    }
+
+    #[cfg(not(feature = "auth"))]
+    fn about_identity(&self) -> bool {
+        false
+    }
+}
+
+/// A string or an array of strings (globs).
+#[cfg(feature = "auth")]
+fn globs(v: &Value, path: &str) -> Result<Vec<String>> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(_) => str_array(Some(v), path).map_err(Error::in_catalog),
+        _ => Err(bad(path, "a string or an array of strings", v)),
+    }
+}
+
+/// The texts of a claim at a dot path: a string, a number or boolean as text, or an array's items.
+#[cfg(feature = "auth")]
+fn claim_texts(claims: &Map<String, Value>, path: &str) -> Vec<String> {
+    let mut v = claims.get(path);
+    if v.is_none() {
+        let mut cur: Option<&Value> = None;
+        for (i, part) in path.split('.').enumerate() {
+            cur = if i == 0 { claims.get(part) } else { cur.and_then(|c| c.get(part)) };
+        }
+        v = cur;
+    }
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(_) | Value::Bool(_) => Some(v.to_string()),
+        _ => None,
+    };
+    match v {
+        Some(Value::Array(a)) => a.iter().filter_map(text).collect(),
+        Some(v) => text(v).into_iter().collect(),
+        None => Vec::new(),
     }
 }
 
@@ -129,7 +220,11 @@ impl PrimitiveFilter for Rule {
 
     fn per_caller(&self) -> bool {
         let w = &self.when;
-        w.client_name.is_some() || w.protocol_version.is_some() || w.capability.is_some() || w.principal.is_some()
+        w.client_name.is_some()
+            || w.protocol_version.is_some()
+            || w.capability.is_some()
+            || w.principal.is_some()
+            || w.about_identity()
     }
 
     fn hidden(&self, section: &Section, ctx: &FilterContext) -> Option<Result<Bits, String>> {

@@ -25,6 +25,10 @@ pub struct Config {
     /// The key session ids are tagged with (`None`: ids are not checked; the shells set a random
     /// one when `MCP_SIEVE_SESSION_SECRET` is not given).
     pub session_secret: Option<Secret>,
+    /// The catalog's `auth` block (set by the shell from the catalog): tokens are then checked
+    /// by `http::who` and the shell's verifier, not by `http::gate`.
+    #[cfg(feature = "auth")]
+    pub auth: Option<std::sync::Arc<crate::auth::AuthConfig>>,
 }
 
 /// Sessions idle this long are gone: 24 hours.

@@ -81,6 +81,19 @@ pub fn endpoint_view(
     header: &dyn Fn(&str) -> Option<String>,
     principal: Option<&str>,
 ) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
+    endpoint_view_for(catalog, path, query, header, principal, &[])
+}
+
+/// [`endpoint_view`] for a caller with roles (from a verified token): a view's
+/// `"principals": ["role:admin"]` admits a caller holding the role `admin`.
+pub fn endpoint_view_for(
+    catalog: &Catalog,
+    path: &str,
+    query: &str,
+    header: &dyn Fn(&str) -> Option<String>,
+    principal: Option<&str>,
+    roles: &[String],
+) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
     let name = rest.trim_matches('/');
@@ -100,7 +113,13 @@ pub fn endpoint_view(
         view.search = named.mode == Mode::Search;
         view.pinned = named.pinned.clone();
         if let Some(globs) = &named.principals {
-            let allowed = principal.is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)));
+            #[cfg(feature = "auth")]
+            let allowed = crate::auth::admits(globs, principal, roles, crate::filter::glob::matches);
+            #[cfg(not(feature = "auth"))]
+            let allowed = {
+                let _ = roles;
+                principal.is_some_and(|p| globs.iter().any(|g| crate::filter::glob::matches(g, p)))
+            };
             if !allowed {
                 return Err(Box::new(plain(
                     403,

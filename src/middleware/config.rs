@@ -121,11 +121,7 @@ impl Config {
             let name = ctx.client_name().unwrap_or_default();
             globs.iter().any(|g| glob::matches(g, name))
         });
-        let principal_ok = self.allow_principals.as_ref().is_none_or(|globs| {
-            ctx.principal
-                .as_deref()
-                .is_some_and(|p| globs.iter().any(|g| glob::matches(g, p)))
-        });
+        let principal_ok = self.allow_principals.as_ref().is_none_or(|globs| ctx.admitted_by(globs));
         client_ok && principal_ok
     }
 }

@@ -24,6 +24,9 @@ pub struct Env {
     pub fresh_id: String,
     /// The endpoint's view (see `http::endpoint_view`), policy for this request.
     pub view: Option<std::sync::Arc<crate::filter::EndpointView>>,
+    /// The verified token behind `principal` (its roles and claims), when it came from one.
+    #[cfg(feature = "auth")]
+    pub identity: Option<Arc<crate::auth::Identity>>,
 }
 
 /// One request as the handlers see it.
@@ -109,6 +112,8 @@ impl Server {
             meta,
             principal: env.principal.clone(),
             view: env.view.clone(),
+            #[cfg(feature = "auth")]
+            identity: env.identity.clone(),
         }
     }
 

@@ -44,6 +44,9 @@ pub struct Harness {
     pub view: Option<std::sync::Arc<mcp_sieve::filter::EndpointView>>,
     /// The principal every request is made as.
     pub principal: Option<String>,
+    /// The verified token behind the principal (roles, claims), with the `auth` feature.
+    #[cfg(feature = "auth")]
+    pub identity: Option<std::sync::Arc<mcp_sieve::auth::Identity>>,
 }
 
 impl Default for Harness {
@@ -69,6 +72,8 @@ impl Harness {
             now_ms: T0,
             view: None,
             principal: None,
+            #[cfg(feature = "auth")]
+            identity: None,
         }
     }
 
@@ -97,6 +102,9 @@ impl Harness {
             principal: self.principal.clone(),
             fresh_id: format!("id{}", self.n),
             view: self.view.clone(),
+            #[cfg(feature = "auth")]
+            identity: self.identity.clone(),
+            ..Default::default()
         };
         let req = http::Request {
             method: "POST",
