@@ -11,6 +11,7 @@ use http_body_util::{BodyExt, Full};
 use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::protocol::{Answers, Server};
 
+use crate::auth::Verifier;
 use crate::gateway::Gateway;
 
 /// Everything a request needs.
@@ -21,6 +22,8 @@ pub(crate) struct App {
     pub(crate) gateway: Option<Gateway>,
     /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
     pub(crate) answers: Mutex<Answers>,
+    /// Checks access tokens when the catalog has an `auth` block.
+    pub(crate) verifier: Option<Verifier>,
 }
 
 impl App {

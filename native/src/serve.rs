@@ -12,12 +12,14 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::auth::Rejection;
+use mcp_sieve::http::{self, MemoryStore, Who};
 use mcp_sieve::protocol::{Answers, Env, Server};
 use mcp_sieve::Catalog;
 use tokio::net::TcpListener;
 
 use crate::app::{reply, App, Reply};
+use crate::auth::Verifier;
 use crate::error::ServerError;
 use crate::gateway::Gateway;
 use crate::platform::{fresh_id, now_ms};
@@ -42,6 +44,9 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
         getrandom::fill(&mut key).map_err(|e| ServerError::Random(e.to_string()))?;
         cfg.session_secret = Some(http::Secret::new(key));
     }
+    // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
+    cfg.auth = server.catalog().auth.clone();
+    let verifier = cfg.auth.as_deref().map(Verifier::new);
     let gateway = server.catalog().upstream.clone().map(Gateway::new);
     let app = Arc::new(App {
         server,
@@ -49,6 +54,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
         store: Mutex::new(MemoryStore::default()),
         gateway,
         answers: Mutex::new(Answers::default()),
+        verifier,
     });
     if let Some(g) = &app.gateway {
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
@@ -114,6 +120,10 @@ fn text(status: u16, body: &str) -> Reply {
 
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let path = req.uri().path().to_string();
+    // Protected Resource Metadata (RFC 9728), public.
+    if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
+        return reply(r);
+    }
     if !(path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))) {
         return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
@@ -142,6 +152,21 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     if let Some(refusal) = refusal {
         return reply(refusal);
     }
+    // Who calls: a static token at once, an access token verified (before the body is read).
+    let caller = match http::who(&app.cfg, &header) {
+        Who::Known(c) => c,
+        Who::Refused(r) => return reply(*r),
+        Who::Verify(token, party) => {
+            let verified = match &app.verifier {
+                Some(v) => v.verify(&token, party).await,
+                None => Err(Rejection::Invalid("no issuer is configured for it".into())),
+            };
+            match verified {
+                Ok(identity) => http::Caller::verified(identity),
+                Err(why) => return reply(http::refused(&app.cfg, &why, header("origin").as_deref())),
+            }
+        }
+    };
     // Counted while read (a chunked body has no declared length), and within a deadline.
     let limit = app.cfg.limits.max_body;
     let body = match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, limit).collect()).await {
@@ -165,10 +190,15 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         },
     };
     // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
-    let principal = http::identify(&app.cfg, header("authorization").as_deref())
-        .ok()
-        .flatten();
-    let view = match http::endpoint_view(app.server.catalog(), &path, &query, &header, principal.as_deref()) {
+    let principal = caller.principal.clone();
+    let view = match http::endpoint_view_for(
+        app.server.catalog(),
+        &path,
+        &query,
+        &header,
+        principal.as_deref(),
+        caller.roles(),
+    ) {
         Ok(v) => v,
         Err(refusal) => return reply(*refusal),
     };
@@ -179,6 +209,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             principal: principal.clone(),
             fresh_id: id.clone(),
             view: view.clone(),
+            identity: caller.identity.clone(),
         };
         let request = http::Request {
             method: parts.method.as_str(),

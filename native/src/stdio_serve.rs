@@ -90,6 +90,7 @@ impl Link {
             principal: None,
             fresh_id: fresh_id(),
             view: self.view.clone(),
+            identity: None,
         };
         let (step, opened) = {
             let mut conn = lock(&self.conn);

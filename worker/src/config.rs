@@ -63,10 +63,13 @@ async fn read(env: &Env) -> Config {
         }
         cfg
     });
-    Config {
-        transport,
-        server: read_catalog(env).await,
-    }
+    let server = read_catalog(env).await;
+    // Who may call: the catalog's `auth` block (tokens then verified by `auth::authenticate`).
+    let transport = transport.map(|mut cfg| {
+        cfg.auth = server.as_ref().ok().and_then(|s| s.catalog().auth.clone());
+        cfg
+    });
+    Config { transport, server }
 }
 
 async fn read_catalog(env: &Env) -> Result<Server, Error> {

@@ -23,11 +23,20 @@ const PATH_HEADER: &str = "X-Sieve-Path";
 #[wasm_bindgen]
 pub fn sieve_fast_limit() -> f64 {
     match config::loaded().as_deref() {
+        // With `auth`, tokens are verified asynchronously (WebCrypto, key fetches): no fast path.
         Some(config::Config {
             transport: Ok(cfg),
             server: Ok(_),
-        }) => cfg.limits.max_body as f64,
+        }) if cfg.auth.is_none() => cfg.limits.max_body as f64,
         _ => 0.0,
+    }
+}
+
+/// The caller a static token names (this path is not taken when the catalog has `auth`).
+fn static_caller(cfg: &http::Config, header: &dyn Fn(&str) -> Option<String>) -> http::Caller {
+    match http::who(cfg, header) {
+        http::Who::Known(c) => c,
+        _ => http::Caller::default(),
     }
 }
 
@@ -53,7 +62,7 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
         return None;
     };
     let (path, _) = shell::path_and_query(url);
-    if !shell::is_endpoint(path) {
+    if !shell::is_endpoint(path) || cfg.auth.is_some() {
         return None;
     }
     let cached = match server.is_gateway() {
@@ -77,7 +86,7 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
     };
     let answer = match http::gate(cfg, &head_only) {
         Some(refusal) => refusal,
-        None => match shell::caller_of(server, cfg, url, &header) {
+        None => match shell::caller_of(server, url, &header, static_caller(cfg, &header)) {
             Err(refusal) => *refusal,
             Ok(caller) => {
                 let request = http::Request { body, ..head_only };

@@ -4,6 +4,7 @@
 //! here when they need no session (stateless 2026-07-28 requests). The demo page and the package
 //! are static assets served by the platform before this code runs.
 
+mod auth;
 mod config;
 mod fast;
 mod gateway;
@@ -29,6 +30,13 @@ const MAX_SESSION_ID: usize = 128;
 async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Response> {
     let url = req.url();
     let (path, query) = shell::path_and_query(&url);
+    if path.starts_with(mcp_sieve::auth::WELL_KNOWN) {
+        // Protected Resource Metadata (RFC 9728), public.
+        let loaded = config::load(&env).await;
+        if let Some(r) = loaded.transport.as_ref().ok().and_then(|c| http::metadata(c, &req.method(), path)) {
+            return shell::respond(r);
+        }
+    }
     if !shell::is_endpoint(path) {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
@@ -60,7 +68,12 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     };
     // The caller's principal and the endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*`
     // headers): a malformed or closed view is refused here.
-    let caller = match shell::caller_of(server, cfg, &url, &header) {
+    let who = match auth::authenticate(cfg, &header).await {
+        Ok(c) => c,
+        Err(refusal) => return shell::respond(*refusal),
+    };
+    let identity = cfg.auth.as_ref().map(|_| auth::encode(&who));
+    let caller = match shell::caller_of(server, &url, &header, who) {
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
@@ -112,6 +125,11 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     };
     let forwarded = web_sys::Headers::new_with_headers(&headers)?;
     forwarded.delete(session_object::MINTED_ID_HEADER)?;
+    // Who the caller is, as verified here: the object trusts this header, so a client's is dropped.
+    forwarded.delete(auth::IDENTITY_HEADER)?;
+    if let Some(who) = &identity {
+        forwarded.set(auth::IDENTITY_HEADER, who)?;
+    }
     if let Some(id) = &minted {
         forwarded.set(session_object::MINTED_ID_HEADER, id)?;
     }

@@ -281,7 +281,15 @@ impl DurableObject for SessionObject {
             body: &body,
         };
         let mut store = self.store();
-        let caller = match shell::caller_of(server, cfg, &req.inner().url(), &header) {
+        // The front Worker authenticated the request and says who it is (its own header).
+        let who = match cfg.auth {
+            Some(_) => crate::auth::decode(header(crate::auth::IDENTITY_HEADER)),
+            None => match http::who(cfg, &header) {
+                http::Who::Known(c) => c,
+                _ => http::Caller::default(),
+            },
+        };
+        let caller = match shell::caller_of(server, &req.inner().url(), &header, who) {
             Ok(c) => c,
             Err(refusal) => return shell::respond(*refusal),
         };

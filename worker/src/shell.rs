@@ -106,24 +106,36 @@ pub fn path_and_query(url: &str) -> (&str, &str) {
 
 /// Who calls and through which view.
 pub struct Caller {
-    /// The principal its bearer token names (`MCP_SIEVE_TOKENS`), if any.
+    /// The principal its bearer token names (`MCP_SIEVE_TOKENS`, or a verified access token), if any.
     pub principal: Option<String>,
+    /// The verified access token behind it (roles, claims), if any.
+    pub identity: Option<Arc<mcp_sieve::auth::Identity>>,
     /// The view the request's URL and headers choose (see `http::endpoint_view`).
     pub view: Option<Arc<EndpointView>>,
 }
 
-/// The caller of a request to `url` (the gate has already checked its token); an error response
-/// for a view that is unknown, malformed or not open to the caller.
+/// The caller `who` (authenticated already: `auth::authenticate`) of a request to `url`, with the
+/// view it chooses; an error response for a view that is unknown, malformed or not open to it.
 pub fn caller_of(
     server: &Server,
-    cfg: &http::Config,
     url: &str,
     header: &dyn Fn(&str) -> Option<String>,
+    who: http::Caller,
 ) -> std::result::Result<Caller, Box<http::Response>> {
     let (path, query) = path_and_query(url);
-    let principal = http::identify(cfg, header("authorization").as_deref()).ok().flatten();
-    let view = http::endpoint_view(server.catalog(), path, query, header, principal.as_deref())?;
-    Ok(Caller { principal, view })
+    let view = http::endpoint_view_for(
+        server.catalog(),
+        path,
+        query,
+        header,
+        who.principal.as_deref(),
+        who.roles(),
+    )?;
+    Ok(Caller {
+        principal: who.principal,
+        identity: who.identity,
+        view,
+    })
 }
 
 /// Header lookup over the platform's headers.
@@ -178,6 +190,7 @@ pub fn serve_now(
         principal: caller.principal.clone(),
         fresh_id: fresh_id.to_string(),
         view: caller.view.clone(),
+        identity: caller.identity.clone(),
     };
     let answer = http::serve(server, cfg, request, store, &env);
     // Filter failures and ignored inputs reach the platform's log (no conversation content).
