@@ -69,7 +69,10 @@ impl Rejection {
             params.push(format!("resource_metadata=\"{}\"", quoted(url)));
         }
         let (status, message) = match self {
-            Rejection::Missing => (401, "authentication required: send Authorization: Bearer <access token>".to_string()),
+            Rejection::Missing => (
+                401,
+                "authentication required: send Authorization: Bearer <access token>".to_string(),
+            ),
             Rejection::Invalid(why) => {
                 params.push("error=\"invalid_token\"".into());
                 params.push(format!("error_description=\"{}\"", quoted(why)));
@@ -77,7 +80,10 @@ impl Rejection {
             }
             Rejection::InsufficientScope(need) => {
                 params.push("error=\"insufficient_scope\"".into());
-                (403, format!("the access token lacks the scope this server needs: {}", need.join(" ")))
+                (
+                    403,
+                    format!("the access token lacks the scope this server needs: {}", need.join(" ")),
+                )
             }
         };
         let scope = match self {
@@ -102,7 +108,12 @@ impl Rejection {
 
 /// Whether any of `globs` admits a caller: a glob `role:<g>` matches one of its roles, any other
 /// glob matches its principal (so a principal named `role:admin` is not the role `admin`).
-pub fn admits(globs: &[String], principal: Option<&str>, roles: &[String], matches: impl Fn(&str, &str) -> bool) -> bool {
+pub fn admits(
+    globs: &[String],
+    principal: Option<&str>,
+    roles: &[String],
+    matches: impl Fn(&str, &str) -> bool,
+) -> bool {
     globs.iter().any(|g| match g.strip_prefix("role:") {
         Some(r) => roles.iter().any(|have| matches(r, have)),
         None => principal.is_some_and(|p| matches(g, p)),
@@ -127,7 +138,9 @@ mod tests {
         assert!(c.www_authenticate.contains("error_description=\"expired \\\"x\\\"\""));
         let c = Rejection::InsufficientScope(vec!["mcp:admin".into()]).challenge(url, &["mcp".into()]);
         assert_eq!(c.status, 403);
-        assert!(c.www_authenticate.contains("error=\"insufficient_scope\", scope=\"mcp:admin\""));
+        assert!(c
+            .www_authenticate
+            .contains("error=\"insufficient_scope\", scope=\"mcp:admin\""));
         assert_eq!(Rejection::Missing.challenge(None, &[]).www_authenticate, "Bearer");
     }
 

@@ -58,12 +58,18 @@ fn policy_rules_see_roles_and_claims() {
     let catalog = Catalog::load(&doc).unwrap();
     let all = as_caller(&catalog, None).tool_names(json!({}));
     let destructive = |h: &mut Harness| h.tool_names(json!({"filter": {"tags": ["destructive"]}})).len();
-    let mut staff = as_caller(&catalog, Some(identity("alice", &["staff"], json!({"org": {"department": "eng"}}))));
+    let mut staff = as_caller(
+        &catalog,
+        Some(identity("alice", &["staff"], json!({"org": {"department": "eng"}}))),
+    );
     assert_eq!(staff.tool_names(json!({})), all);
     let mut contractor = as_caller(&catalog, Some(identity("bob", &["contractor-eu"], json!({}))));
     assert!(destructive(&mut staff) > 0);
     assert_eq!(destructive(&mut contractor), 0);
-    let mut sales = as_caller(&catalog, Some(identity("sam", &[], json!({"org": {"department": "sales"}}))));
+    let mut sales = as_caller(
+        &catalog,
+        Some(identity("sam", &[], json!({"org": {"department": "sales"}}))),
+    );
     let code = |h: &mut Harness| h.tool_names(json!({"filter": {"groups": ["code"]}})).len();
     assert!(code(&mut staff) > 0);
     assert_eq!(code(&mut sales), 0);
@@ -77,9 +83,18 @@ fn policy_rules_see_roles_and_claims() {
 #[test]
 fn policy_identity_fields_are_checked() {
     for (when, needle) in [
-        (json!({"roles": 3}), "policy.rules[0].when.roles must be a string or an array of strings"),
-        (json!({"claims": ["x"]}), "policy.rules[0].when.claims must be an object"),
-        (json!({"claims": {"dept": {}}}), "policy.rules[0].when.claims.dept must be a string or an array"),
+        (
+            json!({"roles": 3}),
+            "policy.rules[0].when.roles must be a string or an array of strings",
+        ),
+        (
+            json!({"claims": ["x"]}),
+            "policy.rules[0].when.claims must be an object",
+        ),
+        (
+            json!({"claims": {"dept": {}}}),
+            "policy.rules[0].when.claims.dept must be a string or an array",
+        ),
     ] {
         let mut doc = catalog_json();
         doc["policy"] = json!({"rules": [{"when": when, "hide": {"tags": ["destructive"]}}]});
@@ -124,5 +139,8 @@ fn the_auth_block_is_validated_with_the_catalog() {
     doc["auth"] = json!({"resource": "https://mcp.example.com/mcp", "issuer": "https://login.example.com/",
         "jwksUrl": "https://login.example.com/jwks", "rolesClaims": ["groups"]});
     let c = Catalog::load(&doc).unwrap();
-    assert_eq!(c.auth.unwrap().oauth.as_ref().unwrap().roles_claims, vec!["groups".to_string()]);
+    assert_eq!(
+        c.auth.unwrap().oauth.as_ref().unwrap().roles_claims,
+        vec!["groups".to_string()]
+    );
 }

@@ -40,8 +40,12 @@ pub fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
             use rsa::signature::Verifier as _;
             let n = rsa::BigUint::from_bytes_be(&key.n_or_x);
             let e = rsa::BigUint::from_bytes_be(&key.e_or_y);
-            let Ok(public) = rsa::RsaPublicKey::new(n, e) else { return false };
-            let Ok(sig) = Signature::try_from(signature) else { return false };
+            let Ok(public) = rsa::RsaPublicKey::new(n, e) else {
+                return false;
+            };
+            let Ok(sig) = Signature::try_from(signature) else {
+                return false;
+            };
             VerifyingKey::<sha2::Sha256>::new(public).verify(input, &sig).is_ok()
         }
         Alg::ES256 => {
@@ -52,14 +56,18 @@ pub fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
                 key.e_or_y.as_slice().into(),
                 false,
             );
-            let (Ok(public), Ok(sig)) = (VerifyingKey::from_encoded_point(&point), Signature::from_slice(signature))
-            else {
+            let (Ok(public), Ok(sig)) = (
+                VerifyingKey::from_encoded_point(&point),
+                Signature::from_slice(signature),
+            ) else {
                 return false;
             };
             public.verify(input, &sig).is_ok()
         }
         Alg::EdDSA => {
-            let Ok(bytes) = <[u8; 32]>::try_from(key.n_or_x.as_slice()) else { return false };
+            let Ok(bytes) = <[u8; 32]>::try_from(key.n_or_x.as_slice()) else {
+                return false;
+            };
             let (Ok(public), Ok(sig)) = (
                 ed25519_dalek::VerifyingKey::from_bytes(&bytes),
                 ed25519_dalek::Signature::from_slice(signature),
@@ -144,7 +152,9 @@ impl Verifier {
                 // A key we do not have: the issuer may have rotated; fetch again (rate-limited).
                 let keys = self.keys(k, true).await;
                 auth::check(token, &k.issuer, &keys, now_ms(), &signature_ok).map_err(|e| {
-                    e.unwrap_or_else(|| Rejection::Invalid("it is signed with a key (kid) the issuer does not publish".into()))
+                    e.unwrap_or_else(|| {
+                        Rejection::Invalid("it is signed with a key (kid) the issuer does not publish".into())
+                    })
                 })
             }
             other => other.map_err(|e| e.unwrap_or_else(|| Rejection::Invalid("unknown key".into()))),

@@ -186,7 +186,8 @@ impl AuthConfig {
         };
         if oauth.is_none() && access.is_none() {
             return Err(err(
-                "auth needs auth.issuer and auth.resource (an OAuth authorization server) or auth.cloudflareAccess".into(),
+                "auth needs auth.issuer and auth.resource (an OAuth authorization server) or auth.cloudflareAccess"
+                    .into(),
             ));
         }
         let required = oauth.as_ref().map(|i| i.required_scopes.clone()).unwrap_or_default();
@@ -230,9 +231,7 @@ fn issuer_of(
         .map(|u| url(u, &format!("{path}.jwksUrl")))
         .transpose()?;
     let keys = match (keys, &jwks_url) {
-        (Some(_), Some(_)) => {
-            return Err(err(format!("{path} has both jwksUrl and keys; give one")))
-        }
+        (Some(_), Some(_)) => return Err(err(format!("{path} has both jwksUrl and keys; give one"))),
         (None, None) => {
             return Err(err(format!(
                 "{path}.jwksUrl (the issuer's JWKS URL) or {path}.keys (a JWKS or an array of public JWKs) is required"
@@ -263,7 +262,11 @@ fn issuer_of(
         Some(v) => v
             .as_i64()
             .filter(|n| (0..=MAX_LEEWAY_SECONDS).contains(n))
-            .ok_or_else(|| err(format!("{path}.leewaySeconds must be a whole number from 0 to {MAX_LEEWAY_SECONDS}")))?,
+            .ok_or_else(|| {
+                err(format!(
+                    "{path}.leewaySeconds must be a whole number from 0 to {MAX_LEEWAY_SECONDS}"
+                ))
+            })?,
     };
     let mut roles_claims = strings(o, "rolesClaims", path)?.unwrap_or_default();
     roles_claims.extend(strings(o, "rolesClaim", path)?.unwrap_or_default());
@@ -290,20 +293,39 @@ fn access(a: &Map<String, Value>) -> Result<Issuer> {
     only(
         a,
         path,
-        &["teamDomain", "audience", "principalClaim", "rolesClaims", "rolesClaim", "leewaySeconds", "keys", "jwksUrl"],
+        &[
+            "teamDomain",
+            "audience",
+            "principalClaim",
+            "rolesClaims",
+            "rolesClaim",
+            "leewaySeconds",
+            "keys",
+            "jwksUrl",
+        ],
     )?;
-    let team = string(a, "teamDomain", path)?
-        .ok_or_else(|| err(format!("{path}.teamDomain is required, like \"myteam.cloudflareaccess.com\"")))?;
+    let team = string(a, "teamDomain", path)?.ok_or_else(|| {
+        err(format!(
+            "{path}.teamDomain is required, like \"myteam.cloudflareaccess.com\""
+        ))
+    })?;
     let team = team.trim_end_matches('/');
     let origin = url(
-        if team.contains("://") { team.to_string() } else { format!("https://{team}") },
+        if team.contains("://") {
+            team.to_string()
+        } else {
+            format!("https://{team}")
+        },
         &format!("{path}.teamDomain"),
     )?;
     let audience = string(a, "audience", path)?
         .ok_or_else(|| err(format!("{path}.audience is required: the Access application's AUD tag")))?;
     let mut with_keys = a.clone();
     if !a.contains_key("keys") && !a.contains_key("jwksUrl") {
-        with_keys.insert("jwksUrl".into(), Value::String(format!("{origin}/cdn-cgi/access/certs")));
+        with_keys.insert(
+            "jwksUrl".into(),
+            Value::String(format!("{origin}/cdn-cgi/access/certs")),
+        );
     }
     with_keys.insert("audience".into(), Value::String(audience.clone()));
     issuer_of(&with_keys, path, origin, &audience, "email", &["groups"])
@@ -343,7 +365,10 @@ mod tests {
             .unwrap();
         let a = c.access.clone().unwrap();
         assert_eq!(a.issuer, "https://acme.cloudflareaccess.com");
-        assert_eq!(a.jwks_url.as_deref(), Some("https://acme.cloudflareaccess.com/cdn-cgi/access/certs"));
+        assert_eq!(
+            a.jwks_url.as_deref(),
+            Some("https://acme.cloudflareaccess.com/cdn-cgi/access/certs")
+        );
         assert_eq!(a.audience, "abc123");
         assert_eq!(a.principal_claim, "email");
         assert_eq!(a.roles_claims, vec!["groups".to_string()]);
@@ -355,14 +380,38 @@ mod tests {
         for (doc, needle) in [
             (json!([]), "auth must be an object"),
             (json!({"issuer": "https://i/"}), "auth.resource is required"),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/"}), "auth.jwksUrl"),
-            (json!({"resource": "https://r/mcp", "issuer": "http://evil.example/", "jwksUrl": "https://i/j"}), "auth.issuer must be an https:// URL"),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "algorithms": ["HS256"]}), "HMAC"),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "leewaySeconds": 9999}), "leewaySeconds"),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "principalClaim": 3}), "auth.principalClaim must be"),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "scope": "x"}), "unknown field \"scope\""),
-            (json!({"resource": "https://r/mcp", "issuer": "https://i/", "keys": {"keys": []}}), "no usable public key"),
-            (json!({"cloudflareAccess": {"teamDomain": "acme.cloudflareaccess.com"}}), "audience is required"),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/"}),
+                "auth.jwksUrl",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "http://evil.example/", "jwksUrl": "https://i/j"}),
+                "auth.issuer must be an https:// URL",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "algorithms": ["HS256"]}),
+                "HMAC",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "leewaySeconds": 9999}),
+                "leewaySeconds",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "principalClaim": 3}),
+                "auth.principalClaim must be",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/", "jwksUrl": "https://i/j", "scope": "x"}),
+                "unknown field \"scope\"",
+            ),
+            (
+                json!({"resource": "https://r/mcp", "issuer": "https://i/", "keys": {"keys": []}}),
+                "no usable public key",
+            ),
+            (
+                json!({"cloudflareAccess": {"teamDomain": "acme.cloudflareaccess.com"}}),
+                "audience is required",
+            ),
             (json!({}), "auth needs auth.issuer"),
         ] {
             let e = parse(doc.clone()).unwrap_err().to_string();

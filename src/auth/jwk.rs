@@ -51,7 +51,10 @@ impl Jwk {
                 let n = bytes("n")?;
                 let n = n.iter().position(|b| *b != 0).map_or(Vec::new(), |i| n[i..].to_vec());
                 if n.len() < MIN_RSA_BYTES {
-                    return Err(format!("the RSA key has {} bits; at least 2048 are required", n.len() * 8));
+                    return Err(format!(
+                        "the RSA key has {} bits; at least 2048 are required",
+                        n.len() * 8
+                    ));
                 }
                 (Alg::RS256, n, bytes("e")?)
             }
@@ -157,8 +160,12 @@ impl KeyCache {
     /// Whether to fetch the key set now: never fetched, too old, or (`unknown_kid`) a token names a
     /// key not in it — in every case at most once per [`MIN_REFETCH_MS`].
     pub fn should_fetch(&self, now_ms: i64, unknown_kid: bool) -> bool {
-        let rested = self.attempted_ms.is_none_or(|t| now_ms.saturating_sub(t) >= MIN_REFETCH_MS);
-        let stale = self.fetched_ms.is_none_or(|t| now_ms.saturating_sub(t) >= MAX_KEYS_AGE_MS);
+        let rested = self
+            .attempted_ms
+            .is_none_or(|t| now_ms.saturating_sub(t) >= MIN_REFETCH_MS);
+        let stale = self
+            .fetched_ms
+            .is_none_or(|t| now_ms.saturating_sub(t) >= MAX_KEYS_AGE_MS);
         rested && (stale || unknown_kid)
     }
 
@@ -188,7 +195,9 @@ mod tests {
         let small_rsa = json!({"kty": "RSA", "n": "AQAB", "e": "AQAB"});
         assert!(Jwk::parse(&small_rsa).unwrap_err().contains("2048"));
         let private = json!({"kty": "OKP", "crv": "Ed25519", "x": X, "d": X});
-        assert!(KeySet::parse(&json!({"keys": [private]})).unwrap_err().contains("private"));
+        assert!(KeySet::parse(&json!({"keys": [private]}))
+            .unwrap_err()
+            .contains("private"));
         let wrong_alg = json!({"kty": "OKP", "crv": "Ed25519", "x": X, "alg": "HS256"});
         assert!(Jwk::parse(&wrong_alg).is_err());
         let enc = json!({"kty": "OKP", "crv": "Ed25519", "x": X, "use": "enc"});

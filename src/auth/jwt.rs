@@ -128,7 +128,9 @@ impl Token {
             ))
         })?;
         if header.contains_key("crit") {
-            return Err(invalid("its header has critical extensions (crit), which this server does not understand"));
+            return Err(invalid(
+                "its header has critical extensions (crit), which this server does not understand",
+            ));
         }
         let kid = match header.get("kid") {
             None => None,
@@ -229,6 +231,9 @@ impl Token {
     }
 }
 
+/// A synchronous signature check: `(key, signing input, signature) -> valid`.
+pub type VerifyFn<'a> = &'a dyn Fn(&Jwk, &[u8], &[u8]) -> bool;
+
 /// The whole check with a synchronous verifier (`verify(key, signing_input, signature)`): the
 /// token decoded, its key found in `keys`, its signature and claims checked.
 /// `Err(None)`: no key for it in `keys` (the shell may refetch the key set and try again).
@@ -237,7 +242,7 @@ pub fn check(
     issuer: &Issuer,
     keys: &KeySet,
     now_ms: i64,
-    verify: &dyn Fn(&Jwk, &[u8], &[u8]) -> bool,
+    verify: VerifyFn<'_>,
 ) -> Result<Identity, Option<Rejection>> {
     let t = Token::parse(token).map_err(Some)?;
     let key = t.key(keys).ok_or(None)?;
@@ -363,7 +368,9 @@ mod tests {
         assert_eq!(check(&t, &i, &i.keys, 1_500_000, &|_, _, _| true).unwrap_err(), None);
         let t = token(json!({"alg": "EdDSA", "kid": "k1"}), claims());
         assert!(check(&t, &i, &i.keys, 1_500_000, &|_, _, _| true).is_ok());
-        let e = check(&t, &i, &i.keys, 1_500_000, &|_, _, _| false).unwrap_err().unwrap();
+        let e = check(&t, &i, &i.keys, 1_500_000, &|_, _, _| false)
+            .unwrap_err()
+            .unwrap();
         assert!(matches!(e, Rejection::Invalid(m) if m.contains("signature")));
     }
 

@@ -53,7 +53,9 @@ impl AuthConfig {
             return false;
         };
         self.oauth.is_some()
-            && (path == WELL_KNOWN || path == own || path.strip_prefix(own.as_str()).is_some_and(|r| r.starts_with('/')))
+            && (path == WELL_KNOWN
+                || path == own
+                || path.strip_prefix(own.as_str()).is_some_and(|r| r.starts_with('/')))
     }
 }
 
@@ -67,8 +69,14 @@ mod tests {
             metadata_url("https://h.example:8443/mcp?x#y").unwrap(),
             "https://h.example:8443/.well-known/oauth-protected-resource/mcp"
         );
-        assert_eq!(metadata_url("https://h/").unwrap(), "https://h/.well-known/oauth-protected-resource");
-        assert_eq!(metadata_path("http://127.0.0.1:9/a/mcp").unwrap(), "/.well-known/oauth-protected-resource/a/mcp");
+        assert_eq!(
+            metadata_url("https://h/").unwrap(),
+            "https://h/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(
+            metadata_path("http://127.0.0.1:9/a/mcp").unwrap(),
+            "/.well-known/oauth-protected-resource/a/mcp"
+        );
         assert!(metadata_url("no-scheme").is_none());
     }
 

@@ -49,7 +49,9 @@ impl When {
                     continue;
                 }
                 "claims" => {
-                    let o = val.as_object().ok_or_else(|| bad(&p, "an object of claim to glob(s)", val))?;
+                    let o = val
+                        .as_object()
+                        .ok_or_else(|| bad(&p, "an object of claim to glob(s)", val))?;
                     let mut list = Vec::new();
                     for (claim, g) in o {
                         list.push((claim.clone(), globs(g, &format!("{p}.{claim}"))?));
@@ -106,9 +108,10 @@ impl When {
     #[cfg(feature = "auth")]
     fn identity_holds(&self, ctx: &FilterContext) -> bool {
         let id = ctx.identity.as_deref();
-        let roles_ok = self.roles.as_ref().is_none_or(|globs| {
-            id.is_some_and(|i| i.roles.iter().any(|r| globs.iter().any(|g| glob::matches(g, r))))
-        });
+        let roles_ok = self
+            .roles
+            .as_ref()
+            .is_none_or(|globs| id.is_some_and(|i| i.roles.iter().any(|r| globs.iter().any(|g| glob::matches(g, r)))));
         let claims_ok = self.claims.as_ref().is_none_or(|list| {
             id.is_some_and(|i| {
                 list.iter().all(|(path, globs)| {
@@ -149,7 +152,11 @@ fn claim_texts(claims: &Map<String, Value>, path: &str) -> Vec<String> {
     if v.is_none() {
         let mut cur: Option<&Value> = None;
         for (i, part) in path.split('.').enumerate() {
-            cur = if i == 0 { claims.get(part) } else { cur.and_then(|c| c.get(part)) };
+            cur = if i == 0 {
+                claims.get(part)
+            } else {
+                cur.and_then(|c| c.get(part))
+            };
         }
         v = cur;
     }

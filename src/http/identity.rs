@@ -97,10 +97,16 @@ pub fn who(cfg: &Config, header: &dyn Fn(&str) -> Option<String>) -> Who {
     }
     match token {
         Some(t) if auth.oauth.is_some() => Who::Verify(t.to_string(), Party::OAuth),
-        Some(_) => Who::Refused(Box::new(refused(cfg, &Rejection::Invalid("it is not a token this server knows".into()), None))),
+        Some(_) => Who::Refused(Box::new(refused(
+            cfg,
+            &Rejection::Invalid("it is not a token this server knows".into()),
+            None,
+        ))),
         None if auth.oauth.is_none() => Who::Refused(Box::new(refused(
             cfg,
-            &Rejection::Invalid("the Cf-Access-Jwt-Assertion header is missing (is the Access application in front?)".into()),
+            &Rejection::Invalid(
+                "the Cf-Access-Jwt-Assertion header is missing (is the Access application in front?)".into(),
+            ),
             None,
         ))),
         None => Who::Refused(Box::new(refused(cfg, &Rejection::Missing, None))),
@@ -131,7 +137,10 @@ pub fn metadata(cfg: &Config, method: &str, path: &str) -> Option<Response> {
     }
     let cors = [
         ("Access-Control-Allow-Origin".to_string(), "*".to_string()),
-        ("Access-Control-Allow-Headers".to_string(), "MCP-Protocol-Version".to_string()),
+        (
+            "Access-Control-Allow-Headers".to_string(),
+            "MCP-Protocol-Version".to_string(),
+        ),
     ];
     if method == "OPTIONS" {
         let mut r = Response {
@@ -167,12 +176,19 @@ mod tests {
 
     fn who_with(c: &Config, headers: &[(&str, &str)]) -> Who {
         let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        who(c, &|n: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)).map(|(_, v)| v.clone()))
+        who(c, &|n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.clone())
+        })
     }
 
     #[test]
     fn missing_token_gets_the_metadata_url() {
-        let Who::Refused(r) = who_with(&cfg(oauth(), &[]), &[]) else { panic!() };
+        let Who::Refused(r) = who_with(&cfg(oauth(), &[]), &[]) else {
+            panic!()
+        };
         assert_eq!(r.status, 401);
         let h = &r.headers.iter().find(|(k, _)| k == "WWW-Authenticate").unwrap().1;
         assert_eq!(
@@ -195,14 +211,21 @@ mod tests {
             who_with(&c, &[("authorization", "Bearer a.b.c")]),
             Who::Verify("a.b.c".into(), Party::OAuth)
         );
-        let access = cfg(json!({"cloudflareAccess": {"teamDomain": "t.cloudflareaccess.com", "audience": "x"}}), &[]);
+        let access = cfg(
+            json!({"cloudflareAccess": {"teamDomain": "t.cloudflareaccess.com", "audience": "x"}}),
+            &[],
+        );
         assert_eq!(
             who_with(&access, &[("cf-access-jwt-assertion", "x.y.z")]),
             Who::Verify("x.y.z".into(), Party::Access)
         );
-        let Who::Refused(r) = who_with(&access, &[("authorization", "Bearer x.y.z")]) else { panic!() };
+        let Who::Refused(r) = who_with(&access, &[("authorization", "Bearer x.y.z")]) else {
+            panic!()
+        };
         assert_eq!(r.status, 401);
-        let Who::Refused(r) = who_with(&access, &[]) else { panic!() };
+        let Who::Refused(r) = who_with(&access, &[]) else {
+            panic!()
+        };
         assert!(r.body.contains("Cf-Access-Jwt-Assertion"));
     }
 
@@ -216,6 +239,11 @@ mod tests {
         assert!(metadata(&c, "GET", "/.well-known/oauth-protected-resource").is_some());
         assert!(metadata(&c, "GET", "/mcp").is_none());
         assert!(metadata(&Config::default(), "GET", "/.well-known/oauth-protected-resource").is_none());
-        assert_eq!(metadata(&c, "OPTIONS", "/.well-known/oauth-protected-resource").unwrap().status, 204);
+        assert_eq!(
+            metadata(&c, "OPTIONS", "/.well-known/oauth-protected-resource")
+                .unwrap()
+                .status,
+            204
+        );
     }
 }

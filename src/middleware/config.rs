@@ -121,7 +121,10 @@ impl Config {
             let name = ctx.client_name().unwrap_or_default();
             globs.iter().any(|g| glob::matches(g, name))
         });
-        let principal_ok = self.allow_principals.as_ref().is_none_or(|globs| ctx.admitted_by(globs));
+        let principal_ok = self
+            .allow_principals
+            .as_ref()
+            .is_none_or(|globs| ctx.admitted_by(globs));
         client_ok && principal_ok
     }
 }

@@ -104,7 +104,6 @@ impl Harness {
             view: self.view.clone(),
             #[cfg(feature = "auth")]
             identity: self.identity.clone(),
-            ..Default::default()
         };
         let req = http::Request {
             method: "POST",

@@ -78,7 +78,10 @@ async fn fetch(url: &str) -> Result<KeySet, String> {
     let signal = controller.signal();
     let req = Request::new_with_init(url, &RequestInit::new()).map_err(|e| e.to_string())?;
     let get = async {
-        let mut res = Fetch::Request(req).send_with_signal(&signal).await.map_err(|e| e.to_string())?;
+        let mut res = Fetch::Request(req)
+            .send_with_signal(&signal)
+            .await
+            .map_err(|e| e.to_string())?;
         if res.status_code() != 200 {
             return Err(format!("HTTP {}", res.status_code()));
         }
@@ -95,7 +98,9 @@ async fn fetch(url: &str) -> Result<KeySet, String> {
         futures_util::future::Either::Left((r, _)) => r.map_err(|e| format!("cannot read the JWKS at {url}: {e}")),
         futures_util::future::Either::Right(_) => {
             controller.abort();
-            Err(format!("cannot read the JWKS at {url}: no answer within {FETCH_DEADLINE_MS} ms"))
+            Err(format!(
+                "cannot read the JWKS at {url}: no answer within {FETCH_DEADLINE_MS} ms"
+            ))
         }
     }
 }
@@ -155,7 +160,9 @@ async fn verify(auth: &AuthConfig, token: &str, party: Party) -> Result<Identity
             // A key we do not have: the issuer may have rotated; fetch again (rate-limited).
             let again = check(&t, issuer, &keys(issuer, party, true).await).await;
             again.map_err(|e| {
-                e.unwrap_or_else(|| Rejection::Invalid("it is signed with a key (kid) the issuer does not publish".into()))
+                e.unwrap_or_else(|| {
+                    Rejection::Invalid("it is signed with a key (kid) the issuer does not publish".into())
+                })
             })
         }
         other => other.map_err(|e| e.unwrap_or_else(|| Rejection::Invalid("unknown key".into()))),

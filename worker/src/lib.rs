@@ -33,7 +33,12 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     if path.starts_with(mcp_sieve::auth::WELL_KNOWN) {
         // Protected Resource Metadata (RFC 9728), public.
         let loaded = config::load(&env).await;
-        if let Some(r) = loaded.transport.as_ref().ok().and_then(|c| http::metadata(c, &req.method(), path)) {
+        if let Some(r) = loaded
+            .transport
+            .as_ref()
+            .ok()
+            .and_then(|c| http::metadata(c, &req.method(), path))
+        {
             return shell::respond(r);
         }
     }
