@@ -16,8 +16,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub use config::{AccessConfig, AuthConfig, Issuer, DEFAULT_LEEWAY_SECONDS};
-pub use jwk::{Jwk, KeyCache, KeySet, MAX_KEYS_AGE_MS, MIN_REFETCH_MS};
-pub use jwt::{check, Alg, Token};
+pub use jwk::{Alg, Jwk, KeyCache, KeySet, MAX_KEYS_AGE_MS, MIN_REFETCH_MS};
+pub use jwt::{check, Token, VerifyFn};
 pub use metadata::{metadata_path, WELL_KNOWN};
 
 /// Who an authenticated request is: the principal (the configured claim), its roles (the configured

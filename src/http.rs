@@ -21,12 +21,12 @@ mod view;
 pub use config::{origin_allowed, Config, DEFAULT_SESSION_IDLE_MS};
 pub use exchange::{complete, sse_body, Request, Response};
 pub use handle::handle;
+#[cfg(feature = "auth")]
+pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 pub use security::{
     authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
     too_large,
 };
-#[cfg(feature = "auth")]
-pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 pub use session_id::{same_secret, Secret};
 pub use store::{MemoryStore, SessionStore};
 pub use view::{endpoint_view, endpoint_view_for, ENDPOINT};

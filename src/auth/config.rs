@@ -3,8 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::jwk::KeySet;
-use super::jwt::Alg;
+use super::jwk::{Alg, KeySet};
 use crate::error::{type_name, Error, Result};
 
 /// Clock skew allowed on `exp` and `nbf` unless `leewaySeconds` says otherwise.
@@ -205,12 +204,6 @@ impl AuthConfig {
             oauth,
             access,
         }))
-    }
-
-    /// The metadata URL of this resource (`/.well-known/oauth-protected-resource/mcp` on its host).
-    pub fn metadata_url(&self) -> Option<String> {
-        self.oauth.as_ref()?;
-        super::metadata::metadata_url(self.resource.as_deref()?)
     }
 }
 

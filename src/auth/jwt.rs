@@ -9,58 +9,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::config::Issuer;
-use super::jwk::{Jwk, KeySet};
+use super::jwk::{b64url, Alg, Jwk, KeySet};
 use super::{Identity, Rejection};
 
 /// Longest token considered (a JWT is a few KB at most).
 const MAX_TOKEN: usize = 16 * 1024;
-
-/// A signature algorithm this server accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Alg {
-    /// RSASSA-PKCS1-v1_5 with SHA-256.
-    RS256,
-    /// ECDSA on P-256 with SHA-256 (signature: r ‖ s, 64 bytes).
-    ES256,
-    /// Ed25519.
-    EdDSA,
-}
-
-impl Alg {
-    /// The algorithm a JOSE `alg` names, if accepted (`none`, `HS*` and others are not).
-    pub fn from_name(name: &str) -> Option<Alg> {
-        match name {
-            "RS256" => Some(Alg::RS256),
-            "ES256" => Some(Alg::ES256),
-            "EdDSA" | "Ed25519" => Some(Alg::EdDSA),
-            _ => None,
-        }
-    }
-}
-
-/// Base64url without padding (RFC 7515 §2); `None` for anything else.
-pub(crate) fn b64url(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    (bits < 6).then_some(out)
-}
 
 /// A decoded token whose signature is not checked yet.
 #[derive(Debug, Clone, PartialEq)]

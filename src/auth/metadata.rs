@@ -24,11 +24,17 @@ pub fn metadata_path(resource: &str) -> Option<String> {
 }
 
 /// The absolute metadata URL of `resource`.
-pub(crate) fn metadata_url(resource: &str) -> Option<String> {
+fn metadata_url(resource: &str) -> Option<String> {
     split(resource).map(|(origin, path)| format!("{origin}{WELL_KNOWN}{path}"))
 }
 
 impl AuthConfig {
+    /// The metadata URL of this resource (`/.well-known/oauth-protected-resource/mcp` on its host).
+    pub fn metadata_url(&self) -> Option<String> {
+        self.oauth.as_ref()?;
+        metadata_url(self.resource.as_deref()?)
+    }
+
     /// The Protected Resource Metadata document (`None`: no OAuth resource is configured).
     pub fn metadata(&self) -> Option<Value> {
         self.oauth.as_ref()?;
