@@ -2,7 +2,7 @@
 launches a server): initialize, list, call, call a tool outside the view, then search.
 
 Usage: .venv/bin/python tests/python/stdio_client.py SPEC, where SPEC is JSON:
-{"command": BIN, "args": [...], "call": [NAME, ARGS], "outside": NAME,
+{"command": BIN, "args": [...], "env": {...}, "call": [NAME, ARGS], "outside": NAME,
  "searchArgs": [...], "query": TEXT}. Prints one JSON line with what it saw; the tests in
 tests/e2e/stdio*.test.mjs check it.
 """
@@ -18,7 +18,9 @@ from mcp.shared.exceptions import MCPError
 
 async def main(spec):
     seen = {}
-    params = StdioServerParameters(command=spec["command"], args=spec["args"])
+    # The SDK starts the server with a small default environment: variables it needs come in "env".
+    env = spec.get("env")
+    params = StdioServerParameters(command=spec["command"], args=spec["args"], env=env)
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as s:
             init = await s.initialize()
@@ -39,7 +41,7 @@ async def main(spec):
                 seen["outside"] = "answered"
             except MCPError as e:
                 seen["outside"] = str(e)
-    params = StdioServerParameters(command=spec["command"], args=spec["searchArgs"])
+    params = StdioServerParameters(command=spec["command"], args=spec["searchArgs"], env=env)
     async with stdio_client(params) as streams:
         async with ClientSession(streams[0], streams[1]) as s:
             await s.initialize()
