@@ -123,6 +123,26 @@ test('the SDK v2 client discovers, obtains a token for this resource and sees it
   await assert.rejects(connect('reader', `${server.url}/admins`), /403|not open/);
 });
 
+test('a client cannot pass its own caller to the session object (the front Worker\'s header is replaced)', { timeout: 60_000 }, async () => {
+  const token = signJwt(claims({ sub: 'rita', groups: ['reader'] }), keys.rsa1);
+  const forged = JSON.stringify({ principal: 'ops', roles: ['admin'], claims: { sub: 'ops' } });
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+    Authorization: `Bearer ${token}`, 'X-MCP-Sieve-Caller': forged };
+  const init = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'forger', version: '1' } } }) });
+  assert.equal(init.status, 200);
+  const session = init.headers.get('mcp-session-id');
+  await init.text();
+  const r = await fetch(server.url, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': session, 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
+  assert.ok(text.includes('"echo"') && !text.includes('delete_message'), 'the session sees the reader\'s view, not the forged admin\'s');
+  // Without a token the forged header gets nothing at all.
+  const anon = await fetch(server.url, { method: 'POST', headers: { ...headers, Authorization: '' }, body: '{}' });
+  assert.equal(anon.status, 401);
+});
+
 test('ES256 and EdDSA tokens from the issuer\'s keys are accepted; the principal and roles come from the claims', async () => {
   for (const k of [keys.ec1, keys.ed1]) {
     const r = await list(signJwt(claims(), k), `${server.url}/admins`);
