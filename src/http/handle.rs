@@ -26,7 +26,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     match req.method {
         "POST" => {}
         "GET" => return sessions::open_stream(server, cfg, session_id, store, env, h("accept")),
-        "DELETE" => return sessions::end(cfg, session_id, store),
+        "DELETE" => return sessions::end(cfg, session_id, store, env),
         _ => {
             let mut r = plain(
                 405,

@@ -1,7 +1,7 @@
 //! A request's session: the 2025-11-25 session's SSE stream (`GET`), ending a session
 //! (`DELETE`), and finding the session a `POST` runs in (or the 2026-07-28 task holder it
-//! concerns). An id that is forged, unknown, expired, another principal's or another view's is
-//! a 404.
+//! concerns). On every method, an id that is forged, unknown, expired, another principal's or
+//! another view's is a 404.
 
 use super::config::Config;
 use super::exchange::{plain, sse_headers, Response};
@@ -32,12 +32,8 @@ pub(super) fn open_stream(
             "GET needs the Mcp-Session-Id header (a 2025-11-25 session's stream); in 2026-07-28, POST subscriptions/listen",
         );
     };
-    let live = cfg.session_id_valid(&id)
-        && store
-            .load(&id)
-            .is_some_and(|s| env.now_ms.saturating_sub(s.last_seen_ms) <= cfg.idle_ms());
-    if !live {
-        return plain(404, "unknown or expired session; initialize a new one");
+    if let Err(refusal) = owned(cfg, &id, store, env) {
+        return *refusal;
     }
     Response {
         status: 200,
@@ -48,19 +44,49 @@ pub(super) fn open_stream(
     }
 }
 
-/// `DELETE` on the endpoint: ends the session named by `Mcp-Session-Id`.
-pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn SessionStore) -> Response {
-    match session_id {
-        None => plain(400, "DELETE needs the Mcp-Session-Id header"),
-        Some(id) if !cfg.session_id_valid(&id) || store.load(&id).is_none() => plain(404, "unknown or expired session"),
-        Some(id) => {
-            store.remove(&id);
-            Response {
-                status: 204,
-                ..Default::default()
-            }
-        }
+/// `DELETE` on the endpoint: ends the session named by `Mcp-Session-Id`, when the caller owns it.
+pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn SessionStore, env: &Env) -> Response {
+    let Some(id) = session_id else {
+        return plain(400, "DELETE needs the Mcp-Session-Id header");
+    };
+    if let Err(refusal) = owned(cfg, &id, store, env) {
+        return *refusal;
     }
+    store.remove(&id);
+    Response {
+        status: 204,
+        ..Default::default()
+    }
+}
+
+const GONE: &str = "unknown or expired session; initialize a new one";
+
+/// The session `id` names, for this caller: refused with 404 when the id is forged (before the
+/// store is asked), unknown or expired (an expired one is removed), another principal's, or
+/// opened on another endpoint view. The same for `POST`, `GET` and `DELETE`.
+fn owned(cfg: &Config, id: &str, store: &mut dyn SessionStore, env: &Env) -> Result<Session, Box<Response>> {
+    let gone = || Err(Box::new(plain(404, GONE)));
+    if !cfg.session_id_valid(id) {
+        return gone();
+    }
+    let Some(s) = store.load(id) else {
+        return gone();
+    };
+    if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() {
+        store.remove(id);
+        return gone();
+    }
+    // A session belongs to the principal that opened it.
+    if s.principal != env.principal {
+        return gone();
+    }
+    if s.view != env.view.as_ref().map(|v| v.label.as_str()).unwrap_or_default() {
+        return Err(Box::new(plain(
+            404,
+            "this session was opened on another endpoint (view); use that URL, or initialize here",
+        )));
+    }
+    Ok(s)
 }
 
 /// The session a `POST` of `msg` runs in: the one its `Mcp-Session-Id` names, none for an
@@ -76,28 +102,15 @@ pub(super) fn find(
     env: &Env,
 ) -> Result<Option<Session>, Box<Response>> {
     let is_init = msg.method() == Some("initialize");
-    let refuse = |status, message: &str| Err(Box::new(plain(status, message)));
-    const GONE: &str = "unknown or expired session; initialize a new one";
     Ok(match (session_id, is_init || stateless) {
         // An initialize inside an existing session reaches the router, which refuses it.
-        (Some(id), _) if !cfg.session_id_valid(id) => return refuse(404, GONE),
-        (Some(id), _) => match store.load(id) {
-            Some(s) if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() => {
-                store.remove(id);
-                return refuse(404, GONE);
-            }
-            // A session belongs to the principal that opened it.
-            Some(s) if s.principal != env.principal => return refuse(404, GONE),
-            Some(s) if s.view != env.view.as_ref().map(|v| v.label.as_str()).unwrap_or_default() => {
-                return refuse(
-                    404,
-                    "this session was opened on another endpoint (view); use that URL, or initialize here",
-                )
-            }
-            Some(s) => Some(s),
-            None => return refuse(404, GONE),
-        },
-        (None, false) => return refuse(400, "the Mcp-Session-Id header is required after initialize"),
+        (Some(id), _) => Some(owned(cfg, id, store, env)?),
+        (None, false) => {
+            return Err(Box::new(plain(
+                400,
+                "the Mcp-Session-Id header is required after initialize",
+            )))
+        }
         // 2026-07-28 tasks live in a holder of their own, named after the task id.
         (None, true) if stateless && !server.is_gateway() => {
             match crate::protocol::task_holder(msg.method().unwrap_or_default(), msg.params(), &env.fresh_id) {

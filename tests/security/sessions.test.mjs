@@ -4,6 +4,8 @@
 //     while one in use stays; oversized initialize fields are -32602 naming the field and limit;
 //  5. the 101st live task of a session is refused (default cap 100) with an error naming the cap;
 //     a repeated notifications/initialized changes nothing.
+// Issue 23, item 5: DELETE and the GET stream check the session's principal as POST does.
+import http from 'node:http';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { LEGACY, call, openSession, post } from '../common/mcp-raw.mjs';
@@ -84,3 +86,47 @@ test('5. a repeated notifications/initialized does not replace concerns set by t
   const after = await call(server.url, sid, 'concerns/list');
   assert.equal(after.response.result.configuration.security, 'high', 'the concerns set by the first notifications/initialized stay');
 });
+
+// Issue 23, item 5: a session belongs to its principal on every method. With MCP_SIEVE_TOKENS
+// naming alice and bob, bob holding alice's session id gets 404 on DELETE (and her session lives
+// on) and on GET (he never reads her stream of list changes); alice's own GET and DELETE work.
+test('23.5 DELETE and the GET stream of a session are 404 for another principal', { timeout: 150_000 }, async () => {
+  const tokens = { alice: 'token-alice-0123456789', bob: 'token-bob-0123456789' };
+  const owned = await startWith(null, { MCP_SIEVE_TOKENS: JSON.stringify(tokens) });
+  try {
+    const as = (who) => ({ Authorization: `Bearer ${tokens[who]}` });
+    const { sessionId } = await openSession(owned.url, { headers: as('alice') });
+    const del = await post(owned.url, undefined, { method: 'DELETE', sessionId, headers: as('bob') });
+    assert.equal(del.status, 404, `bob's DELETE of alice's session: ${del.status} ${del.text.slice(0, 200)}`);
+    const still = await call(owned.url, sessionId, 'tools/list', {}, { headers: as('alice') });
+    assert.equal(still.status, 200, `alice's session lives on after bob's DELETE: ${still.text.slice(0, 200)}`);
+    const bobs = await openStream(owned.url, sessionId, as('bob'));
+    assert.equal(bobs.status, 404, 'bob cannot open the GET stream of alice\'s session');
+    const hers = await openStream(owned.url, sessionId, as('alice'));
+    assert.equal(hers.status, 200, 'alice opens her own stream');
+    assert.match(hers.contentType ?? '', /text\/event-stream/);
+    const ended = await post(owned.url, undefined, { method: 'DELETE', sessionId, headers: as('alice') });
+    assert.equal(ended.status, 204, 'alice ends her session');
+    const gone = await call(owned.url, sessionId, 'tools/list', {}, { headers: as('alice') });
+    assert.equal(gone.status, 404, 'and it is gone');
+  } finally {
+    await owned.stop();
+  }
+});
+
+/** GET on the endpoint with `sessionId` and `headers`: the status and Content-Type, the stream then closed. */
+function openStream(url, sessionId, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'GET',
+      headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': LEGACY, ...headers },
+    }, (res) => {
+      resolve({ status: res.statusCode, contentType: res.headers['content-type'] });
+      res.resume();
+      req.destroy();
+    });
+    req.on('error', (e) => { if (!req.destroyed) reject(e); });
+    req.setTimeout(20_000, () => req.destroy(new Error('no answer to GET in 20 s')));
+    req.end();
+  });
+}
