@@ -26,7 +26,7 @@ if step "build" scripts/build.sh; then
   step "npm package as published (npm pack; Node, esbuild, Vite, webpack, import map in Chromium; publint, attw, tsc; README examples)" scripts/check-package.sh
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
-  step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs
+  step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
   step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
   step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/views.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs

@@ -33,7 +33,7 @@ pub use forward::Forward;
 pub use jsonrpc::{Incoming, Limits};
 pub use outcome::Outcome;
 pub use server::{Env, Server};
-pub use session::{OwnedTask, Session, UpstreamLink};
+pub use session::{Asked, OwnedTask, Session, UpstreamLink};
 pub use tasks::{task_holder, HOLDER_PREFIX};
 pub use watch::Watch;
 

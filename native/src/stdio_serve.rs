@@ -113,7 +113,7 @@ fn write(link: &Link, step: &mut Step) -> bool {
         eprintln!("mcp-sieve: {l}");
     }
     if let Some((key, reply)) = step.answered.take() {
-        lock(&link.answers).put(key, reply);
+        lock(&link.answers).put(key, &reply, now_ms());
     }
     for l in std::mem::take(&mut step.lines) {
         link.send(l);

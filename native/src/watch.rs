@@ -42,7 +42,10 @@ const ANSWER_POLL: Duration = Duration::from_millis(50);
 /// client's answer is handed to the stream waiting for it).
 pub fn stream(mut answer: http::Response, app: Arc<App>) -> Reply {
     if let Some((key, reply)) = answer.answered.take() {
-        app.answers.lock().unwrap_or_else(|p| p.into_inner()).put(key, reply);
+        app.answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .put(key, &reply, crate::platform::now_ms());
     }
     if let Some(ask) = answer.ask.take() {
         let first = std::mem::take(&mut answer.body);

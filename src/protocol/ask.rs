@@ -3,7 +3,9 @@
 //! SSE stream whose first event is that request; the client POSTs its response to the same
 //! session; the stream then carries the tool's result. The core says what to ask ([`Ask`]) and
 //! how the answer becomes the result ([`Ask::finish`]); the shell holds the stream open and hands
-//! the answer over ([`Answers`]). In 2026-07-28 (no session, no stream) the call answers
+//! the answer over ([`Answers`]). A response is taken as an answer only when its id is a question
+//! the session awaits ([`Session::asked`], at most [`MAX_ASKED`], each for [`ANSWER_WAIT_MS`]);
+//! anything else is dropped at once. In 2026-07-28 (no session, no stream) the call answers
 //! `resultType: "input_required"` with the request embedded, and the client calls again with
 //! `inputResponses`. The conformance suite's fixture tools are the ones here.
 
@@ -13,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::protocol::jsonrpc;
+use crate::protocol::session::{Asked, Session};
 
 /// How long a stream waits for the client's answer.
 pub const ANSWER_WAIT_MS: i64 = 60_000;
@@ -88,23 +91,88 @@ pub fn answer_key(session: &str, request_id: &Value) -> String {
     format!("{session}\n{request_id}")
 }
 
-/// Answers the client POSTed, kept until the stream that asked takes them (a shell keeps one per
-/// isolate or process).
+/// Most questions one session awaits at once: asking another forgets the oldest.
+pub const MAX_ASKED: usize = 16;
+
+/// Records that `session` awaits the answer to request `id` for [`ANSWER_WAIT_MS`] from `now_ms`
+/// (questions whose wait is over are forgotten, and beyond [`MAX_ASKED`] the oldest).
+pub(crate) fn expect(session: &mut Session, id: &Value, now_ms: i64) {
+    session.asked.retain(|a| a.until_ms >= now_ms);
+    if session.asked.len() >= MAX_ASKED {
+        session.asked.remove(0);
+    }
+    session.asked.push(Asked {
+        id: id.clone(),
+        until_ms: now_ms.saturating_add(ANSWER_WAIT_MS),
+    });
+}
+
+/// Whether a response with `id` answers a question `session` awaits at `now_ms`; if so, the
+/// question is no longer awaited (a second answer to it is dropped). Returns whether
+/// `session.asked` changed (then it must be saved) and whether the response is an answer.
+pub(crate) fn answered(session: &mut Session, id: &Value, now_ms: i64) -> (bool, bool) {
+    let before = session.asked.len();
+    session.asked.retain(|a| a.until_ms >= now_ms);
+    let hit = session.asked.iter().position(|a| &a.id == id);
+    if let Some(i) = hit {
+        session.asked.remove(i);
+    }
+    (session.asked.len() != before, hit.is_some())
+}
+
+/// Most bytes of answers waiting at once in one [`Answers`] (all sessions of a process or
+/// isolate): an answer beyond it is dropped (its stream reports that no answer came), never one
+/// already waiting.
+pub const ANSWERS_BUDGET: usize = 16 << 20;
+
+/// Answers to questions asked (the core hands over only those, each within the body limit), kept
+/// as JSON text until the stream that asked takes them, at most until its wait is over (a shell
+/// keeps one per isolate or process). One session's answers never displace another's.
 #[derive(Debug, Default)]
-pub struct Answers(HashMap<String, Value>);
+pub struct Answers {
+    waiting: HashMap<String, Waiting>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    text: String,
+    until_ms: i64,
+}
 
 impl Answers {
-    /// Keeps an answer (at most a few hundred wait at once: older ones are dropped).
-    pub fn put(&mut self, key: String, answer: Value) {
-        if self.0.len() >= 512 {
-            self.0.clear();
+    /// Keeps `answer` under `key` (see [`Ask::key`]) at `now_ms` until its stream's wait is over;
+    /// answers whose wait is over are dropped first. Dropped instead when [`ANSWERS_BUDGET`]
+    /// would be passed, or when an answer already waits under `key`.
+    pub fn put(&mut self, key: String, answer: &Value, now_ms: i64) {
+        let mut freed = 0;
+        self.waiting.retain(|_, w| {
+            let keep = w.until_ms >= now_ms;
+            if !keep {
+                freed += w.text.len();
+            }
+            keep
+        });
+        self.bytes -= freed;
+        let text = answer.to_string();
+        if self.bytes + text.len() > ANSWERS_BUDGET || self.waiting.contains_key(&key) {
+            return;
         }
-        self.0.insert(key, answer);
+        self.bytes += text.len();
+        let until_ms = now_ms.saturating_add(ANSWER_WAIT_MS);
+        self.waiting.insert(key, Waiting { text, until_ms });
     }
 
     /// Takes the answer to `ask`, if it came.
     pub fn take(&mut self, ask: &Ask) -> Option<Value> {
-        self.0.remove(&ask.key())
+        let w = self.waiting.remove(&ask.key())?;
+        self.bytes -= w.text.len();
+        serde_json::from_str(&w.text).ok()
+    }
+
+    /// The bytes of the answers waiting.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 

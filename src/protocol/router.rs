@@ -57,8 +57,13 @@ impl Server {
         let mut out = Outcome::default();
         match msg {
             Incoming::Response { id, reply } => {
+                // Kept only as the answer to a question this session awaits; else dropped.
                 if let Some(s) = session {
-                    out.answered = Some((crate::protocol::ask::answer_key(&s.id, &id), reply));
+                    let (changed, answer) = crate::protocol::ask::answered(s, &id, env.now_ms);
+                    out.session_changed |= changed;
+                    if answer {
+                        out.answered = Some((crate::protocol::ask::answer_key(&s.id, &id), reply));
+                    }
                 }
             }
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),

@@ -51,6 +51,20 @@ pub struct Session {
     /// Gateway mode: the upstream tasks created through this session, the only ones it may reach.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream_tasks: Vec<OwnedTask>,
+    /// Questions the server asked this session's client mid-call and awaits answers to (see
+    /// `protocol::ask`): a response the client POSTs is kept only when it answers one of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<Asked>,
+}
+
+/// A question asked of a session's client, awaiting its answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asked {
+    /// The server's request id.
+    pub id: Value,
+    /// When the stream stops waiting for the answer (ms since the epoch).
+    pub until_ms: i64,
 }
 
 /// What a gateway must remember to go on with one upstream session (see

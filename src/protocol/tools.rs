@@ -72,7 +72,7 @@ impl Server {
         }
         if let Some(asked) = ask::request_of(&tool.name, &args) {
             let (method, params, capability) = asked?;
-            let Some(s) = session.as_ref() else {
+            let Some(s) = session.as_mut() else {
                 return Self::input_required(call, &tool.name, method, params, capability);
             };
             if s.initialize["capabilities"].get(capability).is_none() {
@@ -82,6 +82,8 @@ impl Server {
                 )));
             }
             let request_id = json!(format!("ask-{}", env.fresh_id));
+            ask::expect(s, &request_id, env.now_ms);
+            out.session_changed = true;
             out.ask = Some(Ask {
                 session: s.id.clone(),
                 request: json!({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).to_string(),

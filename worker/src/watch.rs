@@ -45,7 +45,7 @@ struct Open {
 /// client, else as usual (a client's answer is handed to the stream waiting for it).
 pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
     if let Some((key, reply)) = answer.answered.take() {
-        ANSWERS.with(|a| a.borrow_mut().put(key, reply));
+        ANSWERS.with(|a| a.borrow_mut().put(key, &reply, platform::now_ms()));
     }
     if let Some(ask) = answer.ask.take() {
         let first = std::mem::take(&mut answer.body);
