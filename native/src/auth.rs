@@ -141,7 +141,10 @@ impl Verifier {
             cache.attempt(now);
             match self.fetch(url).await {
                 Ok(set) => cache.store(set, now_ms()),
-                Err(e) => eprintln!("mcp-sieve: {e}"),
+                Err(e) => {
+                    cache.failed(now_ms());
+                    eprintln!("mcp-sieve: {e}");
+                }
             }
         }
         cache.keys.clone()

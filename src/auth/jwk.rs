@@ -200,6 +200,8 @@ pub struct KeyCache {
     pub fetched_ms: Option<i64>,
     /// When a fetch was last started (whether it succeeded or not).
     pub attempted_ms: Option<i64>,
+    /// When the last fetch ended (succeeded or failed).
+    pub settled_ms: Option<i64>,
 }
 
 impl KeyCache {
@@ -224,6 +226,18 @@ impl KeyCache {
     pub fn store(&mut self, keys: KeySet, now_ms: i64) {
         self.keys = keys;
         self.fetched_ms = Some(now_ms);
+        self.settled_ms = Some(now_ms);
+    }
+
+    /// Records a fetch that failed (the keys held stay).
+    pub fn failed(&mut self, now_ms: i64) {
+        self.settled_ms = Some(now_ms);
+    }
+
+    /// Whether a fetch started and has not ended: a request that finds one waits for it rather
+    /// than judging a token by the keys held (none, in a cold isolate).
+    pub fn in_flight(&self) -> bool {
+        self.attempted_ms.is_some_and(|a| self.settled_ms.is_none_or(|s| s < a))
     }
 }
 
@@ -273,5 +287,15 @@ mod tests {
         assert!(c.should_fetch(MIN_REFETCH_MS, true));
         assert!(!c.should_fetch(MIN_REFETCH_MS, false));
         assert!(c.should_fetch(MAX_KEYS_AGE_MS, false));
+        let mut c = KeyCache::default();
+        assert!(!c.in_flight());
+        c.attempt(5);
+        assert!(c.in_flight(), "started, not ended");
+        c.failed(6);
+        assert!(!c.in_flight());
+        c.attempt(MIN_REFETCH_MS + 6);
+        assert!(c.in_flight());
+        c.store(KeySet::default(), MIN_REFETCH_MS + 7);
+        assert!(!c.in_flight());
     }
 }

@@ -105,6 +105,12 @@ test('no token: 401 pointing at the Protected Resource Metadata, served at both 
   }
 });
 
+test('concurrent first requests of a cold server all wait for its first key fetch, and are accepted', async () => {
+  const token = signJwt(claims(), keys.rsa1);
+  const answers = await Promise.all(Array.from({ length: 8 }, () => list(token)));
+  assert.deepEqual(answers.map((a) => a.status), Array(8).fill(200), answers.map((a) => a.body).join('\n'));
+});
+
 test('the SDK v2 client discovers, obtains a token for this resource and sees its role\'s view', { timeout: 60_000 }, async () => {
   const ops = await connect('ops');
   const reader = await connect('reader');

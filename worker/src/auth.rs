@@ -120,6 +120,12 @@ async fn keys(issuer: &Issuer, party: Party, unknown_kid: bool) -> KeySet {
     let Some(url) = &issuer.jwks_url else {
         return issuer.keys.clone();
     };
+    // Another request of this isolate is fetching them: wait for its answer (a cold isolate has
+    // no keys yet, and a token must not be judged by an empty set).
+    let started = now_ms();
+    while with_cache(party, |c| c.in_flight()) && now_ms() - started < FETCH_DEADLINE_MS as i64 {
+        Delay::from(std::time::Duration::from_millis(20)).await;
+    }
     let now = now_ms();
     if with_cache(party, |c| {
         let go = c.should_fetch(now, unknown_kid);
@@ -130,7 +136,10 @@ async fn keys(issuer: &Issuer, party: Party, unknown_kid: bool) -> KeySet {
     }) {
         match fetch(url).await {
             Ok(set) => with_cache(party, |c| c.store(set, now_ms())),
-            Err(e) => console_error!("mcp-sieve: {e}"),
+            Err(e) => {
+                with_cache(party, |c| c.failed(now_ms()));
+                console_error!("mcp-sieve: {e}");
+            }
         }
     }
     with_cache(party, |c| c.keys.clone())
