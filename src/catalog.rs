@@ -20,7 +20,9 @@ mod views;
 pub use crate::filter::Section;
 pub use options::{Options, DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE};
 pub use overlay::Overlay;
-pub use upstream::{Upstream, DEFAULT_REFRESH_SECONDS};
+#[cfg(feature = "gateway")]
+pub use upstream::Origins;
+pub use upstream::{Transport, Upstream, DEFAULT_REFRESH_SECONDS};
 pub use views::{Mode, View, Views};
 
 /// A loaded, validated, compiled catalog.
@@ -46,14 +48,35 @@ pub struct Catalog {
     pub views: Views,
     /// The `middleware` configuration (built-ins enabled, who may use them, their settings).
     pub middleware: crate::middleware::Config,
-    /// Gateway mode: the upstream server this catalog's primitives come from.
-    pub upstream: Option<Upstream>,
-    /// The document as given, kept only when `upstream` is set: a gateway rebuilds the catalog
-    /// from it and the upstream's lists (`upstream::build`).
+    /// Gateway mode: the upstream servers this catalog's primitives come from (`upstream`, the
+    /// unnamed one, first; then `upstreams` by name). Empty: not a gateway.
+    pub upstreams: Vec<Upstream>,
+    /// Gateway mode: which upstream each listed item came from, and its name there.
+    #[cfg(feature = "gateway")]
+    pub origins: Origins,
+    /// The document as given, kept only in gateway mode: a gateway rebuilds the catalog from it
+    /// and the upstreams' lists (`upstream::build`).
     pub document: Option<std::sync::Arc<Value>>,
     /// Who may call (`auth`: an OAuth authorization server's tokens, Cloudflare Access), when given.
     #[cfg(feature = "auth")]
     pub auth: Option<std::sync::Arc<crate::auth::AuthConfig>>,
+}
+
+/// The document's `upstream` and `upstreams` (feature `gateway`: the Worker and the native
+/// server; a build without it, the package, refuses them).
+fn upstreams_of(doc: &Map<String, Value>) -> Result<Vec<Upstream>> {
+    #[cfg(feature = "gateway")]
+    return Upstream::parse_all(doc.get("upstream"), doc.get("upstreams"));
+    #[cfg(not(feature = "gateway"))]
+    match ["upstream", "upstreams"]
+        .into_iter()
+        .find(|k| doc.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        Some(k) => Err(Error::Catalog(format!(
+            "{k}: this build fronts no upstream (the Worker and the native server do)"
+        ))),
+        None => Ok(Vec::new()),
+    }
 }
 
 fn section_index(kind: Kind) -> usize {
@@ -90,7 +113,7 @@ impl Catalog {
         use serde_json::value::RawValue;
         let invalid = |e: serde_json::Error| Error::Catalog(format!("not valid JSON: {e}"));
         let top = match serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(text) {
-            Ok(top) if !top.contains_key("upstream") => top,
+            Ok(top) if !top.contains_key("upstream") && !top.contains_key("upstreams") => top,
             // Not an object (load_owned says what it is instead), or a gateway's document.
             _ => return Self::load_owned(serde_json::from_str(text).map_err(invalid)?),
         };
@@ -134,7 +157,7 @@ impl Catalog {
         mut doc: Map<String, Value>,
         #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
     ) -> Result<Self> {
-        const KNOWN: [&str; 17] = [
+        const KNOWN: [&str; 18] = [
             "server",
             "groups",
             "tags",
@@ -148,6 +171,7 @@ impl Catalog {
             "options",
             "middleware",
             "upstream",
+            "upstreams",
             "overlay",
             "views",
             "auth",
@@ -207,12 +231,10 @@ impl Catalog {
             apply_defaults: concern_opts.1,
         };
 
-        let upstream = Upstream::parse(doc.get("upstream"))?;
+        let upstreams = upstreams_of(&doc)?;
         let overlay = Overlay::parse(doc.get("overlay"))?;
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
-        let document = upstream
-            .is_some()
-            .then(|| std::sync::Arc::new(Value::Object(doc.clone())));
+        let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
         for kind in Kind::ALL {
             array(&doc, kind.key())?;
@@ -244,7 +266,7 @@ impl Catalog {
         }
         let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, &doc)?;
         catalog.document = document;
-        catalog.upstream = upstream;
+        catalog.upstreams = upstreams;
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
         Ok(catalog)
     }
@@ -312,7 +334,9 @@ impl Catalog {
             options,
             middleware,
             views: Views::new(),
-            upstream: None,
+            upstreams: Vec::new(),
+            #[cfg(feature = "gateway")]
+            origins: Origins::default(),
             document: None,
             #[cfg(feature = "auth")]
             auth: crate::auth::AuthConfig::parse(doc.get("auth"))?.map(std::sync::Arc::new),

@@ -11,13 +11,19 @@
 //! `McpClient`; each of them only moves bytes.
 
 mod conversation;
+#[cfg(feature = "gateway")]
 mod gateway;
+#[cfg(feature = "gateway")]
+mod merge;
 mod pages;
 mod reply;
 
 pub use crate::protocol::UpstreamLink as Link;
 pub use conversation::{ClientConfig, Conversation, Exchange};
-pub use gateway::{build, forwarded, unavailable, Gateway, Refreshed, Serving};
+#[cfg(feature = "gateway")]
+pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving};
+#[cfg(feature = "gateway")]
+pub use merge::{build, build_many, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 pub use reply::{parse_reply, AnswerReader, Reply};
 

@@ -225,8 +225,8 @@ fn stateless_forwards_get_result_type() {
 /// shell does, and returns the completed response and the methods the upstream received.
 fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String>, String)>) -> http::Response {
     let f = r.forward.clone().expect("forwarded");
-    let gw = upstream::Gateway::new(h.server.catalog().upstream.clone().unwrap());
-    let (mut conv, mut ex) = gw.forward(&f);
+    let gw = upstream::Gateway::new(h.server.catalog().upstreams[0].clone());
+    let (_, mut conv, mut ex) = gw.forward(&f).unwrap();
     let reply = loop {
         match ex.step(&mut conv).unwrap() {
             Step::Done(reply) => break reply,

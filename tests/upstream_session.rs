@@ -6,7 +6,7 @@ use mcp_sieve::catalog::Upstream;
 use mcp_sieve::model::Kind;
 use mcp_sieve::protocol::Forward;
 use mcp_sieve::upstream::{
-    ClientConfig, Conversation, Gateway, HttpAnswer, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
+    ClientConfig, Conversation, Gateway, HttpAnswer, Job, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
 };
 use mcp_sieve::{Catalog, Error};
 use serde_json::{json, Value};
@@ -275,22 +275,36 @@ fn gateway_doc() -> Value {
            "groups": [{"name": "low"}], "overlay": {"t1": {"groups": ["low"]}}})
 }
 
+/// Runs each refresh job against `answer` (per upstream index), ready for `Gateway::refreshed`.
+fn run_jobs(
+    jobs: Vec<Job>,
+    mut answer: impl FnMut(usize, &Value, &Post) -> HttpAnswer,
+) -> Vec<(Job, Result<mcp_sieve::upstream::Lists, Error>)> {
+    jobs.into_iter()
+        .map(|mut job| {
+            let member = job.member;
+            let (lists, _) = run(&mut job.conv, &mut job.refresh, |m, p| answer(member, m, p));
+            (job, lists)
+        })
+        .collect()
+}
+
 #[test]
 fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     let local = Catalog::load(&gateway_doc()).unwrap();
-    let mut gw = Gateway::new(local.upstream.clone().unwrap());
+    let mut gw = Gateway::new(local.upstreams[0].clone());
     let mut up = Upstream1::new(3, 2);
     // `ready` (a shell's synchronous path) agrees with `serving` and changes nothing.
     assert!(gw.ready(1_000).is_none(), "nothing cached yet");
-    let Serving::Refresh(mut refresh) = gw.serving(1_000) else {
+    let Serving::Refresh(jobs) = gw.serving(1_000) else {
         panic!("the first request refreshes")
     };
     // While it runs, nobody else starts one: with nothing cached they wait.
     assert!(gw.ready(1_001).is_none());
     assert!(matches!(gw.serving(1_001), Serving::Wait));
-    let mut conv = gw.conversation();
-    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
-    let done = gw.refreshed(&local, conv, lists, 1_002).unwrap();
+    let done = gw
+        .refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 1_002)
+        .unwrap();
     assert!(done.failure.is_none());
     let tools = done.server.catalog().section(Kind::Tool);
     assert_eq!(tools.items.len(), 3);
@@ -302,17 +316,19 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
     };
     assert_eq!(s.version, done.server.version);
     // A forwarded call whose reply announces list_changed makes the next request refresh once.
-    let (mut conv, mut call) = gw.forward(&Forward {
-        method: "tools/call".into(),
-        params: json!({"name": "t0"}),
-        ..Forward::default()
-    });
+    let (member, mut conv, mut call) = gw
+        .forward(&Forward {
+            method: "tools/call".into(),
+            params: json!({"name": "t0"}),
+            ..Forward::default()
+        })
+        .unwrap();
     let (reply, _) = run(&mut conv, &mut call, |m, p| up.answer(m, p));
     assert!(reply.unwrap().list_changed());
-    gw.note_changes(&mut conv);
+    gw.note_changes(member, &mut conv);
     up.tools.push(json!({"name": "t9", "inputSchema": {}}));
     assert!(gw.ready(2_001).is_none(), "a refresh is due: the full path starts it");
-    let Serving::Refresh(mut refresh) = gw.serving(2_001) else {
+    let Serving::Refresh(jobs) = gw.serving(2_001) else {
         panic!("list_changed refreshes")
     };
     assert!(gw.ready(2_002).is_some(), "the stale server serves while it runs");
@@ -320,9 +336,9 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
         panic!("the stale server serves meanwhile")
     };
     assert_eq!(stale.catalog().section(Kind::Tool).items.len(), 3);
-    let mut conv = gw.conversation();
-    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
-    let done = gw.refreshed(&local, conv, lists, 2_003).unwrap();
+    let done = gw
+        .refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 2_003)
+        .unwrap();
     assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 4);
     assert!(
         done.server.version > stale.version,
@@ -342,33 +358,56 @@ fn refresh_is_single_flight_and_list_changed_starts_the_next() {
 }
 
 #[test]
-fn a_failed_refresh_keeps_the_stale_lists_or_reports_the_error() {
+fn a_failed_refresh_takes_the_upstream_out_until_a_retry_brings_it_back() {
     let local = Catalog::load(&gateway_doc()).unwrap();
     let mut gw = Gateway::new(Upstream::parse(Some(&gateway_doc()["upstream"])).unwrap().unwrap());
-    let Serving::Refresh(mut refresh) = gw.serving(0) else {
+    let Serving::Refresh(jobs) = gw.serving(0) else {
         panic!()
     };
-    let mut conv = gw.conversation();
-    let (lists, _) = run(&mut conv, &mut *refresh, |_, _| HttpAnswer {
+    let failed = |_: usize, _: &Value, _: &Post| HttpAnswer {
         status: 503,
         ..Default::default()
-    });
-    let e = gw.refreshed(&local, conv, lists, 1).unwrap_err();
+    };
+    let e = gw.refreshed(&local, run_jobs(jobs, failed), 1).unwrap_err();
     assert!(e.to_string().contains("HTTP 503"), "{e}");
     let mut up = Upstream1::new(2, 10);
-    let Serving::Refresh(mut refresh) = gw.serving(2) else {
+    let Serving::Refresh(jobs) = gw.serving(2) else {
         panic!("nothing cached: try again")
     };
-    let mut conv = gw.conversation();
-    let (lists, _) = run(&mut conv, &mut *refresh, |m, p| up.answer(m, p));
-    gw.refreshed(&local, conv, lists, 3).unwrap();
-    let Serving::Refresh(mut refresh) = gw.serving(3 + 60_000) else {
+    gw.refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 3)
+        .unwrap();
+    let Serving::Refresh(jobs) = gw.serving(3 + 60_000) else {
         panic!()
     };
-    let mut conv = gw.conversation();
-    let (lists, _) = run(&mut conv, &mut *refresh, |_, _| json_answer(json!("garbage")));
-    let done = gw.refreshed(&local, conv, lists, 4 + 60_000).unwrap();
+    let done = gw
+        .refreshed(
+            &local,
+            run_jobs(jobs, |_, _, _| json_answer(json!("garbage"))),
+            4 + 60_000,
+        )
+        .unwrap();
     assert!(done.failure.is_some());
-    assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 2);
-    let _ = Refresh::new(&gw.conversation());
+    // Down: its tools leave the lists (list_changed), and a call is refused naming why.
+    assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 0);
+    assert!(done.notifications.iter().any(|n| n.contains("tools/list_changed")));
+    let status = gw.status(5 + 60_000);
+    assert_eq!(status["upstreams"][0]["state"], json!("down"));
+    assert_eq!(status["upstreams"][0]["retryInMs"], json!(999));
+    let e = gw.forward(&Forward::default()).unwrap_err().to_string();
+    assert!(e.contains("the upstream is down"), "{e}");
+    // Requests are not held by it: it is retried off the request path, after the backoff.
+    assert!(matches!(gw.serving(5 + 60_000), Serving::Ready(_)));
+    assert!(gw.retries(5 + 60_000).is_empty(), "not before the backoff");
+    let jobs = gw.retries(4 + 61_000);
+    assert_eq!(jobs.len(), 1);
+    let done = gw
+        .refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 4 + 61_000)
+        .unwrap();
+    assert_eq!(
+        done.server.catalog().section(Kind::Tool).items.len(),
+        2,
+        "back by itself"
+    );
+    assert_eq!(gw.status(4 + 61_000)["upstreams"][0]["state"], json!("up"));
+    let _ = Refresh::new(&Conversation::new(ClientConfig::default()));
 }

@@ -1,60 +1,123 @@
-//! Gateway mode for the native server: moves the bytes of the core's upstream conversation
-//! (`mcp_sieve::upstream`) over a hyper client. Every rule — sessions, ids, re-open, paging,
-//! refresh, catalog building, forwarding — is in the core; this file only posts and reads.
+//! Gateway mode for the native server: moves the bytes of the core's upstream conversations
+//! (`mcp_sieve::upstream`) to each upstream over its driver — a hyper client (Streamable HTTP) or
+//! a child process (stdio, `crate::stdio`). Every rule — sessions, ids, re-open, paging,
+//! refresh, merging, routing, forwarding, failure isolation — is in the core; this file only
+//! moves bytes, runs the refreshes of several upstreams at once, and retries the ones that are
+//! down off the request path.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
+use mcp_sieve::catalog::{Transport, Upstream};
 use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::protocol::Server;
-use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
-use mcp_sieve::{catalog::Upstream, Error};
-use std::sync::Arc;
+use mcp_sieve::upstream::{self, HttpAnswer, Job, Lists, Post, Serving};
+use mcp_sieve::Error;
+use serde_json::Value;
 
 use crate::platform::now_ms;
+use crate::stdio::{Pipe, Spec};
 
 /// Largest upstream answer read, bytes.
 const MAX_ANSWER: usize = 16 << 20;
 /// Longest one upstream exchange may take.
 const DEADLINE: Duration = Duration::from_secs(30);
+/// How often upstreams that are down are looked at for another try.
+const RETRY_TICK: Duration = Duration::from_millis(250);
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT: Duration = Duration::from_secs(60);
 
-/// The upstream conversation of this process and the HTTP client that carries it.
-pub struct Gateway {
-    url: String,
-    state: Mutex<upstream::Gateway>,
-    client: Client<HttpConnector, Full<Bytes>>,
+/// How the bytes reach one upstream.
+enum Driver {
+    Http { url: String },
+    Stdio(Box<Pipe>),
 }
 
+struct Inner {
+    state: Mutex<upstream::Gateway>,
+    drivers: Vec<Driver>,
+    client: Client<HttpConnector, Full<Bytes>>,
+    /// The local document's server (the catalog is rebuilt over it).
+    local: Arc<Server>,
+}
+
+/// The upstream conversations of this process and the drivers that carry them (cheap to clone).
+#[derive(Clone)]
+pub struct Gateway(Arc<Inner>);
+
 impl Gateway {
-    /// A gateway in front of `up`.
-    pub fn new(up: Upstream) -> Self {
-        Gateway {
-            url: up.url.clone(),
-            state: Mutex::new(upstream::Gateway::new(up)),
-            client: Client::builder(TokioExecutor::new()).build_http(),
+    /// A gateway in front of `local`'s upstreams (`None` when it names none), their secret
+    /// references resolved from the environment: a missing one is a configuration error.
+    pub fn new(local: Arc<Server>) -> Result<Option<Self>, Error> {
+        let ups: Vec<Upstream> = local.catalog().upstreams.clone();
+        if ups.is_empty() {
+            return Ok(None);
         }
+        let env = |name: &str| std::env::var(name).ok();
+        let state = upstream::Gateway::with_secrets(&ups, &env)?;
+        let mut drivers = Vec::new();
+        for up in &ups {
+            drivers.push(match &up.transport {
+                Transport::Http(url) => Driver::Http { url: url.clone() },
+                Transport::Stdio { command, args, cwd, .. } => Driver::Stdio(Box::new(Pipe::new(Spec {
+                    name: up.name.clone(),
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: up.resolved_env(&env)?,
+                    cwd: cwd.clone(),
+                }))),
+                Transport::Service(b) => {
+                    return Err(Error::Catalog(format!(
+                        "upstreams.{}.service (\"{b}\") is a Cloudflare service binding: only the Worker can reach one; give the native server a url or a command",
+                        up.name
+                    )))
+                }
+            });
+        }
+        Ok(Some(Gateway(Arc::new(Inner {
+            state: Mutex::new(state),
+            drivers,
+            client: Client::builder(TokioExecutor::new()).build_http(),
+            local,
+        }))))
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, upstream::Gateway> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// One POST, within [`DEADLINE`].
-    async fn post(&self, post: Post) -> Result<HttpAnswer, Error> {
-        tokio::time::timeout(DEADLINE, self.post_once(post))
-            .await
-            .map_err(|_| Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs())))?
+    /// The operator's view of each upstream (no header, no secret), with a stdio upstream's
+    /// process id.
+    pub fn status(&self) -> Value {
+        let mut status = self.state().status(now_ms());
+        if let Some(Value::Array(ups)) = status.get_mut("upstreams") {
+            for (up, driver) in ups.iter_mut().zip(&self.0.drivers) {
+                if let Driver::Stdio(p) = driver {
+                    up["pid"] = serde_json::json!(p.pid());
+                }
+            }
+        }
+        status
     }
 
-    async fn post_once(&self, post: Post) -> Result<HttpAnswer, Error> {
-        let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {}: {e}", self.url));
-        let mut req = hyper::Request::post(&self.url);
+    /// One message to upstream `member`, within [`DEADLINE`].
+    async fn post(&self, member: usize, post: Post) -> Result<HttpAnswer, Error> {
+        match self.0.drivers.get(member) {
+            Some(Driver::Stdio(p)) => p.post(post, DEADLINE).await,
+            Some(Driver::Http { url }) => tokio::time::timeout(DEADLINE, self.post_http(url, post))
+                .await
+                .map_err(|_| Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs())))?,
+            None => Err(Error::Internal(format!("no upstream number {member}"))),
+        }
+    }
+
+    async fn post_http(&self, url: &str, post: Post) -> Result<HttpAnswer, Error> {
+        let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {url}: {e}"));
+        let mut req = hyper::Request::post(url);
         for (k, v) in &post.headers {
             req = req.header(k, v);
         }
@@ -62,7 +125,7 @@ impl Gateway {
         let req = req
             .body(Full::new(Bytes::from(request.clone())))
             .map_err(|e| unreachable(&e))?;
-        let resp = self.client.request(req).await.map_err(|e| unreachable(&e))?;
+        let resp = self.0.client.request(req).await.map_err(|e| unreachable(&e))?;
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -93,9 +156,52 @@ impl Gateway {
         })
     }
 
-    /// The server to run a request on: the upstream's lists under `local`'s document, refreshed
-    /// when due (one refresh at a time; a stale server keeps serving while it runs or when it fails).
-    pub async fn serving(&self, local: &Server) -> Result<Arc<Server>, Error> {
+    /// Runs refreshes at once (each over its upstream's driver) and hands them back to the core.
+    async fn run(&self, jobs: Vec<Job>) -> Result<Arc<Server>, Error> {
+        let mut running = Vec::new();
+        for mut job in jobs {
+            let me = self.clone();
+            running.push(tokio::spawn(async move {
+                let member = job.member;
+                let lists: Result<Lists, Error> =
+                    upstream::drive(&mut job.conv, &mut job.refresh, |p| me.post(member, p)).await;
+                (job, lists)
+            }));
+        }
+        let mut done = Vec::new();
+        for r in running {
+            match r.await {
+                Ok(d) => done.push(d),
+                Err(e) => eprintln!("mcp-sieve: an upstream refresh stopped: {e}"),
+            }
+        }
+        let refreshed = self.state().refreshed(self.0.local.catalog(), done, now_ms())?;
+        if let Some(e) = refreshed.failure {
+            eprintln!("mcp-sieve: {e}; the other upstreams keep serving");
+        }
+        Ok(refreshed.server)
+    }
+
+    /// Tries the upstreams that are down again, each after its backoff, every [`RETRY_TICK`] —
+    /// whether or not requests come (a client may serve its lists from its own cache) — until
+    /// the process ends. A change reaches subscribed clients through their streams' ticks.
+    pub fn keep_retrying(&self) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RETRY_TICK).await;
+                let jobs = me.state().retries(now_ms());
+                if !jobs.is_empty() {
+                    let _ = me.run(jobs).await;
+                }
+            }
+        });
+    }
+
+    /// The server to run a request on: the upstreams' lists under the local document, refreshed
+    /// when due (one refresh per upstream at a time; a stale server keeps serving while it
+    /// runs). Upstreams that are down are retried in the background ([`Gateway::keep_retrying`]).
+    pub async fn serving(&self, _local: &Server) -> Result<Arc<Server>, Error> {
         let started = tokio::time::Instant::now();
         loop {
             let serving = self.state().serving(now_ms());
@@ -105,30 +211,58 @@ impl Gateway {
                     tokio::time::sleep(Duration::from_millis(10)).await
                 }
                 Serving::Wait => return Err(Error::Upstream("its lists are still being fetched".into())),
-                Serving::Refresh(mut refresh) => {
-                    let mut conv = self.state().conversation();
-                    let lists = upstream::drive(&mut conv, &mut *refresh, |p| self.post(p)).await;
-                    let done = self.state().refreshed(local.catalog(), conv, lists, now_ms())?;
-                    if let Some(e) = done.failure {
-                        eprintln!("mcp-sieve: upstream refresh failed, serving the cached lists: {e}");
-                    }
-                    return Ok(done.server);
-                }
+                Serving::Refresh(jobs) => return self.run(jobs).await,
             }
         }
     }
 
-    /// Performs the core's `Forward` effect of `answer` at the upstream (in the session's own
-    /// upstream session, remembered in `store`) and completes the answer with the upstream's
-    /// reply, passed through.
+    /// Performs the core's `Forward` effect of `answer` at the upstream that serves the item (in
+    /// the session's own session there, remembered in `store`) and completes the answer with
+    /// the upstream's reply, passed through. A failure names the upstream.
     pub async fn finish(&self, answer: http::Response, store: &Mutex<MemoryStore>) -> http::Response {
         let Some(f) = answer.forward.clone() else {
             return answer;
         };
-        let (mut conv, mut exchange) = self.state().forward(&f);
-        let reply = upstream::drive(&mut conv, &mut exchange, |p| self.post(p)).await;
-        self.state().note_changes(&mut conv);
+        let forward = self.state().forward(&f);
+        let (member, mut conv, mut exchange) = match forward {
+            Ok(x) => x,
+            Err(e) => return http::complete(answer, Err(&e), &[]),
+        };
+        let reply = upstream::drive(&mut conv, &mut exchange, |p| self.post(member, p)).await;
+        let reply = {
+            let mut state = self.state();
+            state.note_changes(member, &mut conv);
+            if matches!(reply, Err(Error::Upstream(_))) {
+                state.note_unreachable(member);
+            }
+            match (reply, state.upstream_at(member)) {
+                (Err(e), Some(up)) => Err(upstream::named(up, e)),
+                (r, _) => r,
+            }
+        };
         let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
         upstream::forwarded(answer, &conv, reply, &mut *store, now_ms())
+    }
+}
+
+/// Where the operator reads each upstream's state (behind the same gate as `/mcp`: Origin,
+/// bearer token).
+pub const STATUS_PATH: &str = "/mcp-sieve/upstreams";
+
+/// `GET` [`STATUS_PATH`]: each upstream's state as JSON (404 when the server fronts none).
+pub fn status(gateway: Option<&Gateway>, method: &str) -> http::Response {
+    let json = |status: u16, body: String| http::Response {
+        status,
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("Cache-Control".into(), "no-store".into()),
+        ],
+        body,
+        ..Default::default()
+    };
+    match (gateway, method) {
+        (_, m) if m != "GET" => json(405, r#"{"error":"use GET"}"#.into()),
+        (None, _) => json(404, r#"{"error":"this server fronts no upstream"}"#.into()),
+        (Some(g), _) => json(200, g.status().to_string()),
     }
 }

@@ -15,6 +15,7 @@ mod load;
 mod mcp_config;
 mod platform;
 mod serve;
+mod stdio;
 mod stdio_serve;
 mod tools;
 mod watch;

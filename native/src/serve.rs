@@ -47,7 +47,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
     // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
-    let gateway = server.catalog().upstream.clone().map(Gateway::new);
+    let gateway = Gateway::new(server.clone())?;
     let app = Arc::new(App {
         server,
         cfg,
@@ -61,6 +61,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
         if let Err(e) = g.serving(&app.server).await {
             eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
         }
+        g.keep_retrying();
     }
     let listener = TcpListener::bind((host, port))
         .await
@@ -124,7 +125,8 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
         return reply(r);
     }
-    if !(path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))) {
+    let status = path == crate::gateway::STATUS_PATH;
+    if !(status || path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))) {
         return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
     let query = req.uri().query().unwrap_or_default().to_string();
@@ -167,6 +169,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             }
         }
     };
+    if status {
+        return reply(crate::gateway::status(app.gateway.as_ref(), parts.method.as_str()));
+    }
     // Counted while read (a chunked body has no declared length), and within a deadline.
     let limit = app.cfg.limits.max_body;
     let body = match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, limit).collect()).await {

@@ -216,12 +216,13 @@ pub async fn run(text: String, view: &crate::cli::ViewArgs) -> Result<(), Server
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
-    let gateway = server.catalog().upstream.clone().map(Gateway::new);
+    let gateway = Gateway::new(server.clone())?;
     if let Some(g) = &gateway {
-        // Fetch the upstream's lists now, so the first request does not wait (and a bad upstream shows at once).
+        // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {
             eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
         }
+        g.keep_retrying();
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     // One writer, so messages never interleave; an empty string is the end (after what came before it).

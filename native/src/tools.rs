@@ -72,10 +72,10 @@ fn names(v: &Value) -> String {
 /// The server of the catalog document `text`: in gateway mode over its upstreams' lists, fetched
 /// once now (with the progress on stderr).
 pub async fn serving(text: &str) -> Result<Arc<Server>, ServerError> {
-    let local = Server::new(Catalog::from_json_str(text)?);
-    Ok(match local.catalog().upstream.clone().map(Gateway::new) {
+    let local = Arc::new(Server::new(Catalog::from_json_str(text)?));
+    Ok(match Gateway::new(local.clone())? {
         Some(g) => g.serving(&local).await?,
-        None => Arc::new(local),
+        None => local,
     })
 }
 

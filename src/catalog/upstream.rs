@@ -1,77 +1,372 @@
-//! The document's `upstream`: the Streamable HTTP MCP server a gateway fronts, and how often its
-//! lists are fetched again.
+//! The document's upstreams: `upstream` (one unnamed server, as before) and `upstreams` (named
+//! ones: `{"github": {...}, "files": {...}}`) — how each is reached (Streamable HTTP `url`, a
+//! stdio `command`, a Worker `service` binding), the headers sent to it (with `${NAME}` secret
+//! references, resolved by the shell), its namespace `prefix`, its group's `title`, and how often
+//! its lists are fetched again.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{type_name, Error, Result};
 
 /// Default seconds between two refreshes of the upstream's lists.
 pub const DEFAULT_REFRESH_SECONDS: u64 = 300;
 
-/// The document's `upstream` object: `{"url": "https://…/mcp", "refreshSeconds": 300}`.
+/// How an upstream is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// Streamable HTTP at this endpoint.
+    Http(String),
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout (native server only).
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables added to ours (values may reference secrets, `${NAME}`).
+        env: Vec<(String, String)>,
+        /// Its working directory.
+        cwd: Option<String>,
+    },
+    /// Another Cloudflare Worker reached through this service binding (Worker only).
+    Service(String),
+}
+
+/// One upstream server a gateway fronts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
-    /// The upstream's Streamable HTTP endpoint.
-    pub url: String,
+    /// Its name in `upstreams` (empty for the document's unnamed `upstream`): the group its items
+    /// belong to, and what errors, the log and the status name.
+    pub name: String,
+    /// The group's title.
+    pub title: Option<String>,
+    /// Put before its tools' and prompts' names (default `<name>_`; none for the unnamed one).
+    pub prefix: String,
+    /// How it is reached.
+    pub transport: Transport,
+    /// Headers sent with every request, as written (`${NAME}` not yet resolved).
+    pub headers: Vec<(String, String)>,
     /// Milliseconds after which the cached lists are fetched again.
     pub refresh_ms: i64,
+    /// Whether a tool's `readOnlyHint` / `destructiveHint` become the tags `read-only` /
+    /// `destructive`.
+    pub tags_from_annotations: bool,
+}
+
+/// Headers the conversation itself sets: an upstream's `headers` may not replace them.
+const RESERVED: [&str; 4] = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
+
+const FIELDS: [&str; 11] = [
+    "url",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "service",
+    "headers",
+    "prefix",
+    "title",
+    "refreshSeconds",
+    "tagsFromAnnotations",
+];
+
+fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(o)) => o
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                other => Err(Error::Catalog(format!(
+                    "{path}[\"{k}\"] must be a string, got {}",
+                    type_name(other)
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(Error::Catalog(format!(
+            "{path} must be an object of strings, got {}",
+            type_name(other)
+        ))),
+    }
+}
+
+fn opt_string(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(Error::Catalog(format!(
+            "{path}.{key} must be a string, got {}",
+            type_name(other)
+        ))),
+    }
 }
 
 impl Upstream {
     /// Reads `upstream` (absent or null: no gateway); errors name the bad field.
     pub fn parse(v: Option<&Value>) -> Result<Option<Upstream>> {
-        let obj = match v {
-            None | Some(Value::Null) => return Ok(None),
-            Some(Value::Object(o)) => o,
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => Self::parse_one("", v, "upstream").map(Some),
+        }
+    }
+
+    /// Reads the document's `upstream` and `upstreams` together (the unnamed one first, then the
+    /// named ones in name order); errors name the bad field.
+    pub fn parse_all(one: Option<&Value>, named: Option<&Value>) -> Result<Vec<Upstream>> {
+        let mut all: Vec<Upstream> = Self::parse(one)?.into_iter().collect();
+        match named {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(o)) => {
+                let mut names: Vec<&String> = o.keys().collect();
+                names.sort();
+                for name in names {
+                    let ok = !name.is_empty()
+                        && name.len() <= 64
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    if !ok {
+                        return Err(Error::Catalog(format!(
+                            "upstreams[\"{name}\"]: an upstream's name must be 1 to 64 letters, digits, '_' or '-'"
+                        )));
+                    }
+                    all.push(Self::parse_one(name, &o[name], &format!("upstreams.{name}"))?);
+                }
+            }
             Some(other) => {
                 return Err(Error::Catalog(format!(
-                    "upstream must be an object such as {{\"url\": \"https://example.com/mcp\", \"refreshSeconds\": 300}}, got {}",
+                    "upstreams must be an object of name → upstream, such as {{\"github\": {{\"url\": \"https://example.com/mcp\"}}}}, got {}",
+                    type_name(other)
+                )))
+            }
+        }
+        Ok(all)
+    }
+
+    fn parse_one(name: &str, v: &Value, path: &str) -> Result<Upstream> {
+        let obj = match v {
+            Value::Object(o) => o,
+            other => {
+                return Err(Error::Catalog(format!(
+                    "{path} must be an object such as {{\"url\": \"https://example.com/mcp\", \"refreshSeconds\": 300}}, got {}",
                     type_name(other)
                 )))
             }
         };
-        if let Some(k) = obj.keys().find(|k| !["url", "refreshSeconds"].contains(&k.as_str())) {
+        if let Some(k) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(Error::Catalog(format!(
-                "upstream has an unknown field \"{k}\"; expected url, refreshSeconds"
+                "{path} has an unknown field \"{k}\"; expected {}",
+                FIELDS.join(", ")
             )));
         }
-        let url = match obj.get("url") {
-            Some(Value::String(s)) if s.starts_with("http://") || s.starts_with("https://") => s.clone(),
-            Some(Value::String(s)) => {
+        let given: Vec<&str> = ["url", "command", "service"]
+            .into_iter()
+            .filter(|k| obj.get(*k).is_some_and(|v| !v.is_null()))
+            .collect();
+        let transport = match given.as_slice() {
+            ["url"] => match &obj["url"] {
+                Value::String(s) if s.starts_with("http://") || s.starts_with("https://") => Transport::Http(s.clone()),
+                Value::String(s) => {
+                    return Err(Error::Catalog(format!(
+                        "{path}.url must be an http:// or https:// URL, got \"{s}\""
+                    )))
+                }
+                other => {
+                    return Err(Error::Catalog(format!(
+                        "{path}.url must be a string, got {}",
+                        type_name(other)
+                    )))
+                }
+            },
+            ["command"] => {
+                let command = opt_string(obj, "command", path)?.unwrap_or_default();
+                if command.is_empty() {
+                    return Err(Error::Catalog(format!("{path}.command must not be empty")));
+                }
+                let args = crate::json::str_array(obj.get("args"), &format!("{path}.args")).map_err(Error::in_catalog)?;
+                Transport::Stdio {
+                    command,
+                    args,
+                    env: string_map(obj.get("env"), &format!("{path}.env"))?,
+                    cwd: opt_string(obj, "cwd", path)?,
+                }
+            }
+            ["service"] => match opt_string(obj, "service", path)? {
+                Some(b) if !b.is_empty() => Transport::Service(b),
+                _ => return Err(Error::Catalog(format!("{path}.service must name a service binding"))),
+            },
+            [] => {
                 return Err(Error::Catalog(format!(
-                    "upstream.url must be an http:// or https:// URL, got \"{s}\""
+                    "{path}.url is required (the upstream's MCP endpoint), or command (a stdio server), or service (a Worker service binding)"
                 )))
             }
-            Some(other) => {
+            many => {
                 return Err(Error::Catalog(format!(
-                    "upstream.url must be a string, got {}",
-                    type_name(other)
+                    "{path} must have exactly one of url, command, service; got {}",
+                    many.join(" and ")
                 )))
             }
-            None => {
-                return Err(Error::Catalog(
-                    "upstream.url is required (the upstream's MCP endpoint)".into(),
-                ))
+        };
+        for k in ["args", "env", "cwd"] {
+            if obj.contains_key(k) && !matches!(transport, Transport::Stdio { .. }) {
+                return Err(Error::Catalog(format!(
+                    "{path}.{k} is only for a stdio upstream (command)"
+                )));
             }
+        }
+        let headers = string_map(obj.get("headers"), &format!("{path}.headers"))?;
+        for (k, _) in &headers {
+            if RESERVED.contains(&k.to_ascii_lowercase().as_str()) {
+                return Err(Error::Catalog(format!(
+                    "{path}.headers[\"{k}\"]: the gateway sets this header itself"
+                )));
+            }
+            let token = !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                return Err(Error::Catalog(format!(
+                    "{path}.headers[\"{k}\"] is not a valid header name"
+                )));
+            }
+        }
+        if !headers.is_empty() && matches!(transport, Transport::Stdio { .. }) {
+            return Err(Error::Catalog(format!(
+                "{path}.headers is for HTTP and service upstreams; give a stdio server its secrets in env"
+            )));
+        }
+        for (k, v) in headers.iter() {
+            references(v, &format!("{path}.headers[\"{k}\"]"))?;
+        }
+        if let Transport::Stdio { env, .. } = &transport {
+            for (k, v) in env {
+                references(v, &format!("{path}.env[\"{k}\"]"))?;
+            }
+        }
+        let prefix = match opt_string(obj, "prefix", path)? {
+            Some(p) => p,
+            None if name.is_empty() => String::new(),
+            None => format!("{name}_"),
         };
         let secs = match obj.get("refreshSeconds") {
             None | Some(Value::Null) => DEFAULT_REFRESH_SECONDS,
             Some(v) => v.as_u64().filter(|n| (1..=86_400).contains(n)).ok_or_else(|| {
                 Error::Catalog(format!(
-                    "upstream.refreshSeconds must be an integer from 1 to 86400, got {v}"
+                    "{path}.refreshSeconds must be an integer from 1 to 86400, got {v}"
                 ))
             })?,
         };
-        Ok(Some(Upstream {
-            url,
+        let tags_from_annotations = match obj.get("tagsFromAnnotations") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(Error::Catalog(format!(
+                    "{path}.tagsFromAnnotations must be true or false, got {}",
+                    type_name(other)
+                )))
+            }
+        };
+        Ok(Upstream {
+            name: name.into(),
+            title: opt_string(obj, "title", path)?,
+            prefix,
+            transport,
+            headers,
             refresh_ms: secs as i64 * 1000,
-        }))
+            tags_from_annotations,
+        })
+    }
+
+    /// Its Streamable HTTP endpoint, if it is reached over HTTP.
+    pub fn url(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Http(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// How errors and the log name it: `upstream "github"`, or `the upstream`.
+    pub fn label(&self) -> String {
+        if self.name.is_empty() {
+            "the upstream".into()
+        } else {
+            format!("upstream \"{}\"", self.name)
+        }
     }
 
     /// Whether lists fetched at `fetched_ms` are due for a refresh at `now_ms`.
     pub fn stale(&self, fetched_ms: i64, now_ms: i64) -> bool {
         now_ms.saturating_sub(fetched_ms) >= self.refresh_ms
     }
+
+    /// Its headers with every `${NAME}` replaced by the secret `secret(NAME)` gives (the
+    /// environment, the Worker's secrets and variables). A missing secret is a configuration
+    /// error naming it and where it is used — never a request with an empty token. Error messages
+    /// never hold a secret's value.
+    pub fn resolved_headers(&self, secret: &dyn Fn(&str) -> Option<String>) -> Result<Vec<(String, String)>> {
+        self.headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.substitute(v, &format!("headers[\"{k}\"]"), secret)?)))
+            .collect()
+    }
+
+    /// A stdio upstream's `env` with its secret references resolved (see
+    /// [`Upstream::resolved_headers`]).
+    pub fn resolved_env(&self, secret: &dyn Fn(&str) -> Option<String>) -> Result<Vec<(String, String)>> {
+        match &self.transport {
+            Transport::Stdio { env, .. } => env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.substitute(v, &format!("env[\"{k}\"]"), secret)?)))
+                .collect(),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn substitute(&self, value: &str, field: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<String> {
+        let mut out = String::new();
+        let mut rest = value;
+        while let Some(at) = rest.find("${") {
+            out.push_str(&rest[..at]);
+            let tail = &rest[at + 2..];
+            let end = tail.find('}').unwrap_or(0); // checked by `references` when parsed
+            let name = &tail[..end];
+            match secret(name) {
+                Some(v) => out.push_str(&v),
+                None => {
+                    let whose = if self.name.is_empty() {
+                        "upstream".to_string()
+                    } else {
+                        format!("upstreams.{}", self.name)
+                    };
+                    return Err(Error::Catalog(format!(
+                        "{whose}.{field} uses the secret ${{{name}}}, which is not set (set it in the environment, or as a Worker secret or variable)"
+                    )));
+                }
+            }
+            rest = &tail[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+/// Checks the `${NAME}` references in `value` (names of letters, digits and `_`, closed).
+fn references(value: &str, path: &str) -> Result<()> {
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        let tail = &rest[at + 2..];
+        let Some(end) = tail.find('}') else {
+            return Err(Error::Catalog(format!("{path} has a \"${{\" with no closing \"}}\"")));
+        };
+        let name = &tail[..end];
+        let ok = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(Error::Catalog(format!(
+                "{path}: a secret reference must look like ${{NAME}} (letters, digits, _), got \"${{{name}}}\""
+            )));
+        }
+        rest = &tail[end + 1..];
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -86,6 +381,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(u.refresh_ms, 300_000);
+        assert_eq!((u.prefix.as_str(), u.url()), ("", Some("http://127.0.0.1:9/mcp")));
         assert!(u.stale(0, 300_000) && !u.stale(1, 300_000));
         for (doc, want) in [
             (json!("x"), "upstream must be an object"),
@@ -97,9 +393,86 @@ mod tests {
                 "upstream.refreshSeconds must be",
             ),
             (json!({"url": "http://x", "ttl": 1}), "unknown field \"ttl\""),
+            (
+                json!({"url": "http://x", "command": "node"}),
+                "exactly one of url, command, service; got url and command",
+            ),
+            (
+                json!({"url": "http://x", "args": []}),
+                "upstream.args is only for a stdio upstream",
+            ),
+            (
+                json!({"url": "http://x", "headers": {"Accept": "x"}}),
+                "sets this header itself",
+            ),
+            (json!({"url": "http://x", "headers": {"A": "${X"}}), "no closing"),
+            (
+                json!({"url": "http://x", "headers": {"A": "${1X}"}}),
+                "must look like ${NAME}",
+            ),
+            (
+                json!({"command": "node", "headers": {"A": "b"}}),
+                "give a stdio server its secrets in env",
+            ),
         ] {
             let e = Upstream::parse(Some(&doc)).unwrap_err().to_string();
-            assert!(e.contains(want), "{e}");
+            assert!(e.contains(want), "{e} should contain {want}");
         }
+    }
+
+    #[test]
+    fn named_upstreams_get_prefixes_and_secrets_resolve() {
+        let all = Upstream::parse_all(
+            Some(&json!({"url": "http://a/mcp"})),
+            Some(&json!({
+                "gh": {"url": "https://gh/mcp", "title": "GitHub", "headers": {"Authorization": "Bearer ${GH_TOKEN}"}},
+                "files": {"command": "npx", "args": ["x"], "env": {"K": "${K}"}, "prefix": "fs."}
+            })),
+        )
+        .unwrap();
+        let names: Vec<(&str, &str)> = all.iter().map(|u| (u.name.as_str(), u.prefix.as_str())).collect();
+        assert_eq!(names, [("", ""), ("files", "fs."), ("gh", "gh_")]);
+        let env = |n: &str| (n == "GH_TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(
+            all[2].resolved_headers(&env).unwrap(),
+            [("Authorization".to_string(), "Bearer s3cret".to_string())]
+        );
+        let e = all[1].resolved_env(&env).unwrap_err().to_string();
+        assert!(
+            e.contains("upstreams.files.env[\"K\"] uses the secret ${K}, which is not set"),
+            "{e}"
+        );
+        let e = Upstream::parse_all(None, Some(&json!({"a b": {"url": "http://x"}}))).unwrap_err();
+        assert!(e.to_string().contains("upstreams[\"a b\"]"));
+    }
+}
+
+#[cfg(feature = "gateway")]
+/// Where each item of a gateway's merged lists came from, so a use reaches the right upstream
+/// with the name that upstream knows (filled by `upstream::build`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origins {
+    /// A tool's name as listed → (index of its upstream in `Catalog::upstreams`, its name there).
+    pub tools: std::collections::HashMap<String, (usize, String)>,
+    /// The same for prompts.
+    pub prompts: std::collections::HashMap<String, (usize, String)>,
+    /// A resource's URI → its upstream.
+    pub resources: std::collections::HashMap<String, usize>,
+    /// A resource template's text before its first `{` → its upstream (the longest match wins).
+    pub templates: Vec<(String, usize)>,
+}
+
+#[cfg(feature = "gateway")]
+impl Origins {
+    /// The upstream serving `uri`: a listed resource, else the template with the longest literal
+    /// start that `uri` begins with.
+    pub fn resource(&self, uri: &str) -> Option<usize> {
+        self.resources.get(uri).copied().or_else(|| {
+            self.templates
+                .iter()
+                .filter(|(start, _)| uri.starts_with(start.as_str()))
+                .max_by_key(|(start, _)| start.len())
+                .map(|(_, i)| *i)
+        })
     }
 }

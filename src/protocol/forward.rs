@@ -30,6 +30,32 @@ pub struct Forward {
     /// Whether the client accepts an SSE answer (then the upstream's notifications for this
     /// request go along with the response).
     pub sse: bool,
+    /// Which upstream performs it (an index in `Catalog::upstreams`; `params` already carry the
+    /// name that upstream knows).
+    pub upstream: usize,
+    /// That upstream's name (empty: the unnamed `upstream`).
+    pub upstream_name: String,
+}
+
+/// The name of the upstream that runs `t` (empty: the unnamed one).
+pub(crate) fn task_upstream(t: &OwnedTask) -> String {
+    #[cfg(feature = "gateway")]
+    return t.upstream.clone();
+    #[cfg(not(feature = "gateway"))]
+    {
+        let _ = t;
+        String::new()
+    }
+}
+
+/// The session's own session at the upstream named `name` (empty: the unnamed one).
+pub(crate) fn link_of<'a>(s: &'a mut Session, name: &str) -> &'a mut UpstreamLink {
+    #[cfg(feature = "gateway")]
+    if !name.is_empty() {
+        return s.upstream_links.entry(name.to_string()).or_default();
+    }
+    let _ = name;
+    s.upstream.get_or_insert_with(UpstreamLink::default)
 }
 
 pub(super) fn creates_task(params: &Value) -> bool {
@@ -81,7 +107,7 @@ impl Forward {
     /// again) and the task the request created, if any. Returns whether `s` changed.
     pub fn record(&self, s: &mut Session, link: UpstreamLink, response: Option<&Value>, now_ms: i64) -> bool {
         let mut changed = false;
-        let stored = s.upstream.get_or_insert_with(UpstreamLink::default);
+        let stored = link_of(s, &self.upstream_name);
         if (&stored.session, &stored.version) != (&link.session, &link.version) {
             stored.next_id = stored.next_id.max(link.next_id);
             (stored.session, stored.version) = (link.session, link.version);
@@ -92,6 +118,8 @@ impl Forward {
             let ttl = task.and_then(|t| t["ttl"].as_i64()).filter(|t| *t > 0);
             s.upstream_tasks.push(OwnedTask {
                 id: id.to_string(),
+                #[cfg(feature = "gateway")]
+                upstream: self.upstream_name.clone(),
                 expires_ms: ttl.map(|t| now_ms.saturating_add(t)),
             });
             changed = true;

@@ -5,10 +5,10 @@
 //! ([`UpstreamLink`]; a stateless request gets a fresh one, used once). Upstream tasks belong to
 //! the session that created them: another session's task id is "Unknown task", never forwarded.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::{type_name, Error, Result};
-use crate::protocol::forward::{creates_task, Forward};
+use crate::protocol::forward::{creates_task, link_of, task_upstream, Forward};
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Server};
 use crate::protocol::session::{Session, UpstreamLink};
@@ -37,23 +37,37 @@ impl Server {
             ))),
             None => Err(Error::params("params.taskId is required")),
         };
-        let owned: Vec<String> = match session.as_mut() {
+        let owned: Vec<(String, String)> = match session.as_mut() {
             Some(s) => {
                 let before = s.upstream_tasks.len();
                 s.upstream_tasks.retain(|t| t.expires_ms.is_none_or(|e| e > now_ms));
                 out.session_changed |= before != s.upstream_tasks.len();
-                s.upstream_tasks.iter().map(|t| t.id.clone()).collect()
+                s.upstream_tasks
+                    .iter()
+                    .map(|t| (t.id.clone(), task_upstream(t)))
+                    .collect()
             }
             None => Vec::new(),
         };
         match f.method.as_str() {
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/update" => {
                 let id = task_id()?;
-                if !owned.contains(&id) {
+                let Some((_, up)) = owned.iter().find(|(t, _)| *t == id) else {
                     return Err(unknown_task(&id));
+                };
+                // The task is asked of the upstream that runs it.
+                if let Some(i) = self.catalog.upstreams.iter().position(|u| u.name == *up) {
+                    (f.upstream, f.upstream_name) = (i, up.clone());
                 }
             }
-            "tasks/list" => f.owned_tasks = Some(owned.clone()),
+            "tasks/list" => {
+                // Only one upstream is asked: the one running the session's tasks (the first).
+                let up = owned.first().map(|(_, u)| u.clone()).unwrap_or_default();
+                if let Some(i) = self.catalog.upstreams.iter().position(|u| u.name == up) {
+                    (f.upstream, f.upstream_name) = (i, up.clone());
+                }
+                f.owned_tasks = Some(owned.iter().filter(|(_, u)| *u == up).map(|(t, _)| t.clone()).collect())
+            }
             "tools/call" if creates_task(&f.params) && session.is_some() => {
                 let cap = self.catalog.options.max_tasks_per_session;
                 if owned.len() >= cap {
@@ -65,7 +79,7 @@ impl Server {
         let Some(s) = session.as_mut() else {
             return Ok(());
         };
-        let link = s.upstream.get_or_insert_with(UpstreamLink::default);
+        let link = link_of(s, &f.upstream_name);
         let start = link.next_id.max(1);
         link.next_id = start.saturating_add(IDS_PER_EXCHANGE);
         f.link = Some(UpstreamLink {
@@ -83,18 +97,62 @@ impl Server {
         if !self.is_gateway() {
             return None;
         }
+        let mut params = call.params.clone();
+        let upstream = self.route(method, &mut params);
         out.forward = Some(Forward {
             id: call.ctx.request_id.clone(),
             method: method.into(),
-            params: call.params.clone(),
+            params,
             stateless: call.stateless,
+            upstream,
+            upstream_name: self
+                .catalog
+                .upstreams
+                .get(upstream)
+                .map(|u| u.name.clone())
+                .unwrap_or_default(),
             ..Forward::default()
         });
         Some(String::new())
     }
 
-    /// Whether this server fronts an upstream.
+    /// Without the `gateway` feature there is at most the one upstream.
+    #[cfg(not(feature = "gateway"))]
+    fn route(&self, _method: &str, _params: &mut Value) -> usize {
+        0
+    }
+
+    /// The upstream that serves the item `params` name (a tool or prompt by its listed name,
+    /// which becomes the name that upstream knows; a resource by URI); the first upstream when
+    /// the item names none (tasks are routed by their owner in `bind_forward`).
+    #[cfg(feature = "gateway")]
+    fn route(&self, method: &str, params: &mut Value) -> usize {
+        let origins = &self.catalog.origins;
+        let rename = |map: &std::collections::HashMap<String, (usize, String)>, v: &mut Value| {
+            let (up, name) = map.get(v.as_str()?)?;
+            *v = json!(name);
+            Some(*up)
+        };
+        let routed = match method {
+            "tools/call" => params.get_mut("name").and_then(|v| rename(&origins.tools, v)),
+            "prompts/get" => params.get_mut("name").and_then(|v| rename(&origins.prompts, v)),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                params["uri"].as_str().and_then(|u| origins.resource(u))
+            }
+            "completion/complete" => match params["ref"]["type"].as_str() {
+                Some("ref/prompt") => params
+                    .get_mut("ref")
+                    .and_then(|r| r.get_mut("name"))
+                    .and_then(|v| rename(&origins.prompts, v)),
+                _ => params["ref"]["uri"].as_str().and_then(|u| origins.resource(u)),
+            },
+            _ => None,
+        };
+        routed.unwrap_or(0)
+    }
+
+    /// Whether this server fronts upstreams.
     pub fn is_gateway(&self) -> bool {
-        self.catalog.upstream.is_some()
+        !self.catalog.upstreams.is_empty()
     }
 }

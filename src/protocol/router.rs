@@ -37,9 +37,10 @@ impl Server {
     /// depend on who asks or on anything outside the URL (a principal, concerns sent with the
     /// request, a view from `X-MCP-*` headers, policy rules about the caller).
     fn cache_fields(&self, params: &Value, env: &Env) -> (i64, &'static str) {
-        let ttl = match (&self.catalog.upstream, self.catalog.options.list_ttl_ms) {
+        let refresh = self.catalog.upstreams.iter().map(|u| u.refresh_ms).min();
+        let ttl = match (refresh, self.catalog.options.list_ttl_ms) {
             (_, Some(ttl)) => ttl,
-            (Some(up), None) => up.refresh_ms,
+            (Some(refresh), None) => refresh,
             (None, None) => crate::catalog::DEFAULT_LIST_TTL_MS,
         };
         let concerns = !params["filter"]["concerns"].is_null()

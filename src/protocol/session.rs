@@ -48,6 +48,11 @@ pub struct Session {
     /// use; never shared with another downstream session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<UpstreamLink>,
+    /// Gateway mode with named upstreams: this session's own session at each of them, by name
+    /// (the unnamed `upstream`'s stays in `upstream`).
+    #[cfg(feature = "gateway")]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub upstream_links: std::collections::BTreeMap<String, UpstreamLink>,
     /// Gateway mode: the upstream tasks created through this session, the only ones it may reach.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream_tasks: Vec<OwnedTask>,
@@ -88,6 +93,10 @@ pub struct UpstreamLink {
 pub struct OwnedTask {
     /// The upstream's task id.
     pub id: String,
+    /// The name of the upstream that runs it (empty: the unnamed `upstream`).
+    #[cfg(feature = "gateway")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub upstream: String,
     /// When its TTL ends (ms since the epoch), if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_ms: Option<i64>,

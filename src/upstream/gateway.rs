@@ -1,41 +1,107 @@
-//! Gateway mode: the upstream's lists under the local document (its groups, tags, concerns,
-//! overlay and policy), cached and refreshed (after `refreshSeconds`, or when the upstream
-//! announced a list change; one refresh in flight), and the core's `Forward` effects, each in
-//! the downstream session's own upstream session (never the one the lists are fetched over).
+//! Gateway mode: the upstreams' lists under the local document (its groups, tags, concerns,
+//! overlay and policy), cached and refreshed per upstream (after its `refreshSeconds`, or when it
+//! announced a list change; one refresh in flight each), merged into one catalog
+//! (`merge::build_many`), and the core's `Forward` effects, each at the upstream that serves the
+//! item, in the downstream session's own session there (never the one the lists are fetched over).
+//!
+//! Failure is isolated: an upstream whose lists cannot be fetched leaves the merged lists (the
+//! others keep serving; `list_changed` goes out), is retried with backoff, and comes back by
+//! itself. [`Gateway::status`] is the operator's view of each.
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
 
 use super::conversation::{ClientConfig, Conversation, Exchange};
+use super::merge::{build_many, Source};
 use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
-use crate::error::{type_name, Error, Result};
+use crate::error::{Error, Result};
 use crate::http::SessionStore;
-use crate::model::Kind;
 use crate::protocol::{Forward, Server};
+
+/// First wait before an upstream that failed is tried again, ms (doubled per failure).
+const FIRST_BACKOFF_MS: i64 = 1_000;
+/// Longest wait between two tries of an upstream that is down, ms.
+const MAX_BACKOFF_MS: i64 = 60_000;
+
+/// One refresh of one upstream's lists, for the shell to run over that upstream's transport.
+#[derive(Debug)]
+pub struct Job {
+    /// Which upstream (an index in the catalog's `upstreams`).
+    pub member: usize,
+    /// The conversation the lists are fetched over (given back to [`Gateway::refreshed`]).
+    pub conv: Conversation,
+    /// The machine.
+    pub refresh: Refresh,
+}
 
 /// What a request should run on.
 #[derive(Debug)]
 pub enum Serving {
     /// This server (fresh, or stale while a refresh runs elsewhere).
     Ready(Arc<Server>),
-    /// Run this refresh first, then call [`Gateway::refreshed`].
-    Refresh(Box<Refresh>),
+    /// Run these refreshes first (each over its upstream), then call [`Gateway::refreshed`].
+    Refresh(Vec<Job>),
     /// A refresh is in flight and nothing is cached yet: ask again shortly.
     Wait,
 }
 
-/// One gateway's state: the conversation with the upstream and the catalog served over it.
+/// One upstream's state.
 #[derive(Debug)]
-pub struct Gateway {
+struct Member {
     upstream: Upstream,
     config: ClientConfig,
     conv: Conversation,
-    server: Option<Arc<Server>>,
+    lists: Option<Lists>,
     fetched_ms: i64,
     stale: bool,
     refreshing: bool,
+    /// Failures in a row; while above zero the upstream is down (out of the lists).
+    failures: u32,
+    retry_ms: i64,
+    error: Option<String>,
+}
+
+impl Member {
+    fn due(&self, now_ms: i64) -> bool {
+        !self.refreshing
+            && if self.failures > 0 {
+                now_ms >= self.retry_ms
+            } else {
+                self.lists.is_none()
+                    || self.stale
+                    || self.conv.list_changed()
+                    || self.upstream.stale(self.fetched_ms, now_ms)
+            }
+    }
+
+    fn job(&mut self, member: usize) -> Job {
+        self.refreshing = true;
+        self.stale = false;
+        let conv = self.conv.clone();
+        Job {
+            member,
+            refresh: Refresh::new(&conv),
+            conv,
+        }
+    }
+
+    fn failed(&mut self, why: String, now_ms: i64) {
+        self.failures = self.failures.saturating_add(1);
+        let backoff = FIRST_BACKOFF_MS.saturating_mul(1 << (self.failures - 1).min(16));
+        self.retry_ms = now_ms.saturating_add(backoff.min(MAX_BACKOFF_MS).min(self.upstream.refresh_ms));
+        self.error = Some(why);
+        self.lists = None;
+        self.conv.reset();
+    }
+}
+
+/// One gateway's state: a conversation with each upstream and the catalog served over them.
+#[derive(Debug)]
+pub struct Gateway {
+    members: Vec<Member>,
+    server: Option<Arc<Server>>,
 }
 
 /// The end of a refresh.
@@ -49,102 +115,208 @@ pub struct Refreshed {
     pub failure: Option<Error>,
 }
 
+fn client(headers: Vec<(String, String)>) -> ClientConfig {
+    ClientConfig {
+        client_info: json!({"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")}),
+        headers,
+        ..ClientConfig::default()
+    }
+}
+
 impl Gateway {
-    /// A gateway in front of `upstream`, nothing fetched yet.
+    /// A gateway in front of one `upstream` whose headers hold no secret references.
     pub fn new(upstream: Upstream) -> Self {
-        let config = ClientConfig {
-            client_info: serde_json::json!({"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")}),
-            ..ClientConfig::default()
-        };
-        Gateway {
-            upstream,
-            conv: Conversation::new(config.clone()),
-            config,
-            server: None,
-            fetched_ms: 0,
-            stale: false,
-            refreshing: false,
-        }
+        let headers = upstream.headers.clone();
+        Self::of(vec![(upstream, headers)])
     }
 
-    /// The upstream this gateway fronts.
+    /// A gateway in front of `upstreams` whose headers hold no secret references.
+    pub fn new_many(upstreams: &[Upstream]) -> Self {
+        Self::of(upstreams.iter().map(|u| (u.clone(), u.headers.clone())).collect())
+    }
+
+    /// A gateway in front of `upstreams` (the catalog's, in its order), their headers' `${NAME}`
+    /// resolved with `secret`; a missing secret is a configuration error naming it.
+    pub fn with_secrets(upstreams: &[Upstream], secret: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let resolved = upstreams
+            .iter()
+            .map(|u| Ok((u.clone(), u.resolved_headers(secret)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::of(resolved))
+    }
+
+    fn of(upstreams: Vec<(Upstream, Vec<(String, String)>)>) -> Self {
+        let members = upstreams
+            .into_iter()
+            .map(|(upstream, headers)| {
+                let config = client(headers);
+                Member {
+                    upstream,
+                    conv: Conversation::new(config.clone()),
+                    config,
+                    lists: None,
+                    fetched_ms: 0,
+                    stale: false,
+                    refreshing: false,
+                    failures: 0,
+                    retry_ms: 0,
+                    error: None,
+                }
+            })
+            .collect();
+        Gateway { members, server: None }
+    }
+
+    /// The upstream this gateway fronts (the first one).
     pub fn upstream(&self) -> &Upstream {
-        &self.upstream
+        &self.members[0].upstream
     }
 
-    /// A copy of the conversation the lists are fetched over, for the refresh [`Gateway::serving`]
-    /// hands out (given back to [`Gateway::refreshed`]).
+    /// The upstream at `member`.
+    pub fn upstream_at(&self, member: usize) -> Option<&Upstream> {
+        self.members.get(member).map(|m| &m.upstream)
+    }
+
+    /// How many upstreams it fronts.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether it fronts none.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// A copy of the conversation the first upstream's lists are fetched over.
     pub fn conversation(&self) -> Conversation {
-        self.conv.clone()
+        self.members[0].conv.clone()
     }
 
-    /// Takes note of a list change the upstream announced in a forwarded exchange.
-    pub fn note_changes(&mut self, conv: &mut Conversation) {
-        self.stale |= conv.take_list_changed();
-    }
-
-    /// What a request at `now_ms` runs on: the cached server when fresh; else a refresh to run
-    /// (only one at a time: while it runs, others get the stale server, or wait when there is
-    /// none).
-    pub fn serving(&mut self, now_ms: i64) -> Serving {
-        self.stale |= self.conv.take_list_changed();
-        let due = self.stale || self.upstream.stale(self.fetched_ms, now_ms);
-        match (&self.server, due || self.server.is_none(), self.refreshing) {
-            (Some(s), false, _) | (Some(s), true, true) => Serving::Ready(s.clone()),
-            (None, _, true) => Serving::Wait,
-            (_, _, false) => {
-                self.refreshing = true;
-                self.stale = false;
-                Serving::Refresh(Box::new(Refresh::new(&self.conv)))
-            }
+    /// Takes note of a list change an upstream (`member`) announced in a forwarded exchange.
+    pub fn note_changes(&mut self, member: usize, conv: &mut Conversation) {
+        if let Some(m) = self.members.get_mut(member) {
+            m.stale |= conv.take_list_changed();
         }
+    }
+
+    /// Takes note that a forwarded exchange with `member` failed to reach it (not a JSON-RPC
+    /// error: no answer, or garbage): its lists are fetched again on the next request, and if
+    /// that fails it leaves the lists.
+    pub fn note_unreachable(&mut self, member: usize) {
+        if let Some(m) = self.members.get_mut(member) {
+            m.stale = true;
+        }
+    }
+
+    /// What a request at `now_ms` runs on: the cached server when every upstream that is up is
+    /// fresh; else the refreshes to run (one per upstream at a time: while one runs, others get
+    /// the stale server, or wait when there is none). Upstreams that are down are retried by
+    /// [`Gateway::retries`], off the request path, once a server exists.
+    pub fn serving(&mut self, now_ms: i64) -> Serving {
+        let cold = self.server.is_none();
+        let jobs: Vec<Job> = self
+            .members
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, m)| (cold && !m.refreshing) || (m.failures == 0 && m.due(now_ms)))
+            .map(|(i, m)| m.job(i))
+            .collect();
+        match (&self.server, jobs.is_empty()) {
+            (_, false) => Serving::Refresh(jobs),
+            (Some(s), true) => Serving::Ready(s.clone()),
+            (None, true) => Serving::Wait,
+        }
+    }
+
+    /// Refreshes of upstreams that are down and due for another try (backoff), for the shell to
+    /// run off the request path (nothing when no server is built yet: requests retry then).
+    pub fn retries(&mut self, now_ms: i64) -> Vec<Job> {
+        if self.server.is_none() {
+            return Vec::new();
+        }
+        self.members
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, m)| m.failures > 0 && m.due(now_ms))
+            .map(|(i, m)| m.job(i))
+            .collect()
     }
 
     /// The cached server when a request at `now_ms` would get it from [`Gateway::serving`]
     /// without a refresh being started, read without changing anything: for a shell's
     /// synchronous path, which leaves every other case to `serving`.
     pub fn ready(&self, now_ms: i64) -> Option<Arc<Server>> {
-        let due = self.stale || self.conv.list_changed() || self.upstream.stale(self.fetched_ms, now_ms);
-        match (&self.server, due, self.refreshing) {
-            (Some(s), false, _) | (Some(s), true, true) => Some(s.clone()),
-            _ => None,
-        }
+        let due = self.members.iter().any(|m| m.failures == 0 && m.due(now_ms));
+        self.server.clone().filter(|_| !due)
     }
 
-    /// Ends the refresh begun by [`Gateway::serving`]: on success the catalog is rebuilt over
-    /// `local`'s document; on failure the stale server, if any, keeps serving (an error when
-    /// there is none).
-    pub fn refreshed(
-        &mut self,
-        local: &Catalog,
-        conv: Conversation,
-        lists: Result<Lists>,
-        now_ms: i64,
-    ) -> Result<Refreshed> {
-        self.refreshing = false;
-        self.conv = conv;
-        self.stale |= self.conv.take_list_changed();
-        let built = lists.and_then(|lists| {
-            let document = local
-                .document
-                .as_deref()
-                .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
-            build(document, &lists)
-        });
-        let catalog = match built {
+    /// Ends refreshes begun by [`Gateway::serving`] or [`Gateway::retries`]: each upstream that
+    /// answered takes its new lists; each that failed leaves the lists until a retry succeeds;
+    /// the catalog is rebuilt over `local`'s document. With no server built yet and no
+    /// upstream up, the error says why.
+    pub fn refreshed(&mut self, local: &Catalog, done: Vec<(Job, Result<Lists>)>, now_ms: i64) -> Result<Refreshed> {
+        let mut failure = None;
+        let mut batch = Vec::new();
+        for (job, lists) in done {
+            let Some(m) = self.members.get_mut(job.member) else {
+                continue;
+            };
+            m.refreshing = false;
+            m.conv = job.conv;
+            m.stale |= m.conv.take_list_changed();
+            m.fetched_ms = now_ms;
+            match lists {
+                Ok(l) => {
+                    m.lists = Some(l);
+                    (m.failures, m.error) = (0, None);
+                    batch.push(job.member);
+                }
+                Err(e) => {
+                    let e = named(&m.upstream, e);
+                    m.failed(e.to_string(), now_ms);
+                    failure = Some(e);
+                }
+            }
+        }
+        let document = local
+            .document
+            .as_deref()
+            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        let catalog = match self.build(document) {
             Ok(c) => c,
+            // The lists just fetched do not fit with the others (a name two upstreams serve): the
+            // last upstream (in the document's order) without which they fit stays out until a
+            // retry fits; when none is enough, all of this refresh's stay out.
             Err(e) => {
-                self.fetched_ms = now_ms; // retry after refreshSeconds, not on every request
-                return match &self.server {
-                    Some(s) => Ok(Refreshed {
-                        server: s.clone(),
-                        notifications: Vec::new(),
-                        failure: Some(e),
-                    }),
-                    None => Err(e),
+                batch.sort_unstable();
+                let mut fits = None;
+                for &i in batch.iter().rev() {
+                    let kept = self.members[i].lists.take();
+                    let built = self.build(document);
+                    self.members[i].lists = kept;
+                    if let Ok(c) = built {
+                        fits = Some((i, c));
+                        break;
+                    }
+                }
+                let out: Vec<usize> = match &fits {
+                    Some((i, _)) => vec![*i],
+                    None => batch,
                 };
+                for i in out {
+                    self.members[i].failed(e.to_string(), now_ms);
+                }
+                failure = Some(e);
+                match fits {
+                    Some((_, c)) => c,
+                    None => self.build(document)?,
+                }
             }
         };
+        let up = self.members.iter().any(|m| m.lists.is_some());
+        if !up && self.server.is_none() {
+            return Err(failure.unwrap_or_else(|| Error::Upstream("no upstream answered".into())));
+        }
         let (server, notes) = match &self.server {
             // Same server, new catalog: the version moves on, so older cursors are refused.
             Some(prev) => {
@@ -156,20 +328,86 @@ impl Gateway {
         };
         let server = Arc::new(server);
         self.server = Some(server.clone());
-        self.fetched_ms = now_ms;
         Ok(Refreshed {
             server,
             notifications: notes,
-            failure: None,
+            failure,
         })
     }
 
-    /// The conversation (the downstream session's upstream session, or a fresh one for a
-    /// stateless request) and the exchange that perform `forward` at the upstream.
-    pub fn forward(&self, forward: &Forward) -> (Conversation, Exchange) {
-        let conv = Conversation::resume(self.config.clone(), forward.link.clone().unwrap_or_default());
+    fn build(&self, document: &Value) -> Result<Catalog> {
+        let sources: Vec<Source> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter_map(|(index, m)| {
+                Some(Source {
+                    index,
+                    upstream: &m.upstream,
+                    lists: m.lists.as_ref()?,
+                })
+            })
+            .collect();
+        build_many(document, &sources)
+    }
+
+    /// The upstream (`member`), the conversation (the downstream session's session there, or a
+    /// fresh one for a stateless request) and the exchange that perform `forward`. A call to an
+    /// upstream that is down is refused at once, naming it and why.
+    pub fn forward(&self, forward: &Forward) -> Result<(usize, Conversation, Exchange)> {
+        let i = forward.upstream;
+        let m = self
+            .members
+            .get(i)
+            .ok_or_else(|| Error::Internal(format!("no upstream number {i} is configured")))?;
+        if let (true, Some(why)) = (m.failures > 0, &m.error) {
+            return Err(Error::Upstream(format!("{} is down ({why})", m.upstream.label())));
+        }
+        let conv = Conversation::resume(m.config.clone(), forward.link.clone().unwrap_or_default());
         let exchange = conv.request(&forward.method, forward.params.clone());
-        (conv, exchange)
+        Ok((i, conv, exchange))
+    }
+
+    /// Each upstream's state for an operator: name, transport, up or down, tools listed, the
+    /// last error (never a header or secret), when it is tried again.
+    pub fn status(&self, now_ms: i64) -> Value {
+        let upstreams: Vec<Value> = self
+            .members
+            .iter()
+            .map(|m| {
+                let transport = match &m.upstream.transport {
+                    crate::catalog::Transport::Http(_) => "http",
+                    crate::catalog::Transport::Stdio { .. } => "stdio",
+                    crate::catalog::Transport::Service(_) => "service",
+                };
+                let state = match (m.failures, &m.lists) {
+                    (0, Some(_)) => "up",
+                    (0, None) => "starting",
+                    _ => "down",
+                };
+                let tools = m.lists.as_ref().map_or(0, |l| l.items(crate::model::Kind::Tool).len());
+                json!({
+                    "name": m.upstream.name,
+                    "prefix": m.upstream.prefix,
+                    "transport": transport,
+                    "state": state,
+                    "tools": tools,
+                    "failures": m.failures,
+                    "error": m.error,
+                    "retryInMs": (m.failures > 0).then(|| (m.retry_ms - now_ms).max(0)),
+                    "fetchedMs": m.fetched_ms,
+                })
+            })
+            .collect();
+        json!({"upstreams": upstreams})
+    }
+}
+
+/// `e`, saying which upstream it came from when it has a name.
+pub fn named(up: &Upstream, e: Error) -> Error {
+    match e {
+        Error::Upstream(m) if !up.name.is_empty() => Error::Upstream(format!("{}: {m}", up.label())),
+        other => other,
     }
 }
 
@@ -214,47 +452,4 @@ pub fn unavailable(e: &Error) -> crate::http::Response {
         body: crate::protocol::jsonrpc::error(&Value::Null, e),
         ..Default::default()
     }
-}
-
-/// The catalog a gateway serves: the local document (groups, tags, concerns, concernMapping,
-/// overlay, policy, options, server) over the upstream's lists.
-pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
-    let mut doc = local
-        .as_object()
-        .cloned()
-        .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(local))))?;
-    for kind in Kind::ALL {
-        if doc
-            .get(kind.key())
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-        {
-            return Err(Error::Catalog(format!(
-                "{} must be empty when upstream is set: a gateway serves the upstream's {}",
-                kind.key(),
-                kind.key()
-            )));
-        }
-        doc.insert(kind.key().into(), Value::Array(lists.items(kind).to_vec()));
-    }
-    if !doc.contains_key("server") {
-        let info = &lists.initialize["serverInfo"];
-        let mut server = Map::new();
-        for k in ["name", "version"] {
-            if let Some(v) = info.get(k).filter(|v| v.is_string()) {
-                server.insert(k.into(), v.clone());
-            }
-        }
-        if let Some(i) = lists.initialize.get("instructions").filter(|v| v.is_string()) {
-            server.insert("instructions".into(), i.clone());
-        }
-        doc.insert("server".into(), Value::Object(server));
-    }
-    let mut catalog = Catalog::load_owned(Value::Object(doc)).map_err(|e| match e {
-        Error::Catalog(m) => Error::Catalog(format!("with the upstream's lists: {m}")),
-        other => other,
-    })?;
-    // Keep the local document, not the merged one: the next refresh starts from it again.
-    catalog.document = Some(Arc::new(local.clone()));
-    Ok(catalog)
 }

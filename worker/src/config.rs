@@ -85,7 +85,10 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
         },
     };
     let catalog = Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
-    Ok(Server::new(catalog))
+    let server = Server::new(catalog);
+    crate::gateway::configure(&server, env, &|name| var(env, name))
+        .map_err(|e| Error::Config(format!("{source}: {e}")))?;
+    Ok(server)
 }
 
 /// The configuration of this isolate, if a request has read it already.

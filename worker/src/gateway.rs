@@ -1,7 +1,10 @@
-//! Gateway mode in the Worker: moves the bytes of the core's upstream conversation
-//! (`mcp_sieve::upstream`) over `worker::Fetch`. This isolate keeps one conversation with the
-//! upstream and the catalog served over it; every rule — sessions, ids, re-open, paging, refresh
-//! (one in flight), catalog building, forwarding — is in the core.
+//! Gateway mode in the Worker: moves the bytes of the core's upstream conversations
+//! (`mcp_sieve::upstream`) over `worker::Fetch` (an upstream's `url`) or a service binding
+//! (`{"service": "BINDING"}`: another Worker, no network hop). This isolate keeps one conversation
+//! with each upstream and the catalog served over them; every rule — sessions, ids, re-open,
+//! paging, refresh (one in flight per upstream), merging, routing, forwarding, failure
+//! isolation — is in the core. Secrets in an upstream's headers (`${NAME}`) are the Worker's
+//! secrets and variables, resolved once per isolate ([`configure`]).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -9,29 +12,83 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
+use mcp_sieve::catalog::Transport;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Server;
-use mcp_sieve::upstream::{self, HttpAnswer, Post, Serving};
+use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
-use worker::{console_error, AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{
+    console_error, AbortController, AbortSignal, Delay, Env, Fetch, Fetcher, Headers, Method, Request, RequestInit,
+};
 
 use crate::platform::now_ms;
 
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT_MS: i64 = 60_000;
 
-thread_local! {
-    static STATE: RefCell<Option<upstream::Gateway>> = const { RefCell::new(None) };
+/// How the bytes reach one upstream.
+#[derive(Clone)]
+enum Driver {
+    Http(String),
+    Service(String, Fetcher),
 }
 
-/// Runs `f` on this isolate's gateway state (created for `server`'s upstream on first use).
+thread_local! {
+    static STATE: RefCell<Option<upstream::Gateway>> = const { RefCell::new(None) };
+    static DRIVERS: RefCell<Vec<Driver>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Sets up this isolate's gateway for `server`'s upstreams (nothing when it names none): their
+/// headers' secrets from `env`, their service bindings. A stdio upstream, a missing secret or a
+/// missing binding is a configuration error naming it.
+pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+    let ups = &server.catalog().upstreams;
+    if ups.is_empty() {
+        return Ok(());
+    }
+    let mut drivers = Vec::new();
+    for up in ups {
+        let at = if up.name.is_empty() {
+            "upstream".to_string()
+        } else {
+            format!("upstreams.{}", up.name)
+        };
+        drivers.push(match &up.transport {
+            Transport::Http(url) => Driver::Http(url.clone()),
+            Transport::Service(b) => Driver::Service(
+                b.clone(),
+                env.service(b).map_err(|_| {
+                    Error::Catalog(format!("{at}.service: this Worker has no service binding \"{b}\" (add it to [[services]] in wrangler.toml)"))
+                })?,
+            ),
+            Transport::Stdio { command, .. } => {
+                return Err(Error::Catalog(format!(
+                    "{at}.command (\"{command}\"): a stdio upstream runs only in the native server; a Worker reaches an upstream by url or by service binding"
+                )))
+            }
+        });
+    }
+    let gateway = upstream::Gateway::with_secrets(ups, var)?;
+    STATE.with(|s| *s.borrow_mut() = Some(gateway));
+    DRIVERS.with(|d| *d.borrow_mut() = drivers);
+    Ok(())
+}
+
+/// Runs `f` on this isolate's gateway state (`None` when not a gateway).
 fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Option<T> {
-    let up = server.catalog().upstream.clone()?;
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let g = s.get_or_insert_with(|| upstream::Gateway::new(up));
-        Some(f(g))
-    })
+    if !server.is_gateway() {
+        return None;
+    }
+    STATE.with(|s| s.borrow_mut().as_mut().map(f))
+}
+
+/// One message to upstream `member` over its driver.
+async fn send(member: usize, p: Post) -> Result<HttpAnswer, Error> {
+    match DRIVERS.with(|d| d.borrow().get(member).cloned()) {
+        Some(Driver::Http(url)) => post(&url, None, p).await,
+        Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p).await,
+        None => Err(Error::Internal(format!("no upstream number {member}"))),
+    }
 }
 
 /// Largest upstream answer read, bytes (a larger one is an error, not a larger heap).
@@ -41,10 +98,10 @@ const DEADLINE_MS: u64 = 30_000;
 
 /// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted), its answer read up to
 /// [`MAX_ANSWER`] bytes (an SSE stream that stays open is read until it carries the response).
-async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
+async fn post(url: &str, via: Option<Fetcher>, post: Post) -> Result<HttpAnswer, Error> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let exchange = std::pin::pin!(post_once(url, post, &signal));
+    let exchange = std::pin::pin!(post_once(url, via, post, &signal));
     let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
     match select(exchange, deadline).await {
         Either::Left((Ok(answer), _)) => Ok(answer),
@@ -60,7 +117,7 @@ async fn post(url: &str, post: Post) -> Result<HttpAnswer, Error> {
     }
 }
 
-async fn post_once(url: &str, post: Post, signal: &AbortSignal) -> Result<HttpAnswer, Error> {
+async fn post_once(url: &str, via: Option<Fetcher>, post: Post, signal: &AbortSignal) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let headers = Headers::new();
     for (k, v) in &post.headers {
@@ -70,10 +127,17 @@ async fn post_once(url: &str, post: Post, signal: &AbortSignal) -> Result<HttpAn
     init.with_method(Method::Post)
         .with_headers(headers)
         .with_body(Some(post.body.as_str().into()));
-    let mut resp = Fetch::Request(Request::new_with_init(url, &init).map_err(unreachable)?)
-        .send_with_signal(signal)
-        .await
-        .map_err(unreachable)?;
+    let mut resp = match via {
+        // A service binding's fetch takes no abort signal: the deadline drops it instead.
+        Some(fetcher) => fetcher
+            .fetch_request(Request::new_with_init(url, &init).map_err(unreachable)?)
+            .await
+            .map_err(unreachable)?,
+        None => Fetch::Request(Request::new_with_init(url, &init).map_err(unreachable)?)
+            .send_with_signal(signal)
+            .await
+            .map_err(unreachable)?,
+    };
     let h = resp.headers();
     let (session, content_type) = (
         h.get("mcp-session-id").ok().flatten(),
@@ -100,14 +164,34 @@ pub fn ready(local: &Server) -> Option<Arc<Server>> {
     with(local, |g| g.ready(now_ms())).flatten()
 }
 
+/// Runs refreshes (each over its upstream's driver, all at once) and hands them to the core.
+async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Error> {
+    let running = jobs.into_iter().map(|mut job| async move {
+        let member = job.member;
+        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p)).await;
+        (job, lists)
+    });
+    let done = futures_util::future::join_all(running).await;
+    let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
+        .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
+    if let Some(e) = done.failure {
+        console_error!("mcp-sieve: {e}; the other upstreams keep serving");
+    }
+    Ok(Some(done.server))
+}
+
 /// The server to run requests on: `None` when `local` has no upstream; else the gateway's
-/// server over the upstream's lists (refreshed when due, one refresh at a time; a stale one
-/// keeps serving while it runs or when the upstream cannot be reached).
+/// server over the upstreams' lists (refreshed when due, one refresh per upstream at a time; a
+/// stale one keeps serving while it runs). Upstreams that are down are tried again (with
+/// backoff) along with a request.
 pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
-    let Some(url) = local.catalog().upstream.as_ref().map(|u| u.url.clone()) else {
+    if !local.is_gateway() {
         return Ok(None);
-    };
+    }
     let started = now_ms();
+    if let Some(retries) = with(local, |g| g.retries(now_ms())).filter(|r| !r.is_empty()) {
+        run(local, retries).await?;
+    }
     loop {
         let Some(serving) = with(local, |g| g.serving(now_ms())) else {
             return Ok(None);
@@ -116,34 +200,35 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
             Serving::Ready(s) => return Ok(Some(s)),
             Serving::Wait if now_ms() - started < MAX_REFRESH_WAIT_MS => Delay::from(Duration::from_millis(10)).await,
             Serving::Wait => return Err(Error::Upstream("its lists are still being fetched".into())),
-            Serving::Refresh(mut refresh) => {
-                let Some(mut conv) = with(local, |g| g.conversation()) else {
-                    return Ok(None);
-                };
-                let lists = upstream::drive(&mut conv, &mut *refresh, |p| post(&url, p)).await;
-                let done = with(local, |g| g.refreshed(local.catalog(), conv, lists, now_ms()))
-                    .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
-                if let Some(e) = done.failure {
-                    console_error!("mcp-sieve: upstream refresh failed, serving the cached lists: {e}");
-                }
-                return Ok(Some(done.server));
-            }
+            Serving::Refresh(jobs) => return run(local, jobs).await,
         }
     }
 }
 
-/// Performs the core's `Forward` effect of `answer`, if any, at the upstream (in the session's
-/// own upstream session, remembered in `store`) and completes the answer with the upstream's
-/// reply, passed through.
+/// Performs the core's `Forward` effect of `answer`, if any, at the upstream that serves the
+/// item (in the session's own session there, remembered in `store`) and completes the answer
+/// with the upstream's reply, passed through; a failure names the upstream.
 pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn SessionStore) -> http::Response {
     let Some(f) = answer.forward.clone() else {
         return answer;
     };
-    let Some((url, (mut conv, mut exchange))) = with(server, |g| (g.upstream().url.clone(), g.forward(&f))) else {
-        let missing = Error::Internal("no upstream is configured".into());
-        return http::complete(answer, Err(&missing), &[]);
+    let forward =
+        with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
+    let (member, mut conv, mut exchange) = match forward {
+        Ok(x) => x,
+        Err(e) => return http::complete(answer, Err(&e), &[]),
     };
-    let reply = upstream::drive(&mut conv, &mut exchange, |p| post(&url, p)).await;
-    with(server, |g| g.note_changes(&mut conv));
+    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p)).await;
+    let reply = with(server, |g| {
+        g.note_changes(member, &mut conv);
+        if matches!(reply, Err(Error::Upstream(_))) {
+            g.note_unreachable(member);
+        }
+        match g.upstream_at(member) {
+            Some(up) => reply.map_err(|e| upstream::named(up, e)),
+            None => reply,
+        }
+    })
+    .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }

@@ -1,0 +1,392 @@
+//! The stdio driver: one child process per stdio upstream, speaking newline-delimited JSON-RPC
+//! on its stdin/stdout, its stderr copied to the log line by line with the upstream's name.
+//!
+//! It moves the bytes of the core's conversation (each `Post` body is one message) and nothing
+//! else, with what a pipe needs that HTTP gave for free:
+//! - **one session for everyone**: a process is one MCP session, so the driver opens it itself
+//!   (`initialize` + `notifications/initialized`) when the process starts, answers every
+//!   conversation's `initialize` with that result and swallows their `notifications/initialized`.
+//!   All downstream sessions share the process; what is per session stays in the core (each
+//!   downstream session's upstream tasks are its own, `OwnedTask`).
+//! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
+//!   back on the way out; the upstream's requests to us (`ping`, anything else) are answered
+//!   here (`{}` / `-32601`), never left hanging.
+//! - **restart with backoff**: when the process exits, its pending requests fail naming the
+//!   upstream and the exit; a message sent later starts it again, but no sooner than the backoff
+//!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
+//!   messages fail at once, the core takes the upstream out of the lists and retries it. The
+//!   process is killed when the server stops (and sees its stdin close if the server is killed).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mcp_sieve::upstream::{HttpAnswer, Post, PROTOCOL_VERSION};
+use mcp_sieve::Error;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+/// Longest one message may be, bytes (a longer line is refused and the process restarted).
+const MAX_LINE: usize = 16 << 20;
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A process that lived this long before exiting starts again without backoff.
+const HEALTHY: Duration = Duration::from_secs(30);
+
+/// How to start the process.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The upstream's name (for the log and errors).
+    pub name: String,
+    /// Program, arguments, added environment, working directory.
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
+}
+
+/// One running process.
+struct Process {
+    child: Child,
+    stdin: ChildStdin,
+    /// Set by the reader when stdout ends.
+    dead: Arc<AtomicBool>,
+    /// The `initialize` result of this process's session.
+    initialize: Value,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+/// A process's lifetimes, for the backoff.
+struct Life {
+    started: Option<Instant>,
+    died: Option<Instant>,
+    backoff: Duration,
+}
+
+/// One stdio upstream, started on first use.
+pub struct Pipe {
+    spec: Spec,
+    process: tokio::sync::Mutex<Option<Process>>,
+    pending: Pending,
+    next_id: AtomicU64,
+    /// A list change the process announced, given to the next answer.
+    changed: Arc<AtomicBool>,
+    /// When the process last started and exited, and the wait before the next start.
+    life: Arc<Mutex<Life>>,
+    /// The running process's id (0: none), cleared by the reader when it exits.
+    pid: Arc<AtomicU32>,
+}
+
+impl Pipe {
+    /// A driver for `spec`; nothing starts until the first message.
+    pub fn new(spec: Spec) -> Self {
+        Pipe {
+            spec,
+            process: tokio::sync::Mutex::new(None),
+            pending: Arc::default(),
+            next_id: AtomicU64::new(1),
+            changed: Arc::default(),
+            life: Arc::new(Mutex::new(Life {
+                started: None,
+                died: None,
+                backoff: FIRST_BACKOFF,
+            })),
+            pid: Arc::default(),
+        }
+    }
+
+    /// An error of this upstream (the core adds its name).
+    fn fail(&self, why: impl std::fmt::Display) -> Error {
+        Error::Upstream(why.to_string())
+    }
+
+    /// The pid of the running process, if any (for tests and the status).
+    pub fn pid(&self) -> Option<u32> {
+        Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p != 0)
+    }
+
+    /// Sends one message and waits for its response (`deadline`), as an HTTP-shaped answer.
+    pub async fn post(&self, post: Post, deadline: Duration) -> Result<HttpAnswer, Error> {
+        let msg: Value = serde_json::from_str(&post.body).map_err(|e| self.fail(e))?;
+        let method = msg["method"].as_str().unwrap_or_default().to_string();
+        let id = msg.get("id").cloned();
+        let mut guard = self.process.lock().await;
+        if guard.as_ref().is_none_or(|p| p.dead.load(Ordering::SeqCst)) {
+            *guard = None;
+            *guard = Some(self.start(deadline).await?);
+        }
+        let process = guard.as_mut().ok_or_else(|| self.fail("it is not running"))?;
+        if method == "initialize" {
+            // The process's session is open already: every conversation shares it.
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": process.initialize});
+            return Ok(self.answer(vec![reply]));
+        }
+        let Some(id) = id else {
+            if method != "notifications/initialized" {
+                write(&mut process.stdin, &msg).map_err(|e| self.fail(e))?;
+            }
+            return Ok(HttpAnswer {
+                status: 202,
+                ..HttpAnswer::default()
+            });
+        };
+        let ours = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let mut out = msg.clone();
+        out["id"] = json!(ours);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(ours, tx);
+        if let Err(e) = write(&mut process.stdin, &out) {
+            self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&ours);
+            return Err(self.fail(format!("cannot write to the process: {e}")));
+        }
+        drop(guard);
+        let got = tokio::time::timeout(deadline, rx).await;
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&ours);
+        let mut reply = match got {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => return Err(self.fail("the process exited before it answered")),
+            Err(_) => return Err(self.fail(format!("no answer within {} s", deadline.as_secs()))),
+        };
+        reply["id"] = id;
+        Ok(self.answer(vec![reply]))
+    }
+
+    /// The messages as an SSE answer, with a list change the process announced since the last.
+    fn answer(&self, mut messages: Vec<Value>) -> HttpAnswer {
+        if self.changed.swap(false, Ordering::SeqCst) {
+            messages.insert(
+                0,
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            );
+        }
+        let body: String = messages
+            .iter()
+            .map(|m| format!("event: message\ndata: {m}\n\n"))
+            .collect();
+        HttpAnswer {
+            status: 200,
+            session: None,
+            content_type: "text/event-stream".into(),
+            body,
+        }
+    }
+
+    /// Starts the process (no sooner than the backoff after it last exited) and opens its session.
+    async fn start(&self, deadline: Duration) -> Result<Process, Error> {
+        {
+            let mut l = self.life.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(died) = l.died {
+                if died.elapsed() < l.backoff {
+                    // Not yet: the caller fails now, and the core tries again later.
+                    let left = l.backoff - died.elapsed();
+                    return Err(self.fail(format!(
+                        "its process exited; it is started again in {} ms",
+                        left.as_millis()
+                    )));
+                }
+                // A process that lived a while starts the next time with the first backoff.
+                let lived = l.started.map(|s| died.duration_since(s)).unwrap_or_default();
+                l.backoff = if lived >= HEALTHY {
+                    FIRST_BACKOFF
+                } else {
+                    (l.backoff * 2).min(MAX_BACKOFF)
+                };
+            }
+            l.started = Some(Instant::now());
+            l.died = None;
+        }
+        let spec = &self.spec;
+        let mut cmd = Command::new(&spec.command);
+        cmd.args(&spec.args)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(d) = &spec.cwd {
+            cmd.current_dir(d);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| self.fail(format!("cannot start \"{}\": {e}", spec.command)))?;
+        eprintln!(
+            "mcp-sieve: [{}] started \"{}\" (pid {})",
+            spec.name,
+            spec.command,
+            child.id()
+        );
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(self.fail("its pipes could not be opened"));
+        };
+        let name = spec.name.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("mcp-sieve: [{name}] {line}");
+            }
+        });
+        let dead = Arc::new(AtomicBool::new(false));
+        self.pid.store(child.id(), Ordering::SeqCst);
+        let (init_tx, init_rx) = oneshot::channel();
+        let reader = Reader {
+            name: spec.name.clone(),
+            pending: self.pending.clone(),
+            changed: self.changed.clone(),
+            dead: dead.clone(),
+            pid: self.pid.clone(),
+            life: self.life.clone(),
+            init: Some(init_tx),
+        };
+        // Answers to the upstream's own requests go through a second handle on stdin.
+        let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
+        std::thread::spawn(move || reader.run(stdout, answers_tx));
+        let mut process = Process {
+            child,
+            stdin,
+            dead,
+            initialize: Value::Null,
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")},
+        }});
+        write(&mut process.stdin, &init).map_err(|e| self.fail(format!("cannot write to the process: {e}")))?;
+        let answer = match tokio::time::timeout(deadline, init_rx).await {
+            Ok(Ok(a)) => a,
+            Ok(Err(_)) => return Err(self.fail("the process exited during initialize")),
+            Err(_) => return Err(self.fail("it did not answer initialize in time")),
+        };
+        let result = match (answer.get("result"), answer.get("error")) {
+            (Some(r), _) => r.clone(),
+            (_, Some(e)) => return Err(self.fail(format!("it refused initialize: {e}"))),
+            _ => return Err(self.fail("its answer to initialize has no result")),
+        };
+        process.initialize = result;
+        write(
+            &mut process.stdin,
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .map_err(|e| self.fail(e))?;
+        // The writer of answers to the upstream's requests, on a clone of the stdin handle.
+        if let Ok(fd) = process.stdin.try_clone_handle() {
+            std::thread::spawn(move || {
+                let mut fd = fd;
+                for m in answers_rx {
+                    if write(&mut fd, &m).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Ok(process)
+    }
+}
+
+/// A clone of a `ChildStdin`'s file handle (unix), so a second thread can write to it.
+trait CloneHandle {
+    fn try_clone_handle(&self) -> std::io::Result<std::fs::File>;
+}
+
+impl CloneHandle for ChildStdin {
+    fn try_clone_handle(&self) -> std::io::Result<std::fs::File> {
+        use std::os::fd::AsFd;
+        let owned = self.as_fd().try_clone_to_owned()?;
+        Ok(std::fs::File::from(owned))
+    }
+}
+
+fn write(to: &mut impl Write, msg: &Value) -> std::io::Result<()> {
+    let mut line = msg.to_string();
+    line.push('\n');
+    to.write_all(line.as_bytes())?;
+    to.flush()
+}
+
+/// Reads the process's stdout line by line.
+struct Reader {
+    name: String,
+    pending: Pending,
+    changed: Arc<AtomicBool>,
+    dead: Arc<AtomicBool>,
+    pid: Arc<AtomicU32>,
+    life: Arc<Mutex<Life>>,
+    init: Option<oneshot::Sender<Value>>,
+}
+
+impl Reader {
+    fn run(mut self, stdout: std::process::ChildStdout, answers: std::sync::mpsc::Sender<Value>) {
+        let mut lines = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match std::io::Read::take(&mut lines, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if buf.len() > MAX_LINE => {
+                    eprintln!(
+                        "mcp-sieve: [{}] a message longer than {MAX_LINE} bytes: stopping the process",
+                        self.name
+                    );
+                    break;
+                }
+                Ok(_) => {}
+            }
+            let Ok(msg) = serde_json::from_slice::<Value>(&buf) else {
+                let text = String::from_utf8_lossy(&buf);
+                if !text.trim().is_empty() {
+                    eprintln!("mcp-sieve: [{}] not JSON-RPC on stdout: {}", self.name, text.trim_end());
+                }
+                continue;
+            };
+            self.take(msg, &answers);
+        }
+        self.dead.store(true, Ordering::SeqCst);
+        self.pid.store(0, Ordering::SeqCst);
+        self.life.lock().unwrap_or_else(|p| p.into_inner()).died = Some(Instant::now());
+        // Pending requests fail at once: dropping their senders wakes them.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        eprintln!("mcp-sieve: [{}] the process exited", self.name);
+    }
+
+    fn take(&mut self, msg: Value, answers: &std::sync::mpsc::Sender<Value>) {
+        let answers_us = msg.get("result").is_some() || msg.get("error").is_some();
+        match (msg.get("id").cloned(), msg["method"].as_str()) {
+            (Some(id), _) if answers_us => {
+                if id == json!(0) {
+                    if let Some(tx) = self.init.take() {
+                        let _ = tx.send(msg);
+                    }
+                    return;
+                }
+                let tx = id
+                    .as_u64()
+                    .and_then(|i| self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&i));
+                if let Some(tx) = tx {
+                    let _ = tx.send(msg);
+                }
+            }
+            (Some(id), Some(method)) => {
+                // The upstream asks us something: answered here, never left hanging.
+                let reply = if method == "ping" {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+                        "message": format!("the gateway does not relay {method} from a stdio upstream")}})
+                };
+                let _ = answers.send(reply);
+            }
+            (None, Some(method)) if method.ends_with("/list_changed") => self.changed.store(true, Ordering::SeqCst),
+            _ => {} // other notifications (progress, logging) are not relayed from a stdio upstream
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Many named upstreams in the core: one catalog over several upstreams' lists (prefixes, a group
+//! per upstream, imported metadata, the overlay on top), filters, views, policy and search mode
+//! across all of them, uses routed to the right upstream with the name it knows, each downstream
+//! session's own session at each upstream, and tasks kept per upstream and per session.
+
+mod common;
+
+use common::Harness;
+use mcp_sieve::catalog::Upstream;
+use mcp_sieve::http::SessionStore;
+use mcp_sieve::model::Kind;
+use mcp_sieve::upstream::{build_many, Lists, Source};
+use mcp_sieve::{http, Catalog};
+use serde_json::{json, Value};
+
+fn lists(kind_items: &[(Kind, Value)]) -> Lists {
+    let mut l = Lists::new(json!({"capabilities": {"tools": {}, "prompts": {}, "resources": {}}}));
+    for (k, v) in kind_items {
+        l.set(*k, serde_json::from_value(v.clone()).unwrap());
+    }
+    l
+}
+
+fn local() -> Value {
+    json!({
+        "upstreams": {
+            "github": {"url": "http://127.0.0.1:9/mcp", "title": "GitHub", "headers": {"Authorization": "Bearer ${GH}"}},
+            "files": {"command": "node", "args": ["fs.js"], "tagsFromAnnotations": true},
+            "py": {"url": "http://127.0.0.1:9/py", "prefix": "fast."}
+        },
+        "groups": [{"name": "code", "title": "Code"}, {"name": "github", "title": "GitHub (ours)", "parent": "code"}],
+        "overlay": {"files_write_*": {"tags": ["writes"]}},
+        "policy": {"rules": [{"hide": {"tags": ["destructive"]}}]},
+        "views": {"readonly": {"filter": {"tags": ["read-only"]}}, "find": {"mode": "search"}}
+    })
+}
+
+fn catalog() -> Catalog {
+    let doc = local();
+    let ups = Upstream::parse_all(doc.get("upstream"), doc.get("upstreams")).unwrap();
+    let names: Vec<&str> = ups.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["files", "github", "py"]);
+    let files = lists(&[
+        (
+            Kind::Tool,
+            json!([
+                {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+                {"name": "write_file", "description": "Write a file", "inputSchema": {"type": "object"}},
+                {"name": "delete_tree", "description": "Delete", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}}
+            ]),
+        ),
+        (Kind::Resource, json!([{"name": "root", "uri": "file:///root"}])),
+        (
+            Kind::ResourceTemplate,
+            json!([{"name": "any", "uriTemplate": "file:///{path}"}]),
+        ),
+    ]);
+    let github = lists(&[
+        (
+            Kind::Tool,
+            json!([
+                {"name": "create_issue", "description": "Open an issue", "inputSchema": {"type": "object"}},
+                {"name": "read_file", "description": "Read a file in a repository", "inputSchema": {"type": "object"}}
+            ]),
+        ),
+        (
+            Kind::Prompt,
+            json!([{"name": "triage", "description": "Triage issues"}]),
+        ),
+    ]);
+    let py = lists(&[(
+        Kind::Tool,
+        json!([{"name": "add", "description": "Adds", "inputSchema": {"type": "object"},
+                "_meta": {"fastmcp": {"tags": ["math", "read-only"]}}}]),
+    )]);
+    let all = [&files, &github, &py];
+    let sources: Vec<Source> = ups
+        .iter()
+        .zip(all)
+        .enumerate()
+        .map(|(index, (upstream, lists))| Source { index, upstream, lists })
+        .collect();
+    build_many(&doc, &sources).unwrap()
+}
+
+fn names(result: &Value, key: &str) -> Vec<String> {
+    result[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn one_catalog_over_many_upstreams() {
+    let mut h = Harness::with_catalog(catalog());
+    h.init();
+    let all = h.rpc_ok("tools/list", json!({}));
+    assert_eq!(
+        names(&all, "tools"),
+        [
+            "files_read_file",
+            "files_write_file",
+            "github_create_issue",
+            "github_read_file",
+            "fast.add"
+        ],
+        "prefixed; the destructive tool is hidden by policy across upstreams"
+    );
+    let fw = &all["tools"][1];
+    assert_eq!(fw["groups"], json!(["files"]));
+    assert_eq!(fw["tags"], json!(["writes"]), "the overlay applies to prefixed names");
+    let groups = h.rpc_ok("groups/list", json!({}));
+    assert_eq!(names(&groups, "groups"), ["code", "github", "files", "py"]);
+    assert_eq!(
+        groups["groups"][1]["title"],
+        json!("GitHub (ours)"),
+        "the document's group wins"
+    );
+    let by_group = h.rpc_ok("tools/list", json!({"filter": {"groups": ["code"]}}));
+    assert_eq!(names(&by_group, "tools"), ["github_create_issue", "github_read_file"]);
+    let read_only = h.rpc_ok("tools/list", json!({"filter": {"tags": ["read-only"]}}));
+    assert_eq!(
+        names(&read_only, "tools"),
+        ["files_read_file", "fast.add"],
+        "annotations as tags (asked by files) and FastMCP tags (py)"
+    );
+    assert_eq!(
+        names(&h.rpc_ok("prompts/list", json!({})), "prompts"),
+        ["github_triage"]
+    );
+    assert_eq!(names(&h.rpc_ok("resources/list", json!({})), "resources"), ["root"]);
+}
+
+fn forward_of(h: &mut Harness, method: &str, params: Value) -> mcp_sieve::protocol::Forward {
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+        &[],
+    );
+    r.forward
+        .unwrap_or_else(|| panic!("{method} should be forwarded: {}", r.body))
+}
+
+#[test]
+fn uses_reach_the_right_upstream_with_its_own_name() {
+    let mut h = Harness::with_catalog(catalog());
+    h.init();
+    let f = forward_of(
+        &mut h,
+        "tools/call",
+        json!({"name": "github_read_file", "arguments": {"p": 1}}),
+    );
+    assert_eq!((f.upstream, f.upstream_name.as_str()), (1, "github"));
+    assert_eq!(f.params, json!({"name": "read_file", "arguments": {"p": 1}}));
+    let f = forward_of(&mut h, "tools/call", json!({"name": "fast.add"}));
+    assert_eq!((f.upstream, f.params["name"].clone()), (2, json!("add")));
+    let f = forward_of(&mut h, "prompts/get", json!({"name": "github_triage"}));
+    assert_eq!((f.upstream, f.params["name"].clone()), (1, json!("triage")));
+    let f = forward_of(&mut h, "resources/read", json!({"uri": "file:///notes.txt"}));
+    assert_eq!(f.upstream, 0, "a URI of a template goes to the template's upstream");
+    let f = forward_of(
+        &mut h,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "github_triage"}, "argument": {"name": "a", "value": ""}}),
+    );
+    assert_eq!((f.upstream, f.params["ref"]["name"].clone()), (1, json!("triage")));
+    // Hidden by policy: unknown, never forwarded.
+    let e = h.rpc_err("tools/call", json!({"name": "files_delete_tree"}));
+    assert_eq!(e["code"], json!(-32602));
+    // Search mode: call_tool reaches the inner tool's upstream.
+    let mut s = Harness::with_catalog(catalog());
+    s.view = http::endpoint_view(
+        s.server.catalog(),
+        "/mcp/find",
+        "",
+        &common::header_fn(vec![], &[]),
+        None,
+    )
+    .unwrap();
+    s.init();
+    let found = s.rpc_ok(
+        "tools/call",
+        json!({"name": "find_tools", "arguments": {"query": "read a file"}}),
+    );
+    let text = found["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(
+        text.contains("files_read_file") && text.contains("github_read_file"),
+        "{text}"
+    );
+    let f = forward_of(
+        &mut s,
+        "tools/call",
+        json!({"name": "call_tool", "arguments": {"name": "files_write_file", "arguments": {}}}),
+    );
+    assert_eq!((f.upstream, f.params["name"].clone()), (0, json!("write_file")));
+}
+
+#[test]
+fn each_session_keeps_a_link_and_its_tasks_per_upstream() {
+    let mut h = Harness::with_catalog(catalog());
+    h.init();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "github_create_issue", "arguments": {}, "task": {"ttl": 60000}}});
+    let r = h.post(&call, &[]);
+    let f = r.forward.clone().unwrap();
+    let link = f.link.clone().unwrap();
+    let upstream = json!({"jsonrpc": "2.0", "id": link.next_id,
+                          "result": {"task": {"taskId": "t-1", "status": "working", "ttl": 60000}}});
+    // The shell performs it and records the outcome in the session.
+    let conv = mcp_sieve::upstream::Conversation::resume(
+        mcp_sieve::upstream::ClientConfig::default(),
+        mcp_sieve::protocol::UpstreamLink {
+            session: Some("gh-session".into()),
+            version: "2025-11-25".into(),
+            next_id: link.next_id + 1,
+        },
+    );
+    let done = mcp_sieve::upstream::forwarded(
+        r,
+        &conv,
+        Ok(mcp_sieve::upstream::Reply {
+            response: Some(upstream),
+            notifications: vec![],
+        }),
+        &mut h.store,
+        h.now_ms,
+    );
+    assert_eq!(done.status, 200);
+    let s = h.store.load(h.session.as_deref().unwrap()).unwrap();
+    assert_eq!(s.upstream_links["github"].session.as_deref(), Some("gh-session"));
+    assert!(s.upstream.is_none(), "no link at the others");
+    assert_eq!(
+        (s.upstream_tasks[0].id.as_str(), s.upstream_tasks[0].upstream.as_str()),
+        ("t-1", "github")
+    );
+    // The task is asked of the upstream that runs it, in that upstream's session.
+    let f = forward_of(&mut h, "tasks/get", json!({"taskId": "t-1"}));
+    assert_eq!((f.upstream, f.upstream_name.as_str()), (1, "github"));
+    assert_eq!(f.link.unwrap().session.as_deref(), Some("gh-session"));
+    let e = h.rpc_err("tasks/get", json!({"taskId": "t-2"}));
+    assert!(e["message"].as_str().unwrap().contains("Unknown task"));
+}
+
+#[test]
+fn collisions_and_transports_are_configuration_errors() {
+    let doc =
+        json!({"upstreams": {"a": {"url": "http://x/mcp", "prefix": ""}, "b": {"url": "http://y/mcp", "prefix": ""}}});
+    let ups = Upstream::parse_all(None, doc.get("upstreams")).unwrap();
+    let one = lists(&[(Kind::Tool, json!([{"name": "same", "inputSchema": {}}]))]);
+    let sources = [
+        Source {
+            index: 0,
+            upstream: &ups[0],
+            lists: &one,
+        },
+        Source {
+            index: 1,
+            upstream: &ups[1],
+            lists: &one,
+        },
+    ];
+    let e = build_many(&doc, &sources).unwrap_err().to_string();
+    assert!(
+        e.contains("the tool \"same\" is served by both upstream \"a\" and upstream \"b\""),
+        "{e}"
+    );
+    let e = Catalog::load(&json!({"upstreams": {"x": {"url": "http://x", "service": "B"}}})).unwrap_err();
+    assert!(e.to_string().contains("exactly one of url, command, service"), "{e}");
+    let e = Catalog::load(&json!({"upstreams": [1]})).unwrap_err();
+    assert!(e.to_string().contains("upstreams must be an object"), "{e}");
+    // Both spellings at once: the unnamed one first, unprefixed.
+    let c = Catalog::load(&json!({"upstream": {"url": "http://x/mcp"}, "upstreams": {"b": {"url": "http://y/mcp"}}}))
+        .unwrap();
+    let got: Vec<(&str, &str)> = c
+        .upstreams
+        .iter()
+        .map(|u| (u.name.as_str(), u.prefix.as_str()))
+        .collect();
+    assert_eq!(got, [("", ""), ("b", "b_")]);
+}
+
+#[test]
+fn an_upstream_that_collides_stays_out_and_the_others_serve() {
+    use mcp_sieve::upstream::{Gateway, Serving};
+    let local = Catalog::load(&json!({"upstreams": {
+        "a": {"url": "http://x/mcp", "prefix": ""},
+        "b": {"url": "http://y/mcp", "prefix": ""},
+        "c": {"url": "http://z/mcp"}
+    }}))
+    .unwrap();
+    let mut gw = Gateway::new_many(&local.upstreams);
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!()
+    };
+    assert_eq!(jobs.len(), 3, "every upstream is fetched at once");
+    let same = lists(&[(Kind::Tool, json!([{"name": "same", "inputSchema": {}}]))]);
+    let done = jobs.into_iter().map(|j| (j, Ok(same.clone()))).collect();
+    let r = gw.refreshed(&local, done, 1).unwrap();
+    let names: Vec<&str> = r
+        .server
+        .catalog()
+        .section(Kind::Tool)
+        .items
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["same", "c_same"],
+        "b collides with a: b stays out, a and c serve"
+    );
+    let e = r.failure.unwrap().to_string();
+    assert!(e.contains("served by both upstream \"a\" and upstream \"b\""), "{e}");
+    let st = gw.status(1);
+    let states: Vec<&str> = st["upstreams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["up", "down", "up"]);
+}
