@@ -33,9 +33,11 @@ export function signJwt(claims, key, header = {}) {
  * Starts oidc-provider at http://127.0.0.1:<port> signing with `keys` (the first RSA key signs
  * access tokens). `resources`: the resource indicators it issues tokens for (the first is the
  * default); `clients`: { id: { secret, groups } } for the client_credentials grant, their groups
- * becoming a `groups` claim. Returns { issuer, jwksHits(), stop() }.
+ * becoming a `groups` claim; `users`: { login: groups } for the authorization-code grant of the
+ * public client `cli` (PKCE, redirect to `redirectUri`), signed in through oidc-provider's
+ * development login and consent pages (see `signIn`). Returns { issuer, jwksHits(), stop() }.
  */
-export async function startAuthServer({ port, keys, resources, clients }) {
+export async function startAuthServer({ port, keys, resources, clients, users = {}, redirectUri = 'http://127.0.0.1/callback' }) {
   const issuer = `http://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: Object.entries(clients).map(([id, c]) => ({
@@ -45,11 +47,18 @@ export async function startAuthServer({ port, keys, resources, clients }) {
       redirect_uris: [],
       response_types: [],
       scope: 'mcp',
-    })),
+    })).concat([{
+      client_id: 'cli',
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: [redirectUri],
+      scope: 'mcp',
+    }]),
     jwks: { keys: keys.map((k) => k.privateJwk) },
     scopes: ['mcp'],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -61,7 +70,7 @@ export async function startAuthServer({ port, keys, resources, clients }) {
         },
       },
     },
-    extraTokenClaims: (_ctx, token) => ({ groups: clients[token.clientId]?.groups ?? [] }),
+    extraTokenClaims: (_ctx, token) => ({ groups: (token.accountId ? users[token.accountId] : clients[token.clientId]?.groups) ?? [] }),
   });
   let hits = 0;
   const handler = provider.callback();
@@ -75,4 +84,45 @@ export async function startAuthServer({ port, keys, resources, clients }) {
     jwksHits: () => hits,
     stop: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
   };
+}
+
+/**
+ * Signs `login` in at the authorization URL a client was sent to, as a person would in a browser:
+ * follows redirects with a cookie jar, fills oidc-provider's development login form and consents.
+ * Returns { code, iss } as delivered to the redirect URI (RFC 9207's `iss` included).
+ */
+export async function signIn(authorizationUrl, login, redirectUri = 'http://127.0.0.1/callback') {
+  const jar = new Map();
+  const go = async (url, init = {}) => {
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const r = await fetch(url, { ...init, redirect: 'manual', headers: { ...init.headers, ...(cookie ? { cookie } : {}) } });
+    for (const c of r.headers.getSetCookie()) {
+      const kv = c.split(';')[0];
+      const i = kv.indexOf('=');
+      jar.set(kv.slice(0, i), kv.slice(i + 1));
+    }
+    return r;
+  };
+  let r = await go(String(authorizationUrl));
+  for (let step = 0; step < 20; step += 1) {
+    const location = r.headers.get('location');
+    if (location) {
+      const next = new URL(location, authorizationUrl);
+      if (next.href.startsWith(redirectUri)) {
+        const code = next.searchParams.get('code');
+        if (!code) throw new Error(`no code at the redirect: ${next.href}`);
+        return { code, iss: next.searchParams.get('iss') };
+      }
+      r = await go(next);
+      continue;
+    }
+    const html = await r.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`no form on the page (HTTP ${r.status}): ${html.slice(0, 300)}`);
+    const body = html.includes('name="login"')
+      ? new URLSearchParams({ prompt: 'login', login, password: 'any' })
+      : new URLSearchParams({ prompt: 'consent' });
+    r = await go(new URL(action, authorizationUrl), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+  throw new Error('sign-in did not reach the redirect URI');
 }

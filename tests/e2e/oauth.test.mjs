@@ -13,7 +13,7 @@ import path from 'node:path';
 import { createHmac } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, ClientCredentialsProvider } from '@modelcontextprotocol/client';
 import { freePort, startNative, startWorker } from './harness.mjs';
-import { startAuthServer, newKey, signJwt } from './oauth-server.mjs';
+import { startAuthServer, newKey, signJwt, signIn } from './oauth-server.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 /** The core's MIN_REFETCH_MS: a key set is fetched again at most this often. */
@@ -31,7 +31,8 @@ let resource;
 let firstFetchAt;
 
 async function startAs(keyList) {
-  as = await startAuthServer({ port: asPort, keys: keyList, resources: [resource, 'http://127.0.0.1:1/other'], clients: CLIENTS });
+  as = await startAuthServer({ port: asPort, keys: keyList, resources: [resource, 'http://127.0.0.1:1/other'], clients: CLIENTS,
+    users: { ali: ['admin'], rob: ['reader'] } });
 }
 
 before(async () => {
@@ -147,6 +148,45 @@ test('a client cannot pass its own caller to the session object (the front Worke
   // Without a token the forged header gets nothing at all.
   const anon = await fetch(server.url, { method: 'POST', headers: { ...headers, Authorization: '' }, body: '{}' });
   assert.equal(anon.status, 401);
+});
+
+/** The SDK's OAuth client provider for a person at a browser (authorization code + PKCE). */
+class PersonProvider {
+  constructor() { this.redirected = null; }
+  get redirectUrl() { return 'http://127.0.0.1/callback'; }
+  get clientMetadata() {
+    return { client_name: 'oauth-e2e', redirect_uris: ['http://127.0.0.1/callback'], grant_types: ['authorization_code'],
+      response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() { return { client_id: 'cli', issuer: as.issuer }; }
+  tokens() { return this._tokens; }
+  saveTokens(t) { this._tokens = t; }
+  redirectToAuthorization(url) { this.redirected = url; }
+  saveCodeVerifier(v) { this._verifier = v; }
+  codeVerifier() { return this._verifier; }
+}
+
+test('a person signs in (authorization code + PKCE through the SDK v2 client) and sees their role\'s view', { timeout: 60_000 }, async () => {
+  for (const [login, admin] of [['ali', true], ['rob', false]]) {
+    const provider = new PersonProvider();
+    const first = new StreamableHTTPClientTransport(new URL(`${server.url}/admins`), { authProvider: provider });
+    await assert.rejects(new Client({ name: 'person', version: '1' }).connect(first), /nauthorized/);
+    assert.ok(provider.redirected, 'the client was sent to the authorization server');
+    assert.equal(new URL(provider.redirected).searchParams.get('resource'), resource, 'RFC 8707 resource indicator');
+    const { code, iss } = await signIn(provider.redirected, login);
+    await first.finishAuth(code, iss);
+    const c = new Client({ name: 'person', version: '1' });
+    const t = new StreamableHTTPClientTransport(new URL(`${server.url}/admins`), { authProvider: provider });
+    if (admin) {
+      await c.connect(t);
+      try {
+        const n = await names(c);
+        assert.ok(n.length > 0 && !n.includes('echo'), n.join(', '));
+      } finally { await c.close(); }
+    } else {
+      await assert.rejects(c.connect(t), /403|not open/);
+    }
+  }
 });
 
 test('ES256 and EdDSA tokens from the issuer\'s keys are accepted; the principal and roles come from the claims', async () => {
