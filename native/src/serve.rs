@@ -7,7 +7,8 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Limited};
+use bytes::Bytes;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -27,6 +28,9 @@ use crate::platform::{fresh_id, now_ms};
 /// Longest a client may take to send its request head, and then its body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
 const BODY_DEADLINE: Duration = Duration::from_secs(10);
+/// Longest the rest of a body past the limit is read and dropped before the 413: a client still
+/// writing its body then reads the 413 instead of a reset connection. Longer, it is cut off.
+const DRAIN: Duration = Duration::from_secs(1);
 /// Most connections served at once; more wait to be accepted.
 const MAX_CONNECTIONS: usize = 1024;
 /// Longest a `tasks/result` waits in one request.
@@ -174,9 +178,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     }
     // Counted while read (a chunked body has no declared length), and within a deadline.
     let limit = app.cfg.limits.max_body;
-    let body = match tokio::time::timeout(BODY_DEADLINE, Limited::new(body, limit).collect()).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(_)) => return reply(http::too_large(limit)),
+    let body = match tokio::time::timeout(BODY_DEADLINE, read_body(body, limit)).await {
+        Ok(Some(b)) => b,
+        Ok(None) => return reply(http::too_large(limit)),
         Err(_) => return text(408, "the request body did not arrive in time"),
     };
     let id = match fresh_id() {
@@ -243,4 +247,21 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         }
         _ => reply(answer),
     }
+}
+
+/// The body, counted while read (a chunked one has no declared length); `None` past `limit`,
+/// after reading the rest (nothing kept) for at most [`DRAIN`].
+async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
+    let mut kept = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map(|f| f.into_data().unwrap_or_default()) else {
+            return None;
+        };
+        if kept.len() + data.len() > limit {
+            let _ = tokio::time::timeout(DRAIN, async { while let Some(Ok(_)) = body.frame().await {} }).await;
+            return None;
+        }
+        kept.extend_from_slice(&data);
+    }
+    Some(Bytes::from(kept))
 }

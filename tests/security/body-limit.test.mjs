@@ -3,6 +3,8 @@
 // a body that keeps coming is refused once it passes the limit, not after it ends. The server
 // (the Worker, or the native server with SIEVE_TARGET=native) still serves normal requests
 // afterwards.
+// Issue 23, item 10: after a 5 MB chunked body is refused with 413, the very next request, on a
+// new connection, is served the first time (no "worker restarted" 503, no reset connection).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -16,12 +18,12 @@ after(async () => { await server?.stop(); });
 
 /**
  * Opens a chunked POST and writes `first` bytes of a JSON body, then (when `endless`) 1 KB every
- * 50 ms until the server answers or `giveUpMs` passes. Resolves { status, sent, elapsedMs }
+ * 50 ms until the server answers or `giveUpMs` passes; to `url` (default: the test's server). Resolves { status, sent, elapsedMs }
  * (status null: no answer in time).
  */
-function chunkedPost({ first, endless, giveUpMs = 8000 }) {
+function chunkedPost({ first, endless, giveUpMs = 8000, url: target = server.url }) {
   return new Promise((resolve, reject) => {
-    const url = new URL(server.url);
+    const url = new URL(target);
     const started = Date.now();
     let sent = 0;
     let timer;
@@ -83,4 +85,22 @@ test('7. a chunked body that keeps coming is refused at the limit, not after it 
   assert.equal(r.status, 413,
     `the server must answer 413 while the body is still arriving (after ${r.sent} bytes, ${r.elapsedMs} ms: ${r.status === null ? 'no answer' : `HTTP ${r.status}`})`);
   await stillServing();
+});
+
+test('23.10 after a 5 MB chunked body is refused with 413, the next request on a new connection is served the first time', { timeout: 120_000 }, async () => {
+  // The default limit (1 MiB): the refused body goes on for 4 MB past it.
+  const plain = await startWith(null);
+  try {
+    for (let round = 1; round <= 3; round++) {
+      const r = await chunkedPost({ first: 5 * 1024 * 1024, url: plain.url });
+      assert.equal(r.status, 413, `round ${round}: HTTP ${r.status} ${r.text?.slice(0, 300) ?? r.error ?? ''}`);
+      // A fresh agent: a new connection, as a client that was refused opens.
+      const next = await post(plain.url, { jsonrpc: '2.0', id: 3, method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } } },
+      { agent: new http.Agent({ keepAlive: false }) });
+      assert.equal(next.status, 200, `round ${round}: the next request must be served the first time: HTTP ${next.status} ${next.text.slice(0, 300)}`);
+    }
+  } finally {
+    await plain.stop();
+  }
 });

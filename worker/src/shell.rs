@@ -24,11 +24,12 @@ const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
 
-/// Bytes past the limit that are read and dropped before a 413, so the connection stays usable
-/// (`wrangler dev`'s proxy fails the next request when a body is left unread) — for at most
-/// [`DRAIN_MS`]; a body longer or slower than that is cancelled.
-const DRAIN: usize = 1 << 20;
-/// Longest the drain past the limit lasts.
+/// Longest the rest of a body past the limit is read and dropped (counted, nothing kept) before
+/// the 413; a body that keeps coming longer is cancelled. Read to its end, a refused body leaves
+/// nothing behind: `wrangler dev`'s proxy (its ProxyWorker) pipes the client's body on after the
+/// Worker has answered, fails reading it ("Can't read from request stream after response has been
+/// sent") and then answers the next request with a 503 ("Your worker restarted mid-request").
+/// Workers in production have no such proxy; the runtime drops an unread body itself.
 const DRAIN_MS: u64 = 1_000;
 
 /// Reads a request body. A body whose `Content-Length` the gate accepted (at most `limit`; the
@@ -77,10 +78,6 @@ pub async fn read_body(
         }
         let chunk = js_sys::Uint8Array::new(&js_sys::Reflect::get(&step, &"value".into()).map_err(failed)?);
         seen = seen.saturating_add(chunk.length() as usize);
-        if seen > limit.saturating_add(DRAIN) {
-            let _ = JsFuture::from(reader.cancel()).await;
-            return Err(http::too_large(limit));
-        }
         if seen <= limit {
             body.extend_from_slice(&chunk.to_vec());
         } else if over_at.is_none() {
