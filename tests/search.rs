@@ -204,3 +204,49 @@ fn a_policy_rule_that_hides_a_tool_from_the_list_hides_it_from_the_search() {
     // What the list shows is found and called.
     assert!(found(&mut h, "send an email", 5).contains(&"send_email".to_string()));
 }
+
+/// `n` distinct made-up words (no catalog word, no stop word).
+fn junk(n: usize) -> String {
+    (0..n).map(|i| format!("zq{i}x")).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_work_of_one_search_is_capped_by_distinct_query_words() {
+    // Issue 23, item 3: every distinct query word costs a pass over every tool's words; a query
+    // (or a conversation, for tool_filter) of many distinct words weighs the 32 most frequent.
+    let mut h = on(public_servers(), "/mcp/search", "");
+    let query = format!("create a branch {}", junk(130));
+    assert!(query.len() <= 1000);
+    let t0 = std::time::Instant::now();
+    let top = found(&mut h, &query, 5);
+    let long = t0.elapsed();
+    let t0 = std::time::Instant::now();
+    let plain = found(&mut h, "create a branch", 5);
+    let short = t0.elapsed();
+    assert_eq!(top, plain, "the words that occur first are the ones weighed");
+    println!("find_tools: {long:?} for 132 distinct words, {short:?} for 2");
+    assert!(
+        long < short * 30 + std::time::Duration::from_millis(50),
+        "{long:?} against {short:?}"
+    );
+}
+
+#[test]
+fn tool_filter_over_a_long_conversation_weighs_its_frequent_words() {
+    let mut doc = common::catalog_json();
+    doc["middleware"] = json!({"enabled": ["tool_filter"]});
+    let mut h = Harness::with_catalog(Catalog::load(&doc).unwrap());
+    h.init();
+    // 20,000 distinct words once each, and the conversation's subject many times (before the cap:
+    // 5.4 s in a debug build; after: 0.46 s).
+    let text = format!("{} {}", junk(20_000), "please send an email to the team ".repeat(200));
+    let t0 = std::time::Instant::now();
+    let r = h.rpc_ok(
+        "middleware/invoke",
+        json!({"name": "tool_filter", "arguments": {}, "context": [{"type": "text", "text": text}]}),
+    );
+    let took = t0.elapsed();
+    println!("tool_filter over {} bytes: {took:?}", text.len());
+    assert_eq!(r["metadata"]["suggestedToolSet"][0], "send_email", "{}", r["metadata"]);
+    assert!(took.as_secs_f64() < 3.0, "{took:?}");
+}

@@ -221,3 +221,38 @@ fn a_view_from_headers_makes_2026_lists_private_a_view_in_the_url_keeps_them_pub
         assert_eq!(scope("/mcp/email", "", &[header]), json!("private"), "{header:?}");
     }
 }
+
+#[test]
+fn a_views_selection_is_computed_once_and_kept_for_its_section() {
+    // Issue 23, item 3: a view's selection is computed once per request (the list, the use
+    // checks, the search tools' policy), not again for every use check.
+    use mcp_sieve::model::Kind;
+    let catalog = Catalog::from_json_str(CATALOG).unwrap();
+    let v = view("/mcp", "names=*e*,*a*i*", &[("x-mcp-tools", "*_*")])
+        .unwrap()
+        .unwrap();
+    let tools = catalog.section(Kind::Tool);
+    assert!(!v.kept(Kind::Tool, tools));
+    let first = v.visible(Kind::Tool, tools);
+    assert!(v.kept(Kind::Tool, tools), "kept after the first use");
+    assert!(!v.kept(Kind::Prompt, catalog.section(Kind::Prompt)));
+    assert_eq!(v.visible(Kind::Tool, tools), first);
+    // Another catalog (a view kept across a catalog replacement, as stdio keeps it) is computed
+    // on its own section, never answered from the first one's.
+    let mut doc = common::catalog_json();
+    doc["tools"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|t| t["name"] != "send_email");
+    let other = Catalog::load(&doc).unwrap();
+    let theirs = v.visible(Kind::Tool, other.section(Kind::Tool));
+    assert_eq!(theirs.count() + 1, first.count());
+    assert!(!v.kept(Kind::Tool, other.section(Kind::Tool)));
+    // Through the protocol: one tools/call through a view keeps the tool selection.
+    let mut h = Harness::new();
+    h.view = view("/mcp", "groups=email", &[]).unwrap();
+    h.init();
+    h.rpc_ok("tools/call", json!({"name": "list_messages", "arguments": {}}));
+    let section = h.server.catalog().section(Kind::Tool);
+    assert!(h.view.as_ref().unwrap().kept(Kind::Tool, section));
+}

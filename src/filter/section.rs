@@ -15,6 +15,10 @@ pub struct Section {
     /// The compiled index over `items`.
     pub index: Index,
     by_id: HashMap<String, usize>,
+    /// Which section this is, for the selections views keep: unique per [`Section::new`] (a
+    /// clone has the same items and keeps it). Servers only.
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) id: u64,
 }
 
 impl Section {
@@ -22,7 +26,16 @@ impl Section {
     pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
         let index = Index::build(&items, parents);
         let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
-        Section { items, index, by_id }
+        Section {
+            items,
+            index,
+            by_id,
+            #[cfg(feature = "large-catalogs")]
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
+        }
     }
 
     /// Position of the item whose identity (name, uri or uriTemplate) is `id`.

@@ -31,6 +31,40 @@ pub struct EndpointView {
     pub search: bool,
     /// Tools listed beside the search tools in search mode.
     pub pinned: Vec<String>,
+    /// What it shows of each kind, computed on first use (servers only: the package has no views).
+    #[cfg(feature = "large-catalogs")]
+    pub selections: Selections,
+}
+
+/// A view's selection per kind, computed on its first use and kept for the others (a list, the
+/// use checks, the policy of the search tools), keyed by the section it was computed on (a view
+/// kept longer than a request, as stdio does, meets a new section when the catalog is
+/// replaced: that one is computed, not taken from here). A copy starts empty; any two compare
+/// equal (the cache is not part of what the view is).
+#[cfg(feature = "large-catalogs")]
+#[derive(Default)]
+pub struct Selections([std::sync::OnceLock<(u64, Bits)>; 4]);
+
+#[cfg(feature = "large-catalogs")]
+impl Clone for Selections {
+    fn clone(&self) -> Self {
+        Selections::default()
+    }
+}
+
+#[cfg(feature = "large-catalogs")]
+impl PartialEq for Selections {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+#[cfg(feature = "large-catalogs")]
+impl std::fmt::Debug for Selections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.0.iter().filter(|s| s.get().is_some()).count();
+        write!(f, "Selections({kept} kept)")
+    }
 }
 
 impl EndpointView {
@@ -41,8 +75,33 @@ impl EndpointView {
         self.read_only || self.parts.iter().any(|p| p.tools_only)
     }
 
-    /// The items of `section` (of `kind`) the view shows.
+    /// The items of `section` (of `kind`) the view shows (on the servers, computed once per
+    /// kind and kept).
     pub fn visible(&self, kind: Kind, section: &Section) -> Bits {
+        #[cfg(feature = "large-catalogs")]
+        {
+            let slot = &self.selections.0[kind as usize];
+            if let Some((_, bits)) = slot.get().filter(|(id, _)| *id == section.id) {
+                return bits.clone();
+            }
+            let vis = self.compute(kind, section);
+            // Only the first section met is kept (a per-request view meets one).
+            let _ = slot.set((section.id, vis.clone()));
+            vis
+        }
+        #[cfg(not(feature = "large-catalogs"))]
+        self.compute(kind, section)
+    }
+
+    /// Whether the selection of `kind` over `section` is already kept.
+    #[cfg(feature = "large-catalogs")]
+    pub fn kept(&self, kind: Kind, section: &Section) -> bool {
+        self.selections.0[kind as usize]
+            .get()
+            .is_some_and(|(id, _)| *id == section.id)
+    }
+
+    fn compute(&self, kind: Kind, section: &Section) -> Bits {
         let mut vis = Bits::full(section.items.len());
         for p in self.parts.iter().filter(|p| kind == Kind::Tool || !p.tools_only) {
             vis.and(&section.select(&p.filter, &p.concerns));

@@ -108,7 +108,49 @@ fn undouble(w: &str) -> String {
     }
 }
 
-fn query_tokens(text: &str) -> Vec<String> {
+/// Most distinct query words one ranking weighs on the servers (the most frequent, then the
+/// first): each costs a pass over every candidate's words, so a long conversation is not a long
+/// ranking.
+pub const MAX_TERMS: usize = 32;
+
+/// The query's words (with their synonyms' words) and how often each occurs: on the servers at
+/// most [`MAX_TERMS`], the most frequent first, then in order of appearance.
+#[cfg(feature = "large-catalogs")]
+fn query_terms(text: &str) -> Vec<(String, f64)> {
+    // The synonyms' stems once per query, not once per word.
+    let stems: Vec<String> = SYNONYMS.iter().map(|(from, _)| stem(from)).collect();
+    let mut q: HashMap<String, f64> = HashMap::new();
+    let mut words: Vec<String> = Vec::new();
+    for t in tokens(text) {
+        let mut these = stems
+            .iter()
+            .position(|s| *s == t)
+            .map(|k| tokens(SYNONYMS[k].1))
+            .unwrap_or_default();
+        these.push(t);
+        for w in these {
+            let n = q.entry(w.clone()).or_insert(0.0);
+            if *n == 0.0 {
+                words.push(w);
+            }
+            *n += 1.0;
+        }
+    }
+    let count = |w: &String| q.get(w).copied().unwrap_or(0.0);
+    let order = crate::sort::order_by(words.len(), &mut |a, b| count(&words[b]).total_cmp(&count(&words[a])));
+    let mut terms: Vec<(String, f64)> = Vec::with_capacity(order.len().min(MAX_TERMS));
+    for i in order.into_iter().take(MAX_TERMS) {
+        let w = std::mem::take(&mut words[i]);
+        let n = count(&w);
+        terms.push((w, n));
+    }
+    terms
+}
+
+/// The query's words (with their synonyms' words) and how often each occurs (the package: all of
+/// them; its only caller is its own page).
+#[cfg(not(feature = "large-catalogs"))]
+fn query_terms(text: &str) -> HashMap<String, f64> {
     let mut out = Vec::new();
     for t in tokens(text) {
         if let Some((_, to)) = SYNONYMS.iter().find(|(from, _)| stem(from) == t) {
@@ -116,7 +158,11 @@ fn query_tokens(text: &str) -> Vec<String> {
         }
         out.push(t);
     }
-    out
+    let mut q: HashMap<String, f64> = HashMap::new();
+    for t in out {
+        *q.entry(t).or_insert(0.0) += 1.0;
+    }
+    q
 }
 
 /// Weighted term frequencies of one tool's fields.
@@ -185,12 +231,8 @@ pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: 
     }
     let n = docs.len() as f64;
     let avg = docs.iter().map(|d| d.2).sum::<f64>() / n;
-    let mut q: HashMap<String, f64> = HashMap::new();
-    for t in query_tokens(query) {
-        *q.entry(t).or_insert(0.0) += 1.0;
-    }
     let mut scores: Vec<(usize, f64)> = docs.iter().map(|d| (d.0, 0.0)).collect();
-    for (t, qf) in &q {
+    for (t, qf) in &query_terms(query) {
         // A query word also matches, at half weight, the longer words it begins
         // (`review` → `reviewers`, `work` → `worklog`).
         let freq: Vec<f64> = docs.iter().map(|d| frequency(&d.1, t)).collect();
@@ -232,6 +274,11 @@ pub fn invoke(args: &Map<String, Value>, context: Vec<Value>, inputs: &mut Input
     let items = inputs.tools;
     let mut candidates: Vec<usize> = visible.ones().collect();
     if let Some(names) = args.get("availableTools").and_then(Value::as_array) {
+        // On the servers a set: up to 10,000 names against every candidate (the package, whose
+        // caller is its own page, keeps the smaller list scan).
+        #[cfg(feature = "large-catalogs")]
+        let names: std::collections::HashSet<&str> = names.iter().filter_map(Value::as_str).collect();
+        #[cfg(not(feature = "large-catalogs"))]
         let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
         candidates.retain(|&i| names.contains(&items[i].name.as_str()));
     }

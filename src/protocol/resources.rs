@@ -55,12 +55,13 @@ impl Server {
             };
         }
         let templates = self.catalog.section(Kind::ResourceTemplate);
+        // Policy over the templates once, not again for each template the URI matches.
+        let mut allowed: Option<crate::filter::Bits> = None;
         for (pos, t) in templates.items.iter().enumerate() {
             if let Some(vars) = match_template(&t.id, uri) {
-                if self
-                    .chain
-                    .allows(Kind::ResourceTemplate, templates, pos, &call.ctx, log)
-                {
+                let allowed = allowed
+                    .get_or_insert_with(|| self.chain.visible(Kind::ResourceTemplate, templates, &call.ctx, log));
+                if allowed.get(pos) {
                     return Ok((Kind::ResourceTemplate, pos, vars));
                 }
             }
