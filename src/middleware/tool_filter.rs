@@ -147,10 +147,10 @@ fn query_terms(text: &str) -> Vec<(String, f64)> {
     terms
 }
 
-/// The query's words (with their synonyms' words) and how often each occurs (the package: all of
-/// them; its only caller is its own page).
+/// The query's words with their synonyms' words (the package weighs all of them: its only
+/// caller is its own page).
 #[cfg(not(feature = "large-catalogs"))]
-fn query_terms(text: &str) -> HashMap<String, f64> {
+fn query_tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for t in tokens(text) {
         if let Some((_, to)) = SYNONYMS.iter().find(|(from, _)| stem(from) == t) {
@@ -158,11 +158,7 @@ fn query_terms(text: &str) -> HashMap<String, f64> {
         }
         out.push(t);
     }
-    let mut q: HashMap<String, f64> = HashMap::new();
-    for t in out {
-        *q.entry(t).or_insert(0.0) += 1.0;
-    }
-    q
+    out
 }
 
 /// Weighted term frequencies of one tool's fields.
@@ -231,8 +227,16 @@ pub fn rank(items: &[Primitive], groups: &[Group], candidates: &[usize], query: 
     }
     let n = docs.len() as f64;
     let avg = docs.iter().map(|d| d.2).sum::<f64>() / n;
+    #[cfg(feature = "large-catalogs")]
+    let q = query_terms(query);
+    #[cfg(not(feature = "large-catalogs"))]
+    let mut q: HashMap<String, f64> = HashMap::new();
+    #[cfg(not(feature = "large-catalogs"))]
+    for t in query_tokens(query) {
+        *q.entry(t).or_insert(0.0) += 1.0;
+    }
     let mut scores: Vec<(usize, f64)> = docs.iter().map(|d| (d.0, 0.0)).collect();
-    for (t, qf) in &query_terms(query) {
+    for (t, qf) in &q {
         // A query word also matches, at half weight, the longer words it begins
         // (`review` → `reviewers`, `work` → `worklog`).
         let freq: Vec<f64> = docs.iter().map(|d| frequency(&d.1, t)).collect();
