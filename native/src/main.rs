@@ -14,6 +14,7 @@ mod init;
 mod load;
 mod mcp_config;
 mod platform;
+mod progress;
 mod serve;
 mod stdio;
 mod stdio_serve;

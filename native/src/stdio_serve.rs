@@ -220,7 +220,11 @@ pub async fn run(text: String, view: &crate::cli::ViewArgs) -> Result<(), Server
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {
-            eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
+            eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
+        }
+        // Which upstreams are up, which failed and why (their tools are left out until they answer).
+        for line in crate::progress::lines(&g.status()) {
+            eprintln!("{line}");
         }
         g.keep_retrying();
     }

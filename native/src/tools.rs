@@ -74,7 +74,13 @@ fn names(v: &Value) -> String {
 pub async fn serving(text: &str) -> Result<Arc<Server>, ServerError> {
     let local = Arc::new(Server::new(Catalog::from_json_str(text)?));
     Ok(match Gateway::new(local.clone())? {
-        Some(g) => g.serving(&local).await?,
+        Some(g) => {
+            let server = g.serving(&local).await;
+            for line in crate::progress::lines(&g.status()) {
+                eprintln!("{line}");
+            }
+            server?
+        }
         None => local,
     })
 }
