@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const section = README.slice(README.indexOf('### Deploy for a team'), README.indexOf('### Context middleware'));
+const start = README.indexOf('### Deploy for a team');
+const section = README.slice(start, README.indexOf('\n#', start + 1));
 const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]));
 const base = () => JSON.parse(readFileSync(path.join(ROOT, 'catalog', 'default.json'), 'utf8'));
 
