@@ -20,6 +20,9 @@ fn main() {
     let limit: u64 = args.get(3).map_or(10, |a| a.parse().expect("LIMIT is a whole number"));
     let doc = std::fs::read_to_string(catalog).expect("the catalog file is readable");
     let catalog = Catalog::from_json_str(&doc).expect("the catalog loads");
+    let index = catalog.search.clone();
+    let tools: Vec<String> = catalog.section(mcp_sieve::model::Kind::Tool).items.iter().map(|t| t.name.clone()).collect();
+    let direct = std::env::var_os("SEARCH_RANK_DIRECT").is_some();
     let view = endpoint_view(&catalog, "/mcp", "mode=search", &header_fn(vec![], &[]), None).expect("a search view");
     let mut h = Harness::with_catalog(catalog);
     h.view = view;
@@ -27,6 +30,12 @@ fn main() {
     let file: Value = serde_json::from_str(&std::fs::read_to_string(queries).expect("the queries file is readable"))
         .expect("the queries file is JSON");
     for q in all_queries(&file) {
+        if direct {
+            let all = mcp_sieve::filter::Bits::full(tools.len());
+            let names: Vec<&str> = index.search(&q, &all, limit as usize).iter().map(|(d, _)| tools[*d].as_str()).collect();
+            println!("{}", json!({"query": q, "ranked": names}));
+            continue;
+        }
         let r = h.rpc_ok(
             "tools/call",
             json!({"name": "find_tools", "arguments": {"query": q, "limit": limit}}),

@@ -60,6 +60,9 @@ pub struct Catalog {
     /// Who may call (`auth`: an OAuth authorization server's tokens, Cloudflare Access), when given.
     #[cfg(feature = "auth")]
     pub auth: Option<std::sync::Arc<crate::auth::AuthConfig>>,
+    /// Search mode's index of the tools, built with the catalog (shared by its clones).
+    #[cfg(feature = "search-index")]
+    pub search: std::sync::Arc<crate::search::SearchIndex>,
 }
 
 /// The document's `upstream` and `upstreams` (feature `gateway`: the Worker and the native
@@ -236,6 +239,8 @@ impl Catalog {
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
         let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
+        #[cfg(feature = "search-index")]
+        let mut search = crate::search::Builder::default();
         for kind in Kind::ALL {
             array(&doc, kind.key())?;
             let mut items = Vec::new();
@@ -245,6 +250,10 @@ impl Catalog {
                     Cow::Owned(o) => o,
                     Cow::Borrowed(_) => v,
                 };
+                #[cfg(feature = "search-index")]
+                if kind == Kind::Tool {
+                    search.add(&v);
+                }
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
                 items.push(Primitive::from_json(kind, v, &path, m)?);
@@ -265,6 +274,10 @@ impl Catalog {
             sections[section_index(kind)].items = items;
         }
         let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, &doc)?;
+        #[cfg(feature = "search-index")]
+        {
+            catalog.search = std::sync::Arc::new(search.finish(&catalog.section(Kind::Tool).items, &catalog.groups));
+        }
         catalog.document = document;
         catalog.upstreams = upstreams;
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
@@ -340,6 +353,8 @@ impl Catalog {
             document: None,
             #[cfg(feature = "auth")]
             auth: crate::auth::AuthConfig::parse(doc.get("auth"))?.map(std::sync::Arc::new),
+            #[cfg(feature = "search-index")]
+            search: Default::default(),
         })
     }
 

@@ -15,6 +15,8 @@ pub mod middleware;
 pub mod model;
 pub mod protocol;
 mod sort;
+#[cfg(feature = "search-index")]
+pub mod search;
 // MCP over stdio: server-only (the native binary), not in the package.
 #[cfg(feature = "large-catalogs")]
 pub mod stdio;
