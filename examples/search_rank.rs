@@ -32,8 +32,10 @@ fn main() {
     for q in all_queries(&file) {
         if direct {
             let all = mcp_sieve::filter::Bits::full(tools.len());
-            let names: Vec<&str> = index.search(&q, &all, limit as usize).iter().map(|(d, _)| tools[*d].as_str()).collect();
-            println!("{}", json!({"query": q, "ranked": names}));
+            let hits = index.search(&q, &all, limit as usize);
+            let names: Vec<&str> = hits.iter().map(|(d, _)| tools[*d].as_str()).collect();
+            let scores: Vec<String> = hits.iter().map(|(d, s)| format!("{} {s:.2}", tools[*d])).collect();
+            println!("{}", json!({"query": q, "ranked": names, "scores": scores}));
             continue;
         }
         let r = h.rpc_ok(

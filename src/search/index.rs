@@ -54,6 +54,12 @@ const MAX_PREFIX_TERMS: usize = 64;
 const PREFIX_WEIGHT: f32 = 0.5;
 /// Extra score by the share of a tool's name words the query asks for.
 const NAME_COVER: f32 = 1.5;
+/// Score factor when the query asks for the action the tool's name starts with.
+const ACTION_MATCH: f32 = 1.25;
+/// Score factor when the query asks for another action than the tool's name starts with.
+const ACTION_MISMATCH: f32 = 0.85;
+/// Score factor when the query names one of the tool's groups (`Slack`, `Jira`).
+const GROUP_NAMED: f32 = 1.5;
 /// Extra score when the query names the tool exactly.
 const EXACT_NAME: f32 = 20.0;
 
@@ -62,6 +68,9 @@ const EXACT_NAME: f32 = 20.0;
 struct Doc {
     terms: Vec<(u32, u8)>,
     lens: [u16; FIELDS],
+    /// The action groups of the first word of the name that is an action (`jira_create_issue`:
+    /// create).
+    action: u32,
 }
 
 /// Collects the tools' words as the catalog loads them (`add` in section order), then
@@ -90,6 +99,9 @@ impl Builder {
         let mut doc = Doc::default();
         let s = |k: &str| tool.get(k).and_then(Value::as_str).unwrap_or_default();
         self.field(&mut doc, Field::Name, s("name"));
+        self.scratch.clear();
+        text::words(s("name"), 8, &mut self.scratch);
+        doc.action = self.scratch.iter().map(|w| text::actions(w)).find(|&a| a != 0).unwrap_or(0);
         let title = tool
             .get("annotations")
             .and_then(|a| a.get("title"))
@@ -164,6 +176,9 @@ struct Posting {
 }
 
 const IN_NAME: u32 = 1 << 31;
+/// The word names one of the tool's groups (its name or title).
+const IN_GROUP: u32 = 1 << 30;
+const DOC: u32 = IN_GROUP - 1;
 
 /// The inverted index of a catalog's tools.
 #[derive(Debug, Default)]
@@ -172,8 +187,12 @@ pub struct SearchIndex {
     terms: Vec<Box<str>>,
     /// Postings per word id.
     postings: Vec<Box<[Posting]>>,
+    /// Each word's idf.
+    idf: Vec<f32>,
     /// Distinct words in each tool's name.
     name_words: Vec<u8>,
+    /// Each tool's action groups (see `Doc::action`).
+    actions: Vec<u32>,
     /// Tool name → position, for exact-name queries.
     by_name: HashMap<Box<str>, u32>,
 }
@@ -197,16 +216,21 @@ impl SearchIndex {
         }
         let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); sorted.len()];
         let mut name_words = Vec::with_capacity(docs.len());
-        let mut tf: HashMap<u32, ([f32; FIELDS], bool)> = HashMap::new();
+        let mut tf: HashMap<u32, ([f32; FIELDS], u32)> = HashMap::new();
         for (i, d) in docs.iter().enumerate() {
             tf.clear();
             for &(t, f) in &d.terms {
-                let e = tf.entry(remap[t as usize]).or_insert(([0.0; FIELDS], false));
+                let e = tf.entry(remap[t as usize]).or_insert(([0.0; FIELDS], 0));
                 e.0[f as usize] += 1.0;
-                e.1 |= f == Field::Name as u8;
+                if f == Field::Name as u8 {
+                    e.1 |= IN_NAME;
+                }
+                if f == Field::Group as u8 {
+                    e.1 |= IN_GROUP;
+                }
             }
-            name_words.push(tf.values().filter(|e| e.1).count().min(255) as u8);
-            for (&t, (fs, in_name)) in &tf {
+            name_words.push(tf.values().filter(|e| e.1 & IN_NAME != 0).count().min(255) as u8);
+            for (&t, (fs, flags)) in &tf {
                 let mut w = 0.0;
                 for f in 0..FIELDS {
                     if fs[f] > 0.0 {
@@ -214,18 +238,20 @@ impl SearchIndex {
                         w += weight * fs[f] / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
                     }
                 }
-                let doc = i as u32 | if *in_name { IN_NAME } else { 0 };
+                let doc = i as u32 | flags;
                 lists[t as usize].push(Posting { doc, score: w / (K1 + w) });
             }
         }
         // idf folded into each posting.
+        let mut idfs = Vec::with_capacity(lists.len());
         let postings = lists
             .into_iter()
             .map(|mut l| {
                 let df = l.len() as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                idfs.push(idf);
                 l.iter_mut().for_each(|p| p.score *= idf);
-                l.sort_unstable_by_key(|p| p.doc & !IN_NAME);
+                l.sort_unstable_by_key(|p| p.doc & DOC);
                 l.into_boxed_slice()
             })
             .collect();
@@ -237,7 +263,9 @@ impl SearchIndex {
         SearchIndex {
             terms: sorted.into_iter().map(|(t, _)| t.into_boxed_str()).collect(),
             postings,
+            idf: idfs,
             name_words,
+            actions: docs.iter().map(|d| d.action).collect(),
             by_name,
         }
     }
@@ -270,51 +298,70 @@ impl SearchIndex {
         let n = self.name_words.len();
         let concepts = text::concepts(query, MAX_QUERY_WORDS);
         let mut total = vec![0f32; n];
-        let mut names = vec![0u8; n];
+        let mut cover = vec![0f32; n];
         let mut best: Vec<f32> = vec![0f32; n];
-        let mut named: Vec<bool> = vec![false; n];
+        let mut named: Vec<f32> = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
+        let mut grouped = vec![false; n];
+        let rarest = ((n as f32 + 0.5) / 0.5 + 1.0).ln();
         for Concept { forms } in &concepts {
+            // A synonym rarer than the word asked counts no more than the word would.
+            let own = forms.first().and_then(|(f, _)| self.term(f)).map_or(rarest, |t| self.idf[t]);
             for (form, weight) in forms {
-                let exact = self.term(form).map(|t| (t, *weight));
+                let exact = self.term(form).map(|t| {
+                    let scale = if *weight < 1.0 { (own / self.idf[t]).powf(0.5).min(1.0) } else { 1.0 };
+                    (t, weight * scale)
+                });
                 let prefixes = (form.chars().count() >= 4 && *weight >= 1.0)
                     .then(|| self.prefixed(form).map(|t| (t, weight * PREFIX_WEIGHT)))
                     .into_iter()
                     .flatten();
                 for (t, w) in exact.into_iter().chain(prefixes) {
                     for p in self.postings[t].iter() {
-                        let d = (p.doc & !IN_NAME) as usize;
+                        let d = (p.doc & DOC) as usize;
+                        grouped[d] |= p.doc & IN_GROUP != 0 && w >= 1.0;
                         let s = p.score * w;
-                        if best[d] == 0.0 && !named[d] {
+                        if best[d] == 0.0 && named[d] == 0.0 {
                             touched.push(d as u32);
                         }
                         if s > best[d] {
                             best[d] = s;
                         }
-                        // A name word counts for coverage when it is the word asked or its prefix.
-                        named[d] |= p.doc & IN_NAME != 0 && w >= PREFIX_WEIGHT * 0.99 && *weight >= 1.0;
+                        // A name word counts for coverage by how closely it is the word asked.
+                        if p.doc & IN_NAME != 0 && w > named[d] {
+                            named[d] = w;
+                        }
                     }
                 }
             }
             for d in touched.drain(..) {
                 let d = d as usize;
                 total[d] += best[d];
-                if named[d] {
-                    names[d] = names[d].saturating_add(1);
-                }
+                cover[d] += named[d];
                 best[d] = 0.0;
-                named[d] = false;
+                named[d] = 0.0;
             }
         }
         let exact = self.exact_names(query);
+        let asked = concepts.iter().fold(0, |a, c| a | text::actions(&c.forms[0].0));
         let mut hits: Vec<(usize, f32)> = total
             .iter()
             .enumerate()
             .filter(|&(d, &s)| s > 0.0 && visible.get(d))
             .map(|(d, &s)| {
-                let cover = names[d] as f32 / self.name_words[d].max(1) as f32;
+                let cover = cover[d] / self.name_words[d].max(1) as f32;
                 let bonus = if exact.contains(&d) { EXACT_NAME } else { 0.0 };
-                (d, s + NAME_COVER * cover.min(1.0) * (s / (s + 1.0)) + bonus)
+                // The action asked (create, list, delete…) against the tool's.
+                let act = self.actions[d];
+                let action = if asked == 0 || act == 0 {
+                    1.0
+                } else if asked & act != 0 {
+                    ACTION_MATCH
+                } else {
+                    ACTION_MISMATCH
+                };
+                let group = if grouped[d] { GROUP_NAMED } else { 1.0 };
+                (d, (s + NAME_COVER * cover.min(1.0) * (s / (s + 1.0))) * action * group + bonus)
             })
             .collect();
         let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));

@@ -18,8 +18,8 @@ const STOP: &[&str] = &[
 /// also looks for the group's other words (at a lower weight); the first word of a line is the
 /// group's usual name. General vocabulary, not any one catalog's.
 const SYNONYMS: &[&[&str]] = &[
-    // actions
-    &["create", "add", "new", "make", "open", "start", "generate", "insert", "write", "post", "compose", "draft", "set up"],
+    // actions (the first `ACTIONS` groups)
+    &["create", "add", "new", "make", "open", "start", "generate", "insert", "write", "post", "compose", "draft", "append", "set up"],
     &["delete", "remove", "drop", "erase", "forget", "destroy", "trash", "discard", "purge", "unset", "clear"],
     &["list", "find", "search", "show", "browse", "enumerate", "look", "lookup", "query", "filter", "all"],
     &["get", "fetch", "read", "retrieve", "show", "view", "see", "inspect", "look", "detail", "describe", "open", "load"],
@@ -32,7 +32,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["download", "export", "save"],
     &["upload", "attach", "import"],
     &["copy", "duplicate", "clone", "fork"],
-    &["assign", "reassign", "give", "hand", "owner"],
+    &["assign", "reassign", "owner", "assignee"],
     // things
     &["directory", "folder", "dir"],
     &["repository", "repo", "project"],
@@ -42,6 +42,7 @@ const SYNONYMS: &[&[&str]] = &[
     &["user", "people", "person", "member", "collaborator", "account", "who", "teammate"],
     &["comment", "remark", "reply", "note", "feedback"],
     &["label", "tag"],
+    &["block", "paragraph", "content", "body"],
     &["image", "picture", "photo", "screenshot", "snapshot", "capture"],
     &["dialog", "popup", "modal", "alert", "prompt", "confirm"],
     &["secret", "credential", "password", "token", "key", "leak"],
@@ -49,7 +50,12 @@ const SYNONYMS: &[&[&str]] = &[
     &["email", "mail", "inbox", "e-mail"],
     &["channel", "conversation", "chat", "room"],
     &["invoice", "bill"],
-    &["payment", "charge", "money", "pay", "checkout"],
+    &["payment", "charge", "pay", "checkout"],
+    &["balance", "fund", "money"],
+    &["me", "whoami", "self", "myself", "authenticated", "logged"],
+    &["worklog", "hour", "timesheet", "time spent"],
+    &["monitor", "check", "watch", "uptime", "ping"],
+    &["price", "cost", "amount", "dollar", "fee"],
     &["refund", "reimburse"],
     &["coupon", "discount", "promo", "promotion", "voucher"],
     &["subscription", "plan", "recurring", "monthly", "annual"],
@@ -58,14 +64,28 @@ const SYNONYMS: &[&[&str]] = &[
     &["error", "exception", "crash", "failure", "fail"],
     &["release", "version", "deploy", "ship"],
     &["documentation", "doc", "guide", "manual", "reference"],
-    &["database", "db", "table", "sql", "postgres"],
+    &["database", "db", "table", "sql", "postgres", "row", "record"],
     &["url", "link", "address", "website", "site", "webpage"],
     &["navigate", "go", "visit", "browse", "url"],
     &["click", "press", "tap", "push"],
-    &["type", "enter", "fill", "input"],
-    &["history", "previous", "past", "earlier", "before", "recent"],
+    &["type", "enter", "fill", "input", "box", "textbox"],
+    &["history", "previous", "past", "earlier", "before", "recent", "happen", "today", "yesterday"],
     &["schedule", "calendar", "book"],
 ];
+
+/// How many of `SYNONYMS`' first groups are actions (verbs a tool's name starts with).
+const ACTIONS: usize = 14;
+
+/// The action groups (by position in the table) word `w` (stemmed) belongs to, as a bit set.
+pub fn actions(w: &str) -> u32 {
+    let mut set = 0;
+    for (i, group) in SYNONYMS[..ACTIONS].iter().enumerate() {
+        if group.iter().any(|g| norm(g) == w) {
+            set |= 1 << i;
+        }
+    }
+    set
+}
 
 /// Query words that stand for several words (`pr` → `pull request`).
 const PHRASES: &[(&str, &str)] = &[
