@@ -21,6 +21,8 @@ mod prompts;
 mod resources;
 mod router;
 pub mod search;
+#[cfg(feature = "search-index")]
+mod search_index;
 mod server;
 mod session;
 mod tasks;

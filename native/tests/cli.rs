@@ -143,7 +143,7 @@ fn search_mode_from_a_flag() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["find_tools", "call_tool"]);
+    assert_eq!(names, ["find_tools", "describe_tools", "call_tool"]);
     let found = &out[2]["result"]["structuredContent"]["tools"];
     assert!(
         found.as_array().unwrap().iter().any(|t| t["name"] == "delete_event"),

@@ -8,7 +8,10 @@ use serde_json::{json, Map, Value};
 use crate::error::{type_name, Error, Result};
 use crate::filter::Filter;
 use crate::json::{opt_str, req_str};
+#[cfg(not(feature = "search-index"))]
 use crate::middleware::tool_filter;
+#[cfg(feature = "search-index")]
+use crate::protocol::search_index;
 use crate::model::Kind;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
@@ -26,7 +29,8 @@ const ARGS: &str = "params.arguments";
 pub const MAX_QUERY: usize = 1000;
 
 fn find_tools(count: usize) -> Value {
-    json!({
+    #[allow(unused_mut)]
+    let mut tool = json!({
         "name": FIND,
         "title": "Find tools",
         "description": format!(
@@ -43,7 +47,18 @@ fn find_tools(count: usize) -> Value {
             "additionalProperties": false
         },
         "annotations": {"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
-    })
+    });
+    #[cfg(feature = "search-index")]
+    {
+        tool["description"] = json!(format!(
+            "Search this server's {count} tools by what you want to do. Answers the best matches' full \
+             definitions (name, description, inputSchema), or with detail \"compact\" their name, title, \
+             first line and groups (then describe_tools gives the chosen ones' definitions); then call \
+             one with call_tool."
+        ));
+        tool["inputSchema"]["properties"]["detail"] = search_index::detail_property();
+    }
+    tool
 }
 
 fn call_tool() -> Value {
@@ -84,7 +99,14 @@ impl Server {
         let shown = self.selection(Kind::Tool, call, &filter, &concerns, log);
         let section = self.catalog.section(Kind::Tool);
         let pinned = call.ctx.view.iter().flat_map(|v| &v.pinned);
-        let mut s = format!("{{\"tools\":[{},{}", find_tools(visible.count()), call_tool());
+        let mut s = format!("{{\"tools\":[{}", find_tools(visible.count()));
+        #[cfg(feature = "search-index")]
+        {
+            s.push(',');
+            s.push_str(&search_index::describe_tools().to_string());
+        }
+        s.push(',');
+        s.push_str(&call_tool().to_string());
         for pos in pinned.filter_map(|name| section.find(name)).filter(|&p| shown.get(p)) {
             s.push(',');
             s.push_str(&section.items[pos].fragment);
@@ -107,7 +129,11 @@ impl Server {
         out: &mut Outcome,
     ) -> Option<Result<String>> {
         let name = call.params.get("name").and_then(Value::as_str)?;
-        if name != FIND && name != CALL {
+        #[cfg(feature = "search-index")]
+        let describing = name == search_index::DESCRIBE;
+        #[cfg(not(feature = "search-index"))]
+        let describing = false;
+        if name != FIND && name != CALL && !describing {
             return None;
         }
         if call.params.get("task").is_some_and(|t| !t.is_null()) {
@@ -121,6 +147,8 @@ impl Server {
         };
         Some(if name == FIND {
             self.find(call, &args, &mut out.log)
+        } else if describing {
+            self.describe(call, &args, &mut out.log)
         } else {
             self.call_found(call, &args, session, env, out)
         })
@@ -148,15 +176,31 @@ impl Server {
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &Filter::default(), &mut warnings)?;
         let visible = self.selection(Kind::Tool, &as_list(call), &Filter::default(), &concerns, log);
-        let candidates: Vec<usize> = visible.ones().collect();
         let section = self.catalog.section(Kind::Tool);
-        let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, &query);
+        #[cfg(feature = "search-index")]
+        let (ranked, compact) = (
+            search_index::rank(&self.catalog.search, &query, &visible, limit),
+            search_index::compact_asked(args, ARGS)?,
+        );
+        #[cfg(not(feature = "search-index"))]
+        let (ranked, compact) = {
+            let candidates: Vec<usize> = visible.ones().collect();
+            let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, &query);
+            (ranked.into_iter().take(limit).map(|r| r.0).collect::<Vec<usize>>(), false)
+        };
         let mut list = String::from("[");
-        for (n, (pos, _)) in ranked.iter().take(limit).enumerate() {
+        for (n, pos) in ranked.iter().enumerate() {
             if n > 0 {
                 list.push(',');
             }
-            list.push_str(&section.items[*pos].fragment);
+            let fragment = &section.items[*pos].fragment;
+            #[cfg(feature = "search-index")]
+            if compact {
+                list.push_str(&search_index::compact(fragment));
+                continue;
+            }
+            let _ = compact;
+            list.push_str(fragment);
         }
         list.push(']');
         let text = if ranked.is_empty() {
@@ -170,6 +214,20 @@ impl Server {
         ))
     }
 
+    /// `describe_tools`: full definitions of named tools the caller may see.
+    #[cfg(feature = "search-index")]
+    fn describe(&self, call: &Call, args: &Map<String, Value>, log: &mut Vec<String>) -> Result<String> {
+        let mut warnings = Vec::new();
+        let concerns = self.request_concerns(call, &Filter::default(), &mut warnings)?;
+        let visible = self.selection(Kind::Tool, &as_list(call), &Filter::default(), &concerns, log);
+        search_index::describe(self.catalog.section(Kind::Tool), &visible, args, ARGS)
+    }
+
+    #[cfg(not(feature = "search-index"))]
+    fn describe(&self, _: &Call, _: &Map<String, Value>, _: &mut Vec<String>) -> Result<String> {
+        Err(Error::params("describe_tools is not served here"))
+    }
+
     fn call_found(
         &self,
         call: &Call,
@@ -179,7 +237,11 @@ impl Server {
         out: &mut Outcome,
     ) -> Result<String> {
         let name = req_str(args, "name", ARGS)?;
-        if name == FIND || name == CALL {
+        #[cfg(feature = "search-index")]
+        let reserved = name == search_index::DESCRIBE;
+        #[cfg(not(feature = "search-index"))]
+        let reserved = false;
+        if name == FIND || name == CALL || reserved {
             return Err(Error::params(format!(
                 "{ARGS}.name: call \"{name}\" directly, not through call_tool"
             )));

@@ -53,10 +53,10 @@ test('SDK v1 over stdio: a view from flags, calls inside it, a tool outside it r
   }
 });
 
-test('SDK v1 over stdio: --search lists find_tools and call_tool, which search and call inside the view', { timeout: 60_000 }, async () => {
+test('SDK v1 over stdio: --search lists find_tools, describe_tools and call_tool, which search and call inside the view', { timeout: 60_000 }, async () => {
   const client = await v1(['--search', '--groups', 'utilities']);
   try {
-    assert.deepEqual(names(await client.listTools()), ['call_tool', 'find_tools']);
+    assert.deepEqual(names(await client.listTools()), ['call_tool', 'describe_tools', 'find_tools']);
     const found = await client.callTool({ name: 'find_tools', arguments: { query: 'add two numbers', limit: 3 } });
     assert.equal(found.structuredContent.tools[0].name, 'add');
     const sum = await client.callTool({ name: 'call_tool', arguments: { name: 'add', arguments: { a: 2, b: 40 } } });
@@ -127,7 +127,7 @@ test("the official Python SDK's stdio_client (.venv, tests/python/stdio_client.p
   assert.deepEqual(seen.listed, ['add', 'current_time', 'echo', 'long_report', 'text_stats']);
   assert.equal(seen.called, '42');
   assert.match(seen.outside, /Unknown tool/);
-  assert.deepEqual(seen.searchListed, ['call_tool', 'find_tools']);
+  assert.deepEqual(seen.searchListed, ['call_tool', 'describe_tools', 'find_tools']);
   assert.equal(seen.found[0], 'send_email');
 });
 

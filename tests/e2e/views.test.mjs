@@ -58,7 +58,7 @@ test('search mode: SDK v1 at /mcp/search and SDK v2 at ?mode=search find, then c
   const client = await v1(`${server.url}/search`);
   try {
     const listed = (await client.listTools()).tools;
-    assert.deepEqual(listed.map((t) => t.name), ['find_tools', 'call_tool', 'echo']);
+    assert.deepEqual(listed.map((t) => t.name), ['find_tools', 'describe_tools', 'call_tool', 'echo']);
     const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an email', limit: 3 } });
     const tools = found.structuredContent.tools;
     assert.ok(tools.length > 0 && tools.length <= 3 && tools[0].inputSchema, JSON.stringify(found));
@@ -71,7 +71,7 @@ test('search mode: SDK v1 at /mcp/search and SDK v2 at ?mode=search find, then c
   const v2 = new ClientV2({ name: 'search-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await v2.connect(new TransportV2(new URL(`${server.url}?groups=utilities&mode=search`)));
   try {
-    assert.deepEqual((await v2.listTools()).tools.map((t) => t.name), ['find_tools', 'call_tool']);
+    assert.deepEqual((await v2.listTools()).tools.map((t) => t.name), ['find_tools', 'describe_tools', 'call_tool']);
     const found = await v2.callTool({ name: 'find_tools', arguments: { query: 'send an email' } });
     assert.ok(found.structuredContent.tools.every((t) => ['add', 'current_time', 'echo', 'long_report', 'text_stats'].includes(t.name)));
     const echoed = await v2.callTool({ name: 'call_tool', arguments: { name: 'echo', arguments: { message: 'hi' } } });

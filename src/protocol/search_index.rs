@@ -1,0 +1,134 @@
+//! Search mode's server-only parts (feature `search-index`: the Worker and the native server):
+//! `find_tools` ranked by the catalog's inverted index (`crate::search`), its compact form (name,
+//! title, the description's first line, groups) and `describe_tools` (the full definitions of
+//! named tools), so a model reads a short list first and the schemas of the one or two tools it
+//! picks (search → details, as the official client guidance has it).
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::filter::{Bits, Section};
+use crate::search::SearchIndex;
+
+/// The tool that answers full definitions of named tools.
+pub const DESCRIBE: &str = "describe_tools";
+/// Most names one `describe_tools` call takes.
+pub const MAX_NAMES: usize = 20;
+/// Longest one-line description in the compact form, in characters.
+const LINE: usize = 160;
+
+/// `describe_tools`' definition.
+pub(crate) fn describe_tools() -> Value {
+    json!({
+        "name": DESCRIBE,
+        "title": "Describe tools",
+        "description": "The full definitions (description, inputSchema) of tools that find_tools answered, by name.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "names": {"type": "array", "items": {"type": "string", "maxLength": 256}, "minItems": 1, "maxItems": MAX_NAMES,
+                          "description": "the tools' names, as find_tools gave them"}
+            },
+            "required": ["names"],
+            "additionalProperties": false
+        },
+        "annotations": {"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}
+    })
+}
+
+/// `find_tools`' `detail` argument: whether answers are compact (the default is full).
+pub(crate) fn compact_asked(args: &Map<String, Value>, at: &str) -> Result<bool> {
+    match args.get("detail") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::String(s)) if s == "full" => Ok(false),
+        Some(Value::String(s)) if s == "compact" => Ok(true),
+        Some(v) => Err(Error::params(format!(
+            "{at}.detail must be \"compact\" or \"full\", got {v}"
+        ))),
+    }
+}
+
+/// The `detail` property of `find_tools`' inputSchema.
+pub(crate) fn detail_property() -> Value {
+    json!({"type": "string", "enum": ["compact", "full"], "default": "full",
+           "description": "compact: name, title, one line and groups (then describe_tools for the chosen ones); full: whole definitions"})
+}
+
+/// The best `limit` visible tools for `query`, best first.
+pub(crate) fn rank(index: &SearchIndex, query: &str, visible: &Bits, limit: usize) -> Vec<usize> {
+    index.search(query, visible, limit).into_iter().map(|(d, _)| d).collect()
+}
+
+/// One tool's compact form, from its wire JSON: name, title, the description's first line
+/// (cut at `LINE` characters), groups.
+pub(crate) fn compact(fragment: &str) -> String {
+    let Ok(Value::Object(t)) = serde_json::from_str::<Value>(fragment) else {
+        return fragment.to_string();
+    };
+    let mut o = Map::new();
+    for k in ["name", "title"] {
+        if let Some(v) = t.get(k) {
+            o.insert(k.into(), v.clone());
+        }
+    }
+    if let Some(d) = t.get("description").and_then(Value::as_str) {
+        let line = d.trim_start().lines().next().unwrap_or_default();
+        let mut cut: String = line.chars().take(LINE).collect();
+        if cut.len() < line.len() {
+            cut.push('…');
+        }
+        o.insert("description".into(), Value::String(cut));
+    }
+    if let Some(g) = t.get("groups").filter(|g| g.as_array().is_some_and(|a| !a.is_empty())) {
+        o.insert("groups".into(), g.clone());
+    }
+    Value::Object(o).to_string()
+}
+
+/// `describe_tools`: the definitions of the named tools the caller may see; names it may not
+/// see, or that do not exist, are answered as unknown (the same for both).
+pub(crate) fn describe(section: &Section, visible: &Bits, args: &Map<String, Value>, at: &str) -> Result<String> {
+    let names = match args.get("names") {
+        Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_NAMES => a,
+        Some(Value::Array(a)) => {
+            return Err(Error::params(format!(
+                "{at}.names must hold 1 to {MAX_NAMES} names, got {}",
+                a.len()
+            )))
+        }
+        _ => {
+            return Err(Error::params(format!(
+                "{at}.names is required (an array of tool names)"
+            )))
+        }
+    };
+    let mut list = String::from("[");
+    let mut unknown = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let name = n
+            .as_str()
+            .ok_or_else(|| Error::params(format!("{at}.names[{i}] must be a string, got {n}")))?;
+        match section.find(name).filter(|&p| visible.get(p)) {
+            Some(p) => {
+                if list.len() > 1 {
+                    list.push(',');
+                }
+                list.push_str(&section.items[p].fragment);
+            }
+            None => unknown.push(name.to_string()),
+        }
+    }
+    list.push(']');
+    let mut text = list.clone();
+    if !unknown.is_empty() {
+        text.push_str(&format!(
+            "\nUnknown tools: {}; search with find_tools.",
+            unknown.join(", ")
+        ));
+    }
+    Ok(format!(
+        "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list},\"unknown\":{}}}}}",
+        Value::String(text),
+        json!(unknown)
+    ))
+}
