@@ -84,7 +84,9 @@ fn bench(c: &mut Criterion) {
             h.view = view;
             h.init();
             let mut g = c.benchmark_group(format!("find_tools/{label}"));
-            g.sample_size(20).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+            g.sample_size(20)
+                .measurement_time(Duration::from_secs(3))
+                .warm_up_time(Duration::from_millis(500));
             for (qi, q) in QUERIES.iter().enumerate() {
                 let args = json!({"name": "find_tools", "arguments": {"query": q, "limit": 5}});
                 let (p50, p99) = percentiles(

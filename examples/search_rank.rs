@@ -21,7 +21,12 @@ fn main() {
     let doc = std::fs::read_to_string(catalog).expect("the catalog file is readable");
     let catalog = Catalog::from_json_str(&doc).expect("the catalog loads");
     let index = catalog.search.clone();
-    let tools: Vec<String> = catalog.section(mcp_sieve::model::Kind::Tool).items.iter().map(|t| t.name.clone()).collect();
+    let tools: Vec<String> = catalog
+        .section(mcp_sieve::model::Kind::Tool)
+        .items
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
     let direct = std::env::var_os("SEARCH_RANK_DIRECT").is_some();
     let view = endpoint_view(&catalog, "/mcp", "mode=search", &header_fn(vec![], &[]), None).expect("a search view");
     let mut h = Harness::with_catalog(catalog);

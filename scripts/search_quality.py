@@ -82,30 +82,39 @@ def words(text):
     return [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w]
 
 
-def plain_bm25(tools, queries, k1=1.2, b=0.75):
-    docs = [words(t["name"]) + words(t.get("description") or "") for t in tools]
-    tfs = [defaultdict(int) for _ in docs]
-    df = defaultdict(int)
-    for tf, d in zip(tfs, docs):
-        for w in d:
-            tf[w] += 1
-        for w in set(d):
-            df[w] += 1
-    n, avg = len(docs), sum(map(len, docs)) / len(docs)
-    answers = {}
-    for q in queries:
-        scores = [0.0] * n
+class PlainBM25:
+    """Okapi BM25 over each tool's name and description, index built once."""
+
+    def __init__(self, tools, k1=1.2, b=0.75):
+        self.tools, self.k1, self.b = tools, k1, b
+        self.docs = [words(t["name"]) + words(t.get("description") or "") for t in tools]
+        self.tfs = [defaultdict(int) for _ in self.docs]
+        self.df = defaultdict(int)
+        self.post = defaultdict(list)
+        for i, (tf, d) in enumerate(zip(self.tfs, self.docs)):
+            for w in d:
+                tf[w] += 1
+            for w in set(d):
+                self.df[w] += 1
+                self.post[w].append(i)
+        self.n, self.avg = len(self.docs), sum(map(len, self.docs)) / len(self.docs)
+
+    def query(self, q):
+        scores = defaultdict(float)
         for w in words(q):
-            if w not in df:
+            if w not in self.df:
                 continue
-            idf = math.log((n - df[w] + 0.5) / (df[w] + 0.5) + 1)
-            for i, tf in enumerate(tfs):
-                f = tf.get(w, 0)
-                if f:
-                    scores[i] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(docs[i]) / avg))
-        order = sorted((i for i in range(n) if scores[i] > 0), key=lambda i: (-scores[i], i))
-        answers[q] = [tools[i]["name"] for i in order[:DEPTH]]
-    return answers
+            idf = math.log((self.n - self.df[w] + 0.5) / (self.df[w] + 0.5) + 1)
+            for i in self.post[w]:
+                f = self.tfs[i][w]
+                scores[i] += idf * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * len(self.docs[i]) / self.avg))
+        order = sorted(scores, key=lambda i: (-scores[i], i))
+        return [self.tools[i]["name"] for i in order[:DEPTH]]
+
+
+def plain_bm25(tools, queries):
+    index = PlainBM25(tools)
+    return {q: index.query(q) for q in queries}
 
 
 def score(rows):
@@ -123,12 +132,77 @@ def score(rows):
     }
 
 
+SPEED_QUERIES = ["create a branch", "delete the synthetic item",
+                 "show me the logs of the failed CI job on the main branch so I can see why the build broke"]
+
+
+def public_times(n):
+    """The public catalog's tools repeated with numbered names up to n (as benches/search.rs)."""
+    base = json.load(open("catalog/public-servers.json"))["tools"]
+    out = []
+    for i in range(n):
+        t = dict(base[i % len(base)])
+        if i >= len(base):
+            t["name"] = f"{t['name']}_{i // len(base)}"
+        out.append(t)
+    return out
+
+
+async def fastmcp_speed(tools, runs):
+    """p50 ms of FastMCP's search_tools through an in-process client (index built before timing)."""
+    import time
+    from fastmcp import Client, FastMCP
+    from fastmcp.server.transforms.search import BM25SearchTransform
+    from fastmcp.tools.base import Tool, ToolResult
+
+    class Listed(Tool):
+        async def run(self, arguments):
+            return ToolResult(content=[])
+
+    server = FastMCP("catalog")
+    for t in tools:
+        server.add_tool(Listed(name=t["name"], description=t.get("description"), parameters=t.get("inputSchema") or {"type": "object"}))
+    server.add_transform(BM25SearchTransform(max_results=5))
+    out = {}
+    async with Client(server) as client:
+        await client.call_tool("search_tools", {"query": "warm up"})
+        for q in SPEED_QUERIES:
+            times = []
+            for _ in range(runs):
+                s = time.perf_counter()
+                await client.call_tool("search_tools", {"query": q})
+                times.append(time.perf_counter() - s)
+            out[q] = sorted(times)[len(times) // 2] * 1e3
+    return out
+
+
+def speed(sizes, runs):
+    import time
+    for n in sizes:
+        tools = public_times(n)
+        f = asyncio.run(fastmcp_speed(tools, runs))
+        index = PlainBM25(tools)
+        for q in SPEED_QUERIES:
+            times = []
+            for _ in range(runs):
+                s = time.perf_counter()
+                index.query(q)
+                times.append(time.perf_counter() - s)
+            p = sorted(times)[len(times) // 2] * 1e3
+            print(f"public x{n}: {len(q.split())}-word query: fastmcp-bm25 search_tools p50 {f[q]:.1f} ms; plain-bm25 (Python, index built once) p50 {p:.1f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--speed", action="store_true", help="time FastMCP's search_tools and plain BM25 at 5,000 and 50,000 tools instead")
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--ours", default="target/debug/examples/search_rank")
     ap.add_argument("--json")
     ap.add_argument("--misses", action="store_true", help="print our misses (tuning part only)")
     args = ap.parse_args()
+    if args.speed:
+        speed([5_000, 50_000], args.runs)
+        return
     results = {}
     pooled = defaultdict(list)
     for path in FILES + [EARLIER]:

@@ -14,9 +14,9 @@ mod json;
 pub mod middleware;
 pub mod model;
 pub mod protocol;
-mod sort;
 #[cfg(feature = "search-index")]
 pub mod search;
+mod sort;
 // MCP over stdio: server-only (the native binary), not in the package.
 #[cfg(feature = "large-catalogs")]
 pub mod stdio;

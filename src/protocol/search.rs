@@ -10,10 +10,10 @@ use crate::filter::Filter;
 use crate::json::{opt_str, req_str};
 #[cfg(not(feature = "search-index"))]
 use crate::middleware::tool_filter;
-#[cfg(feature = "search-index")]
-use crate::protocol::search_index;
 use crate::model::Kind;
 use crate::protocol::outcome::Outcome;
+#[cfg(feature = "search-index")]
+use crate::protocol::search_index;
 use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::Session;
 
@@ -186,7 +186,10 @@ impl Server {
         let (ranked, compact) = {
             let candidates: Vec<usize> = visible.ones().collect();
             let ranked = tool_filter::rank(&section.items, &self.catalog.groups, &candidates, &query);
-            (ranked.into_iter().take(limit).map(|r| r.0).collect::<Vec<usize>>(), false)
+            (
+                ranked.into_iter().take(limit).map(|r| r.0).collect::<Vec<usize>>(),
+                false,
+            )
         };
         let mut list = String::from("[");
         for (n, pos) in ranked.iter().enumerate() {

@@ -56,7 +56,11 @@ pub(crate) fn detail_property() -> Value {
 
 /// The best `limit` visible tools for `query`, best first.
 pub(crate) fn rank(index: &SearchIndex, query: &str, visible: &Bits, limit: usize) -> Vec<usize> {
-    index.search(query, visible, limit).into_iter().map(|(d, _)| d).collect()
+    index
+        .search(query, visible, limit)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect()
 }
 
 /// One tool's compact form, from its wire JSON: name, title, the description's first line

@@ -101,7 +101,12 @@ impl Builder {
         self.field(&mut doc, Field::Name, s("name"));
         self.scratch.clear();
         text::words(s("name"), 8, &mut self.scratch);
-        doc.action = self.scratch.iter().map(|w| text::actions(w)).find(|&a| a != 0).unwrap_or(0);
+        doc.action = self
+            .scratch
+            .iter()
+            .map(|w| text::actions(w))
+            .find(|&a| a != 0)
+            .unwrap_or(0);
         let title = tool
             .get("annotations")
             .and_then(|a| a.get("title"))
@@ -239,7 +244,10 @@ impl SearchIndex {
                     }
                 }
                 let doc = i as u32 | flags;
-                lists[t as usize].push(Posting { doc, score: w / (K1 + w) });
+                lists[t as usize].push(Posting {
+                    doc,
+                    score: w / (K1 + w),
+                });
             }
         }
         // idf folded into each posting.
@@ -306,10 +314,17 @@ impl SearchIndex {
         let rarest = ((n as f32 + 0.5) / 0.5 + 1.0).ln();
         for Concept { forms } in &concepts {
             // A synonym rarer than the word asked counts no more than the word would.
-            let own = forms.first().and_then(|(f, _)| self.term(f)).map_or(rarest, |t| self.idf[t]);
+            let own = forms
+                .first()
+                .and_then(|(f, _)| self.term(f))
+                .map_or(rarest, |t| self.idf[t]);
             for (form, weight) in forms {
                 let exact = self.term(form).map(|t| {
-                    let scale = if *weight < 1.0 { (own / self.idf[t]).powf(0.5).min(1.0) } else { 1.0 };
+                    let scale = if *weight < 1.0 {
+                        (own / self.idf[t]).powf(0.5).min(1.0)
+                    } else {
+                        1.0
+                    };
                     (t, weight * scale)
                 });
                 let prefixes = (form.chars().count() >= 4 && *weight >= 1.0)
@@ -361,7 +376,10 @@ impl SearchIndex {
                     ACTION_MISMATCH
                 };
                 let group = if grouped[d] { GROUP_NAMED } else { 1.0 };
-                (d, (s + NAME_COVER * cover.min(1.0) * (s / (s + 1.0))) * action * group + bonus)
+                (
+                    d,
+                    (s + NAME_COVER * cover.min(1.0) * (s / (s + 1.0))) * action * group + bonus,
+                )
             })
             .collect();
         let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));

@@ -19,11 +19,33 @@ const STOP: &[&str] = &[
 /// group's usual name. General vocabulary, not any one catalog's.
 const SYNONYMS: &[&[&str]] = &[
     // actions (the first `ACTIONS` groups)
-    &["create", "add", "new", "make", "open", "start", "generate", "insert", "write", "post", "compose", "draft", "append", "set up"],
-    &["delete", "remove", "drop", "erase", "forget", "destroy", "trash", "discard", "purge", "unset", "clear"],
-    &["list", "find", "search", "show", "browse", "enumerate", "look", "lookup", "query", "filter", "all"],
-    &["get", "fetch", "read", "retrieve", "show", "view", "see", "inspect", "look", "detail", "describe", "open", "load"],
-    &["update", "edit", "change", "modify", "set", "patch", "alter", "adjust", "switch", "rewrite", "replace"],
+    &[
+        "create", "add", "new", "make", "open", "start", "generate", "insert", "write", "post", "compose", "draft",
+        "append", "set up",
+    ],
+    &[
+        "delete", "remove", "drop", "erase", "forget", "destroy", "trash", "discard", "purge", "unset", "clear",
+    ],
+    &[
+        "list",
+        "find",
+        "search",
+        "show",
+        "browse",
+        "enumerate",
+        "look",
+        "lookup",
+        "query",
+        "filter",
+        "all",
+    ],
+    &[
+        "get", "fetch", "read", "retrieve", "show", "view", "see", "inspect", "look", "detail", "describe", "open",
+        "load",
+    ],
+    &[
+        "update", "edit", "change", "modify", "set", "patch", "alter", "adjust", "switch", "rewrite", "replace",
+    ],
     &["send", "post", "message", "notify", "reply", "tell"],
     &["run", "execute", "trigger", "launch", "invoke", "rerun", "start"],
     &["cancel", "stop", "abort", "terminate", "end", "halt", "kill"],
@@ -39,7 +61,16 @@ const SYNONYMS: &[&[&str]] = &[
     &["issue", "ticket", "bug", "problem", "incident"],
     &["page", "doc", "document", "article", "wiki", "note"],
     &["organization", "org", "company", "workspace"],
-    &["user", "people", "person", "member", "collaborator", "account", "who", "teammate"],
+    &[
+        "user",
+        "people",
+        "person",
+        "member",
+        "collaborator",
+        "account",
+        "who",
+        "teammate",
+    ],
     &["comment", "remark", "reply", "note", "feedback"],
     &["label", "tag"],
     &["block", "paragraph", "content", "body"],
@@ -69,7 +100,17 @@ const SYNONYMS: &[&[&str]] = &[
     &["navigate", "go", "visit", "browse", "url"],
     &["click", "press", "tap", "push"],
     &["type", "enter", "fill", "input", "box", "textbox"],
-    &["history", "previous", "past", "earlier", "before", "recent", "happen", "today", "yesterday"],
+    &[
+        "history",
+        "previous",
+        "past",
+        "earlier",
+        "before",
+        "recent",
+        "happen",
+        "today",
+        "yesterday",
+    ],
     &["schedule", "calendar", "book"],
 ];
 
@@ -173,7 +214,9 @@ pub fn stem(w: &str) -> String {
 fn undouble(w: &str) -> String {
     let mut rev = w.chars().rev();
     match (rev.next(), rev.next()) {
-        (Some(x), Some(y)) if x == y && x.is_ascii_alphabetic() && !"aeioudlsz".contains(x) => w[..w.len() - 1].to_string(),
+        (Some(x), Some(y)) if x == y && x.is_ascii_alphabetic() && !"aeioudlsz".contains(x) => {
+            w[..w.len() - 1].to_string()
+        }
         _ => w.to_string(),
     }
 }
@@ -247,7 +290,12 @@ mod tests {
 
     #[test]
     fn the_stemmer_joins_forms_and_never_cuts_inside_a_char() {
-        for (a, b) in [("creates", "create"), ("creating", "created"), ("entities", "entity"), ("logged", "log")] {
+        for (a, b) in [
+            ("creates", "create"),
+            ("creating", "created"),
+            ("entities", "entity"),
+            ("logged", "log"),
+        ] {
             assert_eq!(stem(a), stem(b), "{a} {b}");
         }
         for w in ["丸ed", "၁ing", "ééing", "ßßed", "日本語s", "ñes"] {
