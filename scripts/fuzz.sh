@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes each target for a bounded time (default 30 s each): the JSON-RPC entry, the filter parser,
-# cursor decoding, the configuration loader, and text (any Unicode through search, the middleware
-# built-ins, templates, view parsing and globs). Seeds live in fuzz/corpus/<target>; new inputs go
+# cursor decoding, the configuration loader, text (any Unicode straight into the tokenizer, the
+# stemmer, ranking, the PII detectors and globs) and text_server (the same through the whole server:
+# find_tools, the middleware built-ins, templates, view parsing). Seeds live in fuzz/corpus/<target>; new inputs go
 # to a scratch corpus under target/, so the repo's corpus stays small. Prints executions per target.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]   (default: every target)
 set -euo pipefail
@@ -12,7 +13,7 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # cargo-fuzz needs nightly flags (-Z sanitizer); this machine has one stable toolchain.
 export RUSTC_BOOTSTRAP=1
 targets=("${@:2}")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc filter cursor config text)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc filter cursor config text text_server)
 for t in "${targets[@]}"; do
   work="target/fuzz-corpus/$t"
   mkdir -p "$work"

@@ -1,10 +1,9 @@
-//! Text from a caller, a catalog or an upstream (issue 23, item 1): any Unicode as a search query
-//! (the tokenizer, the stemmer, `tool_filter::rank`, `find_tools` in a search-mode view), as the
-//! context of every middleware built-in, as a resource URI and prompt arguments (templates), as a
-//! URL query and `X-MCP-Tools` header (view parsing), and as a glob and a name → an answer or an
-//! error, never a panic. Also: detected PII spans fall on character boundaries and do not
-//! overlap, redaction then restoration gives the text back, and globs agree with a plain
-//! reference matcher. The input is split at NUL bytes into text, pattern and name.
+//! Text from a caller, a catalog or an upstream (issue 23, item 1), straight into the functions
+//! that cut it: any Unicode through the tokenizer, the stemmer and `tool_filter::rank` over the
+//! catalog, the PII detectors (spans fall on character boundaries and do not overlap; redaction
+//! then restoration gives the text back) and the globs (they agree with a plain reference
+//! matcher) → never a panic. The input is split at NUL bytes into text, pattern and name.
+//! (`text_server` sends the same through the whole server.)
 #![no_main]
 
 use std::collections::HashMap;
@@ -12,12 +11,11 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_sieve::filter::glob;
-use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::middleware::detect::{self, Options};
 use mcp_sieve::middleware::pii_redaction::Redactor;
 use mcp_sieve::middleware::{pii_restoration, tool_filter};
 use mcp_sieve::model::Kind;
-use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::protocol::Server;
 use mcp_sieve::Catalog;
 use serde_json::{json, Value};
 
@@ -90,58 +88,9 @@ fn direct(text: &str, pattern: &str, name: &str) {
     let _ = glob::matches(pattern, name);
 }
 
-fn through_the_server(text: &str, pattern: &str, name: &str) {
-    let header = |h: &str| match h {
-        "x-mcp-tools" => Some(pattern.to_string()),
-        "x-mcp-toolsets" => Some(name.to_string()),
-        _ => None,
-    };
-    // View parsing: any URL query and headers → a view or an HTTP error.
-    let _ = http::endpoint_view(server().catalog(), "/mcp", text, &header, None);
-    let _ = http::endpoint_view(server().catalog(), &format!("/mcp/{name}"), "", &|_| None, None);
-    let view = http::endpoint_view(server().catalog(), "/mcp", "mode=search", &|_| None, None).unwrap();
-    let mut store = MemoryStore::default();
-    let env = Env { now_ms: 1_763_634_600_000, principal: None, fresh_id: "s1".into(), view };
-    let cfg = http::Config::default();
-    let plain = |h: &str| match h {
-        "content-type" => Some("application/json".to_string()),
-        "accept" => Some("application/json, text/event-stream".to_string()),
-        _ => None,
-    };
-    let with_session = |h: &str| match h {
-        "mcp-session-id" => Some("s1".to_string()),
-        other => plain(other),
-    };
-    let mut post = |n: u64, method: &str, params: Value| {
-        let body = json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string();
-        let header: &dyn Fn(&str) -> Option<String> = if n == 0 { &plain } else { &with_session };
-        let r = http::handle(server(), &cfg, http::Request { method: "POST", header, body: body.as_bytes() }, &mut store, &env);
-        assert!(r.status == 200 || r.status == 400, "{method}: {} {}", r.status, r.body);
-    };
-    // The client's name is capped (a long one is refused, and then there is no session).
-    let client: String = name.chars().take(32).collect();
-    post(0, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": client, "version": "1"}}));
-    post(1, "tools/call", json!({"name": "find_tools", "arguments": {"query": text}}));
-    let ctx = json!([{"type": "text", "text": text}, {"type": "text", "text": name}]);
-    let args = [
-        json!({"aggressiveness": "strict", "names": [name]}),
-        json!({"redactions": {pattern: name, "EMAIL_1": text}}),
-        json!({}),
-        json!({"timeZone": pattern, "label": name}),
-        json!({"availableTools": [pattern, name]}),
-    ];
-    for (i, (b, a)) in BUILTINS.iter().zip(args).enumerate() {
-        post(2 + i as u64, "middleware/invoke", json!({"name": b, "arguments": a, "context": ctx}));
-    }
-    post(8, "resources/read", json!({"uri": text}));
-    post(9, "prompts/get", json!({"name": pattern, "arguments": {"code": text, "language": name}}));
-    post(10, "tools/list", json!({"filter": {"namePatterns": [pattern, name]}}));
-}
-
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
     let mut parts = s.splitn(3, '\0');
     let (text, pattern, name) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     direct(text, pattern, name);
-    through_the_server(text, pattern, name);
 });
