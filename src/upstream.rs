@@ -21,7 +21,7 @@ mod reply;
 pub use crate::protocol::UpstreamLink as Link;
 pub use conversation::{ClientConfig, Conversation, Exchange};
 #[cfg(feature = "gateway")]
-pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving};
+pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS};
 #[cfg(feature = "gateway")]
 pub use merge::{build, build_many, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};

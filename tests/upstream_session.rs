@@ -7,6 +7,7 @@ use mcp_sieve::model::Kind;
 use mcp_sieve::protocol::Forward;
 use mcp_sieve::upstream::{
     ClientConfig, Conversation, Gateway, HttpAnswer, Job, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
+    REFRESH_DEADLINE_MS,
 };
 use mcp_sieve::{Catalog, Error};
 use serde_json::{json, Value};
@@ -410,4 +411,46 @@ fn a_failed_refresh_takes_the_upstream_out_until_a_retry_brings_it_back() {
     );
     assert_eq!(gw.status(4 + 61_000)["upstreams"][0]["state"], json!("up"));
     let _ = Refresh::new(&Conversation::new(ClientConfig::default()));
+}
+
+#[test]
+fn an_abandoned_or_overdue_refresh_does_not_hold_the_gateway() {
+    let local = Catalog::load(&gateway_doc()).unwrap();
+    let mut gw = Gateway::new(local.upstreams[0].clone());
+    let mut up = Upstream1::new(2, 10);
+    // Nothing cached: the first refresh's request is dropped (its client left).
+    let Serving::Refresh(dropped) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    assert!(matches!(gw.serving(1), Serving::Wait), "in flight: the others wait");
+    gw.abandoned(&dropped.iter().map(|j| j.member).collect::<Vec<_>>());
+    let Serving::Refresh(jobs) = gw.serving(2) else {
+        panic!("after the refresh was abandoned, the next request refreshes")
+    };
+    gw.refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 3)
+        .unwrap();
+    // Cached and due: a refresh that is never ended (its request stopped without being dropped)
+    // holds the single flight until its deadline only; the stale lists serve meanwhile.
+    let due = 3 + 60_000;
+    let Serving::Refresh(_lost) = gw.serving(due) else {
+        panic!("due")
+    };
+    assert!(matches!(gw.serving(due + REFRESH_DEADLINE_MS - 1), Serving::Ready(_)));
+    assert!(gw.ready(due + REFRESH_DEADLINE_MS - 1).is_some());
+    assert!(
+        gw.ready(due + REFRESH_DEADLINE_MS).is_none(),
+        "past the deadline a refresh is due again"
+    );
+    let Serving::Refresh(jobs) = gw.serving(due + REFRESH_DEADLINE_MS) else {
+        panic!("past the deadline, the next request refreshes")
+    };
+    up.tools.push(json!({"name": "t9", "inputSchema": {}}));
+    let done = gw
+        .refreshed(
+            &local,
+            run_jobs(jobs, |_, m, p| up.answer(m, p)),
+            due + REFRESH_DEADLINE_MS + 1,
+        )
+        .unwrap();
+    assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 3);
 }

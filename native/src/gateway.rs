@@ -31,6 +31,26 @@ const RETRY_TICK: Duration = Duration::from_millis(250);
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT: Duration = Duration::from_secs(60);
 
+/// Ends the refreshes of its upstreams as abandoned when dropped armed: a request running a
+/// refresh that is dropped (hyper drops a request's future when its client disconnects) must
+/// not leave their single flight taken.
+struct Abandon<'a>(Option<(&'a Gateway, Vec<usize>)>);
+
+impl Abandon<'_> {
+    /// The refreshes reached their end: nothing to release.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let Some((g, members)) = self.0.take() {
+            g.state().abandoned(&members);
+        }
+    }
+}
+
 /// How the bytes reach one upstream.
 enum Driver {
     Http { url: String },
@@ -158,6 +178,9 @@ impl Gateway {
 
     /// Runs refreshes at once (each over its upstream's driver) and hands them back to the core.
     async fn run(&self, jobs: Vec<Job>) -> Result<Arc<Server>, Error> {
+        // Dropped before the refreshes end (a request whose client left): the next request
+        // refreshes (the spawned exchanges run on; their lists are not taken).
+        let guard = Abandon(Some((self, jobs.iter().map(|j| j.member).collect())));
         let mut running = Vec::new();
         for mut job in jobs {
             let me = self.clone();
@@ -175,6 +198,7 @@ impl Gateway {
                 Err(e) => eprintln!("mcp-sieve: an upstream refresh stopped: {e}"),
             }
         }
+        guard.disarm();
         let refreshed = self.state().refreshed(self.0.local.catalog(), done, now_ms())?;
         if let Some(e) = refreshed.failure {
             eprintln!("mcp-sieve: {e}; the other upstreams keep serving");

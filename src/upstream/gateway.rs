@@ -7,6 +7,12 @@
 //! Failure is isolated: an upstream whose lists cannot be fetched leaves the merged lists (the
 //! others keep serving; `list_changed` goes out), is retried with backoff, and comes back by
 //! itself. [`Gateway::status`] is the operator's view of each.
+//!
+//! A refresh is in flight from the [`Job`] being handed out until [`Gateway::refreshed`] or
+//! [`Gateway::abandoned`] (a shell calls it when the request running the job is dropped, say
+//! because its client left), and at most [`REFRESH_DEADLINE_MS`]: a refresh whose request was
+//! stopped without being dropped (a platform that cancels it) does not hold its upstream longer.
+//! A refresh that ends after its deadline still installs its lists; at worst two overlap.
 
 use std::sync::Arc;
 
@@ -24,6 +30,9 @@ use crate::protocol::{Forward, Server};
 const FIRST_BACKOFF_MS: i64 = 1_000;
 /// Longest wait between two tries of an upstream that is down, ms.
 const MAX_BACKOFF_MS: i64 = 60_000;
+/// Longest a refresh holds its upstream's single flight: after this, the next request due one
+/// starts another (30 s, one upstream exchange's deadline in the shells).
+pub const REFRESH_DEADLINE_MS: i64 = 30_000;
 
 /// One refresh of one upstream's lists, for the shell to run over that upstream's transport.
 #[derive(Debug)]
@@ -56,7 +65,8 @@ struct Member {
     lists: Option<Lists>,
     fetched_ms: i64,
     stale: bool,
-    refreshing: bool,
+    /// When the refresh in flight began, if one is.
+    refreshing: Option<i64>,
     /// Failures in a row; while above zero the upstream is down (out of the lists).
     failures: u32,
     retry_ms: i64,
@@ -64,8 +74,14 @@ struct Member {
 }
 
 impl Member {
+    /// Whether a refresh is in flight at `now_ms` (begun; not ended, abandoned or overdue).
+    fn in_flight(&self, now_ms: i64) -> bool {
+        self.refreshing
+            .is_some_and(|began| now_ms.saturating_sub(began) < REFRESH_DEADLINE_MS)
+    }
+
     fn due(&self, now_ms: i64) -> bool {
-        !self.refreshing
+        !self.in_flight(now_ms)
             && if self.failures > 0 {
                 now_ms >= self.retry_ms
             } else {
@@ -76,8 +92,8 @@ impl Member {
             }
     }
 
-    fn job(&mut self, member: usize) -> Job {
-        self.refreshing = true;
+    fn job(&mut self, member: usize, now_ms: i64) -> Job {
+        self.refreshing = Some(now_ms);
         self.stale = false;
         let conv = self.conv.clone();
         Job {
@@ -157,7 +173,7 @@ impl Gateway {
                     lists: None,
                     fetched_ms: 0,
                     stale: false,
-                    refreshing: false,
+                    refreshing: None,
                     failures: 0,
                     retry_ms: 0,
                     error: None,
@@ -218,8 +234,8 @@ impl Gateway {
             .members
             .iter_mut()
             .enumerate()
-            .filter(|(_, m)| (cold && !m.refreshing) || (m.failures == 0 && m.due(now_ms)))
-            .map(|(i, m)| m.job(i))
+            .filter(|(_, m)| (cold && !m.in_flight(now_ms)) || (m.failures == 0 && m.due(now_ms)))
+            .map(|(i, m)| m.job(i, now_ms))
             .collect();
         match (&self.server, jobs.is_empty()) {
             (_, false) => Serving::Refresh(jobs),
@@ -238,7 +254,7 @@ impl Gateway {
             .iter_mut()
             .enumerate()
             .filter(|(_, m)| m.failures > 0 && m.due(now_ms))
-            .map(|(i, m)| m.job(i))
+            .map(|(i, m)| m.job(i, now_ms))
             .collect()
     }
 
@@ -248,6 +264,17 @@ impl Gateway {
     pub fn ready(&self, now_ms: i64) -> Option<Arc<Server>> {
         let due = self.members.iter().any(|m| m.failures == 0 && m.due(now_ms));
         self.server.clone().filter(|_| !due)
+    }
+
+    /// Ends the refreshes of `members` begun by [`Gateway::serving`] or [`Gateway::retries`]
+    /// without lists: the request running them was dropped before they ended (a shell's guard
+    /// calls this). The next request due one starts it again; the cached server keeps serving.
+    pub fn abandoned(&mut self, members: &[usize]) {
+        for &i in members {
+            if let Some(m) = self.members.get_mut(i) {
+                m.refreshing = None;
+            }
+        }
     }
 
     /// Ends refreshes begun by [`Gateway::serving`] or [`Gateway::retries`]: each upstream that
@@ -261,7 +288,7 @@ impl Gateway {
             let Some(m) = self.members.get_mut(job.member) else {
                 continue;
             };
-            m.refreshing = false;
+            m.refreshing = None;
             m.conv = job.conv;
             m.stale |= m.conv.take_list_changed();
             m.fetched_ms = now_ms;

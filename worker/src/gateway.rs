@@ -164,14 +164,37 @@ pub fn ready(local: &Server) -> Option<Arc<Server>> {
     with(local, |g| g.ready(now_ms())).flatten()
 }
 
+/// Ends the refreshes of its upstreams as abandoned when dropped armed (see
+/// `upstream::Gateway::abandoned`).
+struct Abandon<'a>(Option<(&'a Server, Vec<usize>)>);
+
+impl Abandon<'_> {
+    /// The refreshes reached their end: nothing to release.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let Some((local, members)) = self.0.take() {
+            with(local, |g| g.abandoned(&members));
+        }
+    }
+}
+
 /// Runs refreshes (each over its upstream's driver, all at once) and hands them to the core.
 async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Error> {
+    // Dropped before the refreshes end: the next request refreshes. (A request the runtime stops
+    // without dropping it is covered by the refresh's deadline, `upstream::REFRESH_DEADLINE_MS`.)
+    let guard = Abandon(Some((local, jobs.iter().map(|j| j.member).collect())));
     let running = jobs.into_iter().map(|mut job| async move {
         let member = job.member;
         let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p)).await;
         (job, lists)
     });
     let done = futures_util::future::join_all(running).await;
+    guard.disarm();
     let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
         .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
     if let Some(e) = done.failure {
