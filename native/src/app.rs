@@ -8,17 +8,19 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::http;
 use mcp_sieve::protocol::{Answers, Server};
 
 use crate::auth::Verifier;
 use crate::gateway::Gateway;
+use crate::sessions::Sessions;
 
 /// Everything a request needs.
 pub(crate) struct App {
     pub(crate) server: Arc<Server>,
     pub(crate) cfg: http::Config,
-    pub(crate) store: Mutex<MemoryStore>,
+    /// Sessions, read and written back under short locks (see `sessions`).
+    pub(crate) store: Sessions,
     pub(crate) gateway: Option<Gateway>,
     /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
     pub(crate) answers: Mutex<Answers>,

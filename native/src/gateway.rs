@@ -13,13 +13,14 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use mcp_sieve::catalog::{Transport, Upstream};
-use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Lists, Post, Serving};
 use mcp_sieve::Error;
 use serde_json::Value;
 
 use crate::platform::now_ms;
+use crate::sessions::{WriteBack, MAX_RUNS};
 use crate::stdio::{Pipe, Spec};
 
 /// Largest upstream answer read, bytes.
@@ -243,7 +244,7 @@ impl Gateway {
     /// Performs the core's `Forward` effect of `answer` at the upstream that serves the item (in
     /// the session's own session there, remembered in `store`) and completes the answer with
     /// the upstream's reply, passed through. A failure names the upstream.
-    pub async fn finish(&self, answer: http::Response, store: &Mutex<MemoryStore>) -> http::Response {
+    pub async fn finish(&self, answer: http::Response, sessions: &impl WriteBack) -> http::Response {
         let Some(f) = answer.forward.clone() else {
             return answer;
         };
@@ -264,8 +265,15 @@ impl Gateway {
                 (r, _) => r,
             }
         };
-        let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-        upstream::forwarded(answer, &conv, reply, &mut *store, now_ms())
+        // The session's record of the forward is written like a request's (see `sessions`).
+        sessions
+            .write_back(|store| upstream::forwarded(answer.clone(), &conv, reply.clone(), store, now_ms()))
+            .unwrap_or_else(|| {
+                eprintln!(
+                    "mcp-sieve: a forwarded answer was not recorded: its session changed under it {MAX_RUNS} times"
+                );
+                http::failed()
+            })
     }
 }
 

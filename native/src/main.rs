@@ -16,6 +16,7 @@ mod mcp_config;
 mod platform;
 mod progress;
 mod serve;
+mod sessions;
 mod stdio;
 mod stdio_serve;
 mod tools;

@@ -2,6 +2,11 @@
 //! Nagle/delayed-ACK stall), reads the body up to the limit, hands method, headers and body to the
 //! core's Streamable HTTP rules (`mcp_sieve::http::serve`) and writes what comes back; the gateway
 //! (when the catalog names an `upstream`) picks the server and performs forwards.
+//!
+//! Requests run in parallel: the core's rules run on the blocking pool (a slow request never
+//! holds an async worker), and no lock is held while they run — sessions are read and written
+//! back under short locks, and a run whose write-back conflicts with another request of the same
+//! session is run again (see `sessions`).
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -14,7 +19,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
-use mcp_sieve::http::{self, MemoryStore, Who};
+use mcp_sieve::http::{self, Who};
 use mcp_sieve::protocol::{Answers, Env, Server};
 use mcp_sieve::Catalog;
 use tokio::net::TcpListener;
@@ -24,6 +29,7 @@ use crate::auth::Verifier;
 use crate::error::ServerError;
 use crate::gateway::Gateway;
 use crate::platform::{fresh_id, now_ms};
+use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
 
 /// Longest a client may take to send its request head, and then its body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -55,7 +61,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
     let app = Arc::new(App {
         server,
         cfg,
-        store: Mutex::new(MemoryStore::default()),
+        store: Sessions::default(),
         gateway,
         answers: Mutex::new(Answers::default()),
         verifier,
@@ -78,11 +84,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
         loop {
             tokio::time::sleep(every).await;
             let cutoff = now_ms() - sweeper.cfg.idle_ms() - 60_000; // last_seen lags by up to a minute
-            sweeper
-                .store
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .evict_idle(cutoff);
+            sweeper.store.evict_idle(cutoff);
         }
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
@@ -135,17 +137,14 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     }
     let query = req.uri().query().unwrap_or_default().to_string();
     let (parts, body) = req.into_parts();
-    let headers: Vec<(String, String)> = parts
-        .headers
-        .iter()
-        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-        .collect();
-    let header = |name: &str| {
-        headers
+    let headers: Arc<Vec<(String, String)>> = Arc::new(
+        parts
+            .headers
             .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
+            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+            .collect(),
+    );
+    let header = |name: &str| lookup(&headers, name);
     // The transport's gate (Origin, token, declared length) before a byte of the body is read.
     let refusal = http::gate(
         &app.cfg,
@@ -220,14 +219,15 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             view: view.clone(),
             identity: caller.identity.clone(),
         };
-        let request = http::Request {
-            method: parts.method.as_str(),
-            header: &header,
-            body: &body,
-        };
         let answer = {
-            let mut store = app.store.lock().unwrap_or_else(|p| p.into_inner());
-            http::serve(&server, &app.cfg, request, &mut *store, &env)
+            let (app, server, env) = (app.clone(), server.clone(), env.clone());
+            let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
+            tokio::task::spawn_blocking(move || run_rules(&app, &server, &method, &headers, &body, &env))
+                .await
+                .unwrap_or_else(|e| {
+                    eprintln!("mcp-sieve: a request failed: {e}");
+                    http::failed()
+                })
         };
         // Filter failures and ignored inputs reach stderr (no conversation content).
         for line in &answer.log {
@@ -264,4 +264,37 @@ async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
         kept.extend_from_slice(&data);
     }
     Some(Bytes::from(kept))
+}
+
+/// The value of header `name` (any case).
+fn lookup(headers: &[(String, String)], name: &str) -> Option<String> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.clone())
+}
+
+/// The core's Streamable HTTP rules for one request, with no lock held while they run: run again
+/// while the write-back conflicts with another request of the same session (at most
+/// [`MAX_RUNS`] times, then 500). Only the run that was written counts.
+fn run_rules(
+    app: &App,
+    server: &Server,
+    method: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    env: &Env,
+) -> http::Response {
+    let header = |name: &str| lookup(headers, name);
+    let request = http::Request {
+        method,
+        header: &header,
+        body,
+    };
+    app.store
+        .write_back(|store| http::serve(server, &app.cfg, request, store, env))
+        .unwrap_or_else(|| {
+            eprintln!("mcp-sieve: a request was refused: its session changed under it {MAX_RUNS} times");
+            http::failed()
+        })
 }
