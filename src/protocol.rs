@@ -9,6 +9,7 @@ mod completion;
 mod concerns;
 pub mod cursor;
 mod demo;
+mod example;
 mod forward;
 mod forwarding;
 mod initialize;

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{type_name, Error, Result};
-use crate::protocol::jsonrpc;
+use crate::protocol::{example, jsonrpc};
 use crate::time::format_iso;
 
 fn text(t: impl Into<String>) -> Value {
@@ -85,12 +85,32 @@ pub fn call(name: &str, args: &Map<String, Value>, now_ms: i64) -> Option<Result
 
 /// The `CallToolResult` of tool `name`: its output, a simulated answer when it has no
 /// implementation, or — for invalid arguments — a tool execution error (`isError`) the model can
-/// correct, as the MCP spec asks, rather than a protocol error.
-pub fn run(name: &str, args: &Map<String, Value>, now_ms: i64) -> Value {
-    match call(name, args, now_ms) {
+/// correct, as the MCP spec asks, rather than a protocol error. A tool that declares an
+/// `outputSchema` (given here) answers `structuredContent` conforming to it, and its JSON as text.
+pub fn run(name: &str, args: &Map<String, Value>, now_ms: i64, output_schema: Option<&Value>) -> Value {
+    let mut r = match call(name, args, now_ms) {
         Some(r) => r.unwrap_or_else(|e| json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true})),
         None => simulated(name, args),
+    };
+    if let (Some(schema), Value::Object(o)) = (output_schema, &mut r) {
+        if !o.contains_key("structuredContent") && o.get("isError") != Some(&Value::Bool(true)) {
+            let structured = example::instance(schema, now_ms);
+            if let Some(Value::Array(content)) = o.get_mut("content") {
+                content.push(json!({"type": "text", "text": structured.to_string()}));
+            }
+            o.insert("structuredContent".into(), structured);
+        }
     }
+    r
+}
+
+/// The `outputSchema` a tool declares, read from its wire object (only when it has one).
+pub fn output_schema(fragment: &str) -> Option<Value> {
+    if !fragment.contains("\"outputSchema\"") {
+        return None;
+    }
+    let mut tool: Map<String, Value> = serde_json::from_str(fragment).ok()?;
+    tool.remove("outputSchema").filter(Value::is_object)
 }
 
 /// What a catalog tool without an implementation answers: honest about being simulated.

@@ -119,7 +119,8 @@ impl Server {
             t.due_ms = Some(env.now_ms + secs * 1000);
             t.result = Some(demo::report_result(secs, env.now_ms + secs * 1000));
         } else {
-            t.result = Some(demo::run(&tool.name, args, env.now_ms));
+            let schema = demo::output_schema(&tool.fragment);
+            t.result = Some(demo::run(&tool.name, args, env.now_ms, schema.as_ref()));
             t.due_ms = Some(env.now_ms);
         }
         let json = t.to_json();
