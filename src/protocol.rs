@@ -37,7 +37,7 @@ pub use jsonrpc::{Incoming, Limits};
 pub use outcome::Outcome;
 pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
-pub use tasks::{task_holder, HOLDER_PREFIX};
+pub use tasks::{budget_step, task_budget, task_holder, BudgetStep, HOLDER_PREFIX};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

@@ -1,5 +1,7 @@
 //! Task records (MCP 2025-11-25 task shape and lifecycle) and the SEP-1904 `tasks/list` query.
 
+pub mod budget;
+
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};

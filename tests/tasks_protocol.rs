@@ -474,3 +474,60 @@ fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
     let cancelled = response_of(&h.modern(json!(4), "tasks/cancel", json!({"taskId": id})));
     assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
 }
+
+/// Starts a 30-second 2026-07-28 task as `principal`; the JSON-RPC response.
+fn start_stateless(h: &mut Harness, principal: Option<&str>) -> Value {
+    h.principal = principal.map(String::from);
+    response_of(&h.modern(
+        json!(1),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 30}, "task": {"ttl": 600_000}}),
+    ))
+}
+
+#[test]
+fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones_are_evicted() {
+    let mut doc = common::catalog_json();
+    doc["options"] = json!({"maxTasksPerPrincipal": 2, "maxTasks": 3});
+    let mut h = Harness::with_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
+    let refusal = |r: &Value, option: &str| {
+        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(m.contains(&format!("(options.{option})")), "{m}");
+        assert_eq!(r["error"]["data"]["option"], json!(option), "{r}");
+    };
+    // Callers without a principal share one budget.
+    let first = start_stateless(&mut h, None)["result"]["task"]["taskId"].clone();
+    start_stateless(&mut h, None);
+    refusal(&start_stateless(&mut h, None), "maxTasksPerPrincipal");
+    // Alice has a budget of her own, but the server holds three at most.
+    let a1 = start_stateless(&mut h, Some("alice"))["result"]["task"]["taskId"].clone();
+    assert!(a1.is_string());
+    refusal(&start_stateless(&mut h, Some("alice")), "maxTasks");
+    // Alice cancels hers (bob's cancel of it changes nothing): her next task evicts it.
+    h.principal = Some("bob".into());
+    assert!(response_of(&h.modern(json!(2), "tasks/cancel", json!({"taskId": a1})))["error"].is_object());
+    refusal(&start_stateless(&mut h, Some("alice")), "maxTasks");
+    h.principal = Some("alice".into());
+    let cancelled = response_of(&h.modern(json!(3), "tasks/cancel", json!({"taskId": a1})));
+    assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
+    let a2 = start_stateless(&mut h, Some("alice"));
+    assert_eq!(a2["result"]["task"]["status"], json!("working"), "{a2}");
+    let gone = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": a1})));
+    assert!(
+        gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
+        "{gone}"
+    );
+    // Once the anonymous tasks have run their 30 s, they are evicted for new ones.
+    h.advance(31_000);
+    assert_eq!(
+        start_stateless(&mut h, None)["result"]["task"]["status"],
+        json!("working")
+    );
+    h.principal = None;
+    let evicted = response_of(&h.modern(json!(5), "tasks/get", json!({"taskId": first})));
+    assert!(
+        evicted["error"].is_object(),
+        "the oldest finished task made room: {evicted}"
+    );
+}

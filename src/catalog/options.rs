@@ -1,4 +1,4 @@
-//! The document's `options`: page size, task-query strictness, task cap, list cache time, and the concern policies
+//! The document's `options`: page size, task-query strictness, task caps, list cache time, and the concern policies
 //! (`invalidConcernValue`, `applyDefaults`), validated with errors naming the field.
 
 use serde_json::Value;
@@ -8,6 +8,10 @@ use crate::error::{type_name, Error, Result};
 
 /// The default cap of live tasks per session.
 pub const DEFAULT_MAX_TASKS: usize = 100;
+/// The default cap of 2026-07-28 tasks one principal holds (anonymous callers share one).
+pub const DEFAULT_MAX_TASKS_PER_PRINCIPAL: usize = 100;
+/// The default cap of 2026-07-28 tasks the server holds.
+pub const DEFAULT_MAX_TASKS_TOTAL: usize = 10_000;
 /// The default `ttlMs` of 2026-07-28 list results: five minutes.
 pub const DEFAULT_LIST_TTL_MS: i64 = 300_000;
 /// The default page size of list methods.
@@ -22,6 +26,10 @@ pub struct Options {
     pub reject_unsupported_task_criteria: bool,
     /// Most live tasks one session may hold (the next is refused).
     pub max_tasks_per_session: usize,
+    /// Most 2026-07-28 tasks one principal holds (`maxTasksPerPrincipal`; see `task::budget`).
+    pub max_tasks_per_principal: usize,
+    /// Most 2026-07-28 tasks the server holds (`maxTasks`).
+    pub max_tasks: usize,
     /// How long a 2026-07-28 client may cache a list (`ttlMs`), when set by `listTtlSeconds`.
     pub list_ttl_ms: Option<i64>,
 }
@@ -32,6 +40,8 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
         page_size: DEFAULT_PAGE_SIZE,
         reject_unsupported_task_criteria: false,
         max_tasks_per_session: DEFAULT_MAX_TASKS,
+        max_tasks_per_principal: DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+        max_tasks: DEFAULT_MAX_TASKS_TOTAL,
         list_ttl_ms: None,
     };
     let mut invalid = InvalidValuePolicy::Reject;
@@ -72,6 +82,8 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
                     .ok_or_else(|| Error::Catalog("options.maxTasksPerSession must be an integer from 1 to 10000".into()))?
                     as usize
             }
+            "maxTasksPerPrincipal" => o.max_tasks_per_principal = cap(val, k, 10_000)?,
+            "maxTasks" => o.max_tasks = cap(val, k, 1_000_000)?,
             "listTtlSeconds" => {
                 let secs = val.as_u64().filter(|n| *n <= 86_400).ok_or_else(|| {
                     Error::Catalog("options.listTtlSeconds must be an integer from 0 to 86400".into())
@@ -85,10 +97,18 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
             }
             other => {
                 return Err(Error::Catalog(format!(
-                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, maxTasksPerSession, listTtlSeconds, rejectUnsupportedTaskCriteria"
+                    "options has an unknown field \"{other}\"; expected pageSize, invalidConcernValue, applyDefaults, maxTasksPerSession, maxTasksPerPrincipal, maxTasks, listTtlSeconds, rejectUnsupportedTaskCriteria"
                 )))
             }
         }
     }
     Ok((o, (invalid, apply_defaults)))
+}
+
+/// A task cap `options.<key>`: an integer from 1 to `max`.
+fn cap(val: &Value, key: &str, max: u64) -> Result<usize> {
+    val.as_u64()
+        .filter(|n| (1..=max).contains(n))
+        .map(|n| n as usize)
+        .ok_or_else(|| Error::Catalog(format!("options.{key} must be an integer from 1 to {max}, got {val}")))
 }

@@ -4,7 +4,7 @@
 //! another view's is a 404.
 
 use super::config::Config;
-use super::exchange::{plain, sse_headers, Response};
+use super::exchange::{plain, rpc_error, sse_headers, Response};
 use super::store::SessionStore;
 use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::{Env, Server, Session, Watch, MODERN_VERSION};
@@ -113,7 +113,22 @@ pub(super) fn find(
         }
         // 2026-07-28 tasks live in a holder of their own, named after the task id.
         (None, true) if stateless && !server.is_gateway() => {
-            match crate::protocol::task_holder(msg.method().unwrap_or_default(), msg.params(), &env.fresh_id) {
+            let method = msg.method().unwrap_or_default();
+            let holder = crate::protocol::task_holder(method, msg.params(), &env.fresh_id);
+            // The task budget first: a task beyond it is never created.
+            let step = holder.as_ref().and_then(|h| {
+                crate::protocol::budget_step(method, msg.params(), h, env.principal.as_deref(), env.now_ms)
+            });
+            if let Some(step) = step {
+                if let Err(e) = store.budget(step, crate::protocol::task_budget(server), env.now_ms) {
+                    let id = match msg {
+                        Incoming::Request { id, .. } => id.clone(),
+                        _ => serde_json::Value::Null,
+                    };
+                    return Err(Box::new(rpc_error(200, &id, &e)));
+                }
+            }
+            match holder {
                 Some((id, true)) => Some(Session {
                     id,
                     task_holder: true,

@@ -10,7 +10,7 @@ use crate::protocol::jsonrpc;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::{cursor, demo, Session, EXT};
-use crate::task::{Status, Task, TaskQuery};
+use crate::task::{budget, Status, Task, TaskQuery};
 
 /// Longest TTL granted, ms (a day).
 const MAX_TTL_MS: i64 = 86_400_000;
@@ -53,6 +53,69 @@ pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(Stri
             .filter(|id| !id.is_empty() && id.len() <= 200)
             .map(|id| (format!("{HOLDER_PREFIX}{id}"), false)),
         _ => None,
+    }
+}
+
+/// What a stateless request that concerns task holder `holder` (see [`task_holder`]) means for
+/// the server's task budget (`task::budget`), for a caller `principal` at `now_ms`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BudgetStep {
+    /// A new task: admit this entry (or refuse the request) before it is created.
+    Admit(budget::Entry),
+    /// `tasks/cancel`: the task finishes now (may be evicted from now on).
+    Finish {
+        /// Its owner as the caller claims (another principal's id changes nothing).
+        principal: String,
+        /// The task id.
+        id: String,
+    },
+}
+
+/// The budget step of a request (`None`: it neither creates nor cancels a task). A new task's
+/// finish and expiry come from its parameters as `create_task` will read them (`long_report`
+/// runs `arguments.seconds`, every other tool finishes at once; the TTL is `task.ttl` up to a
+/// day); a request that will fail to create a task is recorded as finished, so it can be
+/// evicted at once.
+pub fn budget_step(
+    method: &str,
+    params: &Value,
+    holder: &(String, bool),
+    principal: Option<&str>,
+    now_ms: i64,
+) -> Option<BudgetStep> {
+    let principal = principal.unwrap_or(budget::ANONYMOUS).to_string();
+    let id = holder.0.trim_start_matches(HOLDER_PREFIX).to_string();
+    match (method, holder.1) {
+        ("tools/call", true) => {
+            let ttl = params["task"]["ttl"]
+                .as_i64()
+                .filter(|t| *t > 0)
+                .unwrap_or(MAX_TTL_MS)
+                .min(MAX_TTL_MS);
+            let runs = match params["name"].as_str() {
+                Some("long_report") => params["arguments"]
+                    .as_object()
+                    .and_then(|a| demo::report_seconds(a).ok()),
+                _ => None,
+            };
+            Some(BudgetStep::Admit(budget::Entry {
+                id,
+                principal,
+                finishes_ms: now_ms.saturating_add(runs.unwrap_or(0).saturating_mul(1000)),
+                expires_ms: now_ms.saturating_add(ttl),
+            }))
+        }
+        ("tasks/cancel", false) => Some(BudgetStep::Finish { principal, id }),
+        _ => None,
+    }
+}
+
+/// The budget of 2026-07-28 tasks the catalog sets (`options.maxTasksPerPrincipal`, `maxTasks`).
+pub fn task_budget(server: &Server) -> budget::Budget {
+    let o = &server.catalog.options;
+    budget::Budget {
+        per_principal: o.max_tasks_per_principal,
+        total: o.max_tasks,
     }
 }
 

@@ -8,6 +8,7 @@ mod auth;
 mod config;
 mod fast;
 mod gateway;
+mod ledger;
 mod platform;
 mod session_object;
 mod shell;
@@ -17,6 +18,7 @@ use mcp_sieve::http;
 use mcp_sieve::protocol::{self, jsonrpc};
 use worker::{console_error, event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
+pub use ledger::TaskLedger;
 pub use session_object::SessionObject;
 
 /// The Durable Object namespace binding of sessions.
@@ -108,6 +110,18 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         (None, Some((method, params)), false) => protocol::task_holder(method, params, &fresh),
         _ => None,
     };
+    // The task budget first (its own Durable Object): a task beyond it is never created.
+    let step = match (&holder, &peeked) {
+        (Some(h), Some((method, params))) => {
+            protocol::budget_step(method, params, h, caller.principal.as_deref(), platform::now_ms())
+        }
+        _ => None,
+    };
+    if let Some(step) = step {
+        if let Some(refusal) = ledger::ask(&env, server, step, &body).await? {
+            return shell::respond(refusal);
+        }
+    }
     let (name, minted) = match (is_init, session, holder) {
         // An initialize inside a session reaches that session, which refuses it.
         (_, Some(id), _) => (id, None),

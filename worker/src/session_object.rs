@@ -256,6 +256,13 @@ impl DurableObject for SessionObject {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
+        if req.path() == crate::ledger::EVICT_PATH {
+            // The task ledger evicted this object's (finished) 2026-07-28 task.
+            self.store().delete_all()?;
+            self.cache.replace(None);
+            self.state.storage().delete_alarm().await?;
+            return Response::empty();
+        }
         let loaded = config::load(&self.env).await;
         let (server, cfg) = match (&loaded.server, &loaded.transport) {
             // The Worker checked the id's tag before asking this object (whose isolate may hold
