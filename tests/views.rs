@@ -255,4 +255,65 @@ fn a_views_selection_is_computed_once_and_kept_for_its_section() {
     h.rpc_ok("tools/call", json!({"name": "list_messages", "arguments": {}}));
     let section = h.server.catalog().section(Kind::Tool);
     assert!(h.view.as_ref().unwrap().kept(Kind::Tool, section));
+
+#[test]
+fn in_search_mode_call_tool_mirrors_the_inner_tool_name_in_mcp_param_tool() {
+    let catalog = Catalog::from_json_str(CATALOG).unwrap();
+    let mut h = Harness::with_catalog(catalog.clone());
+    let hs = header_fn(vec![], &[]);
+    h.view = endpoint_view(&catalog, "/mcp", "mode=search", &hs, None).unwrap();
+    // The list tells clients to mirror call_tool's `name` argument (the 2026-07-28 x-mcp-header).
+    let listed = common::response_of(&h.modern(json!(1), "tools/list", json!({})));
+    let call_tool = &listed["result"]["tools"][1];
+    assert_eq!(call_tool["name"], json!("call_tool"));
+    assert_eq!(
+        call_tool["inputSchema"]["properties"]["name"]["x-mcp-header"],
+        json!("Tool")
+    );
+    let call = |h: &mut Harness, inner: &str, header: Option<&str>| {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": common::modern_params(
+            json!({"name": "call_tool", "arguments": {"name": inner, "arguments": {"message": "hi"}}}))});
+        let mut hs = common::modern_headers(&body);
+        if let Some(v) = header {
+            hs.push(("mcp-param-tool", v.to_string()));
+        }
+        let hs: Vec<(&str, &str)> = hs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        h.post(&body, &hs)
+    };
+    // Mcp-Name stays "call_tool" (it mirrors params.name); Mcp-Param-Tool carries the inner name.
+    let ok = call(&mut h, "echo", Some("echo"));
+    assert_eq!(ok.status, 200, "{}", ok.body);
+    assert_eq!(common::response_of(&ok)["result"]["content"][0]["text"], json!("hi"));
+    let encoded = call(&mut h, "echo", Some("=?base64?ZWNobw==?="));
+    assert_eq!(
+        encoded.status, 200,
+        "a Base64 sentinel value is decoded: {}",
+        encoded.body
+    );
+    // A header that names another tool than the body, or none when the body names one: -32020.
+    for (inner, header, says) in [
+        ("echo", Some("add"), "does not match"),
+        ("echo", None, "required"),
+        ("echo", Some("=?base64?!!?="), "Base64"),
+    ] {
+        let r = call(&mut h, inner, header);
+        assert_eq!(r.status, 400, "{header:?}: {}", r.body);
+        let e = &common::response_of(&r)["error"];
+        assert_eq!(e["code"], json!(-32020), "{e}");
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains("Mcp-Param-Tool") && m.contains(says), "{m}");
+    }
+    // The inner tool's own checks answer: a tool outside the view is unknown, as if called directly.
+    let mut narrow = Harness::with_catalog(catalog.clone());
+    narrow.view = endpoint_view(&catalog, "/mcp", "groups=utilities&mode=search", &hs, None).unwrap();
+    let r = call(&mut narrow, "send_email", Some("send_email"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        common::response_of(&r)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool"),
+        "{}",
+        r.body
+    );
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::config::{origin_allowed, Config};
 use super::exchange::{logged, plain, rpc_error, sse_body, sse_headers, Request, Response};
-use super::modern::check_modern;
+use super::modern::{check_modern, check_search_call};
 use super::sessions;
 use super::store::SessionStore;
 use crate::error::Error;
@@ -69,7 +69,11 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             meta_version,
             h("mcp-method").as_deref(),
             h("mcp-name").as_deref(),
-        ) {
+        )
+        .and_then(|()| {
+            let searching = env.view.as_ref().is_some_and(|v| v.search);
+            check_search_call(&msg, searching, h("mcp-param-tool").as_deref())
+        }) {
             let id = match &msg {
                 Incoming::Request { id, .. } => id.clone(),
                 _ => Value::Null,

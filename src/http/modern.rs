@@ -32,6 +32,50 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     (bits < 6).then_some(out)
 }
 
+/// A mirrored header's value: values outside visible ASCII arrive Base64-encoded
+/// (`=?base64?…?=`); one that is not valid Base64 of UTF-8 text is `-32020` naming `header`.
+fn decoded(header: &str, value: &str) -> Result<String, Error> {
+    match value.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+        Some(b64) => base64_decode(b64)
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| {
+                Error::HeaderMismatch(format!(
+                    "the {header} header \"{value}\" is not valid =?base64?…?= text (Base64 of UTF-8)"
+                ))
+            }),
+        None => Ok(value.to_string()),
+    }
+}
+
+/// Search mode's `call_tool` in 2026-07-28: its `name` argument is marked `x-mcp-header: Tool`
+/// (see `protocol::search::PARAM_HEADER`), so a client mirrors the inner tool's name into the
+/// `Mcp-Param-Tool` header, and it must agree with `params.arguments.name` (`-32020` otherwise,
+/// also when the body names a tool and the header is missing, as the revision requires).
+pub(super) fn check_search_call(msg: &Incoming, searching: bool, param: Option<&str>) -> Result<(), Error> {
+    let p = msg.params();
+    if !searching || msg.method() != Some("tools/call") || p["name"].as_str() != Some(crate::protocol::search::CALL) {
+        return Ok(());
+    }
+    const HEADER: &str = "Mcp-Param-Tool";
+    match (p["arguments"]["name"].as_str(), param) {
+        (None, None) => Ok(()),
+        (Some(inner), None) => Err(Error::HeaderMismatch(format!(
+            "the {HEADER} header is required for call_tool: it mirrors params.arguments.name (\"{inner}\"), \
+             as call_tool's inputSchema marks it with x-mcp-header"
+        ))),
+        (inner, Some(v)) => {
+            let named = decoded(HEADER, v)?;
+            match inner {
+                Some(inner) if inner == named => Ok(()),
+                _ => Err(Error::HeaderMismatch(format!(
+                    "the {HEADER} header \"{v}\" does not match params.arguments.name ({})",
+                    inner.map_or("absent".to_string(), |i| format!("\"{i}\""))
+                ))),
+            }
+        }
+    }
+}
+
 /// The 2026-07-28 rules for a stateless request: the version travels in `_meta`, the
 /// `MCP-Protocol-Version` and `Mcp-Method` headers must agree with the body (`-32020`), and the
 /// version must be one this server speaks statelessly (`-32022`).
@@ -78,16 +122,7 @@ pub(super) fn check_modern(
                 )))
             }
             Some(n) => {
-                // Values outside visible ASCII arrive Base64-encoded (`=?base64?…?=`).
-                let decoded = match n.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-                    Some(b64) => base64_decode(b64)
-                        .and_then(|b| String::from_utf8(b).ok())
-                        .ok_or_else(|| {
-                            Error::HeaderMismatch(format!("the Mcp-Name header \"{n}\" is not valid =?base64?…?= text"))
-                        })?,
-                    None => n.to_string(),
-                };
-                if decoded != want {
+                if decoded("Mcp-Name", n)? != want {
                     return Err(Error::HeaderMismatch(format!(
                         "Mcp-Name header \"{n}\" does not match params.{field} \"{want}\""
                     )));

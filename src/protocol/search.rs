@@ -21,6 +21,10 @@ use crate::protocol::Session;
 pub const FIND: &str = "find_tools";
 /// The tool that calls what `find_tools` found.
 pub const CALL: &str = "call_tool";
+/// The `x-mcp-header` of `call_tool`'s `name` (2026-07-28): clients send the inner tool's name
+/// as the `Mcp-Param-Tool` header, where intermediaries can see it (`Mcp-Name` mirrors
+/// `params.name`, which is `call_tool`), and the server checks it against the body.
+pub const PARAM_HEADER: &str = "Tool";
 /// Most definitions one `find_tools` answers.
 pub const MAX_LIMIT: u64 = 20;
 /// Where the search tools' arguments are, in error messages.
@@ -69,7 +73,8 @@ fn call_tool() -> Value {
         "inputSchema": {
             "type": "object",
             "properties": {
-                "name": {"type": "string", "description": "the tool's name, as find_tools gave it"},
+                "name": {"type": "string", "description": "the tool's name, as find_tools gave it",
+                         "x-mcp-header": PARAM_HEADER},
                 "arguments": {"type": "object", "description": "the tool's arguments"}
             },
             "required": ["name"],
