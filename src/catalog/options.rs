@@ -58,13 +58,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
     };
     for (k, val) in obj {
         match k.as_str() {
-            "pageSize" => {
-                o.page_size = val
-                    .as_u64()
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or_else(|| Error::Catalog("options.pageSize must be an integer from 1 to 10000".into()))?
-                    as usize
-            }
+            "pageSize" => o.page_size = cap(val, k, 10_000)?,
             "invalidConcernValue" => {
                 let s = val
                     .as_str()
@@ -75,13 +69,7 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
                 apply_defaults =
                     val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
             }
-            "maxTasksPerSession" => {
-                o.max_tasks_per_session = val
-                    .as_u64()
-                    .filter(|n| (1..=10_000).contains(n))
-                    .ok_or_else(|| Error::Catalog("options.maxTasksPerSession must be an integer from 1 to 10000".into()))?
-                    as usize
-            }
+            "maxTasksPerSession" => o.max_tasks_per_session = cap(val, k, 10_000)?,
             "maxTasksPerPrincipal" => o.max_tasks_per_principal = cap(val, k, 10_000)?,
             "maxTasks" => o.max_tasks = cap(val, k, 1_000_000)?,
             "listTtlSeconds" => {
@@ -105,10 +93,10 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
     Ok((o, (invalid, apply_defaults)))
 }
 
-/// A task cap `options.<key>`: an integer from 1 to `max`.
+/// A count `options.<key>` (a page size, a task cap): an integer from 1 to `max`.
 fn cap(val: &Value, key: &str, max: u64) -> Result<usize> {
     val.as_u64()
         .filter(|n| (1..=max).contains(n))
         .map(|n| n as usize)
-        .ok_or_else(|| Error::Catalog(format!("options.{key} must be an integer from 1 to {max}, got {val}")))
+        .ok_or_else(|| Error::Catalog(format!("options.{key} must be an integer from 1 to {max}")))
 }
