@@ -70,8 +70,14 @@ pub(super) fn parse(v: &Value) -> Result<(Options, (InvalidValuePolicy, bool))> 
                     val.as_bool().ok_or_else(|| Error::Catalog("options.applyDefaults must be a boolean".into()))?
             }
             "maxTasksPerSession" => o.max_tasks_per_session = cap(val, k, 10_000)?,
+            // The 2026-07-28 task budget is the servers' (the package runs no tasks and, for its
+            // size budget, only accepts the two fields).
+            #[cfg(not(feature = "wasm"))]
             "maxTasksPerPrincipal" => o.max_tasks_per_principal = cap(val, k, 10_000)?,
+            #[cfg(not(feature = "wasm"))]
             "maxTasks" => o.max_tasks = cap(val, k, 1_000_000)?,
+            #[cfg(feature = "wasm")]
+            other if other.starts_with("maxTasks") => {}
             "listTtlSeconds" => {
                 let secs = val.as_u64().filter(|n| *n <= 86_400).ok_or_else(|| {
                     Error::Catalog("options.listTtlSeconds must be an integer from 0 to 86400".into())
