@@ -255,6 +255,7 @@ fn a_views_selection_is_computed_once_and_kept_for_its_section() {
     h.rpc_ok("tools/call", json!({"name": "list_messages", "arguments": {}}));
     let section = h.server.catalog().section(Kind::Tool);
     assert!(h.view.as_ref().unwrap().kept(Kind::Tool, section));
+}
 
 #[test]
 fn in_search_mode_call_tool_mirrors_the_inner_tool_name_in_mcp_param_tool() {
