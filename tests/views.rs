@@ -265,8 +265,13 @@ fn in_search_mode_call_tool_mirrors_the_inner_tool_name_in_mcp_param_tool() {
     h.view = endpoint_view(&catalog, "/mcp", "mode=search", &hs, None).unwrap();
     // The list tells clients to mirror call_tool's `name` argument (the 2026-07-28 x-mcp-header).
     let listed = common::response_of(&h.modern(json!(1), "tools/list", json!({})));
-    let call_tool = &listed["result"]["tools"][1];
-    assert_eq!(call_tool["name"], json!("call_tool"));
+    let call_tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == json!("call_tool"))
+        .unwrap()
+        .clone();
     assert_eq!(
         call_tool["inputSchema"]["properties"]["name"]["x-mcp-header"],
         json!("Tool")
