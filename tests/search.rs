@@ -258,7 +258,7 @@ fn tool_filter_over_a_long_conversation_weighs_its_frequent_words() {
     let took = t0.elapsed();
     println!("tool_filter over {} bytes: {took:?}", text.len());
     assert_eq!(r["metadata"]["suggestedToolSet"][0], "send_email", "{}", r["metadata"]);
-    assert!(took.as_secs_f64() < 3.0, "{took:?}");
+    assert!(took.as_secs_f64() < 5.0, "{took:?}");
 }
 
 /// top-1 and top-5 of the `part` queries of a labelled file (`tests/search/*.json`) through

@@ -224,6 +224,8 @@ fn handles_are_found_in_one_pass_over_the_text() {
             "{name}: {}",
             r.to_string().chars().take(200).collect::<String>()
         );
-        assert!(t0.elapsed().as_secs_f64() < 3.0, "{name} took {:?}", t0.elapsed());
+        // Minutes before the fix, well under a second after it in a debug build; the bound leaves room
+        // for a loaded machine.
+        assert!(t0.elapsed().as_secs_f64() < 30.0, "{name} took {:?}", t0.elapsed());
     }
 }
