@@ -14,14 +14,20 @@
 //! One write is merged instead: when a request changed nothing but `last_seen_ms` (it records
 //! its use, coarsely, see `http::Config`), and the session changed meanwhile, the later time is
 //! kept on the current session and the request does not run again.
+//!
+//! The budget of 2026-07-28 tasks (`task::budget`) is one ledger beside the shards, under its own
+//! short lock. A task is admitted under a fresh holder id, which no other request reads, so its
+//! run does not conflict and is not admitted twice.
 
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, MutexGuard};
 
+use mcp_sieve::error::Result;
 use mcp_sieve::http::{MemoryStore, SessionStore};
-use mcp_sieve::protocol::Session;
+use mcp_sieve::protocol::{BudgetStep, Session, HOLDER_PREFIX};
+use mcp_sieve::task::budget::{Budget, Ledger};
 
 /// Shards of the map: requests of different sessions rarely take the same lock.
 const SHARDS: usize = 16;
@@ -62,12 +68,15 @@ struct Stored {
 /// Every session of this process.
 pub struct Sessions {
     shards: Vec<Mutex<HashMap<String, Stored>>>,
+    /// The 2026-07-28 tasks held, against the catalog's caps.
+    ledger: Mutex<Ledger>,
 }
 
 impl Default for Sessions {
     fn default() -> Self {
         Sessions {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            ledger: Mutex::default(),
         }
     }
 }
@@ -176,6 +185,26 @@ impl SessionStore for Snapshot<'_> {
     fn remove(&mut self, id: &str) {
         self.sessions.shard(id).remove(id);
         self.read.insert(id.to_string(), None);
+    }
+
+    fn budget(&mut self, step: BudgetStep, budget: Budget, now_ms: i64) -> Result<()> {
+        let mut ledger = self.sessions.ledger.lock().unwrap_or_else(|p| p.into_inner());
+        match step {
+            BudgetStep::Admit(entry) => {
+                let d = ledger.admit(entry, budget, now_ms);
+                drop(ledger);
+                // The holders of tasks no longer held go with them.
+                for id in d.expired.iter().chain(&d.evicted) {
+                    let key = format!("{HOLDER_PREFIX}{id}");
+                    self.sessions.shard(&key).remove(&key);
+                }
+                d.admitted
+            }
+            BudgetStep::Finish { principal, id } => {
+                ledger.finish(&principal, &id, now_ms);
+                Ok(())
+            }
+        }
     }
 }
 

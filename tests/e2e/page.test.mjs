@@ -121,13 +121,13 @@ test('the demo page lists every tool, then filters like the server does', async 
   assert.equal(config.mcpServers['mcp-sieve'].url, viewUrl, 'the client configuration to copy names the view URL');
   assert.match(await page.locator('#view-saves').textContent(), /saves ~[\d,]+ of ~[\d,]+ tokens/);
 
-  // The search-mode toggle: the URL asks for search mode, which lists two tools and searches the rest.
+  // The search-mode toggle: the URL asks for search mode, which lists three tools and searches the rest.
   await page.locator('#view-builder summary').click(); // the user opens the view builder
   await page.locator('#view-search').check();
   const searchUrl = await page.locator('#view-url').getAttribute('data-url');
   assert.equal(searchUrl, `${viewUrl}&mode=search`);
   const listed = (await stateless(searchUrl, 'tools/list')).response.result.tools.map((t) => t.name);
-  assert.deepEqual(listed, ['find_tools', 'call_tool']);
+  assert.deepEqual(listed, ['find_tools', 'describe_tools', 'call_tool']);
   const found = (await stateless(searchUrl, 'tools/call', { name: 'find_tools', arguments: { query: 'calendar events', limit: 20 } })).response.result;
   assert.ok(found.structuredContent.tools.length > 0 && found.structuredContent.tools.every((t) => readOnly.includes(t.name)),
     'find_tools searches only the view');

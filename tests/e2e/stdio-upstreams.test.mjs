@@ -98,7 +98,7 @@ test('the README snippets (Claude Desktop/Cursor/Claude Code and VS Code) launch
     const client = new ClientV1({ name: 'desktop-e2e', version: '1.0.0' });
     await client.connect(transport);
     try {
-      assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(), ['call_tool', 'find_tools']);
+      assert.deepEqual((await client.listTools()).tools.map((t) => t.name).sort(), ['call_tool', 'describe_tools', 'find_tools']);
       const found = await client.callTool({ name: 'find_tools', arguments: { query: 'read the contents of a text file', limit: 5 } });
       const foundNames = found.structuredContent.tools.map((t) => t.name);
       assert.ok(foundNames.includes('files_read_text_file'), foundNames.join());
@@ -183,7 +183,7 @@ test('tools prints every upstream tool and the search view against the full list
   assert.match(full, /files_read_text_file\s+files\s/);
   const search = execFileSync(BIN, ['tools', '--mcp-config', config, '--search'], { encoding: 'utf8', env: ENV, stdio: ['ignore', 'pipe', 'ignore'] });
   const [, shown, total, tokens, all] = search.match(/(\d+) of (\d+) tools: ~(\d+) of ~(\d+) tokens/);
-  assert.equal(Number(shown), 2);
+  assert.equal(Number(shown), 3); // find_tools, describe_tools, call_tool
   assert.ok(Number(total) > 30 && Number(tokens) * 10 < Number(all), search);
   console.log(`# before/after: ${total} tools, ~${all} tokens in full; the search view ~${tokens} tokens`);
   const starter = path.join(tmp, 'sieve.json');

@@ -166,7 +166,7 @@ test('a view per upstream group, and search mode across all upstreams', { timeou
   }
   const find = await connect(`${server.url}/find`);
   try {
-    assert.deepEqual((await names(find)).sort(), ['call_tool', 'find_tools']);
+    assert.deepEqual((await names(find)).sort(), ['call_tool', 'describe_tools', 'find_tools']);
     const found = await find.callTool({ name: 'find_tools', arguments: { query: NATIVE ? 'directory listing files' : 'echo message' } });
     assert.match(text(found), NATIVE ? /files_list_directory/ : /everything_echo/);
     const r = await find.callTool({ name: 'call_tool', arguments: { name: 'everything_echo', arguments: { message: 'searched' } } });
