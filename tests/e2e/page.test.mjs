@@ -133,7 +133,7 @@ test('the demo page lists every tool, then filters like the server does', async 
     'find_tools searches only the view');
   await page.waitForFunction(() => document.querySelector('#view-saves').textContent.startsWith('Search mode'));
   assert.match(await page.locator('#view-saves').textContent(),
-    new RegExp(`^Search mode: the client lists find_tools, call_tool \\(~[\\d,]+ tokens\\) and finds among ${readOnly.length} tools: saves ~[\\d,]+ of ~[\\d,]+ tokens`));
+    new RegExp(`^Search mode: the client lists find_tools, describe_tools, call_tool \\(~[\\d,]+ tokens\\) and finds among ${readOnly.length} tools: saves ~[\\d,]+ of ~[\\d,]+ tokens`));
   assert.equal(JSON.parse(await page.locator('#view-config').textContent()).mcpServers['mcp-sieve'].url, searchUrl);
 
   await mkdir(path.dirname(SCREENSHOT), { recursive: true });
