@@ -5,7 +5,7 @@
 //! ([`UpstreamLink`]; a stateless request gets a fresh one, used once). Upstream tasks belong to
 //! the session that created them: another session's task id is "Unknown task", never forwarded.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::{type_name, Error, Result};
 use crate::protocol::forward::{creates_task, link_of, task_upstream, Forward};
@@ -130,7 +130,7 @@ impl Server {
         let origins = &self.catalog.origins;
         let rename = |map: &std::collections::HashMap<String, (usize, String)>, v: &mut Value| {
             let (up, name) = map.get(v.as_str()?)?;
-            *v = json!(name);
+            *v = Value::String(name.clone());
             Some(*up)
         };
         let routed = match method {
