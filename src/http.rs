@@ -23,6 +23,8 @@ pub use exchange::{complete, sse_body, Request, Response};
 pub use handle::handle;
 #[cfg(feature = "auth")]
 pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
+#[cfg(feature = "large-catalogs")] // stdio's only
+pub(crate) use modern::check_version_and_capabilities;
 pub use security::{
     authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
     too_large,

@@ -53,25 +53,6 @@ pub fn one_line(text: String) -> String {
     }
 }
 
-/// The 2026-07-28 checks a stdio request can fail (there are no headers to agree with): the
-/// version must be the one this server speaks statelessly, and a request must carry the client's
-/// capabilities.
-fn check_modern(msg: &Incoming, version: &str) -> Result<(), Error> {
-    if version != MODERN_VERSION {
-        return Err(Error::UnsupportedVersion(version.into(), MODERN_VERSION.into()));
-    }
-    if matches!(msg, Incoming::Request { .. })
-        && !msg.params()["_meta"]
-            .get("io.modelcontextprotocol/clientCapabilities")
-            .is_some_and(Value::is_object)
-    {
-        return Err(Error::params(
-            "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required (an object) in protocol version 2026-07-28",
-        ));
-    }
-    Ok(())
-}
-
 impl Connection {
     /// A connection with no session yet.
     pub fn new(limits: Limits) -> Self {
@@ -112,7 +93,7 @@ impl Connection {
             .map(str::to_string);
         let stateless = version.is_some();
         if let Some(v) = &version {
-            if let Err(e) = check_modern(&msg, v) {
+            if let Err(e) = crate::http::check_version_and_capabilities(&msg, v) {
                 fail(&mut step, &e);
                 return step;
             }

@@ -130,8 +130,14 @@ pub(super) fn check_modern(
             }
         }
     }
-    if meta != MODERN_VERSION {
-        return Err(Error::UnsupportedVersion(meta.into(), MODERN_VERSION.into()));
+    check_version_and_capabilities(msg, meta)
+}
+
+/// The 2026-07-28 checks that need no headers (stdio has none): the version must be the one
+/// this server speaks statelessly (`-32022`), and a request must carry the client's capabilities.
+pub(crate) fn check_version_and_capabilities(msg: &Incoming, version: &str) -> Result<(), Error> {
+    if version != MODERN_VERSION {
+        return Err(Error::UnsupportedVersion(version.into(), MODERN_VERSION.into()));
     }
     if matches!(msg, Incoming::Request { .. })
         && !msg.params()["_meta"]
