@@ -12,13 +12,13 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::{header_fn, Harness};
+use common::{header_fn, public_times, Harness};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mcp_sieve::filter::Bits;
 use mcp_sieve::http::endpoint_view;
 use mcp_sieve::search::Builder;
 use mcp_sieve::{synth, Catalog};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const SIZES: [usize; 2] = [5_000, 50_000];
 const QUERIES: [&str; 3] = [
@@ -26,24 +26,6 @@ const QUERIES: [&str; 3] = [
     "delete the synthetic item",
     "show me the logs of the failed CI job on the main branch so I can see why the build broke",
 ];
-
-/// The public catalog's tools repeated (names numbered) up to `n`.
-fn public_times(n: usize) -> Value {
-    let mut doc: Value = serde_json::from_str(include_str!("../catalog/public-servers.json")).expect("public catalog");
-    let base = doc["tools"].as_array().cloned().unwrap_or_default();
-    let tools: Vec<Value> = (0..n)
-        .map(|i| {
-            let mut t = base[i % base.len()].clone();
-            if i >= base.len() {
-                t["name"] = json!(format!("{}_{}", t["name"].as_str().unwrap_or_default(), i / base.len()));
-            }
-            t
-        })
-        .collect();
-    doc["tools"] = Value::Array(tools);
-    doc.as_object_mut().map(|o| o.remove("views"));
-    doc
-}
 
 fn percentiles(mut f: impl FnMut(), runs: usize) -> (Duration, Duration) {
     let mut t: Vec<Duration> = (0..runs)

@@ -63,105 +63,205 @@ const GROUP_NAMED: f32 = 1.5;
 /// Extra score when the query names the tool exactly.
 const EXACT_NAME: f32 = 20.0;
 
-/// The words of one tool, by field, while the catalog loads.
-#[derive(Debug, Default, Clone)]
-struct Doc {
-    terms: Vec<(u32, u8)>,
+/// Where one tool's (or group's) words are in the builder's word list, with its field lengths.
+#[derive(Debug, Default, Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
     lens: [u16; FIELDS],
-    /// The action groups of the first word of the name that is an action (`jira_create_issue`:
-    /// create).
-    action: u32,
+}
+
+impl Span {
+    fn add_lens(&mut self, other: &Span) {
+        for (a, b) in self.lens.iter_mut().zip(other.lens) {
+            *a = a.saturating_add(b);
+        }
+    }
 }
 
 /// Collects the tools' words as the catalog loads them (`add` in section order), then
-/// `finish`es into a [`SearchIndex`].
-#[derive(Debug, Default)]
+/// `finish`es into a [`SearchIndex`]. Words are lowercased and stemmed in one reused buffer and
+/// looked up by `&str` (a word already seen allocates nothing), and all tools' words go to one
+/// list, a tool keeping its span of it.
+#[derive(Debug)]
 pub struct Builder {
-    vocab: HashMap<String, u32>,
-    docs: Vec<Doc>,
-    scratch: Vec<String>,
+    /// Word → id, in order of first sight; the stop words come first (ids below `stops`).
+    vocab: HashMap<Box<str>, u32>,
+    /// Each word id's action groups (`text::actions`).
+    acts: Vec<u32>,
+    stops: u32,
+    /// (word id, field) of every tool, tool after tool; then the groups' and tags' words.
+    words: Vec<(u32, u8)>,
+    /// Each tool's span of `words`.
+    docs: Vec<Span>,
+    /// The action groups of the first word of each tool's name that is an action
+    /// (`jira_create_issue`: create).
+    actions: Vec<u32>,
+    buf: String,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        let mut vocab = HashMap::new();
+        for w in text::stop_words() {
+            let next = vocab.len() as u32;
+            vocab.entry((*w).into()).or_insert(next);
+        }
+        let stops = vocab.len() as u32;
+        Builder {
+            vocab,
+            acts: vec![0; stops as usize],
+            stops,
+            words: Vec::new(),
+            docs: Vec::new(),
+            actions: Vec::new(),
+            buf: String::new(),
+        }
+    }
+}
+
+/// The value of key `k` of a JSON object, by a scan (tool objects have a few keys).
+fn key<'a>(o: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a Value> {
+    o.iter().find(|(x, _)| x.as_str() == k).map(|(_, v)| v)
 }
 
 impl Builder {
-    fn field(&mut self, doc: &mut Doc, f: Field, text: &str) {
-        self.scratch.clear();
-        text::words(text, MAX_FIELD_WORDS, &mut self.scratch);
-        for w in self.scratch.drain(..) {
-            let next = self.vocab.len() as u32;
-            let id = *self.vocab.entry(w).or_insert(next);
-            doc.terms.push((id, f as u8));
-            doc.lens[f as usize] = doc.lens[f as usize].saturating_add(1);
+    /// Appends the words of `text`, as field `f`, to `span` (which ends where `words` does).
+    fn field(&mut self, span: &mut Span, f: Field, text: &str) {
+        let Builder {
+            vocab,
+            acts,
+            stops,
+            buf,
+            words,
+            ..
+        } = self;
+        let before = words.len();
+        text::scan(text, MAX_FIELD_WORDS, buf, |w| {
+            let id = match vocab.get(w) {
+                Some(&id) => id,
+                None => {
+                    let id = vocab.len() as u32;
+                    vocab.insert(w.into(), id);
+                    acts.push(text::actions(w));
+                    id
+                }
+            };
+            if id < *stops {
+                return false;
+            }
+            words.push((id, f as u8));
+            true
+        });
+        let added = (words.len() - before).min(u16::MAX as usize) as u16;
+        span.lens[f as usize] = span.lens[f as usize].saturating_add(added);
+        span.end = words.len() as u32;
+    }
+
+    fn span(&self) -> Span {
+        let at = self.words.len() as u32;
+        Span {
+            start: at,
+            end: at,
+            lens: [0; FIELDS],
         }
     }
 
     /// Reads one tool's definition (the next position of the tool section).
     pub fn add(&mut self, tool: &Value) {
-        let mut doc = Doc::default();
-        let s = |k: &str| tool.get(k).and_then(Value::as_str).unwrap_or_default();
-        self.field(&mut doc, Field::Name, s("name"));
-        self.scratch.clear();
-        text::words(s("name"), 8, &mut self.scratch);
-        doc.action = self
-            .scratch
+        let mut span = self.span();
+        let (mut name, mut title, mut annotated, mut description, mut props) = ("", "", "", "", None);
+        for (k, v) in tool.as_object().into_iter().flatten() {
+            match k.as_str() {
+                "name" => name = v.as_str().unwrap_or_default(),
+                "title" => title = v.as_str().unwrap_or_default(),
+                "description" => description = v.as_str().unwrap_or_default(),
+                "annotations" => {
+                    annotated = v
+                        .as_object()
+                        .and_then(|a| key(a, "title"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                }
+                "inputSchema" => {
+                    props = v
+                        .as_object()
+                        .and_then(|s| key(s, "properties"))
+                        .and_then(Value::as_object)
+                }
+                _ => {}
+            }
+        }
+        self.field(&mut span, Field::Name, name);
+        let action = self.words[span.start as usize..]
             .iter()
-            .map(|w| text::actions(w))
+            .take(8)
+            .map(|&(w, _)| self.acts[w as usize])
             .find(|&a| a != 0)
             .unwrap_or(0);
-        let title = tool
-            .get("annotations")
-            .and_then(|a| a.get("title"))
-            .and_then(Value::as_str)
-            .filter(|_| s("title").is_empty())
-            .unwrap_or(s("title"));
-        self.field(&mut doc, Field::Title, title);
-        let description = s("description");
+        self.field(
+            &mut span,
+            Field::Title,
+            if title.is_empty() { annotated } else { title },
+        );
         let cut = lead_end(description);
-        self.field(&mut doc, Field::Lead, &description[..cut]);
-        self.field(&mut doc, Field::Body, &description[cut..]);
-        let props = tool
-            .get("inputSchema")
-            .and_then(|s| s.get("properties"))
-            .and_then(Value::as_object);
+        self.field(&mut span, Field::Lead, &description[..cut]);
+        self.field(&mut span, Field::Body, &description[cut..]);
         for (name, p) in props.into_iter().flatten().take(MAX_PARAMS) {
-            self.field(&mut doc, Field::ParamName, name);
-            let d = p.get("description").and_then(Value::as_str).unwrap_or_default();
-            self.field(&mut doc, Field::ParamText, d);
+            self.field(&mut span, Field::ParamName, name);
+            let d = p
+                .as_object()
+                .and_then(|p| key(p, "description"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            self.field(&mut span, Field::ParamText, d);
         }
-        self.docs.push(doc);
+        self.docs.push(span);
+        self.actions.push(action);
     }
 
     /// The index over the tools added, with each tool's groups (`items[i].groups`: the words of
     /// their name, title and description) and tags.
     pub fn finish(mut self, items: &[Primitive], groups: &[Group]) -> SearchIndex {
-        // Groups' and tags' words, once per group.
-        let mut group_words: HashMap<&str, (Doc, Doc)> = HashMap::new();
+        // Groups' words, once per group: (name and title, description).
+        let mut group_words: HashMap<&str, (Span, Span)> = HashMap::new();
         for g in groups {
-            let (mut a, mut b) = (Doc::default(), Doc::default());
-            let gs = |k: &str| g.json.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            let gs = |k: &str| g.json.get(k).and_then(Value::as_str).unwrap_or_default();
+            let mut a = self.span();
             self.field(&mut a, Field::Group, &g.name);
-            self.field(&mut a, Field::Group, &gs("title"));
-            self.field(&mut b, Field::GroupText, &gs("description"));
+            self.field(&mut a, Field::Group, gs("title"));
+            let mut b = self.span();
+            self.field(&mut b, Field::GroupText, gs("description"));
             group_words.insert(&g.name, (a, b));
         }
+        // Each tool's other spans: its groups' and its tags' words.
         let mut docs = std::mem::take(&mut self.docs);
-        for (doc, item) in docs.iter_mut().zip(items) {
+        let mut extra: Vec<Vec<Span>> = vec![Vec::new(); docs.len()];
+        for ((doc, item), more) in docs.iter_mut().zip(items).zip(extra.iter_mut()) {
             for g in &item.groups {
-                if let Some((a, b)) = group_words.get(g.as_str()) {
-                    for d in [a, b] {
-                        doc.terms.extend_from_slice(&d.terms);
-                        for f in 0..FIELDS {
-                            doc.lens[f] = doc.lens[f].saturating_add(d.lens[f]);
-                        }
+                let (a, b) = match group_words.get(g.as_str()) {
+                    Some(&ab) => ab,
+                    None => {
+                        let mut a = self.span();
+                        self.field(&mut a, Field::Group, g);
+                        let ab = (a, self.span());
+                        group_words.insert(g, ab);
+                        ab
                     }
-                } else {
-                    self.field(doc, Field::Group, g);
-                }
+                };
+                more.extend([a, b]);
             }
             for t in &item.tags {
-                self.field(doc, Field::Tag, t);
+                let mut s = self.span();
+                self.field(&mut s, Field::Tag, t);
+                more.push(s);
+            }
+            for s in more.iter() {
+                doc.add_lens(s);
             }
         }
-        SearchIndex::compile(self.vocab, docs, items)
+        self.docs = docs;
+        SearchIndex::compile(self, extra, items)
     }
 }
 
@@ -190,8 +290,10 @@ const DOC: u32 = IN_GROUP - 1;
 pub struct SearchIndex {
     /// Indexed words, sorted (a word's id is its position).
     terms: Vec<Box<str>>,
-    /// Postings per word id.
-    postings: Vec<Box<[Posting]>>,
+    /// Where each word id's postings start in `postings` (one more than the words: the end).
+    starts: Vec<u32>,
+    /// All postings, by word id, each word's in tool order.
+    postings: Vec<Posting>,
     /// Each word's idf.
     idf: Vec<f32>,
     /// Distinct words in each tool's name.
@@ -203,7 +305,15 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
-    fn compile(vocab: HashMap<String, u32>, docs: Vec<Doc>, items: &[Primitive]) -> Self {
+    fn compile(b: Builder, extra: Vec<Vec<Span>>, items: &[Primitive]) -> Self {
+        let Builder {
+            vocab,
+            stops,
+            words,
+            docs,
+            actions,
+            ..
+        } = b;
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; FIELDS];
         for d in &docs {
@@ -212,68 +322,99 @@ impl SearchIndex {
             }
         }
         avg.iter_mut().for_each(|a| *a = (*a / n).max(1.0));
-        // Sorted words; old id → new id.
-        let mut sorted: Vec<(String, u32)> = vocab.into_iter().collect();
+        // The words that occur (not the stop words), sorted; old id → new id.
+        let mut seen = vec![false; vocab.len()];
+        for &(t, _) in &words {
+            seen[t as usize] = true;
+        }
+        let mut sorted: Vec<(Box<str>, u32)> = vocab
+            .into_iter()
+            .filter(|&(_, id)| id >= stops && seen[id as usize])
+            .collect();
         sorted.sort_unstable();
-        let mut remap = vec![0u32; sorted.len()];
+        let mut remap = vec![u32::MAX; seen.len()];
         for (new, (_, old)) in sorted.iter().enumerate() {
             remap[*old as usize] = new as u32;
         }
-        let mut lists: Vec<Vec<Posting>> = vec![Vec::new(); sorted.len()];
+        let mut terms: Vec<(u32, u8)> = Vec::new();
+        // Each tool's distinct words with their BM25F saturation, in tool order.
+        let mut all: Vec<(u32, Posting)> = Vec::new();
+        let mut df = vec![0u32; sorted.len()];
         let mut name_words = Vec::with_capacity(docs.len());
-        let mut tf: HashMap<u32, ([f32; FIELDS], u32)> = HashMap::new();
-        for (i, d) in docs.iter().enumerate() {
-            tf.clear();
-            for &(t, f) in &d.terms {
-                let e = tf.entry(remap[t as usize]).or_insert(([0.0; FIELDS], 0));
-                e.0[f as usize] += 1.0;
-                if f == Field::Name as u8 {
-                    e.1 |= IN_NAME;
-                }
-                if f == Field::Group as u8 {
-                    e.1 |= IN_GROUP;
-                }
+        for (i, (d, more)) in docs.iter().zip(&extra).enumerate() {
+            terms.clear();
+            for s in std::iter::once(d).chain(more) {
+                let own = &words[s.start as usize..s.end as usize];
+                terms.extend(own.iter().map(|&(t, f)| (remap[t as usize], f)));
             }
-            name_words.push(tf.values().filter(|e| e.1 & IN_NAME != 0).count().min(255) as u8);
-            for (&t, (fs, flags)) in &tf {
+            terms.sort_unstable();
+            let mut names = 0usize;
+            let mut k = 0;
+            while k < terms.len() {
+                let t = terms[k].0;
+                let mut tf = [0f32; FIELDS];
+                let mut flags = 0;
+                while k < terms.len() && terms[k].0 == t {
+                    let f = terms[k].1;
+                    tf[f as usize] += 1.0;
+                    if f == Field::Name as u8 {
+                        flags |= IN_NAME;
+                    }
+                    if f == Field::Group as u8 {
+                        flags |= IN_GROUP;
+                    }
+                    k += 1;
+                }
+                names += (flags & IN_NAME != 0) as usize;
                 let mut w = 0.0;
                 for f in 0..FIELDS {
-                    if fs[f] > 0.0 {
+                    if tf[f] > 0.0 {
                         let (weight, b) = WEIGHTS[f];
-                        w += weight * fs[f] / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
+                        w += weight * tf[f] / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
                     }
                 }
-                let doc = i as u32 | flags;
-                lists[t as usize].push(Posting {
-                    doc,
-                    score: w / (K1 + w),
-                });
+                df[t as usize] += 1;
+                all.push((
+                    t,
+                    Posting {
+                        doc: i as u32 | flags,
+                        score: w / (K1 + w),
+                    },
+                ));
             }
+            name_words.push(names.min(255) as u8);
         }
-        // idf folded into each posting.
-        let mut idfs = Vec::with_capacity(lists.len());
-        let postings = lists
-            .into_iter()
-            .map(|mut l| {
-                let df = l.len() as f32;
-                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                idfs.push(idf);
-                l.iter_mut().for_each(|p| p.score *= idf);
-                l.sort_unstable_by_key(|p| p.doc & DOC);
-                l.into_boxed_slice()
-            })
+        // Postings by word (each list in tool order), idf folded into each.
+        let mut starts = Vec::with_capacity(df.len() + 1);
+        let mut at = 0u32;
+        starts.push(0);
+        for &c in &df {
+            at += c;
+            starts.push(at);
+        }
+        let idf: Vec<f32> = df
+            .iter()
+            .map(|&c| ((n - c as f32 + 0.5) / (c as f32 + 0.5) + 1.0).ln())
             .collect();
+        let mut fill = starts.clone();
+        let mut flat = vec![Posting { doc: 0, score: 0.0 }; all.len()];
+        for (t, mut p) in all {
+            p.score *= idf[t as usize];
+            flat[fill[t as usize] as usize] = p;
+            fill[t as usize] += 1;
+        }
         let by_name = items
             .iter()
             .enumerate()
             .map(|(i, p)| (fold_name(&p.name).into_boxed_str(), i as u32))
             .collect();
         SearchIndex {
-            terms: sorted.into_iter().map(|(t, _)| t.into_boxed_str()).collect(),
-            postings,
-            idf: idfs,
+            terms: sorted.into_iter().map(|(t, _)| t).collect(),
+            starts,
+            postings: flat,
+            idf,
             name_words,
-            actions: docs.iter().map(|d| d.action).collect(),
+            actions,
             by_name,
         }
     }
@@ -285,7 +426,11 @@ impl SearchIndex {
 
     /// Number of postings (word, tool) in all.
     pub fn postings(&self) -> usize {
-        self.postings.iter().map(|p| p.len()).sum()
+        self.postings.len()
+    }
+
+    fn list(&self, t: usize) -> &[Posting] {
+        &self.postings[self.starts[t] as usize..self.starts[t + 1] as usize]
     }
 
     fn term(&self, w: &str) -> Option<usize> {
@@ -332,7 +477,7 @@ impl SearchIndex {
                     .into_iter()
                     .flatten();
                 for (t, w) in exact.into_iter().chain(prefixes) {
-                    for p in self.postings[t].iter() {
+                    for p in self.list(t) {
                         let d = (p.doc & DOC) as usize;
                         grouped[d] |= p.doc & IN_GROUP != 0 && w >= 1.0;
                         let s = p.score * w;

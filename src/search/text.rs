@@ -117,11 +117,35 @@ const SYNONYMS: &[&[&str]] = &[
 /// How many of `SYNONYMS`' first groups are actions (verbs a tool's name starts with).
 const ACTIONS: usize = 14;
 
+/// `SYNONYMS` normalized once: per group, each entry's normal form (what a query word is
+/// matched against) and the words the group widens a query with.
+struct Table {
+    norms: Vec<Vec<String>>,
+    forms: Vec<Vec<String>>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| Table {
+        norms: SYNONYMS.iter().map(|g| g.iter().map(|w| norm(w)).collect()).collect(),
+        forms: SYNONYMS
+            .iter()
+            .map(|g| {
+                let mut ws = Vec::new();
+                for w in g.iter() {
+                    words(w, 4, &mut ws);
+                }
+                ws
+            })
+            .collect(),
+    })
+}
+
 /// The action groups (by position in the table) word `w` (stemmed) belongs to, as a bit set.
 pub fn actions(w: &str) -> u32 {
     let mut set = 0;
-    for (i, group) in SYNONYMS[..ACTIONS].iter().enumerate() {
-        if group.iter().any(|g| norm(g) == w) {
+    for (i, group) in table().norms[..ACTIONS].iter().enumerate() {
+        if group.iter().any(|g| g == w) {
             set |= 1 << i;
         }
     }
@@ -139,27 +163,64 @@ const PHRASES: &[(&str, &str)] = &[
 
 /// `w` lowercased and stemmed (no stop-word check).
 fn norm(w: &str) -> String {
-    stem(&fold::lower(w))
+    let mut s = fold::lower(w);
+    stem_in_place(&mut s);
+    s
+}
+
+/// Whether `w` (lowercased and stemmed) is a stop word.
+pub fn is_stop(w: &str) -> bool {
+    STOP.contains(&w)
+}
+
+/// The stop words, for an index that marks them once in its vocabulary.
+pub fn stop_words() -> &'static [&'static str] {
+    STOP
 }
 
 /// The words of `text`, split at non-alphanumerics and camelCase humps, lowercased, stemmed,
 /// stop words left out; at most `max` of them.
 pub fn words(text: &str, max: usize, out: &mut Vec<String>) {
+    let mut buf = String::new();
+    scan(text, max, &mut buf, |w| {
+        if is_stop(w) {
+            return false;
+        }
+        out.push(w.to_string());
+        true
+    });
+}
+
+/// Calls `keep` with each word of `text` (split at non-alphanumerics and camelCase humps,
+/// lowercased and stemmed into `buf`, so nothing is allocated per word); `keep` answers whether
+/// the word counts, and scanning stops after `max` words that count.
+pub fn scan(text: &str, max: usize, buf: &mut String, mut keep: impl FnMut(&str) -> bool) {
+    let mut kept = 0;
     let mut start = None;
     let mut prev: Option<char> = None;
     let mut it = text.char_indices().peekable();
-    let emit = |s: &str, out: &mut Vec<String>| {
-        if out.len() < max {
-            let w = norm(s);
-            if !w.is_empty() && !STOP.contains(&w.as_str()) {
-                out.push(w);
-            }
+    let mut emit = |s: &str| -> bool {
+        buf.clear();
+        if s.is_ascii() {
+            buf.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
+        } else {
+            buf.extend(s.chars().map(fold::lower_char));
         }
+        stem_in_place(buf);
+        if !buf.is_empty() && keep(buf) {
+            kept += 1;
+        }
+        kept < max
     };
+    if max == 0 {
+        return;
+    }
     while let Some((i, c)) = it.next() {
         if !c.is_alphanumeric() {
             if let Some(s) = start.take() {
-                emit(&text[s..i], out);
+                if !emit(&text[s..i]) {
+                    return;
+                }
             }
             prev = None;
             continue;
@@ -172,7 +233,9 @@ pub fn words(text: &str, max: usize, out: &mut Vec<String>) {
         });
         if hump {
             if let Some(s) = start {
-                emit(&text[s..i], out);
+                if !emit(&text[s..i]) {
+                    return;
+                }
             }
             start = Some(i);
         } else if start.is_none() {
@@ -181,43 +244,47 @@ pub fn words(text: &str, max: usize, out: &mut Vec<String>) {
         prev = Some(c);
     }
     if let Some(s) = start {
-        emit(&text[s..], out);
+        emit(&text[s..]);
     }
 }
 
 /// A light English stemmer: plurals, -ing, -ed, a final -e (`creates`, `creating`, `created`
 /// and `create` → `creat`). Only ASCII suffixes are removed, so every cut is a char boundary.
 pub fn stem(w: &str) -> String {
+    let mut s = w.to_string();
+    stem_in_place(&mut s);
+    s
+}
+
+/// [`stem`] in place.
+fn stem_in_place(w: &mut String) {
     let n = w.chars().count();
-    let cut = |k: usize| w[..w.len() - k].to_string();
-    let s = if n > 4 && w.ends_with("ies") {
-        format!("{}y", &w[..w.len() - 3])
+    if n > 4 && w.ends_with("ies") {
+        w.truncate(w.len() - 3);
+        w.push('y');
     } else if n > 5 && w.ends_with("ing") {
-        undouble(&cut(3))
+        w.truncate(w.len() - 3);
+        undouble(w);
     } else if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        undouble(&cut(2))
+        w.truncate(w.len() - 2);
+        undouble(w);
     } else if n > 4 && (w.ends_with("sses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")) {
-        cut(2)
+        w.truncate(w.len() - 2);
     } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        cut(1)
-    } else {
-        w.to_string()
-    };
-    if s.chars().count() > 3 && s.ends_with('e') && !s.ends_with("ee") {
-        s[..s.len() - 1].to_string()
-    } else {
-        s
+        w.truncate(w.len() - 1);
+    }
+    if w.len() > 3 && w.chars().count() > 3 && w.ends_with('e') && !w.ends_with("ee") {
+        w.truncate(w.len() - 1);
     }
 }
 
 /// `logg` → `log`, `runn` → `run` (what -ed and -ing leave after a doubled consonant).
-fn undouble(w: &str) -> String {
+fn undouble(w: &mut String) {
     let mut rev = w.chars().rev();
-    match (rev.next(), rev.next()) {
-        (Some(x), Some(y)) if x == y && x.is_ascii_alphabetic() && !"aeioudlsz".contains(x) => {
-            w[..w.len() - 1].to_string()
+    if let (Some(x), Some(y)) = (rev.next(), rev.next()) {
+        if x == y && x.is_ascii_alphabetic() && !"aeioudlsz".contains(x) {
+            w.truncate(w.len() - 1);
         }
-        _ => w.to_string(),
     }
 }
 
@@ -247,15 +314,12 @@ pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
             continue;
         }
         let mut forms = vec![(w.clone(), 1.0)];
-        for group in SYNONYMS {
-            if group.iter().any(|g| norm(g) == w) {
-                for g in group.iter() {
-                    let mut ws = Vec::new();
-                    words(g, 4, &mut ws);
-                    for x in ws {
-                        if !forms.iter().any(|(f, _)| *f == x) {
-                            forms.push((x, SYNONYM_WEIGHT));
-                        }
+        let t = table();
+        for (norms, group) in t.norms.iter().zip(&t.forms) {
+            if norms.contains(&w) {
+                for x in group {
+                    if !forms.iter().any(|(f, _)| f == x) {
+                        forms.push((x.clone(), SYNONYM_WEIGHT));
                     }
                 }
             }

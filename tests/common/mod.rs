@@ -27,6 +27,26 @@ pub fn catalog_json() -> Value {
     serde_json::from_str(CATALOG).unwrap()
 }
 
+/// `catalog/public-servers.json` with its tools repeated (names numbered) up to `n`, for the
+/// search benchmarks (real text at 5,000 and 50,000 tools).
+pub fn public_times(n: usize) -> Value {
+    let mut doc: Value =
+        serde_json::from_str(include_str!("../../catalog/public-servers.json")).expect("public catalog");
+    let base = doc["tools"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut t = base[i % base.len()].clone();
+            if i >= base.len() {
+                t["name"] = json!(format!("{}_{}", t["name"].as_str().unwrap_or_default(), i / base.len()));
+            }
+            t
+        })
+        .collect();
+    doc["tools"] = Value::Array(tools);
+    doc.as_object_mut().map(|o| o.remove("views"));
+    doc
+}
+
 /// One client talking to one server through `http::handle`.
 pub struct Harness {
     pub server: Server,
