@@ -16,17 +16,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
-import { startEverything, ROOT, sleep } from '../security/helpers.mjs';
+import { startEverything, binOf, ROOT, sleep } from '../security/helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
-
-/** The `bin` file a package names (started with `node`, never `npx` at test time). */
-function binOf(pkg) {
-  const dir = path.join(ROOT, 'node_modules', ...pkg.split('/'));
-  const json = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-  const bin = typeof json.bin === 'string' ? json.bin : Object.values(json.bin)[0];
-  return path.join(dir, bin);
-}
 
 let everything, tmp, config;
 const ENV = { ...process.env, SIEVE_TEST_KEY: 'k-123', SIEVE_TEST_DIR: '' };

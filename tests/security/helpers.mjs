@@ -1,10 +1,11 @@
 // Scaffolding for issue 13's security tests (tests/security/, run alone with
-// `node --test --test-concurrency=1 tests/security/`): a server under test started with a given
-// catalog document and variables (the Worker under wrangler dev, or the native server with
-// SIEVE_TARGET=native), a real upstream (npm @modelcontextprotocol/server-everything in its
-// Streamable HTTP mode on a free loopback port, stopped by its PID), and small assertions.
+// `node --test --test-concurrency=1 tests/security/`) and the upstream tests in tests/e2e/: a
+// server under test started with a given catalog document and variables (the Worker under
+// wrangler dev, or the native server with SIEVE_TARGET=native), real upstreams on free loopback
+// ports, stopped by their PID (npm @modelcontextprotocol/server-everything in its Streamable HTTP
+// mode; the FastMCP server tests/python/fastmcp_server.py in .venv), and small assertions.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +80,54 @@ export async function startEverything() {
       clearTimeout(t);
     },
   };
+}
+
+/** The `bin` file of an installed npm package (started with `node`, never `npx` at test time). */
+export function binOf(pkg) {
+  const dir = path.join(ROOT, 'node_modules', ...pkg.split('/'));
+  const json = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  const bin = typeof json.bin === 'string' ? json.bin : Object.values(json.bin)[0];
+  return path.join(dir, bin);
+}
+
+/**
+ * Starts the FastMCP 4 server tests/python/fastmcp_server.py (tagged tools, Streamable HTTP) with
+ * .venv's Python on `port` (a free one unless given: a test restarts it where it was) and waits
+ * until it answers. Returns { url, port, pid, output(), stop() }.
+ */
+export async function startFastmcp(port) {
+  port ??= await freePort();
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const child = spawn(path.join(ROOT, '.venv', 'bin', 'python'), [path.join(ROOT, 'tests', 'python', 'fastmcp_server.py'), String(port)], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout.on('data', (c) => { log += c; });
+  child.stderr.on('data', (c) => { log += c; });
+  let exited = null;
+  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); }));
+  const stop = async () => {
+    if (exited) return;
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
+    await exitP;
+    clearTimeout(t);
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited) throw new Error(`the FastMCP server exited early (${JSON.stringify(exited)}):\n${log}`);
+    try {
+      await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":0,"method":"ping"}', signal: AbortSignal.timeout(2000) });
+      return { url, port, pid: child.pid, output: () => log, stop };
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the FastMCP server did not start on ${port}:\n${log}`);
+    }
+    await sleep(100);
+  }
 }
 
 /** The numbers a message names ("10,000" and "10_000" read as 10000). */

@@ -1,0 +1,121 @@
+// E2E (Worker): mcp-sieve's Worker fronting a second local Worker through a Cloudflare service
+// binding — the way an edge MCP server's author puts mcp-sieve in front of their own Worker. One
+// `wrangler dev -c <mcp-sieve's wrangler.toml plus [[services]] EDGE> -c
+// tests/fixtures/edge-worker/wrangler.toml` runs both (the second: an MCP server written with the
+// official TypeScript SDK); the document says {"upstreams": {"edge": {"service": "EDGE"}}}. The
+// official SDK v2 client lists, filters (annotations as tags, a view), searches and calls through
+// it in both eras; the binding's configured header (a secret) reaches the second Worker, the
+// client's Authorization never does; a binding the Worker does not have is a configuration error
+// naming it. The native server has no service bindings: skipped there.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startWorker, toolNames } from './harness.mjs';
+import { native, startWith, ROOT } from '../security/helpers.mjs';
+
+const skip = native() && 'service bindings are the Worker’s';
+const SECRET = `edge-key-${process.pid}-${Date.now()}`;
+const TOKEN = 'downstream-token-for-edge';
+const EDGE_CONFIG = path.join(ROOT, 'tests', 'fixtures', 'edge-worker', 'wrangler.toml');
+
+const doc = {
+  upstreams: { edge: { service: 'EDGE', title: 'Edge Worker', headers: { 'X-Edge-Key': '${EDGE_KEY}' }, tagsFromAnnotations: true } },
+  views: { readonly: { filter: { tags: ['read-only'] } }, find: { mode: 'search' } },
+};
+
+let server, tmp;
+
+/**
+ * mcp-sieve's own wrangler.toml with a service binding added, written beside nothing: its relative
+ * paths (the entry module, the static assets) made absolute, so it works from a temporary folder
+ * and worker/ stays as deployed.
+ */
+function configWithBinding(dir) {
+  const worker = path.join(ROOT, 'worker');
+  let toml = readFileSync(path.join(worker, 'wrangler.toml'), 'utf8');
+  const absolute = (key) => {
+    const re = new RegExp(`^(${key}\\s*=\\s*)"([^"]+)"`, 'm');
+    assert.match(toml, re, `worker/wrangler.toml has ${key}`);
+    toml = toml.replace(re, (_, k, v) => `${k}${JSON.stringify(path.resolve(worker, v))}`);
+  };
+  absolute('main');
+  absolute('directory');
+  toml += '\n[[services]]\nbinding = "EDGE"\nservice = "sieve-edge-fixture"\n';
+  const file = path.join(dir, 'wrangler.toml');
+  writeFileSync(file, toml);
+  return file;
+}
+
+before(async () => {
+  if (skip) return;
+  tmp = mkdtempSync(path.join(tmpdir(), 'sieve-edge-'));
+  server = await startWorker({
+    extraArgs: ['-c', configWithBinding(tmp), '-c', EDGE_CONFIG,
+      '--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`, '--var', `EDGE_KEY:${SECRET}`, '--var', `MCP_SIEVE_TOKEN:${TOKEN}`],
+  });
+}, { timeout: 120_000 });
+
+after(async () => {
+  await server?.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+async function connect(url, mode) {
+  const client = new Client({ name: 'sieve-edge-e2e', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+  return client;
+}
+
+const text = (r) => r.content.map((c) => c.text ?? '').join('\n');
+
+for (const mode of ['legacy', 'auto']) {
+  test(`SDK v2 client (${mode}): the second Worker's tools through the service binding, namespaced, filtered, called`, { timeout: 90_000, skip }, async () => {
+    const client = await connect(server.url, mode);
+    try {
+      assert.deepEqual((await toolNames(client)).sort(), ['edge_add', 'edge_echo', 'edge_purge_cache', 'edge_request_headers']);
+      assert.match(text(await client.callTool({ name: 'edge_echo', arguments: { message: `over the binding (${mode})` } })), new RegExp(`edge echo: over the binding \\(${mode}\\)`));
+      assert.equal(text(await client.callTool({ name: 'edge_add', arguments: { a: 2, b: 40 } })), '42');
+      const headers = JSON.parse(text(await client.callTool({ name: 'edge_request_headers', arguments: {} })));
+      assert.equal(headers['x-edge-key'], SECRET, 'the configured header, its secret resolved, crosses the binding');
+      assert.equal(headers.authorization, undefined, "the client's Authorization is never forwarded");
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+test('a view (annotations as tags) and search mode over the service binding', { timeout: 90_000, skip }, async () => {
+  const ro = await connect(`${server.url}/readonly`, 'legacy');
+  try {
+    assert.deepEqual((await toolNames(ro)).sort(), ['edge_add', 'edge_echo', 'edge_request_headers']);
+    await assert.rejects(ro.callTool({ name: 'edge_purge_cache', arguments: {} }), /Unknown tool/);
+  } finally {
+    await ro.close();
+  }
+  const find = await connect(`${server.url}/find`, 'auto');
+  try {
+    assert.deepEqual((await toolNames(find)).sort(), ['call_tool', 'describe_tools', 'find_tools']);
+    const found = await find.callTool({ name: 'find_tools', arguments: { query: 'add two numbers' } });
+    assert.equal(found.structuredContent.tools[0].name, 'edge_add', text(found));
+    assert.equal(text(await find.callTool({ name: 'call_tool', arguments: { name: 'edge_add', arguments: { a: 1, b: 1 } } })), '2');
+  } finally {
+    await find.close();
+  }
+});
+
+test('a service binding the Worker does not have is a configuration error naming it', { timeout: 90_000, skip }, async () => {
+  const missing = await startWith({ upstreams: { edge: { service: 'NOPE' } } });
+  try {
+    const r = await fetch(missing.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    });
+    assert.match(await r.text(), /upstreams\.edge\.service: this Worker has no service binding \\"NOPE\\"/);
+  } finally {
+    await missing.stop();
+  }
+});
