@@ -5,8 +5,8 @@
 // official TypeScript SDK); the document says {"upstreams": {"edge": {"service": "EDGE"}}}. The
 // official SDK v2 client lists, filters (annotations as tags, a view), searches and calls through
 // it in both eras; the binding's configured header (a secret) reaches the second Worker, the
-// client's Authorization never does; a binding the Worker does not have is a configuration error
-// naming it. The native server has no service bindings: skipped there.
+// client's Authorization never does; each downstream session has its own upstream session over
+// the binding; a binding the Worker does not have is a configuration error naming it. The native server has no service bindings: skipped there.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,6 +86,21 @@ for (const mode of ['legacy', 'auto']) {
     }
   });
 }
+
+test('each downstream session has its own session in the second Worker, kept across its calls', { timeout: 90_000, skip }, async () => {
+  const a = await connect(server.url, 'legacy');
+  const b = await connect(server.url, 'legacy');
+  const upstreamSession = async (c) => JSON.parse(text(await c.callTool({ name: 'edge_request_headers', arguments: {} })))['mcp-session-id'];
+  try {
+    const [a1, a2, b1] = [await upstreamSession(a), await upstreamSession(a), await upstreamSession(b)];
+    assert.ok(a1 && b1, `the upstream's session id crosses the binding: ${a1}, ${b1}`);
+    assert.equal(a1, a2, "one downstream session keeps its upstream session");
+    assert.notEqual(a1, b1, 'two downstream sessions never share one upstream session');
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
 
 test('a view (annotations as tags) and search mode over the service binding', { timeout: 90_000, skip }, async () => {
   const ro = await connect(`${server.url}/readonly`, 'legacy');
