@@ -11,6 +11,8 @@ use crate::error::{type_name, Error, Result};
 use crate::filter::policy::Policy;
 use crate::model::{Group, Kind, Primitive, Tag};
 
+#[cfg(feature = "explain")]
+pub mod explain;
 mod options;
 mod overlay;
 mod upstream;
@@ -60,6 +62,9 @@ pub struct Catalog {
     /// Who may call (`auth`: an OAuth authorization server's tokens, Cloudflare Access), when given.
     #[cfg(feature = "auth")]
     pub auth: Option<std::sync::Arc<crate::auth::AuthConfig>>,
+    /// Who may call `sieve/explain` (the document's `explain`).
+    #[cfg(feature = "explain")]
+    pub explain: explain::Access,
     /// Search mode's index of the tools, built with the catalog (shared by its clones).
     #[cfg(feature = "search-index")]
     pub search: std::sync::Arc<crate::search::SearchIndex>,
@@ -160,7 +165,7 @@ impl Catalog {
         mut doc: Map<String, Value>,
         #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
     ) -> Result<Self> {
-        const KNOWN: [&str; 18] = [
+        const KNOWN: [&str; 19] = [
             "server",
             "groups",
             "tags",
@@ -178,6 +183,7 @@ impl Catalog {
             "overlay",
             "views",
             "auth",
+            "explain",
             "$schema",
         ];
         if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
@@ -353,6 +359,8 @@ impl Catalog {
             document: None,
             #[cfg(feature = "auth")]
             auth: crate::auth::AuthConfig::parse(doc.get("auth"))?.map(std::sync::Arc::new),
+            #[cfg(feature = "explain")]
+            explain: explain::parse(doc.get("explain"))?,
             #[cfg(feature = "search-index")]
             search: Default::default(),
         })

@@ -10,6 +10,8 @@ mod concerns;
 pub mod cursor;
 mod demo;
 mod example;
+#[cfg(feature = "explain")]
+mod explain;
 mod forward;
 mod forwarding;
 mod initialize;

@@ -460,6 +460,9 @@ pub struct Origins {
     pub resources: std::collections::HashMap<String, usize>,
     /// A resource template's text before its first `{` → its upstream (the longest match wins).
     pub templates: Vec<(String, usize)>,
+    /// The upstreams (indices in `Catalog::upstreams`) whose items are not in the lists: down,
+    /// or not fitting with the others (`sieve/explain` names them as `upstream-down:<name>`).
+    pub down: Vec<usize>,
 }
 
 #[cfg(feature = "gateway")]

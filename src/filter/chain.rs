@@ -85,12 +85,31 @@ pub trait PrimitiveFilter: Send + Sync {
         None
     }
 
+    /// The declarative rule it is, if it is one (its id, mode and source for `sieve/explain`
+    /// and audit lines); programmable filters are none.
+    #[cfg(feature = "explain")]
+    fn rule(&self) -> Option<Written<'_>> {
+        None
+    }
+
     /// Whether what it hides may depend on who calls (client, principal, capabilities); a
     /// 2026-07-28 list shaped by such a filter is `cacheScope: "private"`. Programmable filters
     /// see the whole context, so the default is yes.
     fn per_caller(&self) -> bool {
         true
     }
+}
+
+/// A declarative rule as its filter tells `sieve/explain` and audit lines about it.
+#[cfg(feature = "explain")]
+#[derive(Debug, Clone, Copy)]
+pub struct Written<'a> {
+    /// Its id (`policy:<id>`).
+    pub id: &'a str,
+    /// `"mode": "audit"`: it hides nothing and logs what it would hide.
+    pub audit: bool,
+    /// The rule as written, with its id.
+    pub source: &'a Value,
 }
 
 /// A check run when a session starts; the first failure refuses the `initialize`.
@@ -102,6 +121,12 @@ pub trait InitialCheck: Send + Sync {
 
     /// `Err(message)` refuses the connection with that message.
     fn check(&self, ctx: &FilterContext) -> Result<(), String>;
+
+    /// Its name in reasons (`initial-check:<name>`); `None`: `check-<position>`.
+    #[cfg(feature = "explain")]
+    fn name(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A closure is a filter (priority 0, every kind): `Arc::new(|item: &Primitive, ctx:
@@ -125,6 +150,10 @@ where
         self(ctx)
     }
 }
+
+/// How many names an audit line shows before "and N more".
+#[cfg(feature = "explain")]
+const AUDIT_NAMES: usize = 10;
 
 /// Policy filters and initial checks in priority order.
 #[derive(Clone, Default)]
@@ -162,10 +191,33 @@ impl Chain {
         self.filters.iter().any(|f| f.per_caller())
     }
 
-    /// The items of `section` visible under policy in `ctx`. Errors of filters go to `log`.
+    /// The items of `section` visible under policy in `ctx`. Errors of filters go to `log`, and
+    /// so do the items rules in audit mode would hide.
     pub fn visible(&self, kind: Kind, section: &Section, ctx: &FilterContext, log: &mut Vec<String>) -> Bits {
+        self.select(kind, section, ctx, log, None)
+    }
+
+    /// What policy and the view leave visible; audit rules log what they would hide of it (of
+    /// the item at `only`, for a use).
+    fn select(
+        &self,
+        kind: Kind,
+        section: &Section,
+        ctx: &FilterContext,
+        log: &mut Vec<String>,
+        _only: Option<usize>,
+    ) -> Bits {
         let mut vis = Bits::full(section.items.len());
+        #[cfg(feature = "explain")]
+        let mut audits = Vec::new();
         for f in self.filters.iter().filter(|f| f.applies_to(kind)) {
+            #[cfg(feature = "explain")]
+            if let Some(rule) = f.rule().filter(|r| r.audit) {
+                if let Some(Ok(hidden)) = f.hidden(section, ctx) {
+                    audits.push((rule.id, hidden));
+                }
+                continue;
+            }
             match f.hidden(section, ctx) {
                 Some(Ok(hidden)) => vis.and_not(&hidden),
                 Some(Err(e)) => log.push(format!("policy filter failed and was ignored: {e}")),
@@ -187,6 +239,30 @@ impl Chain {
         if let Some(view) = &ctx.view {
             vis.and(&view.visible(kind, section));
         }
+        #[cfg(feature = "explain")]
+        for (id, mut would) in audits {
+            would.and(&vis);
+            let names: Vec<String> = match _only {
+                Some(pos) if would.get(pos) => vec![format!("{:?}", section.items[pos].id)],
+                Some(_) => continue,
+                None => would.ones().map(|i| format!("{:?}", section.items[i].id)).collect(),
+            };
+            if names.is_empty() {
+                continue;
+            }
+            let more = names.len().saturating_sub(AUDIT_NAMES);
+            let shown = names[..names.len().min(AUDIT_NAMES)].join(", ");
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            log.push(format!(
+                "audit: policy rule \"{id}\" (mode audit) would hide from {} ({}): {shown}{tail}",
+                ctx.method,
+                kind.key()
+            ));
+        }
         vis
     }
 
@@ -202,7 +278,19 @@ impl Chain {
         if self.filters.is_empty() && ctx.view.is_none() {
             return true;
         }
-        self.visible(kind, section, ctx, log).get(pos)
+        self.select(kind, section, ctx, log, Some(pos)).get(pos)
+    }
+
+    /// The filters in priority order (`sieve/explain` asks each about one item).
+    #[cfg(feature = "explain")]
+    pub fn filters(&self) -> &[Arc<dyn PrimitiveFilter>] {
+        &self.filters
+    }
+
+    /// The initial checks in priority order.
+    #[cfg(feature = "explain")]
+    pub fn checks(&self) -> &[Arc<dyn InitialCheck>] {
+        &self.checks
     }
 
     /// Runs the initial checks; the first failure's message.

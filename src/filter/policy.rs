@@ -200,7 +200,8 @@ fn compare(op: &str, actual: &str, wanted: &str) -> bool {
     }
 }
 
-/// `{"when": {...}, "hide": {<filter>}, "priority": n, "kinds": ["tools"]}`.
+/// `{"when": {...}, "hide": {<filter>}, "priority": n, "kinds": ["tools"]}`, and with feature
+/// `explain` an `"id"` (default `rule-<index>`) and `"mode": "audit"`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     when: When,
@@ -209,6 +210,15 @@ pub struct Rule {
     priority: i32,
     kinds: Vec<Kind>,
     parents: Arc<HashMap<String, String>>,
+    /// Its id in reasons (`policy:<id>`) and audit lines.
+    #[cfg(feature = "explain")]
+    id: String,
+    /// `"mode": "audit"`: hides nothing, logs what it would hide.
+    #[cfg(feature = "explain")]
+    audit: bool,
+    /// The rule as written (with its id), for `sieve/explain`.
+    #[cfg(feature = "explain")]
+    source: Value,
 }
 
 impl PrimitiveFilter for Rule {
@@ -223,6 +233,15 @@ impl PrimitiveFilter for Rule {
     fn test(&self, item: &Primitive, ctx: &FilterContext) -> Result<bool, String> {
         let one = Section::new(vec![item.clone()], &self.parents);
         self.hidden(&one, ctx).unwrap_or(Ok(Bits::empty(1))).map(|h| !h.get(0))
+    }
+
+    #[cfg(feature = "explain")]
+    fn rule(&self) -> Option<crate::filter::chain::Written<'_>> {
+        Some(crate::filter::chain::Written {
+            id: &self.id,
+            audit: self.audit,
+            source: &self.source,
+        })
     }
 
     fn per_caller(&self) -> bool {
@@ -260,6 +279,18 @@ pub enum CheckRule {
 }
 
 impl InitialCheck for CheckRule {
+    #[cfg(feature = "explain")]
+    fn name(&self) -> Option<String> {
+        Some(
+            match self {
+                CheckRule::RequireCapability(..) => "requireCapability",
+                CheckRule::AllowClients(..) => "allowClients",
+                CheckRule::MinProtocolVersion(..) => "minProtocolVersion",
+            }
+            .into(),
+        )
+    }
+
     fn priority(&self) -> i32 {
         match self {
             CheckRule::RequireCapability(_, p)
@@ -320,7 +351,15 @@ impl Policy {
         }
         let parents = Arc::new(parents.clone());
         for (i, r) in list(obj, "rules")?.iter().enumerate() {
-            p.rules.push(parse_rule(r, &format!("policy.rules[{i}]"), &parents)?);
+            let rule = parse_rule(r, &format!("policy.rules[{i}]"), &parents, i)?;
+            #[cfg(feature = "explain")]
+            if let Some(j) = p.rules.iter().position(|x: &Rule| x.id == rule.id) {
+                return Err(Error::Catalog(format!(
+                    "policy.rules[{i}] has the id \"{}\" of policy.rules[{j}]; each rule's id must be unique",
+                    rule.id
+                )));
+            }
+            p.rules.push(rule);
         }
         for (i, c) in list(obj, "initialChecks")?.iter().enumerate() {
             p.checks.push(parse_check(c, &format!("policy.initialChecks[{i}]"))?);
@@ -365,9 +404,36 @@ fn known_keys(obj: &Map<String, Value>, path: &str, keys: &[&str]) -> Result<()>
     }
 }
 
-fn parse_rule(v: &Value, path: &str, parents: &Arc<HashMap<String, String>>) -> Result<Rule> {
+/// The rule's `id` (default `rule-<index>`) and whether `mode` is `"audit"` (else `"enforce"`).
+#[cfg(feature = "explain")]
+fn id_and_mode(obj: &Map<String, Value>, path: &str, index: usize) -> Result<(String, bool)> {
+    let id = match obj.get("id") {
+        None => format!("rule-{index}"),
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= crate::filter::MAX_STRING => s.clone(),
+        Some(v) => return Err(bad(&format!("{path}.id"), "a non-empty string of at most 256 bytes", v)),
+    };
+    let audit = match obj.get("mode").map(|m| (m, m.as_str())) {
+        None | Some((_, Some("enforce"))) => false,
+        Some((_, Some("audit"))) => true,
+        Some((m, _)) => {
+            return Err(Error::Catalog(format!(
+                "{path}.mode must be \"enforce\" (the default) or \"audit\" (hide nothing, log what it would hide); got {m}"
+            )))
+        }
+    };
+    Ok((id, audit))
+}
+
+#[cfg(feature = "explain")]
+const RULE_KEYS: &[&str] = &["id", "mode", "when", "hide", "priority", "kinds"];
+#[cfg(not(feature = "explain"))]
+const RULE_KEYS: &[&str] = &["when", "hide", "priority", "kinds"];
+
+fn parse_rule(v: &Value, path: &str, parents: &Arc<HashMap<String, String>>, _index: usize) -> Result<Rule> {
     let obj = v.as_object().ok_or_else(|| bad(path, "an object", v))?;
-    known_keys(obj, path, &["when", "hide", "priority", "kinds"])?;
+    known_keys(obj, path, RULE_KEYS)?;
+    #[cfg(feature = "explain")]
+    let (id, audit) = id_and_mode(obj, path, _index)?;
     let when = When::parse(obj.get("when").unwrap_or(&Value::Null), &format!("{path}.when"))?;
     let hide_v = obj
         .get("hide")
@@ -399,6 +465,16 @@ fn parse_rule(v: &Value, path: &str, parents: &Arc<HashMap<String, String>>) -> 
         priority: priority(obj, path)?,
         kinds,
         parents: parents.clone(),
+        #[cfg(feature = "explain")]
+        source: {
+            let mut o = obj.clone();
+            o.insert("id".into(), Value::String(id.clone()));
+            Value::Object(o)
+        },
+        #[cfg(feature = "explain")]
+        id,
+        #[cfg(feature = "explain")]
+        audit,
     })
 }
 

@@ -101,6 +101,26 @@ impl EndpointView {
             .is_some_and(|(id, _)| *id == section.id)
     }
 
+    /// What made it, read back from its label (written by `http::endpoint_view` as
+    /// `name?query|toolsets|tools|readonly`), for `sieve/explain`: the named view, the URL
+    /// query and the `X-MCP-*` headers, each only when given.
+    #[cfg(feature = "explain")]
+    pub fn describe(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        let (name, rest) = self.label.split_once('?').unwrap_or((&self.label, ""));
+        let mut fields = rest.split('|');
+        let mut put = |k: &str, v: Option<&str>| {
+            if let Some(v) = v.filter(|v| !v.is_empty() && *v != "false") {
+                out.insert(k.into(), serde_json::Value::String(v.into()));
+            }
+        };
+        put("name", Some(name));
+        for key in ["query", "X-MCP-Toolsets", "X-MCP-Tools", "X-MCP-Readonly"] {
+            put(key, fields.next());
+        }
+        serde_json::Value::Object(out)
+    }
+
     fn compute(&self, kind: Kind, section: &Section) -> Bits {
         let mut vis = Bits::full(section.items.len());
         for p in self.parts.iter().filter(|p| kind == Kind::Tool || !p.tools_only) {

@@ -204,6 +204,7 @@ pub fn endpoint_view_for(
     if view.parts.is_empty() && !view.read_only && !view.search {
         return Ok(None);
     }
+    // `EndpointView::describe` reads this form back.
     view.label = format!(
         "{name}?{query}|{}|{}|{}",
         header("x-mcp-toolsets").unwrap_or_default(),

@@ -131,7 +131,7 @@ impl Server {
         };
         // 2026-07-28 has no initialize: the initial checks run on every stateless request,
         // before anything else.
-        if stateless {
+        if stateless && !self.asks_why(method, &call.ctx) {
             self.chain.run_checks(&call.ctx).map_err(Error::InvalidRequest)?;
         }
         let log = &mut out.log;
@@ -180,11 +180,25 @@ impl Server {
                 Ok(String::new())
             }
             "middleware/list" | "middleware/invoke" => self.middleware(method, &call, env.now_ms, &mut out.log),
+            #[cfg(feature = "explain")]
+            crate::protocol::explain::METHOD => self.explain(&call, log),
             other => Err(Error::MethodNotFound(format!(
                 "\"{other}\" is not a method of this server; see the capabilities in the initialize (or server/discover) result"
             ))),
         }
     }
+    /// Whether this is `sieve/explain` from a caller the document lets ask: it runs even when
+    /// the initial checks refuse the caller, and names the check that does.
+    #[cfg(feature = "explain")]
+    fn asks_why(&self, method: &str, ctx: &crate::filter::FilterContext) -> bool {
+        method == crate::protocol::explain::METHOD && self.explain_admits(ctx)
+    }
+
+    #[cfg(not(feature = "explain"))]
+    fn asks_why(&self, _method: &str, _ctx: &crate::filter::FilterContext) -> bool {
+        false
+    }
+
     pub(crate) fn notify(&self, method: &str, params: &Value, session: &mut Option<Session>, out: &mut Outcome) {
         if method != "notifications/initialized" {
             return;

@@ -206,6 +206,9 @@ pub fn build_many(local: &Value, sources: &[Source]) -> Result<Catalog> {
     })?;
     // Keep the local document, not the merged one: the next refresh starts from it again.
     catalog.document = Some(Arc::new(local.clone()));
+    origins.down = (0..catalog.upstreams.len())
+        .filter(|i| !sources.iter().any(|s| s.index == *i))
+        .collect();
     catalog.origins = origins;
     Ok(catalog)
 }
