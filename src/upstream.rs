@@ -16,6 +16,8 @@ mod gateway;
 #[cfg(feature = "gateway")]
 mod merge;
 mod pages;
+#[cfg(feature = "gateway")]
+mod relay;
 mod reply;
 
 pub use crate::protocol::UpstreamLink as Link;
@@ -25,6 +27,8 @@ pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Servin
 #[cfg(feature = "gateway")]
 pub use merge::{build, build_many, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
+#[cfg(feature = "gateway")]
+pub use relay::{answer_post, await_answer, refusal, relayed_capabilities, Relay, Relayed};
 pub use reply::{parse_reply, AnswerReader, Reply};
 
 use std::future::Future;

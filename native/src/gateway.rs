@@ -20,6 +20,7 @@ use mcp_sieve::Error;
 use serde_json::Value;
 
 use crate::platform::now_ms;
+use crate::relay::{Downstream, Relaying};
 use crate::sessions::{WriteBack, MAX_RUNS};
 use crate::stdio::{Pipe, Spec};
 
@@ -79,7 +80,8 @@ impl Gateway {
             return Ok(None);
         }
         let env = |name: &str| std::env::var(name).ok();
-        let state = upstream::Gateway::with_secrets(&ups, &env)?;
+        // Their questions mid-call are relayed to the client that made the call (`relay`).
+        let state = upstream::Gateway::with_secrets(&ups, &env)?.relaying();
         let mut drivers = Vec::new();
         for up in &ups {
             drivers.push(match &up.transport {
@@ -125,18 +127,32 @@ impl Gateway {
         status
     }
 
-    /// One message to upstream `member`, within [`DEADLINE`].
-    async fn post(&self, member: usize, post: Post) -> Result<HttpAnswer, Error> {
+    /// One message to upstream `member`, within [`DEADLINE`] (of silence, when the upstream's
+    /// requests and notifications are relayed meanwhile by `relaying`: answering a question
+    /// takes the client's time).
+    pub(crate) async fn post(
+        &self,
+        member: usize,
+        post: Post,
+        relaying: Option<&mut Relaying<'_>>,
+    ) -> Result<HttpAnswer, Error> {
+        let late = || Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs()));
         match self.0.drivers.get(member) {
             Some(Driver::Stdio(p)) => p.post(post, DEADLINE).await,
-            Some(Driver::Http { url }) => tokio::time::timeout(DEADLINE, self.post_http(url, post))
+            Some(Driver::Http { url }) if relaying.is_some() => self.post_http(url, post, relaying).await,
+            Some(Driver::Http { url }) => tokio::time::timeout(DEADLINE, self.post_http(url, post, None))
                 .await
-                .map_err(|_| Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs())))?,
+                .map_err(|_| late())?,
             None => Err(Error::Internal(format!("no upstream number {member}"))),
         }
     }
 
-    async fn post_http(&self, url: &str, post: Post) -> Result<HttpAnswer, Error> {
+    async fn post_http(
+        &self,
+        url: &str,
+        post: Post,
+        mut relaying: Option<&mut Relaying<'_>>,
+    ) -> Result<HttpAnswer, Error> {
         let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {url}: {e}"));
         let mut req = hyper::Request::post(url);
         for (k, v) in &post.headers {
@@ -146,7 +162,11 @@ impl Gateway {
         let req = req
             .body(Full::new(Bytes::from(request.clone())))
             .map_err(|e| unreachable(&e))?;
-        let resp = self.0.client.request(req).await.map_err(|e| unreachable(&e))?;
+        let late = || Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs()));
+        let resp = tokio::time::timeout(DEADLINE, self.0.client.request(req))
+            .await
+            .map_err(|_| late())?
+            .map_err(|e| unreachable(&e))?;
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -161,10 +181,24 @@ impl Gateway {
         // Read until the body ends, or until an SSE stream carries the response (it may stay open).
         let mut reader = upstream::AnswerReader::new(&content_type, &request, MAX_ANSWER);
         let mut body = resp.into_body();
-        while let Some(frame) = body.frame().await {
+        while let Some(frame) = tokio::time::timeout(DEADLINE, body.frame()).await.map_err(|_| late())? {
             let frame = frame.map_err(|e| unreachable(&e))?;
             if let Some(data) = frame.data_ref() {
-                if reader.push(data)? {
+                let done = reader.push(data)?;
+                // What the upstream asks or tells the caller meanwhile goes to it now.
+                if let Some(r) = relaying.as_deref_mut() {
+                    for msg in reader.take_events() {
+                        let Some(answer) = r.handle(msg).await else {
+                            continue;
+                        };
+                        // In the same upstream session; its reply (202) carries nothing.
+                        let post = upstream::answer_post(&post.headers, &answer);
+                        if let Err(e) = Box::pin(self.post_http(url, post, None)).await {
+                            eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+                        }
+                    }
+                }
+                if done {
                     break;
                 }
             }
@@ -188,7 +222,7 @@ impl Gateway {
             running.push(tokio::spawn(async move {
                 let member = job.member;
                 let lists: Result<Lists, Error> =
-                    upstream::drive(&mut job.conv, &mut job.refresh, |p| me.post(member, p)).await;
+                    upstream::drive(&mut job.conv, &mut job.refresh, |p| me.post(member, p, None)).await;
                 (job, lists)
             }));
         }
@@ -243,17 +277,36 @@ impl Gateway {
 
     /// Performs the core's `Forward` effect of `answer` at the upstream that serves the item (in
     /// the session's own session there, remembered in `store`) and completes the answer with
-    /// the upstream's reply, passed through. A failure names the upstream.
-    pub async fn finish(&self, answer: http::Response, sessions: &impl WriteBack) -> http::Response {
-        let Some(f) = answer.forward.clone() else {
+    /// the upstream's reply, passed through; what the upstream asks or tells the caller
+    /// meanwhile is relayed to `down` (see `relay`). A failure names the upstream.
+    pub(crate) async fn finish(
+        &self,
+        answer: http::Response,
+        sessions: &impl WriteBack,
+        down: &dyn Downstream,
+    ) -> http::Response {
+        let Some(mut f) = answer.forward.clone() else {
             return answer;
         };
+        let (relaying, params) = Relaying::new(&f, down);
+        f.params = params;
         let forward = self.state().forward(&f);
         let (member, mut conv, mut exchange) = match forward {
             Ok(x) => x,
             Err(e) => return http::complete(answer, Err(&e), &[]),
         };
-        let reply = upstream::drive(&mut conv, &mut exchange, |p| self.post(member, p)).await;
+        let relaying = tokio::sync::Mutex::new(relaying);
+        let reply = upstream::drive(&mut conv, &mut exchange, |p| {
+            let relaying = &relaying;
+            async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
+        })
+        .await;
+        // Notifications the relay took as they came are not passed on again with the result.
+        let relaying = relaying.into_inner();
+        let reply = reply.map(|mut r| {
+            r.notifications.retain(|n| !relaying.relay().relays(n));
+            r
+        });
         let reply = {
             let mut state = self.state();
             state.note_changes(member, &mut conv);

@@ -15,6 +15,8 @@ mod load;
 mod mcp_config;
 mod platform;
 mod progress;
+mod relay;
+mod relay_http;
 mod serve;
 mod sessions;
 mod stdio;

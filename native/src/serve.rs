@@ -241,7 +241,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         }
     };
     match &app.gateway {
-        Some(g) if answer.forward.is_some() => reply(g.finish(answer, &app.store).await),
+        Some(g) if answer.forward.is_some() => crate::relay_http::respond(g, app.clone(), answer).await,
         _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
             crate::watch::stream(answer, app.clone())
         }

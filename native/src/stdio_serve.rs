@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use crate::error::ServerError;
 use crate::gateway::Gateway;
 use crate::platform::now_ms;
+use crate::relay::{BoxFuture, Downstream};
 
 /// How often a question's answer, a waiting task and the list watch are looked at.
 const POLL: Duration = Duration::from_millis(50);
@@ -141,7 +142,7 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
                 forward: Some(f),
                 ..Default::default()
             };
-            let done = g.finish(pending, &link.store).await;
+            let done = g.finish(pending, &link.store, &*link).await;
             link.send(done.body);
         }
     }
@@ -151,6 +152,27 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
     }
     if let Some(w) = step.watch.take() {
         watch(link, w).await;
+    }
+}
+
+/// The client of a call forwarded upstream: what the upstream asks or tells it meanwhile goes
+/// out on stdout, its answers come back on stdin.
+impl Downstream for Link {
+    fn live(&self) -> bool {
+        true
+    }
+
+    fn send(&self, message: String) {
+        Link::send(self, message);
+    }
+
+    fn expect(&self, ask: &Ask, method: &str) -> Result<(), mcp_sieve::Error> {
+        let mut store = lock(&self.store);
+        mcp_sieve::upstream::await_answer(&mut *store, ask, method, now_ms())
+    }
+
+    fn answer<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
+        Box::pin(wait_for(ask, self))
     }
 }
 

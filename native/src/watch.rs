@@ -119,7 +119,7 @@ async fn next(o: &mut Open) -> Option<String> {
 }
 
 /// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
-async fn wait_for(ask: &Ask, app: &App) -> Option<serde_json::Value> {
+pub(crate) async fn wait_for(ask: &Ask, app: &App) -> Option<serde_json::Value> {
     let started = Instant::now();
     while started.elapsed() < Duration::from_millis(ask::ANSWER_WAIT_MS as u64) {
         if let Some(reply) = app.answers.lock().unwrap_or_else(|p| p.into_inner()).take(ask) {

@@ -183,6 +183,17 @@ impl Gateway {
         Gateway { members, server: None }
     }
 
+    /// The same gateway, declaring to its upstreams the client capabilities whose requests its
+    /// shell relays to the downstream client that made the call (see `Relay`); without it, an
+    /// upstream is told of none and asks nothing.
+    pub fn relaying(mut self) -> Self {
+        for m in &mut self.members {
+            m.config.capabilities = super::relayed_capabilities();
+            m.conv = Conversation::new(m.config.clone());
+        }
+        self
+    }
+
     /// The upstream this gateway fronts (the first one).
     pub fn upstream(&self) -> &Upstream {
         &self.members[0].upstream

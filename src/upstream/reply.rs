@@ -52,15 +52,8 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
         }
     };
     if content_type.to_ascii_lowercase().starts_with("text/event-stream") {
-        for event in body.replace("\r\n", "\n").split("\n\n") {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            if !data.is_empty() && !data.concat().trim().is_empty() {
-                take(serde_json::from_str(&data.join("\n")).map_err(bad)?);
-            }
+        for data in sse_data(body) {
+            take(serde_json::from_str(&data).map_err(bad)?);
         }
     } else if !body.trim().is_empty() {
         match serde_json::from_str(body).map_err(bad)? {
@@ -69,6 +62,21 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
         }
     }
     Ok(reply)
+}
+
+/// The `data` of each SSE event in `body` that carries any.
+fn sse_data(body: &str) -> Vec<String> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!data.is_empty() && !data.concat().trim().is_empty()).then(|| data.join("\n"))
+        })
+        .collect()
 }
 
 /// Reads an upstream's answer as its bytes arrive: refuses it past a byte cap, and says when an
@@ -86,6 +94,8 @@ pub struct AnswerReader {
     parsed: usize,
     /// How far the search for an event's end has looked.
     searched: usize,
+    /// The upstream's requests and notifications parsed so far and not yet taken.
+    events: Vec<Value>,
 }
 
 impl AnswerReader {
@@ -101,7 +111,16 @@ impl AnswerReader {
             raw: Vec::new(),
             parsed: 0,
             searched: 0,
+            events: Vec::new(),
         }
+    }
+
+    /// The upstream's own requests (`sampling/createMessage`, `elicitation/create`, `roots/list`,
+    /// `ping`) and notifications (progress, log messages, …) that arrived on an SSE stream since
+    /// the last call, in order: a gateway relays them while the stream stays open (see
+    /// `upstream::Relay`). They stay in the body too.
+    pub fn take_events(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.events)
     }
 
     /// Adds the next chunk; `Ok(true)` when the response has arrived (stop reading), an error
@@ -128,7 +147,17 @@ impl AnswerReader {
             return Ok(false);
         };
         let events = String::from_utf8_lossy(&raw[self.parsed..=end]);
-        let found = parse_reply("text/event-stream", &events, Some(id)).is_ok_and(|r| r.response.is_some());
+        let mut found = false;
+        for data in sse_data(&events) {
+            let Ok(msg) = serde_json::from_str::<Value>(&data) else {
+                continue;
+            };
+            if msg.get("result").is_some() || msg.get("error").is_some() {
+                found |= msg.get("id") == Some(id);
+            } else if msg.get("method").is_some_and(Value::is_string) {
+                self.events.push(msg);
+            }
+        }
         self.parsed = end + 1;
         Ok(found)
     }
@@ -183,5 +212,24 @@ mod tests {
         );
         let other = parse_reply("application/json", r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, Some(&id)).unwrap();
         assert!(other.response.is_none() && other.result("ping").is_err());
+    }
+
+    #[test]
+    fn a_stream_hands_out_the_upstreams_requests_and_notifications_as_they_come() {
+        let request = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#;
+        let mut reader = AnswerReader::new("text/event-stream", request, 1 << 20);
+        let ask = "data: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\"}\n\n";
+        let note = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n";
+        assert!(!reader.push(ask.as_bytes()).unwrap());
+        assert_eq!(reader.take_events()[0]["method"], json!("sampling/createMessage"));
+        assert!(reader.take_events().is_empty(), "taken once");
+        assert!(!reader.push(&note.as_bytes()[..10]).unwrap());
+        assert!(reader.take_events().is_empty(), "not a whole event yet");
+        assert!(!reader.push(&note.as_bytes()[10..]).unwrap());
+        assert_eq!(reader.take_events().len(), 1);
+        assert!(reader
+            .push(b"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n")
+            .unwrap());
+        assert!(reader.take_events().is_empty());
     }
 }

@@ -1,0 +1,80 @@
+//! Moves what an upstream sends back during a forwarded request to the downstream client that
+//! made it, and the client's answers back up: the core's `upstream::Relay` decides what each
+//! message becomes; this file carries it out over a [`Downstream`] (the call's SSE stream in
+//! `relay_http`, stdout in `stdio_serve`), and the upstream's driver posts the answers.
+
+use mcp_sieve::protocol::{ask::MAX_ASKED, Ask};
+use mcp_sieve::upstream::{self, Relay, Relayed};
+use mcp_sieve::Error;
+use serde_json::Value;
+
+use crate::platform::now_ms;
+
+/// A future a [`Downstream`] hands back.
+pub(crate) type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// The client a relayed call came from.
+pub(crate) trait Downstream: Sync {
+    /// Whether messages can reach it while the call runs (an HTTP client that accepts SSE).
+    fn live(&self) -> bool;
+    /// Sends it one message (a question or a notification) during the call.
+    fn send(&self, message: String);
+    /// Records in its session that it awaits the answer to `ask` (a question of `method`).
+    fn expect(&self, ask: &Ask, method: &str) -> Result<(), Error>;
+    /// Its answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
+    fn answer<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<Value>>;
+}
+
+/// One forwarded request's relay while its exchange runs.
+pub(crate) struct Relaying<'a> {
+    relay: Relay,
+    down: &'a dyn Downstream,
+    asked: usize,
+}
+
+impl<'a> Relaying<'a> {
+    /// The relay of `forward` to `down`, and the params to send upstream.
+    pub(crate) fn new(forward: &mcp_sieve::protocol::Forward, down: &'a dyn Downstream) -> (Self, Value) {
+        let nonce = crate::platform::fresh_id().unwrap_or_else(|_| format!("{:x}", now_ms()));
+        let (relay, params) = Relay::new(forward, &nonce, down.live());
+        let relaying = Relaying { relay, down, asked: 0 };
+        (relaying, params)
+    }
+
+    /// The core's relay (to tell the notifications it carried already).
+    pub(crate) fn relay(&self) -> &Relay {
+        &self.relay
+    }
+
+    /// Carries out what `msg`, sent by the upstream while the exchange runs, becomes; returns
+    /// the answer to send the upstream (in the same session), if any.
+    pub(crate) async fn handle(&mut self, msg: Value) -> Option<Value> {
+        Some(match self.relay.on_message(&msg) {
+            Relayed::Drop => return None,
+            Relayed::Note(n) => {
+                self.down.send(n);
+                return None;
+            }
+            Relayed::Reply(m) => m,
+            Relayed::Ask { upstream_id, .. } if self.asked >= MAX_ASKED => upstream::refusal(
+                &upstream_id,
+                &Error::InvalidRequest(format!("the gateway relays at most {MAX_ASKED} questions per call")),
+            ),
+            Relayed::Ask {
+                ask,
+                upstream_id,
+                method,
+            } => {
+                self.asked += 1;
+                match self.down.expect(&ask, &method) {
+                    Err(e) => upstream::refusal(&upstream_id, &e),
+                    Ok(()) => {
+                        self.down.send(ask.request.clone());
+                        let got = self.down.answer(&ask).await;
+                        self.relay.answer(&upstream_id, got.as_ref())
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,361 @@
+//! What flows the other way during a forwarded request: the upstream's own requests
+//! (`sampling/createMessage`, `elicitation/create`, `roots/list`) go to the downstream client that
+//! made the call, as the questions this server's own tools ask (`protocol::ask`: on the call's
+//! SSE stream, answered by a response POSTed to the same session), and the answer goes back
+//! upstream; its progress notifications (for the call's own `progressToken`, which is replaced
+//! by one unique to the call on the way up, so a process shared by several sessions cannot mix
+//! them up) and log messages go on the call's stream. A [`Relay`] decides, the shell only moves
+//! the messages: the driver reading the upstream's answer hands each message it finds
+//! (`AnswerReader::take_events`) to [`Relay::on_message`] and carries out the [`Relayed`] step.
+//!
+//! Only a 2025-11-25 downstream session can be asked (a stateless 2026-07-28 request has no
+//! stream to carry the question): any other caller's questions are refused upstream at once.
+
+use serde_json::{json, Value};
+
+use super::Post;
+use crate::error::{Error, Result};
+use crate::http::SessionStore;
+use crate::protocol::{ask, Ask, Forward, Session};
+
+/// The client capabilities the gateway declares to its upstreams when its shell relays their
+/// questions (an upstream asks nothing of a client that did not declare the capability).
+pub fn relayed_capabilities() -> Value {
+    json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": false}})
+}
+
+/// The client capability the downstream client must have declared to be asked `method`; `None`
+/// for a request that is not relayed.
+fn capability(method: &str) -> Option<&'static str> {
+    match method {
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+/// What to do with one message the upstream sent during the exchange.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Relayed {
+    /// Ask the downstream client (see [`await_answer`]): send `ask.request` on the call's
+    /// stream, wait for the answer (`protocol::Answers`), then POST [`Relay::answer`] upstream
+    /// (request id `upstream_id`).
+    Ask {
+        /// The question as the downstream client sees it.
+        ask: Box<Ask>,
+        /// The upstream's request id.
+        upstream_id: Value,
+        /// The upstream's method.
+        method: String,
+    },
+    /// Send this notification on the call's stream.
+    Note(String),
+    /// POST this message (an answer of ours) to the upstream at once.
+    Reply(Value),
+    /// Nothing to do.
+    Drop,
+}
+
+/// One forwarded request's relay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relay {
+    /// The downstream session (`None`: a stateless request, which cannot be asked).
+    session: Option<String>,
+    /// Whether the shell can reach the caller while the call runs (over HTTP: it accepts SSE).
+    live: bool,
+    call_id: Value,
+    label: String,
+    nonce: String,
+    asked: u64,
+    /// The downstream client's `progressToken` and the one sent upstream in its place.
+    token: Option<(Value, Value)>,
+}
+
+impl Relay {
+    /// The relay of `forward`, whose ids and progress token derive from `nonce` (unique in the
+    /// process), and the params to send upstream (the `progressToken` replaced). `live`: whether
+    /// the shell can reach the caller while the call runs (over HTTP, when it accepts SSE);
+    /// if not, nothing is relayed and questions are refused.
+    pub fn new(forward: &Forward, nonce: &str, live: bool) -> (Relay, Value) {
+        let mut params = forward.params.clone();
+        let token = params
+            .get_mut("_meta")
+            .and_then(|m| m.get_mut("progressToken"))
+            .filter(|t| !t.is_null())
+            .map(|t| {
+                let ours = json!(format!("relay-{nonce}"));
+                (std::mem::replace(t, ours.clone()), ours)
+            });
+        let label = match forward.params["name"].as_str() {
+            Some(name) => format!("{} \"{name}\"", forward.method),
+            None => forward.method.clone(),
+        };
+        let relay = Relay {
+            session: forward.session.clone().filter(|_| !forward.stateless),
+            live,
+            call_id: forward.id.clone(),
+            label,
+            nonce: nonce.to_string(),
+            asked: 0,
+            token,
+        };
+        (relay, params)
+    }
+
+    /// Whether a question could be relayed at all (a 2025-11-25 session made the call and can
+    /// be reached during it).
+    pub fn can_ask(&self) -> bool {
+        self.live && self.session.is_some()
+    }
+
+    /// What to do with `msg`, a request or notification the upstream sent while the exchange ran.
+    pub fn on_message(&mut self, msg: &Value) -> Relayed {
+        let Some(method) = msg["method"].as_str() else {
+            return Relayed::Drop;
+        };
+        let Some(id) = msg.get("id").filter(|i| !i.is_null()) else {
+            return self.on_notification(method, msg);
+        };
+        if method == "ping" {
+            return Relayed::Reply(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+        }
+        let refuse = |why: String| Relayed::Reply(refusal(id, &Error::MethodNotFound(why)));
+        if capability(method).is_none() {
+            return refuse(format!("the gateway does not relay \"{method}\" to its clients"));
+        }
+        let Some(session) = self.session.clone() else {
+            return refuse(format!(
+                "the call came from a client without a session (protocol 2026-07-28): the gateway cannot relay \"{method}\" to it"
+            ));
+        };
+        if !self.live {
+            return refuse(format!(
+                "the client cannot be reached during the call (it does not accept an SSE answer): the gateway cannot relay \"{method}\" to it"
+            ));
+        }
+        self.asked += 1;
+        let request_id = json!(format!("relay-{}-{}", self.nonce, self.asked));
+        let mut request = msg.clone();
+        request["id"] = request_id.clone();
+        Relayed::Ask {
+            ask: Box::new(Ask {
+                session,
+                request_id,
+                request: request.to_string(),
+                call_id: self.call_id.clone(),
+                tool: self.label.clone(),
+            }),
+            upstream_id: id.clone(),
+            method: method.to_string(),
+        }
+    }
+
+    fn on_notification(&self, method: &str, msg: &Value) -> Relayed {
+        if !self.live {
+            return Relayed::Drop;
+        }
+        match method {
+            "notifications/progress" => {
+                let Some((theirs, ours)) = &self.token else {
+                    return Relayed::Drop;
+                };
+                if msg["params"]["progressToken"] != *ours {
+                    return Relayed::Drop; // another call's
+                }
+                let mut note = msg.clone();
+                note["params"]["progressToken"] = theirs.clone();
+                Relayed::Note(note.to_string())
+            }
+            "notifications/message" => Relayed::Note(msg.to_string()),
+            // List changes are taken by the gateway's refresh; the rest concerns the upstream
+            // session, not the call.
+            _ => Relayed::Drop,
+        }
+    }
+
+    /// Whether `note` (a notification of the upstream's reply) was taken by the relay as it came
+    /// (relayed, or dropped as another call's), so it is not passed on again with the result.
+    pub fn relays(&self, note: &Value) -> bool {
+        self.live
+            && matches!(
+                note["method"].as_str(),
+                Some("notifications/progress" | "notifications/message")
+            )
+    }
+
+    /// The upstream's answer to its request `upstream_id`, from the downstream client's answer
+    /// (a message with `result` or `error`; `None`: none came in time).
+    pub fn answer(&self, upstream_id: &Value, answer: Option<&Value>) -> Value {
+        match answer {
+            Some(a) if a.get("result").is_some() => json!({"jsonrpc": "2.0", "id": upstream_id, "result": a["result"]}),
+            Some(a) if a.get("error").is_some() => json!({"jsonrpc": "2.0", "id": upstream_id, "error": a["error"]}),
+            _ => refusal(
+                upstream_id,
+                &Error::Internal(format!(
+                    "the client did not answer within {} s",
+                    ask::ANSWER_WAIT_MS / 1000
+                )),
+            ),
+        }
+    }
+}
+
+/// A JSON-RPC error answering the upstream's request `id`.
+pub fn refusal(id: &Value, e: &Error) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code(), "message": e.to_string()}})
+}
+
+/// The POST carrying our `message` (an answer to the upstream's request) in the session of the
+/// request in flight (`headers`: that request's).
+pub fn answer_post(headers: &[(String, String)], message: &Value) -> Post {
+    Post {
+        headers: headers.to_vec(),
+        body: message.to_string(),
+    }
+}
+
+/// Records in the downstream session (in `store`) that it awaits the answer to `ask` (a question
+/// of `method`, see `protocol::ask`), so that the response its client POSTs is taken; refused
+/// when the session is gone or its client did not declare the capability `method` needs.
+pub fn await_answer(store: &mut dyn SessionStore, ask: &Ask, method: &str, now_ms: i64) -> Result<()> {
+    let mut s: Session = store
+        .load(&ask.session)
+        .ok_or_else(|| Error::InvalidRequest("the client's session ended".into()))?;
+    let cap = capability(method).unwrap_or("experimental");
+    if s.initialize["capabilities"].get(cap).is_none() {
+        return Err(Error::InvalidRequest(format!(
+            "{} asks the client for \"{method}\", but the client did not declare the {cap} capability",
+            ask.tool
+        )));
+    }
+    ask::expect(&mut s, &ask.request_id, now_ms);
+    store.save(&s);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::MemoryStore;
+
+    fn call(session: Option<&str>) -> Forward {
+        Forward {
+            id: json!(7),
+            method: "tools/call".into(),
+            params: json!({"name": "trigger-sampling-request", "_meta": {"progressToken": 3}}),
+            session: session.map(str::to_string),
+            ..Forward::default()
+        }
+    }
+
+    #[test]
+    fn questions_go_to_the_calling_session_and_answers_come_back() {
+        let (mut r, params) = Relay::new(&call(Some("s1")), "n1", true);
+        assert_eq!(params["_meta"]["progressToken"], json!("relay-n1"));
+        assert_eq!(params["name"], json!("trigger-sampling-request"));
+        let q = json!({"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {"maxTokens": 5}});
+        let Relayed::Ask {
+            ask,
+            upstream_id,
+            method,
+        } = r.on_message(&q)
+        else {
+            panic!("not relayed")
+        };
+        assert_eq!(
+            (upstream_id.clone(), method.as_str()),
+            (json!(0), "sampling/createMessage")
+        );
+        assert_eq!(ask.session, "s1");
+        assert_eq!(ask.call_id, json!(7));
+        let sent: Value = serde_json::from_str(&ask.request).unwrap();
+        assert_eq!(sent["id"], ask.request_id);
+        assert_eq!(sent["params"], json!({"maxTokens": 5}));
+        // The session must await it, and its client must have declared the capability.
+        let mut store = MemoryStore::default();
+        assert!(await_answer(&mut store, &ask, &method, 1).is_err(), "no session");
+        store.save(&Session {
+            id: "s1".into(),
+            initialize: json!({"capabilities": {"elicitation": {}}}),
+            ..Session::default()
+        });
+        let e = await_answer(&mut store, &ask, &method, 1).unwrap_err();
+        assert!(e.to_string().contains("sampling capability"), "{e}");
+        let mut s = store.load("s1").unwrap();
+        s.initialize = json!({"capabilities": {"sampling": {}}});
+        store.save(&s);
+        await_answer(&mut store, &ask, &method, 1).unwrap();
+        assert_eq!(store.load("s1").unwrap().asked[0].id, ask.request_id);
+        // Its answer goes back under the upstream's id; no answer is an error.
+        let a = json!({"jsonrpc": "2.0", "id": ask.request_id, "result": {"content": {"type": "text", "text": "hi"}}});
+        assert_eq!(
+            r.answer(&upstream_id, Some(&a)),
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"content": {"type": "text", "text": "hi"}}})
+        );
+        assert_eq!(r.answer(&upstream_id, None)["error"]["code"], json!(-32603));
+        let refused = json!({"id": "x", "error": {"code": -1, "message": "no"}});
+        assert_eq!(r.answer(&json!(4), Some(&refused))["error"]["message"], json!("no"));
+        // A second question gets another id.
+        let Relayed::Ask { ask: second, .. } = r.on_message(&q) else {
+            panic!()
+        };
+        assert_ne!(second.request_id, ask.request_id);
+    }
+
+    #[test]
+    fn notifications_reach_the_call_with_its_own_token() {
+        let (mut r, _) = Relay::new(&call(Some("s1")), "n1", true);
+        let mine = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "relay-n1", "progress": 1}});
+        let Relayed::Note(n) = r.on_message(&mine) else {
+            panic!()
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&n).unwrap()["params"]["progressToken"],
+            json!(3)
+        );
+        let other = json!({"method": "notifications/progress", "params": {"progressToken": "relay-n2"}});
+        assert_eq!(r.on_message(&other), Relayed::Drop);
+        let log =
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}});
+        assert!(matches!(r.on_message(&log), Relayed::Note(_)));
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        assert_eq!(r.on_message(&changed), Relayed::Drop);
+        assert!(r.relays(&mine) && !r.relays(&changed));
+        // No token asked for: progress is not relayed.
+        let mut plain = call(Some("s1"));
+        plain.params = json!({"name": "x"});
+        let (mut r, params) = Relay::new(&plain, "n3", true);
+        assert_eq!(params, json!({"name": "x"}));
+        assert_eq!(r.on_message(&mine), Relayed::Drop);
+    }
+
+    #[test]
+    fn what_cannot_be_relayed_is_answered_upstream_at_once() {
+        let (mut r, _) = Relay::new(&call(None), "n1", true);
+        assert!(!r.can_ask());
+        let ping = json!({"jsonrpc": "2.0", "id": 5, "method": "ping"});
+        assert_eq!(
+            r.on_message(&ping),
+            Relayed::Reply(json!({"jsonrpc": "2.0", "id": 5, "result": {}}))
+        );
+        let q = json!({"jsonrpc": "2.0", "id": 6, "method": "sampling/createMessage"});
+        let Relayed::Reply(e) = r.on_message(&q) else { panic!() };
+        assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(6), json!(-32601)));
+        assert!(e["error"]["message"].as_str().unwrap().contains("2026-07-28"));
+        let (mut r, _) = Relay::new(&call(Some("s1")), "n1", true);
+        let odd = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call"});
+        let Relayed::Reply(e) = r.on_message(&odd) else {
+            panic!()
+        };
+        assert!(e["error"]["message"].as_str().unwrap().contains("does not relay"));
+        // A client that accepts no SSE answer is not asked, and hears nothing during the call.
+        let (mut r, _) = Relay::new(&call(Some("s1")), "n1", false);
+        assert!(!r.can_ask());
+        let Relayed::Reply(e) = r.on_message(&q) else { panic!() };
+        assert!(e["error"]["message"].as_str().unwrap().contains("SSE"));
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}});
+        assert_eq!(r.on_message(&log), Relayed::Drop);
+        assert!(!r.relays(&log));
+    }
+}

@@ -1,0 +1,106 @@
+// E2E (native server): what an upstream sends back mid-call reaches the client that made the
+// call, and its answer goes back up. @modelcontextprotocol/server-everything (Streamable HTTP)
+// behind the gateway, the official SDK v2 client (@modelcontextprotocol/client) in front, in a
+// 2025-11-25 session: the upstream's sampling and elicitation requests arrive on the call's SSE
+// stream, the client's answers are POSTed to its session and reach the upstream, whose result
+// shows them; progress notifications reach the calling session only (two sessions whose calls
+// use the same progress token each get their own); a client that did not declare a capability is
+// refused at once (its call fails fast, never hangs).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startEverything, startWith, native } from '../security/helpers.mjs';
+
+const NATIVE = native();
+const nativeOnly = { skip: !NATIVE && 'relaying mid-call requests is done in the native server only (not yet in the Worker)' };
+
+let everything, server;
+
+before(async () => {
+  if (!NATIVE) return;
+  everything = await startEverything();
+  server = await startWith({ upstream: { url: everything.url } });
+}, { timeout: 120_000 });
+
+after(async () => {
+  await server?.stop();
+  await everything?.stop();
+});
+
+/** An SDK v2 client in a 2025-11-25 session, with `capabilities`; what it was asked is in `asked`. */
+async function connect(capabilities = { sampling: {}, elicitation: {} }) {
+  const client = new Client({ name: 'relay-e2e', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'legacy' } });
+  client.asked = [];
+  if (capabilities.sampling) {
+    client.setRequestHandler('sampling/createMessage', async (req) => {
+      client.asked.push(req.params.messages[0].content.text);
+      return { role: 'assistant', content: { type: 'text', text: 'four, said the model' }, model: 'relay-model', stopReason: 'endTurn' };
+    });
+  }
+  if (capabilities.elicitation) {
+    client.setRequestHandler('elicitation/create', async (req) => {
+      client.asked.push(req.params.message);
+      return { action: 'accept', content: { name: 'Ada Lovelace', check: true, email: 'ada@example.com' } };
+    });
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  return client;
+}
+
+test('sampling and elicitation asked by the upstream mid-call reach the caller, and its answers go back', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const client = await connect();
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('trigger-sampling-request') && names.includes('trigger-elicitation-request'),
+      `the gateway declares sampling and elicitation upstream, so the upstream offers its tools that ask: ${names}`);
+    const sampled = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'two plus two?' } });
+    assert.ok(!sampled.isError, JSON.stringify(sampled));
+    assert.match(sampled.content[0].text, /four, said the model/, 'the upstream got the client\'s answer');
+    assert.match(sampled.content[0].text, /relay-model/);
+    const elicited = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+    const text = elicited.content.map((c) => c.text).join('\n');
+    assert.match(text, /Ada Lovelace/, text);
+    assert.match(text, /ada@example.com/, text);
+    assert.deepEqual(client.asked, ['Resource trigger-sampling-request context: two plus two?', 'Please provide inputs for the following fields:'],
+      'each question reached the client once');
+    // A plain call is answered as before.
+    const echo = await client.callTool({ name: 'echo', arguments: { message: 'still plain' } });
+    assert.match(echo.content[0].text, /still plain/);
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
+
+test('progress reaches the calling session only, under its own token', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const [a, b] = [await connect(), await connect()];
+  try {
+    const seen = { a: [], b: [] };
+    // Both sessions' first calls use the same progress token (the SDK's request id).
+    const call = (client, who) => client.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+      { onprogress: (p) => seen[who].push(p.progress) },
+    );
+    const [ra, rb] = await Promise.all([call(a, 'a'), call(b, 'b')]);
+    assert.match(ra.content[0].text, /Long running operation completed/);
+    assert.match(rb.content[0].text, /Long running operation completed/);
+    assert.deepEqual(seen, { a: [1, 2, 3], b: [1, 2, 3] }, 'each session heard its own call\'s progress, once');
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
+});
+
+test('a client that did not declare sampling is not asked: the upstream is refused at once', { ...nativeOnly, timeout: 30_000 }, async () => {
+  const client = await connect({ elicitation: {} });
+  try {
+    const started = Date.now();
+    const r = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello?' } }).catch((e) => e);
+    const said = r instanceof Error ? r.message : JSON.stringify(r);
+    assert.ok(r instanceof Error || r.isError, `the call fails: ${said}`);
+    assert.match(said, /sampling capability/, said);
+    assert.ok(Date.now() - started < 10_000, 'it fails fast');
+    assert.deepEqual(client.asked, []);
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
