@@ -321,3 +321,31 @@ fn an_upstream_that_collides_stays_out_and_the_others_serve() {
         .collect();
     assert_eq!(states, ["up", "down", "up"]);
 }
+
+#[test]
+fn an_ended_session_names_the_upstream_sessions_to_close() {
+    let doc = local();
+    let ups = Upstream::parse_all(doc.get("upstream"), doc.get("upstreams")).unwrap();
+    let secret = |n: &str| (n == "GH").then(|| "t0ken".to_string());
+    let g = mcp_sieve::upstream::Gateway::with_secrets(&ups, &secret).unwrap();
+    let link = |s: Option<&str>| mcp_sieve::protocol::UpstreamLink {
+        session: s.map(str::to_string),
+        version: "2025-11-25".into(),
+        next_id: 3,
+    };
+    let mut ended = mcp_sieve::protocol::Session::default();
+    ended.upstream_links.insert("github".into(), link(Some("gh-1")));
+    ended.upstream_links.insert("files".into(), link(Some("ignored"))); // stdio: shared, stays open
+    ended.upstream_links.insert("py".into(), link(None)); // never opened
+    let closing = g.closing(&ended);
+    assert_eq!(closing.len(), 1, "{closing:?}");
+    let (member, headers) = &closing[0];
+    assert_eq!(g.upstream_at(*member).unwrap().name, "github");
+    let has = |k: &str, v: &str| headers.iter().any(|(a, b)| a == k && b == v);
+    assert!(has("Mcp-Session-Id", "gh-1") && has("MCP-Protocol-Version", "2025-11-25"));
+    assert!(
+        has("Authorization", "Bearer t0ken"),
+        "the upstream's own credentials go along: {headers:?}"
+    );
+    assert!(g.closing(&mcp_sieve::protocol::Session::default()).is_empty());
+}

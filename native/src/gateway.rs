@@ -14,7 +14,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use mcp_sieve::catalog::{Transport, Upstream};
 use mcp_sieve::http;
-use mcp_sieve::protocol::Server;
+use mcp_sieve::protocol::{Server, Session};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Lists, Post, Serving};
 use mcp_sieve::Error;
 use serde_json::Value;
@@ -211,6 +211,46 @@ impl Gateway {
         })
     }
 
+    /// Closes the upstream sessions `ended` (a downstream session that ended) held (see
+    /// [`Gateway::close_all`]).
+    pub async fn close(&self, ended: &Session) {
+        let closing = self.state().closing(ended);
+        self.close_all(closing).await;
+    }
+
+    /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session),
+    /// at once, each within [`DEADLINE`]; a failure is only logged (the upstream expires the
+    /// session on its own then).
+    async fn close_all(&self, closing: Vec<(usize, Vec<(String, String)>)>) {
+        let mut deletes = Vec::new();
+        for (member, headers) in closing {
+            let Some(Driver::Http { url }) = self.0.drivers.get(member) else {
+                continue;
+            };
+            let mut req = hyper::Request::delete(url);
+            for (k, v) in &headers {
+                req = req.header(k, v);
+            }
+            let Ok(req) = req.body(Full::new(Bytes::new())) else {
+                continue;
+            };
+            let client = self.0.client.clone();
+            deletes.push(tokio::spawn(async move {
+                match tokio::time::timeout(DEADLINE, client.request(req)).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => eprintln!("mcp-sieve: an upstream session was not closed: {e}"),
+                    Err(_) => eprintln!(
+                        "mcp-sieve: an upstream session was not closed within {} s",
+                        DEADLINE.as_secs()
+                    ),
+                }
+            }));
+        }
+        for d in deletes {
+            let _ = d.await;
+        }
+    }
+
     /// Runs refreshes at once (each over its upstream's driver) and hands them back to the core.
     async fn run(&self, jobs: Vec<Job>) -> Result<Arc<Server>, Error> {
         // Dropped before the refreshes end (a request whose client left): the next request
@@ -318,6 +358,14 @@ impl Gateway {
                 (r, _) => r,
             }
         };
+        if f.session.is_none() {
+            // A stateless request's upstream session served it alone: closed now.
+            let closing = self.state().closing_link(member, &conv.link());
+            if let Some(headers) = closing {
+                let me = self.clone();
+                tokio::spawn(async move { me.close_all(vec![(member, headers)]).await });
+            }
+        }
         // The session's record of the forward is written like a request's (see `sessions`).
         sessions
             .write_back(|store| upstream::forwarded(answer.clone(), &conv, reply.clone(), store, now_ms()))

@@ -84,7 +84,12 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
         loop {
             tokio::time::sleep(every).await;
             let cutoff = now_ms() - sweeper.cfg.idle_ms() - 60_000; // last_seen lags by up to a minute
-            sweeper.store.evict_idle(cutoff);
+            let evicted = sweeper.store.evict_idle(cutoff);
+            if let Some(g) = &sweeper.gateway {
+                for s in &evicted {
+                    g.close(s).await;
+                }
+            }
         }
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
@@ -240,6 +245,11 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             _ => break answer,
         }
     };
+    if let (Some(g), Some(ended)) = (&app.gateway, answer.ended.clone()) {
+        // The session ended (DELETE, or found expired): so do its upstream sessions.
+        let g = g.clone();
+        tokio::spawn(async move { g.close(&ended).await });
+    }
     match &app.gateway {
         Some(g) if answer.forward.is_some() => crate::relay_http::respond(g, app.clone(), answer).await,
         _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {

@@ -99,17 +99,20 @@ impl Sessions {
         }
     }
 
-    /// Removes the sessions last used before `cutoff_ms`; returns how many.
-    pub fn evict_idle(&self, cutoff_ms: i64) -> usize {
-        self.shards
-            .iter()
-            .map(|s| {
-                let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
-                let before = s.len();
-                s.retain(|_, v| v.session.last_seen_ms >= cutoff_ms);
-                before - s.len()
-            })
-            .sum()
+    /// Removes the sessions last used before `cutoff_ms`; returns them (a gateway closes their
+    /// upstream sessions).
+    pub fn evict_idle(&self, cutoff_ms: i64) -> Vec<Session> {
+        let mut evicted = Vec::new();
+        for shard in &self.shards {
+            let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            let idle: Vec<String> = s
+                .iter()
+                .filter(|(_, v)| v.session.last_seen_ms < cutoff_ms)
+                .map(|(k, _)| k.clone())
+                .collect();
+            evicted.extend(idle.iter().filter_map(|k| s.remove(k)).map(|v| v.session));
+        }
+        evicted
     }
 }
 
@@ -271,6 +274,6 @@ mod tests {
         one.save(&session("b"));
         two.save(&session("b"));
         assert!(!one.conflicted() && two.conflicted());
-        assert_eq!(all.evict_idle(11), 1);
+        assert_eq!(all.evict_idle(11).len(), 1);
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_sieve::filter::EndpointView;
-use mcp_sieve::http::{self, MemoryStore};
+use mcp_sieve::http::{self, MemoryStore, SessionStore};
 use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
 use mcp_sieve::stdio::{one_line, Connection, Step};
 use mcp_sieve::Catalog;
@@ -299,6 +299,12 @@ pub async fn run(text: String, view: &crate::cli::ViewArgs) -> Result<(), Server
     // with it the upstreams it started).
     let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
     waiting.abort_all();
+    // The client's session ends with its connection: so do its upstream sessions.
+    let id = lock(&link.conn).session_id().map(str::to_string);
+    let ended = id.and_then(|id| lock(&link.store).load(&id));
+    if let (Some(g), Some(ended)) = (&link.gateway, ended) {
+        let _ = tokio::time::timeout(END_GRACE, g.close(&ended)).await;
+    }
     link.send(String::new());
     let _ = writer.await;
     Ok(())

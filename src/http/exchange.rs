@@ -44,6 +44,9 @@ pub struct Response {
     pub ask: Option<Ask>,
     /// The client answered a question: hand it to the stream waiting under this key.
     pub answered: Option<(String, Value)>,
+    /// The session this request ended (`DELETE`): a gateway closes its upstream sessions
+    /// (see `upstream::Gateway::closing`).
+    pub ended: Option<Box<crate::protocol::Session>>,
 }
 
 /// Finishes an HTTP response that carried a [`Forward`] (`response.forward`) with the

@@ -49,12 +49,14 @@ pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn Sess
     let Some(id) = session_id else {
         return plain(400, "DELETE needs the Mcp-Session-Id header");
     };
-    if let Err(refusal) = owned(cfg, &id, store, env) {
-        return *refusal;
-    }
+    let ended = match owned(cfg, &id, store, env) {
+        Ok(s) => s,
+        Err(refusal) => return *refusal,
+    };
     store.remove(&id);
     Response {
         status: 204,
+        ended: Some(Box::new(ended)),
         ..Default::default()
     }
 }
@@ -74,7 +76,11 @@ fn owned(cfg: &Config, id: &str, store: &mut dyn SessionStore, env: &Env) -> Res
     };
     if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() {
         store.remove(id);
-        return gone();
+        // Ended by expiry: a gateway closes its upstream sessions.
+        return Err(Box::new(Response {
+            ended: Some(Box::new(s)),
+            ..plain(404, GONE)
+        }));
     }
     // A session belongs to the principal that opened it.
     if s.principal != env.principal {

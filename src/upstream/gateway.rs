@@ -24,7 +24,7 @@ use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
-use crate::protocol::{Forward, Server};
+use crate::protocol::{Forward, Server, Session, UpstreamLink};
 
 /// First wait before an upstream that failed is tried again, ms (doubled per failure).
 const FIRST_BACKOFF_MS: i64 = 1_000;
@@ -404,6 +404,38 @@ impl Gateway {
         let conv = Conversation::resume(m.config.clone(), forward.link.clone().unwrap_or_default());
         let exchange = conv.request(&forward.method, forward.params.clone());
         Ok((i, conv, exchange))
+    }
+
+    /// The upstream sessions `ended` (a downstream session that ended) held, to close: for each,
+    /// the upstream (`member`) and the headers of its HTTP `DELETE` (see [`Gateway::closing_link`]).
+    pub fn closing(&self, ended: &Session) -> Vec<(usize, Vec<(String, String)>)> {
+        let mut links: Vec<(&str, &UpstreamLink)> = ended.upstream.iter().map(|l| ("", l)).collect();
+        links.extend(ended.upstream_links.iter().map(|(name, l)| (name.as_str(), l)));
+        links
+            .into_iter()
+            .filter_map(|(name, link)| {
+                let i = self.members.iter().position(|m| m.upstream.name == name)?;
+                Some((i, self.closing_link(i, link)?))
+            })
+            .collect()
+    }
+
+    /// The headers of the HTTP `DELETE` that closes the session `link` holds at upstream
+    /// `member`: its `Mcp-Session-Id`, the protocol version and the upstream's configured
+    /// headers. `None` when there is nothing to close: no session, or a stdio upstream (its one
+    /// session is shared and stays open).
+    pub fn closing_link(&self, member: usize, link: &UpstreamLink) -> Option<Vec<(String, String)>> {
+        let session = link.session.as_ref()?;
+        let m = self.members.get(member)?;
+        if matches!(m.upstream.transport, crate::catalog::Transport::Stdio { .. }) {
+            return None;
+        }
+        let mut headers = vec![("Mcp-Session-Id".to_string(), session.clone())];
+        if !link.version.is_empty() {
+            headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
+        }
+        headers.extend(m.config.headers.iter().cloned());
+        Some(headers)
     }
 
     /// Each upstream's state for an operator: name, transport, up or down, tools listed, the

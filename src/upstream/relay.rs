@@ -19,9 +19,13 @@ use crate::http::SessionStore;
 use crate::protocol::{ask, Ask, Forward, Session};
 
 /// The client capabilities the gateway declares to its upstreams when its shell relays their
-/// questions (an upstream asks nothing of a client that did not declare the capability).
+/// questions (an upstream asks nothing of a client that did not declare the capability). Not
+/// `roots`: servers ask for roots outside any call (at initialization, on their standalone
+/// stream, which the gateway does not open), and a stdio process is shared by every session,
+/// so one client's roots cannot be given to it. A `roots/list` that does come on a call's
+/// stream is relayed like the others.
 pub fn relayed_capabilities() -> Value {
-    json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": false}})
+    json!({"sampling": {}, "elicitation": {}})
 }
 
 /// The client capability the downstream client must have declared to be asked `method`; `None`

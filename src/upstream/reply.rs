@@ -52,9 +52,10 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
         }
     };
     if content_type.to_ascii_lowercase().starts_with("text/event-stream") {
-        for data in sse_data(body) {
+        each_sse_data(body, |data| {
             take(serde_json::from_str(&data).map_err(bad)?);
-        }
+            Ok(())
+        })?;
     } else if !body.trim().is_empty() {
         match serde_json::from_str(body).map_err(bad)? {
             Value::Array(batch) => batch.into_iter().for_each(&mut take),
@@ -64,19 +65,19 @@ pub fn parse_reply(content_type: &str, body: &str, id: Option<&Value>) -> Result
     Ok(reply)
 }
 
-/// The `data` of each SSE event in `body` that carries any.
-fn sse_data(body: &str) -> Vec<String> {
-    body.replace("\r\n", "\n")
-        .split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            (!data.is_empty() && !data.concat().trim().is_empty()).then(|| data.join("\n"))
-        })
-        .collect()
+/// Calls `f` with the `data` of each SSE event in `body` that carries any, in order.
+fn each_sse_data(body: &str, mut f: impl FnMut(String) -> Result<()>) -> Result<()> {
+    for event in body.replace("\r\n", "\n").split("\n\n") {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if !data.is_empty() && !data.concat().trim().is_empty() {
+            f(data.join("\n"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads an upstream's answer as its bytes arrive: refuses it past a byte cap, and says when an
@@ -148,16 +149,16 @@ impl AnswerReader {
         };
         let events = String::from_utf8_lossy(&raw[self.parsed..=end]);
         let mut found = false;
-        for data in sse_data(&events) {
-            let Ok(msg) = serde_json::from_str::<Value>(&data) else {
-                continue;
-            };
-            if msg.get("result").is_some() || msg.get("error").is_some() {
-                found |= msg.get("id") == Some(id);
-            } else if msg.get("method").is_some_and(Value::is_string) {
-                self.events.push(msg);
+        let _ = each_sse_data(&events, |data| {
+            if let Ok(msg) = serde_json::from_str::<Value>(&data) {
+                if msg.get("result").is_some() || msg.get("error").is_some() {
+                    found |= msg.get("id") == Some(id);
+                } else if msg.get("method").is_some_and(Value::is_string) {
+                    self.events.push(msg);
+                }
             }
-        }
+            Ok(())
+        });
         self.parsed = end + 1;
         Ok(found)
     }

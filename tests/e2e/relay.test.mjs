@@ -5,11 +5,14 @@
 // stream, the client's answers are POSTed to its session and reach the upstream, whose result
 // shows them; progress notifications reach the calling session only (two sessions whose calls
 // use the same progress token each get their own); a client that did not declare a capability is
-// refused at once (its call fails fast, never hangs).
+// refused at once (its call fails fast, never hangs). When a downstream session ends (DELETE, or
+// found expired) its upstream session is closed with a DELETE, and a stateless (2026-07-28)
+// call's upstream session is closed once it has served: the upstream says so in its log and no
+// longer knows the session.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startEverything, startWith, native } from '../security/helpers.mjs';
+import { startEverything, startWith, native, sleep } from '../security/helpers.mjs';
 
 const NATIVE = native();
 const nativeOnly = { skip: !NATIVE && 'relaying mid-call requests is done in the native server only (not yet in the Worker)' };
@@ -28,8 +31,8 @@ after(async () => {
 });
 
 /** An SDK v2 client in a 2025-11-25 session, with `capabilities`; what it was asked is in `asked`. */
-async function connect(capabilities = { sampling: {}, elicitation: {} }) {
-  const client = new Client({ name: 'relay-e2e', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'legacy' } });
+async function connect(capabilities = { sampling: {}, elicitation: {} }, { url = server.url, mode = 'legacy' } = {}) {
+  const client = new Client({ name: 'relay-e2e', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
   client.asked = [];
   if (capabilities.sampling) {
     client.setRequestHandler('sampling/createMessage', async (req) => {
@@ -43,8 +46,32 @@ async function connect(capabilities = { sampling: {}, elicitation: {} }) {
       return { action: 'accept', content: { name: 'Ada Lovelace', check: true, email: 'ada@example.com' } };
     });
   }
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  client.link = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(client.link);
   return client;
+}
+
+/** The upstream sessions server-everything opened while `f` ran. */
+async function opened(f) {
+  const before = new Set(everything.sessions());
+  await f();
+  return everything.sessions().filter((s) => !before.has(s));
+}
+
+/** Waits until server-everything was asked to end `sid`, then checks it no longer knows it. */
+async function closedUpstream(sid) {
+  const said = `Received session termination request for session ${sid}`;
+  const deadline = Date.now() + 10_000;
+  while (!everything.output().includes(said)) {
+    assert.ok(Date.now() < deadline, `the upstream session ${sid} was not closed`);
+    await sleep(50);
+  }
+  const r = await fetch(everything.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(r.status, 400, 'the upstream no longer knows the session');
 }
 
 test('sampling and elicitation asked by the upstream mid-call reach the caller, and its answers go back', { ...nativeOnly, timeout: 60_000 }, async () => {
@@ -102,5 +129,44 @@ test('a client that did not declare sampling is not asked: the upstream is refus
     assert.deepEqual(client.asked, []);
   } finally {
     await client.close().catch(() => {});
+  }
+});
+
+test('ending a session closes its upstream session with DELETE', { ...nativeOnly, timeout: 30_000 }, async () => {
+  const client = await connect();
+  const fresh = await opened(() => client.callTool({ name: 'echo', arguments: { message: 'open' } }));
+  assert.equal(fresh.length, 1, `the session opened its own upstream session: ${fresh}`);
+  assert.ok(!everything.output().includes(`termination request for session ${fresh[0]}`));
+  await client.link.terminateSession();
+  await closedUpstream(fresh[0]);
+  await client.close().catch(() => {});
+});
+
+test('a stateless (2026-07-28) call\'s upstream session is closed once it served', { ...nativeOnly, timeout: 30_000 }, async () => {
+  const client = await connect({}, { mode: { pin: '2026-07-28' } });
+  try {
+    const fresh = await opened(async () => {
+      const r = await client.callTool({ name: 'echo', arguments: { message: 'once' } });
+      assert.match(r.content[0].text, /once/);
+    });
+    assert.equal(fresh.length, 1, `${fresh}`);
+    await closedUpstream(fresh[0]);
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
+
+test('a session found expired closes its upstream session too', { ...nativeOnly, timeout: 30_000 }, async () => {
+  const brief = await startWith({ upstream: { url: everything.url } }, { MCP_SIEVE_SESSION_IDLE_SECONDS: '1' });
+  const client = await connect({}, { url: brief.url });
+  try {
+    const fresh = await opened(() => client.callTool({ name: 'echo', arguments: { message: 'open' } }));
+    assert.equal(fresh.length, 1, `${fresh}`);
+    await sleep(2_200);
+    await assert.rejects(client.listTools(), 'the session expired');
+    await closedUpstream(fresh[0]);
+  } finally {
+    await client.close().catch(() => {});
+    await brief.stop();
   }
 });
