@@ -29,11 +29,7 @@ if step "build" scripts/build.sh; then
   step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/gateway-refresh.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
   step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
-<<<<<<< HEAD
-  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/search-upstreams.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs
-=======
-  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/relay.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs
->>>>>>> 2799a21 (gateway: relay an upstream's mid-call requests and notifications to the caller (native, HTTP upstreams, 2025-11-25))
+  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/search-upstreams.test.mjs tests/e2e/relay.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
 fi
