@@ -138,7 +138,7 @@ impl Gateway {
     ) -> Result<HttpAnswer, Error> {
         let late = || Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs()));
         match self.0.drivers.get(member) {
-            Some(Driver::Stdio(p)) => p.post(post, DEADLINE).await,
+            Some(Driver::Stdio(p)) => p.post(post, DEADLINE, relaying).await,
             Some(Driver::Http { url }) if relaying.is_some() => self.post_http(url, post, relaying).await,
             Some(Driver::Http { url }) => tokio::time::timeout(DEADLINE, self.post_http(url, post, None))
                 .await

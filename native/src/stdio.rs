@@ -9,8 +9,12 @@
 //!   All downstream sessions share the process; what is per session stays in the core (each
 //!   downstream session's upstream tasks are its own, `OwnedTask`).
 //! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
-//!   back on the way out; the upstream's requests to us (`ping`, anything else) are answered
-//!   here (`{}` / `-32601`), never left hanging.
+//!   back on the way out; the upstream's requests to us are answered, never left hanging: `ping`
+//!   here, a question (`sampling/createMessage`, `elicitation/create`) by the client of the one
+//!   forwarded call in flight that relays (see `relay`; with none or several in flight, nothing
+//!   on a pipe says which call asked, so it is refused with `-32601`), anything else `-32601`.
+//!   Progress notifications go to every relaying call (each keeps only its own token, unique to
+//!   the call), log messages to the one in flight, if only one is.
 //! - **restart with backoff**: when the process exits, its pending requests fail naming the
 //!   upstream and the exit; a message sent later starts it again, but no sooner than the backoff
 //!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
@@ -24,10 +28,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_sieve::upstream::{HttpAnswer, Post, PROTOCOL_VERSION};
+use mcp_sieve::upstream::{relayed_capabilities, HttpAnswer, Post, PROTOCOL_VERSION};
 use mcp_sieve::Error;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::relay::Relaying;
 
 /// Longest one message may be, bytes (a longer line is refused and the process restarted).
 const MAX_LINE: usize = 16 << 20;
@@ -66,6 +72,12 @@ impl Drop for Process {
 }
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+/// The forwarded calls in flight that relay what the process asks or tells meanwhile, by our id.
+type Listeners = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>>;
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// A process's lifetimes, for the backoff.
 struct Life {
@@ -79,6 +91,9 @@ pub struct Pipe {
     spec: Spec,
     process: tokio::sync::Mutex<Option<Process>>,
     pending: Pending,
+    listeners: Listeners,
+    /// Writes our answers to the process's requests (set while it runs).
+    answers: Arc<Mutex<Option<std::sync::mpsc::Sender<Value>>>>,
     next_id: AtomicU64,
     /// A list change the process announced, given to the next answer.
     changed: Arc<AtomicBool>,
@@ -95,6 +110,8 @@ impl Pipe {
             spec,
             process: tokio::sync::Mutex::new(None),
             pending: Arc::default(),
+            listeners: Arc::default(),
+            answers: Arc::default(),
             next_id: AtomicU64::new(1),
             changed: Arc::default(),
             life: Arc::new(Mutex::new(Life {
@@ -116,8 +133,15 @@ impl Pipe {
         Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p != 0)
     }
 
-    /// Sends one message and waits for its response (`deadline`), as an HTTP-shaped answer.
-    pub async fn post(&self, post: Post, deadline: Duration) -> Result<HttpAnswer, Error> {
+    /// Sends one message and waits for its response (`deadline`: of silence, when `relaying`
+    /// carries what the process asks or tells meanwhile to the call's client), as an
+    /// HTTP-shaped answer.
+    pub async fn post(
+        &self,
+        post: Post,
+        deadline: Duration,
+        relaying: Option<&mut Relaying<'_>>,
+    ) -> Result<HttpAnswer, Error> {
         let msg: Value = serde_json::from_str(&post.body).map_err(|e| self.fail(e))?;
         let method = msg["method"].as_str().unwrap_or_default().to_string();
         let id = msg.get("id").cloned();
@@ -144,22 +168,51 @@ impl Pipe {
         let ours = self.next_id.fetch_add(1, Ordering::SeqCst);
         let mut out = msg.clone();
         out["id"] = json!(ours);
-        let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert(ours, tx);
+        let (tx, mut rx) = oneshot::channel();
+        locked(&self.pending).insert(ours, tx);
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        if relaying.is_some() {
+            locked(&self.listeners).insert(ours, events_tx);
+        }
         if let Err(e) = write(&mut process.stdin, &out) {
-            self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&ours);
+            locked(&self.pending).remove(&ours);
+            locked(&self.listeners).remove(&ours);
             return Err(self.fail(format!("cannot write to the process: {e}")));
         }
         drop(guard);
-        let got = tokio::time::timeout(deadline, rx).await;
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&ours);
+        let mut relaying = relaying;
+        let got = loop {
+            // What came before the response is relayed before it.
+            tokio::select! {
+                biased;
+                Some(msg) = events.recv() => self.relay(msg, relaying.as_deref_mut()).await,
+                got = &mut rx => break Some(got),
+                _ = tokio::time::sleep(deadline) => break None,
+            }
+        };
+        locked(&self.pending).remove(&ours);
+        locked(&self.listeners).remove(&ours);
+        while let Ok(msg) = events.try_recv() {
+            self.relay(msg, relaying.as_deref_mut()).await;
+        }
         let mut reply = match got {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) => return Err(self.fail("the process exited before it answered")),
-            Err(_) => return Err(self.fail(format!("no answer within {} s", deadline.as_secs()))),
+            Some(Ok(r)) => r,
+            Some(Err(_)) => return Err(self.fail("the process exited before it answered")),
+            None => return Err(self.fail(format!("no answer within {} s", deadline.as_secs()))),
         };
         reply["id"] = id;
         Ok(self.answer(vec![reply]))
+    }
+
+    /// Relays `msg`, which the process sent while a call was in flight, to that call's client;
+    /// the answer, if any, goes back to the process.
+    async fn relay(&self, msg: Value, relaying: Option<&mut Relaying<'_>>) {
+        let Some(r) = relaying else {
+            return;
+        };
+        if let (Some(a), Some(w)) = (r.handle(msg).await, locked(&self.answers).as_ref()) {
+            let _ = w.send(a);
+        }
     }
 
     /// The messages as an SSE answer, with a list change the process announced since the last.
@@ -241,6 +294,7 @@ impl Pipe {
         let reader = Reader {
             name: spec.name.clone(),
             pending: self.pending.clone(),
+            listeners: self.listeners.clone(),
             changed: self.changed.clone(),
             dead: dead.clone(),
             pid: self.pid.clone(),
@@ -249,6 +303,7 @@ impl Pipe {
         };
         // Answers to the upstream's own requests go through a second handle on stdin.
         let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
+        *locked(&self.answers) = Some(answers_tx.clone());
         std::thread::spawn(move || reader.run(stdout, answers_tx));
         let mut process = Process {
             child,
@@ -258,7 +313,8 @@ impl Pipe {
         };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
+            // What its calls' clients can be asked (see `relay`).
+            "capabilities": relayed_capabilities(),
             "clientInfo": {"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")},
         }});
         write(&mut process.stdin, &init).map_err(|e| self.fail(format!("cannot write to the process: {e}")))?;
@@ -317,6 +373,7 @@ fn write(to: &mut impl Write, msg: &Value) -> std::io::Result<()> {
 struct Reader {
     name: String,
     pending: Pending,
+    listeners: Listeners,
     changed: Arc<AtomicBool>,
     dead: Arc<AtomicBool>,
     pid: Arc<AtomicU32>,
@@ -376,17 +433,45 @@ impl Reader {
                 }
             }
             (Some(id), Some(method)) => {
-                // The upstream asks us something: answered here, never left hanging.
+                // The upstream asks us something: the one relaying call in flight relays it (its
+                // relay answers a ping, or refuses what it does not relay); else answered here.
+                let listeners = locked(&self.listeners);
+                let only = (listeners.len() == 1).then(|| listeners.values().next()).flatten();
+                if method != "ping" {
+                    if let Some(l) = only {
+                        if l.send(msg.clone()).is_ok() {
+                            return;
+                        }
+                    }
+                }
                 let reply = if method == "ping" {
                     json!({"jsonrpc": "2.0", "id": id, "result": {}})
                 } else {
+                    let why = match listeners.len() {
+                        0 => "no call that could relay it is in flight".to_string(),
+                        n => format!("{n} calls are in flight and nothing says which one asked"),
+                    };
                     json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                        "message": format!("the gateway does not relay {method} from a stdio upstream")}})
+                        "message": format!("the gateway cannot relay {method} from this stdio upstream: {why}")}})
                 };
                 let _ = answers.send(reply);
             }
             (None, Some(method)) if method.ends_with("/list_changed") => self.changed.store(true, Ordering::SeqCst),
-            _ => {} // other notifications (progress, logging) are not relayed from a stdio upstream
+            (None, Some("notifications/progress")) => {
+                // Each relaying call keeps the progress of its own token only.
+                for l in locked(&self.listeners).values() {
+                    let _ = l.send(msg.clone());
+                }
+            }
+            (None, Some("notifications/message")) => {
+                let listeners = locked(&self.listeners);
+                if listeners.len() == 1 {
+                    if let Some(l) = listeners.values().next() {
+                        let _ = l.send(msg.clone());
+                    }
+                }
+            }
+            _ => {} // other notifications concern the shared session, not a call
         }
     }
 }

@@ -8,11 +8,16 @@
 // refused at once (its call fails fast, never hangs). When a downstream session ends (DELETE, or
 // found expired) its upstream session is closed with a DELETE, and a stateless (2026-07-28)
 // call's upstream session is closed once it has served: the upstream says so in its log and no
-// longer knows the session.
+// longer knows the session. The same relay through a stdio upstream (server-everything as a
+// child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startEverything, startWith, native, sleep } from '../security/helpers.mjs';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
 
 const NATIVE = native();
 const nativeOnly = { skip: !NATIVE && 'relaying mid-call requests is done in the native server only (not yet in the Worker)' };
@@ -31,7 +36,7 @@ after(async () => {
 });
 
 /** An SDK v2 client in a 2025-11-25 session, with `capabilities`; what it was asked is in `asked`. */
-async function connect(capabilities = { sampling: {}, elicitation: {} }, { url = server.url, mode = 'legacy' } = {}) {
+async function connect(capabilities = { sampling: {}, elicitation: {} }, { url = server.url, mode = 'legacy', transport } = {}) {
   const client = new Client({ name: 'relay-e2e', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
   client.asked = [];
   if (capabilities.sampling) {
@@ -46,7 +51,7 @@ async function connect(capabilities = { sampling: {}, elicitation: {} }, { url =
       return { action: 'accept', content: { name: 'Ada Lovelace', check: true, email: 'ada@example.com' } };
     });
   }
-  client.link = new StreamableHTTPClientTransport(new URL(url));
+  client.link = transport ?? new StreamableHTTPClientTransport(new URL(url));
   await client.connect(client.link);
   return client;
 }
@@ -72,6 +77,20 @@ async function closedUpstream(sid) {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   assert.equal(r.status, 400, 'the upstream no longer knows the session');
+}
+
+/** Sampling and elicitation through `client`, whose upstream's tools are named `prefix` + theirs. */
+async function askedAndAnswered(client, prefix = '') {
+  const names = (await client.listTools()).tools.map((t) => t.name);
+  assert.ok(names.includes(`${prefix}trigger-sampling-request`) && names.includes(`${prefix}trigger-elicitation-request`),
+    `the gateway declares sampling and elicitation upstream, so the upstream offers its tools that ask: ${names}`);
+  const sampled = await client.callTool({ name: `${prefix}trigger-sampling-request`, arguments: { prompt: 'two plus two?' } });
+  assert.ok(!sampled.isError, JSON.stringify(sampled));
+  assert.match(sampled.content[0].text, /four, said the model/, 'the upstream got the client\'s answer');
+  const elicited = await client.callTool({ name: `${prefix}trigger-elicitation-request`, arguments: {} });
+  const text = elicited.content.map((c) => c.text).join('\n');
+  assert.match(text, /Ada Lovelace/, text);
+  assert.deepEqual(client.asked, ['Resource trigger-sampling-request context: two plus two?', 'Please provide inputs for the following fields:']);
 }
 
 test('sampling and elicitation asked by the upstream mid-call reach the caller, and its answers go back', { ...nativeOnly, timeout: 60_000 }, async () => {
@@ -168,5 +187,43 @@ test('a session found expired closes its upstream session too', { ...nativeOnly,
   } finally {
     await client.close().catch(() => {});
     await brief.stop();
+  }
+});
+
+test('through a stdio upstream: questions and progress reach the calling session', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const bin = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+  const piped = await startWith({ upstreams: { ev: { command: process.execPath, args: [bin, 'stdio'] } } });
+  const [a, b] = [await connect({ sampling: {}, elicitation: {} }, { url: piped.url }), await connect({}, { url: piped.url })];
+  try {
+    await askedAndAnswered(a, 'ev_');
+    // Two sessions share the process; each hears only its own call's progress.
+    const seen = { a: [], b: [] };
+    const call = (client, who) => client.callTool(
+      { name: 'ev_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+      { onprogress: (p) => seen[who].push(p.progress) },
+    );
+    await Promise.all([call(a, 'a'), call(b, 'b')]);
+    assert.deepEqual(seen, { a: [1, 2, 3], b: [1, 2, 3] });
+    // A client without the capability is refused at once.
+    const r = await b.callTool({ name: 'ev_trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e) => e);
+    assert.match(r instanceof Error ? r.message : JSON.stringify(r), /sampling capability/);
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+    await piped.stop();
+  }
+});
+
+test('through the stdio downstream (mcp-sieve stdio): questions go out on stdout, answers come back on stdin', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-relay-'));
+  const doc = path.join(tmp, 'doc.json');
+  writeFileSync(doc, JSON.stringify({ upstream: { url: everything.url } }));
+  const transport = new StdioClientTransport({ command: path.join(ROOT, 'target', 'debug', 'mcp-sieve'), args: ['stdio', '--catalog', doc], stderr: 'pipe' });
+  const client = await connect(undefined, { transport });
+  try {
+    await askedAndAnswered(client);
+  } finally {
+    await client.close().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
   }
 });
