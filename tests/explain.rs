@@ -95,6 +95,35 @@ fn only_callers_the_document_admits_may_ask() {
 }
 
 #[test]
+fn it_is_advertised_only_to_callers_who_may_use_it() {
+    let mut h = Harness::with_catalog(Catalog::load(&doc()).unwrap());
+    h.principal = Some("alice".into());
+    let init = h.initialize(Harness::init_params(common::LEGACY, Value::Null));
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(
+        caps["experimental"]["dev.mcp-sieve/explain"],
+        json!({"method": "sieve/explain"}),
+        "{caps}"
+    );
+    let discover = response_of(&h.modern(json!(5), "server/discover", json!({})));
+    let ext = &discover["result"]["capabilities"]["extensions"];
+    assert_eq!(
+        ext["dev.mcp-sieve/explain"],
+        json!({"method": "sieve/explain"}),
+        "{ext}"
+    );
+
+    let mut m = Harness::with_catalog(Catalog::load(&doc()).unwrap());
+    m.principal = Some("mallory".into());
+    let init = m.initialize(Harness::init_params(common::LEGACY, Value::Null));
+    assert!(init["result"]["capabilities"].get("experimental").is_none(), "{init}");
+    let discover = response_of(&m.modern(json!(5), "server/discover", json!({})));
+    assert!(discover["result"]["capabilities"]["extensions"]
+        .get("dev.mcp-sieve/explain")
+        .is_none());
+}
+
+#[test]
 fn policy_rules_are_named_by_id_and_the_catalog_answers_for_what_does_not_exist() {
     let mut h = harness(&doc(), Some("alice"));
     let a = explain(&mut h, json!({"name": "drop_db"}));
@@ -157,6 +186,17 @@ fn the_callers_view_concerns_and_filter_are_reasons_of_their_own() {
         (json!("view"), json!({"name": "mail"}))
     );
     assert_eq!(a["callable"], false, "a view is policy: a use outside it is refused");
+
+    // In a search-mode view a visible tool is found by find_tools, not listed.
+    let mut searching = Harness::with_catalog(Catalog::load(&doc()).unwrap());
+    searching.principal = Some("alice".into());
+    searching.view = endpoint_view(&catalog, "/mcp", "mode=search", &header_fn(vec![], &[]), None).unwrap();
+    searching.init();
+    let a = explain(&mut searching, json!({"name": "read_mail"}));
+    assert_eq!(
+        (a["visible"].clone(), a["via"].clone()),
+        (json!(true), json!("find_tools"))
+    );
 
     // Concerns and the filter a list would send narrow the list, not a use.
     let a = explain(

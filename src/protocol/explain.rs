@@ -13,6 +13,7 @@ use crate::filter::chain::FilterContext;
 use crate::filter::{Filter, Section};
 use crate::model::Kind;
 use crate::protocol::server::{Call, Server};
+use crate::protocol::EXT;
 
 /// The method's name.
 pub const METHOD: &str = "sieve/explain";
@@ -104,6 +105,15 @@ impl Server {
         }
     }
 
+    /// Advertises `sieve/explain` to a caller that may use it (never to others): under
+    /// `capabilities.experimental` (2025 era) or `capabilities.extensions` (2026-07-28), as
+    /// `dev.mcp-sieve/explain`.
+    pub(crate) fn advertise_explain(&self, caps: &mut Value, under: &str, ctx: &FilterContext) {
+        if self.explain_admits(ctx) {
+            caps[under][format!("{EXT}/explain")] = json!({"method": METHOD});
+        }
+    }
+
     /// `sieve/explain`: `{"name": "tool"}` (or `"kind"` with `"name"`, `"uri"`, `"uriTemplate"`;
     /// optionally the `filter` and `concerns` a list would send) → whether this caller's list
     /// shows the item, whether a use is accepted, and every reason against it.
@@ -151,6 +161,11 @@ impl Server {
         out.insert("exists".into(), json!(found.is_some()));
         out.insert("visible".into(), json!(answer.visible));
         out.insert("callable".into(), json!(answer.callable));
+        // Search mode lists find_tools and call_tool (and the pinned tools) instead of the rest.
+        let searched = call.ctx.view.as_ref().filter(|v| v.search && kind == Kind::Tool);
+        if answer.visible && searched.is_some_and(|v| !v.pinned.iter().any(|p| p == id)) {
+            out.insert("via".into(), json!("find_tools"));
+        }
         if !answer.visible {
             // What hid it; with no reason left, the catalog itself (the item does not exist).
             let blocking = answer

@@ -151,6 +151,8 @@ impl Server {
             "serverInfo": self.server_info(),
         });
         self.restrict_middleware_capability(&mut result, &ctx);
+        #[cfg(feature = "explain")]
+        self.advertise_explain(&mut result["capabilities"], "experimental", &ctx);
         if let Some(i) = self.catalog.server.get("instructions") {
             result["instructions"] = i.clone();
         }
@@ -196,6 +198,8 @@ impl Server {
             "_meta": {"io.modelcontextprotocol/serverInfo": self.server_info()},
         });
         self.restrict_middleware_capability(&mut result, ctx);
+        #[cfg(feature = "explain")]
+        self.advertise_explain(&mut result["capabilities"], "extensions", ctx);
         if let Some(i) = self.catalog.server.get("instructions") {
             result["instructions"] = i.clone();
         }

@@ -64,6 +64,14 @@ for (const [name, mode] of [['legacy', 'legacy'], ['pinned 2026-07-28', { pin: '
     const eve = await as('token-eve', mode);
     const mail = await as('token-alice', mode, '/email');
     try {
+      // Advertised to callers who may ask, and to no one else.
+      const advertised = (c) => {
+        const caps = c.getServerCapabilities() ?? {};
+        return (caps.experimental ?? caps.extensions ?? {})['dev.mcp-sieve/explain'];
+      };
+      assert.deepEqual(advertised(bot), { method: 'sieve/explain' }, JSON.stringify(bot.getServerCapabilities()));
+      assert.equal(advertised(eve), undefined);
+
       const hidden = await explain(bot, { name: 'delete_message' });
       assert.equal(hidden.visible, false);
       assert.equal(hidden.callable, false);
