@@ -56,6 +56,13 @@ pub struct Catalog {
     /// Gateway mode: which upstream each listed item came from, and its name there.
     #[cfg(feature = "gateway")]
     pub origins: Origins,
+    /// Gateway mode: the document's `pinning` (mode, lock file).
+    #[cfg(feature = "gateway")]
+    pub pinning: crate::pin::Pinning,
+    /// Gateway mode: each upstream tool's digest and which match no pin (filled by
+    /// `upstream::build`); [`crate::pin::Report::quarantined`] says whether pinning hides a tool.
+    #[cfg(feature = "gateway")]
+    pub pins: std::sync::Arc<crate::pin::Report>,
     /// The document as given, kept only in gateway mode: a gateway rebuilds the catalog from it
     /// and the upstreams' lists (`upstream::build`).
     pub document: Option<std::sync::Arc<Value>>,
@@ -186,7 +193,9 @@ impl Catalog {
             "explain",
             "$schema",
         ];
-        if let Some(k) = doc.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        // `pinning` is for gateways (`pin`): a build without them does not know the field.
+        let known = |k: &str| KNOWN.contains(&k) || (cfg!(feature = "gateway") && k == "pinning");
+        if let Some(k) = doc.keys().find(|k| !known(k)) {
             return Err(Error::Catalog(format!(
                 "unknown top-level field \"{k}\"; expected one of: {}",
                 KNOWN.join(", ")
@@ -241,6 +250,14 @@ impl Catalog {
         };
 
         let upstreams = upstreams_of(&doc)?;
+        #[cfg(feature = "gateway")]
+        let pinning = crate::pin::Pinning::parse(doc.get("pinning"))?;
+        #[cfg(feature = "gateway")]
+        if upstreams.is_empty() && doc.contains_key("pinning") {
+            return Err(Error::Catalog(
+                "pinning: pins apply to an upstream's tools, and this document names no upstream".into(),
+            ));
+        }
         let overlay = Overlay::parse(doc.get("overlay"))?;
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
         let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
@@ -286,6 +303,10 @@ impl Catalog {
         }
         catalog.document = document;
         catalog.upstreams = upstreams;
+        #[cfg(feature = "gateway")]
+        {
+            catalog.pinning = pinning;
+        }
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
         Ok(catalog)
     }
@@ -356,6 +377,10 @@ impl Catalog {
             upstreams: Vec::new(),
             #[cfg(feature = "gateway")]
             origins: Origins::default(),
+            #[cfg(feature = "gateway")]
+            pinning: Default::default(),
+            #[cfg(feature = "gateway")]
+            pins: Default::default(),
             document: None,
             #[cfg(feature = "auth")]
             auth: crate::auth::AuthConfig::parse(doc.get("auth"))?.map(std::sync::Arc::new),

@@ -13,6 +13,8 @@ pub mod http;
 mod json;
 pub mod middleware;
 pub mod model;
+#[cfg(feature = "gateway")]
+pub mod pin;
 pub mod protocol;
 #[cfg(feature = "search-index")]
 pub mod search;

@@ -25,7 +25,7 @@ pub use conversation::{ClientConfig, Conversation, Exchange};
 #[cfg(feature = "gateway")]
 pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS};
 #[cfg(feature = "gateway")]
-pub use merge::{build, build_many, Source};
+pub use merge::{build, build_many, build_pinned, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 #[cfg(feature = "gateway")]
 pub use relay::{answer_post, await_answer, refusal, relayed_capabilities, Relay, Relayed};

@@ -1,4 +1,4 @@
-//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `init`, with `--help` and
+//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `init`, `pin`, with `--help` and
 //! `--version`. A view chosen with flags becomes the query a URL would carry and goes through the
 //! core's own view parser (`mcp_sieve::http::endpoint_view`), so flags and URLs mean the same.
 
@@ -24,7 +24,10 @@ Examples:
   mcp-sieve tools --mcp-config .vscode/mcp.json --view search
       the tools a view serves, as a table, and their tokens against the whole list
   mcp-sieve init --mcp-config .cursor/mcp.json > sieve.json
-      a starter catalog document for your servers (a group each, a search view)";
+      a starter catalog document for your servers (a group each, a search view)
+  mcp-sieve pin --catalog sieve.json
+      pin the upstreams' tool definitions (mcp-sieve.lock.json beside it); \"pinning\": \"enforce\"
+      then quarantines a tool that changes until `mcp-sieve pin --approve NAME`";
 
 /// Filtering for the Model Context Protocol: put mcp-sieve in front of your MCP servers (or a
 /// catalog document) and clients see only the tools a view selects.
@@ -59,6 +62,27 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Pin the upstreams' tool definitions: write each tool's digest to the lock file that
+    /// `"pinning": "enforce"` (or `"warn"`) checks, or approve some tools as they are now.
+    Pin(PinArgs),
+}
+
+/// `pin`'s flags.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// Approve only these tools' definitions as they are now, keeping every other pin
+    /// (repeat the flag, or separate names with commas). Without it, every tool is pinned anew.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub approve: Vec<String>,
+    /// The lock file (default: the document's pinning.lock, else mcp-sieve.lock.json beside the document).
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
+    /// Print the pins as JSON on stdout instead of writing the lock file: the value of the
+    /// Worker's MCP_SIEVE_KV key "pins" (`wrangler kv key put --binding MCP_SIEVE_KV pins "$(mcp-sieve pin --kv ...)"`).
+    #[arg(long)]
+    pub kv: bool,
 }
 
 /// Where the catalog comes from.

@@ -3,10 +3,12 @@
 //! a child process (stdio, `crate::stdio`). Every rule — sessions, ids, re-open, paging,
 //! refresh, merging, routing, forwarding, failure isolation — is in the core; this file only
 //! moves bytes, runs the refreshes of several upstreams at once, and retries the ones that are
-//! down off the request path.
+//! down off the request path. It reads the pin lock file (`mcp-sieve pin`) at start and again
+//! whenever it changes, and hands its pins to the core.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -14,6 +16,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use mcp_sieve::catalog::{Transport, Upstream};
 use mcp_sieve::http;
+use mcp_sieve::pin::{Mode, Pins};
 use mcp_sieve::protocol::{Server, Session};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Lists, Post, Serving};
 use mcp_sieve::Error;
@@ -65,6 +68,9 @@ struct Inner {
     client: Client<HttpConnector, Full<Bytes>>,
     /// The local document's server (the catalog is rebuilt over it).
     local: Arc<Server>,
+    /// The pin lock file, and what it looked like when last read (modified time, length).
+    lock: PathBuf,
+    lock_seen: Mutex<Option<(SystemTime, u64)>>,
 }
 
 /// The upstream conversations of this process and the drivers that carry them (cheap to clone).
@@ -73,8 +79,10 @@ pub struct Gateway(Arc<Inner>);
 
 impl Gateway {
     /// A gateway in front of `local`'s upstreams (`None` when it names none), their secret
-    /// references resolved from the environment: a missing one is a configuration error.
-    pub fn new(local: Arc<Server>) -> Result<Option<Self>, Error> {
+    /// references resolved from the environment: a missing one is a configuration error. Its
+    /// pins are read from the lock file (the document's `pinning.lock`, or [`mcp_sieve::pin::DEFAULT_LOCK`],
+    /// in `folder`, the document's folder).
+    pub fn new(local: Arc<Server>, folder: &Path) -> Result<Option<Self>, Error> {
         let ups: Vec<Upstream> = local.catalog().upstreams.clone();
         if ups.is_empty() {
             return Ok(None);
@@ -101,12 +109,55 @@ impl Gateway {
                 }
             });
         }
-        Ok(Some(Gateway(Arc::new(Inner {
+        let lock = lock_path(&local.catalog().pinning, folder);
+        let g = Gateway(Arc::new(Inner {
             state: Mutex::new(state),
             drivers,
             client: Client::builder(TokioExecutor::new()).build_http(),
             local,
-        }))))
+            lock,
+            lock_seen: Mutex::new(None),
+        }));
+        g.read_pins(true)?;
+        Ok(Some(g))
+    }
+
+    /// Reads the lock file when it changed since last read (or `always`) and hands its pins to
+    /// the core, which rebuilds the catalog at once when they differ. A missing file is no pins
+    /// (said once when pinning is on); a broken one is an error at start and logged later.
+    fn read_pins(&self, always: bool) -> Result<(), Error> {
+        let path = &self.0.lock;
+        let seen = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        {
+            let mut last = self.0.lock_seen.lock().unwrap_or_else(|p| p.into_inner());
+            if !always && *last == seen {
+                return Ok(());
+            }
+            *last = seen;
+        }
+        let mode = self.0.local.catalog().pinning.mode;
+        let pins = match std::fs::read_to_string(path) {
+            Ok(text) => Pins::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?,
+            Err(_) => {
+                if mode != Mode::Off {
+                    eprintln!(
+                        "mcp-sieve: pinning: no lock file at {} yet: every tool is unpinned (write it with `mcp-sieve pin`)",
+                        path.display()
+                    );
+                }
+                Pins::default()
+            }
+        };
+        let changed = self.state().set_pins(self.0.local.catalog(), pins)?;
+        if let Some(r) = changed {
+            eprintln!("mcp-sieve: pinning: read {}", path.display());
+            for line in &r.log {
+                eprintln!("mcp-sieve: {line}");
+            }
+        }
+        Ok(())
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, upstream::Gateway> {
@@ -278,17 +329,24 @@ impl Gateway {
         if let Some(e) = refreshed.failure {
             eprintln!("mcp-sieve: {e}; the other upstreams keep serving");
         }
+        for line in &refreshed.log {
+            eprintln!("mcp-sieve: {line}");
+        }
         Ok(refreshed.server)
     }
 
     /// Tries the upstreams that are down again, each after its backoff, every [`RETRY_TICK`] —
     /// whether or not requests come (a client may serve its lists from its own cache) — until
-    /// the process ends. A change reaches subscribed clients through their streams' ticks.
+    /// the process ends; and reads the pin lock file again when it changed (an approval). A
+    /// change reaches subscribed clients through their streams' ticks.
     pub fn keep_retrying(&self) {
         let me = self.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(RETRY_TICK).await;
+                if let Err(e) = me.read_pins(false) {
+                    eprintln!("mcp-sieve: pinning: {e}; the pins read before stay");
+                }
                 let jobs = me.state().retries(now_ms());
                 if !jobs.is_empty() {
                     let _ = me.run(jobs).await;
@@ -376,6 +434,13 @@ impl Gateway {
                 http::failed()
             })
     }
+}
+
+/// The lock file of `pinning`: its `lock` (relative to `folder`, the document's), else
+/// [`mcp_sieve::pin::DEFAULT_LOCK`] in `folder`.
+pub fn lock_path(pinning: &mcp_sieve::pin::Pinning, folder: &Path) -> PathBuf {
+    let name = pinning.lock.as_deref().unwrap_or(mcp_sieve::pin::DEFAULT_LOCK);
+    folder.join(crate::load::expand_home(Path::new(name)))
 }
 
 /// Where the operator reads each upstream's state (behind the same gate as `/mcp`: Origin,

@@ -64,6 +64,20 @@ pub fn upstreams(path: &Path) -> Result<Map<String, Value>, ServerError> {
     }
 }
 
+/// The folder a document's relative files (the pin lock) are found in: the catalog document's,
+/// else the client configuration's, else the current one.
+pub fn folder(source: &Source) -> std::path::PathBuf {
+    let file = source.catalog.as_ref().or(source.mcp_config.as_ref());
+    match file.map(|f| expand_home(f)) {
+        Some(f) => f
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+        None => ".".into(),
+    }
+}
+
 /// The catalog document's text for `source`.
 pub fn document(source: &Source) -> Result<String, ServerError> {
     let Some(config) = &source.mcp_config else {

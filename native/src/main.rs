@@ -13,6 +13,7 @@ mod gateway;
 mod init;
 mod load;
 mod mcp_config;
+mod pin;
 mod platform;
 mod progress;
 mod relay;
@@ -45,10 +46,17 @@ fn on_runtime<F: std::future::Future<Output = Result<(), ServerError>>>(f: F) ->
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(a) => load::document(&a.source).and_then(|text| on_runtime(serve::run(text, &a.host, a.port))),
-        Command::Stdio(a) => load::document(&a.source).and_then(|text| on_runtime(stdio_serve::run(text, &a.view))),
+        Command::Serve(a) => load::document(&a.source)
+            .and_then(|text| on_runtime(serve::run(text, &load::folder(&a.source), &a.host, a.port))),
+        Command::Stdio(a) => load::document(&a.source)
+            .and_then(|text| on_runtime(stdio_serve::run(text, &load::folder(&a.source), &a.view))),
         Command::Check { file } => check::run(&file),
-        Command::Tools(a) => load::document(&a.source).and_then(|text| on_runtime(tools::run(text, a.view))),
+        Command::Tools(a) => {
+            load::document(&a.source).and_then(|text| on_runtime(tools::run(text, &load::folder(&a.source), a.view)))
+        }
+        Command::Pin(a) => {
+            load::document(&a.source).and_then(|text| on_runtime(pin::run(text, &load::folder(&a.source), a)))
+        }
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
     };
     match result {

@@ -43,7 +43,7 @@ const MAX_CONNECTIONS: usize = 1024;
 const MAX_WAIT_MS: i64 = 30_000;
 
 /// Loads the catalog document `text` and the transport options, then serves until the process ends.
-pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError> {
+pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
     fresh_id()?;
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
@@ -57,7 +57,7 @@ pub async fn run(text: String, host: &str, port: u16) -> Result<(), ServerError>
     // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
-    let gateway = Gateway::new(server.clone())?;
+    let gateway = Gateway::new(server.clone(), folder)?;
     let app = Arc::new(App {
         server,
         cfg,

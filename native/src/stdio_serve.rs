@@ -234,11 +234,11 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
 }
 
 /// Serves the catalog document `text` over stdio through `view` until stdin closes.
-pub async fn run(text: String, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
+pub async fn run(text: String, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
-    let gateway = Gateway::new(server.clone())?;
+    let gateway = Gateway::new(server.clone(), folder)?;
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {

@@ -69,11 +69,11 @@ fn names(v: &Value) -> String {
     }
 }
 
-/// The server of the catalog document `text`: in gateway mode over its upstreams' lists, fetched
-/// once now (with the progress on stderr).
-pub async fn serving(text: &str) -> Result<Arc<Server>, ServerError> {
+/// The server of the catalog document `text` (its relative files in `folder`): in gateway mode
+/// over its upstreams' lists, fetched once now (with the progress on stderr).
+pub async fn serving(text: &str, folder: &std::path::Path) -> Result<Arc<Server>, ServerError> {
     let local = Arc::new(Server::new(Catalog::from_json_str(text)?));
-    Ok(match Gateway::new(local.clone())? {
+    Ok(match Gateway::new(local.clone(), folder)? {
         Some(g) => {
             let server = g.serving(&local).await;
             for line in crate::progress::lines(&g.status()) {
@@ -86,8 +86,8 @@ pub async fn serving(text: &str) -> Result<Arc<Server>, ServerError> {
 }
 
 /// Prints the table for `text` (a catalog document) through the view of `flags`.
-pub async fn run(text: String, flags: ViewArgs) -> Result<(), ServerError> {
-    let server = serving(&text).await?;
+pub async fn run(text: String, folder: &std::path::Path, flags: ViewArgs) -> Result<(), ServerError> {
+    let server = serving(&text, folder).await?;
     let view = flags.resolve(server.catalog())?;
     let all = list(&server, None)?;
     let shown = list(&server, view)?;

@@ -13,17 +13,22 @@
 //! because its client left), and at most [`REFRESH_DEADLINE_MS`]: a refresh whose request was
 //! stopped without being dropped (a platform that cancels it) does not hold its upstream longer.
 //! A refresh that ends after its deadline still installs its lists; at worst two overlap.
+//!
+//! Pinning: the shell gives the pins an operator approved ([`Gateway::set_pins`], from a lock
+//! file or KV); every build decides each tool against them (`merge::build_pinned`), and
+//! [`Refreshed::log`] says which tools became quarantined or unpinned.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::conversation::{ClientConfig, Conversation, Exchange};
-use super::merge::{build_many, Source};
+use super::merge::{build_pinned, Source};
 use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
+use crate::pin::{Pins, Report};
 use crate::protocol::{Forward, Server, Session, UpstreamLink};
 
 /// First wait before an upstream that failed is tried again, ms (doubled per failure).
@@ -118,6 +123,8 @@ impl Member {
 pub struct Gateway {
     members: Vec<Member>,
     server: Option<Arc<Server>>,
+    /// The pins the shell gave (`set_pins`).
+    pins: Pins,
 }
 
 /// The end of a refresh.
@@ -129,6 +136,8 @@ pub struct Refreshed {
     pub notifications: Vec<String>,
     /// Why the refresh failed, when a stale server keeps serving (for the log).
     pub failure: Option<Error>,
+    /// Tools that pinning quarantined or found unpinned since the last build (for the log).
+    pub log: Vec<String>,
 }
 
 fn client(headers: Vec<(String, String)>) -> ClientConfig {
@@ -180,7 +189,11 @@ impl Gateway {
                 }
             })
             .collect();
-        Gateway { members, server: None }
+        Gateway {
+            members,
+            server: None,
+            pins: Pins::default(),
+        }
     }
 
     /// The same gateway, declaring to its upstreams the client capabilities whose requests its
@@ -355,6 +368,17 @@ impl Gateway {
         if !up && self.server.is_none() {
             return Err(failure.unwrap_or_else(|| Error::Upstream("no upstream answered".into())));
         }
+        Ok(self.install(catalog, failure))
+    }
+
+    /// Serves `catalog` from now on (a new server, or the cached one with its catalog replaced).
+    fn install(&mut self, catalog: Catalog, failure: Option<Error>) -> Refreshed {
+        let before = self
+            .server
+            .as_ref()
+            .map(|s| s.catalog().pins.clone())
+            .unwrap_or_default();
+        let log = catalog.pins.news(&before);
         let (server, notes) = match &self.server {
             // Same server, new catalog: the version moves on, so older cursors are refused.
             Some(prev) => {
@@ -366,11 +390,39 @@ impl Gateway {
         };
         let server = Arc::new(server);
         self.server = Some(server.clone());
-        Ok(Refreshed {
+        Refreshed {
             server,
             notifications: notes,
             failure,
-        })
+            log,
+        }
+    }
+
+    /// Takes the pins an operator approved (a lock file's, a KV value's). When they differ from
+    /// the last ones and a server is built, it is rebuilt over the cached lists at once (a tool
+    /// approved comes back, one unpinned leaves), and the new server is returned.
+    pub fn set_pins(&mut self, local: &Catalog, pins: Pins) -> Result<Option<Refreshed>> {
+        if pins == self.pins {
+            return Ok(None);
+        }
+        self.pins = pins;
+        if self.server.is_none() {
+            return Ok(None);
+        }
+        let document = local
+            .document
+            .as_deref()
+            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        let catalog = self.build(document)?;
+        Ok(Some(self.install(catalog, None)))
+    }
+
+    /// What pinning found in the catalog served now.
+    pub fn pin_report(&self) -> Arc<Report> {
+        self.server
+            .as_ref()
+            .map(|s| s.catalog().pins.clone())
+            .unwrap_or_default()
     }
 
     fn build(&self, document: &Value) -> Result<Catalog> {
@@ -386,7 +438,7 @@ impl Gateway {
                 })
             })
             .collect();
-        build_many(document, &sources)
+        build_pinned(document, &sources, &self.pins)
     }
 
     /// The upstream (`member`), the conversation (the downstream session's session there, or a
@@ -441,10 +493,12 @@ impl Gateway {
     /// Each upstream's state for an operator: name, transport, up or down, tools listed, the
     /// last error (never a header or secret), when it is tried again.
     pub fn status(&self, now_ms: i64) -> Value {
+        let report = self.pin_report();
         let upstreams: Vec<Value> = self
             .members
             .iter()
-            .map(|m| {
+            .enumerate()
+            .map(|(i, m)| {
                 let transport = match &m.upstream.transport {
                     crate::catalog::Transport::Http(_) => "http",
                     crate::catalog::Transport::Stdio { .. } => "stdio",
@@ -456,6 +510,12 @@ impl Gateway {
                     _ => "down",
                 };
                 let tools = m.lists.as_ref().map_or(0, |l| l.items(crate::model::Kind::Tool).len());
+                let quarantined: Vec<&String> = report
+                    .unpinned
+                    .iter()
+                    .filter(|(n, u)| u.upstream == i && report.quarantined(n).is_some())
+                    .map(|(n, _)| n)
+                    .collect();
                 json!({
                     "name": m.upstream.name,
                     "prefix": m.upstream.prefix,
@@ -466,10 +526,12 @@ impl Gateway {
                     "error": m.error,
                     "retryInMs": (m.failures > 0).then(|| (m.retry_ms - now_ms).max(0)),
                     "fetchedMs": m.fetched_ms,
+                    "quarantined": quarantined,
                 })
             })
             .collect();
-        json!({"upstreams": upstreams})
+        let names: Vec<String> = self.members.iter().map(|m| m.upstream.name.clone()).collect();
+        json!({"upstreams": upstreams, "pinning": report.status(&names)})
     }
 }
 

@@ -4,7 +4,8 @@
 //! extension's `_meta` groups, a chained mcp-sieve's `groups`/`tags`, annotations as tags when
 //! asked), merged under the local document — whose overlay, groups, concerns and policy then
 //! apply to all of them as to one catalog. Two upstreams serving one name or URI is a
-//! configuration error naming both.
+//! configuration error naming both. Each tool carries its digest (`pin`) in `_meta`; with
+//! `"pinning": "enforce"` one that matches no pin is left out (quarantined).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use super::pages::Lists;
 use crate::catalog::{Catalog, Origins, Upstream};
 use crate::error::{type_name, Error, Result};
 use crate::model::{Kind, META_GROUPS};
+use crate::pin::{self, Mode, Pinning, Pins, Report};
 
 /// One upstream's lists, as fetched.
 #[derive(Debug, Clone, Copy)]
@@ -122,10 +124,41 @@ fn server(sources: &[Source]) -> Map<String, Value> {
     server
 }
 
+/// Gives the tool `v` its digest (in `_meta`) and decides it against `pins`: `false` when it is
+/// quarantined (left out).
+fn pinned(v: &mut Value, report: &mut Report, pins: &Pins, upstream: usize) -> bool {
+    let digest = pin::digest(v);
+    let name = v["name"].as_str().unwrap_or_default().to_string();
+    let change = report.decide(pins, &name, &digest, upstream).map(|u| u.change());
+    if report.mode == Mode::Enforce && change.is_some() {
+        return false;
+    }
+    if let Value::Object(o) = v {
+        let meta = o.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(m) = meta {
+            m.insert(pin::META_DIGEST.into(), json!(digest));
+            if let Some(change) = change {
+                m.insert(pin::META_UNPINNED.into(), json!(change));
+            }
+        }
+    }
+    true
+}
+
 /// The catalog a gateway serves: the local document (groups, tags, concerns, concernMapping,
 /// overlay, policy, options, server) over the lists of every upstream in `sources` (those
 /// currently up), with [`Origins`] saying where each item came from.
 pub fn build_many(local: &Value, sources: &[Source]) -> Result<Catalog> {
+    build_pinned(local, sources, &Pins::default())
+}
+
+/// [`build_many`] with the pins an operator approved: with the document's `"pinning":
+/// "enforce"`, a tool new or changed since pinned is left out; `catalog.pins` reports them.
+pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Catalog> {
+    let mut report = Report {
+        mode: Pinning::parse(local.get("pinning"))?.mode,
+        ..Report::default()
+    };
     let mut doc = local
         .as_object()
         .cloned()
@@ -167,6 +200,10 @@ pub fn build_many(local: &Value, sources: &[Source]) -> Result<Catalog> {
                     )));
                 }
                 seen.insert(id.clone(), s.upstream);
+                let mut v = v;
+                if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
+                    continue;
+                }
                 let original = || item["name"].as_str().unwrap_or_default().to_string();
                 match kind {
                     Kind::Tool => drop(origins.tools.insert(id, (s.index, original()))),
@@ -210,6 +247,7 @@ pub fn build_many(local: &Value, sources: &[Source]) -> Result<Catalog> {
         .filter(|i| !sources.iter().any(|s| s.index == *i))
         .collect();
     catalog.origins = origins;
+    catalog.pins = Arc::new(report);
     Ok(catalog)
 }
 

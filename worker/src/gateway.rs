@@ -4,7 +4,9 @@
 //! with each upstream and the catalog served over them; every rule — sessions, ids, re-open,
 //! paging, refresh (one in flight per upstream), merging, routing, forwarding, failure
 //! isolation — is in the core. Secrets in an upstream's headers (`${NAME}`) are the Worker's
-//! secrets and variables, resolved once per isolate ([`configure`]).
+//! secrets and variables, resolved once per isolate ([`configure`]). The pins of `"pinning"` are
+//! the `pins` key of the `MCP_SIEVE_KV` namespace (what `mcp-sieve pin --kv` prints), read again
+//! before each refresh, so an approval reaches an isolate with its next refresh.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -17,8 +19,10 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
+use worker::kv::KvStore;
 use worker::{
-    console_error, AbortController, AbortSignal, Delay, Env, Fetch, Fetcher, Headers, Method, Request, RequestInit,
+    console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetch, Fetcher, Headers, Method, Request,
+    RequestInit,
 };
 
 use crate::platform::now_ms;
@@ -36,7 +40,13 @@ enum Driver {
 thread_local! {
     static STATE: RefCell<Option<upstream::Gateway>> = const { RefCell::new(None) };
     static DRIVERS: RefCell<Vec<Driver>> = const { RefCell::new(Vec::new()) };
+    /// The KV namespace holding the pins (`pins`), when bound.
+    static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
 }
+
+/// The KV binding and key of the pins.
+const PINS_BINDING: &str = "MCP_SIEVE_KV";
+const PINS_KEY: &str = "pins";
 
 /// Sets up this isolate's gateway for `server`'s upstreams (nothing when it names none): their
 /// headers' secrets from `env`, their service bindings. A stdio upstream, a missing secret or a
@@ -71,7 +81,38 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     let gateway = upstream::Gateway::with_secrets(ups, var)?;
     STATE.with(|s| *s.borrow_mut() = Some(gateway));
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
+    PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
     Ok(())
+}
+
+/// Reads the pins from KV and hands them to the core (which rebuilds at once when they
+/// changed). No namespace or no key: no pins; a broken value keeps the pins read before.
+async fn read_pins(local: &Server) {
+    if local.catalog().pinning.mode == mcp_sieve::pin::Mode::Off {
+        return;
+    }
+    let Some(kv) = PINS.with(|p| p.borrow().clone()) else {
+        return;
+    };
+    let pins = match kv.get(PINS_KEY).text().await {
+        Ok(Some(text)) => match mcp_sieve::pin::Pins::parse(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                console_error!("mcp-sieve: pinning: {PINS_BINDING} key \"{PINS_KEY}\": {e}; the pins read before stay");
+                return;
+            }
+        },
+        Ok(None) => mcp_sieve::pin::Pins::default(),
+        Err(e) => {
+            console_error!("mcp-sieve: pinning: cannot read {PINS_BINDING} key \"{PINS_KEY}\": {e}");
+            return;
+        }
+    };
+    match with(local, |g| g.set_pins(local.catalog(), pins)) {
+        Some(Ok(Some(r))) => r.log.iter().for_each(|l| console_warn!("mcp-sieve: {l}")),
+        Some(Err(e)) => console_error!("mcp-sieve: pinning: {e}"),
+        _ => {}
+    }
 }
 
 /// Runs `f` on this isolate's gateway state (`None` when not a gateway).
@@ -193,12 +234,15 @@ async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Erro
         let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p)).await;
         (job, lists)
     });
-    let done = futures_util::future::join_all(running).await;
+    let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
     guard.disarm();
     let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
         .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
     if let Some(e) = done.failure {
         console_error!("mcp-sieve: {e}; the other upstreams keep serving");
+    }
+    for line in &done.log {
+        console_warn!("mcp-sieve: {line}");
     }
     Ok(Some(done.server))
 }
