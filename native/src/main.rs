@@ -1,5 +1,5 @@
 //! The native binary: the core behind hyper on tokio (`serve`), over stdio for desktop clients
-//! (`stdio`), and the tools around them (`check`, `tools`, `init`). `mcp-sieve --help` lists them
+//! (`stdio`), and the tools around them (`check`, `tools`, `init`, `pin`). `mcp-sieve --help` lists them
 //! with examples. Environment for `serve`: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN,
 //! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]

@@ -230,9 +230,13 @@ fn help_and_version() {
     let out = Command::new(BIN).arg("--help").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
-    for sub in ["serve", "stdio", "check", "tools", "init", "Examples:"] {
+    for sub in ["serve", "stdio", "check", "tools", "init", "pin", "Examples:"] {
         assert!(text.contains(sub), "{sub} missing from --help");
     }
+    // `pin` needs upstreams: the built-in catalog has none.
+    let out = Command::new(BIN).arg("pin").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pin: the document names no upstream"));
     let out = Command::new(BIN).arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("mcp-sieve "));
 }

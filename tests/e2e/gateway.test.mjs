@@ -162,12 +162,14 @@ async function listTools(client, filter) {
   return tools;
 }
 
-/** A gateway tool without the membership the gateway added: what the upstream listed. */
+/** A gateway tool without the membership and the pinning digest the gateway added: what the upstream listed. */
 function withoutMembership(tool) {
   const t = structuredClone(tool);
   delete t.groups;
   delete t.tags;
   if (t._meta) {
+    assert.match(t._meta['dev.mcp-sieve/digest'], /^sha256:[0-9a-f]{64}$/, `${t.name}: its digest`);
+    delete t._meta['dev.mcp-sieve/digest'];
     delete t._meta[META_GROUPS];
     if (Object.keys(t._meta).length === 0) delete t._meta;
   }
