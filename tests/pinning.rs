@@ -24,8 +24,10 @@ fn tool(name: &str, description: &str) -> Value {
 }
 
 fn local(mode: &str) -> Catalog {
-    Catalog::load(&json!({"upstream": {"url": "http://127.0.0.1:9/mcp", "refreshSeconds": 1}, "pinning": mode}))
-        .unwrap()
+    Catalog::load(
+        &json!({"upstream": {"url": "http://127.0.0.1:9/mcp", "refreshSeconds": 1}, "pinning": mode, "explain": true}),
+    )
+    .unwrap()
 }
 
 /// One refresh of every upstream of `g`, answered with `tools`; the log lines it gave.
@@ -95,6 +97,15 @@ fn a_changed_description_is_quarantined_until_approved_and_a_rename_is_a_new_too
     let e = h.rpc_err("tools/call", json!({"name": "echo", "arguments": {}}));
     assert_eq!(e["code"], json!(-32602));
     assert!(e["message"].as_str().unwrap().contains("Unknown tool"), "{e}");
+    // `sieve/explain` says why (reason code `quarantine`, agreed with issue 27 item 2).
+    let why = h.rpc_ok("sieve/explain", json!({"name": "echo"}));
+    assert_eq!(
+        (why["visible"].clone(), why["cause"].clone()),
+        (json!(false), json!("quarantine")),
+        "{why}"
+    );
+    assert_eq!(why["reasons"][0]["code"], json!(pin::REASON));
+    assert_eq!(why["reasons"][0]["change"], json!("changed"));
     let report = g.pin_report();
     let q = report.quarantined("echo").unwrap();
     assert_eq!((q.change(), q.pinned.as_deref()), ("changed", Some(digest.as_str())));
@@ -137,6 +148,8 @@ fn warn_lists_unpinned_tools_marked_and_logs_them() {
         .collect();
     assert_eq!(marks, [&json!("changed"), &json!("new")]);
     assert!(g.pin_report().quarantined("echo").is_none());
+    let why = h.rpc_ok("sieve/explain", json!({"name": "echo"}));
+    assert_eq!(why["visible"], json!(true), "warn hides nothing: {why}");
     assert!(g.status(0)["pinning"]["unpinned"][0].get("reason").is_none());
 }
 

@@ -190,9 +190,24 @@ impl Server {
         }
     }
 
-    /// Quarantine (pinned definitions, issue 27 item 1) answers here: a quarantined item, listed
-    /// or not, is `{"code": "quarantine", ...}`. Nothing is quarantined until pinning fills this.
+    /// A tool quarantined by pinning (`"pinning": "enforce"`, new or changed since pinned; it is
+    /// then not in the catalog at all) is `{"code": "quarantine", ...}` with its digests.
     fn quarantine_reason(&self, _kind: Kind, _id: &str) -> Option<Value> {
+        #[cfg(feature = "gateway")]
+        if _kind == Kind::Tool {
+            let q = self.catalog.pins.quarantined(_id)?;
+            let why = match &q.pinned {
+                Some(_) => "its definition changed since it was pinned",
+                None => "it is new: no definition of it is pinned",
+            };
+            return Some(json!({
+                "code": crate::pin::REASON,
+                "message": format!("quarantined by pinning: {why}; an operator approves it with `mcp-sieve pin --approve {_id}`"),
+                "change": q.change(),
+                "digest": q.digest,
+                "pinned": q.pinned,
+            }));
+        }
         None
     }
 
