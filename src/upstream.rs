@@ -28,7 +28,9 @@ pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Servin
 pub use merge::{build, build_many, build_pinned, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 #[cfg(feature = "gateway")]
-pub use relay::{answer_post, await_answer, refusal, relayed_capabilities, Relay, Relayed};
+pub use relay::{
+    answer_post, await_answer, input_required, input_response, refusal, relayed_capabilities, Relay, Relayed,
+};
 pub use reply::{parse_reply, AnswerReader, Reply};
 
 use std::future::Future;

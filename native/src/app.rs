@@ -24,6 +24,8 @@ pub(crate) struct App {
     pub(crate) gateway: Option<Gateway>,
     /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
     pub(crate) answers: Mutex<Answers>,
+    /// Upstream exchanges waiting for a 2026-07-28 client to call again with its answer.
+    pub(crate) parked: crate::relay::ParkedCalls,
     /// Checks access tokens when the catalog has an `auth` block.
     pub(crate) verifier: Option<Verifier>,
 }

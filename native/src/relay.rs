@@ -3,10 +3,13 @@
 //! message becomes; this file carries it out over a [`Downstream`] (the call's SSE stream in
 //! `relay_http`, stdout in `stdio_serve`), and the upstream's driver posts the answers.
 
+use std::collections::HashMap;
+
 use mcp_sieve::protocol::{ask::MAX_ASKED, Ask};
 use mcp_sieve::upstream::{self, Relay, Relayed};
 use mcp_sieve::Error;
 use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::platform::now_ms;
 
@@ -17,12 +20,12 @@ pub(crate) type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Out
 pub(crate) trait Downstream: Sync {
     /// Whether messages can reach it while the call runs (an HTTP client that accepts SSE).
     fn live(&self) -> bool;
-    /// Sends it one message (a question or a notification) during the call.
+    /// Sends it one notification during the call.
     fn send(&self, message: String);
     /// Records in its session that it awaits the answer to `ask` (a question of `method`).
     fn expect(&self, ask: &Ask, method: &str) -> Result<(), Error>;
-    /// Its answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
-    fn answer<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<Value>>;
+    /// Asks it `ask` and waits for its answer (`None`: none came within `ask::ANSWER_WAIT_MS`).
+    fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<Value>>;
 }
 
 /// One forwarded request's relay while its exchange runs.
@@ -69,12 +72,54 @@ impl<'a> Relaying<'a> {
                 match self.down.expect(&ask, &method) {
                     Err(e) => upstream::refusal(&upstream_id, &e),
                     Ok(()) => {
-                        self.down.send(ask.request.clone());
-                        let got = self.down.answer(&ask).await;
+                        let got = self.down.ask(&ask).await;
                         self.relay.answer(&upstream_id, got.as_ref())
                     }
                 }
             }
         })
+    }
+}
+
+/// What the task running a relayed HTTP call hands the request waiting for it (`relay_http`).
+pub(crate) enum Out {
+    /// A message for the client during the call (a 2025-11-25 session's SSE stream).
+    Event(String),
+    /// A 2026-07-28 call's question: answer the call with `text` (`input_required`) and keep the
+    /// exchange waiting under `key` for the answer.
+    InputRequired {
+        key: String,
+        text: String,
+        answer: oneshot::Sender<Option<Value>>,
+    },
+    /// The call's answer.
+    Done(Box<mcp_sieve::http::Response>),
+}
+
+/// An upstream exchange waiting for a 2026-07-28 client to call again with its answer.
+pub(crate) struct Parked {
+    /// Where the answer goes.
+    pub(crate) answer: oneshot::Sender<Option<Value>>,
+    /// What the exchange does next.
+    pub(crate) out: mpsc::UnboundedReceiver<Out>,
+}
+
+/// The exchanges waiting, by the key of their question (unique, unguessable: the only way to
+/// reach one, as a 2026-07-28 task's id is).
+#[derive(Default)]
+pub(crate) struct ParkedCalls(std::sync::Mutex<HashMap<String, Parked>>);
+
+impl ParkedCalls {
+    /// Parks `p` under `key`; exchanges that stopped waiting (their wait is over) go.
+    pub(crate) fn put(&self, key: String, p: Parked) {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|_, p| !p.answer.is_closed());
+        all.insert(key, p);
+    }
+
+    /// The exchange waiting under `key`, if one still is.
+    pub(crate) fn take(&self, key: &str) -> Option<Parked> {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.remove(key).filter(|p| !p.answer.is_closed())
     }
 }

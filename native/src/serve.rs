@@ -64,6 +64,7 @@ pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) 
         store: Sessions::default(),
         gateway,
         answers: Mutex::new(Answers::default()),
+        parked: Default::default(),
         verifier,
     });
     if let Some(g) = &app.gateway {

@@ -167,11 +167,18 @@ impl Downstream for Link {
     }
 
     fn expect(&self, ask: &Ask, method: &str) -> Result<(), mcp_sieve::Error> {
+        if ask.session.is_empty() {
+            return Err(mcp_sieve::Error::InvalidRequest(format!(
+                "{} asks the client for \"{method}\": a 2026-07-28 client over stdio cannot be asked yet",
+                ask.tool
+            )));
+        }
         let mut store = lock(&self.store);
         mcp_sieve::upstream::await_answer(&mut *store, ask, method, now_ms())
     }
 
-    fn answer<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
+    fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
+        Link::send(self, ask.request.clone());
         Box::pin(wait_for(ask, self))
     }
 }

@@ -8,8 +8,11 @@
 //! the messages: the driver reading the upstream's answer hands each message it finds
 //! (`AnswerReader::take_events`) to [`Relay::on_message`] and carries out the [`Relayed`] step.
 //!
-//! Only a 2025-11-25 downstream session can be asked (a stateless 2026-07-28 request has no
-//! stream to carry the question): any other caller's questions are refused upstream at once.
+//! A stateless 2026-07-28 caller is asked the 2026-07-28 way: its call is answered
+//! `resultType: "input_required"` with the question under a key unique to it
+//! ([`input_required`]); the shell keeps the upstream exchange waiting, and when the client calls
+//! again with `inputResponses` under that key ([`input_response`]) the answer goes up and the
+//! same exchange goes on. Its notifications are not relayed (its answer is one JSON result).
 
 use serde_json::{json, Value};
 
@@ -68,6 +71,8 @@ pub struct Relay {
     session: Option<String>,
     /// Whether the shell can reach the caller while the call runs (over HTTP: it accepts SSE).
     live: bool,
+    /// A 2026-07-28 call: its client's capabilities (in the call's `_meta`) when it has any.
+    stateless: Option<Value>,
     call_id: Value,
     label: String,
     nonce: String,
@@ -98,6 +103,9 @@ impl Relay {
         let relay = Relay {
             session: forward.session.clone().filter(|_| !forward.stateless),
             live,
+            stateless: forward
+                .stateless
+                .then(|| forward.params["_meta"]["io.modelcontextprotocol/clientCapabilities"].clone()),
             call_id: forward.id.clone(),
             label,
             nonce: nonce.to_string(),
@@ -110,7 +118,7 @@ impl Relay {
     /// Whether a question could be relayed at all (a 2025-11-25 session made the call and can
     /// be reached during it).
     pub fn can_ask(&self) -> bool {
-        self.live && self.session.is_some()
+        self.live && (self.session.is_some() || self.stateless.is_some())
     }
 
     /// What to do with `msg`, a request or notification the upstream sent while the exchange ran.
@@ -128,9 +136,23 @@ impl Relay {
         if capability(method).is_none() {
             return refuse(format!("the gateway does not relay \"{method}\" to its clients"));
         }
-        let Some(session) = self.session.clone() else {
+        if let Some(caps) = &self.stateless {
+            let cap = capability(method).unwrap_or("experimental");
+            if caps.get(cap).is_none() {
+                let e = Error::InvalidRequest(format!(
+                    "{} asks the client for \"{method}\", but the client did not declare the {cap} capability",
+                    self.label
+                ));
+                return Relayed::Reply(refusal(id, &e));
+            }
+        }
+        let Some(session) = self
+            .session
+            .clone()
+            .or_else(|| self.stateless.as_ref().map(|_| String::new()))
+        else {
             return refuse(format!(
-                "the call came from a client without a session (protocol 2026-07-28): the gateway cannot relay \"{method}\" to it"
+                "the call came from a client without a session: the gateway cannot relay \"{method}\" to it"
             ));
         };
         if !self.live {
@@ -156,7 +178,7 @@ impl Relay {
     }
 
     fn on_notification(&self, method: &str, msg: &Value) -> Relayed {
-        if !self.live {
+        if !self.live || self.stateless.is_some() {
             return Relayed::Drop;
         }
         match method {
@@ -182,6 +204,7 @@ impl Relay {
     /// (relayed, or dropped as another call's), so it is not passed on again with the result.
     pub fn relays(&self, note: &Value) -> bool {
         self.live
+            && self.stateless.is_none()
             && matches!(
                 note["method"].as_str(),
                 Some("notifications/progress" | "notifications/message")
@@ -203,6 +226,29 @@ impl Relay {
             ),
         }
     }
+}
+
+/// The answer to a 2026-07-28 call whose upstream asks `ask` (see [`Relayed::Ask`]; its session
+/// is empty): `resultType: "input_required"`, the question under its own key.
+pub fn input_required(ask: &Ask) -> String {
+    let q: Value = serde_json::from_str(&ask.request).unwrap_or_default();
+    let key = ask.request_id.as_str().unwrap_or_default();
+    let mut requests = serde_json::Map::new();
+    requests.insert(key.to_string(), json!({"method": q["method"], "params": q["params"]}));
+    crate::protocol::jsonrpc::ok(
+        &ask.call_id,
+        &json!({"resultType": "input_required", "inputRequests": requests}),
+    )
+}
+
+/// The answer a 2026-07-28 call brings back (`params.inputResponses`) to a question asked by
+/// [`input_required`]: its key and the answer as a response message (for [`Relay::answer`]).
+pub fn input_response(params: &Value) -> Option<(String, Value)> {
+    let (key, answer) = params["inputResponses"]
+        .as_object()?
+        .iter()
+        .find(|(k, _)| k.starts_with("relay-"))?;
+    Some((key.clone(), json!({"result": answer})))
 }
 
 /// A JSON-RPC error answering the upstream's request `id`.
@@ -346,7 +392,7 @@ mod tests {
         let q = json!({"jsonrpc": "2.0", "id": 6, "method": "sampling/createMessage"});
         let Relayed::Reply(e) = r.on_message(&q) else { panic!() };
         assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(6), json!(-32601)));
-        assert!(e["error"]["message"].as_str().unwrap().contains("2026-07-28"));
+        assert!(e["error"]["message"].as_str().unwrap().contains("without a session"));
         let (mut r, _) = Relay::new(&call(Some("s1")), "n1", true);
         let odd = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call"});
         let Relayed::Reply(e) = r.on_message(&odd) else {
@@ -361,5 +407,48 @@ mod tests {
         let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}});
         assert_eq!(r.on_message(&log), Relayed::Drop);
         assert!(!r.relays(&log));
+    }
+
+    #[test]
+    fn a_stateless_caller_is_asked_with_input_required() {
+        let mut f = call(None);
+        f.stateless = true;
+        f.params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+        let (mut r, _) = Relay::new(&f, "n1", true);
+        assert!(r.can_ask());
+        let q = json!({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {"maxTokens": 9}});
+        let Relayed::Ask { ask, upstream_id, .. } = r.on_message(&q) else {
+            panic!()
+        };
+        assert_eq!((ask.session.as_str(), upstream_id.clone()), ("", json!(2)));
+        let out: Value = serde_json::from_str(&input_required(&ask)).unwrap();
+        let key = ask.request_id.as_str().unwrap();
+        assert_eq!(out["id"], json!(7));
+        assert_eq!(out["result"]["resultType"], json!("input_required"));
+        assert_eq!(
+            out["result"]["inputRequests"][key],
+            json!({"method": "sampling/createMessage", "params": {"maxTokens": 9}})
+        );
+        // The call comes again with the answer under that key.
+        let again = json!({"name": "x", "inputResponses": {key: {"content": {"type": "text", "text": "ok"}}}});
+        let (k, answer) = input_response(&again).unwrap();
+        assert_eq!(k, key);
+        assert_eq!(
+            r.answer(&upstream_id, Some(&answer))["result"]["content"]["text"],
+            json!("ok")
+        );
+        assert!(
+            input_response(&json!({"inputResponses": {"ask": {}}})).is_none(),
+            "not a relayed question"
+        );
+        // Notifications have nowhere to go; a capability it did not declare is refused upstream.
+        let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}});
+        assert_eq!(r.on_message(&log), Relayed::Drop);
+        let e = json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create"});
+        let Relayed::Reply(e) = r.on_message(&e) else { panic!() };
+        assert!(e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation capability"));
     }
 }

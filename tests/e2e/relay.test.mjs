@@ -227,3 +227,17 @@ test('through the stdio downstream (mcp-sieve stdio): questions go out on stdout
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('a 2026-07-28 client is asked with input_required, and the upstream exchange goes on with its answer', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const client = await connect(undefined, { mode: { pin: '2026-07-28' } });
+  try {
+    await askedAndAnswered(client);
+    // Without the capability: refused upstream at once.
+    const bare = await connect({ elicitation: {} }, { mode: { pin: '2026-07-28' } });
+    const r = await bare.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e) => e);
+    assert.match(r instanceof Error ? r.message : JSON.stringify(r), /sampling capability/);
+    await bare.close().catch(() => {});
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
