@@ -14,7 +14,8 @@
 //!   forwarded call in flight that relays (see `relay`; with none or several in flight, nothing
 //!   on a pipe says which call asked, so it is refused with `-32601`), anything else `-32601`.
 //!   Progress notifications go to every relaying call (each keeps only its own token, unique to
-//!   the call), log messages to the one in flight, if only one is.
+//!   the call). Log messages are not relayed: the process's one session is everyone's, and a
+//!   pipe does not say which call, if any, a message is about.
 //! - **restart with backoff**: when the process exits, its pending requests fail naming the
 //!   upstream and the exit; a message sent later starts it again, but no sooner than the backoff
 //!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
@@ -463,15 +464,8 @@ impl Reader {
                     let _ = l.send(msg.clone());
                 }
             }
-            (None, Some("notifications/message")) => {
-                let listeners = locked(&self.listeners);
-                if listeners.len() == 1 {
-                    if let Some(l) = listeners.values().next() {
-                        let _ = l.send(msg.clone());
-                    }
-                }
-            }
-            _ => {} // other notifications concern the shared session, not a call
+            // Other notifications (log messages among them) concern the shared session, not a call.
+            _ => {}
         }
     }
 }

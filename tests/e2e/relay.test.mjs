@@ -9,10 +9,17 @@
 // found expired) its upstream session is closed with a DELETE, and a stateless (2026-07-28)
 // call's upstream session is closed once it has served: the upstream says so in its log and no
 // longer knows the session. The same relay through a stdio upstream (server-everything as a
-// child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`).
+// child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`); log
+// messages a small official-SDK upstream sends during a call reach that call's session only;
+// a 2026-07-28 client is asked with input_required.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -239,5 +246,60 @@ test('a 2026-07-28 client is asked with input_required, and the upstream exchang
     await bare.close().catch(() => {});
   } finally {
     await client.close().catch(() => {});
+  }
+});
+
+/** An official-SDK upstream whose `work` tool logs (on the call's own stream) while it runs. */
+async function loggingUpstream() {
+  const transports = new Map();
+  const srv = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const sid = req.headers['mcp-session-id'];
+    let transport = sid && transports.get(sid);
+    if (!transport) {
+      if (sid) { res.writeHead(404).end(); return; }
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => transports.set(id, transport) });
+      const s = new McpServer({ name: 'logging-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
+      s.registerTool('work', { description: 'Works, saying so', inputSchema: { who: z.string() } }, async ({ who }, extra) => {
+        await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'work', data: `working for ${who}` } });
+        await sleep(200);
+        return { content: [{ type: 'text', text: `done for ${who}` }] };
+      });
+      await s.connect(transport);
+    }
+    await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}/mcp`,
+    stop: async () => {
+      for (const t of transports.values()) await t.close().catch(() => {});
+      srv.closeAllConnections?.();
+      await new Promise((r) => srv.close(r));
+    },
+  };
+}
+
+test('log messages an upstream sends during a call reach that call\'s session only', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const up = await loggingUpstream();
+  const gw = await startWith({ upstream: { url: up.url } });
+  const [a, b] = [await connect({}, { url: gw.url }), await connect({}, { url: gw.url })];
+  try {
+    const heard = { a: [], b: [] };
+    a.setNotificationHandler('notifications/message', (n) => { heard.a.push(n.params.data); });
+    b.setNotificationHandler('notifications/message', (n) => { heard.b.push(n.params.data); });
+    const [ra, rb] = await Promise.all([
+      a.callTool({ name: 'work', arguments: { who: 'a' } }),
+      b.callTool({ name: 'work', arguments: { who: 'b' } }),
+    ]);
+    assert.equal(ra.content[0].text, 'done for a');
+    assert.equal(rb.content[0].text, 'done for b');
+    assert.deepEqual(heard, { a: ['working for a'], b: ['working for b'] });
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+    await gw.stop();
+    await up.stop();
   }
 });
