@@ -1,6 +1,7 @@
 //! What a user sees on stderr while the upstreams start (`stdio`, `tools`, `init`): one line per
-//! upstream from the gateway's status — which are up with how many tools, which failed and why,
-//! and when the next try is. Never a header or a secret (the status holds none).
+//! upstream from the gateway's status — which are up with how many tools (and which of them pinning
+//! holds back), which failed and why, and when the next try is. Never a header or a secret (the
+//! status holds none).
 
 use serde_json::Value;
 
@@ -15,7 +16,19 @@ pub fn lines(status: &Value) -> Vec<String> {
             let transport = u["transport"].as_str().unwrap_or("?");
             let head = format!("mcp-sieve: {name} ({transport})");
             match u["state"].as_str().unwrap_or("?") {
-                "up" => format!("{head}: up, {} tools", u["tools"].as_u64().unwrap_or(0)),
+                "up" => {
+                    let held: Vec<&str> = u["quarantined"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    let held = match held.len() {
+                        0 => String::new(),
+                        n => format!(" ({n} quarantined by pinning: {})", held.join(", ")),
+                    };
+                    format!("{head}: up, {} tools{held}", u["tools"].as_u64().unwrap_or(0))
+                }
                 "starting" => format!("{head}: still starting"),
                 state => {
                     let why = u["error"].as_str().unwrap_or("no reason given");
@@ -38,6 +51,7 @@ mod tests {
     fn each_upstream_is_one_line_saying_why() {
         let status = json!({"upstreams": [
             {"name": "files", "transport": "stdio", "state": "up", "tools": 14},
+            {"name": "web", "transport": "http", "state": "up", "tools": 3, "quarantined": ["web_fetch", "web_post"]},
             {"name": "broken", "transport": "stdio", "state": "down", "tools": 0, "error": "its process exited (status 3)", "retryInMs": 1500},
             {"name": "api", "transport": "http", "state": "starting"}
         ]});
@@ -45,6 +59,7 @@ mod tests {
             lines(&status),
             [
                 "mcp-sieve: files (stdio): up, 14 tools",
+                "mcp-sieve: web (http): up, 3 tools (2 quarantined by pinning: web_fetch, web_post)",
                 "mcp-sieve: broken (stdio): down, its tools are left out: its process exited (status 3); tried again in 2 s",
                 "mcp-sieve: api (http): still starting",
             ]

@@ -110,6 +110,7 @@ test('enforce: a changed description and a renamed tool are quarantined until ap
     const approved = pin('--catalog', doc, '--approve', 'up_echo');
     assert.equal(approved.code, 0, approved.stderr);
     assert.match(approved.stderr, /2 tools pinned \(0 new, 1 changed, 0 removed\); changed: up_echo/);
+    assert.match(approved.stderr, /up \(http\): up, 2 tools \(2 quarantined by pinning: up_echo, up_sum\)/, 'what it saw before');
     let names = [];
     for (let i = 0; i < 20 && names.length === 0; i++) {
       await sleep(250);
