@@ -21,6 +21,8 @@ mod relay;
 mod reply;
 
 pub use crate::protocol::UpstreamLink as Link;
+#[cfg(feature = "gateway")]
+pub use conversation::Era;
 pub use conversation::{ClientConfig, Conversation, Exchange};
 #[cfg(feature = "gateway")]
 pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS};
@@ -37,7 +39,8 @@ use std::future::Future;
 
 use crate::error::Result;
 
-/// The protocol version the client asks the upstream for.
+/// The protocol version the client asks the upstream for in `initialize` (the gateway first
+/// asks `server/discover`, and speaks 2026-07-28 to an upstream that offers it).
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// One HTTP POST to perform at the upstream's endpoint.

@@ -238,6 +238,18 @@ fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String
                     .find(|(k, _)| k == "Mcp-Session-Id")
                     .map(|(_, v)| v.clone());
                 let method = msg["method"].as_str().unwrap().to_string();
+                if method == "server/discover" {
+                    // A legacy upstream (its era's discovery is `tests/upstream_eras.rs`'s).
+                    let refusal = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Bad Request: No valid session ID provided"}});
+                    let answer = HttpAnswer {
+                        status: 400,
+                        session: None,
+                        content_type: "application/json".into(),
+                        body: refusal.to_string(),
+                    };
+                    ex.receive(&mut conv, answer).unwrap();
+                    continue;
+                }
                 upstream.push((session.clone(), method.clone()));
                 let fresh = format!("up-{}", upstream.len());
                 let result = match method.as_str() {

@@ -2,38 +2,17 @@
 //! opening the session, the 404 re-open, list_changed, paging and its limit, single-flight
 //! refresh, and errors. The scripted server is a closure over the POSTs the machine asks for.
 
+mod common;
+
+use common::run;
 use mcp_sieve::catalog::Upstream;
 use mcp_sieve::model::Kind;
 use mcp_sieve::protocol::Forward;
 use mcp_sieve::upstream::{
-    ClientConfig, Conversation, Gateway, HttpAnswer, Job, Machine, Pages, Post, Refresh, Serving, Step, MAX_PAGES,
-    REFRESH_DEADLINE_MS,
+    ClientConfig, Conversation, Gateway, HttpAnswer, Job, Pages, Post, Refresh, Serving, MAX_PAGES, REFRESH_DEADLINE_MS,
 };
 use mcp_sieve::{Catalog, Error};
 use serde_json::{json, Value};
-
-/// Runs `m` to its end against `server`; returns the output and every message sent.
-fn run<M: Machine>(
-    conv: &mut Conversation,
-    m: &mut M,
-    mut server: impl FnMut(&Value, &Post) -> HttpAnswer,
-) -> (Result<M::Output, Error>, Vec<Value>) {
-    let mut sent = Vec::new();
-    loop {
-        match m.step(conv) {
-            Err(e) => return (Err(e), sent),
-            Ok(Step::Done(out)) => return (Ok(out), sent),
-            Ok(Step::Send(post)) => {
-                let msg: Value = serde_json::from_str(&post.body).unwrap();
-                let answer = server(&msg, &post);
-                sent.push(msg);
-                if let Err(e) = m.receive(conv, answer) {
-                    return (Err(e), sent);
-                }
-            }
-        }
-    }
-}
 
 fn json_answer(v: Value) -> HttpAnswer {
     HttpAnswer {

@@ -1,7 +1,7 @@
 //! Our session at one Streamable HTTP MCP server, and one exchange in it: open the session when
 //! needed (`initialize`, then `notifications/initialized`), send the request with the session and
 //! protocol headers, re-open once when the server answers 404 (it forgot the session), and read
-//! the reply.
+//! the reply. In gateway mode the conversation first discovers the upstream's era (`era.rs`).
 
 use serde_json::{json, Map, Value};
 
@@ -9,6 +9,11 @@ use super::reply::{parse_reply, Reply};
 use super::{HttpAnswer, Machine, Post, Step, PROTOCOL_VERSION};
 use crate::error::{Error, Result};
 use crate::protocol::UpstreamLink as Link;
+
+#[cfg(feature = "gateway")]
+mod era;
+#[cfg(feature = "gateway")]
+pub use era::Era;
 
 /// How the client introduces itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +28,10 @@ pub struct ClientConfig {
     pub initialized: Option<Value>,
     /// Headers sent with every request (e.g. `Authorization`).
     pub headers: Vec<(String, String)>,
+    /// Whether to ask `server/discover` first and speak 2026-07-28 statelessly to an upstream
+    /// that offers it (the gateway does; otherwise `initialize` of `protocol_version`).
+    #[cfg(feature = "gateway")]
+    pub discover: bool,
 }
 
 impl Default for ClientConfig {
@@ -33,6 +42,8 @@ impl Default for ClientConfig {
             protocol_version: PROTOCOL_VERSION.into(),
             initialized: None,
             headers: Vec::new(),
+            #[cfg(feature = "gateway")]
+            discover: false,
         }
     }
 }
@@ -49,6 +60,11 @@ pub struct Conversation {
     opened: bool,
     next_id: u64,
     list_changed: bool,
+    #[cfg(feature = "gateway")]
+    era: Era,
+    /// Whether `era` was found by this conversation's own `server/discover`.
+    #[cfg(feature = "gateway")]
+    found: bool,
 }
 
 impl Conversation {
@@ -63,6 +79,10 @@ impl Conversation {
             opened: false,
             next_id: 1,
             list_changed: false,
+            #[cfg(feature = "gateway")]
+            era: Era::Unknown,
+            #[cfg(feature = "gateway")]
+            found: false,
         }
     }
 
@@ -74,6 +94,14 @@ impl Conversation {
         if !link.version.is_empty() {
             c.opened = true;
             c.session = link.session;
+            #[cfg(feature = "gateway")]
+            if c.config.discover {
+                c.era = if link.version == crate::protocol::MODERN_VERSION {
+                    Era::Modern
+                } else {
+                    Era::Legacy
+                };
+            }
             c.version = link.version;
         }
         c
@@ -123,12 +151,17 @@ impl Conversation {
         self.config.initialized = params;
     }
 
-    /// Forgets the session: the next exchange opens a new one.
+    /// Forgets the session (and, discovering, the era): the next exchange opens a new one.
     pub fn reset(&mut self) {
         self.session = None;
         self.initialize = None;
         self.opened = false;
         self.version = self.config.protocol_version.clone();
+        #[cfg(feature = "gateway")]
+        {
+            // Another server may answer there now: its era is discovered again.
+            (self.era, self.found) = (Era::Unknown, false);
+        }
     }
 
     /// A request; its output is the [`Reply`] holding the response.
@@ -154,6 +187,21 @@ impl Conversation {
     }
 
     fn post(&self, message: &Value) -> Post {
+        #[cfg(feature = "gateway")]
+        if self.config.discover {
+            let mut message = message.clone();
+            if self.modern() {
+                return self.post_modern(message);
+            }
+            if let Some(p) = message.get_mut("params") {
+                era::strip_envelope(p);
+            }
+            return self.post_legacy(&message);
+        }
+        self.post_legacy(message)
+    }
+
+    fn post_legacy(&self, message: &Value) -> Post {
         let mut headers = vec![
             ("Content-Type".to_string(), "application/json".to_string()),
             ("Accept".to_string(), "application/json, text/event-stream".to_string()),
@@ -202,6 +250,9 @@ fn http_failure(what: &str, a: &HttpAnswer, id: Option<u64>) -> Error {
 enum Phase {
     /// Open the session if needed, else send the request.
     Start,
+    /// `server/discover` (this id) is in flight.
+    #[cfg(feature = "gateway")]
+    Discovering(u64),
     /// `initialize` (this id) is in flight.
     Initializing(u64),
     /// `initialize` answered; `notifications/initialized` is next.
@@ -225,6 +276,10 @@ pub struct Exchange {
     phase: Phase,
     reopened: bool,
     opened: Option<Reply>,
+    /// Whether the era was discovered again (after a version error) or `initialize`
+    /// negotiated down, in this exchange: each at most once.
+    #[cfg(feature = "gateway")]
+    again: (bool, bool),
 }
 
 impl Exchange {
@@ -236,6 +291,8 @@ impl Exchange {
             phase: Phase::Start,
             reopened: false,
             opened: None,
+            #[cfg(feature = "gateway")]
+            again: (false, false),
         }
     }
 
@@ -249,10 +306,20 @@ impl Machine for Exchange {
 
     fn step(&mut self, conv: &mut Conversation) -> Result<Step<Reply>> {
         match std::mem::replace(&mut self.phase, Phase::Taken) {
+            #[cfg(feature = "gateway")]
+            Phase::Start if !conv.opened && conv.discovers() => {
+                let id = conv.take_id();
+                self.phase = Phase::Discovering(id);
+                Ok(Step::Send(conv.post_modern(message(
+                    Some(id),
+                    "server/discover",
+                    &Value::Null,
+                ))))
+            }
             Phase::Start if !conv.opened => {
                 let id = conv.take_id();
                 let params = json!({
-                    "protocolVersion": conv.config.protocol_version,
+                    "protocolVersion": conv.version,
                     "capabilities": conv.config.capabilities,
                     "clientInfo": conv.config.client_info,
                 });
@@ -288,7 +355,33 @@ impl Machine for Exchange {
     fn receive(&mut self, conv: &mut Conversation, a: HttpAnswer) -> Result<()> {
         let what = self.what().to_string();
         match std::mem::replace(&mut self.phase, Phase::Taken) {
+            #[cfg(feature = "gateway")]
+            Phase::Discovering(id) => {
+                match era::discovered(&a, id) {
+                    Some(init) => {
+                        self.opened = Some(Reply {
+                            response: Some(json!({"jsonrpc": "2.0", "id": id, "result": init})),
+                            notifications: Vec::new(),
+                        });
+                        conv.open_modern(init);
+                    }
+                    None => (conv.era, conv.found) = (Era::Legacy, true),
+                }
+                self.phase = Phase::Start;
+                Ok(())
+            }
             Phase::Initializing(id) => {
+                #[cfg(feature = "gateway")]
+                if conv.config.discover && !self.again.1 {
+                    if let Some(v) = era::negotiated_down(&a, id, &conv.version) {
+                        // It refused our version and named the ones it speaks: ask again in the
+                        // newest of ours among them.
+                        conv.version = v.to_string();
+                        self.again.1 = true;
+                        self.phase = Phase::Start;
+                        return Ok(());
+                    }
+                }
                 if a.status != 200 {
                     return Err(http_failure("initialize", &a, Some(id)));
                 }
@@ -320,6 +413,14 @@ impl Machine for Exchange {
                     // The upstream forgot our session: open a new one and send again, once.
                     conv.reset();
                     self.reopened = true;
+                    self.phase = Phase::Start;
+                    return Ok(());
+                }
+                #[cfg(feature = "gateway")]
+                if conv.config.discover && !self.again.0 && era::version_refused(conv, &a, id) {
+                    // It no longer speaks the version we spoke: discover its era again, once.
+                    conv.reset();
+                    self.again.0 = true;
                     self.phase = Phase::Start;
                     return Ok(());
                 }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::conversation::{ClientConfig, Conversation, Exchange};
+use super::conversation::{ClientConfig, Conversation, Era, Exchange};
 use super::merge::{build_pinned, Source};
 use super::pages::{Lists, Refresh};
 use crate::catalog::{Catalog, Upstream};
@@ -144,6 +144,7 @@ fn client(headers: Vec<(String, String)>) -> ClientConfig {
     ClientConfig {
         client_info: json!({"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")}),
         headers,
+        discover: true,
         ..ClientConfig::default()
     }
 }
@@ -232,10 +233,16 @@ impl Gateway {
         self.members[0].conv.clone()
     }
 
-    /// Takes note of a list change an upstream (`member`) announced in a forwarded exchange.
+    /// Takes note of a list change an upstream (`member`) announced in a forwarded exchange, and
+    /// of the era the exchange found it in when that changed (the lists are fetched again in it).
     pub fn note_changes(&mut self, member: usize, conv: &mut Conversation) {
         if let Some(m) = self.members.get_mut(member) {
             m.stale |= conv.take_list_changed();
+            if conv.discovered() && conv.era() != m.conv.era() {
+                // Discovered again by the refresh, which needs the capabilities it answers.
+                m.conv = Conversation::new(m.config.clone());
+                m.stale = true;
+            }
         }
     }
 
@@ -453,7 +460,9 @@ impl Gateway {
         if let (true, Some(why)) = (m.failures > 0, &m.error) {
             return Err(Error::Upstream(format!("{} is down ({why})", m.upstream.label())));
         }
-        let conv = Conversation::resume(m.config.clone(), forward.link.clone().unwrap_or_default());
+        // A request with no upstream session of its own speaks in the era the lists were fetched in.
+        let conv =
+            Conversation::resume(m.config.clone(), forward.link.clone().unwrap_or_default()).knowing(m.conv.era());
         let exchange = conv.request(&forward.method, forward.params.clone());
         Ok((i, conv, exchange))
     }
@@ -522,6 +531,8 @@ impl Gateway {
                     "transport": transport,
                     "state": state,
                     "tools": tools,
+                    "protocolVersion": m.lists.as_ref().map(|_| m.conv.protocol_version()),
+                    "stateless": m.lists.is_some() && m.conv.era() == Era::Modern,
                     "failures": m.failures,
                     "error": m.error,
                     "retryInMs": (m.failures > 0).then(|| (m.retry_ms - now_ms).max(0)),

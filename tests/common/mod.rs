@@ -354,3 +354,28 @@ pub fn header_fn(mut base: Vec<(String, String)>, extra: &[(&str, &str)]) -> imp
             .map(|(_, v)| v.clone())
     }
 }
+
+/// Runs the upstream machine `m` to its end against `server` (a closure over each POST it asks
+/// for); returns the output and every message sent.
+pub fn run<M: mcp_sieve::upstream::Machine>(
+    conv: &mut mcp_sieve::upstream::Conversation,
+    m: &mut M,
+    mut server: impl FnMut(&Value, &mcp_sieve::upstream::Post) -> mcp_sieve::upstream::HttpAnswer,
+) -> (Result<M::Output, mcp_sieve::Error>, Vec<Value>) {
+    use mcp_sieve::upstream::Step;
+    let mut sent = Vec::new();
+    loop {
+        match m.step(conv) {
+            Err(e) => return (Err(e), sent),
+            Ok(Step::Done(out)) => return (Ok(out), sent),
+            Ok(Step::Send(post)) => {
+                let msg: Value = serde_json::from_str(&post.body).unwrap();
+                let answer = server(&msg, &post);
+                sent.push(msg);
+                if let Err(e) = m.receive(conv, answer) {
+                    return (Err(e), sent);
+                }
+            }
+        }
+    }
+}

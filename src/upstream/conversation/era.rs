@@ -1,0 +1,255 @@
+//! Which protocol era an upstream is spoken to in (gateway mode): `server/discover` first; an
+//! upstream that lists 2026-07-28 among its `supportedVersions` is spoken to statelessly (no
+//! `initialize`, no session: each request carries the version, our client info and capabilities
+//! in `_meta`, and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers, as
+//! `http::modern` expects them); any other answer means a session of the newest legacy version
+//! it accepts (`initialize`, negotiated down when it refuses ours and names the ones it speaks).
+//! A version error (`-32022`) makes the conversation discover again, once per exchange.
+
+use serde_json::{json, Map, Value};
+
+use super::super::reply::parse_reply;
+use super::super::{HttpAnswer, Post};
+use super::Conversation;
+use crate::error::code;
+use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
+
+/// What a conversation knows of its upstream's era.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Era {
+    /// Not asked yet (or forgotten after a version error): `server/discover` comes first.
+    #[default]
+    Unknown,
+    /// It speaks 2026-07-28: stateless requests.
+    Modern,
+    /// It does not: `initialize` and a session.
+    Legacy,
+}
+
+/// The `_meta` keys of the 2026-07-28 request envelope.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// The param a method's `Mcp-Name` header mirrors.
+fn mirrored(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// Standard Base64 (RFC 4648, padded).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A header value as the 2026-07-28 revision mirrors it: as is when it is visible ASCII (spaces
+/// inside allowed), else `=?base64?…?=`.
+pub(crate) fn header_value(s: &str) -> String {
+    let plain = s.bytes().all(|b| (0x20..0x7f).contains(&b)) && s.trim() == s;
+    if plain {
+        s.to_string()
+    } else {
+        format!("=?base64?{}?=", base64(s.as_bytes()))
+    }
+}
+
+impl Conversation {
+    /// The era this conversation speaks in (what `server/discover` found).
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// Whether this conversation found its era itself (its own `server/discover`), rather than
+    /// taking it from another or from a remembered session.
+    pub fn discovered(&self) -> bool {
+        self.found
+    }
+
+    /// Starts in `era` (what another conversation with the same upstream found), without a
+    /// session: a modern conversation is open at once, a legacy one opens with `initialize`
+    /// without asking `server/discover` again.
+    pub fn knowing(mut self, era: Era) -> Self {
+        if self.opened || !self.config.discover {
+            return self;
+        }
+        self.era = era;
+        if era == Era::Modern {
+            self.opened = true;
+            self.version = MODERN_VERSION.into();
+        }
+        self
+    }
+
+    pub(super) fn modern(&self) -> bool {
+        self.opened && self.era == Era::Modern
+    }
+
+    /// Whether the next opening asks `server/discover` first.
+    pub(super) fn discovers(&self) -> bool {
+        self.config.discover && self.era == Era::Unknown
+    }
+
+    /// Takes the `server/discover` result `init` (already checked to offer 2026-07-28): the
+    /// conversation is open, statelessly.
+    pub(super) fn open_modern(&mut self, init: Value) {
+        self.found = true;
+        self.era = Era::Modern;
+        self.opened = true;
+        self.session = None;
+        self.version = MODERN_VERSION.into();
+        self.initialize = Some(init);
+    }
+
+    /// The POST of `message` in 2026-07-28: our envelope in `params._meta`, the headers mirroring it.
+    pub(super) fn post_modern(&self, mut message: Value) -> Post {
+        let method = message["method"].as_str().unwrap_or_default().to_string();
+        let name = mirrored(&method).and_then(|f| message["params"][f].as_str().map(header_value));
+        if let Value::Object(m) = &mut message {
+            let params = m.entry("params").or_insert_with(|| json!({}));
+            if !params.is_object() {
+                *params = json!({});
+            }
+            let meta = params
+                .as_object_mut()
+                .map(|p| p.entry("_meta").or_insert_with(|| json!({})));
+            if let Some(Value::Object(meta)) = meta {
+                meta.insert(META_VERSION.into(), json!(MODERN_VERSION));
+                meta.insert(META_INFO.into(), self.config.client_info.clone());
+                meta.insert(META_CAPS.into(), self.config.capabilities.clone());
+            }
+        }
+        let mut headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+            ("MCP-Protocol-Version".to_string(), MODERN_VERSION.to_string()),
+            ("Mcp-Method".to_string(), method),
+        ];
+        if let Some(n) = name {
+            headers.push(("Mcp-Name".into(), n));
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        Post {
+            headers,
+            body: message.to_string(),
+        }
+    }
+}
+
+/// A legacy upstream must not read a forwarded request as a 2026-07-28 one: the envelope a
+/// modern downstream client put in `params._meta` is not passed on.
+pub(super) fn strip_envelope(params: &mut Value) {
+    if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+        for k in [META_VERSION, META_INFO, META_CAPS] {
+            meta.remove(k);
+        }
+        if meta.is_empty() {
+            if let Value::Object(p) = params {
+                p.remove("_meta");
+            }
+        }
+    }
+}
+
+/// The `server/discover` answer `a` (to request `id`) as an `initialize`-like result
+/// (`protocolVersion`, `capabilities`, `serverInfo`, `instructions`) when it offers 2026-07-28;
+/// `None` for anything else (an error, a legacy server's refusal of a request without session,
+/// a list without our version).
+pub(super) fn discovered(a: &HttpAnswer, id: u64) -> Option<Value> {
+    if !(200..300).contains(&a.status) {
+        return None;
+    }
+    let reply = parse_reply(&a.content_type, &a.body, Some(&json!(id))).ok()?;
+    let result = reply.result("server/discover").ok()?;
+    let offers = result["supportedVersions"]
+        .as_array()
+        .is_some_and(|v| v.iter().any(|v| v == MODERN_VERSION));
+    if !offers {
+        return None;
+    }
+    let mut init = Map::new();
+    init.insert("protocolVersion".into(), json!(MODERN_VERSION));
+    init.insert("capabilities".into(), result["capabilities"].clone());
+    let info = result["_meta"]["io.modelcontextprotocol/serverInfo"].clone();
+    init.insert(
+        "serverInfo".into(),
+        if info.is_null() {
+            result["serverInfo"].clone()
+        } else {
+            info
+        },
+    );
+    if let Some(i) = result.get("instructions") {
+        init.insert("instructions".into(), i.clone());
+    }
+    Some(Value::Object(init))
+}
+
+/// The JSON-RPC error `a` carries for the request `id`, if any.
+fn carried_error(a: &HttpAnswer, id: Option<u64>) -> Option<Value> {
+    let msg = parse_reply(&a.content_type, &a.body, id.map(|i| json!(i)).as_ref())
+        .ok()
+        .and_then(|r| r.response)
+        .or_else(|| serde_json::from_str::<Value>(&a.body).ok())?;
+    msg.get("error").cloned()
+}
+
+/// Whether `a` refuses the version we spoke in: `-32022` in either era, or — speaking
+/// 2026-07-28 — a 400 or 404 that is no complaint about the request itself (a legacy server
+/// took our place and wants a session). Then the era is discovered again.
+pub(super) fn version_refused(conv: &Conversation, a: &HttpAnswer, id: Option<u64>) -> bool {
+    let error = carried_error(a, id);
+    let code = error.as_ref().and_then(|e| e["code"].as_i64());
+    if code == Some(code::UNSUPPORTED_PROTOCOL_VERSION as i64) {
+        return true;
+    }
+    let about_request = [code::INVALID_PARAMS, code::METHOD_NOT_FOUND, code::HEADER_MISMATCH]
+        .iter()
+        .any(|c| code == Some(*c as i64));
+    conv.modern() && matches!(a.status, 400 | 404) && !about_request
+}
+
+/// The version to ask again in `initialize` when the upstream refused `asked` and named the
+/// ones it speaks (`error.data.supported`, as the specification's example has it): the newest of
+/// ours among them.
+pub(super) fn negotiated_down(a: &HttpAnswer, id: u64, asked: &str) -> Option<&'static str> {
+    let error = carried_error(a, Some(id))?;
+    let supported = error["data"]["supported"].as_array()?;
+    LEGACY_VERSIONS
+        .into_iter()
+        .find(|v| *v != asked && supported.iter().any(|s| s == v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_are_base64_outside_visible_ascii() {
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("a b"), "a b");
+        assert_eq!(header_value("café"), "=?base64?Y2Fmw6k=?=");
+        assert_eq!(header_value(" x"), "=?base64?IHg=?=");
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"hello"), "aGVsbG8=");
+        assert_eq!(base64(b"hel"), "aGVs");
+        assert_eq!(base64(b"he"), "aGU=");
+    }
+}
