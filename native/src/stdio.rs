@@ -5,7 +5,8 @@
 //! else, with what a pipe needs that HTTP gave for free:
 //! - **one session for everyone**: a process is one MCP session, so the driver opens it itself
 //!   (`initialize` + `notifications/initialized`) when the process starts, answers every
-//!   conversation's `initialize` with that result and swallows their `notifications/initialized`.
+//!   conversation's `initialize` with that result and swallows their `notifications/initialized`
+//!   (and answers their `server/discover` with `-32601`: the shared session is the era they use).
 //!   All downstream sessions share the process; what is per session stays in the core (each
 //!   downstream session's upstream tasks are its own, `OwnedTask`).
 //! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
@@ -152,6 +153,13 @@ impl Pipe {
             *guard = Some(self.start(deadline).await?);
         }
         let process = guard.as_mut().ok_or_else(|| self.fail("it is not running"))?;
+        if method == "server/discover" {
+            // The driver's one session is of the legacy era (it opened it with `initialize`):
+            // every conversation speaks in it, without asking the process.
+            let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+                "message": "a stdio upstream is spoken to in the session the driver opened"}});
+            return Ok(self.answer(vec![refusal]));
+        }
         if method == "initialize" {
             // The process's session is open already: every conversation shares it.
             let reply = json!({"jsonrpc": "2.0", "id": id, "result": process.initialize});

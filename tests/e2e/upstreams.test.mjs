@@ -17,7 +17,6 @@
 // server, the same credential checks, and a stdio upstream refused as a configuration error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -25,32 +24,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startNative, freePort } from './harness.mjs';
-import { startEverything, startFastmcp, startWith, binOf, native, ROOT, sleep } from '../security/helpers.mjs';
+import { freePort } from './harness.mjs';
+import { startEverything, startFastmcp, startWith, binOf, native, recordingProxy, ROOT, sleep } from '../security/helpers.mjs';
 
 const NATIVE = native();
 const nativeOnly = { skip: !NATIVE && 'stdio upstreams run in the native server only' };
 
 const SECRET = `sekrit-${process.pid}-${Date.now()}`;
 const DOWNSTREAM_TOKEN = 'downstream-client-token';
-
-/** A proxy in front of `target` that records the headers of every request it forwards. */
-async function recordingProxy(target) {
-  const seen = [];
-  const port = await freePort();
-  const srv = http.createServer((req, res) => {
-    seen.push({ ...req.headers });
-    const t = new URL(target);
-    const up = http.request({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode, r.headers);
-      r.pipe(res);
-    });
-    up.on('error', () => { res.writeHead(502); res.end(); });
-    req.pipe(up);
-  });
-  await new Promise((r) => srv.listen(port, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${port}/mcp`, seen, stop: () => new Promise((r) => srv.close(r)) };
-}
 
 let everything, fastmcp, proxy, server, tmp, doc, docPath;
 

@@ -4,6 +4,7 @@
 // wrangler dev, or the native server with SIEVE_TARGET=native), real upstreams on free loopback
 // ports, stopped by their PID (npm @modelcontextprotocol/server-everything in its Streamable HTTP
 // mode; the FastMCP server tests/python/fastmcp_server.py in .venv), and small assertions.
+import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +129,39 @@ export async function startFastmcp(port) {
     }
     await sleep(100);
   }
+}
+
+/**
+ * A proxy in front of the MCP endpoint `target` that records what reaches it: `seen` the headers
+ * of every request, `bodies` each POST's body (parsed JSON, or the text), `statuses` the status
+ * of each answer. Returns { url, seen, bodies, statuses, stop }.
+ */
+export async function recordingProxy(target) {
+  const seen = [];
+  const bodies = [];
+  const statuses = [];
+  const port = await freePort();
+  const srv = http.createServer((req, res) => {
+    seen.push({ ...req.headers });
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      if (req.method === 'POST') {
+        try { bodies.push(JSON.parse(raw.toString('utf8'))); } catch { bodies.push(raw.toString('utf8')); }
+      }
+      const t = new URL(target);
+      const up = http.request({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: req.headers }, (r) => {
+        statuses.push(r.statusCode);
+        res.writeHead(r.statusCode, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => { res.writeHead(502); res.end(); });
+      up.end(raw);
+    });
+  });
+  await new Promise((r) => srv.listen(port, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, bodies, statuses, stop: () => new Promise((r) => { srv.closeAllConnections?.(); srv.close(r); }) };
 }
 
 /** The numbers a message names ("10,000" and "10_000" read as 10000). */
