@@ -35,6 +35,8 @@ mod watch;
 
 pub use ask::{Answers, Ask};
 pub use forward::Forward;
+#[cfg(feature = "gateway")]
+pub use forward::Gather;
 pub use jsonrpc::{Incoming, Limits};
 pub use outcome::Outcome;
 pub use server::{Env, Server};

@@ -349,6 +349,49 @@ impl TaskQuery {
     }
 }
 
+/// A wire `Task` object as the core's record. Tasks carry no `method` on the wire; MCP
+/// 2025-11-25 servers run only `tools/call` as tasks, so that is assumed unless `method` is given.
+#[cfg(any(feature = "wasm", feature = "gateway"))]
+pub(crate) fn from_wire(v: &Value, path: &str) -> Result<Task> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| Error::params(format!("{path} must be a task object, got {}", type_name(v))))?;
+    let text = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::params(format!("{path}.{k} must be a string")))
+    };
+    let status = Status::parse(text("status")?).ok_or_else(|| {
+        Error::params(format!(
+            "{path}.status must be one of working, input_required, completed, failed, cancelled"
+        ))
+    })?;
+    let created = parse_iso(text("createdAt")?, &format!("{path}.createdAt"))?;
+    let updated = match o.get("lastUpdatedAt") {
+        Some(Value::String(s)) => parse_iso(s, &format!("{path}.lastUpdatedAt"))?,
+        _ => created,
+    };
+    let method = o.get("method").and_then(Value::as_str).unwrap_or("tools/call");
+    let mut t = Task::new(text("taskId")?.to_string(), method, created, None, Default::default());
+    t.status = status;
+    t.updated_ms = updated;
+    Ok(t)
+}
+
+/// Positions of the wire `tasks` (objects of a `tasks/list` result) `query` keeps, in its order;
+/// an object that is not a task is an error naming it.
+#[cfg(any(feature = "wasm", feature = "gateway"))]
+pub fn kept(tasks: &[Value], query: &TaskQuery) -> Result<Vec<usize>> {
+    let records = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, v)| from_wire(v, &format!("tasks[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut keep: Vec<usize> = (0..records.len()).filter(|&i| query.matches(&records[i])).collect();
+    crate::sort::sort_by(&mut keep, |&a, &b| query.compare(&records[a], &records[b]));
+    Ok(keep)
+}
+
 /// The concern rule for one task: every configured concern is unmapped or equal.
 pub fn concerns_match(mapping: &ConcernConfig, configured: &ConcernConfig) -> bool {
     configured.iter().all(|(c, v)| mapping.get(c).is_none_or(|m| m == v))

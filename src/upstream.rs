@@ -25,7 +25,10 @@ pub use crate::protocol::UpstreamLink as Link;
 pub use conversation::Era;
 pub use conversation::{ClientConfig, Conversation, Exchange};
 #[cfg(feature = "gateway")]
-pub use gateway::{forwarded, named, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS};
+pub use gateway::{
+    forwarded, gathered, named, status_response, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS,
+    STATUS_PATH,
+};
 #[cfg(feature = "gateway")]
 pub use merge::{build, build_many, build_pinned, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};

@@ -226,10 +226,32 @@ fn stateless_forwards_get_result_type() {
 fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String>, String)>) -> http::Response {
     let f = r.forward.clone().expect("forwarded");
     let gw = upstream::Gateway::new(h.server.catalog().upstreams[0].clone());
+    let now = h.now_ms;
+    if let Some(jobs) = gw.gather(&f) {
+        let done = jobs
+            .into_iter()
+            .map(|(i, mut conv, mut pages)| {
+                let tasks = script(&mut conv, &mut pages, upstream);
+                (i, conv, Ok(tasks))
+            })
+            .collect();
+        let server = h.server.clone();
+        return upstream::gathered(&server, r, done, &mut h.store, now);
+    }
     let (_, mut conv, mut ex) = gw.forward(&f).unwrap();
-    let reply = loop {
-        match ex.step(&mut conv).unwrap() {
-            Step::Done(reply) => break reply,
+    let reply = script(&mut conv, &mut ex, upstream);
+    upstream::forwarded(r, &conv, Ok(reply), &mut h.store, now)
+}
+
+/// Runs `m` against the scripted upstream, recording what it receives.
+fn script<M: Machine>(
+    conv: &mut upstream::Conversation,
+    m: &mut M,
+    upstream: &mut Vec<(Option<String>, String)>,
+) -> M::Output {
+    loop {
+        match m.step(conv).unwrap() {
+            Step::Done(out) => return out,
             Step::Send(post) => {
                 let msg: Value = serde_json::from_str(&post.body).unwrap();
                 let session = post
@@ -247,40 +269,36 @@ fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String
                         content_type: "application/json".into(),
                         body: refusal.to_string(),
                     };
-                    ex.receive(&mut conv, answer).unwrap();
+                    m.receive(conv, answer).unwrap();
                     continue;
                 }
                 upstream.push((session.clone(), method.clone()));
                 let fresh = format!("up-{}", upstream.len());
+                let task = |id: &str| json!({"taskId": id, "status": "working", "createdAt": "2025-11-20T10:00:00Z", "ttl": 60_000});
                 let result = match method.as_str() {
                     "initialize" => {
                         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "u"}})
                     }
                     "tools/call" => {
-                        json!({"task": {"taskId": format!("task-of-{}", session.unwrap()), "status": "working", "ttl": 60_000}})
+                        json!({"task": task(&format!("task-of-{}", session.unwrap()))})
                     }
-                    _ => json!({"tasks": [{"taskId": "task-of-up-1"}, {"taskId": "task-of-up-4"}]}),
+                    _ => json!({"tasks": [task("task-of-up-1"), task("task-of-up-4"), task("task-of-up-5")]}),
                 };
                 let body = if msg.get("id").is_some() {
                     json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string()
                 } else {
                     String::new()
                 };
-                ex.receive(
-                    &mut conv,
-                    HttpAnswer {
-                        status: if body.is_empty() { 202 } else { 200 },
-                        session: (method == "initialize").then_some(fresh),
-                        content_type: "application/json".into(),
-                        body,
-                    },
-                )
-                .unwrap();
+                let answer = HttpAnswer {
+                    status: if body.is_empty() { 202 } else { 200 },
+                    session: (method == "initialize").then_some(fresh),
+                    content_type: "application/json".into(),
+                    body,
+                };
+                m.receive(conv, answer).unwrap();
             }
         }
-    };
-    let now = h.now_ms;
-    upstream::forwarded(r, &conv, Ok(reply), &mut h.store, now)
+    }
 }
 
 #[test]
@@ -332,11 +350,13 @@ fn each_session_has_its_own_upstream_session_and_only_its_own_tasks() {
     );
     let listed = perform(&mut b, r, &mut up);
     let listed: Value = serde_json::from_str(&listed.body).unwrap();
-    assert_eq!(
-        listed["result"]["tasks"],
-        json!([]),
-        "an upstream listing A's task is cut to B's own"
-    );
+    let ids: Vec<&str> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["task-of-up-5"], "an upstream listing A's task is cut to B's own");
     // A stateless request owns no task and shares no session.
     let e = b.modern(json!(11), "tasks/get", json!({"taskId": task_a}));
     assert!(e.forward.is_none() && e.body.contains("Unknown task"), "{}", e.body);

@@ -36,7 +36,10 @@ fn local() -> Value {
 }
 
 fn catalog() -> Catalog {
-    let doc = local();
+    catalog_of(local())
+}
+
+fn catalog_of(doc: Value) -> Catalog {
     let ups = Upstream::parse_all(doc.get("upstream"), doc.get("upstreams")).unwrap();
     let names: Vec<&str> = ups.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["files", "github", "py"]);
@@ -348,4 +351,137 @@ fn an_ended_session_names_the_upstream_sessions_to_close() {
         "the upstream's own credentials go along: {headers:?}"
     );
     assert!(g.closing(&mcp_sieve::protocol::Session::default()).is_empty());
+}
+
+/// A task-creating call of `tool` through `h`, answered by its upstream with the task `id`,
+/// recorded in the session as a shell does.
+fn create_task(h: &mut Harness, tool: &str, id: &str) {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": {}, "task": {"ttl": 600000}}});
+    let r = h.post(&call, &[]);
+    let link = r.forward.clone().unwrap().link.unwrap();
+    let conv = mcp_sieve::upstream::Conversation::resume(mcp_sieve::upstream::ClientConfig::default(), link);
+    let answer =
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {"taskId": id, "status": "working", "ttl": 600000}}});
+    let reply = mcp_sieve::upstream::Reply {
+        response: Some(answer),
+        notifications: vec![],
+    };
+    mcp_sieve::upstream::forwarded(r, &conv, Ok(reply), &mut h.store, h.now_ms);
+}
+
+fn wire_task(id: &str, status: &str, created: &str) -> Value {
+    json!({"taskId": id, "status": status, "createdAt": created, "lastUpdatedAt": created, "ttl": 600000, "pollInterval": 500})
+}
+
+/// `tasks/list` with `params` through `h`, each upstream asked answering from `answers` (by
+/// index; an error when absent); returns the result (or error) and the upstreams asked.
+fn list_tasks(h: &mut Harness, params: Value, answers: &[(usize, Value)]) -> (Value, Vec<usize>) {
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/list", "params": params}),
+        &[],
+    );
+    let Some(f) = r.forward.clone() else {
+        return (serde_json::from_str(&r.body).unwrap(), vec![]);
+    };
+    let gw = mcp_sieve::upstream::Gateway::new_many(&h.server.catalog().upstreams);
+    let jobs = gw.gather(&f).expect("tasks/list gathers");
+    let asked: Vec<usize> = jobs.iter().map(|(i, ..)| *i).collect();
+    let mut done = Vec::new();
+    for (i, mut conv, mut pages) in jobs {
+        let (out, sent) = common::run(&mut conv, &mut pages, |m, _| {
+            let body = match answers.iter().find(|(a, _)| *a == i) {
+                Some((_, tasks)) => json!({"jsonrpc": "2.0", "id": m["id"], "result": {"tasks": tasks}}),
+                None => {
+                    json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32603, "message": "tasks are gone"}})
+                }
+            };
+            mcp_sieve::upstream::HttpAnswer {
+                status: 200,
+                session: Some("up".into()),
+                content_type: "application/json".into(),
+                body: body.to_string(),
+            }
+        });
+        assert!(
+            sent.iter().all(|m| m["params"].get("status").is_none()),
+            "each upstream is asked for its whole list"
+        );
+        done.push((i, conv, out));
+    }
+    let server = h.server.clone();
+    let r = mcp_sieve::upstream::gathered(&server, r, done, &mut h.store, h.now_ms);
+    (serde_json::from_str(&r.body).unwrap(), asked)
+}
+
+fn ids(r: &Value) -> Vec<&str> {
+    r["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|t| t["taskId"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn tasks_list_gathers_every_upstream_running_the_sessions_tasks() {
+    let mut doc = local();
+    doc["options"] = json!({"pageSize": 2});
+    let mut h = Harness::with_catalog(catalog_of(doc));
+    h.init();
+    let (r, asked) = list_tasks(&mut h, json!({}), &[]);
+    assert_eq!((ids(&r), asked), (vec![], vec![]), "no task: no upstream is asked");
+    create_task(&mut h, "github_create_issue", "g-1");
+    create_task(&mut h, "github_create_issue", "g-2");
+    create_task(&mut h, "fast.add", "p-1");
+    let github = json!([
+        wire_task("g-1", "working", "2025-11-20T10:00:02Z"),
+        wire_task("g-2", "completed", "2025-11-20T10:00:03Z"),
+        wire_task("someone-elses", "working", "2025-11-20T10:00:04Z")
+    ]);
+    let py = json!([wire_task("p-1", "working", "2025-11-20T10:00:01Z")]);
+    let answers = [(1, github), (2, py)];
+    // One list over both upstreams, in the default order (lastUpdatedAt, newest first), paged.
+    let (r, asked) = list_tasks(&mut h, json!({}), &answers);
+    assert_eq!(asked, [1, 2], "github and py run the session's tasks; files runs none");
+    assert_eq!(ids(&r), ["g-2", "g-1"]);
+    assert_eq!(
+        r["result"]["tasks"][0]["pollInterval"],
+        json!(500),
+        "the upstream's objects, whole"
+    );
+    let cursor = r["result"]["nextCursor"].clone();
+    let (r, _) = list_tasks(&mut h, json!({"cursor": cursor}), &answers);
+    assert_eq!(ids(&r), ["p-1"]);
+    assert!(r["result"].get("nextCursor").is_none());
+    // SEP-1904 filter and ordering over the merged set.
+    let q = json!({"status": ["working"], "orderBy": "createdAt", "order": "asc"});
+    let (r, _) = list_tasks(&mut h, q.clone(), &answers);
+    assert_eq!(ids(&r), ["p-1", "g-1"]);
+    let (r, _) = list_tasks(
+        &mut h,
+        json!({"filter": {"createdAfter": "2025-11-20T10:00:01Z"}}),
+        &answers,
+    );
+    assert_eq!(ids(&r), ["g-2", "g-1"]);
+    // A cursor of another query is refused; so is a bad query, before any upstream is asked.
+    let (r, _) = list_tasks(&mut h, json!({"status": ["failed"], "cursor": cursor}), &answers);
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    let (r, asked) = list_tasks(&mut h, json!({"status": ["sleeping"]}), &answers);
+    assert_eq!(
+        (r["error"]["code"].clone(), asked),
+        (json!(-32602), vec![]),
+        "a bad query asks no upstream: {r}"
+    );
+    // An upstream that fails leaves its tasks out, with a warning naming it.
+    let (r, _) = list_tasks(&mut h, json!({}), &answers[..1]);
+    assert_eq!(ids(&r), ["g-2", "g-1"]);
+    let warning = r["result"]["_meta"]["dev.mcp-sieve/warnings"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        warning.contains("upstream \"py\"") && warning.contains("tasks are gone"),
+        "{warning}"
+    );
 }

@@ -386,6 +386,10 @@ impl Gateway {
         let Some(mut f) = answer.forward.clone() else {
             return answer;
         };
+        let gather = self.state().gather(&f);
+        if let Some(jobs) = gather {
+            return self.finish_gather(answer, jobs, sessions).await;
+        }
         let (relaying, params) = Relaying::new(&f, down);
         f.params = params;
         let forward = self.state().forward(&f);
@@ -443,24 +447,37 @@ pub fn lock_path(pinning: &mcp_sieve::pin::Pinning, folder: &Path) -> PathBuf {
     folder.join(crate::load::expand_home(Path::new(name)))
 }
 
-/// Where the operator reads each upstream's state (behind the same gate as `/mcp`: Origin,
-/// bearer token).
-pub const STATUS_PATH: &str = "/mcp-sieve/upstreams";
+impl Gateway {
+    /// `tasks/list`: the whole list of each upstream running the session's tasks (one after
+    /// another), merged, filtered and paged by the core (`upstream::gathered`).
+    async fn finish_gather(
+        &self,
+        answer: http::Response,
+        jobs: Vec<(usize, upstream::Conversation, upstream::Pages)>,
+        sessions: &impl WriteBack,
+    ) -> http::Response {
+        let mut done = Vec::new();
+        for (member, mut conv, mut pages) in jobs {
+            let lists = upstream::drive(&mut conv, &mut pages, |p| self.post(member, p, None)).await;
+            self.state().note_changes(member, &mut conv);
+            done.push((member, conv, lists));
+        }
+        let Some(server) = self.state().server() else {
+            return http::complete(answer, Err(&Error::Upstream("no upstream answered yet".into())), &[]);
+        };
+        sessions
+            .write_back(|store| upstream::gathered(&server, answer.clone(), done.clone(), store, now_ms()))
+            .unwrap_or_else(|| {
+                eprintln!("mcp-sieve: a task list was not recorded: its session changed under it {MAX_RUNS} times");
+                http::failed()
+            })
+    }
+}
+
+/// Where the operator reads each upstream's state (behind the same gate as `/mcp`).
+pub const STATUS_PATH: &str = upstream::STATUS_PATH;
 
 /// `GET` [`STATUS_PATH`]: each upstream's state as JSON (404 when the server fronts none).
 pub fn status(gateway: Option<&Gateway>, method: &str) -> http::Response {
-    let json = |status: u16, body: String| http::Response {
-        status,
-        headers: vec![
-            ("Content-Type".into(), "application/json".into()),
-            ("Cache-Control".into(), "no-store".into()),
-        ],
-        body,
-        ..Default::default()
-    };
-    match (gateway, method) {
-        (_, m) if m != "GET" => json(405, r#"{"error":"use GET"}"#.into()),
-        (None, _) => json(404, r#"{"error":"this server fronts no upstream"}"#.into()),
-        (Some(g), _) => json(200, g.status().to_string()),
-    }
+    upstream::status_response(gateway.map(Gateway::status), method)
 }

@@ -35,6 +35,24 @@ pub struct Forward {
     pub upstream: usize,
     /// That upstream's name (empty: the unnamed `upstream`).
     pub upstream_name: String,
+    /// `tasks/list`: each upstream running tasks of this session, asked for its whole list; the
+    /// merged list is filtered, ordered and paged here ([`crate::protocol::Server::gathered_tasks`]).
+    #[cfg(feature = "gateway")]
+    pub gather: Vec<Gather>,
+}
+
+/// One upstream a gateway's `tasks/list` asks.
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Gather {
+    /// Which upstream (an index in `Catalog::upstreams`).
+    pub upstream: usize,
+    /// Its name (empty: the unnamed `upstream`).
+    pub name: String,
+    /// The session's own session there, with ids reserved for this exchange.
+    pub link: UpstreamLink,
+    /// The ids of the session's tasks it runs (its answer is cut to these).
+    pub tasks: Vec<String>,
 }
 
 /// The name of the upstream that runs `t` (empty: the unnamed one).

@@ -12,6 +12,8 @@ use crate::protocol::forward::{creates_task, link_of, task_upstream, Forward};
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Server};
 use crate::protocol::session::{Session, UpstreamLink};
+#[cfg(feature = "gateway")]
+use crate::{protocol::forward::Gather, task::TaskQuery};
 
 /// Request ids one exchange may use: `initialize` and the request, twice when the upstream
 /// forgot the session and it is opened again.
@@ -60,6 +62,40 @@ impl Server {
                     (f.upstream, f.upstream_name) = (i, up.clone());
                 }
             }
+            #[cfg(feature = "gateway")]
+            "tasks/list" => {
+                // Every upstream running the session's tasks is asked for its whole list; the
+                // query is checked here, before any of them is asked.
+                TaskQuery::parse(&f.params, self.catalog.options.reject_unsupported_task_criteria)?;
+                if let Some(s) = session.as_mut() {
+                    for (i, up) in self.catalog.upstreams.iter().enumerate() {
+                        let tasks: Vec<String> = owned
+                            .iter()
+                            .filter(|(_, u)| *u == up.name)
+                            .map(|(t, _)| t.clone())
+                            .collect();
+                        if tasks.is_empty() {
+                            continue;
+                        }
+                        let link = link_of(s, &up.name);
+                        let start = link.next_id.max(1);
+                        link.next_id = start.saturating_add(IDS_PER_EXCHANGE);
+                        f.gather.push(Gather {
+                            upstream: i,
+                            name: up.name.clone(),
+                            link: UpstreamLink {
+                                next_id: start,
+                                ..link.clone()
+                            },
+                            tasks,
+                        });
+                    }
+                    f.session = Some(s.id.clone());
+                    out.session_changed = true;
+                }
+                return Ok(());
+            }
+            #[cfg(not(feature = "gateway"))]
             "tasks/list" => {
                 // Only one upstream is asked: the one running the session's tasks (the first).
                 let up = owned.first().map(|(_, u)| u.clone()).unwrap_or_default();

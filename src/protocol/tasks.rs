@@ -9,6 +9,8 @@ use crate::model::Primitive;
 use crate::protocol::jsonrpc;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
+#[cfg(feature = "gateway")]
+use crate::protocol::Forward;
 use crate::protocol::{cursor, demo, Session, EXT};
 use crate::task::{budget, Status, Task, TaskQuery};
 
@@ -301,9 +303,30 @@ impl Server {
         let concerns = self.request_concerns(call, &per_request, &mut warnings)?;
         let tasks = q.apply(&s.tasks, &concerns);
         let binding = format!("{}\n{concerns:?}", q.canonical());
-        let offset = match call.params.get("cursor") {
+        self.task_page(
+            call.params,
+            &q,
+            &binding,
+            tasks.len(),
+            |o, n| tasks.iter().skip(o).take(n).map(|t| t.to_json()).collect(),
+            warnings,
+        )
+    }
+
+    /// One page of a task list of `len` tasks (`page(offset, size)` gives the page's objects) at
+    /// the cursor `params` carry, bound to the query (`binding`); `warnings` go in `_meta`.
+    fn task_page(
+        &self,
+        params: &Value,
+        q: &TaskQuery,
+        binding: &str,
+        len: usize,
+        page: impl FnOnce(usize, usize) -> Vec<Value>,
+        mut warnings: Vec<String>,
+    ) -> Result<String> {
+        let offset = match params.get("cursor") {
             None | Some(Value::Null) => 0,
-            Some(Value::String(c)) => cursor::decode(c, "tasks/list", &binding, self.version)?,
+            Some(Value::String(c)) => cursor::decode(c, "tasks/list", binding, self.version)?,
             Some(v) => {
                 return Err(Error::params(format!(
                     "params.cursor must be a string, got {}",
@@ -311,12 +334,11 @@ impl Server {
                 )))
             }
         };
-        let offset = cursor::within(offset, tasks.len())?;
+        let offset = cursor::within(offset, len)?;
         let size = self.catalog.options.page_size;
-        let page: Vec<Value> = tasks.iter().skip(offset).take(size).map(|t| t.to_json()).collect();
-        let mut r = json!({"tasks": page});
-        if offset.saturating_add(size) < tasks.len() {
-            r["nextCursor"] = json!(cursor::encode("tasks/list", &binding, self.version, offset + size));
+        let mut r = json!({"tasks": page(offset, size)});
+        if offset.saturating_add(size) < len {
+            r["nextCursor"] = json!(cursor::encode("tasks/list", binding, self.version, offset + size));
         }
         if !q.unsupported.is_empty() {
             warnings.push(format!(
@@ -328,5 +350,35 @@ impl Server {
             r["_meta"] = json!({ format!("{EXT}/warnings"): warnings });
         }
         Ok(r.to_string())
+    }
+
+    /// Gateway mode's `tasks/list` over the lists each upstream of `f.gather` answered (in
+    /// order; an error leaves its tasks out, with a warning naming it): each cut to the tasks this
+    /// session runs there, merged, then filtered, ordered and paged by the SEP-1904 query of the
+    /// request as one list. The JSON-RPC result, or the error for the client.
+    #[cfg(feature = "gateway")]
+    pub fn gathered_tasks(&self, f: &Forward, lists: Vec<Result<Vec<Value>>>) -> Result<Value> {
+        let q = TaskQuery::parse(&f.params, self.catalog.options.reject_unsupported_task_criteria)?;
+        let mut warnings = Vec::new();
+        let mut merged = Vec::new();
+        for (g, list) in f.gather.iter().zip(lists) {
+            let at = if g.name.is_empty() {
+                "the upstream".to_string()
+            } else {
+                format!("upstream \"{}\"", g.name)
+            };
+            match list {
+                Ok(tasks) => merged.extend(tasks.into_iter().filter(|t| {
+                    t["taskId"].as_str().is_some_and(|id| g.tasks.iter().any(|o| o == id))
+                        && crate::task::from_wire(t, "task").is_ok()
+                })),
+                Err(e) => warnings.push(format!("the tasks at {at} could not be listed: {e}")),
+            }
+        }
+        let kept = crate::task::kept(&merged, &q)?;
+        let binding = format!("{}\ngathered", q.canonical());
+        let page = |o: usize, n: usize| kept.iter().skip(o).take(n).map(|&i| merged[i].clone()).collect();
+        let r = self.task_page(&f.params, &q, &binding, kept.len(), page, warnings)?;
+        serde_json::from_str(&r).map_err(|e| Error::Internal(e.to_string()))
     }
 }

@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 
 use super::conversation::{ClientConfig, Conversation, Era, Exchange};
 use super::merge::{build_pinned, Source};
-use super::pages::{Lists, Refresh};
+use super::pages::{Lists, Pages, Refresh};
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
@@ -499,6 +499,34 @@ impl Gateway {
         Some(headers)
     }
 
+    /// A `tasks/list` forward's exchanges: the whole list (every page) of each upstream running
+    /// the session's tasks, in the session's own session there (`None`: not a `tasks/list`).
+    /// An upstream that is down is left out (its tasks with it; [`gathered`] says so).
+    pub fn gather(&self, forward: &Forward) -> Option<Vec<(usize, Conversation, Pages)>> {
+        if forward.method != "tasks/list" {
+            return None;
+        }
+        let jobs = forward
+            .gather
+            .iter()
+            .filter_map(|g| {
+                let m = self.members.get(g.upstream)?;
+                let conv = Conversation::resume(m.config.clone(), g.link.clone()).knowing(m.conv.era());
+                Some((
+                    g.upstream,
+                    conv,
+                    Pages::new("tasks/list", "tasks", Value::Null).or_none(),
+                ))
+            })
+            .collect();
+        Some(jobs)
+    }
+
+    /// The server requests run on now (none before the first refresh ends).
+    pub fn server(&self) -> Option<Arc<Server>> {
+        self.server.clone()
+    }
+
     /// Each upstream's state for an operator: name, transport, up or down, tools listed, the
     /// last error (never a header or secret), when it is tried again.
     pub fn status(&self, now_ms: i64) -> Value {
@@ -584,6 +612,70 @@ pub fn forwarded(
             &[],
         ),
         Err(e) => crate::http::complete(answer, Err(&e), &[]),
+    }
+}
+
+/// Completes a `tasks/list` answer with what [`Gateway::gather`]'s exchanges brought back, on
+/// `server` (the gateway's, [`Gateway::server`]): the session (in `store`) remembers each upstream
+/// session, and the client gets the merged list filtered, ordered and paged by its query.
+pub fn gathered(
+    server: &Server,
+    answer: crate::http::Response,
+    done: Vec<(usize, Conversation, Result<Vec<Value>>)>,
+    store: &mut dyn SessionStore,
+    now_ms: i64,
+) -> crate::http::Response {
+    let Some(f) = answer.forward.clone() else {
+        return answer;
+    };
+    let ups = &server.catalog().upstreams;
+    let mut lists = Vec::new();
+    for g in &f.gather {
+        lists.push(match done.iter().find(|(i, ..)| *i == g.upstream) {
+            Some((i, _, r)) => r.clone().map_err(|e| ups.get(*i).map_or(e.clone(), |up| named(up, e))),
+            None => Err(Error::Upstream(format!("{} is not configured", g.name))),
+        });
+    }
+    if let Some(mut s) = f.session.as_deref().and_then(|id| store.load(id)) {
+        let mut changed = false;
+        for (i, conv, _) in &done {
+            let one = Forward {
+                upstream_name: ups.get(*i).map(|u| u.name.clone()).unwrap_or_default(),
+                ..Forward::default()
+            };
+            changed |= one.record(&mut s, conv.link(), None, now_ms);
+        }
+        if changed {
+            store.save(&s);
+        }
+    }
+    let msg = match server.gathered_tasks(&f, lists) {
+        Ok(r) => json!({"result": r}),
+        Err(e) => serde_json::from_str(&crate::protocol::jsonrpc::error(&Value::Null, &e)).unwrap_or_default(),
+    };
+    crate::http::complete(answer, Ok(&msg), &[])
+}
+
+/// Where the operator reads each upstream's state (behind the same gate as `/mcp`: Origin,
+/// bearer token), in the native server and the Worker.
+pub const STATUS_PATH: &str = "/mcp-sieve/upstreams";
+
+/// The answer to `method` at [`STATUS_PATH`]: `status` ([`Gateway::status`]) as JSON to a `GET`,
+/// 404 when the server fronts no upstream (`None`), 405 to another method.
+pub fn status_response(status: Option<Value>, method: &str) -> crate::http::Response {
+    let json = |code: u16, body: String| crate::http::Response {
+        status: code,
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("Cache-Control".into(), "no-store".into()),
+        ],
+        body,
+        ..Default::default()
+    };
+    match (status, method) {
+        (_, m) if m != "GET" => json(405, r#"{"error":"use GET"}"#.into()),
+        (None, _) => json(404, r#"{"error":"this server fronts no upstream"}"#.into()),
+        (Some(s), _) => json(200, s.to_string()),
     }
 }
 

@@ -40,6 +40,14 @@ impl Pages {
         }
     }
 
+    /// The same, where an upstream without the method (`-32601`) has no items.
+    pub fn or_none(self) -> Self {
+        Pages {
+            missing_ok: true,
+            ..self
+        }
+    }
+
     /// All pages of the list of `kind`; an upstream without that method (`-32601`) has none.
     pub fn of(kind: Kind) -> Self {
         Pages {

@@ -279,6 +279,9 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
     let Some(f) = answer.forward.clone() else {
         return answer;
     };
+    if let Some(jobs) = with(server, |g| g.gather(&f)).flatten() {
+        return finish_gather(answer, server, jobs, store).await;
+    }
     let forward =
         with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
     let (member, mut conv, mut exchange) = match forward {
@@ -298,4 +301,36 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
     })
     .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
     upstream::forwarded(answer, &conv, reply, store, now_ms())
+}
+
+/// `tasks/list`: the whole list of each upstream running the session's tasks (one after
+/// another), merged, filtered and paged by the core (`upstream::gathered`).
+async fn finish_gather(
+    answer: http::Response,
+    server: &Server,
+    jobs: Vec<(usize, upstream::Conversation, upstream::Pages)>,
+    store: &mut dyn SessionStore,
+) -> http::Response {
+    let mut done = Vec::new();
+    for (member, mut conv, mut pages) in jobs {
+        let lists = upstream::drive(&mut conv, &mut pages, |p| send(member, p)).await;
+        with(server, |g| g.note_changes(member, &mut conv));
+        done.push((member, conv, lists));
+    }
+    match with(server, |g| g.server()).flatten() {
+        Some(s) => upstream::gathered(&s, answer, done, store, now_ms()),
+        None => http::complete(answer, Err(&Error::Upstream("no upstream answered yet".into())), &[]),
+    }
+}
+
+/// `GET /mcp-sieve/upstreams`: each upstream's state as this isolate knows it, after the refresh
+/// a request would run now (an isolate that served nothing yet fetches the lists first); 404 when
+/// the Worker fronts no upstream.
+pub async fn status(local: &Server, method: &str) -> http::Response {
+    if method == "GET" {
+        if let Err(e) = serving(local).await {
+            console_error!("mcp-sieve: {e}");
+        }
+    }
+    upstream::status_response(with(local, |g| g.status(now_ms())), method)
 }

@@ -44,7 +44,8 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
             return shell::respond(r);
         }
     }
-    if !shell::is_endpoint(path) {
+    let status = path == mcp_sieve::upstream::STATUS_PATH;
+    if !status && !shell::is_endpoint(path) {
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
     let loaded = config::load(&env).await;
@@ -79,6 +80,10 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
+    if status {
+        // The upstreams' state as this isolate knows it (behind the same gate as /mcp).
+        return shell::respond(gateway::status(server, &method).await);
+    }
     let identity = cfg.auth.as_ref().map(|_| auth::encode(&who));
     let caller = match shell::caller_of(server, &url, &header, who) {
         Ok(c) => c,
