@@ -35,6 +35,9 @@ const DEADLINE: Duration = Duration::from_secs(30);
 const RETRY_TICK: Duration = Duration::from_millis(250);
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT: Duration = Duration::from_secs(60);
+/// How long a refresh of several upstreams waits for all of them before it serves the ones that
+/// answered (once one is up): an upstream slower than this joins when it answers (list_changed).
+const PATIENCE: Duration = Duration::from_secs(5);
 
 /// Ends the refreshes of its upstreams as abandoned when dropped armed: a request running a
 /// refresh that is dropped (hyper drops a request's future when its client disconnects) must
@@ -71,6 +74,18 @@ struct Inner {
     /// The pin lock file, and what it looked like when last read (modified time, length).
     lock: PathBuf,
     lock_seen: Mutex<Option<(SystemTime, u64)>>,
+    /// How long a refresh waits for every upstream (`None`: until each answered or failed).
+    patience: Option<Duration>,
+}
+
+/// How long a refresh waits for the slowest upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Serve the upstreams that answered within [`PATIENCE`] (once one is up); the others join
+    /// when they answer: a server (`serve`, `stdio`).
+    Patient,
+    /// Every upstream answers or fails first: a one-shot report (`tools`, `init`).
+    ForAll,
 }
 
 /// The upstream conversations of this process and the drivers that carry them (cheap to clone).
@@ -82,7 +97,8 @@ impl Gateway {
     /// references resolved from the environment: a missing one is a configuration error. Its
     /// pins are read from the lock file (the document's `pinning.lock`, or [`mcp_sieve::pin::DEFAULT_LOCK`],
     /// in `folder`, the document's folder).
-    pub fn new(local: Arc<Server>, folder: &Path) -> Result<Option<Self>, Error> {
+    /// `wait` says how long a refresh waits for the slowest upstream.
+    pub fn new(local: Arc<Server>, folder: &Path, wait: Wait) -> Result<Option<Self>, Error> {
         let ups: Vec<Upstream> = local.catalog().upstreams.clone();
         if ups.is_empty() {
             return Ok(None);
@@ -117,6 +133,7 @@ impl Gateway {
             local,
             lock,
             lock_seen: Mutex::new(None),
+            patience: (wait == Wait::Patient).then_some(PATIENCE),
         }));
         g.read_pins(true)?;
         Ok(Some(g))
@@ -302,29 +319,62 @@ impl Gateway {
         }
     }
 
-    /// Runs refreshes at once (each over its upstream's driver) and hands them back to the core.
+    /// Runs refreshes at once (each over its upstream's driver) and hands them back to the core:
+    /// all of them, or (patient) those that ended within [`PATIENCE`] once one is up — the rest
+    /// are installed as each ends, and announced on stderr.
     async fn run(&self, jobs: Vec<Job>) -> Result<Arc<Server>, Error> {
         // Dropped before the refreshes end (a request whose client left): the next request
         // refreshes (the spawned exchanges run on; their lists are not taken).
         let guard = Abandon(Some((self, jobs.iter().map(|j| j.member).collect())));
-        let mut running = Vec::new();
+        let count = jobs.len();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, Result<Lists, Error>)>();
         for mut job in jobs {
-            let me = self.clone();
-            running.push(tokio::spawn(async move {
+            let (me, tx) = (self.clone(), tx.clone());
+            tokio::spawn(async move {
                 let member = job.member;
-                let lists: Result<Lists, Error> =
-                    upstream::drive(&mut job.conv, &mut job.refresh, |p| me.post(member, p, None)).await;
-                (job, lists)
-            }));
+                let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| me.post(member, p, None)).await;
+                let _ = tx.send((job, lists));
+            });
         }
-        let mut done = Vec::new();
-        for r in running {
-            match r.await {
-                Ok(d) => done.push(d),
-                Err(e) => eprintln!("mcp-sieve: an upstream refresh stopped: {e}"),
+        drop(tx);
+        let started = tokio::time::Instant::now();
+        let mut done: Vec<(Job, Result<Lists, Error>)> = Vec::new();
+        while done.len() < count {
+            let up = done.iter().any(|(_, lists)| lists.is_ok());
+            let next = match self.0.patience {
+                Some(p) if up => match tokio::time::timeout(p.saturating_sub(started.elapsed()), rx.recv()).await {
+                    Ok(next) => next,
+                    Err(_) => break, // the others join when they answer
+                },
+                _ => rx.recv().await,
+            };
+            match next {
+                Some(d) => done.push(d),
+                None => {
+                    eprintln!("mcp-sieve: an upstream refresh stopped");
+                    break;
+                }
             }
         }
         guard.disarm();
+        if done.len() < count {
+            let me = self.clone();
+            tokio::spawn(async move {
+                while let Some(late) = rx.recv().await {
+                    let member = late.0.member;
+                    let _ = me.install(vec![late]);
+                    // The late upstream's state, as at startup (up with its tools, or why not).
+                    if let Some(line) = crate::progress::lines(&me.status()).get(member) {
+                        eprintln!("{line}");
+                    }
+                }
+            });
+        }
+        self.install(done)
+    }
+
+    /// Hands ended refreshes to the core: the server over the lists now held.
+    fn install(&self, done: Vec<(Job, Result<Lists, Error>)>) -> Result<Arc<Server>, Error> {
         let refreshed = self.state().refreshed(self.0.local.catalog(), done, now_ms())?;
         if let Some(e) = refreshed.failure {
             eprintln!("mcp-sieve: {e}; the other upstreams keep serving");

@@ -13,7 +13,7 @@ use mcp_sieve::Catalog;
 
 use crate::cli::PinArgs;
 use crate::error::ServerError;
-use crate::gateway::{lock_path, Gateway};
+use crate::gateway::{lock_path, Gateway, Wait};
 
 /// Pins the tools of the document `text` (its relative files in `folder`) as `args` say.
 pub async fn run(text: String, folder: &Path, args: PinArgs) -> Result<(), ServerError> {
@@ -25,7 +25,7 @@ pub async fn run(text: String, folder: &Path, args: PinArgs) -> Result<(), Serve
     }
     let path = args.lock.clone().unwrap_or_else(|| lock_path(&local.pinning, folder));
     let local = Arc::new(Server::new(local));
-    let gateway = Gateway::new(local.clone(), folder)?
+    let gateway = Gateway::new(local.clone(), folder, Wait::ForAll)?
         .ok_or_else(|| ServerError::Usage("pin: the document names no upstream".into()))?;
     let server = gateway.serving(&local).await;
     let status = gateway.status();

@@ -1,7 +1,7 @@
-//! What a user sees on stderr while the upstreams start (`stdio`, `tools`, `init`): one line per
-//! upstream from the gateway's status — which are up with how many tools (and which of them pinning
-//! holds back), which failed and why, and when the next try is. Never a header or a secret (the
-//! status holds none).
+//! What a user sees on stderr while the upstreams start (`serve`, `stdio`, `tools`, `init`, and
+//! an upstream that joins late): one line per upstream from the gateway's status — which are up
+//! with how many tools (and which of them pinning holds back), which failed and why, and when the
+//! next try is. Never a header or a secret (the status holds none).
 
 use serde_json::Value;
 

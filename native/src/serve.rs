@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
 use crate::error::ServerError;
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, Wait};
 use crate::platform::{fresh_id, now_ms};
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
 
@@ -57,7 +57,7 @@ pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) 
     // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
-    let gateway = Gateway::new(server.clone(), folder)?;
+    let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
     let app = Arc::new(App {
         server,
         cfg,
@@ -70,7 +70,11 @@ pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) 
     if let Some(g) = &app.gateway {
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&app.server).await {
-            eprintln!("mcp-sieve: the upstream is not reachable yet: {e}");
+            eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
+        }
+        // Which upstreams are up, which failed and why (their tools are left out until they answer).
+        for line in crate::progress::lines(&g.status()) {
+            eprintln!("{line}");
         }
         g.keep_retrying();
     }

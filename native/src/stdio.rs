@@ -22,6 +22,9 @@
 //!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
 //!   messages fail at once, the core takes the upstream out of the lists and retries it. The
 //!   process is killed when the server stops (and sees its stdin close if the server is killed).
+//! - **garbage is a cause, not a wait**: a process that writes something other than JSON-RPC on
+//!   stdout and has not answered `initialize` [`GARBAGE_GRACE`] later is down at once, the cause
+//!   quoting what it wrote (a banner line followed by a prompt answer is forgiven).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -43,6 +46,14 @@ const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A process that lived this long before exiting starts again without backoff.
 const HEALTHY: Duration = Duration::from_secs(30);
+/// How long a process that wrote something other than JSON-RPC on stdout still has to answer
+/// `initialize` (a banner line is forgiven; a process that only writes garbage is down in 2 s,
+/// not at the exchange deadline).
+const GARBAGE_GRACE: Duration = Duration::from_secs(2);
+/// How often the start looks at what the reader saw.
+const POLL: Duration = Duration::from_millis(50);
+/// Lines that are not JSON-RPC logged per process (the rest are counted, not shown).
+const GARBAGE_LOGGED: usize = 3;
 
 /// How to start the process.
 #[derive(Debug, Clone)]
@@ -80,6 +91,8 @@ type Listeners = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>>;
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+/// The first line a process wrote on stdout that is not JSON-RPC (shortened), and when.
+type Garbage = Arc<Mutex<Option<(String, Instant)>>>;
 
 /// A process's lifetimes, for the backoff.
 struct Life {
@@ -299,7 +312,8 @@ impl Pipe {
         });
         let dead = Arc::new(AtomicBool::new(false));
         self.pid.store(child.id(), Ordering::SeqCst);
-        let (init_tx, init_rx) = oneshot::channel();
+        let (init_tx, mut init_rx) = oneshot::channel();
+        let garbage: Garbage = Arc::default();
         let reader = Reader {
             name: spec.name.clone(),
             pending: self.pending.clone(),
@@ -309,6 +323,7 @@ impl Pipe {
             pid: self.pid.clone(),
             life: self.life.clone(),
             init: Some(init_tx),
+            garbage: garbage.clone(),
         };
         // Answers to the upstream's own requests go through a second handle on stdin.
         let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
@@ -327,10 +342,28 @@ impl Pipe {
             "clientInfo": {"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")},
         }});
         write(&mut process.stdin, &init).map_err(|e| self.fail(format!("cannot write to the process: {e}")))?;
-        let answer = match tokio::time::timeout(deadline, init_rx).await {
-            Ok(Ok(a)) => a,
-            Ok(Err(_)) => return Err(self.fail("the process exited during initialize")),
-            Err(_) => return Err(self.fail("it did not answer initialize in time")),
+        let started = Instant::now();
+        let answer = loop {
+            tokio::select! {
+                a = &mut init_rx => match a {
+                    Ok(a) => break a,
+                    Err(_) => return Err(self.fail(match garbage.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                        Some((line, _)) => format!("the process exited during initialize, after writing what is not JSON-RPC on stdout: \"{line}\""),
+                        None => "the process exited during initialize".into(),
+                    })),
+                },
+                _ = tokio::time::sleep(POLL) => {
+                    let seen = garbage.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    if let Some((line, _)) = seen.filter(|(_, at)| at.elapsed() >= GARBAGE_GRACE) {
+                        return Err(self.fail(format!(
+                            "it writes what is not JSON-RPC on stdout (\"{line}\") and did not answer initialize; an MCP server over stdio writes only JSON-RPC messages there (logs go to stderr)"
+                        )));
+                    }
+                    if started.elapsed() >= deadline {
+                        return Err(self.fail(format!("it did not answer initialize within {} s", deadline.as_secs())));
+                    }
+                }
+            }
         };
         let result = match (answer.get("result"), answer.get("error")) {
             (Some(r), _) => r.clone(),
@@ -388,12 +421,14 @@ struct Reader {
     pid: Arc<AtomicU32>,
     life: Arc<Mutex<Life>>,
     init: Option<oneshot::Sender<Value>>,
+    garbage: Garbage,
 }
 
 impl Reader {
     fn run(mut self, stdout: std::process::ChildStdout, answers: std::sync::mpsc::Sender<Value>) {
         let mut lines = BufReader::new(stdout);
         let mut buf = Vec::new();
+        let mut garbage_lines = 0usize;
         loop {
             buf.clear();
             match std::io::Read::take(&mut lines, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
@@ -409,8 +444,17 @@ impl Reader {
             }
             let Ok(msg) = serde_json::from_slice::<Value>(&buf) else {
                 let text = String::from_utf8_lossy(&buf);
-                if !text.trim().is_empty() {
-                    eprintln!("mcp-sieve: [{}] not JSON-RPC on stdout: {}", self.name, text.trim_end());
+                let text = text.trim();
+                if !text.is_empty() {
+                    garbage_lines += 1;
+                    if garbage_lines <= GARBAGE_LOGGED {
+                        eprintln!("mcp-sieve: [{}] not JSON-RPC on stdout: {text}", self.name);
+                    }
+                    let mut first = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.is_none() {
+                        let short: String = text.chars().take(80).collect();
+                        *first = Some((short, Instant::now()));
+                    }
                 }
                 continue;
             };

@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::ServerError;
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, Wait};
 use crate::platform::now_ms;
 use crate::relay::{BoxFuture, Downstream};
 
@@ -245,7 +245,7 @@ pub async fn run(text: String, folder: &std::path::Path, view: &crate::cli::View
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
-    let gateway = Gateway::new(server.clone(), folder)?;
+    let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {

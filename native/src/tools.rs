@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::cli::ViewArgs;
 use crate::error::ServerError;
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, Wait};
 use crate::platform::now_ms;
 
 /// Estimated tokens of `bytes` of JSON (the package's `estimate_tokens`).
@@ -73,7 +73,7 @@ fn names(v: &Value) -> String {
 /// over its upstreams' lists, fetched once now (with the progress on stderr).
 pub async fn serving(text: &str, folder: &std::path::Path) -> Result<Arc<Server>, ServerError> {
     let local = Arc::new(Server::new(Catalog::from_json_str(text)?));
-    Ok(match Gateway::new(local.clone(), folder)? {
+    Ok(match Gateway::new(local.clone(), folder, Wait::ForAll)? {
         Some(g) => {
             let server = g.serving(&local).await;
             for line in crate::progress::lines(&g.status()) {
