@@ -11,6 +11,8 @@ use crate::error::{type_name, Error, Result};
 use crate::filter::policy::Policy;
 use crate::model::{Group, Kind, Primitive, Tag};
 
+#[cfg(feature = "check")]
+mod check;
 #[cfg(feature = "explain")]
 pub mod explain;
 mod options;

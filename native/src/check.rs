@@ -1,6 +1,7 @@
 //! `mcp-sieve check FILE`: validates a catalog document or an MCP client configuration and prints
-//! every error with its file, line and field (a catalog document: the core's first error, which
-//! names its field); the exit code is 1 when there are errors.
+//! every error with its file, line and column, and field (a catalog document's from
+//! `Catalog::problems`, its secrets looked up in the environment); the exit code is 1 when there
+//! are errors.
 
 use std::path::Path;
 
@@ -16,7 +17,7 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
     let doc: Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(e) => {
-            println!("{file}:{}: not valid JSON: {e}", e.line());
+            println!("{}", mcp_config::Problem::syntax(&e).show(&file));
             return Err(ServerError::Check(1));
         }
     };
@@ -49,20 +50,20 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
             n => Err(ServerError::Check(n)),
         };
     }
-    match mcp_sieve::Catalog::from_json_str(&text) {
-        Ok(c) => {
-            println!(
-                "{file}: a valid catalog document: {} tools, {} groups, {} tags, {} views",
-                c.section(mcp_sieve::model::Kind::Tool).items.len(),
-                c.groups.len(),
-                c.tags.len(),
-                c.views.len()
-            );
-            Err(ServerError::Check(0))
-        }
-        Err(e) => {
-            println!("{file}: {e}");
-            Err(ServerError::Check(1))
-        }
+    let problems = load::problems(&doc, &file, &text);
+    for p in &problems {
+        println!("{p}");
     }
+    if !problems.is_empty() {
+        return Err(ServerError::Check(problems.len()));
+    }
+    let c = mcp_sieve::Catalog::from_json_str(&text)?;
+    println!(
+        "{file}: a valid catalog document: {} tools, {} groups, {} tags, {} views",
+        c.section(mcp_sieve::model::Kind::Tool).items.len(),
+        c.groups.len(),
+        c.tags.len(),
+        c.views.len()
+    );
+    Err(ServerError::Check(0))
 }

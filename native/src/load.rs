@@ -1,11 +1,14 @@
 //! Where the catalog comes from: a catalog document, an MCP client configuration (every server
 //! in it an upstream, see `mcp_config`), or both (the document's groups, tags, overlay, views,
 //! policy and concerns on top of the configuration's servers); the built-in demo catalog when
-//! neither is given. Warnings go to stderr; errors name the file, the line and the field.
+//! neither is given. Warnings go to stderr; errors name the file, the line and column, and the
+//! field — every error of a document that does not load, not only the first.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
+
+use mcp_sieve::Catalog;
 
 use crate::cli::Source;
 use crate::error::ServerError;
@@ -78,24 +81,79 @@ pub fn folder(source: &Source) -> std::path::PathBuf {
     }
 }
 
-/// The catalog document's text for `source`.
+/// The catalog document's text for `source`, checked: when it does not load, every error of it,
+/// each naming the file, the line and column, and the field.
 pub fn document(source: &Source) -> Result<String, ServerError> {
+    let (text, origin) = compose(source)?;
+    match Catalog::from_json_str(&text) {
+        Ok(_) => Ok(text),
+        Err(first) => {
+            let (file, file_text) = origin.unwrap_or_else(|| ("the catalog document".into(), text.clone()));
+            let shown = match serde_json::from_str::<Value>(&text) {
+                Ok(doc) => problems(&doc, &file, &file_text),
+                Err(_) => Vec::new(),
+            };
+            Err(ServerError::Config(if shown.is_empty() {
+                format!("{file}: {first}")
+            } else {
+                shown.join("\n")
+            }))
+        }
+    }
+}
+
+/// Every error of the catalog document `doc`, as `file:line:column: message` lines, each placed
+/// where its field is written in `text` (the file's own text) when it is there.
+pub fn problems(doc: &Value, file: &str, text: &str) -> Vec<String> {
+    Catalog::problems(doc, Some(&|name| std::env::var(name).ok()))
+        .into_iter()
+        .map(|e| {
+            let message = match e {
+                mcp_sieve::Error::Catalog(m) => m,
+                other => other.to_string(),
+            };
+            match crate::locate::position(text, &crate::locate::leading_path(&message)) {
+                Some((line, column)) => format!("{file}:{line}:{column}: {message}"),
+                None => format!("{file}: {message}"),
+            }
+        })
+        .collect()
+}
+
+/// A JSON syntax error in `file`, at its line and column.
+fn syntax(file: &Path, e: &serde_json::Error) -> ServerError {
+    ServerError::Config(mcp_config::Problem::syntax(e).show(&file.display().to_string()))
+}
+
+/// The catalog document's text for `source`, and the file its fields are written in (with its
+/// text), if one is.
+fn compose(source: &Source) -> Result<(String, Option<(String, String)>), ServerError> {
     let Some(config) = &source.mcp_config else {
         return match &source.catalog {
-            Some(path) => read(path),
-            None => Ok(DEFAULT_CATALOG.to_string()),
+            Some(path) => {
+                let text = read(path)?;
+                if let Err(e) = serde_json::from_str::<Value>(&text) {
+                    return Err(syntax(path, &e));
+                }
+                Ok((text.clone(), Some((path.display().to_string(), text))))
+            }
+            None => Ok((DEFAULT_CATALOG.to_string(), None)),
         };
     };
     let servers = upstreams(config)?;
-    let doc = match &source.catalog {
+    let (doc, origin) = match &source.catalog {
         Some(path) => {
             let text = read(path)?;
-            serde_json::from_str::<Value>(&text)
-                .map_err(|e| ServerError::Config(format!("{}:{}: not valid JSON: {e}", path.display(), e.line())))?
+            let doc = serde_json::from_str::<Value>(&text).map_err(|e| syntax(path, &e))?;
+            (doc, (path.display().to_string(), text))
         }
-        None => Value::Object(Map::new()),
+        // The document is the configuration's servers alone: its errors are the configuration's.
+        None => (
+            Value::Object(Map::new()),
+            (expand_home(config).display().to_string(), String::new()),
+        ),
     };
-    Ok(merge(doc, servers)?.to_string())
+    Ok((merge(doc, servers)?.to_string(), Some(origin)))
 }
 
 /// The catalog document `doc` with `servers` (a client configuration's) among its `upstreams`;

@@ -12,6 +12,7 @@ mod error;
 mod gateway;
 mod init;
 mod load;
+mod locate;
 mod mcp_config;
 mod pin;
 mod platform;
@@ -63,7 +64,10 @@ fn main() {
         Ok(()) => {}
         Err(ServerError::Check(n)) => std::process::exit(if n == 0 { 0 } else { 1 }),
         Err(e) => {
-            eprintln!("mcp-sieve: {e}");
+            // One line per error (a configuration's are all said at once).
+            for line in e.to_string().lines() {
+                eprintln!("mcp-sieve: {line}");
+            }
             std::process::exit(2);
         }
     }

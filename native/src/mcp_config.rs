@@ -12,8 +12,9 @@ use serde_json::{json, Map, Value};
 /// One problem in a configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
-    /// 1-based line of the field (0: unknown).
+    /// 1-based line and column of the field (0: unknown).
     pub line: usize,
+    pub column: usize,
     /// The field's path, e.g. `mcpServers.github.env.TOKEN`.
     pub field: String,
     /// What is wrong and what was expected.
@@ -21,13 +22,31 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// `file:line: field: message`.
+    /// `file:line:column: field: message`.
     pub fn show(&self, file: &str) -> String {
-        match (self.line, self.field.is_empty()) {
-            (0, true) => format!("{file}: {}", self.message),
-            (0, false) => format!("{file}: {}: {}", self.field, self.message),
-            (l, true) => format!("{file}:{l}: {}", self.message),
-            (l, false) => format!("{file}:{l}: {}: {}", self.field, self.message),
+        let at = match (self.line, self.column) {
+            (0, _) => String::new(),
+            (l, 0) => format!(":{l}"),
+            (l, c) => format!(":{l}:{c}"),
+        };
+        match self.field.is_empty() {
+            true => format!("{file}{at}: {}", self.message),
+            false => format!("{file}{at}: {}: {}", self.field, self.message),
+        }
+    }
+
+    /// A JSON syntax error, at its line and column.
+    pub fn syntax(e: &serde_json::Error) -> Problem {
+        let message = e.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(i) => &message[..i],
+            None => &message,
+        };
+        Problem {
+            line: e.line(),
+            column: e.column(),
+            field: String::new(),
+            message: format!("not valid JSON: {message}"),
         }
     }
 }
@@ -62,11 +81,7 @@ pub fn convert(text: &str, env: &dyn Fn(&str) -> Option<String>, workspace: &str
         Ok(d) => d,
         Err(e) => {
             return Converted {
-                errors: vec![Problem {
-                    line: e.line(),
-                    field: String::new(),
-                    message: format!("not valid JSON: {e}"),
-                }],
+                errors: vec![Problem::syntax(&e)],
                 ..Converted::default()
             }
         }
@@ -151,24 +166,11 @@ struct Conv<'a> {
 }
 
 impl Conv<'_> {
-    /// The line where the field at `path` is written: each key is looked for after the previous one.
-    fn line_of(&self, path: &[&str]) -> usize {
-        let mut at = 0;
-        for key in path {
-            match self.text[at..].find(&format!("\"{key}\"")) {
-                Some(i) => at += i,
-                None => break,
-            }
-        }
-        if path.is_empty() {
-            return 0;
-        }
-        self.text[..at].matches('\n').count() + 1
-    }
-
     fn problem(&self, path: &[&str], message: String) -> Problem {
+        let (line, column) = crate::locate::position(self.text, path).unwrap_or_default();
         Problem {
-            line: self.line_of(path),
+            line,
+            column,
             field: path.join("."),
             message,
         }
@@ -535,11 +537,11 @@ mod tests {
         assert_eq!(
             shown,
             [
-                "cfg.json:3: mcpServers.a.command: must be a string, got a number",
-                "cfg.json:4: mcpServers.b.url: must be an http:// or https:// URL, got \"ftp://x\"",
-                "cfg.json:5: mcpServers.c.env.T: the environment variable MISSING is not set",
-                "cfg.json:6: mcpServers.d.type: \"carrier-pigeon\" is not a transport mcp-sieve knows; expected stdio or http",
-                "cfg.json:7: mcpServers.e: must be an object with \"command\" or \"url\", got a string",
+                "cfg.json:3:11: mcpServers.a.command: must be a string, got a number",
+                "cfg.json:4:11: mcpServers.b.url: must be an http:// or https:// URL, got \"ftp://x\"",
+                "cfg.json:5:35: mcpServers.c.env.T: the environment variable MISSING is not set",
+                "cfg.json:6:11: mcpServers.d.type: \"carrier-pigeon\" is not a transport mcp-sieve knows; expected stdio or http",
+                "cfg.json:7:5: mcpServers.e: must be an object with \"command\" or \"url\", got a string",
             ]
         );
     }

@@ -180,12 +180,12 @@ fn check_prints_every_error_with_file_line_and_field() {
     let file = bad.display();
     assert!(
         text.contains(&format!(
-            "{file}:3: mcpServers.a.command: must be a string, got a number"
+            "{file}:3:11: mcpServers.a.command: must be a string, got a number"
         )),
         "{text}"
     );
     assert!(
-        text.contains(&format!("{file}:4: mcpServers.b.url: must be an http")),
+        text.contains(&format!("{file}:4:11: mcpServers.b.url: must be an http")),
         "{text}"
     );
     assert!(
@@ -204,7 +204,73 @@ fn check_prints_every_error_with_file_line_and_field() {
     std::fs::write(&broken, "{\n \"tools\": [\n  {\"name\": }\n ]\n}").unwrap();
     let out = Command::new(BIN).arg("check").arg(&broken).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(":3: not valid JSON"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{}:3:12: not valid JSON: expected value", broken.display())),
+        "{text}"
+    );
+    // A catalog document: every error, each with its line, column and field path.
+    let doc = dir.join("sieve.json");
+    std::fs::write(
+        &doc,
+        r#"{
+  "groups": [{"name": "email"}, {"name": 5}],
+  "upstreams": {
+    "github": {"url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${SIEVE_CLI_TEST_UNSET}"}}
+  },
+  "tools": [{"name": "a"}, {"name": "b", "tags": "x"}],
+  "views": {
+    "email": {"filter": {"groups": ["email", 7]}},
+    "odd": {"mode": "grid"}
+  }
+}
+"#,
+    )
+    .unwrap();
+    let out = Command::new(BIN).arg("check").arg(&doc).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let file = doc.display();
+    for want in [
+        format!("{file}:2:34: groups[1].name must be a string"),
+        format!("{file}:4:62: upstreams.github.headers[\"Authorization\"] uses the secret ${{SIEVE_CLI_TEST_UNSET}}, which is not set"),
+        format!("{file}:6:42: tools[1].tags must be an array of strings"),
+        format!("{file}:8:26: views.email.filter.groups must be an array of strings; views.email.filter.groups[1] is a number"),
+        format!("{file}:9:13: views.odd.mode must be"),
+    ] {
+        assert!(text.contains(&want), "{want}\nmissing from:\n{text}");
+    }
+    assert_eq!(text.lines().count(), 5, "{text}");
+    // The same document given to a server: the same errors, and nothing served.
+    let out = Command::new(BIN)
+        .args(["stdio", "--catalog"])
+        .arg(&doc)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{file}:9:13: views.odd.mode")) && err.contains(&format!("{file}:2:34: groups[1].name")),
+        "{err}"
+    );
+    // A broken file given to a server names the file, line and column too: a catalog document,
+    // a client configuration.
+    for (flag, path, want) in [
+        ("--catalog", &broken, ":3:12: not valid JSON"),
+        ("--mcp-config", &bad, ":3:11: mcpServers.a.command: must be a string"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["stdio", flag])
+            .arg(path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("{}{want}", path.display())), "{err}");
+        assert!(out.stdout.is_empty());
+    }
     let catalog = concat!(env!("CARGO_MANIFEST_DIR"), "/../catalog/default.json");
     let out = Command::new(BIN).args(["check", catalog]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));

@@ -28,15 +28,15 @@ function putConfig(dir, doc) {
   return state;
 }
 
-test('an invalid catalog document is a clear error naming the field, on every request', async () => {
-  const doc = JSON.stringify({ tools: [{ name: 'ok', inputSchema: { type: 'object' } }, { name: 5 }] });
+test('an invalid catalog document is a clear error naming every bad field, on every request', async () => {
+  const doc = JSON.stringify({ tools: [{ name: 'ok', inputSchema: { type: 'object' } }, { name: 5 }], views: { v: { mode: 'grid' } } });
   const worker = await startWorker({ extraArgs: ['--var', `MCP_SIEVE_CONFIG:${doc}`] });
   try {
     for (const body of [INIT, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) {
       const r = await post(worker.url, body);
       assert.equal(r.status, 500, r.body);
       assert.equal(r.response.error.code, -32603);
-      assert.match(r.response.error.message, /MCP_SIEVE_CONFIG: .*tools\[1\]\.name/, r.body);
+      assert.match(r.response.error.message, /MCP_SIEVE_CONFIG: 2 errors: .*tools\[1\]\.name.*; .*views\.v\.mode/, r.body);
     }
     const discover = await stateless(worker.url, 'server/discover');
     assert.equal(discover.status, 500, 'never a half-working server');

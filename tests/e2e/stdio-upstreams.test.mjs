@@ -3,7 +3,9 @@
 // Streamable HTTP server (@modelcontextprotocol/server-everything, with a header that names an
 // environment variable), a server that does not start, one that speaks garbage, and an entry that
 // launches mcp-sieve itself — behind `mcp-sieve stdio --mcp-config FILE`, launched by the official
-// SDKs' stdio transports exactly as the README's client snippets say. Lists, searches and calls
+// SDKs' stdio transports exactly as the README's client snippets say (the Claude Desktop / Cursor /
+// Claude Code and VS Code JSON entries by the TypeScript SDK, the `claude mcp add` line by the
+// Python SDK's stdio_client). Lists, searches and calls
 // through it; the bad servers are named on stderr and leave their tools out; closing stdin ends
 // mcp-sieve and the servers it started. Also `tools` and `init` on the same file.
 import { test, before, after } from 'node:test';
@@ -35,7 +37,8 @@ before(async () => {
       memory: { command: process.execPath, args: [binOf('@modelcontextprotocol/server-memory')], env: { MEMORY_FILE_PATH: '${SIEVE_TEST_DIR}/memory.jsonl' } },
       everything: { type: 'http', url: everything.url, headers: { 'X-Api-Key': '${SIEVE_TEST_KEY}' }, autoApprove: [] },
       broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] },
-      garbage: { command: process.execPath, args: ['-e', "process.stdin.once('data', () => { console.log('this is not JSON-RPC'); process.exit(0); })"] },
+      // Alive, reading, and answering every line with garbage: down within seconds, not at the 30 s deadline.
+      garbage: { command: process.execPath, args: ['-e', "process.stdin.on('data', () => console.log('this is not JSON-RPC'))"] },
       sieve: { command: 'mcp-sieve', args: ['stdio', '--mcp-config', 'servers.json'] },
     },
   }, null, 2));
@@ -46,13 +49,28 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-/** The `sieve` entries of the README's client snippets (section "Use it from Claude Desktop…"). */
-function readmeSnippets() {
+/** The README's section "Use it from Claude Desktop…". */
+function readmeSection() {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const start = readme.indexOf('## Use it from Claude Desktop, Claude Code, Cursor or VS Code');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 10));
-  const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]));
-  return blocks.map((b) => (b.mcpServers ?? b.servers).sieve);
+  return readme.slice(start, readme.indexOf('\n## ', start + 10));
+}
+
+/** The `sieve` entries of the README's client snippets, each with the clients it says it is for. */
+function readmeSnippets() {
+  const section = readmeSection();
+  return [...section.matchAll(/\n\n((?:[^\n]+\n)+)\n```json\n([\s\S]*?)```/g)].map((m) => {
+    const b = JSON.parse(m[2]);
+    return { ...(b.mcpServers ?? b.servers).sieve, clients: m[1] };
+  });
+}
+
+/** Claude Code's command line in the README (`claude mcp add sieve -- mcp-sieve …`): the entry it makes. */
+function claudeCodeCommand() {
+  const m = readmeSection().match(/`claude mcp add sieve -- (mcp-sieve [^`]+)`/);
+  assert.ok(m, 'the README gives the claude mcp add line');
+  const [command, ...args] = m[1].split(/\s+/);
+  return { command, args };
 }
 
 /** A snippet's entry with our binary and our configuration file (what a user edits in). */
@@ -84,6 +102,8 @@ const pidAlive = (pid) => { try { process.kill(pid, 0); return true; } catch { r
 test('the README snippets (Claude Desktop/Cursor/Claude Code and VS Code) launch mcp-sieve stdio over the configuration: search finds and calls tools of every upstream', { timeout: 120_000 }, async () => {
   const entries = readmeSnippets();
   assert.equal(entries.length, 2, 'two snippets: mcpServers and VS Code servers');
+  assert.match(entries[0].clients, /Claude Desktop.*Cursor.*Claude Code/);
+  assert.match(entries[1].clients, /VS Code/);
   for (const entry of entries) {
     const transport = new StdioV1(launch(entry));
     const stderr = collect(transport);
@@ -106,8 +126,7 @@ test('the README snippets (Claude Desktop/Cursor/Claude Code and VS Code) launch
       await sleep(200);
       assert.match(stderr(), /files \(stdio\): up, \d+ tools/, 'each upstream\'s start is reported');
       assert.match(stderr(), /broken \(stdio\): down, its tools are left out: /);
-      assert.match(stderr(), /broken/);
-      assert.match(stderr(), /garbage/);
+      assert.match(stderr(), /garbage \(stdio\): down, its tools are left out: .*it writes what is not JSON-RPC on stdout \("this is not JSON-RPC"\)/);
       assert.match(stderr(), /autoApprove/, 'an unknown field is a warning');
       assert.match(stderr(), /sieve.*mcp-sieve itself/, 'the entry that launches mcp-sieve is left out');
       assert.doesNotMatch(stderr(), /k-123/, 'the header secret is never logged');
@@ -152,14 +171,15 @@ test('closing stdin ends mcp-sieve and the servers it started', { timeout: 60_00
   assert.deepEqual(children.filter(pidAlive), [], 'its children ended with it');
 });
 
-test("the official Python SDK's stdio_client over the configuration", { timeout: 60_000 }, () => {
+test("the official Python SDK's stdio_client over the configuration, the search session launched as the README's claude mcp add line says", { timeout: 60_000 }, () => {
+  const claude = launch(claudeCodeCommand());
   const spec = {
     command: BIN,
     args: ['stdio', '--mcp-config', config],
     env: { SIEVE_TEST_DIR: tmp, SIEVE_TEST_KEY: ENV.SIEVE_TEST_KEY },
     call: ['files_read_text_file', { path: path.join(tmp, 'hello.txt') }],
     outside: 'broken_anything',
-    searchArgs: ['stdio', '--mcp-config', config, '--search'],
+    searchArgs: claude.args,
     query: 'read the contents of a text file',
   };
   const out = execFileSync(`${ROOT}/.venv/bin/python`, [`${ROOT}/tests/python/stdio_client.py`, JSON.stringify(spec)], { encoding: 'utf8', env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -167,6 +187,7 @@ test("the official Python SDK's stdio_client over the configuration", { timeout:
   assert.match(seen.called, /hello from the filesystem server/);
   assert.match(seen.outside, /Unknown tool/);
   assert.ok(seen.listed.includes('files_read_text_file') && seen.listed.includes('everything_echo'), seen.listed.join());
+  assert.deepEqual(seen.searchListed, ['call_tool', 'describe_tools', 'find_tools'], 'the claude mcp add line serves the search view');
   assert.ok(seen.found.includes('files_read_text_file'), seen.found.join());
 });
 

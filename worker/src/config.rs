@@ -84,11 +84,25 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
             Err(_) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
         },
     };
-    let catalog = Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?;
+    let catalog =
+        Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {}", every_error(&text, e))))?;
     let server = Server::new(catalog);
     crate::gateway::configure(&server, env, &|name| var(env, name))
         .map_err(|e| Error::Config(format!("{source}: {e}")))?;
     Ok(server)
+}
+
+/// What is wrong with a catalog document the loader refused (`first`): every error of it, so an
+/// operator fixes them in one go (only when it did not load: a valid one is never read twice).
+fn every_error(text: &str, first: Error) -> String {
+    let all = serde_json::from_str(text)
+        .map(|doc| Catalog::problems(&doc, None))
+        .unwrap_or_default();
+    if all.len() < 2 {
+        return first.to_string();
+    }
+    let all: Vec<String> = all.iter().map(Error::to_string).collect();
+    format!("{} errors: {}", all.len(), all.join("; "))
 }
 
 /// The configuration of this isolate, if a request has read it already.
