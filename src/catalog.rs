@@ -13,6 +13,8 @@ use crate::model::{Group, Kind, Primitive, Tag};
 
 #[cfg(feature = "check")]
 mod check;
+#[cfg(feature = "check")]
+pub use check::Secrets;
 #[cfg(feature = "explain")]
 pub mod explain;
 mod options;

@@ -1,7 +1,7 @@
 //! `mcp-sieve check FILE`: validates a catalog document or an MCP client configuration and prints
 //! every error with its file, line and column, and field (a catalog document's from
-//! `Catalog::problems`, its secrets looked up in the environment); the exit code is 1 when there
-//! are errors.
+//! `Catalog::problems`; a secret the environment lacks is a warning: it may be set where the
+//! document is served); the exit code is 1 when there are errors.
 
 use std::path::Path;
 
@@ -50,9 +50,15 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
             n => Err(ServerError::Check(n)),
         };
     }
-    let problems = load::problems(&doc, &file, &text);
+    let problems = load::problems(&doc, &file, &text, false);
     for p in &problems {
         println!("{p}");
+    }
+    // A secret this environment lacks may be set where the document is served (a Worker secret).
+    for p in load::problems(&doc, &file, &text, true) {
+        if !problems.contains(&p) {
+            println!("warning: {p}");
+        }
     }
     if !problems.is_empty() {
         return Err(ServerError::Check(problems.len()));

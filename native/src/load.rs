@@ -90,7 +90,7 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
         Err(first) => {
             let (file, file_text) = origin.unwrap_or_else(|| ("the catalog document".into(), text.clone()));
             let shown = match serde_json::from_str::<Value>(&text) {
-                Ok(doc) => problems(&doc, &file, &file_text),
+                Ok(doc) => problems(&doc, &file, &file_text, true),
                 Err(_) => Vec::new(),
             };
             Err(ServerError::Config(if shown.is_empty() {
@@ -103,9 +103,11 @@ pub fn document(source: &Source) -> Result<String, ServerError> {
 }
 
 /// Every error of the catalog document `doc`, as `file:line:column: message` lines, each placed
-/// where its field is written in `text` (the file's own text) when it is there.
-pub fn problems(doc: &Value, file: &str, text: &str) -> Vec<String> {
-    Catalog::problems(doc, Some(&|name| std::env::var(name).ok()))
+/// where its field is written in `text` (the file's own text) when it is there; with `secrets`,
+/// a secret the environment lacks is one too.
+pub fn problems(doc: &Value, file: &str, text: &str, secrets: bool) -> Vec<String> {
+    let env = |name: &str| std::env::var(name).ok();
+    Catalog::problems(doc, secrets.then_some(&env as mcp_sieve::catalog::Secrets))
         .into_iter()
         .map(|e| {
             let message = match e {

@@ -233,7 +233,7 @@ fn check_prints_every_error_with_file_line_and_field() {
     let file = doc.display();
     for want in [
         format!("{file}:2:34: groups[1].name must be a string"),
-        format!("{file}:4:62: upstreams.github.headers[\"Authorization\"] uses the secret ${{SIEVE_CLI_TEST_UNSET}}, which is not set"),
+        format!("warning: {file}:4:62: upstreams.github.headers[\"Authorization\"] uses the secret ${{SIEVE_CLI_TEST_UNSET}}, which is not set"),
         format!("{file}:6:42: tools[1].tags must be an array of strings"),
         format!("{file}:8:26: views.email.filter.groups must be an array of strings; views.email.filter.groups[1] is a number"),
         format!("{file}:9:13: views.odd.mode must be"),
