@@ -8,6 +8,9 @@ pub mod auth;
 pub mod catalog;
 pub mod concern;
 pub mod error;
+// Exports for model APIs: server-only (the native CLI); the package has its own in JS.
+#[cfg(feature = "large-catalogs")]
+pub mod export;
 pub mod filter;
 pub mod http;
 mod json;

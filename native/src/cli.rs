@@ -1,4 +1,4 @@
-//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `init`, `pin`, with `--help` and
+//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `export`, `init`, `pin`, with `--help` and
 //! `--version`. A view chosen with flags becomes the query a URL would carry and goes through the
 //! core's own view parser (`mcp_sieve::http::endpoint_view`), so flags and URLs mean the same.
 
@@ -23,6 +23,8 @@ Examples:
       every error in a catalog document or an MCP client configuration, with its field
   mcp-sieve tools --mcp-config .vscode/mcp.json --view search
       the tools a view serves, as a table, and their tokens against the whole list
+  mcp-sieve export --format openai --view search
+      the demo catalog as OpenAI tool-search namespaces, echo loaded and the rest deferred
   mcp-sieve init --mcp-config .cursor/mcp.json > sieve.json
       a starter catalog document for your servers (a group each, a search view)
   mcp-sieve pin --catalog sieve.json
@@ -53,6 +55,10 @@ pub enum Command {
     },
     /// Print the tools a view serves, as a table (name, upstream, groups, tags, tokens), and the token total.
     Tools(StdioArgs),
+    /// Print what a host passes to a model API for a view's tools: Anthropic's MCP connector
+    /// (`mcp_servers` + an `mcp_toolset` with per-tool configs) or OpenAI's tool-search
+    /// namespaces. A search-mode view's pinned tools are loaded, the rest deferred.
+    Export(ExportArgs),
     /// Start the upstreams of an MCP client configuration once and print a starter catalog document.
     Init {
         /// The client configuration (mcpServers or servers).
@@ -118,6 +124,31 @@ pub struct StdioArgs {
     pub source: Source,
     #[command(flatten)]
     pub view: ViewArgs,
+}
+
+/// The model APIs `export` writes for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Anthropic Messages API: `betas`, `mcp_servers`, `tools` (an `mcp_toolset`).
+    Anthropic,
+    /// OpenAI Responses API: `tools` (namespaces of functions, and `tool_search`).
+    Openai,
+}
+
+/// `export`'s flags.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub tools: StdioArgs,
+    /// Which API's shapes.
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// Where `mcp-sieve serve` (or the Worker) is reached; the view's path and query are added.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8788")]
+    pub url: String,
+    /// The MCP server's name in `mcp_servers`.
+    #[arg(long, value_name = "NAME", default_value = "mcp-sieve")]
+    pub name: String,
 }
 
 /// A view chosen on the command line (a stdio client has no URL); the flags AND together.

@@ -1,5 +1,5 @@
 //! The native binary: the core behind hyper on tokio (`serve`), over stdio for desktop clients
-//! (`stdio`), and the tools around them (`check`, `tools`, `init`, `pin`). `mcp-sieve --help` lists them
+//! (`stdio`), and the tools around them (`check`, `tools`, `export`, `init`, `pin`). `mcp-sieve --help` lists them
 //! with examples. Environment for `serve`: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN,
 //! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -9,6 +9,7 @@ mod auth;
 mod check;
 mod cli;
 mod error;
+mod export;
 mod gateway;
 mod init;
 mod load;
@@ -58,6 +59,8 @@ fn main() {
         Command::Pin(a) => {
             load::document(&a.source).and_then(|text| on_runtime(pin::run(text, &load::folder(&a.source), a)))
         }
+        Command::Export(a) => load::document(&a.tools.source)
+            .and_then(|text| on_runtime(export::run(text, &load::folder(&a.tools.source), a))),
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
     };
     match result {

@@ -291,12 +291,104 @@ fn tools_prints_the_view_and_its_tokens() {
     assert!(text.contains("6 of 74 tools: ~"), "{text}");
 }
 
+fn export(args: &[&str]) -> Value {
+    let out = Command::new(BIN).arg("export").args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn export_writes_an_anthropic_toolset_with_the_pinned_tools_loaded() {
+    let a = export(&[
+        "--format",
+        "anthropic",
+        "--view",
+        "search",
+        "--url",
+        "https://sieve.example/",
+    ]);
+    assert_eq!(a["betas"], json!(["mcp-client-2025-11-20"]));
+    assert_eq!(
+        a["mcp_servers"],
+        json!([{"type": "url", "name": "mcp-sieve", "url": "https://sieve.example/mcp/search?mode=list"}])
+    );
+    let set = &a["tools"][0];
+    assert_eq!(
+        (set["type"].as_str(), set["mcp_server_name"].as_str()),
+        (Some("mcp_toolset"), Some("mcp-sieve"))
+    );
+    assert_eq!(set["default_config"], json!({"enabled": false}));
+    let configs = set["configs"].as_object().unwrap();
+    assert_eq!(configs.len(), 74, "every tool of the view, not find_tools/call_tool");
+    assert_eq!(configs["echo"], json!({"enabled": true, "defer_loading": false}));
+    assert_eq!(configs["delete_event"], json!({"enabled": true, "defer_loading": true}));
+    assert_eq!(a["tools"][1]["type"], "tool_search_tool_bm25_20251119");
+    // A list-mode view defers nothing and needs no search tool.
+    let email = export(&["--format", "anthropic", "--view", "email"]);
+    assert_eq!(email["mcp_servers"][0]["url"], "http://127.0.0.1:8788/mcp/email");
+    assert_eq!(email["tools"].as_array().unwrap().len(), 1);
+    let configs = email["tools"][0]["configs"].as_object().unwrap();
+    assert!(configs.values().all(|c| c["defer_loading"] == false) && configs.contains_key("send_email"));
+    assert!(!configs.contains_key("echo"));
+}
+
+#[test]
+fn export_writes_openai_namespaces_of_at_most_ten_from_groups() {
+    let dir = std::env::temp_dir().join(format!("sieve-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools: Vec<Value> = (0..23)
+        .map(|i| json!({"name": format!("big.t{i}"), "description": "d", "inputSchema": {"type": "object"}, "groups": ["big"]}))
+        .chain([json!({"name": "solo", "inputSchema": {"type": "object"}, "groups": ["small"]})])
+        .collect();
+    let doc = json!({"groups": [{"name": "big", "description": "Many tools"}, {"name": "small"}], "tools": tools,
+        "views": {"find": {"mode": "search", "pinned": ["big.t3", "solo"]}}});
+    let file = dir.join("big.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let o = export(&[
+        "--format",
+        "openai",
+        "--view",
+        "find",
+        "--catalog",
+        file.to_str().unwrap(),
+    ]);
+    let list = o["tools"].as_array().unwrap();
+    let shape: Vec<(&str, usize)> = list
+        .iter()
+        .map(|n| {
+            (
+                n["name"].as_str().unwrap_or("-"),
+                n["tools"].as_array().map_or(0, Vec::len),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [("big_1", 10), ("big_2", 10), ("big_3", 3), ("small", 1), ("-", 0)]
+    );
+    assert_eq!(list[1]["description"], "Many tools (part 2 of 3)");
+    assert_eq!(list[3]["description"], "Tools in the group small");
+    assert_eq!(list[4], json!({"type": "tool_search"}));
+    let f = &list[0]["tools"][3];
+    assert_eq!(
+        (f["type"].as_str(), f["name"].as_str()),
+        (Some("function"), Some("big_t3"))
+    );
+    assert_eq!(
+        (f["defer_loading"].as_bool(), f["parameters"].clone()),
+        (Some(false), json!({"type": "object"}))
+    );
+    assert_eq!(list[0]["tools"][4]["defer_loading"], true);
+    assert_eq!(list[3]["tools"][0]["defer_loading"], false);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn help_and_version() {
     let out = Command::new(BIN).arg("--help").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
-    for sub in ["serve", "stdio", "check", "tools", "init", "pin", "Examples:"] {
+    for sub in ["serve", "stdio", "check", "tools", "export", "init", "pin", "Examples:"] {
         assert!(text.contains(sub), "{sub} missing from --help");
     }
     // `pin` needs upstreams: the built-in catalog has none.
