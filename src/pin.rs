@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{type_name, Error, Result};
@@ -20,14 +20,15 @@ pub const META_DIGEST: &str = "dev.mcp-sieve/digest";
 pub const META_UNPINNED: &str = "dev.mcp-sieve/unpinned";
 /// The lock file's name when the document names none (next to the document).
 pub const DEFAULT_LOCK: &str = "mcp-sieve.lock.json";
-/// The fields of a tool the digest covers: what a model is shown of it.
+/// The fields of a tool the digest covers: what a model is shown of it (in key order: `digest`
+/// writes them as they come).
 const SEEN: [&str; 6] = [
-    "name",
-    "title",
+    "annotations",
     "description",
     "inputSchema",
+    "name",
     "outputSchema",
-    "annotations",
+    "title",
 ];
 
 /// What pinning does with a tool that does not match its pin.
@@ -107,52 +108,73 @@ impl Pinning {
 /// `v` as canonical JSON: object keys sorted, no whitespace (strings and numbers as serde_json
 /// writes them), so equal definitions give equal text whatever order their keys came in.
 pub fn canonical(v: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write(v, &mut out);
-    out
+    String::from_utf8(out).unwrap_or_default() // serde_json writes UTF-8
 }
 
-fn write(v: &Value, out: &mut String) {
+/// Appends the canonical JSON of `v` to `out`.
+fn write(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Object(o) => {
-            let mut keys: Vec<&String> = o.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
+            let mut entries: Vec<(&String, &Value)> = o.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write(&o[k], out);
+                scalar(k, out);
+                out.push(b':');
+                write(v, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(a) => {
-            out.push('[');
+            out.push(b'[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write(x, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        other => out.push_str(&other.to_string()),
+        other => scalar(other, out),
     }
+}
+
+/// Appends a string or scalar as serde_json writes it (writing to a `Vec` cannot fail).
+fn scalar<T: serde::Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(out, v);
 }
 
 /// The digest of `tool` as a model sees it: `sha256:` and the hex SHA-256 of the canonical JSON
 /// of its name (as listed, so a rename is a new tool), title, description, input and output
 /// schemas and annotations — the fields it has.
 pub fn digest(tool: &Value) -> String {
-    let seen: Map<String, Value> = SEEN
-        .iter()
-        .filter_map(|k| Some((k.to_string(), tool.get(*k)?.clone())))
-        .collect();
-    let hash = Sha256::digest(canonical(&Value::Object(seen)).as_bytes());
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    // The canonical JSON of the object of those fields, written without building it (SEEN is
+    // in key order).
+    let mut out = vec![b'{'];
+    for k in SEEN {
+        if let Some(v) = tool.get(k) {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            scalar(k, &mut out);
+            out.push(b':');
+            write(v, &mut out);
+        }
+    }
+    out.push(b'}');
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for b in Sha256::digest(&out) {
+        text.push(HEX[usize::from(b >> 4)] as char);
+        text.push(HEX[usize::from(b & 15)] as char);
+    }
+    text
 }
 
 /// The pins an operator approved: tool name (as listed) → digest. The lock file and the KV value
@@ -313,6 +335,20 @@ mod tests {
         let b = json!({"inputSchema": {"properties": {"a": {}, "x": {"type": "string"}}, "type": "object"}, "description": "d", "name": "t", "groups": ["g"], "_meta": {"k": 1}});
         assert_eq!(digest(&a), digest(&b));
         assert!(digest(&a).starts_with("sha256:") && digest(&a).len() == 7 + 64);
+        // The digest is the SHA-256 of the canonical JSON of those fields (what another tool
+        // would compute from the listed tool).
+        let seen = json!({"name": "t", "description": "d", "inputSchema": a["inputSchema"]});
+        let hex: String = Sha256::digest(canonical(&seen).as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(digest(&b), format!("sha256:{hex}"));
+        // Known answer: Python's json.dumps(sort_keys=True, separators=(",", ":")) + hashlib.
+        let echo = json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}, "_meta": {"x": 1}});
+        assert_eq!(
+            digest(&echo),
+            "sha256:f5817a5f0a54006be391f197dd2d60fd376bf2d1ca879385197544cc5ad7f3a1"
+        );
         assert_eq!(
             canonical(&json!({"b": [1, {"d": null, "c": "é\n"}], "a": true})),
             r#"{"a":true,"b":[1,{"c":"é\n","d":null}]}"#
