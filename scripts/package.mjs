@@ -10,6 +10,15 @@ import { join } from 'node:path';
 const dir = process.argv[2] ?? 'pkg';
 const generated = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
 
+// `sieve.export` is plain JS on the class (its types are in src/wasm/types.rs): appended to the
+// bindings module once, so the .wasm does not grow for it.
+const bindings = join(dir, 'mcp_sieve.js');
+const bound = readFileSync(bindings, 'utf8');
+if (!bound.includes('Sieve.prototype.export =')) {
+  const extra = readFileSync(new URL('../src/wasm/export.js', import.meta.url), 'utf8');
+  writeFileSync(bindings, `${bound}\n${extra}`);
+}
+
 // Every entry is the same API: the wasm-bindgen module's exports, initialised. `init()` stays the
 // default export (a no-op once initialised) so code written for the web target keeps working.
 const reexport = "export * from './mcp_sieve.js';\nexport { default } from './mcp_sieve.js';\n";

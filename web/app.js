@@ -5,14 +5,16 @@
 // tags and concern declarations into a `Sieve`. Every click filters client-side with
 // `sieve.list` and recounts `sieve.facets`; concern changes are also stored
 // (`saveConcernPreferences`) and sent with `concerns/update`, and the server's own `tools/list`
-// for the session is shown beside the page's count. `document.body.dataset.ready = "true"`
+// for the session is shown beside the page's count. Hidden tools are listed with why (hover), and
+// the selection's export for a model API (`sieve.export`) is shown in its panel. `document.body.dataset.ready = "true"`
 // marks the first rendered list (tests wait on it); a failure shows in `#error`.
 
 // `mcp-sieve` is the npm package, mapped by index.html's import map to its browser entry (which
 // fetches and instantiates the wasm when imported), as a host without a bundler imports it.
 import { McpClient, filterTasks, loadConcernPreferences, saveConcernPreferences } from 'mcp-sieve';
 import {
-  $, el, fmt, renderConcerns, renderFacets, renderGroupTree, renderTags, renderTaskControls, renderTasks, renderTools,
+  $, el, fmt, renderConcerns, renderFacets, renderGroupTree, renderHidden, renderTags, renderTaskControls, renderTasks,
+  renderTools,
 } from './dom.js';
 
 const CLIENT_INFO = { name: 'mcp-sieve-demo-page', version: '0.1.0' };
@@ -109,13 +111,47 @@ function renderView(filter, view) {
   $('view-config').textContent = JSON.stringify(config, null, 2);
 }
 
+/** Why each tool outside `view` is hidden: the parts of `filter` that leave it out on their own. */
+function hiddenWhy(filter, view) {
+  const shown = new Set(view.items.map((t) => t.name));
+  const hidden = state.sieve.list({}).items.filter((t) => !shown.has(t.name));
+  const passes = {};
+  for (const key of Object.keys(filter)) {
+    passes[key] = new Set(state.sieve.list({ [key]: filter[key] }).items.map((t) => t.name));
+  }
+  return hidden.map((tool) => {
+    const why = [];
+    const out = (key) => passes[key] && !passes[key].has(tool.name);
+    if (out('groups')) why.push(`groups: in none of ${filter.groups.join(', ')}`);
+    if (out('tags')) why.push(`tags: lacks ${filter.tags.filter((t) => !(tool.tags ?? []).includes(t)).join(', ') || 'a required tag'}`);
+    if (out('excludeTags')) why.push(`excludeTags: has ${filter.excludeTags.filter((t) => (tool.tags ?? []).includes(t)).join(', ') || 'an excluded tag'}`);
+    if (out('namePatterns')) why.push(`name: does not match ${filter.namePatterns.join(', ')}`);
+    if (out('concerns')) why.push(`concern: ${Object.entries(filter.concerns).map(([k, v]) => `${k}=${v}`).join(', ')} hides it`);
+    if (why.length === 0) why.push('the parts together (each alone would show it)');
+    return { tool, why };
+  });
+}
+
+/** The chosen format's export of `filter` (search mode: everything deferred). */
+function renderExport(filter) {
+  const url = new URL(viewUrl(filter));
+  // The provider must see the tools themselves (it searches them itself): the list-mode URL.
+  url.searchParams.delete('mode');
+  const format = $('export-format').value;
+  const out = state.sieve.export({ format, filter, url: url.href, ...($('view-search').checked ? { pinned: [] } : {}) });
+  $('export-json').textContent = JSON.stringify(out, null, 2);
+  $('export-json').dataset.format = format;
+}
+
 function update() {
   if (!state) return;
   try {
     const filter = currentFilter();
     const view = state.sieve.list(filter);
     renderTools(view, state.total);
+    renderHidden(hiddenWhy(filter, view));
     renderView(filter, view);
+    renderExport(filter);
     renderFacets(state.sieve.facets(filter));
     clearError();
   } catch (error) {
@@ -258,6 +294,7 @@ async function main() {
   });
   $('search').addEventListener('input', update);
   $('view-search').addEventListener('change', update);
+  $('export-format').addEventListener('change', update);
   form.addEventListener('reset', () => setTimeout(() => {
     update();
     concernsChanged().catch((e) => showError('concerns/update failed', e));

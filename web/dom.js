@@ -107,6 +107,16 @@ function chips(tool) {
   const list = el('ul', { className: 'chips' });
   for (const g of tool.groups ?? []) list.append(el('li', { className: 'chip chip-group', textContent: g }));
   for (const t of tool.tags ?? []) list.append(el('li', { className: 'chip chip-tag', textContent: t }));
+  // Pinning (gateway mode): the definition's digest, and whether it is unpinned ("warn" lists it).
+  const digest = tool._meta?.['dev.mcp-sieve/digest'];
+  const unpinned = tool._meta?.['dev.mcp-sieve/unpinned'];
+  if (typeof digest === 'string') {
+    list.append(el('li', {
+      className: unpinned ? 'chip chip-unpinned' : 'chip chip-digest', title: `definition digest ${digest}`,
+      textContent: unpinned ? `unpinned (${unpinned})` : `digest ${digest.replace(/^sha256:/, '').slice(0, 8)}`,
+      dataset: { pinning: unpinned ? String(unpinned) : 'digest' },
+    }));
+  }
   return list.childElementCount ? list : null;
 }
 
@@ -118,6 +128,14 @@ export function renderTools(view, total) {
   $('summary').textContent =
     `${fmt(view.count)} of ${fmt(total.count)} tools · ` +
     `${kb(view.bytes)} of ${kb(total.bytes)} · ~${fmt(view.tokens)} of ~${fmt(total.tokens)} tokens`;
+}
+
+/** The tools `view` leaves out, each with why (`title` for hover, `data-why` for tests). */
+export function renderHidden(hidden) {
+  $('hidden-tools').replaceChildren(...hidden.map(({ tool, why }) => el('li', {
+    className: 'tool hidden-tool', title: `Hidden: ${why.join('; ')}`, dataset: { name: tool.name, why: why.join('; ') },
+  }, el('code', { className: 'tool-name', textContent: tool.name }), el('p', { className: 'hint', textContent: why.join('; ') }))));
+  $('hidden-summary').textContent = `Hidden tools (${fmt(hidden.length)})`;
 }
 
 export const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'];

@@ -175,6 +175,59 @@ export interface ConnectOptions {
   headers?: Record<string, string>;
 }
 
+/** Options of `Sieve.export`. */
+export interface ExportOptions {
+  /** Which model API's shapes. */
+  format: "anthropic" | "openai";
+  /** The tools to export (default: every tool). */
+  filter?: Filter;
+  /** Tool search: these tools loaded, every other deferred (`defer_loading`). Absent: nothing deferred. */
+  pinned?: string[];
+  /** Where the provider reaches the MCP endpoint (Anthropic; default `http://127.0.0.1:8788/mcp`). */
+  url?: string;
+  /** The MCP server's name in `mcp_servers` (default `mcp-sieve`). */
+  name?: string;
+}
+
+/** Per-tool configuration of an Anthropic `mcp_toolset`. */
+export interface McpToolConfig { enabled: boolean; defer_loading: boolean }
+
+/** Anthropic Messages API parameters (beta): spread into `client.beta.messages.create({...})`. */
+export interface AnthropicExport {
+  betas: string[];
+  mcp_servers: { type: "url"; name: string; url: string }[];
+  tools: (
+    | { type: "mcp_toolset"; mcp_server_name: string; default_config: { enabled: boolean }; configs: Record<string, McpToolConfig> }
+    | { type: "tool_search_tool_bm25_20251119"; name: "tool_search_tool_bm25" }
+  )[];
+}
+
+/** A function inside an OpenAI namespace. */
+export interface OpenAIFunction { type: "function"; name: string; description?: string; parameters: unknown; defer_loading: boolean }
+
+/** OpenAI Responses API `tools`: spread into `client.responses.create({...})`. */
+export interface OpenAIExport {
+  tools: ({ type: "namespace"; name: string; description: string; tools: OpenAIFunction[] } | { type: "tool_search" })[];
+}
+
+/** `sieve.export` (plain JS beside the bindings; see `ExportOptions`). */
+export interface Sieve {
+  /**
+   * What a host passes to a model API for the tools `options.filter` selects: Anthropic's MCP
+   * connector (`betas`, `mcp_servers`, an `mcp_toolset` with per-tool `configs`) or OpenAI's
+   * tool-search namespaces (from groups, at most 10 functions each). Throws an `Error` with
+   * `code` -32602 for a bad format.
+   *
+   * @example
+   * ```js
+   * const params = sieve.export({ format: 'openai', filter: { groups: ['email'] }, pinned: ['send_email'] });
+   * params.tools.at(-1); // { type: 'tool_search' }
+   * ```
+   */
+  export(options: ExportOptions & { format: "anthropic" }): AnthropicExport;
+  export(options: ExportOptions & { format: "openai" }): OpenAIExport;
+}
+
 /** Every error this package throws: a real `Error` with the JSON-RPC `code` and `data`. */
 export interface SieveError extends Error {
   code: number;

@@ -2,7 +2,8 @@
 // from one origin; Debian's chromium (driven by playwright-core) loads the page, which filters the
 // tool list client-side. The page's lists must equal what the server returns for the same filter
 // and concerns; concern choices reach the server's session and survive a reload (localStorage);
-// groups are picked in the tree; the tasks panel filters by SEP-1904. Screenshots go to
+// groups are picked in the tree; hidden tools say why; the export panel's JSON names the tools and
+// a URL serving them; the tasks panel filters by SEP-1904. Screenshots go to
 // target/screenshots/. Needs a build first (scripts/build.sh): worker/build/, pkg/, target/site/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -138,6 +139,42 @@ test('the demo page lists every tool, then filters like the server does', async 
 
   await mkdir(path.dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  assert.deepEqual(pageErrors, [], 'no page errors');
+});
+
+test('hidden tools say why on hover; the export panel writes the selection for Anthropic and OpenAI', async () => {
+  await page.goto(`${worker.base}/`);
+  await waitReady();
+  await tick('input[data-group="calendar"]');
+  await tick('input[data-exclude-tag="destructive"]');
+  const shown = await pageToolNames();
+  const why = async (name) => page.locator(`#hidden-tools li[data-name="${name}"]`).getAttribute('title');
+  assert.match(await why('echo'), /^Hidden: groups: in none of calendar/);
+  assert.match(await why('delete_event'), /^Hidden: excludeTags: has destructive$/);
+  const hidden = await page.locator('#hidden-tools li[data-name]').count();
+  assert.equal(hidden + shown.length, (await serverToolNames()).length, 'every tool is shown or hidden');
+
+  await page.locator('#export summary').click();
+  const exported = async () => JSON.parse(await page.locator('#export-json').textContent());
+  const anthropic = await exported();
+  assert.deepEqual(Object.keys(anthropic.tools[0].configs).sort(), shown);
+  assert.ok(Object.values(anthropic.tools[0].configs).every((c) => c.enabled && !c.defer_loading));
+  const url = anthropic.mcp_servers[0].url;
+  assert.match(url, /\/mcp\?groups=calendar&excludeTags=destructive$/);
+  const served = (await stateless(url, 'tools/list')).response.result.tools.map((t) => t.name).sort();
+  assert.deepEqual(served, shown, 'the exported URL serves the exported tools');
+
+  await page.locator('#export-format').selectOption('openai');
+  await page.waitForSelector('#export-json[data-format="openai"]');
+  const openai = await exported();
+  assert.deepEqual(openai.tools.flatMap((n) => n.tools.map((f) => f.name)).sort(), shown);
+  assert.deepEqual(openai.tools.map((n) => n.type), ['namespace']);
+
+  await page.locator('#view-builder summary').click();
+  await page.locator('#view-search').check();
+  const searching = await exported();
+  assert.deepEqual(searching.tools.at(-1), { type: 'tool_search' });
+  assert.ok(searching.tools[0].tools.every((f) => f.defer_loading), 'search mode defers every tool');
   assert.deepEqual(pageErrors, [], 'no page errors');
 });
 

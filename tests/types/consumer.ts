@@ -68,6 +68,14 @@ export async function host(doc: CatalogDocument): Promise<void> {
   filterTasks([], { order: 'up' });
   // @ts-expect-error callbacks return a boolean
   sieve.addFilter(() => 'yes');
+  const toolset = sieve.export({ format: 'anthropic', filter: { groups: ['email'] }, pinned: ['send_email'] });
+  const endpoint: string = toolset.mcp_servers[0].url;
+  const namespaces = sieve.export({ format: 'openai' }).tools.filter((t) => t.type === 'namespace');
+  // @ts-expect-error an OpenAI export has no mcp_servers
+  sieve.export({ format: 'openai' }).mcp_servers;
+  // @ts-expect-error not a model API this package exports for
+  sieve.export({ format: 'gemini' });
+  console.log(endpoint, namespaces);
 
   console.log(n, prompts, names, objects, counts, bytes, tokens, eff, session, tools, live, ordered, other);
 }
