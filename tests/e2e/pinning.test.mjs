@@ -6,7 +6,8 @@
 // quarantined (not listed, "Unknown tool" on call, in GET /mcp-sieve/upstreams with reason
 // "quarantine", logged) until `mcp-sieve pin --approve NAME`, which the running gateway reads
 // at once; with "warn" they are listed, marked in _meta, and logged. Worker: the pins are the
-// MCP_SIEVE_KV key "pins" (what `mcp-sieve pin --kv` prints): "enforce" quarantines the same,
+// MCP_SIEVE_KV key "pins" (what `mcp-sieve pin --kv` prints): "enforce" quarantines the same
+// (logged, and in its GET /mcp-sieve/upstreams),
 // and an approval put in KV while the Worker runs brings the tool back at its next refresh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -187,6 +188,9 @@ test('the Worker: pins from KV key "pins"; a changed tool is quarantined until a
     assert.deepEqual(tools.map((t) => t.name), []);
     await assert.rejects(client.callTool({ name: 'up_echo', arguments: {} }), /Unknown tool/);
     assert.match(worker.output(), /the tool "up_echo" is quarantined/);
+    const s = await status(worker);
+    assert.deepEqual(s.upstreams[0].quarantined, ['up_echo', 'up_sum']);
+    assert.equal(s.pinning.unpinned.find((u) => u.name === 'up_echo').reason, 'quarantine');
     // Approved through KV while the Worker runs: read again before its next refresh.
     const approved = pin('--catalog', docPath, '--kv', '--approve', 'up_echo');
     assert.equal(approved.code, 0, approved.stderr);
