@@ -1,14 +1,15 @@
-// E2E (native server): what an upstream sends back mid-call reaches the client that made the
-// call, and its answer goes back up. @modelcontextprotocol/server-everything (Streamable HTTP)
-// behind the gateway, the official SDK v2 client (@modelcontextprotocol/client) in front, in a
-// 2025-11-25 session: the upstream's sampling and elicitation requests arrive on the call's SSE
-// stream, the client's answers are POSTed to its session and reach the upstream, whose result
-// shows them; progress notifications reach the calling session only (two sessions whose calls
-// use the same progress token each get their own); a client that did not declare a capability is
-// refused at once (its call fails fast, never hangs). When a downstream session ends (DELETE, or
-// found expired) its upstream session is closed with a DELETE, and a stateless (2026-07-28)
-// call's upstream session is closed once it has served: the upstream says so in its log and no
-// longer knows the session. The same relay through a stdio upstream (server-everything as a
+// E2E (native server; two tests also against the Worker): what an upstream sends back mid-call
+// reaches the client that made the call, and its answer goes back up.
+// @modelcontextprotocol/server-everything (Streamable HTTP) behind the gateway, the official SDK
+// v2 client (@modelcontextprotocol/client) in front, in a 2025-11-25 session: the upstream's
+// sampling and elicitation requests arrive on the call's SSE stream, the client's answers are
+// POSTed to its session and reach the upstream, whose result shows them; progress notifications
+// reach the calling session only (two sessions whose calls use the same progress token each get
+// their own); a client that did not declare a capability is refused at once (its call fails
+// fast, never hangs). When a downstream session ends (DELETE, or found expired) its upstream
+// session is closed with a DELETE, and a stateless (2026-07-28) call's upstream session is closed
+// once it has served: the upstream says so in its log and no longer knows the session (these two
+// also against the Worker). The same relay through a stdio upstream (server-everything as a
 // child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`); log
 // messages a small official-SDK upstream sends during a call reach that call's session only;
 // a 2026-07-28 client is asked with input_required.
@@ -32,7 +33,6 @@ const nativeOnly = { skip: !NATIVE && 'relaying mid-call requests is done in the
 let everything, server;
 
 before(async () => {
-  if (!NATIVE) return;
   everything = await startEverything();
   server = await startWith({ upstream: { url: everything.url } });
 }, { timeout: 120_000 });
@@ -158,7 +158,8 @@ test('a client that did not declare sampling is not asked: the upstream is refus
   }
 });
 
-test('ending a session closes its upstream session with DELETE', { ...nativeOnly, timeout: 30_000 }, async () => {
+// Both targets: the Worker closes upstream sessions too.
+test('ending a session closes its upstream session with DELETE', { timeout: 30_000 }, async () => {
   const client = await connect();
   const fresh = await opened(() => client.callTool({ name: 'echo', arguments: { message: 'open' } }));
   assert.equal(fresh.length, 1, `the session opened its own upstream session: ${fresh}`);
@@ -168,7 +169,7 @@ test('ending a session closes its upstream session with DELETE', { ...nativeOnly
   await client.close().catch(() => {});
 });
 
-test('a stateless (2026-07-28) call\'s upstream session is closed once it served', { ...nativeOnly, timeout: 30_000 }, async () => {
+test('a stateless (2026-07-28) call\'s upstream session is closed once it served', { timeout: 30_000 }, async () => {
   const client = await connect({}, { mode: { pin: '2026-07-28' } });
   try {
     const fresh = await opened(async () => {

@@ -132,6 +132,41 @@ async fn send(member: usize, p: Post) -> Result<HttpAnswer, Error> {
     }
 }
 
+/// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
+/// after the other, each within [`DEADLINE_MS`]; a failure is only logged (the upstream expires
+/// the session on its own then).
+async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
+    for (member, headers) in closing {
+        let driver = DRIVERS.with(|d| d.borrow().get(member).cloned());
+        let (url, via) = match driver {
+            Some(Driver::Http(url)) => (url, None),
+            Some(Driver::Service(b, f)) => (format!("https://{b}.service/mcp"), Some(f)),
+            None => continue,
+        };
+        let h = Headers::new();
+        for (k, v) in &headers {
+            let _ = h.set(k, v);
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Delete).with_headers(h);
+        let Ok(req) = Request::new_with_init(&url, &init) else {
+            continue;
+        };
+        let sent = async move {
+            match via {
+                Some(fetcher) => fetcher.fetch_request(req).await.map(|_| ()),
+                None => Fetch::Request(req).send().await.map(|_| ()),
+            }
+        };
+        let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
+        match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
+            Either::Left((Ok(()), _)) => {}
+            Either::Left((Err(e), _)) => console_error!("mcp-sieve: an upstream session was not closed: {e}"),
+            Either::Right(_) => console_error!("mcp-sieve: an upstream session was not closed in time"),
+        }
+    }
+}
+
 /// Largest upstream answer read, bytes (a larger one is an error, not a larger heap).
 const MAX_ANSWER: usize = 16 << 20;
 /// Longest one upstream POST (sending it and reading its answer) may take.
@@ -276,6 +311,11 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
 /// item (in the session's own session there, remembered in `store`) and completes the answer
 /// with the upstream's reply, passed through; a failure names the upstream.
 pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn SessionStore) -> http::Response {
+    if let Some(ended) = &answer.ended {
+        // The session ended (DELETE, or found expired): so do its upstream sessions.
+        let closing = with(server, |g| g.closing(ended)).unwrap_or_default();
+        close(closing).await;
+    }
     let Some(f) = answer.forward.clone() else {
         return answer;
     };
@@ -300,6 +340,11 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
         }
     })
     .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
+    if f.session.is_none() {
+        // A stateless request's upstream session served it alone: closed now.
+        let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
+        close(closing.map(|h| (member, h)).into_iter().collect()).await;
+    }
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }
 
