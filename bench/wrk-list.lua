@@ -1,17 +1,19 @@
--- wrk request script of the load benchmarks (scripts/bench-load.sh, scripts/bench-native.sh):
--- tools/list with random filters, one JSON body per line of the file $BODIES (each body's
--- "id" is replaced by a fresh one per request, so no two requests in flight share an id), with
--- the headers of the era:
+-- wrk request script of the load benchmarks (scripts/bench-load.sh, scripts/bench-native.sh,
+-- scripts/bench-gateway.sh): one JSON-RPC request body per line of the file $BODIES, picked at
+-- random (tools/list with random filters, or tools/call; each body's "id" is replaced by a fresh
+-- one per request, so no two requests in flight share an id), with the headers of the era:
 --   $SESSIONS (comma-separated Mcp-Session-Ids, or $SESSION for one): the 2025-11-25 era; thread
 --     k of $THREADS (default 2, as `wrk -t2`) takes every THREADS-th session starting at k and
 --     cycles through them request by request, so with as many sessions as connections each
 --     session has about one request in flight, like one client per connection;
 --   neither: the stateless 2026-07-28 era (the version travels in each body's _meta, and in the
---     MCP-Protocol-Version and Mcp-Method headers).
+--     MCP-Protocol-Version header; Mcp-Method is the body's method, and a tools/call or
+--     prompts/get also carries its params.name as Mcp-Name).
 -- Prints one JSON line at the end: requests, requests/s, mean/p50/p99 latency in ms, errors
 -- (socket errors, timeouts and HTTP statuses >= 400) and mean bytes read per response (headers
 -- included).
-local bodies = {} -- { prefix, suffix }: the body around its id's digits
+local bodies = {} -- { prefix, suffix, headers }: the body around its id's digits; its own
+-- header table in the 2026-07-28 era
 local n = 0
 local headers = {} -- one header table per session of this thread
 local turn = 0
@@ -55,7 +57,17 @@ function init(args)
     end
   else
     wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-    wrk.headers["Mcp-Method"] = "tools/list"
+    for _, b in ipairs(bodies) do
+      local line = b[1] .. "0" .. b[2]
+      local method = line:match('"method":"([^"]+)"') or "tools/list"
+      local h = {}
+      for k, v in pairs(wrk.headers) do h[k] = v end
+      h["Mcp-Method"] = method
+      if method == "tools/call" or method == "prompts/get" then
+        h["Mcp-Name"] = line:match('"params":{.-"name":"([^"]+)"')
+      end
+      b[3] = h
+    end
   end
   -- Ids unique across threads: thread k sends k+1, k+1+THREADS, ...
   counter = tid + 1
@@ -71,7 +83,7 @@ function request()
     turn = turn % #headers + 1
     return wrk.format(nil, nil, headers[turn], body)
   end
-  return wrk.format(nil, nil, nil, body)
+  return wrk.format(nil, nil, b[3], body)
 end
 
 function done(summary, latency, requests)

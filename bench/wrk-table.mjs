@@ -1,5 +1,6 @@
-//! Prints the results of scripts/bench-load.sh as a markdown table, with each target's share of
-//! its era's floor, its work above that floor, and the ratios between mcp-sieve and its peers.
+//! Prints the results of scripts/bench-load.sh (and scripts/bench-gateway.sh) as a markdown
+//! table, with each target's share of its floor, its p50 and work above that floor, and the
+//! ratios between mcp-sieve and its peers.
 //!   node bench/wrk-table.mjs RESULTS.jsonl CORES
 //! Each line of RESULTS.jsonl is one run of a target: { key, label, round (1, 2, ...), floor
 //! (the key of its floor; null for a floor itself; "none" for a target no floor applies to, such
@@ -21,14 +22,13 @@ const rows = [...new Set(runs.map((r) => r.key))].map((key) => {
   const own = runs.filter((r) => r.key === key);
   const m = (f) => median(own.map(f));
   const sum = (f) => own.reduce((a, r) => a + f(r), 0);
-  const shares = own.map((r) => {
-    const f = runs.find((x) => x.key === r.floor && x.round === r.round);
-    return f ? r.rps / f.rps : NaN;
-  });
+  const floorOf = (r) => runs.find((x) => x.key === r.floor && x.round === r.round);
+  const shares = own.map((r) => (floorOf(r) ? r.rps / floorOf(r).rps : NaN));
+  const p50s = own.map((r) => (floorOf(r) ? r.p50 - floorOf(r).p50 : NaN));
   return {
     ...own[0], rps: m((r) => r.rps), p50: m((r) => r.p50), p99: m((r) => r.p99), mean: m((r) => r.mean),
     busy: m((r) => r.busy), requests: sum((r) => r.requests), errors: sum((r) => r.errors), cpu: sum((r) => r.cpu),
-    rounds: own.length, shares,
+    rounds: own.length, shares, p50Above: median(p50s),
   };
 });
 const byKey = new Map(rows.map((r) => [r.key, r]));
@@ -36,8 +36,8 @@ const cpuPerReq = (r) => (r.cpu * 1000) / r.requests; // ms of server CPU per re
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
 
-console.log('| target | req/s | p50 ms | p99 ms | mean ms | KB/resp | errors | CPU busy | % of floor | server CPU ms/req | work above floor: CPU ms/req | (1/rps − 1/floor rps) × cores, ms | mean latency above floor, ms |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| target | req/s | p50 ms | p99 ms | mean ms | KB/resp | errors | CPU busy | % of floor | p50 above floor, ms | server CPU ms/req | work above floor: CPU ms/req | (1/rps − 1/floor rps) × cores, ms | mean latency above floor, ms |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const isFloor = r.floor === null;
   const f = isFloor ? r : byKey.get(r.floor); // undefined: no floor applies, or it was not run
@@ -45,12 +45,16 @@ for (const r of rows) {
   const work = f ? cpuPerReq(r) - cpuPerReq(f) : NaN;
   const model = f ? (1000 / r.rps - 1000 / f.rps) * CORES : NaN;
   const added = f ? r.mean - f.mean : NaN;
-  console.log(`| ${r.label} | ${int(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.mean)} | ${fmt(r.bytes / 1024, 1)} | ${r.errors} | ${fmt(100 * r.busy, 0)}% | ${isFloor ? 'floor' : pct} | ${fmt(cpuPerReq(r), 3)} | ${fmt(work, 3)} | ${fmt(model, 3)} | ${fmt(added)} |`);
+  console.log(`| ${r.label} | ${int(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.mean)} | ${fmt(r.bytes / 1024, 1)} | ${r.errors} | ${fmt(100 * r.busy, 0)}% | ${isFloor ? 'floor' : pct} | ${isFloor || !f ? '–' : fmt(r.p50Above, 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(work, 3)} | ${fmt(model, 3)} | ${fmt(added)} |`);
 }
+const floorText = (r) => byKey.get(r.floor)?.label ?? `${r.floor} (not run)`;
+const measured = rows.filter((r) => r.floor !== null && r.floor !== 'none').map((r) => `"${r.label}" against "${floorText(r)}"`);
+const unfloored = rows.filter((r) => r.floor === 'none').map((r) => `"${r.label}"`);
+const floors = `Floors: ${measured.join('; ') || 'none'}${unfloored.length ? `; no floor applies to ${unfloored.join(', ')}` : ''}. "p50 above floor" is the median over the rounds of the p50 minus the floor's p50 in the same round.`;
 console.log(`
 Each figure is the median over ${rows[0]?.rounds ?? 0} round(s) (every target once per round, in turn); a share of the floor is the median of the shares within each round (in brackets); requests, errors and CPU are summed over the rounds.
-Floors: the stateless Workers are measured against "${byKey.get('floor-js')?.label ?? 'floor-js (not run)'}", the shipped Worker (static assets) against "${byKey.get('floor-assets')?.label ?? 'floor-assets (not run)'}", the session Workers against "${byKey.get('floor-do')?.label ?? 'floor-do (not run)'}"; no floor applies to the Node server (not a Worker).
-Work above the floor, three ways (ms per request): "CPU ms/req" is the CPU time the server's own processes (the wrangler dev or node process group: workerd and wrangler's proxy included) used during the run divided by the requests served, minus the same for the floor: measured, and valid under saturation. "(1/rps − 1/floor rps) × cores" assumes the ${CORES} cores are saturated and shared alike with wrk (a model). "mean latency above floor" is the client-side mean latency minus the floor's (with 32 connections always busy it is 32 × (1/rps − 1/floor rps): queueing included, not work).`);
+${floors}
+Work above the floor, three ways (ms per request): "CPU ms/req" is the CPU time the server's own processes (its process groups: wrangler dev's with workerd and wrangler's proxy, node's, or mcp-sieve's; in the gateway benchmark a gateway's upstream too) used during the run divided by the requests served, minus the same for the floor: measured, and valid under saturation. "(1/rps − 1/floor rps) × cores" assumes the ${CORES} cores are saturated and shared alike with wrk (a model). "mean latency above floor" is the client-side mean latency minus the floor's (with 32 connections always busy it is 32 × (1/rps − 1/floor rps): queueing included, not work).`);
 
 let said = false;
 const ratio = (a, b, what) => {

@@ -78,78 +78,15 @@ fi
 
 work="$(mktemp -d)"
 pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-# start NAME DIR: `wrangler dev` of the Worker in DIR on a free port, in a process group of its
-# own; sets port_NAME and pg_NAME. Each wrangler dev also opens an inspector port, chosen here
-# as wranglers started together race for the default.
-start() {
-  local port ins
-  port="$(free_port)"; ins="$(free_port)"
-  setsid wrangler dev --cwd "$2" --ip 127.0.0.1 --port "$port" --inspector-port "$ins" --show-interactive-dev-session=false \
-    --log-level warn --persist-to "$work/state-$1" > "$work/$1.log" 2>&1 &
-  pids+=($!)
-  printf -v "port_$1" '%s' "$port"
-  printf -v "pg_$1" '%s' "$!"
-}
-# ready URL...: waits (90 s at most each) until every URL accepts a connection; stops if a server exited.
-ready() {
-  local url p
-  for url in "$@"; do
-    for _ in $(seq 1 450); do
-      for p in "${pids[@]}"; do
-        kill -0 "$p" 2>/dev/null || { echo "a server exited:" >&2; tail -n 20 "$work"/*.log >&2; exit 1; }
-      done
-      curl -s -o /dev/null -m 5 -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-        -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$url" && continue 2
-      sleep 0.2
-    done
-    echo "no answer from $url in 90 s:" >&2; tail -n 20 "$work"/*.log >&2; exit 1
-  done
-}
-# A Worker bundle: esbuild ENTRY into DIR/index.js with the catalog (and the floor's page)
-# inlined; Node built-ins are left to workerd's nodejs_compat.
-node_builtins=$(node -e 'console.log(require("module").builtinModules.filter((m) => !m.startsWith("_")).map((m) => "--external:" + m).join(" "))')
-bundle() { # ENTRY DIR [esbuild options]
-  local entry="$1" dir="$2"; shift 2
-  mkdir -p "$dir"
-  # shellcheck disable=SC2086
-  esbuild "$entry" --bundle --format=esm --platform=browser --conditions=workerd,worker,browser \
-    --external:'cloudflare:*' --external:'node:*' $node_builtins --alias:bench-catalog="$work/catalog.json" \
-    --outfile="$dir/index.js" --log-level=error "$@"
-}
-# A bundled Worker's wrangler.toml in DIR: its NAME, with nodejs_compat unless FLAGS is "none",
-# and a SQLite Durable Object CLASS bound as BINDING when given.
-toml() { # DIR NAME FLAGS [BINDING CLASS]
-  local dir="$1" name="$2" flags="$3"
-  {
-    printf 'name = "%s"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\n' "$name"
-    [ "$flags" = none ] || printf 'compatibility_flags = ["nodejs_compat"]\n'
-    if [ $# -ge 5 ]; then
-      printf '[[durable_objects.bindings]]\nname = "%s"\nclass_name = "%s"\n' "$4" "$5"
-      printf '[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["%s"]\n' "$5"
-    fi
-  } > "$dir/wrangler.toml"
-}
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+trap bench_cleanup EXIT
 
 cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
 servers=()
-# The document is megabytes: too long for a Worker variable (a command-line argument, 128 KB), so
-# it goes in the MCP_SIEVE_KV namespace (key "config") of a fresh local state directory.
-kv_catalog() { # KEY CONFIG_DIR
-  wrangler kv key put config --path "$work/catalog.json" --binding MCP_SIEVE_KV --local \
-    --cwd "$2" --persist-to "$work/state-$1" > /dev/null
-}
 if want worker-stateless || want worker-session; then
   # MCP only: the shipped configuration without its [assets] block.
-  mkdir -p "$work/worker"
-  sed -e '/^\[assets\]/,/^run_worker_first/d' -e "s|^main = .*|main = \"$PWD/worker/entry.mjs\"|" \
-    worker/wrangler.toml > "$work/worker/wrangler.toml"
-  ! grep -q '^\[assets\]' "$work/worker/wrangler.toml" || { echo "could not take [assets] out of worker/wrangler.toml" >&2; exit 1; }
+  mcp_only_worker "$work/worker"
   kv_catalog worker "$work/worker"
   start worker "$work/worker"
   servers+=("http://127.0.0.1:$port_worker/mcp")
@@ -225,35 +162,6 @@ if want floor-js || want floor-do || want floor-assets; then
     [ "$got" = "$(wc -c < "$work/page.json")" ] || { echo "the floor at $base answered $got bytes, not the page's $(wc -c < "$work/page.json")" >&2; tail -20 "$work"/floor*.log >&2; exit 1; }
   done
 fi
-
-clk=$(getconf CLK_TCK)
-cores=$(nproc)
-# CPU ticks (user + system) used so far by the live processes of process group $1.
-group_ticks() {
-  cat /proc/[0-9]*/stat 2>/dev/null | sed -E 's/^[0-9]+ \(.*\) //' | awk -v g="$1" '$3 == g { s += $12 + $13 } END { print s + 0 }'
-}
-# The machine's CPU ticks: busy and total.
-machine_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat; }
-# run KEY LABEL FLOOR URL PG: warm-up, then the measured run, appended to results.jsonl. FLOOR is
-# the key of the target's floor, "" for a floor itself, "none" where no floor applies; PG the
-# process group whose CPU time is the server's.
-run() {
-  local key="$1" label="$2" floor="$3" url="$4" pg="$5" sessions="" bodies="$work/modern.txt" c0 c1 m0 m1 line
-  if [ -f "$work/sessions-$key.txt" ]; then sessions="$(cat "$work/sessions-$key.txt")"; bodies="$work/legacy.txt"; fi
-  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((warm + 30)) \
-    wrk -t"$threads" -c"$conns" -d"${warm}s" --timeout 5s -s bench/wrk-list.lua "$url" > "$work/warm-$key.txt"
-  c0=$(group_ticks "$pg"); m0=($(machine_ticks))
-  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((seconds + 30)) \
-    wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 5s --latency -s bench/wrk-list.lua "$url" > "$work/wrk-$key.txt"
-  c1=$(group_ticks "$pg"); m1=($(machine_ticks))
-  line=$(tail -1 "$work/wrk-$key.txt")
-  printf '{"key":"%s","label":"%s","round":%s,"floor":%s,"cpu":%s,"busy":%s,"wrk":%s}\n' "$key" "$label" "$round" \
-    "$([ -n "$floor" ] && echo "\"$floor\"" || echo null)" \
-    "$(awk -v a="$c0" -v b="$c1" -v k="$clk" 'BEGIN { print (b - a) / k }')" \
-    "$(awk -v a="${m0[0]}" -v b="${m1[0]}" -v c="${m0[1]}" -v d="${m1[1]}" 'BEGIN { print (d > c) ? (b - a) / (d - c) : 0 }')" \
-    "$line" >> "$work/results.jsonl"
-  echo "  round $round, $label: $line"
-}
 
 echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
 for round in $(seq 1 "$rounds"); do
