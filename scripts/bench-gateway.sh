@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Gateway benchmark (a script, not a test): what mcp-sieve in front of upstream servers costs,
-# with wrk (C, Lua request script bench/wrk-list.lua), stateless 2026-07-28 requests (no session
-# to open: every gateway and the upstream serve that era; the gateways speak it upstream too),
-# 127.0.0.1 only, a 2 s warm-up then SECONDS (default 5) per target, in ROUNDS (default 3)
-# rounds that run every target in turn (the table shows medians, and each ratio within its round).
+# with wrk (C, Lua request script bench/wrk-list.lua), 127.0.0.1 only, a 2 s warm-up then SECONDS
+# (default 5) per target, in ROUNDS (default 3) rounds that run every target in turn (the table
+# shows medians, and each ratio within its round). Requests are stateless 2026-07-28 (no session
+# to open; every target serves that era), and for the native gateway also 2025-11-25 in 32
+# sessions opened first: a stateless call is forwarded in a fresh upstream session, a session's
+# call in that session's own upstream session, and the two cost differently. The gateways speak
+# 2025-11-25 sessions to the upstream.
 #
 # The upstream is our own native server (target/release/mcp-sieve serve) serving a synthetic
 # catalog: its tools answer tools/call with a simulated result in a few microseconds of Rust on
@@ -13,8 +16,9 @@
 #
 # tools/call (64 tools of upstream u1, in turn), at 1 connection (latency: what a call waits) and
 # at CONNS (default 32) connections (throughput), against:
-#   direct        the upstream u1 (1,000 tools) called directly;
-#   native        the native gateway (release build) fronting u1…u5, forwarding to u1;
+#   direct        the upstream u1 (1,000 tools) called directly (stateless, and in 32 sessions);
+#   native        the native gateway (release build) fronting u1…u5, forwarding to u1 (stateless,
+#                 and in 32 sessions);
 #   floor-proxy   a no-op JavaScript Worker under wrangler dev that reads the POST and sends it to
 #                 u1, answering its response (bench/floor-proxy-worker.mjs): the Worker floor;
 #   worker        the mcp-sieve Worker (MCP only, the document in local KV) as a gateway fronting
@@ -106,7 +110,7 @@ for c in 1 "$many"; do
 done
 
 up="$pg_u1"
-echo "== tools/call (64 tools of u1) at 1 and $many connections; tools/list of $tools tools (random filters, 100-tool pages) at $many connections; 2026-07-28 stateless; wrk, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
+echo "== tools/call (64 tools of u1) at 1 and $many connections; tools/list of $tools tools (random filters, 100-tool pages) at $many connections; 2026-07-28 stateless (and 2025-11-25 in 32 sessions for the native gateway); wrk, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
 for round in $(seq 1 "$rounds"); do
   for c in 1 "$many"; do
     conns=$c; threads=$((c < 2 ? 1 : 2))
