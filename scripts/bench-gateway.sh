@@ -4,9 +4,9 @@
 # (default 5) per target, in ROUNDS (default 3) rounds that run every target in turn (the table
 # shows medians, and each ratio within its round). Requests are stateless 2026-07-28 (no session
 # to open; every target serves that era), and for the native gateway also 2025-11-25 in 32
-# sessions opened first: a stateless call is forwarded in a fresh upstream session, a session's
-# call in that session's own upstream session, and the two cost differently. The gateways speak
-# 2025-11-25 sessions to the upstream.
+# sessions opened first. The gateways discover the upstream's era: ours offers 2026-07-28, so
+# they speak it statelessly upstream, one request per call (before that, each stateless call was
+# forwarded in a fresh upstream session: three round trips).
 #
 # The upstream is our own native server (target/release/mcp-sieve serve) serving a synthetic
 # catalog: its tools answer tools/call with a simulated result in a few microseconds of Rust on
@@ -102,8 +102,7 @@ timeout 600 node bench/wrk-prepare.mjs --catalog "$work/catalog.json" --out "$wo
   --target "one=http://127.0.0.1:$port_one/mcp:modern" --target "native=$native:modern" \
   --target "whole=$whole:modern" --target "worker=$worker:modern"
 timeout 300 node bench/gateway-docs.mjs check "$work/calls.txt" "direct=${urls[0]}" "native=$native" "worker=$worker" "floor=$floor"
-# 32 sessions each on the upstream and the native gateway (whose sessions each keep their own
-# upstream session), for the calls in the 2025-11-25 era.
+# 32 sessions each on the upstream and the native gateway, for the calls in the 2025-11-25 era.
 for c in 1 "$many"; do
   timeout 120 node bench/gateway-docs.mjs sessions "${urls[0]}" 32 "$work/sessions-call-direct-s-$c.txt"
   timeout 120 node bench/gateway-docs.mjs sessions "$native" 32 "$work/sessions-call-native-s-$c.txt"
