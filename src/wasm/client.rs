@@ -228,6 +228,7 @@ impl McpClient {
                 json!({ "concerns": concerns })
             }),
             headers,
+            ..ClientConfig::default()
         };
         let inner = Rc::new(Inner {
             url,
