@@ -29,7 +29,7 @@ pub use overlay::Overlay;
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
 pub use upstream::{Transport, Upstream, DEFAULT_REFRESH_SECONDS};
-pub use views::{Mode, View, Views};
+pub use views::{Lockdown, Mode, View, Views};
 
 /// A loaded, validated, compiled catalog.
 #[derive(Debug, Clone)]
@@ -52,6 +52,11 @@ pub struct Catalog {
     pub options: Options,
     /// Named views (`/mcp/{view}`).
     pub views: Views,
+    /// The operator's upper bound on what HTTP endpoints show (`lockdown`, `X-MCP-Lockdown`).
+    pub lockdown: Lockdown,
+    /// Old tool names still callable (a tool's `aliases`, or the overlay's): old → current name.
+    /// Not listed; a call by one is answered by the current tool and logged as deprecated.
+    pub aliases: HashMap<String, String>,
     /// The `middleware` configuration (built-ins enabled, who may use them, their settings).
     pub middleware: crate::middleware::Config,
     /// Gateway mode: the upstream servers this catalog's primitives come from (`upstream`, the
@@ -193,6 +198,7 @@ impl Catalog {
             "upstreams",
             "overlay",
             "views",
+            "lockdown",
             "auth",
             "explain",
             "$schema",
@@ -266,6 +272,7 @@ impl Catalog {
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
         let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
+        let mut aliases: Vec<(String, String)> = Vec::new();
         #[cfg(feature = "search-index")]
         let mut search = crate::search::Builder::default();
         for kind in Kind::ALL {
@@ -273,10 +280,21 @@ impl Catalog {
             let mut items = Vec::new();
             let mut add = |i: usize, v: Value| -> Result<()> {
                 let path = format!("{}[{i}]", kind.key());
-                let v = match overlay.apply(&v) {
+                let mut v = match overlay.apply(&v) {
                     Cow::Owned(o) => o,
                     Cow::Borrowed(_) => v,
                 };
+                if kind == Kind::Tool {
+                    // A renamed tool's old names: callable, never listed (so not on the wire).
+                    if let Some(old) = v.as_object_mut().and_then(|o| o.remove("aliases")) {
+                        let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
+                        for a in
+                            crate::json::str_array(Some(&old), &format!("{path}.aliases")).map_err(Error::in_catalog)?
+                        {
+                            aliases.push((a, name.to_string()));
+                        }
+                    }
+                }
                 #[cfg(feature = "search-index")]
                 if kind == Kind::Tool {
                     search.add(&v);
@@ -312,6 +330,22 @@ impl Catalog {
             catalog.pinning = pinning;
         }
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
+        catalog.lockdown = Lockdown::parse(doc.get("lockdown"))?;
+        let tools = catalog.section(Kind::Tool);
+        let mut by_old = HashMap::new();
+        for (old, name) in aliases {
+            if tools.find(&old).is_some() {
+                return Err(Error::Catalog(format!(
+                    "\"{old}\" is an alias of \"{name}\" and also a tool's name; an alias must be a name no tool has"
+                )));
+            }
+            if let Some(other) = by_old.insert(old.clone(), name.clone()).filter(|o| *o != name) {
+                return Err(Error::Catalog(format!(
+                    "\"{old}\" is an alias of both \"{other}\" and \"{name}\"; an alias names one tool"
+                )));
+            }
+        }
+        catalog.aliases = by_old;
         Ok(catalog)
     }
 
@@ -378,6 +412,8 @@ impl Catalog {
             options,
             middleware,
             views: Views::new(),
+            lockdown: Lockdown::default(),
+            aliases: HashMap::new(),
             upstreams: Vec::new(),
             #[cfg(feature = "gateway")]
             origins: Origins::default(),

@@ -47,8 +47,14 @@ fn the_plain_endpoint_has_no_view_and_bad_views_are_refused_by_name() {
         assert_eq!(e.status, 400, "{query}");
         assert!(e.body.contains(named), "{query}: {}", e.body);
     }
-    let e = view("/mcp", "", &[("x-mcp-readonly", "yes")]).unwrap_err();
-    assert!(e.body.contains("X-MCP-Readonly"), "{}", e.body);
+    // GitHub's relaxed booleans: "yes" is true, "off" is false (issue 27).
+    assert!(
+        view("/mcp", "", &[("x-mcp-readonly", "yes")])
+            .unwrap()
+            .unwrap()
+            .read_only
+    );
+    assert!(view("/mcp", "", &[("x-mcp-readonly", "off")]).unwrap().is_none());
     // Issue 23: a glob longer than 256 bytes is refused, naming where it came from.
     let long = "*".repeat(60_000) + "z";
     let e = view("/mcp", "", &[("x-mcp-tools", &format!("git*,{long}"))]).unwrap_err();

@@ -45,6 +45,11 @@ const MAX_WAIT_MS: i64 = 30_000;
 /// Loads the catalog document `text` and the transport options, then serves until the process ends.
 pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
     fresh_id()?;
+    let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
+    let text = match mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
+        true => mcp_sieve::catalog::Lockdown::enable_in(&text)?,
+        false => text,
+    };
     let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
     let mut cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;

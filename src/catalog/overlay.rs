@@ -15,11 +15,13 @@ struct Entry {
     pattern: String,
     groups: Vec<String>,
     tags: Vec<String>,
+    aliases: Vec<String>,
 }
 
-/// The document's `overlay`: `{"<name or glob>": {"groups": [..], "tags": [..]}}`. It adds
-/// membership to primitives (tools, resources, templates, prompts) by `name`, typically to the
-/// upstream's items, which know nothing of our groups. Memberships the item has stay.
+/// The document's `overlay`: `{"<name or glob>": {"groups": [..], "tags": [..], "aliases": [..]}}`.
+/// It adds membership to primitives (tools, resources, templates, prompts) by `name`, typically
+/// to the upstream's items, which know nothing of our groups, and old names to renamed tools.
+/// Memberships the item has stay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overlay(Vec<Entry>);
 
@@ -45,17 +47,20 @@ impl Overlay {
                     type_name(e)
                 ))
             })?;
-            if let Some(k) = e.keys().find(|k| !["groups", "tags"].contains(&k.as_str())) {
+            if let Some(k) = e.keys().find(|k| !["groups", "tags", "aliases"].contains(&k.as_str())) {
                 return Err(Error::Catalog(format!(
-                    "{path} has an unknown field \"{k}\"; expected groups, tags"
+                    "{path} has an unknown field \"{k}\"; expected groups, tags, aliases"
                 )));
             }
             let groups = str_array(e.get("groups"), &format!("{path}.groups")).map_err(Error::in_catalog)?;
             let tags = str_array(e.get("tags"), &format!("{path}.tags")).map_err(Error::in_catalog)?;
+            // A renamed tool's old names (an upstream renamed it; clients still call the old).
+            let aliases = str_array(e.get("aliases"), &format!("{path}.aliases")).map_err(Error::in_catalog)?;
             entries.push(Entry {
                 pattern: pattern.clone(),
                 groups,
                 tags,
+                aliases,
             });
         }
         Ok(Overlay(entries))
@@ -75,6 +80,7 @@ impl Overlay {
         for (field, add) in [
             ("groups", hits.iter().flat_map(|e| &e.groups).collect::<Vec<_>>()),
             ("tags", hits.iter().flat_map(|e| &e.tags).collect()),
+            ("aliases", hits.iter().flat_map(|e| &e.aliases).collect()),
         ] {
             if add.is_empty() {
                 continue;

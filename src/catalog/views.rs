@@ -41,6 +41,107 @@ pub struct View {
 /// The views by name.
 pub type Views = BTreeMap<String, View>;
 
+/// The document's `lockdown`: the operator's upper bound on what an HTTP endpoint shows, in the
+/// GitHub MCP server's terms (its static `--toolsets`, `--tools`, `--exclude-tools`,
+/// `--read-only`). When `enabled` (or `MCP_SIEVE_LOCKDOWN=true` in the shell's environment) it
+/// narrows every request; otherwise a request turns it on for itself with `X-MCP-Lockdown:
+/// true`. No header widens it: headers and URLs only AND more narrowings onto it, and
+/// `X-MCP-Lockdown: false` cannot turn off what the operator enabled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lockdown {
+    /// Whether it applies to every request (the operator's switch).
+    pub enabled: bool,
+    /// Groups whose tools it keeps (with `tools`: their union); empty with `tools` empty: all.
+    pub toolsets: Vec<String>,
+    /// Tools (names or globs) it keeps beside the toolsets'.
+    pub tools: Vec<String>,
+    /// Tools it removes whatever else says (names or globs).
+    pub exclude_tools: Vec<String>,
+    /// Only tools annotated `readOnlyHint: true` (default true: a lockdown nobody described
+    /// still means "nothing that writes").
+    pub read_only: bool,
+}
+
+impl Default for Lockdown {
+    fn default() -> Self {
+        Lockdown {
+            enabled: false,
+            toolsets: Vec::new(),
+            tools: Vec::new(),
+            exclude_tools: Vec::new(),
+            read_only: true,
+        }
+    }
+}
+
+impl Lockdown {
+    /// The environment variable that turns the operator's lockdown on (`true`, `1`, `yes`, `on`).
+    pub const VAR: &'static str = "MCP_SIEVE_LOCKDOWN";
+
+    /// Whether the value of [`Lockdown::VAR`] turns lockdown on.
+    pub fn var_enables(value: Option<&str>) -> bool {
+        value.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on"))
+    }
+
+    /// The document `text` with `lockdown.enabled` set: what the shells load when
+    /// `MCP_SIEVE_LOCKDOWN` is set, so a gateway's rebuilt catalog keeps it too.
+    pub fn enable_in(text: &str) -> Result<String> {
+        let mut doc: Value = serde_json::from_str(text).map_err(|e| Error::Catalog(format!("not valid JSON: {e}")))?;
+        let Some(o) = doc.as_object_mut() else {
+            return Err(Error::Catalog(format!(
+                "the document must be an object, got {}",
+                type_name(&doc)
+            )));
+        };
+        let l = o.entry("lockdown").or_insert_with(|| Value::Object(Map::new()));
+        if l.is_null() {
+            *l = Value::Object(Map::new());
+        }
+        match l.as_object_mut() {
+            Some(l) => l.insert("enabled".into(), Value::Bool(true)),
+            None => return Err(Error::Catalog("lockdown must be an object".into())),
+        };
+        Ok(doc.to_string())
+    }
+
+    /// Reads `lockdown` (absent or null: the default, off until a request asks).
+    pub fn parse(v: Option<&Value>) -> Result<Lockdown> {
+        const KEYS: [&str; 5] = ["enabled", "toolsets", "tools", "excludeTools", "readOnly"];
+        let o = match v {
+            None | Some(Value::Null) => return Ok(Lockdown::default()),
+            Some(Value::Object(o)) => o,
+            Some(other) => {
+                return Err(Error::Catalog(format!(
+                    "lockdown must be an object like {{\"enabled\": true, \"readOnly\": true, \"excludeTools\": [..]}}, got {}",
+                    type_name(other)
+                )))
+            }
+        };
+        if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(Error::Catalog(format!(
+                "lockdown has an unknown field \"{k}\"; expected one of: {}",
+                KEYS.join(", ")
+            )));
+        }
+        let flag = |k: &str, default: bool| match o.get(k) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(Error::Catalog(format!(
+                "lockdown.{k} must be true or false, got {}",
+                type_name(other)
+            ))),
+        };
+        let list = |k: &str| str_array(o.get(k), &format!("lockdown.{k}")).map_err(Error::in_catalog);
+        Ok(Lockdown {
+            enabled: flag("enabled", false)?,
+            toolsets: list("toolsets")?,
+            tools: list("tools")?,
+            exclude_tools: list("excludeTools")?,
+            read_only: flag("readOnly", true)?,
+        })
+    }
+}
+
 const FIELDS: [&str; 6] = ["description", "filter", "concerns", "mode", "pinned", "principals"];
 
 /// Reads `views` (absent or null: none); `concerns` validates the views' concern values.

@@ -18,6 +18,43 @@ pub struct ViewPart {
     pub tools_only: bool,
 }
 
+impl ViewPart {
+    /// The GitHub MCP server's tool selection as one tools-only part: the tools of `toolsets`
+    /// (groups) together with the `tools` named (names or globs) — X-MCP-Tools adds to
+    /// X-MCP-Toolsets, it does not narrow it — less every tool `exclude` names, which beats
+    /// both. `None` when all three are empty. Read-only, which beats all of it, is the view's
+    /// `read_only` flag. `label` names the source in errors.
+    pub fn github(
+        toolsets: &[String],
+        tools: &[String],
+        exclude: &[String],
+        label: &str,
+    ) -> crate::error::Result<Option<Self>> {
+        use serde_json::{json, Value};
+        let leaves = |key: &str, names: &[String]| names.iter().map(|n| json!({ key: n })).collect::<Vec<Value>>();
+        let include: Vec<Value> = leaves("group", toolsets)
+            .into_iter()
+            .chain(leaves("name", tools))
+            .collect();
+        let mut all = Vec::new();
+        if !include.is_empty() {
+            all.push(json!({"any": include}));
+        }
+        if !exclude.is_empty() {
+            all.push(json!({"not": {"any": leaves("name", exclude)}}));
+        }
+        if all.is_empty() {
+            return Ok(None);
+        }
+        let filter = Filter::parse(&json!({"expr": {"all": all}}), label)?;
+        Ok(Some(ViewPart {
+            filter,
+            concerns: ConcernConfig::default(),
+            tools_only: true,
+        }))
+    }
+}
+
 /// What one endpoint shows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EndpointView {
@@ -31,6 +68,8 @@ pub struct EndpointView {
     pub search: bool,
     /// Tools listed beside the search tools in search mode.
     pub pinned: Vec<String>,
+    /// Whether request headers (`X-MCP-*`) shaped it, not only the URL and the document.
+    pub by_headers: bool,
     /// What it shows of each kind, computed on first use (servers only: the package has no views).
     #[cfg(feature = "large-catalogs")]
     pub selections: Selections,
@@ -68,11 +107,11 @@ impl std::fmt::Debug for Selections {
 }
 
 impl EndpointView {
-    /// Whether request headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Readonly`) shaped it:
-    /// only they make tools-only parts or set `read_only`. What the URL does not say, a shared
-    /// cache cannot key on, so 2026-07-28 lists under such a view are `cacheScope: "private"`.
+    /// Whether request headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Exclude-Tools`,
+    /// `X-MCP-Readonly`, `X-MCP-Lockdown`) shaped it. What the URL does not say, a shared cache
+    /// cannot key on, so 2026-07-28 lists under such a view are `cacheScope: "private"`.
     pub fn from_headers(&self) -> bool {
-        self.read_only || self.parts.iter().any(|p| p.tools_only)
+        self.by_headers
     }
 
     /// The items of `section` (of `kind`) the view shows (on the servers, computed once per

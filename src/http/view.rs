@@ -1,9 +1,12 @@
 //! Views for clients that send no filter: the endpoint a client is given chooses what it sees —
 //! a named view at `/mcp/{view}` (the document's `views`), a URL query
-//! (`?groups=a,b&tags=x&excludeTags=y&names=git_*&concerns.security=high`) and the GitHub MCP
-//! server's headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Readonly`), ANDed into one
-//! [`EndpointView`] that the policy chain applies to every list and use. A malformed view is an
-//! HTTP error naming the parameter, never a silent "everything".
+//! (`?groups=a,b&tags=x&excludeTags=y&names=git_*&concerns.security=high`), the GitHub MCP
+//! server's URL forms (`/mcp/x/{toolset}`, `/mcp/readonly`, `/mcp/x/{toolset}/readonly`) and
+//! headers (`X-MCP-Toolsets`, `X-MCP-Tools`, `X-MCP-Exclude-Tools`, `X-MCP-Readonly`,
+//! `X-MCP-Lockdown`) with its precedence (read-only beats exclude, exclude beats include, the
+//! operator's lockdown bounds them all), ANDed into one [`EndpointView`] that the policy chain
+//! applies to every list and use. A malformed view is an HTTP error naming the parameter, never
+//! a silent "everything".
 
 use std::sync::Arc;
 
@@ -53,6 +56,13 @@ fn decode(s: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| format!("\"{s}\" is not UTF-8 once decoded"))
 }
 
+/// The GitHub MCP server's reading of a boolean header: empty, `false`, `0`, `no`, `off`, `n`
+/// and `f` (any case, trimmed) are false; anything else is true.
+fn truthy(v: &str) -> bool {
+    let v = v.trim().to_ascii_lowercase();
+    !["", "false", "0", "no", "off", "n", "f"].contains(&v.as_str())
+}
+
 fn list(v: &str) -> Vec<Value> {
     v.split(',')
         .map(str::trim)
@@ -96,7 +106,31 @@ pub fn endpoint_view_for(
 ) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
-    let name = rest.trim_matches('/');
+    let mut name = rest.trim_matches('/');
+    // GitHub's URL forms, where no named view has the name: `x/{toolset}`, `readonly`, and
+    // `x/{toolset}/readonly`.
+    let mut url_toolset = None;
+    let mut url_readonly = false;
+    if !name.is_empty() && !catalog.views.contains_key(name) {
+        let (head, ro) = match name.strip_suffix("readonly") {
+            Some(h) if h.is_empty() || h.ends_with('/') => (h.trim_end_matches('/'), true),
+            _ => (name, false),
+        };
+        let toolset = head.strip_prefix("x/").filter(|t| !t.is_empty() && !t.contains('/'));
+        if ro || toolset.is_some() {
+            if let Some(t) = toolset {
+                check_len(t, "the URL's /x/{toolset}").map_err(|e| bad(e.to_string()))?;
+                url_toolset = Some(decode(t).map_err(bad)?);
+            } else if !head.is_empty() {
+                return Err(Box::new(plain(
+                    404,
+                    &format!("unknown view \"{head}\"; the GitHub forms are {ENDPOINT}/x/{{toolset}}, {ENDPOINT}/readonly and {ENDPOINT}/x/{{toolset}}/readonly"),
+                )));
+            }
+            url_readonly = ro;
+            name = "";
+        }
+    }
     if !name.is_empty() {
         let Some(named) = catalog.views.get(name) else {
             let known: Vec<&str> = catalog.views.keys().map(String::as_str).collect();
@@ -175,40 +209,54 @@ pub fn endpoint_view_for(
             tools_only: false,
         });
     }
-    for (name, key) in [("x-mcp-toolsets", "groups"), ("x-mcp-tools", "namePatterns")] {
-        if let Some(v) = header(name) {
-            let label = if key == "groups" {
-                "X-MCP-Toolsets"
-            } else {
-                "X-MCP-Tools"
-            };
-            let values = capped(&v, &format!("the {label} header"))?;
-            let f = Filter::parse(&json!({ key: values }), &format!("the {name} header"))
-                .map_err(|e| bad(e.to_string()))?;
-            view.parts.push(ViewPart {
-                filter: f,
-                concerns: Default::default(),
-                tools_only: true,
-            });
-        }
+    // The GitHub MCP server's selection: the toolsets' tools together with the tools named,
+    // less the excluded; read-only beats all three. The URL's toolset counts as X-MCP-Toolsets.
+    let names = |header_name: &str, label: &str| -> Result<Vec<String>, Box<Response>> {
+        let values = header(header_name)
+            .map(|v| capped(&v, &format!("the {label} header")))
+            .transpose()?;
+        // A renamed tool's old name selects the tool it names now (as GitHub resolves aliases).
+        Ok(values
+            .unwrap_or_default()
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|n| catalog.aliases.get(n).cloned().unwrap_or_else(|| n.to_string()))
+            .collect())
+    };
+    let mut toolsets = names("x-mcp-toolsets", "X-MCP-Toolsets")?;
+    toolsets.extend(url_toolset);
+    let tools = names("x-mcp-tools", "X-MCP-Tools")?;
+    let exclude = names("x-mcp-exclude-tools", "X-MCP-Exclude-Tools")?;
+    let label = "the X-MCP-Toolsets, X-MCP-Tools and X-MCP-Exclude-Tools headers";
+    if let Some(part) = ViewPart::github(&toolsets, &tools, &exclude, label).map_err(|e| bad(e.to_string()))? {
+        view.parts.push(part);
     }
-    match header("x-mcp-readonly").as_deref().map(str::trim) {
-        None | Some("false") => {}
-        Some("true") => view.read_only = true,
-        Some(other) => {
-            return Err(bad(format!(
-                "the X-MCP-Readonly header must be true or false, got \"{other}\""
-            )))
-        }
+    view.read_only = url_readonly || header("x-mcp-readonly").is_some_and(|v| truthy(&v));
+    // The operator's lockdown applies to every request when enabled; a request may turn it on
+    // for itself, never off.
+    let lockdown = &catalog.lockdown;
+    let locked = lockdown.enabled || header("x-mcp-lockdown").is_some_and(|v| truthy(&v));
+    if locked {
+        let bound = ViewPart::github(&lockdown.toolsets, &lockdown.tools, &lockdown.exclude_tools, "lockdown")
+            .map_err(|e| bad(e.to_string()))?;
+        view.parts.extend(bound);
+        view.read_only |= lockdown.read_only;
     }
+    view.by_headers = [
+        "x-mcp-toolsets",
+        "x-mcp-tools",
+        "x-mcp-exclude-tools",
+        "x-mcp-readonly",
+        "x-mcp-lockdown",
+    ]
+    .iter()
+    .any(|h| header(h).is_some());
     if view.parts.is_empty() && !view.read_only && !view.search {
         return Ok(None);
     }
     // `EndpointView::describe` reads this form back.
     view.label = format!(
-        "{name}?{query}|{}|{}|{}",
-        header("x-mcp-toolsets").unwrap_or_default(),
-        header("x-mcp-tools").unwrap_or_default(),
+        "{name}?{query}|{toolsets:?}|{tools:?}|{exclude:?}|{}|{locked}",
         view.read_only
     );
     Ok(Some(Arc::new(view)))

@@ -123,6 +123,23 @@ impl Server {
                 "\"{method}\" is not part of protocol version {MODERN_VERSION}; use server/discover"
             )));
         }
+        // A renamed tool's old name: answered by the tool it names now, and logged.
+        let renamed;
+        let params = match params["name"]
+            .as_str()
+            .and_then(|n| Some((n, self.catalog.aliases.get(n)?)))
+        {
+            Some((old, new)) if method == "tools/call" => {
+                out.log.push(format!(
+                    "deprecated tool name \"{old}\" called: the tool is now \"{new}\" (the old name is an alias)"
+                ));
+                let mut p = params.clone();
+                p["name"] = Value::String(new.clone());
+                renamed = p;
+                &renamed
+            }
+            _ => params,
+        };
         let call = Call {
             params,
             stateless,

@@ -84,6 +84,11 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
             Err(_) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
         },
     };
+    let lockdown = mcp_sieve::catalog::Lockdown::var_enables(var(env, mcp_sieve::catalog::Lockdown::VAR).as_deref());
+    let text = match lockdown {
+        true => mcp_sieve::catalog::Lockdown::enable_in(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?,
+        false => text,
+    };
     let catalog =
         Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {}", every_error(&text, e))))?;
     let server = Server::new(catalog);
