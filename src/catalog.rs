@@ -53,9 +53,13 @@ pub struct Catalog {
     /// Named views (`/mcp/{view}`).
     pub views: Views,
     /// The operator's upper bound on what HTTP endpoints show (`lockdown`, `X-MCP-Lockdown`).
+    /// Servers only (feature `standards`).
+    #[cfg(feature = "standards")]
     pub lockdown: Lockdown,
     /// Old tool names still callable (a tool's `aliases`, or the overlay's): old → current name.
     /// Not listed; a call by one is answered by the current tool and logged as deprecated.
+    /// Servers only (feature `standards`); the package keeps `aliases` as an unknown field.
+    #[cfg(feature = "standards")]
     pub aliases: HashMap<String, String>,
     /// The `middleware` configuration (built-ins enabled, who may use them, their settings).
     pub middleware: crate::middleware::Config,
@@ -272,6 +276,7 @@ impl Catalog {
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
         let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
+        #[cfg(feature = "standards")]
         let mut aliases: Vec<(String, String)> = Vec::new();
         #[cfg(feature = "search-index")]
         let mut search = crate::search::Builder::default();
@@ -280,10 +285,12 @@ impl Catalog {
             let mut items = Vec::new();
             let mut add = |i: usize, v: Value| -> Result<()> {
                 let path = format!("{}[{i}]", kind.key());
+                #[cfg_attr(not(feature = "standards"), allow(unused_mut))]
                 let mut v = match overlay.apply(&v) {
                     Cow::Owned(o) => o,
                     Cow::Borrowed(_) => v,
                 };
+                #[cfg(feature = "standards")]
                 if kind == Kind::Tool {
                     // A renamed tool's old names: callable, never listed (so not on the wire).
                     if let Some(old) = v.as_object_mut().and_then(|o| o.remove("aliases")) {
@@ -330,8 +337,16 @@ impl Catalog {
             catalog.pinning = pinning;
         }
         catalog.views = views::parse(doc.get("views"), &catalog.concerns)?;
-        catalog.lockdown = Lockdown::parse(doc.get("lockdown"))?;
-        let tools = catalog.section(Kind::Tool);
+        #[cfg(feature = "standards")]
+        catalog.standards(&doc, aliases)?;
+        Ok(catalog)
+    }
+
+    /// The document's `lockdown` and the tools' `aliases` (servers only).
+    #[cfg(feature = "standards")]
+    fn standards(&mut self, doc: &Map<String, Value>, aliases: Vec<(String, String)>) -> Result<()> {
+        self.lockdown = Lockdown::parse(doc.get("lockdown"))?;
+        let tools = self.section(Kind::Tool);
         let mut by_old = HashMap::new();
         for (old, name) in aliases {
             if tools.find(&old).is_some() {
@@ -345,8 +360,8 @@ impl Catalog {
                 )));
             }
         }
-        catalog.aliases = by_old;
-        Ok(catalog)
+        self.aliases = by_old;
+        Ok(())
     }
 
     fn assemble(
@@ -412,7 +427,9 @@ impl Catalog {
             options,
             middleware,
             views: Views::new(),
+            #[cfg(feature = "standards")]
             lockdown: Lockdown::default(),
+            #[cfg(feature = "standards")]
             aliases: HashMap::new(),
             upstreams: Vec::new(),
             #[cfg(feature = "gateway")]

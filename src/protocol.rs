@@ -9,6 +9,8 @@ mod completion;
 mod concerns;
 pub mod cursor;
 mod demo;
+#[cfg(feature = "standards")]
+mod disclosure;
 mod example;
 #[cfg(feature = "explain")]
 mod explain;

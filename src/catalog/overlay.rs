@@ -15,6 +15,8 @@ struct Entry {
     pattern: String,
     groups: Vec<String>,
     tags: Vec<String>,
+    /// Old names of a renamed tool (servers only: feature `standards`).
+    #[cfg(feature = "standards")]
     aliases: Vec<String>,
 }
 
@@ -47,20 +49,25 @@ impl Overlay {
                     type_name(e)
                 ))
             })?;
-            if let Some(k) = e.keys().find(|k| !["groups", "tags", "aliases"].contains(&k.as_str())) {
+            #[cfg(feature = "standards")]
+            const FIELDS: &[&str] = &["groups", "tags", "aliases"];
+            #[cfg(not(feature = "standards"))]
+            const FIELDS: &[&str] = &["groups", "tags"];
+            if let Some(k) = e.keys().find(|k| !FIELDS.contains(&k.as_str())) {
                 return Err(Error::Catalog(format!(
-                    "{path} has an unknown field \"{k}\"; expected groups, tags, aliases"
+                    "{path} has an unknown field \"{k}\"; expected {}",
+                    FIELDS.join(", ")
                 )));
             }
             let groups = str_array(e.get("groups"), &format!("{path}.groups")).map_err(Error::in_catalog)?;
             let tags = str_array(e.get("tags"), &format!("{path}.tags")).map_err(Error::in_catalog)?;
-            // A renamed tool's old names (an upstream renamed it; clients still call the old).
-            let aliases = str_array(e.get("aliases"), &format!("{path}.aliases")).map_err(Error::in_catalog)?;
             entries.push(Entry {
                 pattern: pattern.clone(),
                 groups,
                 tags,
-                aliases,
+                // A renamed tool's old names (an upstream renamed it; clients still call the old).
+                #[cfg(feature = "standards")]
+                aliases: str_array(e.get("aliases"), &format!("{path}.aliases")).map_err(Error::in_catalog)?,
             });
         }
         Ok(Overlay(entries))
@@ -80,6 +87,7 @@ impl Overlay {
         for (field, add) in [
             ("groups", hits.iter().flat_map(|e| &e.groups).collect::<Vec<_>>()),
             ("tags", hits.iter().flat_map(|e| &e.tags).collect()),
+            #[cfg(feature = "standards")]
             ("aliases", hits.iter().flat_map(|e| &e.aliases).collect()),
         ] {
             if add.is_empty() {

@@ -129,6 +129,15 @@ impl Index {
         if !filter.name_patterns.is_empty() {
             res.and(&self.names(items, &filter.name_patterns));
         }
+        #[cfg(feature = "standards")]
+        if !filter.uri_patterns.is_empty() {
+            let globs: Vec<glob::Glob> = filter.uri_patterns.iter().map(|p| glob::Glob::new(p)).collect();
+            for (i, item) in items.iter().enumerate() {
+                if item.kind.has_uri() && !globs.iter().any(|g| g.matches(&item.id)) {
+                    res.clear(i);
+                }
+            }
+        }
         self.and_concerns(&mut res, concerns.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         if let Some(e) = &filter.expr {
             res.and(&self.eval_expr(items, e));

@@ -82,6 +82,11 @@ fn annotation(item: &Value, key: &str) -> Option<Value> {
     }
 }
 
+/// A resource's `uri` or a template's `uriTemplate` (tools and prompts have none).
+fn uri_of(item: &Value) -> Option<&str> {
+    item["uri"].as_str().or_else(|| item["uriTemplate"].as_str())
+}
+
 fn passes(
     item: &Value,
     f: &Filter,
@@ -95,6 +100,8 @@ fn passes(
         && f.tags.iter().all(|t| tags.contains(&t.as_str()))
         && !f.exclude_tags.iter().any(|t| tags.contains(&t.as_str()))
         && (f.name_patterns.is_empty() || f.name_patterns.iter().any(|p| glob::matches(p, name)))
+        && (f.uri_patterns().is_empty()
+            || uri_of(item).is_none_or(|u| f.uri_patterns().iter().any(|p| glob::matches(p, u))))
         && concerns.iter().all(|(c, v)| concern_ok(item, c, v, mapping))
         && f.expr.as_ref().is_none_or(|e| eval(item, e, parents, mapping))
 }

@@ -26,6 +26,11 @@ pub struct Filter {
     pub exclude_tags: Vec<String>,
     /// Name matches ANY of these globs.
     pub name_patterns: Vec<String>,
+    /// SEP-2564: a resource's `uri` (a template's `uriTemplate`) matches ANY of these globs.
+    /// Tools and prompts have no URI: for them it is ignored, as SEP-2564 ignores a field a list
+    /// does not support. Servers only (feature `standards`): the package refuses the field.
+    #[cfg(feature = "standards")]
+    pub uri_patterns: Vec<String>,
     /// Per-request concern configuration, as sent (validated against the declarations later).
     pub concerns: Option<Value>,
     /// Optional boolean tree.
@@ -87,6 +92,9 @@ pub(crate) fn check_len(_: &str, _: &str) -> Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "standards")]
+const KEYS: &str = "groups, tags, excludeTags, namePatterns, uriPatterns, concerns, expr";
+#[cfg(not(feature = "standards"))]
 const KEYS: &str = "groups, tags, excludeTags, namePatterns, concerns, expr";
 
 impl Filter {
@@ -119,6 +127,8 @@ impl Filter {
                 "tags" => f.tags = list(val)?,
                 "excludeTags" => f.exclude_tags = list(val)?,
                 "namePatterns" => f.name_patterns = list(val)?,
+                #[cfg(feature = "standards")]
+                "uriPatterns" => f.uri_patterns = list(val)?,
                 "concerns" => match val {
                     Value::Null => {}
                     Value::Object(_) => f.concerns = Some(val.clone()),
@@ -143,6 +153,8 @@ impl Filter {
                         Some(e)
                     }
                 }
+                // SEP-2564's vendor fields (`com.example/targetIds`): ignored when not recognised.
+                other if other.contains('/') => {}
                 other => {
                     return Err(Error::params(format!(
                         "{path} has an unknown field \"{other}\"; expected one of: {KEYS}"
@@ -153,12 +165,21 @@ impl Filter {
         Ok(f)
     }
 
+    /// SEP-2564's `uriPatterns` (none in the package, which does not take them).
+    pub fn uri_patterns(&self) -> &[String] {
+        #[cfg(feature = "standards")]
+        return &self.uri_patterns;
+        #[cfg(not(feature = "standards"))]
+        &[]
+    }
+
     /// Whether the filter constrains nothing by itself (concerns aside).
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
             && self.tags.is_empty()
             && self.exclude_tags.is_empty()
             && self.name_patterns.is_empty()
+            && self.uri_patterns().is_empty()
             && self.expr.is_none()
     }
 
@@ -166,7 +187,8 @@ impl Filter {
     pub fn canonical(&self) -> Value {
         json!({
             "groups": self.groups, "tags": self.tags, "excludeTags": self.exclude_tags,
-            "namePatterns": self.name_patterns, "expr": self.expr.as_ref().map(Expr::to_json),
+            "namePatterns": self.name_patterns, "uriPatterns": self.uri_patterns(),
+            "expr": self.expr.as_ref().map(Expr::to_json),
         })
     }
 }

@@ -216,11 +216,15 @@ pub fn endpoint_view_for(
             .map(|v| capped(&v, &format!("the {label} header")))
             .transpose()?;
         // A renamed tool's old name selects the tool it names now (as GitHub resolves aliases).
+        #[cfg(feature = "standards")]
+        let current = |n: &str| catalog.aliases.get(n).cloned().unwrap_or_else(|| n.to_string());
+        #[cfg(not(feature = "standards"))]
+        let current = str::to_string;
         Ok(values
             .unwrap_or_default()
             .iter()
             .filter_map(Value::as_str)
-            .map(|n| catalog.aliases.get(n).cloned().unwrap_or_else(|| n.to_string()))
+            .map(current)
             .collect())
     };
     let mut toolsets = names("x-mcp-toolsets", "X-MCP-Toolsets")?;
@@ -234,7 +238,10 @@ pub fn endpoint_view_for(
     view.read_only = url_readonly || header("x-mcp-readonly").is_some_and(|v| truthy(&v));
     // The operator's lockdown applies to every request when enabled; a request may turn it on
     // for itself, never off.
+    #[cfg(feature = "standards")]
     let lockdown = &catalog.lockdown;
+    #[cfg(not(feature = "standards"))]
+    let lockdown = &crate::catalog::Lockdown::default();
     let locked = lockdown.enabled || header("x-mcp-lockdown").is_some_and(|v| truthy(&v));
     if locked {
         let bound = ViewPart::github(&lockdown.toolsets, &lockdown.tools, &lockdown.exclude_tools, "lockdown")

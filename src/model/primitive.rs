@@ -46,6 +46,11 @@ impl Kind {
         }
     }
 
+    /// Whether its items have a URI (`uri`, `uriTemplate`): what SEP-2564's `uriPatterns` match.
+    pub fn has_uri(self) -> bool {
+        matches!(self, Kind::Resource | Kind::ResourceTemplate)
+    }
+
     /// The field that identifies an item of this kind on use (`name`, `uri`, `uriTemplate`).
     pub fn id_field(self) -> &'static str {
         match self {

@@ -82,6 +82,8 @@ impl Server {
         if !self.catalog.middleware.enabled.is_empty() {
             caps["contextMiddleware"] = json!({});
         }
+        #[cfg(feature = "standards")]
+        crate::protocol::disclosure::advertise(&mut caps);
         caps
     }
     pub(crate) fn server_info(&self) -> Value {
@@ -172,6 +174,10 @@ impl Server {
             GROUPING: {},
         });
         let mut ext = ext;
+        #[cfg(feature = "standards")]
+        {
+            ext[crate::protocol::disclosure::GROUPS_EXTENSION] = json!({"listChanged": true});
+        }
         let tasks = self
             .catalog
             .section(crate::model::Kind::Tool)

@@ -112,7 +112,11 @@ impl Server {
         let filter = Filter::parse(call.params.get("filter").unwrap_or(&Value::Null), "params.filter")?;
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &filter, &mut warnings)?;
-        let selected: Vec<usize> = self.selection(kind, call, &filter, &concerns, log).ones().collect();
+        #[cfg_attr(not(feature = "standards"), allow(unused_mut))]
+        let mut sel = self.selection(kind, call, &filter, &concerns, log);
+        #[cfg(feature = "standards")]
+        self.hide_scoped(kind, &call.ctx, &mut sel);
+        let selected: Vec<usize> = sel.ones().collect();
         let binding = format!("{}\n{:?}", filter.canonical(), concerns);
         let method = kind.list_method();
         let offset = cursor::within(self.cursor_offset(call, method, &binding)?, selected.len())?;

@@ -14,8 +14,9 @@ use crate::protocol::{Session, EXT, MODERN_VERSION};
 
 /// 2026-07-28 results that carry `ttlMs` and `cacheScope` (the revision's cacheable results, and
 /// this server's own lists).
-const CACHEABLE: [&str; 9] = [
+const CACHEABLE: [&str; 10] = [
     "tools/list",
+    "tools/catalog",
     "prompts/list",
     "resources/list",
     "resources/templates/list",
@@ -48,6 +49,9 @@ impl Server {
             || !params["_meta"][format!("{EXT}/concerns")].is_null();
         // A view chosen by headers is not in the URL a shared cache keys on.
         let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
+        // Scoped groups: the lists depend on the client's declared capabilities.
+        #[cfg(feature = "standards")]
+        let headers = headers || self.has_scoped_groups();
         let private = env.principal.is_some() || concerns || headers || self.chain.per_caller();
         (ttl.max(0), if private { "private" } else { "public" })
     }
@@ -124,7 +128,9 @@ impl Server {
             )));
         }
         // A renamed tool's old name: answered by the tool it names now, and logged.
+        #[cfg(feature = "standards")]
         let renamed;
+        #[cfg(feature = "standards")]
         let params = match params["name"]
             .as_str()
             .and_then(|n| Some((n, self.catalog.aliases.get(n)?)))
@@ -160,6 +166,14 @@ impl Server {
             "resources/list" => self.list(Kind::Resource, &call, log),
             "resources/templates/list" => self.list(Kind::ResourceTemplate, &call, log),
             "prompts/list" => self.list(Kind::Prompt, &call, log),
+            #[cfg(feature = "standards")]
+            "groups/list" if crate::protocol::disclosure::declares_groups(&call.ctx) => self.list_bundles(&call),
+            #[cfg(feature = "standards")]
+            "groups/get" => self.get_bundle(&call, log),
+            #[cfg(feature = "standards")]
+            "tools/catalog" => self.tools_catalog(&call, log),
+            #[cfg(feature = "standards")]
+            "tools/describe" => self.tools_describe(&call, log),
             "groups/list" => {
                 let keep = self.names_in_use(&call, |p| p.groups.iter().flat_map(|g| self.ancestors(g)).collect());
                 let groups = self.catalog.groups.iter().filter(|g| keep(&g.name)).map(|g| &g.json);
