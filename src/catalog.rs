@@ -202,13 +202,17 @@ impl Catalog {
             "upstreams",
             "overlay",
             "views",
-            "lockdown",
             "auth",
             "explain",
             "$schema",
         ];
         // `pinning` is for gateways (`pin`): a build without them does not know the field.
-        let known = |k: &str| KNOWN.contains(&k) || (cfg!(feature = "gateway") && k == "pinning");
+        // `lockdown` bounds HTTP endpoints (`standards`): the package serves none.
+        let known = |k: &str| {
+            KNOWN.contains(&k)
+                || (cfg!(feature = "gateway") && k == "pinning")
+                || (cfg!(feature = "standards") && k == "lockdown")
+        };
         if let Some(k) = doc.keys().find(|k| !known(k)) {
             return Err(Error::Catalog(format!(
                 "unknown top-level field \"{k}\"; expected one of: {}",

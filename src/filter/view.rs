@@ -141,8 +141,9 @@ impl EndpointView {
     }
 
     /// What made it, read back from its label (written by `http::endpoint_view` as
-    /// `name?query|toolsets|tools|readonly`), for `sieve/explain`: the named view, the URL
-    /// query and the `X-MCP-*` headers, each only when given.
+    /// `name?query|toolsets|tools|exclude|readonly|lockdown`), for `sieve/explain`: the named
+    /// view (or GitHub URL form), the URL query and the `X-MCP-*` selection (the URL's
+    /// `/x/{toolset}` counts as a toolset, `/readonly` as read-only), each only when given.
     #[cfg(feature = "explain")]
     pub fn describe(&self) -> serde_json::Value {
         let mut out = serde_json::Map::new();
@@ -154,7 +155,14 @@ impl EndpointView {
             }
         };
         put("name", Some(name));
-        for key in ["query", "X-MCP-Toolsets", "X-MCP-Tools", "X-MCP-Readonly"] {
+        for key in [
+            "query",
+            "X-MCP-Toolsets",
+            "X-MCP-Tools",
+            "X-MCP-Exclude-Tools",
+            "X-MCP-Readonly",
+            "X-MCP-Lockdown",
+        ] {
             put(key, fields.next());
         }
         serde_json::Value::Object(out)

@@ -106,7 +106,8 @@ pub fn endpoint_view_for(
 ) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
-    let mut name = rest.trim_matches('/');
+    let path_name = rest.trim_matches('/');
+    let mut name = path_name;
     // GitHub's URL forms, where no named view has the name: `x/{toolset}`, `readonly`, and
     // `x/{toolset}/readonly`.
     let mut url_toolset = None;
@@ -262,8 +263,12 @@ pub fn endpoint_view_for(
         return Ok(None);
     }
     // `EndpointView::describe` reads this form back.
+    // Read back by `EndpointView::describe`: keep the fields in its order.
     view.label = format!(
-        "{name}?{query}|{toolsets:?}|{tools:?}|{exclude:?}|{}|{locked}",
+        "{path_name}?{query}|{}|{}|{}|{}|{locked}",
+        toolsets.join(","),
+        tools.join(","),
+        exclude.join(","),
         view.read_only
     );
     Ok(Some(Arc::new(view)))
