@@ -45,8 +45,22 @@ fn on_runtime<F: std::future::Future<Output = Result<(), ServerError>>>(f: F) ->
     result
 }
 
+/// The printing commands end quietly when their reader goes away (`mcp-sieve tools | head`), as
+/// Unix tools do, instead of panicking in `println!` on a closed pipe. The servers keep Rust's
+/// default (SIGPIPE ignored): a client that leaves is an error they handle.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_) | Command::Stdio(_)) {
+        default_sigpipe();
+    }
     let result = match cli.command {
         Command::Serve(a) => load::document(&a.source)
             .and_then(|text| on_runtime(serve::run(text, &load::folder(&a.source), &a.host, a.port))),

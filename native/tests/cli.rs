@@ -291,6 +291,24 @@ fn tools_prints_the_view_and_its_tokens() {
     assert!(text.contains("6 of 74 tools: ~"), "{text}");
 }
 
+#[test]
+fn tools_whose_reader_goes_away_ends_quietly() {
+    // `mcp-sieve tools | head -1`: the reader closes the pipe after the first bytes.
+    let mut child = Command::new(BIN)
+        .arg("tools")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 4];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.status.success() || err.is_empty(), "{err}");
+}
+
 fn export(args: &[&str]) -> Value {
     let out = Command::new(BIN).arg("export").args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
