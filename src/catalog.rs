@@ -124,6 +124,29 @@ fn array<'a>(doc: &'a Map<String, Value>, key: &str) -> Result<&'a [Value]> {
     }
 }
 
+/// The document's top-level fields (a feature's own, such as `pinning`, are checked beside).
+pub(crate) const KNOWN_FIELDS: [&str; 19] = [
+    "server",
+    "groups",
+    "tags",
+    "concerns",
+    "concernMapping",
+    "tools",
+    "resources",
+    "resourceTemplates",
+    "prompts",
+    "policy",
+    "options",
+    "middleware",
+    "upstream",
+    "upstreams",
+    "overlay",
+    "views",
+    "auth",
+    "explain",
+    "$schema",
+];
+
 impl Catalog {
     /// Parses and loads a document from JSON text.
     #[cfg(not(feature = "large-catalogs"))]
@@ -185,38 +208,17 @@ impl Catalog {
         mut doc: Map<String, Value>,
         #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
     ) -> Result<Self> {
-        const KNOWN: [&str; 19] = [
-            "server",
-            "groups",
-            "tags",
-            "concerns",
-            "concernMapping",
-            "tools",
-            "resources",
-            "resourceTemplates",
-            "prompts",
-            "policy",
-            "options",
-            "middleware",
-            "upstream",
-            "upstreams",
-            "overlay",
-            "views",
-            "auth",
-            "explain",
-            "$schema",
-        ];
         // `pinning` is for gateways (`pin`): a build without them does not know the field.
         // `lockdown` bounds HTTP endpoints (`standards`): the package serves none.
         let known = |k: &str| {
-            KNOWN.contains(&k)
+            KNOWN_FIELDS.contains(&k)
                 || (cfg!(feature = "gateway") && k == "pinning")
                 || (cfg!(feature = "standards") && k == "lockdown")
         };
         if let Some(k) = doc.keys().find(|k| !known(k)) {
             return Err(Error::Catalog(format!(
                 "unknown top-level field \"{k}\"; expected one of: {}",
-                KNOWN.join(", ")
+                KNOWN_FIELDS.join(", ")
             )));
         }
         let server = match doc.get("server") {

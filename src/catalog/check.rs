@@ -68,30 +68,6 @@ fn entries(found: &mut Found, doc: &Map<String, Value>, key: &str, context: &Val
     }
 }
 
-/// The top-level fields read part by part below; any other is loaded alone (an unknown one for
-/// the loader's message, one a feature adds, such as `pinning`, for its own checks).
-const PARTS: [&str; 19] = [
-    "server",
-    "groups",
-    "tags",
-    "concerns",
-    "concernMapping",
-    "tools",
-    "resources",
-    "resourceTemplates",
-    "prompts",
-    "policy",
-    "options",
-    "middleware",
-    "upstream",
-    "upstreams",
-    "overlay",
-    "views",
-    "auth",
-    "explain",
-    "$schema",
-];
-
 /// Looks up a secret by name (the environment, a Worker's secrets).
 pub type Secrets<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -103,8 +79,10 @@ impl Catalog {
         let Some(obj) = doc.as_object() else {
             return Catalog::load(doc).err().into_iter().collect();
         };
-        // Top-level fields: each one not read part by part; then each part, in the loader's order.
-        for (k, v) in obj.iter().filter(|(k, _)| !PARTS.contains(&k.as_str())) {
+        // Top-level fields the loader does not know are loaded alone (an unknown one for the
+        // loader's message, one a feature adds, such as `pinning`, for its own checks); then each
+        // part, in the loader's order.
+        for (k, v) in obj.iter().filter(|(k, _)| !super::KNOWN_FIELDS.contains(&k.as_str())) {
             found.alone(json!({ k: v }), None);
         }
         let alone = |found: &mut Found, key: &str| {
