@@ -3,16 +3,20 @@
 // tool list client-side. The page's lists must equal what the server returns for the same filter
 // and concerns; concern choices reach the server's session and survive a reload (localStorage);
 // groups are picked in the tree; hidden tools say why; the export panel's JSON names the tools and
-// a URL serving them; the tasks panel filters by SEP-1904. Screenshots go to
+// a URL serving them; pinning state shows per tool when the page talks to a gateway with
+// `pinning` (native, in front of server-everything); the tasks panel filters by SEP-1904. Screenshots go to
 // target/screenshots/. Needs a build first (scripts/build.sh): worker/build/, pkg/, target/site/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startWorker } from './harness.mjs';
+import { startNative, startWorker } from './harness.mjs';
+import { startEverything } from '../security/helpers.mjs';
 import { call, initialize, stateless } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -272,4 +276,34 @@ test('the tasks panel lists the session\'s tasks and filters them by SEP-1904', 
   assert.equal(await page.locator('#task-list li').count(), 1, 'working or completed: the task');
   await page.screenshot({ path: path.join(SHOTS, 'demo-tasks.png'), fullPage: true });
   assert.deepEqual(pageErrors, [], 'no page errors');
+});
+
+test('pinning state: against a gateway with "pinning": "warn", each tool shows its digest or why it is unpinned', { timeout: 180_000 }, async () => {
+  const upstream = await startEverything();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-sieve-page-pin-'));
+  let gateway;
+  try {
+    const doc = path.join(dir, 'catalog.json');
+    await writeFile(doc, JSON.stringify({ upstreams: { ev: { url: upstream.url, prefix: 'ev_' } }, pinning: 'warn' }));
+    // Pin one tool as it is now (mcp-sieve pin --approve): it shows its digest; the rest are new.
+    await promisify(execFile)(path.join(ROOT, 'target', 'debug', 'mcp-sieve'), ['pin', '--catalog', doc, '--approve', 'ev_echo']);
+    gateway = await startNative({ extraArgs: ['--catalog', doc] });
+    await page.goto(`${worker.base}/?server=${encodeURIComponent(`${gateway.base}/mcp`)}`);
+    await page.waitForSelector('body[data-ready="true"], #error:not([hidden])', { timeout: 30_000 });
+    const chips = await page.locator('#tools li[data-name]').evaluateAll((lis) => Object.fromEntries(lis.map((li) => {
+      const chip = li.querySelector('[data-pinning]');
+      return [li.dataset.name, chip ? { state: chip.dataset.pinning, text: chip.textContent, title: chip.title } : null];
+    })));
+    const names = Object.keys(chips);
+    assert.ok(names.length > 3 && names.every((n) => n.startsWith('ev_')), `the gateway's tools: ${names}`);
+    assert.equal(chips.ev_echo?.state, 'digest', `the pinned tool shows its digest: ${JSON.stringify(chips.ev_echo)}`);
+    assert.match(chips.ev_echo.title, /^definition digest sha256:[0-9a-f]{64}$/);
+    const others = names.filter((n) => n !== 'ev_echo');
+    for (const n of others) assert.equal(chips[n]?.state, 'new', `${n} is unpinned (new): ${JSON.stringify(chips[n])}`);
+    assert.equal(chips[others[0]].text, 'unpinned (new)');
+  } finally {
+    await gateway?.stop();
+    await upstream.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
