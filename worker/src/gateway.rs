@@ -19,6 +19,7 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
+use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
 use worker::{
     console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetch, Fetcher, Headers, Method, Request,
@@ -195,39 +196,67 @@ async fn post(url: &str, via: Option<Fetcher>, post: Post) -> Result<HttpAnswer,
 
 async fn post_once(url: &str, via: Option<Fetcher>, post: Post, signal: &AbortSignal) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
-    let headers = Headers::new();
+    let js = |e: wasm_bindgen::JsValue| unreachable(worker::Error::from(e));
+    let headers = web_sys::Headers::new().map_err(js)?;
     for (k, v) in &post.headers {
-        headers.set(k, v).map_err(unreachable)?;
+        headers.set(k, v).map_err(js)?;
     }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(post.body.as_str().into()));
-    let mut resp = match via {
+    let resp: web_sys::Response = match via {
         // A service binding's fetch takes no abort signal: the deadline drops it instead.
-        Some(fetcher) => fetcher
-            .fetch_request(Request::new_with_init(url, &init).map_err(unreachable)?)
-            .await
-            .map_err(unreachable)?,
-        None => Fetch::Request(Request::new_with_init(url, &init).map_err(unreachable)?)
-            .send_with_signal(signal)
-            .await
-            .map_err(unreachable)?,
+        Some(fetcher) => {
+            let mut init = RequestInit::new();
+            init.with_method(Method::Post)
+                .with_headers(Headers(headers))
+                .with_body(Some(post.body.as_str().into()));
+            let req = Request::new_with_init(url, &init).map_err(unreachable)?;
+            fetcher.fetch_request(req).await.map_err(unreachable)?.into()
+        }
+        // The platform's fetch and Response as they come (no `worker::Response` around them): the
+        // per-call crossings are what a forwarded call costs above a plain JS proxy.
+        None => {
+            let init = web_sys::RequestInit::new();
+            init.set_method("POST");
+            init.set_headers(&headers);
+            init.set_body(&post.body.as_str().into());
+            init.set_signal(Some(signal));
+            let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+            let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
+            sent.await.map_err(js)?.dyn_into().map_err(js)?
+        }
     };
     let h = resp.headers();
     let (session, content_type) = (
         h.get("mcp-session-id").ok().flatten(),
         h.get("content-type").ok().flatten().unwrap_or_default(),
     );
+    let length = h
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|l| l.trim().parse::<usize>().ok());
+    let status = resp.status();
     let mut reader = upstream::AnswerReader::new(&content_type, &post.body, MAX_ANSWER);
-    let mut stream = resp.stream().map_err(unreachable)?;
-    while let Some(chunk) = stream.next().await {
-        if reader.push(&chunk.map_err(unreachable)?)? {
-            break;
+    match length {
+        // A body of known length within the cap, not an SSE stream: read in one go (one crossing
+        // and one copy, where a stream takes a promise per chunk).
+        Some(n) if n <= MAX_ANSWER && !content_type.to_ascii_lowercase().starts_with("text/event-stream") => {
+            let buffer = wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(js)?)
+                .await
+                .map_err(js)?;
+            reader.push(&js_sys::Uint8Array::new(&buffer).to_vec())?;
+        }
+        _ => {
+            let mut resp = worker::Response::from(resp);
+            let mut stream = resp.stream().map_err(unreachable)?;
+            while let Some(chunk) = stream.next().await {
+                if reader.push(&chunk.map_err(unreachable)?)? {
+                    break;
+                }
+            }
         }
     }
     Ok(HttpAnswer {
-        status: resp.status_code(),
+        status,
         session,
         content_type,
         body: reader.body(),
