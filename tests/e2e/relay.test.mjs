@@ -1,4 +1,4 @@
-// E2E (native server; two tests also against the Worker): what an upstream sends back mid-call
+// E2E (native server; five tests also against the Worker): what an upstream sends back mid-call
 // reaches the client that made the call, and its answer goes back up.
 // @modelcontextprotocol/server-everything (Streamable HTTP) behind the gateway, the official SDK
 // v2 client (@modelcontextprotocol/client) in front, in a 2025-11-25 session: the upstream's
@@ -6,9 +6,10 @@
 // POSTed to its session and reach the upstream, whose result shows them; progress notifications
 // reach the calling session only (two sessions whose calls use the same progress token each get
 // their own); a client that did not declare a capability is refused at once (its call fails
-// fast, never hangs). When a downstream session ends (DELETE, or found expired) its upstream
-// session is closed with a DELETE, and a stateless (2026-07-28) call's upstream session is closed
-// once it has served: the upstream says so in its log and no longer knows the session (these two
+// fast, never hangs) — these three also against the Worker, whose session's Durable Object
+// relays. When a downstream session ends (DELETE, or found expired) its upstream session is
+// closed with a DELETE, and a stateless (2026-07-28) call's upstream session is closed once it
+// has served: the upstream says so in its log and no longer knows the session (these two
 // also against the Worker). The same relay through a stdio upstream (server-everything as a
 // child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`); log
 // messages a small official-SDK upstream sends during a call reach that call's session only;
@@ -28,7 +29,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
 
 const NATIVE = native();
-const nativeOnly = { skip: !NATIVE && 'relaying mid-call requests is done in the native server only (not yet in the Worker)' };
+const nativeOnly = { skip: !NATIVE && 'native server only: stdio transports; not yet in the Worker: a 2026-07-28 client asked with input_required, upstream sessions closed when an alarm deletes an idle session' };
 
 let everything, server;
 
@@ -100,7 +101,7 @@ async function askedAndAnswered(client, prefix = '') {
   assert.deepEqual(client.asked, ['Resource trigger-sampling-request context: two plus two?', 'Please provide inputs for the following fields:']);
 }
 
-test('sampling and elicitation asked by the upstream mid-call reach the caller, and its answers go back', { ...nativeOnly, timeout: 60_000 }, async () => {
+test('sampling and elicitation asked by the upstream mid-call reach the caller, and its answers go back', { timeout: 60_000 }, async () => {
   const client = await connect();
   try {
     const names = (await client.listTools()).tools.map((t) => t.name);
@@ -124,7 +125,7 @@ test('sampling and elicitation asked by the upstream mid-call reach the caller, 
   }
 });
 
-test('progress reaches the calling session only, under its own token', { ...nativeOnly, timeout: 60_000 }, async () => {
+test('progress reaches the calling session only, under its own token', { timeout: 60_000 }, async () => {
   const [a, b] = [await connect(), await connect()];
   try {
     const seen = { a: [], b: [] };
@@ -143,7 +144,7 @@ test('progress reaches the calling session only, under its own token', { ...nati
   }
 });
 
-test('a client that did not declare sampling is not asked: the upstream is refused at once', { ...nativeOnly, timeout: 30_000 }, async () => {
+test('a client that did not declare sampling is not asked: the upstream is refused at once', { timeout: 30_000 }, async () => {
   const client = await connect({ elicitation: {} });
   try {
     const started = Date.now();
@@ -282,7 +283,7 @@ async function loggingUpstream() {
   };
 }
 
-test('log messages an upstream sends during a call reach that call\'s session only', { ...nativeOnly, timeout: 60_000 }, async () => {
+test('log messages an upstream sends during a call reach that call\'s session only', { timeout: 60_000 }, async () => {
   const up = await loggingUpstream();
   const gw = await startWith({ upstream: { url: up.url } });
   const [a, b] = [await connect({}, { url: gw.url }), await connect({}, { url: gw.url })];

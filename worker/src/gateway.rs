@@ -28,6 +28,61 @@ use worker::{
 
 use crate::platform::now_ms;
 
+/// A future a [`Relaying`] hands back.
+pub type LocalFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
+
+/// What carries out the upstream's messages during a forwarded call (`relay::Relaying` for a
+/// session's call that streams; [`Refusing`] for one whose client cannot be reached).
+pub trait Relaying {
+    /// Carries out what `msg`, sent by the upstream during the exchange, becomes; returns the
+    /// answer to send the upstream (in the same session), if any.
+    fn handle(&self, msg: serde_json::Value) -> LocalFuture<'_, Option<serde_json::Value>>;
+    /// Whether `note` (a notification of the reply) was carried already.
+    fn relays(&self, note: &serde_json::Value) -> bool;
+    /// The answer completed with the exchange's outcome (`upstream::forwarded`, in its store).
+    fn forwarded(
+        &self,
+        answer: http::Response,
+        conv: &upstream::Conversation,
+        reply: Result<upstream::Reply, Error>,
+    ) -> http::Response;
+}
+
+/// The relay of a call whose client cannot be reached while it runs (stateless, or no SSE):
+/// what the upstream asks is refused at once; its notifications go with the result.
+pub struct Refusing(RefCell<upstream::Relay>);
+
+impl Refusing {
+    fn new(f: &mcp_sieve::protocol::Forward) -> Self {
+        Refusing(RefCell::new(
+            upstream::Relay::new(f, &crate::platform::fresh_id(), false).0,
+        ))
+    }
+}
+
+impl Relaying for Refusing {
+    fn handle(&self, msg: serde_json::Value) -> LocalFuture<'_, Option<serde_json::Value>> {
+        let step = self.0.borrow_mut().on_message(&msg);
+        Box::pin(async move {
+            match step {
+                upstream::Relayed::Reply(m) => Some(m),
+                _ => None,
+            }
+        })
+    }
+    fn relays(&self, _: &serde_json::Value) -> bool {
+        false
+    }
+    fn forwarded(
+        &self,
+        answer: http::Response,
+        conv: &upstream::Conversation,
+        reply: Result<upstream::Reply, Error>,
+    ) -> http::Response {
+        upstream::forwarded(answer, conv, reply, &mut http::MemoryStore::default(), now_ms())
+    }
+}
+
 /// How long a request waits for a refresh another request runs, before answering 502.
 const MAX_REFRESH_WAIT_MS: i64 = 60_000;
 
@@ -79,7 +134,8 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
             }
         });
     }
-    let gateway = upstream::Gateway::with_secrets(ups, var)?;
+    // Their questions mid-call are relayed to a session's client that made the call (`relay`).
+    let gateway = upstream::Gateway::with_secrets(ups, var)?.relaying();
     STATE.with(|s| *s.borrow_mut() = Some(gateway));
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
@@ -125,10 +181,12 @@ fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Opti
 }
 
 /// One message to upstream `member` over its driver.
-async fn send(member: usize, p: Post) -> Result<HttpAnswer, Error> {
+/// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
+/// the core's relay says for a caller it cannot reach).
+async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
     match DRIVERS.with(|d| d.borrow().get(member).cloned()) {
-        Some(Driver::Http(url)) => post(&url, None, p).await,
-        Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p).await,
+        Some(Driver::Http(url)) => post(&url, None, p, relaying).await,
+        Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p, relaying).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
     }
 }
@@ -173,13 +231,23 @@ const MAX_ANSWER: usize = 16 << 20;
 /// Longest one upstream POST (sending it and reading its answer) may take.
 const DEADLINE_MS: u64 = 30_000;
 
-/// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted), its answer read up to
-/// [`MAX_ANSWER`] bytes (an SSE stream that stays open is read until it carries the response).
-async fn post(url: &str, via: Option<Fetcher>, post: Post) -> Result<HttpAnswer, Error> {
+/// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted; longer by the client's
+/// time to answer when its questions are relayed), its answer read up to [`MAX_ANSWER`] bytes
+/// (an SSE stream that stays open is read until it carries the response).
+async fn post(
+    url: &str,
+    via: Option<Fetcher>,
+    post: Post,
+    relaying: Option<&dyn Relaying>,
+) -> Result<HttpAnswer, Error> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let exchange = std::pin::pin!(post_once(url, via, post, &signal));
-    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
+    let wait = match relaying {
+        Some(_) => DEADLINE_MS + mcp_sieve::protocol::ask::ANSWER_WAIT_MS as u64,
+        None => DEADLINE_MS,
+    };
+    let exchange = std::pin::pin!(post_once(url, via, post, &signal, relaying));
+    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(wait)));
     match select(exchange, deadline).await {
         Either::Left((Ok(answer), _)) => Ok(answer),
         Either::Left((Err(e), _)) => {
@@ -194,14 +262,20 @@ async fn post(url: &str, via: Option<Fetcher>, post: Post) -> Result<HttpAnswer,
     }
 }
 
-async fn post_once(url: &str, via: Option<Fetcher>, post: Post, signal: &AbortSignal) -> Result<HttpAnswer, Error> {
+async fn post_once(
+    url: &str,
+    via: Option<Fetcher>,
+    post: Post,
+    signal: &AbortSignal,
+    relaying: Option<&dyn Relaying>,
+) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let js = |e: wasm_bindgen::JsValue| unreachable(worker::Error::from(e));
     let headers = web_sys::Headers::new().map_err(js)?;
     for (k, v) in &post.headers {
         headers.set(k, v).map_err(js)?;
     }
-    let resp: web_sys::Response = match via {
+    let resp: web_sys::Response = match via.clone() {
         // A service binding's fetch takes no abort signal: the deadline drops it instead.
         Some(fetcher) => {
             let mut init = RequestInit::new();
@@ -249,7 +323,21 @@ async fn post_once(url: &str, via: Option<Fetcher>, post: Post, signal: &AbortSi
             let mut resp = worker::Response::from(resp);
             let mut stream = resp.stream().map_err(unreachable)?;
             while let Some(chunk) = stream.next().await {
-                if reader.push(&chunk.map_err(unreachable)?)? {
+                let done = reader.push(&chunk.map_err(unreachable)?)?;
+                // What the upstream asks or tells the caller meanwhile goes to it now.
+                if let Some(r) = relaying {
+                    for msg in reader.take_events() {
+                        let Some(answer) = r.handle(msg).await else {
+                            continue;
+                        };
+                        // In the same upstream session; its reply (202) carries nothing.
+                        let answered = upstream::answer_post(&post.headers, &answer);
+                        if let Err(e) = Box::pin(post_once(url, via.clone(), answered, signal, None)).await {
+                            console_error!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+                        }
+                    }
+                }
+                if done {
                     break;
                 }
             }
@@ -295,7 +383,7 @@ async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Erro
     let guard = Abandon(Some((local, jobs.iter().map(|j| j.member).collect())));
     let running = jobs.into_iter().map(|mut job| async move {
         let member = job.member;
-        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p)).await;
+        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p, None)).await;
         (job, lists)
     });
     let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
@@ -357,9 +445,28 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
-    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p)).await;
-    let reply = with(server, |g| {
-        g.note_changes(member, &mut conv);
+    // Its client cannot be reached meanwhile: what the upstream asks is refused at once.
+    let refusing = Refusing::new(&f);
+    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, Some(&refusing))).await;
+    let reply = noted(server, member, &mut conv, reply);
+    if f.session.is_none() {
+        // A stateless request's upstream session served it alone: closed now.
+        let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
+        close(closing.map(|h| (member, h)).into_iter().collect()).await;
+    }
+    upstream::forwarded(answer, &conv, reply, store, now_ms())
+}
+
+/// What the core learns from an exchange with upstream `member` (its list changes, that it is
+/// unreachable), and its `reply` with a failure naming the upstream.
+fn noted(
+    server: &Server,
+    member: usize,
+    conv: &mut upstream::Conversation,
+    reply: Result<upstream::Reply, Error>,
+) -> Result<upstream::Reply, Error> {
+    with(server, |g| {
+        g.note_changes(member, conv);
         if matches!(reply, Err(Error::Upstream(_))) {
             g.note_unreachable(member);
         }
@@ -368,13 +475,35 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
             None => reply,
         }
     })
-    .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    if f.session.is_none() {
-        // A stateless request's upstream session served it alone: closed now.
-        let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
-        close(closing.map(|h| (member, h)).into_iter().collect()).await;
-    }
-    upstream::forwarded(answer, &conv, reply, store, now_ms())
+    .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())))
+}
+
+/// [`finish`] for a session's call whose upstream's questions and notifications are relayed
+/// to its client meanwhile (`relay`); `params`: the call's, with the relay's progress token.
+pub async fn finish_relayed(
+    answer: http::Response,
+    server: &Server,
+    params: serde_json::Value,
+    relaying: &dyn Relaying,
+) -> http::Response {
+    let Some(mut f) = answer.forward.clone() else {
+        return answer;
+    };
+    f.params = params;
+    let forward =
+        with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
+    let (member, mut conv, mut exchange) = match forward {
+        Ok(x) => x,
+        Err(e) => return http::complete(answer, Err(&e), &[]),
+    };
+    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, Some(relaying))).await;
+    // Notifications the relay took as they came are not passed on again with the result.
+    let reply = reply.map(|mut r| {
+        r.notifications.retain(|n| !relaying.relays(n));
+        r
+    });
+    let reply = noted(server, member, &mut conv, reply);
+    relaying.forwarded(answer, &conv, reply)
 }
 
 /// `tasks/list`: the whole list of each upstream running the session's tasks (one after
@@ -387,7 +516,7 @@ async fn finish_gather(
 ) -> http::Response {
     let mut done = Vec::new();
     for (member, mut conv, mut pages) in jobs {
-        let lists = upstream::drive(&mut conv, &mut pages, |p| send(member, p)).await;
+        let lists = upstream::drive(&mut conv, &mut pages, |p| send(member, p, None)).await;
         with(server, |g| g.note_changes(member, &mut conv));
         done.push((member, conv, lists));
     }

@@ -10,6 +10,7 @@ mod fast;
 mod gateway;
 mod ledger;
 mod platform;
+mod relay;
 mod session_object;
 mod shell;
 mod watch;
@@ -143,7 +144,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
             };
             // Stateless: no Durable Object; a request that needs a session is refused by the core.
             let mut store = http::MemoryStore::default();
-            let answer = shell::run(server, cfg, request, &mut store, fresh, caller).await;
+            let answer = shell::run(server, cfg, request, &mut store, fresh, caller, false).await;
             return watch::respond(answer, loaded.clone());
         }
     };

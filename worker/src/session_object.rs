@@ -5,6 +5,7 @@
 //! when it wakes.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Session;
@@ -36,15 +37,15 @@ struct Next {
 /// Sessions in the object's SQL storage: a `session` row (the session without its tasks, as
 /// JSON) and one `task` row per task, with its expiry time for the alarm. The tables are created
 /// on the first write, so a request naming an unknown session stores nothing.
-struct SqlStore<'a> {
+struct SqlStore {
     sql: SqlStorage,
     /// The object's in-memory copy of its session (written through to SQLite).
-    cache: &'a RefCell<Option<Session>>,
+    cache: Rc<RefCell<Option<Session>>>,
     /// Whether this request wrote (then the alarm is rescheduled).
     wrote: bool,
 }
 
-impl SqlStore<'_> {
+impl SqlStore {
     /// Runs a statement to completion; returns the rows written.
     fn exec(&self, query: &str, binds: Vec<SqlStorageValue>) -> Result<usize> {
         let cursor = self.sql.exec(query, binds)?;
@@ -174,7 +175,7 @@ impl SqlStore<'_> {
 
 // Storage failures are logged (without content) and treated as a missing session: the client
 // gets a clear 404 and starts over rather than a half-saved state.
-impl SessionStore for SqlStore<'_> {
+impl SessionStore for SqlStore {
     fn load(&mut self, id: &str) -> Option<Session> {
         if let Some(s) = self.cache.borrow().as_ref().filter(|s| s.id == id) {
             return Some(s.clone());
@@ -216,20 +217,20 @@ pub struct SessionObject {
     state: State,
     env: Env,
     /// The session as last loaded or saved (`None`: read SQLite on the next request).
-    cache: RefCell<Option<Session>>,
+    cache: Rc<RefCell<Option<Session>>>,
 }
 
 impl SessionObject {
-    fn store(&self) -> SqlStore<'_> {
+    fn store(&self) -> SqlStore {
         SqlStore {
             sql: self.state.storage().sql(),
-            cache: &self.cache,
+            cache: self.cache.clone(),
             wrote: false,
         }
     }
 
     /// Sets the alarm to the earliest task expiry or the session's idle expiry, or clears it.
-    async fn schedule(&self, store: &SqlStore<'_>, idle_ms: i64) -> Result<()> {
+    async fn schedule(&self, store: &SqlStore, idle_ms: i64) -> Result<()> {
         let storage = self.state.storage();
         let idle = store.last_seen()?.map(|t| t.saturating_add(idle_ms).saturating_add(1));
         let next = match (store.next_expiry()?, idle) {
@@ -251,7 +252,7 @@ impl DurableObject for SessionObject {
         SessionObject {
             state,
             env,
-            cache: RefCell::new(None),
+            cache: Rc::default(),
         }
     }
 
@@ -300,9 +301,13 @@ impl DurableObject for SessionObject {
             Ok(c) => c,
             Err(refusal) => return shell::respond(*refusal),
         };
-        let answer = shell::run(server, cfg, request, &mut store, fresh, caller).await;
+        let answer = shell::run(server, cfg, request, &mut store, fresh, caller, true).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
+        }
+        if shell::relayable(&answer) {
+            // A call whose upstream may ask its client: relayed from here (`relay`).
+            return crate::relay::respond(answer, loaded.clone(), Box::new(self.store())).await;
         }
         crate::watch::respond(answer, loaded.clone())
     }

@@ -141,7 +141,8 @@ pub fn header_fn(headers: &web_sys::Headers) -> impl Fn(&str) -> Option<String> 
 }
 
 /// Runs the transport ([`http::serve`]) for one request, waiting and retrying while the core
-/// asks to (a `tasks/result` for a working task), up to [`MAX_WAIT_MS`].
+/// asks to (a `tasks/result` for a working task), up to [`MAX_WAIT_MS`]. `relay`: a forward the
+/// session's object relays itself ([`relayable`]) is left in the answer, not performed.
 pub async fn run(
     server: &Server,
     cfg: &http::Config,
@@ -149,6 +150,7 @@ pub async fn run(
     store: &mut dyn SessionStore,
     fresh_id: String,
     caller: Caller,
+    relay: bool,
 ) -> http::Response {
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
     let gateway = match crate::gateway::serving(server).await {
@@ -164,9 +166,19 @@ pub async fn run(
                 let wait = (at - now_ms()).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
+            _ if relay && gateway.is_some() && relayable(&answer) => return answer,
             _ => return crate::gateway::finish(answer, server, store).await,
         }
     }
+}
+
+/// Whether a session's Durable Object relays `answer`'s forward itself (`relay`: a session's
+/// call that accepts SSE), rather than [`run`] performing it at once.
+pub fn relayable(answer: &http::Response) -> bool {
+    answer
+        .forward
+        .as_ref()
+        .is_some_and(|f| f.sse && !f.stateless && f.session.is_some() && f.gather.is_empty())
 }
 
 /// One pass of the transport ([`http::serve`]) now: what [`run`] repeats, and all of the fast

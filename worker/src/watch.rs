@@ -96,7 +96,7 @@ where
 }
 
 /// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
-async fn wait_for(ask: &Ask) -> Option<serde_json::Value> {
+pub(crate) async fn wait_for(ask: &Ask) -> Option<serde_json::Value> {
     let started = platform::now_ms();
     while platform::now_ms() - started < ask::ANSWER_WAIT_MS {
         if let Some(reply) = ANSWERS.with(|a| a.borrow_mut().take(ask)) {
