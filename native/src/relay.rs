@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use mcp_sieve::protocol::{ask::MAX_ASKED, Ask};
+use mcp_sieve::protocol::Ask;
 use mcp_sieve::upstream::{self, Relay, Relayed};
 use mcp_sieve::Error;
 use serde_json::Value;
@@ -32,7 +32,6 @@ pub(crate) trait Downstream: Sync {
 pub(crate) struct Relaying<'a> {
     relay: Relay,
     down: &'a dyn Downstream,
-    asked: usize,
 }
 
 impl<'a> Relaying<'a> {
@@ -40,7 +39,7 @@ impl<'a> Relaying<'a> {
     pub(crate) fn new(forward: &mcp_sieve::protocol::Forward, down: &'a dyn Downstream) -> (Self, Value) {
         let nonce = crate::platform::fresh_id().unwrap_or_else(|_| format!("{:x}", now_ms()));
         let (relay, params) = Relay::new(forward, &nonce, down.live());
-        let relaying = Relaying { relay, down, asked: 0 };
+        let relaying = Relaying { relay, down };
         (relaying, params)
     }
 
@@ -59,24 +58,17 @@ impl<'a> Relaying<'a> {
                 return None;
             }
             Relayed::Reply(m) => m,
-            Relayed::Ask { upstream_id, .. } if self.asked >= MAX_ASKED => upstream::refusal(
-                &upstream_id,
-                &Error::InvalidRequest(format!("the gateway relays at most {MAX_ASKED} questions per call")),
-            ),
             Relayed::Ask {
                 ask,
                 upstream_id,
                 method,
-            } => {
-                self.asked += 1;
-                match self.down.expect(&ask, &method) {
-                    Err(e) => upstream::refusal(&upstream_id, &e),
-                    Ok(()) => {
-                        let got = self.down.ask(&ask).await;
-                        self.relay.answer(&upstream_id, got.as_ref())
-                    }
+            } => match self.down.expect(&ask, &method) {
+                Err(e) => upstream::refusal(&upstream_id, &e),
+                Ok(()) => {
+                    let got = self.down.ask(&ask).await;
+                    self.relay.answer(&upstream_id, got.as_ref())
                 }
-            }
+            },
         })
     }
 }

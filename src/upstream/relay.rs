@@ -160,6 +160,13 @@ impl Relay {
                 "the client cannot be reached during the call (it does not accept an SSE answer): the gateway cannot relay \"{method}\" to it"
             ));
         }
+        if self.asked >= crate::protocol::ask::MAX_ASKED as u64 {
+            let e = Error::InvalidRequest(format!(
+                "the gateway relays at most {} questions per call",
+                crate::protocol::ask::MAX_ASKED
+            ));
+            return Relayed::Reply(refusal(id, &e));
+        }
         self.asked += 1;
         let request_id = json!(format!("relay-{}-{}", self.nonce, self.asked));
         let mut request = msg.clone();
@@ -351,6 +358,25 @@ mod tests {
             panic!()
         };
         assert_ne!(second.request_id, ask.request_id);
+    }
+
+    #[test]
+    fn at_most_max_asked_questions_per_call_are_relayed() {
+        let (mut r, _) = Relay::new(&call(Some("s1")), "n1", true);
+        let max = crate::protocol::ask::MAX_ASKED;
+        for i in 0..max {
+            let q = json!({"jsonrpc": "2.0", "id": i, "method": "elicitation/create"});
+            assert!(matches!(r.on_message(&q), Relayed::Ask { .. }), "question {i}");
+        }
+        let q = json!({"jsonrpc": "2.0", "id": max, "method": "elicitation/create"});
+        let Relayed::Reply(refused) = r.on_message(&q) else {
+            panic!("question {max} relayed")
+        };
+        assert_eq!(refused["id"], json!(max));
+        assert!(refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("at most {max} questions")));
     }
 
     #[test]

@@ -7,14 +7,14 @@
 //! `watch::wait_for`, as the answers to this server's own tools' questions do. A call from
 //! which nothing is relayed is answered as before (one JSON answer).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::stream;
 use mcp_sieve::http::{self, SessionStore};
-use mcp_sieve::protocol::{ask::MAX_ASKED, Forward};
+use mcp_sieve::protocol::Forward;
 use mcp_sieve::upstream::{self, Relay, Relayed};
 use mcp_sieve::Error;
 use serde_json::Value;
@@ -43,7 +43,6 @@ pub struct Relaying {
     /// The session's store.
     store: RefCell<Box<dyn SessionStore>>,
     out: Queue,
-    asked: Cell<usize>,
 }
 
 impl Relaying {
@@ -55,7 +54,6 @@ impl Relaying {
             relay: RefCell::new(relay),
             store: RefCell::new(store),
             out,
-            asked: Cell::new(0),
         };
         (r, params)
     }
@@ -69,16 +67,11 @@ impl Relaying {
                 return None;
             }
             Relayed::Reply(m) => m,
-            Relayed::Ask { upstream_id, .. } if self.asked.get() >= MAX_ASKED => upstream::refusal(
-                &upstream_id,
-                &Error::InvalidRequest(format!("the gateway relays at most {MAX_ASKED} questions per call")),
-            ),
             Relayed::Ask {
                 ask,
                 upstream_id,
                 method,
             } => {
-                self.asked.set(self.asked.get() + 1);
                 let expected = upstream::await_answer(&mut **self.store.borrow_mut(), &ask, &method, now_ms());
                 match expected {
                     Err(e) => upstream::refusal(&upstream_id, &e),
