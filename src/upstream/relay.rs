@@ -121,6 +121,11 @@ impl Relay {
         self.live && (self.session.is_some() || self.stateless.is_some())
     }
 
+    /// Whether a question went to the client (the upstream then waits on its answer too).
+    pub fn asked(&self) -> bool {
+        self.asked > 0
+    }
+
     /// What to do with `msg`, a request or notification the upstream sent while the exchange ran.
     pub fn on_message(&mut self, msg: &Value) -> Relayed {
         let Some(method) = msg["method"].as_str() else {

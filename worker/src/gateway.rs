@@ -39,6 +39,8 @@ pub trait Relaying {
     fn handle(&self, msg: serde_json::Value) -> LocalFuture<'_, Option<serde_json::Value>>;
     /// Whether `note` (a notification of the reply) was carried already.
     fn relays(&self, note: &serde_json::Value) -> bool;
+    /// Whether a question went to the client during the exchange.
+    fn asked(&self) -> bool;
     /// The answer completed with the exchange's outcome (`upstream::forwarded`, in its store).
     fn forwarded(
         &self,
@@ -72,6 +74,9 @@ impl Relaying for Refusing {
     }
     fn relays(&self, _: &serde_json::Value) -> bool {
         false
+    }
+    fn asked(&self) -> bool {
+        false // it refuses every question
     }
     fn forwarded(
         &self,
@@ -242,20 +247,30 @@ async fn post(
 ) -> Result<HttpAnswer, Error> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let wait = match relaying {
-        Some(_) => DEADLINE_MS + mcp_sieve::protocol::ask::ANSWER_WAIT_MS as u64,
-        None => DEADLINE_MS,
-    };
     let exchange = std::pin::pin!(post_once(url, via, post, &signal, relaying));
-    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(wait)));
-    match select(exchange, deadline).await {
-        Either::Left((Ok(answer), _)) => Ok(answer),
-        Either::Left((Err(e), _)) => {
+    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
+    let outcome = match select(exchange, deadline).await {
+        Either::Left((answer, _)) => Some(answer),
+        // A question went to the client: the upstream waits on its answer, so it gets that long too.
+        Either::Right((_, exchange)) if relaying.is_some_and(|r| r.asked()) => {
+            let more = std::pin::pin!(Delay::from(Duration::from_millis(
+                mcp_sieve::protocol::ask::ANSWER_WAIT_MS as u64
+            )));
+            match select(exchange, more).await {
+                Either::Left((answer, _)) => Some(answer),
+                Either::Right(_) => None,
+            }
+        }
+        Either::Right(_) => None,
+    };
+    match outcome {
+        Some(Ok(answer)) => Ok(answer),
+        Some(Err(e)) => {
             // Over the cap (or broken): stop the upstream's transfer rather than let it run on.
             controller.abort();
             Err(e)
         }
-        Either::Right(_) => {
+        None => {
             controller.abort();
             Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000)))
         }

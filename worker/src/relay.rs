@@ -93,6 +93,9 @@ impl crate::gateway::Relaying for Relaying {
     fn relays(&self, note: &Value) -> bool {
         self.relay.borrow().relays(note)
     }
+    fn asked(&self) -> bool {
+        self.relay.borrow().asked()
+    }
     fn forwarded(
         &self,
         answer: http::Response,
