@@ -19,6 +19,8 @@ mod pages;
 #[cfg(feature = "gateway")]
 mod relay;
 mod reply;
+#[cfg(feature = "gateway")]
+mod rounds;
 
 pub use crate::protocol::UpstreamLink as Link;
 #[cfg(feature = "gateway")]
@@ -37,6 +39,8 @@ pub use relay::{
     answer_post, await_answer, input_required, input_response, refusal, relayed_capabilities, Relay, Relayed,
 };
 pub use reply::{parse_reply, AnswerReader, Reply};
+#[cfg(feature = "gateway")]
+pub use rounds::{needed, too_many_rounds, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
 
 use std::future::Future;
 

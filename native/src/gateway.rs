@@ -76,6 +76,10 @@ struct Inner {
     lock_seen: Mutex<Option<(SystemTime, u64)>>,
     /// How long a refresh waits for every upstream (`None`: until each answered or failed).
     patience: Option<Duration>,
+    /// The key of the `requestState` a 2026-07-28 client gets with an upstream's questions
+    /// (`upstream::wrap_input`): `MCP_SIEVE_SESSION_SECRET` when set (so processes sharing it
+    /// take each other's), else random per process.
+    secret: http::Secret,
 }
 
 /// How long a refresh waits for the slowest upstream.
@@ -134,6 +138,7 @@ impl Gateway {
             lock,
             lock_seen: Mutex::new(None),
             patience: (wait == Wait::Patient).then_some(PATIENCE),
+            secret: state_secret()?,
         }));
         g.read_pins(true)?;
         Ok(Some(g))
@@ -442,17 +447,56 @@ impl Gateway {
         }
         let (relaying, params) = Relaying::new(&f, down);
         f.params = params;
+        // A 2026-07-28 client's answers to an upstream's questions, back in the upstream's terms.
+        if let Err(e) = upstream::unwrap_input(&mut f, &self.0.secret, now_ms()) {
+            return http::complete(answer, Ok(&upstream::refusal(&Value::Null, &e)), &[]);
+        }
         let forward = self.state().forward(&f);
         let (member, mut conv, mut exchange) = match forward {
             Ok(x) => x,
             Err(e) => return http::complete(answer, Err(&e), &[]),
         };
         let relaying = tokio::sync::Mutex::new(relaying);
-        let reply = upstream::drive(&mut conv, &mut exchange, |p| {
-            let relaying = &relaying;
-            async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
-        })
-        .await;
+        let (mut rounds, mut params) = (0, f.params.clone());
+        let reply = loop {
+            let reply = upstream::drive(&mut conv, &mut exchange, |p| {
+                let relaying = &relaying;
+                async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
+            })
+            .await;
+            // A 2026-07-28 upstream asks the caller (`upstream::rounds`).
+            let Ok(mut r) = reply else { break reply };
+            let Some(needed) = r.response.as_ref().and_then(upstream::needed) else {
+                break Ok(r);
+            };
+            if f.stateless {
+                if let Some(msg) = r.response.as_mut() {
+                    upstream::wrap_input(msg, &f, &self.0.secret, now_ms());
+                }
+                break Ok(r);
+            }
+            if rounds == upstream::MAX_ROUNDS {
+                break Err(upstream::too_many_rounds(&f));
+            }
+            rounds += 1;
+            let mut answers = Vec::new();
+            for q in needed.questions() {
+                let a = relaying.lock().await.handle(q).await;
+                let refused = a.as_ref().is_some_and(|a| a.get("error").is_some());
+                answers.extend(a);
+                if refused {
+                    break; // the call ends with it: no other question is put to the client
+                }
+            }
+            match needed.retry(&params, &answers) {
+                Ok(p) => params = p,
+                Err(refused) => {
+                    r.response = Some(refused);
+                    break Ok(r);
+                }
+            }
+            exchange = conv.request(&f.method, params.clone());
+        };
         // Notifications the relay took as they came are not passed on again with the result.
         let relaying = relaying.into_inner();
         let reply = reply.map(|mut r| {
@@ -488,6 +532,16 @@ impl Gateway {
                 http::failed()
             })
     }
+}
+
+/// The key of the gateway's `requestState` (see `Inner::secret`).
+fn state_secret() -> Result<http::Secret, Error> {
+    if let Some(s) = http::Config::from_vars(&|n| std::env::var(n).ok())?.session_secret {
+        return Ok(s);
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| Error::Internal(format!("no random key: {e}")))?;
+    Ok(http::Secret::new(key))
 }
 
 /// The lock file of `pinning`: its `lock` (relative to `folder`, the document's), else

@@ -147,6 +147,7 @@ impl Server {
                 .get(upstream)
                 .map(|u| u.name.clone())
                 .unwrap_or_default(),
+            principal: call.ctx.principal.clone(),
             ..Forward::default()
         });
         Some(String::new())

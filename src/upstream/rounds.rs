@@ -1,0 +1,394 @@
+//! A 2026-07-28 upstream asks its client mid-call the way that revision does (multi round-trip
+//! requests): it answers the call `resultType: "input_required"` with `inputRequests` (keys →
+//! embedded `elicitation/create`, `sampling/createMessage`, `roots/list`) and maybe a
+//! `requestState`, and expects the same call again with `inputResponses` (the same keys → bare
+//! results) and that `requestState`. The gateway passes the question to the client that made
+//! the call, and stays stateless:
+//! - a 2026-07-28 client gets an `input_required` of the gateway's own ([`wrap_input`]): each key
+//!   namespaced by the upstream (`github/confirm`), and a `requestState` of ours carrying the
+//!   upstream's state, its keys and what the call was (upstream, method, tool or URI, principal,
+//!   expiry) under an HMAC of the server's secret. Its retry is checked and turned back into the
+//!   upstream's own keys and state ([`unwrap_input`]); a forged or altered state, or one issued
+//!   for another call or caller, is refused, and answers under keys the gateway did not give
+//!   never reach the upstream.
+//! - a 2025-11-25 session's client is asked each question on the call's stream: each becomes
+//!   the request the [`super::Relay`] takes as if the upstream had sent it mid-call
+//!   ([`Needed::questions`]; its capability checks and question cap apply); with every answer
+//!   the shell calls the upstream again ([`Needed::retry`]), at most [`MAX_ROUNDS`] times, so the
+//!   client sees one ordinary call.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+use crate::http::Secret;
+use crate::protocol::{ask, Forward};
+
+/// Most times one call goes to the upstream again with answers (an upstream that keeps asking,
+/// even with no question, is cut off there).
+pub const MAX_ROUNDS: usize = ask::MAX_ASKED;
+
+/// How long a 2026-07-28 client may take to answer (a person may be asked): after this its
+/// retry is refused and the call must be made afresh.
+pub const STATE_TTL_MS: i64 = 3_600_000;
+
+/// What the HMAC of a `requestState` of ours covers before its payload, so that no other
+/// signed string of this server (a session id) is one, nor one of them.
+const STATE_DOMAIN: &str = "mcp-sieve/input-state:";
+
+/// The questions of an upstream's `input_required` answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Needed {
+    /// Its keys and embedded requests (`{method, params}`), in its order.
+    pub requests: Vec<(String, Value)>,
+    /// Its `requestState`, to send back.
+    pub state: Option<String>,
+}
+
+/// The questions `response` (the upstream's response to a forwarded request) asks, when it is
+/// an `input_required` result.
+pub fn needed(response: &Value) -> Option<Needed> {
+    let r = response.get("result")?;
+    if r["resultType"] != "input_required" {
+        return None;
+    }
+    let requests = r["inputRequests"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    let state = r["requestState"].as_str().map(str::to_string);
+    Some(Needed { requests, state })
+}
+
+impl Needed {
+    /// Each question as the request the relay takes (`Relay::on_message`) as if the upstream had
+    /// sent it during the call: its id is the question's key.
+    pub fn questions(&self) -> Vec<Value> {
+        self.requests
+            .iter()
+            .map(|(k, q)| json!({"jsonrpc": "2.0", "id": k, "method": q["method"], "params": q["params"]}))
+            .collect()
+    }
+
+    /// The params of the call again: `params` with `answers` under `inputResponses` (each the
+    /// relay's answer to one of [`Needed::questions`], a response whose id is the key) and the
+    /// upstream's `requestState`. An answer that is an error (the client refused, did not
+    /// answer, or cannot be asked) ends the call instead: `Err` holds it as the call's response.
+    pub fn retry(&self, params: &Value, answers: &[Value]) -> std::result::Result<Value, Value> {
+        let mut responses = Map::new();
+        for a in answers {
+            if let Some(e) = a.get("error") {
+                return Err(json!({"jsonrpc": "2.0", "id": Value::Null, "error": e}));
+            }
+            if let (Some(k), Some(r)) = (a["id"].as_str(), a.get("result")) {
+                responses.insert(k.to_string(), r.clone());
+            }
+        }
+        let mut params = params.clone();
+        if let Value::Object(p) = &mut params {
+            p.remove("inputResponses");
+            p.remove("requestState");
+            if !responses.is_empty() {
+                p.insert("inputResponses".into(), Value::Object(responses));
+            }
+            if let Some(s) = &self.state {
+                p.insert("requestState".into(), json!(s));
+            }
+        }
+        Ok(params)
+    }
+}
+
+/// The call's error when the upstream asked more than [`MAX_ROUNDS`] times.
+pub fn too_many_rounds(f: &Forward) -> Error {
+    Error::Upstream(format!(
+        "{} asked the client again after {MAX_ROUNDS} rounds of answers; the gateway stops there",
+        label(f)
+    ))
+}
+
+/// `tools/call "name"`, as the relay names a call in its messages.
+fn label(f: &Forward) -> String {
+    match target(f) {
+        "" => f.method.clone(),
+        t => format!("{} \"{t}\"", f.method),
+    }
+}
+
+/// The tool or prompt name, or the resource URI, the call is about (at the upstream).
+fn target(f: &Forward) -> &str {
+    f.params["name"]
+        .as_str()
+        .or(f.params["uri"].as_str())
+        .unwrap_or_default()
+}
+
+/// The key a 2026-07-28 client answers the upstream's question `key` under.
+fn outer_key(upstream: &str, key: &str) -> String {
+    let up = if upstream.is_empty() { "upstream" } else { upstream };
+    format!("{up}/{key}")
+}
+
+/// The client capability a question of `method` needs.
+fn capability(method: &str) -> &str {
+    match method {
+        "sampling/createMessage" => "sampling",
+        "elicitation/create" => "elicitation",
+        "roots/list" => "roots",
+        _ => "experimental",
+    }
+}
+
+/// For a 2026-07-28 client: when `response` (the upstream's response to forward `f`) asks for
+/// input, its questions under the gateway's keys and a `requestState` of ours signed with
+/// `secret` (see the module's header); a question whose capability the client did not declare
+/// (in the call's `_meta`) makes `response` that error instead. Anything else is left alone.
+pub fn wrap_input(response: &mut Value, f: &Forward, secret: &Secret, now_ms: i64) {
+    let Some(needed) = needed(response) else {
+        return;
+    };
+    let caps = &f.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    let mut requests = Map::new();
+    for (key, q) in &needed.requests {
+        let method = q["method"].as_str().unwrap_or_default();
+        let cap = capability(method);
+        if caps.get(cap).is_none() {
+            let e = Error::InvalidRequest(format!(
+                "{} asks the client for \"{method}\", but the client did not declare the {cap} capability",
+                label(f)
+            ));
+            *response =
+                json!({"jsonrpc": "2.0", "id": response["id"], "error": {"code": e.code(), "message": e.to_string()}});
+            return;
+        }
+        requests.insert(outer_key(&f.upstream_name, key), q.clone());
+    }
+    let keys: Vec<&String> = needed.requests.iter().map(|(k, _)| k).collect();
+    let payload = json!({
+        "u": f.upstream_name, "m": f.method, "n": target(f), "p": f.principal,
+        "x": now_ms.saturating_add(STATE_TTL_MS), "s": needed.state, "k": keys,
+    })
+    .to_string();
+    let signed = secret.sign(&format!("{STATE_DOMAIN}{payload}"));
+    let state = signed[STATE_DOMAIN.len()..].to_string();
+    let mut result = response["result"].clone();
+    result["inputRequests"] = Value::Object(requests);
+    result["requestState"] = json!(state);
+    response["result"] = result;
+}
+
+/// For a 2026-07-28 client's call `f` that brings answers (`params.inputResponses`, and the
+/// `requestState` [`wrap_input`] gave): its params as the upstream expects them (its own keys,
+/// its own state, answers under other keys dropped). Refused (`-32602`) when the state is not
+/// ours, altered, expired, or was issued for another upstream, method, tool or caller, or when
+/// answers come without it. A call with neither is left alone.
+pub fn unwrap_input(f: &mut Forward, secret: &Secret, now_ms: i64) -> Result<()> {
+    let (state, responses) = (&f.params["requestState"], &f.params["inputResponses"]);
+    if state.is_null() && responses.is_null() {
+        return Ok(());
+    }
+    let Some(state) = state.as_str() else {
+        return Err(Error::params(
+            "params.inputResponses came without params.requestState: send back the requestState that came with the questions",
+        ));
+    };
+    let forged = || Error::params("params.requestState was not issued by this gateway, or was altered");
+    let signed = format!("{STATE_DOMAIN}{state}");
+    if !secret.verify(&signed) {
+        return Err(forged());
+    }
+    let payload = state.rsplit_once('.').map_or("", |(p, _)| p);
+    let p: Value = serde_json::from_str(payload).map_err(|_| forged())?;
+    if p["x"].as_i64().is_none_or(|x| x < now_ms) {
+        return Err(Error::params(format!(
+            "params.requestState expired (answers are taken for {} minutes): call again without it",
+            STATE_TTL_MS / 60_000
+        )));
+    }
+    let same = p["u"] == json!(f.upstream_name)
+        && p["m"] == json!(f.method)
+        && p["n"] == json!(target(f))
+        && p["p"] == json!(f.principal);
+    if !same {
+        return Err(Error::params(format!(
+            "params.requestState was issued for another call than {} (another upstream, tool or caller)",
+            label(f)
+        )));
+    }
+    let mut inner = Map::new();
+    for k in p["k"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        if let Some(a) = responses.get(outer_key(&f.upstream_name, k)) {
+            inner.insert(k.to_string(), a.clone());
+        }
+    }
+    if let Value::Object(params) = &mut f.params {
+        params.remove("inputResponses");
+        params.remove("requestState");
+        if !inner.is_empty() {
+            params.insert("inputResponses".into(), Value::Object(inner));
+        }
+        if let Some(s) = p["s"].as_str() {
+            params.insert("requestState".into(), json!(s));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret() -> Secret {
+        Secret::new(*b"a test secret of thirty-two byte")
+    }
+
+    fn call() -> Forward {
+        Forward {
+            id: json!(4),
+            method: "tools/call".into(),
+            params: json!({"name": "test_elicitation", "arguments": {"message": "who?"},
+                "_meta": {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}),
+            stateless: true,
+            upstream_name: "files".into(),
+            principal: Some("alice".into()),
+            ..Forward::default()
+        }
+    }
+
+    fn asks() -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required",
+            "inputRequests": {"ask": {"method": "elicitation/create", "params": {"message": "who?"}}},
+            "requestState": "theirs"}})
+    }
+
+    /// The call again, as the client makes it after `wrapped`, answering under `key`.
+    fn again(wrapped: &Value, key: &str) -> Forward {
+        let mut f = call();
+        f.params["inputResponses"] = json!({key: {"action": "accept", "content": {"username": "ada"}}});
+        f.params["requestState"] = wrapped["result"]["requestState"].clone();
+        f
+    }
+
+    #[test]
+    fn a_modern_client_answers_under_namespaced_keys_and_the_upstream_gets_its_own() {
+        let mut r = asks();
+        wrap_input(&mut r, &call(), &secret(), 1_000);
+        let q = &r["result"]["inputRequests"];
+        assert_eq!(q["files/ask"]["method"], json!("elicitation/create"));
+        assert!(q.get("ask").is_none());
+        let state = r["result"]["requestState"].as_str().unwrap();
+        assert_ne!(state, "theirs");
+        let mut f = again(&r, "files/ask");
+        f.params["inputResponses"]["files/other"] = json!({"forged": true});
+        unwrap_input(&mut f, &secret(), 2_000).unwrap();
+        assert_eq!(
+            f.params["inputResponses"],
+            json!({"ask": {"action": "accept", "content": {"username": "ada"}}})
+        );
+        assert_eq!(f.params["requestState"], json!("theirs"));
+        // The unnamed upstream's keys; an upstream that sent no state gets none back.
+        let mut plain = call();
+        plain.upstream_name = String::new();
+        let mut r = asks();
+        r["result"].as_object_mut().unwrap().remove("requestState");
+        wrap_input(&mut r, &plain, &secret(), 1_000);
+        assert!(r["result"]["inputRequests"].get("upstream/ask").is_some());
+        let mut f = again(&r, "upstream/ask");
+        f.upstream_name = String::new();
+        unwrap_input(&mut f, &secret(), 2_000).unwrap();
+        assert!(f.params.get("requestState").is_none());
+        assert!(f.params["inputResponses"].get("ask").is_some());
+    }
+
+    #[test]
+    fn forged_altered_expired_or_misdirected_states_are_refused() {
+        let mut r = asks();
+        wrap_input(&mut r, &call(), &secret(), 1_000);
+        let refused = |f: &mut Forward, now: i64| unwrap_input(f, &secret(), now).unwrap_err().to_string();
+        // Altered: the upstream's state swapped inside ours.
+        let mut f = again(&r, "files/ask");
+        let altered = f.params["requestState"].as_str().unwrap().replace("theirs", "other");
+        f.params["requestState"] = json!(altered);
+        assert!(refused(&mut f, 2_000).contains("not issued by this gateway"));
+        // Another secret's (another server's), and a made-up one.
+        let mut f = again(&r, "files/ask");
+        let e = unwrap_input(&mut f, &Secret::new(*b"another secret, thirty-two bytes"), 2_000).unwrap_err();
+        assert!(e.to_string().contains("not issued"));
+        let mut f = again(&r, "files/ask");
+        f.params["requestState"] = json!("{\"u\":\"files\"}.00112233445566778899aabbccddeeff");
+        assert!(refused(&mut f, 2_000).contains("not issued"));
+        // A session id of the same secret is no state.
+        let mut f = again(&r, "files/ask");
+        f.params["requestState"] = json!(secret().sign("random"));
+        assert!(refused(&mut f, 2_000).contains("not issued"));
+        // Answers without the state.
+        let mut f = again(&r, "files/ask");
+        f.params.as_object_mut().unwrap().remove("requestState");
+        assert!(refused(&mut f, 2_000).contains("without params.requestState"));
+        // Expired.
+        let mut f = again(&r, "files/ask");
+        assert!(refused(&mut f, 1_000 + STATE_TTL_MS + 1).contains("expired"));
+        // Another tool, upstream or principal.
+        let mut f = again(&r, "files/ask");
+        f.params["name"] = json!("delete_everything");
+        assert!(refused(&mut f, 2_000).contains("another call"));
+        let mut f = again(&r, "files/ask");
+        f.upstream_name = "github".into();
+        assert!(refused(&mut f, 2_000).contains("another call"));
+        let mut f = again(&r, "files/ask");
+        f.principal = Some("mallory".into());
+        assert!(refused(&mut f, 2_000).contains("another call"));
+        // A call with neither is untouched.
+        let mut f = call();
+        unwrap_input(&mut f, &secret(), 2_000).unwrap();
+        assert_eq!(f, call());
+    }
+
+    #[test]
+    fn a_modern_client_without_the_capability_gets_an_error_and_other_results_pass() {
+        let mut f = call();
+        f.params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+        let mut r = asks();
+        wrap_input(&mut r, &f, &secret(), 1_000);
+        assert_eq!(r["id"], json!(1));
+        assert_eq!(r["error"]["code"], json!(-32600));
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("tools/call \"test_elicitation\"") && m.contains("elicitation capability"),
+            "{m}"
+        );
+        let done = json!({"id": 1, "result": {"resultType": "complete", "content": []}});
+        let mut same = done.clone();
+        wrap_input(&mut same, &call(), &secret(), 1_000);
+        assert_eq!(same, done);
+    }
+
+    #[test]
+    fn a_session_client_is_asked_through_the_relay_and_the_call_goes_again() {
+        let n = needed(&asks()).unwrap();
+        assert_eq!(n.state.as_deref(), Some("theirs"));
+        let q = n.questions();
+        assert_eq!(
+            q,
+            vec![json!({"jsonrpc": "2.0", "id": "ask", "method": "elicitation/create", "params": {"message": "who?"}})]
+        );
+        // The relay asks the session's client; its answer (a response with the key as id) goes up.
+        let mut f = call();
+        f.stateless = false;
+        f.session = Some("s1".into());
+        let (mut relay, params) = super::super::Relay::new(&f, "n1", true);
+        let super::super::Relayed::Ask { upstream_id, .. } = relay.on_message(&q[0]) else {
+            panic!("not relayed")
+        };
+        let answer = relay.answer(&upstream_id, Some(&json!({"result": {"action": "decline"}})));
+        let p = n.retry(&params, &[answer]).unwrap();
+        assert_eq!(p["inputResponses"], json!({"ask": {"action": "decline"}}));
+        assert_eq!(p["requestState"], json!("theirs"));
+        assert_eq!(p["name"], json!("test_elicitation"));
+        // A refusal (or no answer in time) ends the call with that error.
+        let none = relay.answer(&upstream_id, None);
+        let e = n.retry(&params, &[none]).unwrap_err();
+        assert!(e["error"]["message"].as_str().unwrap().contains("did not answer"));
+        assert!(needed(&json!({"result": {"content": []}})).is_none());
+        assert!(too_many_rounds(&f).to_string().contains("16 rounds"));
+    }
+}
