@@ -211,16 +211,7 @@ mod tests {
     use serde_json::json;
 
     fn enc(v: &Value) -> String {
-        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let b = v.to_string().into_bytes();
-        let mut s = String::new();
-        for chunk in b.chunks(3) {
-            let n = chunk.iter().fold(0u32, |a, x| (a << 8) | u32::from(*x)) << (8 * (3 - chunk.len()));
-            for i in 0..=chunk.len() {
-                s.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            }
-        }
-        s
+        crate::base64::encode(v.to_string().as_bytes(), crate::base64::Alphabet::Url)
     }
 
     fn token(header: Value, claims: Value) -> String {

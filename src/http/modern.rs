@@ -7,36 +7,11 @@ use crate::error::Error;
 use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::MODERN_VERSION;
 
-/// Standard Base64 (RFC 4648, padding optional); `None` when `s` is not Base64.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    (bits < 6).then_some(out)
-}
-
 /// A mirrored header's value: values outside visible ASCII arrive Base64-encoded
 /// (`=?base64?…?=`); one that is not valid Base64 of UTF-8 text is `-32020` naming `header`.
 fn decoded(header: &str, value: &str) -> Result<String, Error> {
     match value.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        Some(b64) => base64_decode(b64)
+        Some(b64) => crate::base64::decode(b64, crate::base64::Alphabet::Standard)
             .and_then(|b| String::from_utf8(b).ok())
             .ok_or_else(|| {
                 Error::HeaderMismatch(format!(
@@ -149,18 +124,4 @@ pub(crate) fn check_version_and_capabilities(msg: &Incoming, version: &str) -> R
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64_decode;
-
-    #[test]
-    fn base64_decodes_the_standard_alphabet() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("w6lj").unwrap(), "éc".as_bytes());
-        assert_eq!(base64_decode("").unwrap(), b"");
-        assert!(base64_decode("a*b=").is_none());
-        assert!(base64_decode("a").is_none(), "a lone sextet is not a byte");
-    }
 }

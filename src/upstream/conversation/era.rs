@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use super::super::reply::parse_reply;
 use super::super::{HttpAnswer, Post};
 use super::Conversation;
+use crate::base64::{encode, Alphabet};
 use crate::error::code;
 use crate::protocol::{LEGACY_VERSIONS, MODERN_VERSION};
 
@@ -40,26 +41,6 @@ fn mirrored(method: &str) -> Option<&'static str> {
     }
 }
 
-/// Standard Base64 (RFC 4648, padded).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// A header value as the 2026-07-28 revision mirrors it: as is when it is visible ASCII (spaces
 /// inside allowed), else `=?base64?…?=`.
 pub(crate) fn header_value(s: &str) -> String {
@@ -67,7 +48,7 @@ pub(crate) fn header_value(s: &str) -> String {
     if plain {
         s.to_string()
     } else {
-        format!("=?base64?{}?=", base64(s.as_bytes()))
+        format!("=?base64?{}?=", encode(s.as_bytes(), Alphabet::Standard))
     }
 }
 
@@ -247,9 +228,5 @@ mod tests {
         assert_eq!(header_value("a b"), "a b");
         assert_eq!(header_value("café"), "=?base64?Y2Fmw6k=?=");
         assert_eq!(header_value(" x"), "=?base64?IHg=?=");
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"hello"), "aGVsbG8=");
-        assert_eq!(base64(b"hel"), "aGVs");
-        assert_eq!(base64(b"he"), "aGU=");
     }
 }
