@@ -8,11 +8,12 @@ use serde_json::Value;
 
 use crate::cli::{ExportArgs, Format, ViewArgs};
 use crate::error::ServerError;
+use crate::load::Document;
 use crate::tools::{list, serving};
 
-/// Prints the export of `text` (a catalog document) for `args`.
-pub async fn run(text: String, folder: &std::path::Path, args: ExportArgs) -> Result<(), ServerError> {
-    let server = serving(&text, folder).await?;
+/// Prints the export of the catalog document `doc` for `args`.
+pub async fn run(doc: Document, folder: &std::path::Path, args: ExportArgs) -> Result<(), ServerError> {
+    let server = serving(doc.catalog(&doc.text)?, folder).await?;
     let flags = &args.tools.view;
     let chosen = flags.resolve(server.catalog())?;
     let search = chosen.as_ref().is_some_and(|v| v.search);

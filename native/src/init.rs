@@ -64,7 +64,11 @@ pub async fn run(config: &Path, output: Option<&Path>) -> Result<(), ServerError
     {
         up["tagsFromAnnotations"] = json!(true);
     }
-    let server = crate::tools::serving(&doc.to_string(), std::path::Path::new(".")).await?;
+    let server = crate::tools::serving(
+        mcp_sieve::Catalog::from_json_str(&doc.to_string())?,
+        std::path::Path::new("."),
+    )
+    .await?;
     let tools = crate::tools::list(&server, None)?;
     for name in &names {
         let n = tools

@@ -81,25 +81,42 @@ pub fn folder(source: &Source) -> std::path::PathBuf {
     }
 }
 
-/// The catalog document's text for `source`, checked: when it does not load, every error of it,
-/// each naming the file, the line and column, and the field.
-pub fn document(source: &Source) -> Result<String, ServerError> {
-    let (text, origin) = compose(source)?;
-    match Catalog::from_json_str(&text) {
-        Ok(_) => Ok(text),
-        Err(first) => {
-            let (file, file_text) = origin.unwrap_or_else(|| ("the catalog document".into(), text.clone()));
-            let shown = match serde_json::from_str::<Value>(&text) {
+/// A catalog document as read (composed from its sources), not yet loaded.
+pub struct Document {
+    /// Its text.
+    pub text: String,
+    /// The file it was read from and that file's own text, for placing errors; `None` for the
+    /// built-in catalog.
+    origin: Option<(String, String)>,
+}
+
+impl Document {
+    /// The catalog `text` (this document's text, or one derived from it) loads into: parsed
+    /// once; when it does not load, every error of it, each naming the file, the line and
+    /// column, and the field.
+    pub fn catalog(&self, text: &str) -> Result<Catalog, ServerError> {
+        Catalog::from_json_str(text).map_err(|first| {
+            let (file, file_text) = self
+                .origin
+                .clone()
+                .unwrap_or_else(|| ("the catalog document".into(), text.to_string()));
+            let shown = match serde_json::from_str::<Value>(text) {
                 Ok(doc) => problems(&doc, &file, &file_text, true),
                 Err(_) => Vec::new(),
             };
-            Err(ServerError::Config(if shown.is_empty() {
+            ServerError::Config(if shown.is_empty() {
                 format!("{file}: {first}")
             } else {
                 shown.join("\n")
-            }))
-        }
+            })
+        })
     }
+}
+
+/// The catalog document of `source`, read but not loaded ([`Document::catalog`] loads it).
+pub fn document(source: &Source) -> Result<Document, ServerError> {
+    let (text, origin) = compose(source)?;
+    Ok(Document { text, origin })
 }
 
 /// Every error of the catalog document `doc`, as `file:line:column: message` lines, each placed

@@ -63,18 +63,18 @@ fn main() {
     }
     let result = match cli.command {
         Command::Serve(a) => load::document(&a.source)
-            .and_then(|text| on_runtime(serve::run(text, &load::folder(&a.source), &a.host, a.port))),
+            .and_then(|doc| on_runtime(serve::run(doc, &load::folder(&a.source), &a.host, a.port))),
         Command::Stdio(a) => load::document(&a.source)
-            .and_then(|text| on_runtime(stdio_serve::run(text, &load::folder(&a.source), &a.view))),
+            .and_then(|doc| on_runtime(stdio_serve::run(doc, &load::folder(&a.source), &a.view))),
         Command::Check { file } => check::run(&file),
         Command::Tools(a) => {
-            load::document(&a.source).and_then(|text| on_runtime(tools::run(text, &load::folder(&a.source), a.view)))
+            load::document(&a.source).and_then(|doc| on_runtime(tools::run(doc, &load::folder(&a.source), a.view)))
         }
         Command::Pin(a) => {
-            load::document(&a.source).and_then(|text| on_runtime(pin::run(text, &load::folder(&a.source), a)))
+            load::document(&a.source).and_then(|doc| on_runtime(pin::run(doc, &load::folder(&a.source), a)))
         }
         Command::Export(a) => load::document(&a.tools.source)
-            .and_then(|text| on_runtime(export::run(text, &load::folder(&a.tools.source), a))),
+            .and_then(|doc| on_runtime(export::run(doc, &load::folder(&a.tools.source), a))),
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
     };
     match result {

@@ -9,15 +9,15 @@ use std::sync::Arc;
 
 use mcp_sieve::pin::Pins;
 use mcp_sieve::protocol::Server;
-use mcp_sieve::Catalog;
 
 use crate::cli::PinArgs;
 use crate::error::ServerError;
 use crate::gateway::{lock_path, Gateway, Wait};
+use crate::load::Document;
 
-/// Pins the tools of the document `text` (its relative files in `folder`) as `args` say.
-pub async fn run(text: String, folder: &Path, args: PinArgs) -> Result<(), ServerError> {
-    let local = Catalog::from_json_str(&text)?;
+/// Pins the tools of the catalog document `doc` (its relative files in `folder`) as `args` say.
+pub async fn run(doc: Document, folder: &Path, args: PinArgs) -> Result<(), ServerError> {
+    let local = doc.catalog(&doc.text)?;
     if local.upstreams.is_empty() {
         return Err(ServerError::Usage(
             "pin: the document names no upstream; pins are for the tools of upstream servers".into(),

@@ -21,13 +21,13 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
 use mcp_sieve::http::{self, Who};
 use mcp_sieve::protocol::{Answers, Env, Server};
-use mcp_sieve::Catalog;
 use tokio::net::TcpListener;
 
 use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
+use crate::load::Document;
 use crate::platform::{fresh_id, now_ms};
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
 
@@ -42,15 +42,15 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
 
-/// Loads the catalog document `text` and the transport options, then serves until the process ends.
-pub async fn run(text: String, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
+/// Loads the catalog document `doc` and the transport options, then serves until the process ends.
+pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
     fresh_id()?;
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
     let text = match mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
-        true => mcp_sieve::catalog::Lockdown::enable_in(&text)?,
-        false => text,
+        true => mcp_sieve::catalog::Lockdown::enable_in(&doc.text)?,
+        false => doc.text.clone(),
     };
-    let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
+    let server = Arc::new(Server::new(doc.catalog(&text)?));
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
     let mut cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
     if cfg.session_secret.is_none() {

@@ -12,12 +12,12 @@ use mcp_sieve::filter::EndpointView;
 use mcp_sieve::http::{self, MemoryStore, SessionStore};
 use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
 use mcp_sieve::stdio::{one_line, Connection, Step};
-use mcp_sieve::Catalog;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
+use crate::load::Document;
 use crate::platform::now_ms;
 use crate::relay::{BoxFuture, Downstream};
 
@@ -240,9 +240,9 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
     Ok(true)
 }
 
-/// Serves the catalog document `text` over stdio through `view` until stdin closes.
-pub async fn run(text: String, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
-    let server = Arc::new(Server::new(Catalog::from_json_str(&text)?));
+/// Serves the catalog document `doc` over stdio through `view` until stdin closes.
+pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
+    let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;

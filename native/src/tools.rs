@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use crate::cli::ViewArgs;
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
+use crate::load::Document;
 use crate::platform::now_ms;
 
 /// Estimated tokens of `bytes` of JSON (the package's `estimate_tokens`).
@@ -69,10 +70,10 @@ fn names(v: &Value) -> String {
     }
 }
 
-/// The server of the catalog document `text` (its relative files in `folder`): in gateway mode
-/// over its upstreams' lists, fetched once now (with the progress on stderr).
-pub async fn serving(text: &str, folder: &std::path::Path) -> Result<Arc<Server>, ServerError> {
-    let local = Arc::new(Server::new(Catalog::from_json_str(text)?));
+/// The server of `catalog` (its relative files in `folder`): in gateway mode over its upstreams'
+/// lists, fetched once now (with the progress on stderr).
+pub async fn serving(catalog: Catalog, folder: &std::path::Path) -> Result<Arc<Server>, ServerError> {
+    let local = Arc::new(Server::new(catalog));
     Ok(match Gateway::new(local.clone(), folder, Wait::ForAll)? {
         Some(g) => {
             let server = g.serving(&local).await;
@@ -85,13 +86,13 @@ pub async fn serving(text: &str, folder: &std::path::Path) -> Result<Arc<Server>
     })
 }
 
-/// Prints the table for `text` (a catalog document) through the view of `flags`.
-pub async fn run(text: String, folder: &std::path::Path, flags: ViewArgs) -> Result<(), ServerError> {
-    let server = serving(&text, folder).await?;
+/// Prints the table for the catalog document `doc` through the view of `flags`.
+pub async fn run(doc: Document, folder: &std::path::Path, flags: ViewArgs) -> Result<(), ServerError> {
+    let server = serving(doc.catalog(&doc.text)?, folder).await?;
     let view = flags.resolve(server.catalog())?;
     let all = list(&server, None)?;
     let shown = list(&server, view)?;
-    let upstreams: Vec<String> = serde_json::from_str::<Value>(&text)
+    let upstreams: Vec<String> = serde_json::from_str::<Value>(&doc.text)
         .ok()
         .and_then(|d| {
             d.get("upstreams")
