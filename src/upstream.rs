@@ -40,7 +40,7 @@ pub use relay::{
 };
 pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]
-pub use rounds::{needed, too_many_rounds, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
+pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
 
 use std::future::Future;
 

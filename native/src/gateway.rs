@@ -452,51 +452,22 @@ impl Gateway {
             return http::complete(answer, Ok(&upstream::refusal(&Value::Null, &e)), &[]);
         }
         let forward = self.state().forward(&f);
-        let (member, mut conv, mut exchange) = match forward {
+        let (member, mut conv, exchange) = match forward {
             Ok(x) => x,
             Err(e) => return http::complete(answer, Err(&e), &[]),
         };
         let relaying = tokio::sync::Mutex::new(relaying);
-        let (mut rounds, mut params) = (0, f.params.clone());
-        let reply = loop {
-            let reply = upstream::drive(&mut conv, &mut exchange, |p| {
-                let relaying = &relaying;
-                async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
-            })
-            .await;
-            // A 2026-07-28 upstream asks the caller (`upstream::rounds`).
-            let Ok(mut r) = reply else { break reply };
-            let Some(needed) = r.response.as_ref().and_then(upstream::needed) else {
-                break Ok(r);
-            };
-            if f.stateless {
-                if let Some(msg) = r.response.as_mut() {
-                    upstream::wrap_input(msg, &f, &self.0.secret, now_ms());
-                }
-                break Ok(r);
-            }
-            if rounds == upstream::MAX_ROUNDS {
-                break Err(upstream::too_many_rounds(&f));
-            }
-            rounds += 1;
-            let mut answers = Vec::new();
-            for q in needed.questions() {
-                let a = relaying.lock().await.handle(q).await;
-                let refused = a.as_ref().is_some_and(|a| a.get("error").is_some());
-                answers.extend(a);
-                if refused {
-                    break; // the call ends with it: no other question is put to the client
-                }
-            }
-            match needed.retry(&params, &answers) {
-                Ok(p) => params = p,
-                Err(refused) => {
-                    r.response = Some(refused);
-                    break Ok(r);
-                }
-            }
-            exchange = conv.request(&f.method, params.clone());
+        // A 2026-07-28 upstream's questions go to the caller (`upstream::drive_rounds`).
+        let send = |p| {
+            let relaying = &relaying;
+            async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
         };
+        let ask = |q| {
+            let relaying = &relaying;
+            async move { relaying.lock().await.handle(q).await }
+        };
+        let secret = Some(&self.0.secret);
+        let reply = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, secret, now_ms()).await;
         // Notifications the relay took as they came are not passed on again with the result.
         let relaying = relaying.into_inner();
         let reply = reply.map(|mut r| {

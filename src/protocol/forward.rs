@@ -37,6 +37,7 @@ pub struct Forward {
     pub upstream_name: String,
     /// The authenticated principal that made the request, if any (a question the upstream asks
     /// a 2026-07-28 caller is answered by the same principal only: `upstream::unwrap_input`).
+    #[cfg(feature = "gateway")]
     pub principal: Option<String>,
     /// `tasks/list`: each upstream running tasks of this session, asked for its whole list; the
     /// merged list is filtered, ordered and paged here ([`crate::protocol::Server::gathered_tasks`]).

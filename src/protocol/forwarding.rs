@@ -147,6 +147,7 @@ impl Server {
                 .get(upstream)
                 .map(|u| u.name.clone())
                 .unwrap_or_default(),
+            #[cfg(feature = "gateway")]
             principal: call.ctx.principal.clone(),
             ..Forward::default()
         });

@@ -14,11 +14,15 @@
 //! - a 2025-11-25 session's client is asked each question on the call's stream: each becomes
 //!   the request the [`super::Relay`] takes as if the upstream had sent it mid-call
 //!   ([`Needed::questions`]; its capability checks and question cap apply); with every answer
-//!   the shell calls the upstream again ([`Needed::retry`]), at most [`MAX_ROUNDS`] times, so the
-//!   client sees one ordinary call.
+//!   the call goes to the upstream again ([`Needed::retry`]), at most [`MAX_ROUNDS`] times, so
+//!   the client sees one ordinary call. [`drive_rounds`] runs it all over the shell's POSTs and
+//!   questions.
+
+use std::future::Future;
 
 use serde_json::{json, Map, Value};
 
+use super::{Conversation, Exchange, HttpAnswer, Post, Reply};
 use crate::error::{Error, Result};
 use crate::http::Secret;
 use crate::protocol::{ask, Forward};
@@ -98,8 +102,66 @@ impl Needed {
     }
 }
 
+/// Runs the exchange of forward `f` over `conv` to its end as [`super::drive`] does, each POST
+/// performed by `send`; while a 2026-07-28 upstream answers `input_required`: for a 2026-07-28
+/// caller the answer becomes the gateway's own ([`wrap_input`], signed with `secret`; left as
+/// it is without one), and a session's client is asked each question by `ask` (the shell's
+/// relay: the question as a request, its answer as a response with the same id, or `None`) and
+/// the call goes up again with the answers, at most [`MAX_ROUNDS`] times. A refused question ends
+/// the call with that error (the others are not asked).
+pub async fn drive_rounds<S, SF, A, AF>(
+    f: &Forward,
+    conv: &mut Conversation,
+    mut exchange: Exchange,
+    mut send: S,
+    mut ask: A,
+    secret: Option<&Secret>,
+    now_ms: i64,
+) -> Result<Reply>
+where
+    S: FnMut(Post) -> SF,
+    SF: Future<Output = Result<HttpAnswer>>,
+    A: FnMut(Value) -> AF,
+    AF: Future<Output = Option<Value>>,
+{
+    let (mut round, mut params) = (0, f.params.clone());
+    loop {
+        let mut r = super::drive(conv, &mut exchange, &mut send).await?;
+        let Some(needed) = r.response.as_ref().and_then(needed) else {
+            return Ok(r);
+        };
+        if f.stateless {
+            if let (Some(msg), Some(secret)) = (r.response.as_mut(), secret) {
+                wrap_input(msg, f, secret, now_ms);
+            }
+            return Ok(r);
+        }
+        if round == MAX_ROUNDS {
+            return Err(too_many_rounds(f));
+        }
+        round += 1;
+        let mut answers = Vec::new();
+        for q in needed.questions() {
+            let a = ask(q).await;
+            let refused = a.as_ref().is_some_and(|a| a.get("error").is_some());
+            answers.extend(a);
+            if refused {
+                break;
+            }
+        }
+        match needed.retry(&params, &answers) {
+            Ok(p) => params = p,
+            Err(refused) => {
+                r.response = Some(refused);
+                return Ok(r);
+            }
+        }
+        exchange = conv.request(&f.method, params.clone());
+    }
+}
+
 /// The call's error when the upstream asked more than [`MAX_ROUNDS`] times.
-pub fn too_many_rounds(f: &Forward) -> Error {
+fn too_many_rounds(f: &Forward) -> Error {
     Error::Upstream(format!(
         "{} asked the client again after {MAX_ROUNDS} rounds of answers; the gateway stops there",
         label(f)

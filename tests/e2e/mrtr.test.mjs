@@ -1,15 +1,16 @@
-// E2E (native server): a 2026-07-28 upstream that asks its client mid-call the way that revision
-// does — it answers the call `resultType: "input_required"` with `inputRequests`, and expects the
-// call again with `inputResponses` — behind the gateway. The upstream is a chained native
-// mcp-sieve serving catalog/conformance.json (its fixture tools ask for sampling or elicitation
-// that way), behind a recording proxy; the official SDK v2 client (@modelcontextprotocol/client)
-// is in front, in both eras. A 2025-11-25 session's client is asked on the call's SSE stream and
-// sees one ordinary call, while the upstream gets the call twice (the second time with the
-// answer under its own key); a 2026-07-28 client gets the gateway's own input_required (the key
-// namespaced by the upstream, a requestState of the gateway's, signed), which the SDK's
-// multi-round-trip driver answers; raw retries with a forged or altered requestState, or with
-// the state given for another tool, are refused and never reach the upstream; a client without
-// the capability gets a clear error.
+// E2E (the Worker, or the native server with SIEVE_TARGET=native): a 2026-07-28 upstream that
+// asks its client mid-call the way that revision does — it answers the call `resultType:
+// "input_required"` with `inputRequests`, and expects the call again with `inputResponses` —
+// behind the gateway. The upstream is a chained native mcp-sieve serving
+// catalog/conformance.json (its fixture tools ask for sampling or elicitation that way), behind
+// a recording proxy; the official SDK v2 client (@modelcontextprotocol/client) is in front, in
+// both eras. A 2025-11-25 session's client is asked on the call's SSE stream and sees one
+// ordinary call, while the upstream gets the call twice (the second time with the answer under
+// its own key); a 2026-07-28 client gets the gateway's own input_required (the key namespaced by
+// the upstream, a requestState of the gateway's, signed), which the SDK's multi-round-trip
+// driver answers; raw retries with a forged or altered requestState, or with the state given for
+// another tool, are refused and never reach the upstream; a client without the capability gets a
+// clear error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';

@@ -442,27 +442,40 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
 /// Performs the core's `Forward` effect of `answer`, if any, at the upstream that serves the
 /// item (in the session's own session there, remembered in `store`) and completes the answer
 /// with the upstream's reply, passed through; a failure names the upstream.
-pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn SessionStore) -> http::Response {
+/// `secret`: the key of the `requestState` a 2026-07-28 caller gets with an upstream's questions
+/// (`upstream::wrap_input`; the transport's session secret).
+pub async fn finish(
+    answer: http::Response,
+    server: &Server,
+    store: &mut dyn SessionStore,
+    secret: Option<&http::Secret>,
+) -> http::Response {
     if let Some(ended) = &answer.ended {
         // The session ended (DELETE, or found expired): so do its upstream sessions.
         let closing = with(server, |g| g.closing(ended)).unwrap_or_default();
         close(closing).await;
     }
-    let Some(f) = answer.forward.clone() else {
+    let Some(mut f) = answer.forward.clone() else {
         return answer;
     };
     if let Some(jobs) = with(server, |g| g.gather(&f)).flatten() {
         return finish_gather(answer, server, jobs, store).await;
     }
+    // A 2026-07-28 client's answers to an upstream's questions, back in the upstream's terms.
+    if let Some(secret) = secret {
+        if let Err(e) = upstream::unwrap_input(&mut f, secret, now_ms()) {
+            return http::complete(answer, Ok(&upstream::refusal(&serde_json::Value::Null, &e)), &[]);
+        }
+    }
     let forward =
         with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, mut conv, mut exchange) = match forward {
+    let (member, mut conv, exchange) = match forward {
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
     // Its client cannot be reached meanwhile: what the upstream asks is refused at once.
     let refusing = Refusing::new(&f);
-    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, Some(&refusing))).await;
+    let reply = rounds(&f, member, &mut conv, exchange, &refusing, secret).await;
     let reply = noted(server, member, &mut conv, reply);
     if f.session.is_none() {
         // A stateless request's upstream session served it alone: closed now.
@@ -470,6 +483,20 @@ pub async fn finish(answer: http::Response, server: &Server, store: &mut dyn Ses
         close(closing.map(|h| (member, h)).into_iter().collect()).await;
     }
     upstream::forwarded(answer, &conv, reply, store, now_ms())
+}
+
+/// Drives `exchange` (forward `f` at upstream `member`) to its end, a 2026-07-28 upstream's
+/// questions passed to the caller through `relaying` (`upstream::drive_rounds`).
+async fn rounds(
+    f: &mcp_sieve::protocol::Forward,
+    member: usize,
+    conv: &mut upstream::Conversation,
+    exchange: upstream::Exchange,
+    relaying: &dyn Relaying,
+    secret: Option<&http::Secret>,
+) -> Result<upstream::Reply, Error> {
+    let send = |p| send(member, p, Some(relaying));
+    upstream::drive_rounds(f, conv, exchange, send, |q| relaying.handle(q), secret, now_ms()).await
 }
 
 /// What the core learns from an exchange with upstream `member` (its list changes, that it is
@@ -507,11 +534,11 @@ pub async fn finish_relayed(
     f.params = params;
     let forward =
         with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, mut conv, mut exchange) = match forward {
+    let (member, mut conv, exchange) = match forward {
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
-    let reply = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, Some(relaying))).await;
+    let reply = rounds(&f, member, &mut conv, exchange, relaying, None).await;
     // Notifications the relay took as they came are not passed on again with the result.
     let reply = reply.map(|mut r| {
         r.notifications.retain(|n| !relaying.relays(n));

@@ -167,7 +167,7 @@ pub async fn run(
                 Delay::from(Duration::from_millis(wait)).await;
             }
             _ if relay && gateway.is_some() && relayable(&answer) => return answer,
-            _ => return crate::gateway::finish(answer, server, store).await,
+            _ => return crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await,
         }
     }
 }
