@@ -453,4 +453,126 @@ mod tests {
         assert!(needed(&json!({"result": {"content": []}})).is_none());
         assert!(too_many_rounds(&f).to_string().contains("16 rounds"));
     }
+
+    /// Runs `fut`, whose every await is ready at once (the fake upstream below answers at once).
+    fn now<T>(fut: impl Future<Output = T>) -> T {
+        let mut fut = std::pin::pin!(fut);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(t) => t,
+            std::task::Poll::Pending => panic!("the fake upstream never waits"),
+        }
+    }
+
+    /// An upstream of 2026-07-28 that asks `asks` times (state `"1"`, `"2"`, …), then answers
+    /// with what it got last; every request it received is kept in `seen`.
+    fn upstream(
+        asks: usize,
+        seen: &std::cell::RefCell<Vec<Value>>,
+    ) -> impl FnMut(Post) -> std::future::Ready<Result<HttpAnswer>> + '_ {
+        move |p| {
+            let msg: Value = serde_json::from_str(&p.body).unwrap();
+            seen.borrow_mut().push(msg.clone());
+            let round = msg["params"]["requestState"]
+                .as_str()
+                .map_or(0, |s| s.parse::<usize>().unwrap());
+            let result = if round < asks {
+                json!({"resultType": "input_required", "requestState": (round + 1).to_string(),
+                    "inputRequests": {"ask": {"method": "elicitation/create", "params": {"message": round}}}})
+            } else {
+                json!({"content": [{"type": "text", "text": msg["params"]["inputResponses"]["ask"]["content"]}]})
+            };
+            let body = json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}).to_string();
+            std::future::ready(Ok(HttpAnswer {
+                status: 200,
+                content_type: "application/json".into(),
+                body,
+                ..HttpAnswer::default()
+            }))
+        }
+    }
+
+    fn modern_conv() -> Conversation {
+        let config = super::super::ClientConfig {
+            discover: true,
+            ..Default::default()
+        };
+        Conversation::new(config).knowing(super::super::Era::Modern)
+    }
+
+    #[test]
+    fn rounds_go_on_while_the_upstream_asks_and_stop_at_the_cap() {
+        let mut f = call();
+        (f.stateless, f.session) = (false, Some("s1".into()));
+        // Asked twice: the client answers each round; the third call gets the result.
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut conv = modern_conv();
+        let exchange = conv.request(&f.method, f.params.clone());
+        let answer = |q: Value| {
+            let said = format!("answer to {}", q["params"]["message"]);
+            std::future::ready(Some(
+                json!({"id": q["id"], "result": {"action": "accept", "content": said}}),
+            ))
+        };
+        let r = now(drive_rounds(
+            &f,
+            &mut conv,
+            exchange,
+            upstream(2, &seen),
+            answer,
+            None,
+            0,
+        ))
+        .unwrap();
+        assert_eq!(
+            r.response.unwrap()["result"]["content"][0]["text"],
+            json!("answer to 1")
+        );
+        let seen = seen.into_inner();
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen[1]["params"]["requestState"], json!("1"));
+        assert_eq!(
+            seen[2]["params"]["inputResponses"]["ask"]["content"],
+            json!("answer to 1")
+        );
+        assert_eq!(
+            seen[2]["params"]["arguments"], f.params["arguments"],
+            "the call itself goes again"
+        );
+        // An upstream that never stops asking is cut off after MAX_ROUNDS answers.
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut conv = modern_conv();
+        let exchange = conv.request(&f.method, f.params.clone());
+        let e = now(drive_rounds(
+            &f,
+            &mut conv,
+            exchange,
+            upstream(usize::MAX, &seen),
+            answer,
+            None,
+            0,
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains("after 16 rounds"), "{e}");
+        assert_eq!(seen.borrow().len(), MAX_ROUNDS + 1);
+        // A 2026-07-28 caller gets the question (wrapped) after one POST.
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut conv = modern_conv();
+        let exchange = conv.request(&f.method, f.params.clone());
+        let never = |_| -> std::future::Ready<Option<Value>> { panic!("a 2026-07-28 caller is not asked mid-call") };
+        let r = now(drive_rounds(
+            &call(),
+            &mut conv,
+            exchange,
+            upstream(1, &seen),
+            never,
+            Some(&secret()),
+            0,
+        ))
+        .unwrap();
+        assert!(r.response.unwrap()["result"]["inputRequests"]
+            .get("files/ask")
+            .is_some());
+        assert_eq!(seen.borrow().len(), 1);
+    }
 }
