@@ -7,6 +7,7 @@ pub(crate) enum Alphabet {
     /// `+` and `/` (§4); written padded, read with or without padding.
     Standard,
     /// `-` and `_` (§5); written and read without padding, as JOSE uses it.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     Url,
 }
 

@@ -113,6 +113,11 @@ impl Forward {
                     with.extend(std::mem::take(o));
                     *o = with;
                 }
+            } else if let Value::Object(o) = &mut result {
+                // A 2026-07-28 upstream's marker means nothing to a session client.
+                if o.get("resultType").is_some_and(|t| t == "complete") {
+                    o.remove("resultType");
+                }
             }
             if let (Some(owned), Some(Value::Array(tasks))) = (&self.owned_tasks, result.get_mut("tasks")) {
                 tasks.retain(|t| t["taskId"].as_str().is_some_and(|id| owned.iter().any(|o| o == id)));
@@ -175,6 +180,13 @@ mod tests {
         let r: Value = serde_json::from_str(&f.answer(Err(&Error::Upstream("connection refused".into())))).unwrap();
         assert_eq!(r["error"]["code"], json!(-32603));
         assert!(r["error"]["message"].as_str().unwrap().contains("connection refused"));
+        let r: Value =
+            serde_json::from_str(&f.answer(Ok(&json!({"result": {"resultType": "complete", "content": []}})))).unwrap();
+        assert_eq!(
+            r["result"],
+            json!({"content": []}),
+            "a session client gets no resultType"
+        );
         let modern = Forward { stateless: true, ..f };
         let r: Value = serde_json::from_str(&modern.answer(Ok(&json!({"result": {"content": []}})))).unwrap();
         assert_eq!(r["result"], json!({"resultType": "complete", "content": []}));
