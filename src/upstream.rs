@@ -36,7 +36,8 @@ pub use merge::{build, build_many, build_pinned, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 #[cfg(feature = "gateway")]
 pub use relay::{
-    answer_post, await_answer, input_required, input_response, refusal, relayed_capabilities, Relay, Relayed,
+    answer_post, answering, await_answer, input_required, input_response, refusal, relayed_capabilities,
+    relays_stateless, unawaited, waiting_for, waiting_name, Relay, Relayed,
 };
 pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]

@@ -5,7 +5,8 @@
 //! `App::answers`). A 2026-07-28 call is answered `input_required` instead: the upstream
 //! exchange waits in `App::parked` under the question's key until the client calls again with
 //! `inputResponses` (then that request gets what the exchange does next), at most
-//! `ask::ANSWER_WAIT_MS`.
+//! `ask::ANSWER_WAIT_MS`; it is kept under its key and the caller's principal
+//! (`upstream::waiting_name`), so another principal's call with the key finds nothing.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -76,8 +77,13 @@ impl Downstream for HttpClient {
 
 /// Performs the forward of `answer` at the upstream, relaying what the upstream sends back
 /// meanwhile (see the module's header); a 2026-07-28 call that brings the answer to a question
-/// its upstream asked goes on with that exchange instead.
-pub(crate) async fn respond(gateway: &Gateway, app: Arc<App>, answer: http::Response) -> Reply {
+/// its upstream asked goes on with that exchange instead. `principal`: the caller's.
+pub(crate) async fn respond(
+    gateway: &Gateway,
+    app: Arc<App>,
+    answer: http::Response,
+    principal: Option<&str>,
+) -> Reply {
     let Some(f) = answer.forward.as_ref() else {
         return reply(answer);
     };
@@ -88,16 +94,12 @@ pub(crate) async fn respond(gateway: &Gateway, app: Arc<App>, answer: http::Resp
     };
     if f.stateless {
         if let Some((key, response)) = upstream::input_response(&f.params) {
-            let Some(parked) = app.parked.take(&key) else {
-                let e = Error::params(format!(
-                    "inputResponses.{key} answers no question awaiting an answer (it may have waited over {} s)",
-                    ANSWER_WAIT_MS / 1000
-                ));
-                return reply(http::complete(answer, Err(&e), &[]));
+            let Some(parked) = app.parked.take(&upstream::waiting_name(&key, principal)) else {
+                return reply(upstream::unawaited(answer, &key));
             };
             let _ = parked.answer.send(Some(response));
             // What comes next answers this request (its own id), not the first.
-            return next(parked.out, head, &app, Some(&f.id)).await;
+            return next(parked.out, head, &app, Some(&f.id), principal).await;
         }
     }
     let (sse, stateless) = (f.sse, f.stateless);
@@ -115,35 +117,36 @@ pub(crate) async fn respond(gateway: &Gateway, app: Arc<App>, answer: http::Resp
             let _ = tx.send(Out::Done(Box::new(done)));
         });
     }
-    next(rx, head, &app, None).await
+    next(rx, head, &app, None, principal).await
 }
 
 /// `text` (a JSON-RPC response) with the id `id`, when given.
 fn with_id(text: String, id: Option<&Value>) -> String {
-    let Some(id) = id else {
-        return text;
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(mut msg) if msg.is_object() => {
-            msg["id"] = id.clone();
-            msg.to_string()
-        }
-        _ => text,
+    match id {
+        Some(id) => upstream::answering(text, id),
+        None => text,
     }
 }
 
 /// The answer of the call whose exchange reports to `rx`: its result; a 2026-07-28 question
 /// (the exchange parked until the client calls again); or an SSE stream from the first relayed
 /// message on. `id`: the request it answers, when it is not the one the exchange began with
-/// (a 2026-07-28 call that came again).
-async fn next(mut rx: mpsc::UnboundedReceiver<Out>, mut head: http::Response, app: &App, id: Option<&Value>) -> Reply {
+/// (a 2026-07-28 call that came again); `principal`: the caller's, whose call may answer a question.
+async fn next(
+    mut rx: mpsc::UnboundedReceiver<Out>,
+    mut head: http::Response,
+    app: &App,
+    id: Option<&Value>,
+    principal: Option<&str>,
+) -> Reply {
     let first = match rx.recv().await {
         Some(Out::Done(mut done)) => {
             done.body = with_id(std::mem::take(&mut done.body), id);
             return reply(*done);
         }
         Some(Out::InputRequired { key, text, answer }) => {
-            app.parked.put(key, Parked { answer, out: rx });
+            app.parked
+                .put(upstream::waiting_name(&key, principal), Parked { answer, out: rx });
             head.headers.push(("Content-Type".into(), "application/json".into()));
             head.body = with_id(text, id);
             return reply(head);

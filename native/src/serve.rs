@@ -261,7 +261,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         tokio::spawn(async move { g.close(&ended).await });
     }
     match &app.gateway {
-        Some(g) if answer.forward.is_some() => crate::relay_http::respond(g, app.clone(), answer).await,
+        Some(g) if answer.forward.is_some() => {
+            crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
+        }
         _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
             crate::watch::stream(answer, app.clone())
         }

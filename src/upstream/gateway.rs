@@ -467,6 +467,16 @@ impl Gateway {
         Ok((i, conv, exchange))
     }
 
+    /// Whether `forward`, a stateless call, is relayed its upstream's mid-call questions
+    /// ([`super::relays_stateless`]; an upstream spoken to in 2026-07-28 asks otherwise).
+    pub fn relays_stateless(&self, forward: &Forward) -> bool {
+        let midcall = self
+            .members
+            .get(forward.upstream)
+            .is_some_and(|m| m.conv.era() != Era::Modern);
+        super::relays_stateless(forward, midcall)
+    }
+
     /// The upstream sessions `ended` (a downstream session that ended) held, to close: for each,
     /// the upstream (`member`) and the headers of its HTTP `DELETE` (see [`Gateway::closing_link`]).
     pub fn closing(&self, ended: &Session) -> Vec<(usize, Vec<(String, String)>)> {

@@ -263,6 +263,68 @@ pub fn input_response(params: &Value) -> Option<(String, Value)> {
     Some((key.clone(), json!({"result": answer})))
 }
 
+/// The client capabilities a relayed question may need (see [`capability`]).
+const ASKABLE: [&str; 3] = ["sampling", "elicitation", "roots"];
+
+/// Whether a stateless 2026-07-28 call is relayed (asked with [`input_required`]): a `tools/call`
+/// that brings the answer to a relayed question, or one to an upstream that asks mid-call
+/// (`asks_midcall`: spoken to in a session era; one spoken to in 2026-07-28 asks by answering
+/// `input_required`, see `rounds`) whose client declared a capability the question may need.
+/// The others have what their upstream asks mid-call refused at once (the Worker runs only these
+/// in a Durable Object of their own, where the exchange can wait).
+pub fn relays_stateless(forward: &Forward, asks_midcall: bool) -> bool {
+    let caps = &forward.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    forward.stateless
+        && forward.method == "tools/call"
+        && (input_response(&forward.params).is_some() || asks_midcall && ASKABLE.iter().any(|c| caps.get(c).is_some()))
+}
+
+/// The name a shell keeps a stateless call's waiting exchange under: `id` (the relay's nonce, or
+/// its question's key) bound to the caller's `principal`, so that only the same caller's call
+/// that brings the answer finds it (the unguessable key alone when there is no principal, as a
+/// 2026-07-28 task's id).
+pub fn waiting_name(id: &str, principal: Option<&str>) -> String {
+    format!("relay\n{}\n{id}", principal.unwrap_or_default())
+}
+
+/// Where the exchange waits ([`waiting_name`] of its relay's nonce) whose question a `tools/call`
+/// with `params` answers (`inputResponses` under a key `relay-{nonce}-{n}`); `None` for another call.
+pub fn waiting_for(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {
+    if method != "tools/call" {
+        return None;
+    }
+    let (key, _) = input_response(params)?;
+    let nonce = key.strip_prefix("relay-")?.rsplit_once('-')?.0;
+    (!nonce.is_empty() && nonce.len() <= 64).then(|| waiting_name(nonce, principal))
+}
+
+/// The answer to a call (`response`, not forwarded) whose `inputResponses.{key}` answers no
+/// question waiting for this caller: `-32602`.
+pub fn unawaited(mut response: crate::http::Response, key: &str) -> crate::http::Response {
+    let id = response.forward.take().map(|f| f.id).unwrap_or_default();
+    let e = Error::params(format!(
+        "params.inputResponses.{key} answers no question awaiting this caller's answer (a question is answered by the caller it was asked, within {} s)",
+        ask::ANSWER_WAIT_MS / 1000
+    ));
+    response.body = crate::protocol::jsonrpc::error(&id, &e);
+    response
+        .headers
+        .push(("Content-Type".into(), "application/json".into()));
+    response
+}
+
+/// `text` (a JSON-RPC response of the exchange) as the answer to the request `id`: a call that
+/// brought an answer gets what the exchange does next under its own id.
+pub fn answering(text: String, id: &Value) -> String {
+    match serde_json::from_str::<Value>(&text) {
+        Ok(mut msg) if msg.is_object() => {
+            msg["id"] = id.clone();
+            msg.to_string()
+        }
+        _ => text,
+    }
+}
+
 /// A JSON-RPC error answering the upstream's request `id`.
 pub fn refusal(id: &Value, e: &Error) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code(), "message": e.to_string()}})
@@ -472,6 +534,28 @@ mod tests {
             input_response(&json!({"inputResponses": {"ask": {}}})).is_none(),
             "not a relayed question"
         );
+        // It is relayed, and the call that comes again finds the exchange by its caller and key.
+        assert!(relays_stateless(&f, true) && !relays_stateless(&f, false));
+        let nonce_of = |p: Option<&str>| waiting_for("tools/call", &again, p);
+        assert_eq!(nonce_of(Some("ann")), Some(waiting_name("n1", Some("ann"))));
+        assert_ne!(nonce_of(Some("bob")), nonce_of(Some("ann")));
+        assert_eq!(waiting_for("prompts/get", &again, None), None);
+        let mut bare = f.clone();
+        bare.params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        assert!(!relays_stateless(&bare, true), "its client cannot be asked");
+        bare.params["inputResponses"] = again["inputResponses"].clone();
+        assert!(relays_stateless(&bare, false), "an answer always goes to its exchange");
+        let refused = crate::http::Response {
+            forward: Some(f.clone()),
+            ..Default::default()
+        };
+        let refused: Value = serde_json::from_str(&unawaited(refused, key).body).unwrap();
+        assert_eq!(
+            (refused["id"].clone(), refused["error"]["code"].clone()),
+            (json!(7), json!(-32602))
+        );
+        let again: Value = serde_json::from_str(&answering(input_required(&ask), &json!(9))).unwrap();
+        assert_eq!((again["id"].clone(), &again["result"]), (json!(9), &out["result"]));
         // Notifications have nowhere to go; a capability it did not declare is refused upstream.
         let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}});
         assert_eq!(r.on_message(&log), Relayed::Drop);

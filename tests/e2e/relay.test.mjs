@@ -1,4 +1,4 @@
-// E2E (native server; five tests also against the Worker): what an upstream sends back mid-call
+// E2E (native server; all but the two stdio tests also against the Worker): what an upstream sends back mid-call
 // reaches the client that made the call, and its answer goes back up.
 // @modelcontextprotocol/server-everything (Streamable HTTP) behind the gateway, the official SDK
 // v2 client (@modelcontextprotocol/client) in front, in a 2025-11-25 session: the upstream's
@@ -8,12 +8,14 @@
 // their own); a client that did not declare a capability is refused at once (its call fails
 // fast, never hangs) — these three also against the Worker, whose session's Durable Object
 // relays. When a downstream session ends (DELETE, or found expired) its upstream session is
-// closed with a DELETE, and a stateless (2026-07-28) call's upstream session is closed once it
-// has served: the upstream says so in its log and no longer knows the session (these two
-// also against the Worker). The same relay through a stdio upstream (server-everything as a
-// child process of the gateway) and through the stdio downstream (`mcp-sieve stdio`); log
-// messages a small official-SDK upstream sends during a call reach that call's session only;
-// a 2026-07-28 client is asked with input_required.
+// closed with a DELETE (in the Worker also when its Durable Object's alarm deletes it idle, before
+// any request finds it), and a stateless (2026-07-28) call's upstream session is closed once it
+// has served: the upstream says so in its log and no longer knows the session. The same relay
+// through a stdio upstream (server-everything as a child process of the gateway) and through the
+// stdio downstream (`mcp-sieve stdio`) — native only; log messages a small official-SDK upstream
+// sends during a call reach that call's session only; a 2026-07-28 client is asked with
+// input_required (in the Worker the exchange waits in a Durable Object of its own), and only the
+// same caller can answer under the question's key (raw fetch, two principals).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -27,9 +29,10 @@ import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
+import { stateless } from '../common/mcp-raw.mjs';
 
 const NATIVE = native();
-const nativeOnly = { skip: !NATIVE && 'native server only: stdio transports; not yet in the Worker: a 2026-07-28 client asked with input_required, upstream sessions closed when an alarm deletes an idle session' };
+const nativeOnly = { skip: !NATIVE && 'native server only: stdio transports' };
 
 let everything, server;
 
@@ -184,13 +187,18 @@ test('a stateless (2026-07-28) call\'s upstream session is closed once it served
   }
 });
 
-test('a session found expired closes its upstream session too', { ...nativeOnly, timeout: 30_000 }, async () => {
-  const brief = await startWith({ upstream: { url: everything.url } }, { MCP_SIEVE_SESSION_IDLE_SECONDS: '1' });
+test('a session that expires closes its upstream session too', { timeout: 30_000 }, async () => {
+  const brief = await startWith({ upstream: { url: everything.url } }, { MCP_SIEVE_SESSION_IDLE_SECONDS: '1' }, { logLevel: 'log' });
   const client = await connect({}, { url: brief.url });
   try {
     const fresh = await opened(() => client.callTool({ name: 'echo', arguments: { message: 'open' } }));
     assert.equal(fresh.length, 1, `${fresh}`);
     await sleep(2_200);
+    // The Worker's alarm deleted it idle, and closed it upstream, before any request found it.
+    if (!NATIVE) {
+      await closedUpstream(fresh[0]);
+      assert.match(brief.output(), /alarm deleted an idle session/);
+    }
     await assert.rejects(client.listTools(), 'the session expired');
     await closedUpstream(fresh[0]);
   } finally {
@@ -237,7 +245,7 @@ test('through the stdio downstream (mcp-sieve stdio): questions go out on stdout
   }
 });
 
-test('a 2026-07-28 client is asked with input_required, and the upstream exchange goes on with its answer', { ...nativeOnly, timeout: 60_000 }, async () => {
+test('a 2026-07-28 client is asked with input_required, and the upstream exchange goes on with its answer', { timeout: 60_000 }, async () => {
   const client = await connect(undefined, { mode: { pin: '2026-07-28' } });
   try {
     await askedAndAnswered(client);
@@ -248,6 +256,35 @@ test('a 2026-07-28 client is asked with input_required, and the upstream exchang
     await bare.close().catch(() => {});
   } finally {
     await client.close().catch(() => {});
+  }
+});
+
+test('only the caller that was asked answers under the question\'s key: a forged key or another principal\'s call is refused', { timeout: 60_000 }, async () => {
+  const tokens = { alice: 'token-alice', bob: 'token-bob' };
+  const gw = await startWith({ upstream: { url: everything.url } }, { MCP_SIEVE_TOKENS: JSON.stringify(tokens) });
+  const as = (who, extra = {}) => ({ capabilities: { sampling: {} }, headers: { Authorization: `Bearer ${tokens[who]}` }, ...extra });
+  const args = { name: 'trigger-sampling-request', arguments: { prompt: 'who asks?' } };
+  try {
+    const first = (await stateless(gw.url, 'tools/call', args, as('alice'))).response;
+    assert.equal(first?.result?.resultType, 'input_required', JSON.stringify(first));
+    const [key] = Object.keys(first.result.inputRequests);
+    assert.equal(first.result.inputRequests[key].method, 'sampling/createMessage');
+    const answer = { role: 'assistant', content: { type: 'text', text: 'alice answers' }, model: 'm', stopReason: 'endTurn' };
+    const refusedWith = async (who, k) => {
+      const r = (await stateless(gw.url, 'tools/call', { ...args, inputResponses: { [k]: answer } }, as(who))).response;
+      assert.equal(r?.error?.code, -32602, JSON.stringify(r));
+      assert.match(r.error.message, /params\.inputResponses\.relay-.* answers no question awaiting this caller/, r.error.message);
+    };
+    await refusedWith('bob', key);
+    await refusedWith('alice', key.replace(/[0-9a-f](?=[^-]*-\d+$)/, (c) => (c === '0' ? '1' : '0')));
+    await refusedWith('alice', 'relay-forged-1');
+    // The exchange still waits for alice, and goes on with her answer.
+    const done = (await stateless(gw.url, 'tools/call', { ...args, inputResponses: { [key]: answer } }, as('alice'))).response;
+    assert.match(JSON.stringify(done?.result), /alice answers/, JSON.stringify(done));
+    // Answered once: the same key again is refused.
+    await refusedWith('alice', key);
+  } finally {
+    await gw.stop();
   }
 });
 

@@ -452,8 +452,7 @@ pub async fn finish(
 ) -> http::Response {
     if let Some(ended) = &answer.ended {
         // The session ended (DELETE, or found expired): so do its upstream sessions.
-        let closing = with(server, |g| g.closing(ended)).unwrap_or_default();
-        close(closing).await;
+        close_session(server, ended).await;
     }
     let Some(mut f) = answer.forward.clone() else {
         return answer;
@@ -478,9 +477,7 @@ pub async fn finish(
     let reply = rounds(&f, member, &mut conv, exchange, &refusing, secret).await;
     let reply = noted(server, member, &mut conv, reply);
     if f.session.is_none() {
-        // A stateless request's upstream session served it alone: closed now.
-        let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
-        close(closing.map(|h| (member, h)).into_iter().collect()).await;
+        close_stateless(server, member, &conv).await;
     }
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }
@@ -497,6 +494,23 @@ async fn rounds(
 ) -> Result<upstream::Reply, Error> {
     let send = |p| send(member, p, Some(relaying));
     upstream::drive_rounds(f, conv, exchange, send, |q| relaying.handle(q), secret, now_ms()).await
+}
+
+/// Whether the stateless call `f` is relayed (`upstream::Gateway::relays_stateless`).
+pub fn relays_stateless(server: &Server, f: &mcp_sieve::protocol::Forward) -> bool {
+    with(server, |g| g.relays_stateless(f)).unwrap_or(false)
+}
+
+/// Closes the upstream sessions of `ended`, a downstream session that ended.
+pub async fn close_session(server: &Server, ended: &mcp_sieve::protocol::Session) {
+    close(with(server, |g| g.closing(ended)).unwrap_or_default()).await;
+}
+
+/// Closes the upstream session a stateless request's exchange with upstream `member` opened
+/// (it served that request alone).
+async fn close_stateless(server: &Server, member: usize, conv: &upstream::Conversation) {
+    let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
+    close(closing.map(|h| (member, h)).into_iter().collect()).await;
 }
 
 /// What the core learns from an exchange with upstream `member` (its list changes, that it is
@@ -545,6 +559,9 @@ pub async fn finish_relayed(
         r
     });
     let reply = noted(server, member, &mut conv, reply);
+    if f.session.is_none() {
+        close_stateless(server, member, &conv).await;
+    }
     relaying.forwarded(answer, &conv, reply)
 }
 

@@ -17,6 +17,7 @@ mod watch;
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::{self, jsonrpc};
+use mcp_sieve::upstream;
 use worker::{console_error, event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
 pub use ledger::TaskLedger;
@@ -137,15 +138,36 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         }
         (false, None, Some((holder, created))) => (holder, created.then(|| fresh.clone())),
         (false, None, None) => {
-            let request = http::Request {
-                method: &method,
-                header: &header,
-                body: &body,
-            };
-            // Stateless: no Durable Object; a request that needs a session is refused by the core.
-            let mut store = http::MemoryStore::default();
-            let answer = shell::run(server, cfg, request, &mut store, fresh, caller, false).await;
-            return watch::respond(answer, loaded.clone());
+            let principal = caller.principal.clone();
+            // The answer to a question a relayed call's upstream asked: to the object (of this
+            // caller) where its exchange waits.
+            let waiting = peeked
+                .as_ref()
+                .filter(|_| server.is_gateway())
+                .and_then(|(m, p)| upstream::waiting_for(m, p, principal.as_deref()));
+            match waiting {
+                Some(name) => (name, None),
+                None => {
+                    let request = http::Request {
+                        method: &method,
+                        header: &header,
+                        body: &body,
+                    };
+                    // Stateless: no Durable Object; a request that needs a session is refused by
+                    // the core.
+                    let mut store = http::MemoryStore::default();
+                    let answer = shell::run(server, cfg, request, &mut store, fresh.clone(), caller, true).await;
+                    if !shell::relayable(server, &answer) {
+                        return watch::respond(answer, loaded.clone());
+                    }
+                    // Its client may be asked: the call runs in an object of its own (`relay`),
+                    // where the exchange can wait for it to call again.
+                    (
+                        upstream::waiting_name(&fresh, principal.as_deref()),
+                        Some(fresh.clone()),
+                    )
+                }
+            }
         }
     };
     let forwarded = web_sys::Headers::new_with_headers(&headers)?;

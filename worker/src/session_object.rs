@@ -142,16 +142,21 @@ impl SqlStore {
         self.exec("DELETE FROM task WHERE expires_ms <= ?", vec![now_ms.into()])
     }
 
-    /// When the stored session was last used, if there is one.
-    fn last_seen(&self) -> Result<Option<i64>> {
+    /// The stored session without its tasks, if there is one.
+    fn head(&self) -> Result<Option<Session>> {
         if !self.has_tables()? {
             return Ok(None);
         }
         let rows: Vec<Data> = self.rows("SELECT data FROM session LIMIT 1", vec![])?;
         Ok(match rows.first() {
-            Some(r) => Some(serde_json::from_str::<Session>(&r.data)?.last_seen_ms),
+            Some(r) => Some(serde_json::from_str::<Session>(&r.data)?),
             None => None,
         })
+    }
+
+    /// When the stored session was last used, if there is one.
+    fn last_seen(&self) -> Result<Option<i64>> {
+        Ok(self.head()?.map(|s| s.last_seen_ms))
     }
 
     /// Deletes the session and its tasks (it expired).
@@ -218,6 +223,8 @@ pub struct SessionObject {
     env: Env,
     /// The session as last loaded or saved (`None`: read SQLite on the next request).
     cache: Rc<RefCell<Option<Session>>>,
+    /// A stateless call's upstream exchange waiting for its client to call again (`relay`).
+    waiting: crate::relay::Waiting,
 }
 
 impl SessionObject {
@@ -253,6 +260,7 @@ impl DurableObject for SessionObject {
             state,
             env,
             cache: Rc::default(),
+            waiting: crate::relay::Waiting::default(),
         }
     }
 
@@ -283,6 +291,7 @@ impl DurableObject for SessionObject {
         let headers = req.inner().headers();
         let header = shell::header_fn(&headers);
         let fresh = header(MINTED_ID_HEADER).unwrap_or_else(platform::fresh_id);
+        let nonce = fresh.clone();
         let request = http::Request {
             method: &method,
             header: &header,
@@ -305,8 +314,12 @@ impl DurableObject for SessionObject {
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }
-        if shell::relayable(&answer) {
+        if shell::relayable(server, &answer) {
             // A call whose upstream may ask its client: relayed from here (`relay`).
+            if answer.forward.as_ref().is_some_and(|f| f.stateless) {
+                let waiting = &self.waiting;
+                return crate::relay::respond_stateless(answer, loaded.clone(), nonce, waiting, &self.state).await;
+            }
             return crate::relay::respond(answer, loaded.clone(), Box::new(self.store())).await;
         }
         crate::watch::respond(answer, loaded.clone())
@@ -314,13 +327,19 @@ impl DurableObject for SessionObject {
 
     async fn alarm(&self) -> Result<Response> {
         let store = self.store();
-        let idle_ms = match &config::load(&self.env).await.transport {
+        let loaded = config::load(&self.env).await;
+        let idle_ms = match &loaded.transport {
             Ok(cfg) => cfg.idle_ms(),
             Err(_) => http::DEFAULT_SESSION_IDLE_MS,
         };
         let now = platform::now_ms();
-        if store.last_seen()?.is_some_and(|t| now.saturating_sub(t) > idle_ms) {
-            // Idle past the limit: the session and its tasks are deleted; its id is 404 from now on.
+        let head = store.head()?;
+        if let Some(idle) = head.filter(|s| now.saturating_sub(s.last_seen_ms) > idle_ms) {
+            // Idle past the limit: the session and its tasks are deleted; its id is 404 from now
+            // on; its upstream sessions are closed, as when its client ends it.
+            if let Ok(server) = &loaded.server {
+                crate::gateway::close_session(server, &idle).await;
+            }
             store.delete_all()?;
             self.cache.replace(None);
             self.state.storage().delete_alarm().await?;

@@ -166,19 +166,20 @@ pub async fn run(
                 let wait = (at - now_ms()).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
-            _ if relay && gateway.is_some() && relayable(&answer) => return answer,
+            _ if relay && gateway.is_some() && relayable(server, &answer) => return answer,
             _ => return crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await,
         }
     }
 }
 
-/// Whether a session's Durable Object relays `answer`'s forward itself (`relay`: a session's
-/// call that accepts SSE), rather than [`run`] performing it at once.
-pub fn relayable(answer: &http::Response) -> bool {
-    answer
-        .forward
-        .as_ref()
-        .is_some_and(|f| f.sse && !f.stateless && f.session.is_some() && f.gather.is_empty())
+/// Whether a Durable Object relays `answer`'s forward itself (`relay`: a session's call that
+/// accepts SSE, or a stateless call whose client may be asked), rather than [`run`] performing
+/// it at once.
+pub fn relayable(server: &Server, answer: &http::Response) -> bool {
+    answer.forward.as_ref().is_some_and(|f| {
+        f.gather.is_empty()
+            && ((f.sse && !f.stateless && f.session.is_some()) || crate::gateway::relays_stateless(server, f))
+    })
 }
 
 /// One pass of the transport ([`http::serve`]) now: what [`run`] repeats, and all of the fast
