@@ -14,8 +14,9 @@
 // through a stdio upstream (server-everything as a child process of the gateway) and through the
 // stdio downstream (`mcp-sieve stdio`) — native only; log messages a small official-SDK upstream
 // sends during a call reach that call's session only; a 2026-07-28 client is asked with
-// input_required (in the Worker the exchange waits in a Durable Object of its own), and only the
-// same caller can answer under the question's key (raw fetch, two principals).
+// input_required, also through search mode's call_tool (in the Worker the exchange waits in a Durable
+// Object of its own), and only the same caller can answer under the question's key (raw fetch,
+// two principals).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -38,7 +39,8 @@ let everything, server;
 
 before(async () => {
   everything = await startEverything();
-  server = await startWith({ upstream: { url: everything.url } });
+  // `/mcp/find`: search mode, whose call_tool relays as tools/call does.
+  server = await startWith({ upstream: { url: everything.url }, views: { find: { mode: 'search' } } });
 }, { timeout: 120_000 });
 
 after(async () => {
@@ -249,6 +251,12 @@ test('a 2026-07-28 client is asked with input_required, and the upstream exchang
   const client = await connect(undefined, { mode: { pin: '2026-07-28' } });
   try {
     await askedAndAnswered(client);
+    // Search mode's call_tool is asked the same way.
+    const finder = await connect(undefined, { url: `${server.url}/find`, mode: { pin: '2026-07-28' } });
+    const found = await finder.callTool({ name: 'call_tool', arguments: { name: 'trigger-sampling-request', arguments: { prompt: 'found?' } } });
+    assert.match(found.content[0].text, /four, said the model/, JSON.stringify(found));
+    assert.deepEqual(finder.asked, ['Resource trigger-sampling-request context: found?']);
+    await finder.close().catch(() => {});
     // Without the capability: refused upstream at once.
     const bare = await connect({ elicitation: {} }, { mode: { pin: '2026-07-28' } });
     const r = await bare.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e) => e);
