@@ -4,10 +4,10 @@
 //! tools it occurs in, each with its BM25F weight already computed. A search scores postings
 //! only, keeps the tools in the caller's visible set, and parses no definition.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
+use super::fx::FxMap;
+use super::memo::Memo;
 use super::text::{self, Concept};
 use crate::filter::Bits;
 use crate::model::{Group, Primitive};
@@ -80,18 +80,24 @@ impl Span {
 }
 
 /// Collects the tools' words as the catalog loads them (`add` in section order), then
-/// `finish`es into a [`SearchIndex`]. Words are lowercased and stemmed in one reused buffer and
-/// looked up by `&str` (a word already seen allocates nothing), and all tools' words go to one
-/// list, a tool keeping its span of it.
+/// `finish`es into a [`SearchIndex`]. A word is looked up as written (`Creates`) in a memo of
+/// the words seen so far, so it is lowercased, stemmed and checked against the stop words once
+/// per distinct spelling, not per occurrence; all tools' words go to one list, a tool keeping its
+/// span of it.
 #[derive(Debug)]
 pub struct Builder {
     /// Word → id, in order of first sight; the stop words come first (ids below `stops`).
-    vocab: HashMap<Box<str>, u32>,
+    vocab: FxMap<Box<str>, u32>,
+    /// Word as written → its id in `vocab` (`NOTHING` when stemming leaves nothing).
+    seen: Memo,
     /// Each word id's action groups (`text::actions`).
     acts: Vec<u32>,
     stops: u32,
-    /// (word id, field) of every tool, tool after tool; then the groups' and tags' words.
+    /// (word id, field) of every tool, tool after tool; then the groups' and tags' words. Only
+    /// the first `used` count: the rest is room a field's words are written to before they are
+    /// known to count.
     words: Vec<(u32, u8)>,
+    used: usize,
     /// Each tool's span of `words`.
     docs: Vec<Span>,
     /// The action groups of the first word of each tool's name that is an action
@@ -100,9 +106,13 @@ pub struct Builder {
     buf: String,
 }
 
+/// The id of a word as written that is no word once normalized: a stop word's (which is not
+/// indexed either).
+const NOTHING: u32 = 0;
+
 impl Default for Builder {
     fn default() -> Self {
-        let mut vocab = HashMap::new();
+        let mut vocab = FxMap::default();
         for w in text::stop_words() {
             let next = vocab.len() as u32;
             vocab.entry((*w).into()).or_insert(next);
@@ -110,9 +120,11 @@ impl Default for Builder {
         let stops = vocab.len() as u32;
         Builder {
             vocab,
+            seen: Memo::default(),
             acts: vec![0; stops as usize],
             stops,
             words: Vec::new(),
+            used: 0,
             docs: Vec::new(),
             actions: Vec::new(),
             buf: String::new(),
@@ -130,36 +142,48 @@ impl Builder {
     fn field(&mut self, span: &mut Span, f: Field, text: &str) {
         let Builder {
             vocab,
+            seen,
             acts,
             stops,
             buf,
             words,
+            used,
             ..
         } = self;
-        let before = words.len();
-        text::scan(text, MAX_FIELD_WORDS, buf, |w| {
-            let id = match vocab.get(w) {
-                Some(&id) => id,
-                None => {
+        let before = *used;
+        // Room for as many words as can count; each is written, and kept only if it counts
+        // (no branch on it).
+        let room = before + text.len().min(MAX_FIELD_WORDS) + 1;
+        if words.len() < room {
+            words.resize(room.max(words.len() * 2), (0, 0));
+        }
+        let mut kept = 0;
+        // As `text::scan` with `MAX_FIELD_WORDS`, a word normalized only at its first sight.
+        text::pieces(text, |s, e| {
+            let id = seen.get_or(text.as_bytes(), s, e, || {
+                text::normalize(&text[s..e], buf);
+                if buf.is_empty() {
+                    NOTHING
+                } else if let Some(&id) = vocab.get(buf.as_str()) {
+                    id
+                } else {
                     let id = vocab.len() as u32;
-                    vocab.insert(w.into(), id);
-                    acts.push(text::actions(w));
+                    vocab.insert(buf.as_str().into(), id);
+                    acts.push(text::actions(buf));
                     id
                 }
-            };
-            if id < *stops {
-                return false;
-            }
-            words.push((id, f as u8));
-            true
+            });
+            words[before + kept] = (id, f as u8);
+            kept += (id >= *stops) as usize;
+            kept < MAX_FIELD_WORDS
         });
-        let added = (words.len() - before).min(u16::MAX as usize) as u16;
-        span.lens[f as usize] = span.lens[f as usize].saturating_add(added);
-        span.end = words.len() as u32;
+        *used += kept;
+        span.lens[f as usize] = span.lens[f as usize].saturating_add(kept as u16);
+        span.end = *used as u32;
     }
 
     fn span(&self) -> Span {
-        let at = self.words.len() as u32;
+        let at = self.used as u32;
         Span {
             start: at,
             end: at,
@@ -193,7 +217,7 @@ impl Builder {
             }
         }
         self.field(&mut span, Field::Name, name);
-        let action = self.words[span.start as usize..]
+        let action = self.words[span.start as usize..span.end as usize]
             .iter()
             .take(8)
             .map(|&(w, _)| self.acts[w as usize])
@@ -224,7 +248,7 @@ impl Builder {
     /// their name, title and description) and tags.
     pub fn finish(mut self, items: &[Primitive], groups: &[Group]) -> SearchIndex {
         // Groups' words, once per group: (name and title, description).
-        let mut group_words: HashMap<&str, (Span, Span)> = HashMap::new();
+        let mut group_words: FxMap<&str, (Span, Span)> = FxMap::default();
         for g in groups {
             let gs = |k: &str| g.json.get(k).and_then(Value::as_str).unwrap_or_default();
             let mut a = self.span();
@@ -234,10 +258,14 @@ impl Builder {
             self.field(&mut b, Field::GroupText, gs("description"));
             group_words.insert(&g.name, (a, b));
         }
-        // Each tool's other spans: its groups' and its tags' words.
+        // Each tool's other spans, its groups' and its tags' words, in one list (tool `i`'s from
+        // `ends[i - 1]`); a tag's words are read once.
+        let mut tag_words: FxMap<&str, Span> = FxMap::default();
         let mut docs = std::mem::take(&mut self.docs);
-        let mut extra: Vec<Vec<Span>> = vec![Vec::new(); docs.len()];
-        for ((doc, item), more) in docs.iter_mut().zip(items).zip(extra.iter_mut()) {
+        let mut extra: Vec<Span> = Vec::new();
+        let mut ends: Vec<u32> = Vec::with_capacity(docs.len());
+        for (doc, item) in docs.iter_mut().zip(items) {
+            let from = extra.len();
             for g in &item.groups {
                 let (a, b) = match group_words.get(g.as_str()) {
                     Some(&ab) => ab,
@@ -249,19 +277,27 @@ impl Builder {
                         ab
                     }
                 };
-                more.extend([a, b]);
+                extra.extend([a, b]);
             }
             for t in &item.tags {
-                let mut s = self.span();
-                self.field(&mut s, Field::Tag, t);
-                more.push(s);
+                let s = match tag_words.get(t.as_str()) {
+                    Some(&s) => s,
+                    None => {
+                        let mut s = self.span();
+                        self.field(&mut s, Field::Tag, t);
+                        tag_words.insert(t, s);
+                        s
+                    }
+                };
+                extra.push(s);
             }
-            for s in more.iter() {
+            for s in &extra[from..] {
                 doc.add_lens(s);
             }
+            ends.push(extra.len() as u32);
         }
         self.docs = docs;
-        SearchIndex::compile(self, extra, items)
+        SearchIndex::compile(self, &extra, &ends, items)
     }
 }
 
@@ -301,19 +337,21 @@ pub struct SearchIndex {
     /// Each tool's action groups (see `Doc::action`).
     actions: Vec<u32>,
     /// Tool name → position, for exact-name queries.
-    by_name: HashMap<Box<str>, u32>,
+    by_name: FxMap<Box<str>, u32>,
 }
 
 impl SearchIndex {
-    fn compile(b: Builder, extra: Vec<Vec<Span>>, items: &[Primitive]) -> Self {
+    fn compile(b: Builder, extra: &[Span], ends: &[u32], items: &[Primitive]) -> Self {
         let Builder {
             vocab,
             stops,
-            words,
+            mut words,
+            used,
             docs,
             actions,
             ..
         } = b;
+        words.truncate(used);
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; FIELDS];
         for d in &docs {
@@ -336,41 +374,46 @@ impl SearchIndex {
         for (new, (_, old)) in sorted.iter().enumerate() {
             remap[*old as usize] = new as u32;
         }
-        let mut terms: Vec<(u32, u8)> = Vec::new();
+        // Each tool's distinct words (old ids) with their counts per field, gathered through
+        // `slot` (where a word is in `terms`, valid while `mark` says this tool).
+        let mut mark = vec![u32::MAX; seen.len()];
+        let mut slot = vec![0u32; seen.len()];
+        let mut terms: Vec<(u32, [u32; FIELDS])> = Vec::new();
         // Each tool's distinct words with their BM25F saturation, in tool order.
-        let mut all: Vec<(u32, Posting)> = Vec::new();
+        let mut all: Vec<(u32, Posting)> = Vec::with_capacity(words.len());
         let mut df = vec![0u32; sorted.len()];
         let mut name_words = Vec::with_capacity(docs.len());
-        for (i, (d, more)) in docs.iter().zip(&extra).enumerate() {
+        let mut from = 0;
+        for (i, (d, &to)) in docs.iter().zip(ends).enumerate() {
             terms.clear();
-            for s in std::iter::once(d).chain(more) {
-                let own = &words[s.start as usize..s.end as usize];
-                terms.extend(own.iter().map(|&(t, f)| (remap[t as usize], f)));
+            for s in std::iter::once(d).chain(&extra[from..to as usize]) {
+                for &(t, f) in &words[s.start as usize..s.end as usize] {
+                    let t = t as usize;
+                    if mark[t] != i as u32 {
+                        mark[t] = i as u32;
+                        slot[t] = terms.len() as u32;
+                        terms.push((t as u32, [0; FIELDS]));
+                    }
+                    terms[slot[t] as usize].1[f as usize] += 1;
+                }
             }
-            terms.sort_unstable();
+            from = to as usize;
             let mut names = 0usize;
-            let mut k = 0;
-            while k < terms.len() {
-                let t = terms[k].0;
-                let mut tf = [0f32; FIELDS];
+            for &(t, tf) in &terms {
+                let t = remap[t as usize];
                 let mut flags = 0;
-                while k < terms.len() && terms[k].0 == t {
-                    let f = terms[k].1;
-                    tf[f as usize] += 1.0;
-                    if f == Field::Name as u8 {
-                        flags |= IN_NAME;
-                    }
-                    if f == Field::Group as u8 {
-                        flags |= IN_GROUP;
-                    }
-                    k += 1;
+                if tf[Field::Name as usize] > 0 {
+                    flags |= IN_NAME;
+                }
+                if tf[Field::Group as usize] > 0 {
+                    flags |= IN_GROUP;
                 }
                 names += (flags & IN_NAME != 0) as usize;
                 let mut w = 0.0;
                 for f in 0..FIELDS {
-                    if tf[f] > 0.0 {
+                    if tf[f] > 0 {
                         let (weight, b) = WEIGHTS[f];
-                        w += weight * tf[f] / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
+                        w += weight * tf[f] as f32 / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
                     }
                 }
                 df[t as usize] += 1;
@@ -403,11 +446,13 @@ impl SearchIndex {
             flat[fill[t as usize] as usize] = p;
             fill[t as usize] += 1;
         }
-        let by_name = items
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (fold_name(&p.name).into_boxed_str(), i as u32))
-            .collect();
+        let mut by_name = FxMap::with_capacity_and_hasher(items.len(), Default::default());
+        by_name.extend(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (fold_name(&p.name).into_boxed_str(), i as u32)),
+        );
         SearchIndex {
             terms: sorted.into_iter().map(|(t, _)| t).collect(),
             starts,

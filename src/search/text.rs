@@ -196,29 +196,222 @@ pub fn words(text: &str, max: usize, out: &mut Vec<String>) {
 /// the word counts, and scanning stops after `max` words that count.
 pub fn scan(text: &str, max: usize, buf: &mut String, mut keep: impl FnMut(&str) -> bool) {
     let mut kept = 0;
-    let mut start = None;
-    let mut prev: Option<char> = None;
-    let mut it = text.char_indices().peekable();
-    let mut emit = |s: &str| -> bool {
-        buf.clear();
-        if s.is_ascii() {
-            buf.extend(s.bytes().map(|b| b.to_ascii_lowercase() as char));
-        } else {
-            buf.extend(s.chars().map(fold::lower_char));
-        }
-        stem_in_place(buf);
+    if max == 0 {
+        return;
+    }
+    split(text, |raw| {
+        normalize(raw, buf);
         if !buf.is_empty() && keep(buf) {
             kept += 1;
         }
         kept < max
-    };
-    if max == 0 {
-        return;
+    });
+}
+
+/// `raw` (one piece of [`split`]) lowercased and stemmed into `buf`: a word as the index and
+/// queries know it (empty when nothing is left).
+pub fn normalize(raw: &str, buf: &mut String) {
+    buf.clear();
+    if raw.is_ascii() {
+        buf.push_str(raw);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(raw.chars().map(fold::lower_char));
     }
+    stem_in_place(buf);
+}
+
+/// Char classes for [`split`]: 0 separates words (not alphanumeric); `OTHER` is alphanumeric
+/// but neither cased nor an ASCII digit (`日`, `٣`).
+const LOWER: u8 = 1;
+const UPPER: u8 = 2;
+const DIGIT: u8 = 4;
+const OTHER: u8 = 8;
+/// The classes of the ASCII bytes (the others are read as chars).
+const CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'a'..=b'z' => LOWER,
+            b'A'..=b'Z' => UPPER,
+            b'0'..=b'9' => DIGIT,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// The class of the char at byte `i` of `text` (a char boundary) and its length in bytes.
+#[inline]
+fn class_at(text: &str, i: usize) -> (u8, usize) {
+    let b = text.as_bytes()[i];
+    if b < 128 {
+        return (CLASS[b as usize], 1);
+    }
+    let c = text[i..].chars().next().unwrap_or_default();
+    let class = if !c.is_alphanumeric() {
+        0
+    } else if c.is_lowercase() {
+        LOWER
+    } else if c.is_uppercase() {
+        UPPER
+    } else {
+        OTHER
+    };
+    (class, c.len_utf8())
+}
+
+/// Calls `piece` with each word of `text` as written (split at non-alphanumerics and camelCase
+/// humps, not lowercased) until it answers false.
+pub fn split<'a>(text: &'a str, mut piece: impl FnMut(&'a str) -> bool) {
+    pieces(text, |s, e| piece(&text[s..e]));
+}
+
+/// [`split`] by byte ranges.
+#[inline]
+pub fn pieces(text: &str, piece: impl FnMut(usize, usize) -> bool) {
+    if text.is_ascii() {
+        pieces_ascii(text.as_bytes(), piece)
+    } else {
+        pieces_chars(text, piece)
+    }
+}
+
+/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks; eight
+/// bytes at a time in one integer where the chunk is whole.
+#[inline]
+fn masks(chunk: &[u8]) -> (u64, u64, u64) {
+    let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
+    if chunk.len() == 64 {
+        for (k, w) in chunk.chunks_exact(8).enumerate() {
+            let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            l |= in_range(x, b'a', b'z') << (8 * k);
+            u |= in_range(x, b'A', b'Z') << (8 * k);
+            d |= in_range(x, b'0', b'9') << (8 * k);
+        }
+        return (l, u, d);
+    }
+    for (j, &b) in chunk.iter().enumerate() {
+        let c = CLASS[(b & 0x7f) as usize] as u64;
+        l |= (c & 1) << j;
+        u |= (c >> 1 & 1) << j;
+        d |= (c >> 2 & 1) << j;
+    }
+    (l, u, d)
+}
+
+/// Bit `k` set for each byte `k` of `x` (eight ASCII bytes) in `lo..=hi` (`lo` ≥ 0x30).
+#[inline]
+fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // A byte's high bit: at least `lo`, and above `hi` (no carry: bytes are below 0x80).
+    let ge = x + ONES * (0x80 - lo as u64);
+    let gt = x + ONES * (0x7f - hi as u64);
+    let m = ge & !gt & (ONES << 7);
+    // The eight high bits gathered into the top byte.
+    (m >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+/// [`pieces`] of an ASCII text, 64 bytes at a time: the bytes' classes become bit masks, where
+/// words start and end (at separators and humps) is computed on the masks, and only the
+/// boundaries are visited, so a word costs no branch per byte.
+fn pieces_ascii(t: &[u8], mut piece: impl FnMut(usize, usize) -> bool) {
+    let n = t.len();
+    let chunk = |base: usize| masks(&t[base.min(n)..(base + 64).min(n)]);
+    let (mut l, mut u, mut d) = chunk(0);
+    // The previous chunk's last byte: alphanumeric, lower or digit, upper.
+    let (mut prev_a, mut prev_ld, mut prev_u) = (0u64, 0u64, 0u64);
+    let mut start = 0;
+    let mut base = 0;
+    // Up to and including the chunk where the text ends, so a word ending there is closed.
+    while base <= n {
+        let next = chunk(base + 64);
+        let a = l | u | d;
+        let ld = l | d;
+        let a1 = a << 1 | prev_a;
+        let ld1 = ld << 1 | prev_ld;
+        let u1 = u << 1 | prev_u;
+        let l_next = l >> 1 | (next.0 & 1) << 63;
+        // A hump: a capital after a lower or a digit, or the last capital of a run before a lower.
+        let hump = u & (ld1 | u1 & l_next);
+        let starts = a & (!a1 | hump);
+        let ends = a1 & (!a | hump);
+        // Each end closes the piece of the last start before it (in this chunk, or carried).
+        let mut open = ends;
+        while open != 0 {
+            let j = open.trailing_zeros();
+            let before = starts & ((1u64 << j) - 1);
+            let s = if before != 0 {
+                base + 63 - before.leading_zeros() as usize
+            } else {
+                start
+            };
+            if !piece(s, base + j as usize) {
+                return;
+            }
+            open &= open - 1;
+        }
+        if starts != 0 {
+            start = base + 63 - starts.leading_zeros() as usize;
+        }
+        prev_a = a >> 63;
+        prev_ld = ld >> 63;
+        prev_u = u >> 63;
+        (l, u, d) = next;
+        base += 64;
+    }
+}
+
+/// [`pieces`] of any text: ASCII through a table, other chars decoded.
+fn pieces_chars(text: &str, mut piece: impl FnMut(usize, usize) -> bool) {
+    let n = text.len();
+    let mut i = 0;
+    while i < n {
+        let (mut prev, mut len) = class_at(text, i);
+        if prev == 0 {
+            i += len;
+            continue;
+        }
+        let mut s = i;
+        i += len;
+        while i < n {
+            let c;
+            (c, len) = class_at(text, i);
+            if c == 0 {
+                break;
+            }
+            // A hump: lower (or digit) → Upper (`getUser`), or the last capital of a run
+            // before a lower (`HTTPServer` → `HTTP`, `Server`).
+            if c == UPPER
+                && (prev & (LOWER | DIGIT) != 0 || prev == UPPER && i + len < n && class_at(text, i + len).0 == LOWER)
+            {
+                if !piece(s, i) {
+                    return;
+                }
+                s = i;
+            }
+            prev = c;
+            i += len;
+        }
+        if !piece(s, i) {
+            return;
+        }
+        i += len;
+    }
+}
+
+/// [`split`] char by char: the reference it is tested against.
+#[cfg(test)]
+fn split_chars<'a>(text: &'a str, mut piece: impl FnMut(&'a str) -> bool) {
+    let mut start = None;
+    let mut prev: Option<char> = None;
+    let mut it = text.char_indices().peekable();
     while let Some((i, c)) = it.next() {
         if !c.is_alphanumeric() {
             if let Some(s) = start.take() {
-                if !emit(&text[s..i]) {
+                if !piece(&text[s..i]) {
                     return;
                 }
             }
@@ -233,7 +426,7 @@ pub fn scan(text: &str, max: usize, buf: &mut String, mut keep: impl FnMut(&str)
         });
         if hump {
             if let Some(s) = start {
-                if !emit(&text[s..i]) {
+                if !piece(&text[s..i]) {
                     return;
                 }
             }
@@ -244,7 +437,7 @@ pub fn scan(text: &str, max: usize, buf: &mut String, mut keep: impl FnMut(&str)
         prev = Some(c);
     }
     if let Some(s) = start {
-        emit(&text[s..]);
+        piece(&text[s..]);
     }
 }
 
@@ -365,6 +558,37 @@ mod tests {
         for w in ["丸ed", "၁ing", "ééing", "ßßed", "日本語s", "ñes"] {
             let _ = stem(w);
             let _ = all(w);
+        }
+    }
+
+    #[test]
+    fn split_agrees_with_reading_char_by_char() {
+        let parts = [
+            "get", "User", "HTTP", "Server", "v2", "_", "-", ".", " ", "x", "X", "9", "\n", "é", "É", "日本", "٣", "—",
+            "’", "ß", "Ǆ", "ǅ", "ª", "İ", "Σ", "ⓐ", "Ⅸ", "\u{0345}",
+        ];
+        let mut seed = 7u64;
+        for _ in 0..5000 {
+            let mut t = String::new();
+            let ascii = seed % 3 == 0;
+            for _ in 0..(seed % 9 + if ascii { seed % 60 } else { 0 }) {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let k = (seed >> 33) as usize % if ascii { 13 } else { parts.len() };
+                t.push_str(parts[k]);
+            }
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for stop in [usize::MAX, 2] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                split(&t, |w| {
+                    a.push(w);
+                    a.len() < stop
+                });
+                split_chars(&t, |w| {
+                    b.push(w);
+                    b.len() < stop
+                });
+                assert_eq!(a, b, "{t:?}");
+            }
         }
     }
 

@@ -1,0 +1,148 @@
+//! Words as written (`Creates`, `issue`) → their ids, for the index builder: every word of a
+//! catalog is looked up here once per occurrence, so the common words (16 bytes or shorter) are
+//! kept inline in a small open-addressing table, compared as two integers, with no pointer to
+//! follow and no allocation; longer ones go to an ordinary map.
+
+use super::fx::FxMap;
+
+/// The word `text[s..e]` when it has 1 to 16 bytes, zero-padded into one integer (little-endian;
+/// a word never holds a zero byte, so the padding is unambiguous): one 16-byte read where the
+/// text has room, else the text's last 16 bytes shifted, else a copy (texts under 16 bytes).
+#[inline]
+fn pack(text: &[u8], s: usize, e: usize) -> Option<u128> {
+    let n = e.checked_sub(s)?;
+    if n == 0 || n > 16 || e > text.len() {
+        return None;
+    }
+    let read = |at: usize| {
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&text[at..at + 16]);
+        u128::from_le_bytes(b)
+    };
+    let raw = if s + 16 <= text.len() {
+        read(s)
+    } else if text.len() >= 16 {
+        read(text.len() - 16) >> (8 * (s + 16 - text.len()))
+    } else {
+        let mut b = [0u8; 16];
+        b[..n].copy_from_slice(&text[s..e]);
+        u128::from_le_bytes(b)
+    };
+    Some(raw & (u128::MAX >> (8 * (16 - n))))
+}
+
+/// Words as written → ids.
+#[derive(Debug, Default)]
+pub struct Memo {
+    /// Packed words (0: an empty slot), a power of two of them.
+    keys: Vec<u128>,
+    ids: Vec<u32>,
+    len: usize,
+    long: FxMap<Box<[u8]>, u32>,
+}
+
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl Memo {
+    #[inline]
+    fn slot(&self, k: u128) -> usize {
+        let h = ((k as u64).wrapping_mul(K).rotate_left(29) ^ (k >> 64) as u64).wrapping_mul(K);
+        (h >> 32) as usize & (self.keys.len() - 1)
+    }
+
+    /// The id of word `text[s..e]`, or `new()`'s (then remembered) when it was not seen before.
+    #[inline]
+    pub fn get_or(&mut self, text: &[u8], s: usize, e: usize, new: impl FnOnce() -> u32) -> u32 {
+        let Some(k) = pack(text, s, e) else {
+            let w = &text[s..e];
+            if let Some(&id) = self.long.get(w) {
+                return id;
+            }
+            let id = new();
+            self.long.insert(w.into(), id);
+            return id;
+        };
+        if self.keys.is_empty() {
+            self.keys = vec![0; 1024];
+            self.ids = vec![0; 1024];
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let x = self.keys[i];
+            if x == k {
+                return self.ids[i];
+            }
+            if x == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        let id = new();
+        self.keys[i] = k;
+        self.ids[i] = id;
+        self.len += 1;
+        if self.len * 2 > self.keys.len() {
+            self.grow();
+        }
+        id
+    }
+
+    fn grow(&mut self) {
+        let size = self.keys.len() * 2;
+        let keys = std::mem::replace(&mut self.keys, vec![0; size]);
+        let ids = std::mem::replace(&mut self.ids, vec![0; size]);
+        let mask = self.keys.len() - 1;
+        for (k, id) in keys.into_iter().zip(ids) {
+            if k != 0 {
+                let mut i = self.slot(k);
+                while self.keys[i] != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.keys[i] = k;
+                self.ids[i] = id;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_of_every_length_keep_their_own_ids() {
+        let words: Vec<String> = (0..5000)
+            .map(|i| {
+                format!(
+                    "{}{i}",
+                    "abcdefghijklmnopqrstuvwxyzé".chars().take(i % 27).collect::<String>()
+                )
+            })
+            .collect();
+        let mut m = Memo::default();
+        for round in 0..2 {
+            for (i, w) in words.iter().enumerate() {
+                let id = m.get_or(w.as_bytes(), 0, w.len(), || {
+                    assert_eq!(round, 0, "{w} was seen");
+                    i as u32
+                });
+                assert_eq!(id, i as u32, "{w}");
+            }
+        }
+        // Every piece of a text, wherever it sits (short texts, near the end, in the middle), is
+        // its own word, found again from another text.
+        let mut m = Memo::default();
+        let t = b"abcdefghijklmnopqrstuvwxyz";
+        let mut ids = std::collections::HashMap::new();
+        for len in [3, 15, 16, 17, 26] {
+            for s in 0..len {
+                for e in s + 1..=len {
+                    let next = ids.len() as u32;
+                    let want = *ids.entry(&t[s..e]).or_insert(next);
+                    assert_eq!(m.get_or(&t[..len], s, e, || next), want, "{len} {s} {e}");
+                }
+            }
+        }
+    }
+}
