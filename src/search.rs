@@ -4,7 +4,9 @@
 //! package, whose wasm has no room left in its size budget and whose catalogs are a browser's,
 //! ranks with `middleware::tool_filter` instead.
 
+mod fx;
 mod index;
+mod memo;
 pub mod text;
 
 pub use index::{Builder, SearchIndex, MAX_QUERY_WORDS};

@@ -303,9 +303,9 @@ impl Builder {
 
 /// Where the first sentence of a description ends (a `. ` or a line break), in bytes.
 fn lead_end(d: &str) -> usize {
-    let line = d.find('\n').unwrap_or(d.len());
     let sentence = d.find(". ").map_or(d.len(), |i| i + 1);
-    line.min(sentence)
+    // A line break before the sentence's end ends it (only that far is searched).
+    d[..sentence].find('\n').unwrap_or(sentence)
 }
 
 /// One tool a word occurs in, with the word's precomputed BM25F score there; the high bit of
