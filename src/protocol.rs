@@ -39,6 +39,7 @@ pub use ask::{Answers, Ask};
 pub use forward::Forward;
 #[cfg(feature = "gateway")]
 pub use forward::Gather;
+pub(crate) use forwarding::IDS_PER_EXCHANGE;
 pub use jsonrpc::{Incoming, Limits};
 pub use outcome::Outcome;
 pub use server::{Env, Server};

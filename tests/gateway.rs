@@ -225,7 +225,7 @@ fn stateless_forwards_get_result_type() {
 /// shell does, and returns the completed response and the methods the upstream received.
 fn perform(h: &mut Harness, r: http::Response, upstream: &mut Vec<(Option<String>, String)>) -> http::Response {
     let f = r.forward.clone().expect("forwarded");
-    let gw = upstream::Gateway::new(h.server.catalog().upstreams[0].clone());
+    let mut gw = upstream::Gateway::new(h.server.catalog().upstreams[0].clone());
     let now = h.now_ms;
     if let Some(jobs) = gw.gather(&f) {
         let done = jobs

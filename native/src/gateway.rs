@@ -457,6 +457,7 @@ impl Gateway {
             Err(e) => return http::complete(answer, Err(&e), &[]),
         };
         let relaying = tokio::sync::Mutex::new(relaying);
+        let began = conv.session_id().map(str::to_string);
         // A 2026-07-28 upstream's questions go to the caller (`upstream::drive_rounds`).
         let send = |p| {
             let relaying = &relaying;
@@ -486,8 +487,8 @@ impl Gateway {
             }
         };
         if f.session.is_none() {
-            // A stateless request's upstream session served it alone: closed now.
-            let closing = self.state().closing_link(member, &conv.link());
+            // A stateless request's upstream session: kept when shared, else closed now.
+            let closing = self.state().stateless_done(member, &f, began.as_deref(), &conv.link());
             if let Some(headers) = closing {
                 let me = self.clone();
                 tokio::spawn(async move { me.close_all(vec![(member, headers)]).await });

@@ -43,6 +43,10 @@ pub struct Forward {
     /// merged list is filtered, ordered and paged here ([`crate::protocol::Server::gathered_tasks`]).
     #[cfg(feature = "gateway")]
     pub gather: Vec<Gather>,
+    /// The calling client's `roots` capability, when it declared one (its session's
+    /// `initialize`, or a 2026-07-28 request's `_meta`): the upstream session opened for it
+    /// declares roots too, and the upstream's `roots/list` is relayed to it.
+    pub roots: Option<Value>,
 }
 
 /// One upstream a gateway's `tasks/list` asks.

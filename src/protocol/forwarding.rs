@@ -17,7 +17,7 @@ use crate::{protocol::forward::Gather, task::TaskQuery};
 
 /// Request ids one exchange may use: `initialize` and the request, twice when the upstream
 /// forgot the session and it is opened again.
-const IDS_PER_EXCHANGE: u64 = 4;
+pub(crate) const IDS_PER_EXCHANGE: u64 = 4;
 
 fn unknown_task(id: &str) -> Error {
     Error::params(format!("Unknown task: \"{id}\" (it may have expired)"))
@@ -149,6 +149,11 @@ impl Server {
                 .unwrap_or_default(),
             #[cfg(feature = "gateway")]
             principal: call.ctx.principal.clone(),
+            #[cfg(feature = "gateway")]
+            roots: call.ctx.initialize["capabilities"]
+                .get("roots")
+                .filter(|r| r.is_object())
+                .cloned(),
             ..Forward::default()
         });
         Some(String::new())

@@ -76,9 +76,37 @@ struct Member {
     failures: u32,
     retry_ms: i64,
     error: Option<String>,
+    /// The one upstream session stateless (2026-07-28) callers without roots share at a
+    /// legacy-era upstream (opened by the first, opened again when the upstream forgot it).
+    shared: UpstreamLink,
 }
 
 impl Member {
+    /// The client configuration of the conversation the lists are fetched over: the forwards'
+    /// with `roots` too when it relays (see [`Gateway::relaying`]).
+    fn list_config(&self) -> ClientConfig {
+        let mut config = self.config.clone();
+        if config.capabilities.get("sampling").is_some() {
+            config.capabilities["roots"] = json!({});
+        }
+        config
+    }
+
+    /// The configuration of the upstream session opened for a client whose `roots` capability
+    /// is `roots`: the forwards', declaring `roots` (with `listChanged` when the client did)
+    /// when it has one and the upstream is not a stdio process (its one session is shared).
+    fn config_for(&self, roots: Option<&Value>) -> ClientConfig {
+        let mut config = self.config.clone();
+        let stdio = matches!(self.upstream.transport, crate::catalog::Transport::Stdio { .. });
+        if let (Some(r), false, true) = (roots, stdio, config.capabilities.is_object()) {
+            config.capabilities["roots"] = match r.get("listChanged") {
+                Some(Value::Bool(true)) => json!({"listChanged": true}),
+                _ => json!({}),
+            };
+        }
+        config
+    }
+
     /// Whether a refresh is in flight at `now_ms` (begun; not ended, abandoned or overdue).
     fn in_flight(&self, now_ms: i64) -> bool {
         self.refreshing
@@ -187,6 +215,7 @@ impl Gateway {
                     failures: 0,
                     retry_ms: 0,
                     error: None,
+                    shared: UpstreamLink::default(),
                 }
             })
             .collect();
@@ -200,10 +229,13 @@ impl Gateway {
     /// The same gateway, declaring to its upstreams the client capabilities whose requests its
     /// shell relays to the downstream client that made the call (see `Relay`); without it, an
     /// upstream is told of none and asks nothing.
+    /// The lists are fetched in a session that also declares `roots` (never asked there: an
+    /// upstream that lists some tools only to clients with roots lists them to the gateway,
+    /// which forwards their calls in the sessions of clients that declared roots).
     pub fn relaying(mut self) -> Self {
         for m in &mut self.members {
             m.config.capabilities = super::relayed_capabilities();
-            m.conv = Conversation::new(m.config.clone());
+            m.conv = Conversation::new(m.list_config());
         }
         self
     }
@@ -240,9 +272,17 @@ impl Gateway {
             m.stale |= conv.take_list_changed();
             if conv.discovered() && conv.era() != m.conv.era() {
                 // Discovered again by the refresh, which needs the capabilities it answers.
-                m.conv = Conversation::new(m.config.clone());
+                m.conv = Conversation::new(m.list_config());
                 m.stale = true;
             }
+        }
+    }
+
+    /// Takes note that `member` announced a list change outside any exchange (on its standalone
+    /// stream): its lists are fetched again on the next request.
+    pub fn note_announced(&mut self, member: usize) {
+        if let Some(m) = self.members.get_mut(member) {
+            m.stale = true;
         }
     }
 
@@ -448,21 +488,35 @@ impl Gateway {
         build_pinned(document, &sources, &self.pins)
     }
 
-    /// The upstream (`member`), the conversation (the downstream session's session there, or a
-    /// fresh one for a stateless request) and the exchange that perform `forward`. A call to an
-    /// upstream that is down is refused at once, naming it and why.
-    pub fn forward(&self, forward: &Forward) -> Result<(usize, Conversation, Exchange)> {
+    /// The upstream (`member`), the conversation and the exchange that perform `forward`: in
+    /// the downstream session's own session there; for a stateless request, in the session
+    /// stateless callers share at a legacy-era upstream (ids reserved in it; see
+    /// [`Gateway::stateless_done`]), or a fresh one when its client declared roots (the session
+    /// declares them; used once). A call to an upstream that is down is refused at once,
+    /// naming it and why.
+    pub fn forward(&mut self, forward: &Forward) -> Result<(usize, Conversation, Exchange)> {
         let i = forward.upstream;
         let m = self
             .members
-            .get(i)
+            .get_mut(i)
             .ok_or_else(|| Error::Internal(format!("no upstream number {i} is configured")))?;
         if let (true, Some(why)) = (m.failures > 0, &m.error) {
             return Err(Error::Upstream(format!("{} is down ({why})", m.upstream.label())));
         }
+        let link = match &forward.link {
+            Some(l) => l.clone(),
+            None if forward.roots.is_none() && m.conv.era() == Era::Legacy => {
+                let start = m.shared.next_id.max(1);
+                m.shared.next_id = start.saturating_add(crate::protocol::IDS_PER_EXCHANGE);
+                UpstreamLink {
+                    next_id: start,
+                    ..m.shared.clone()
+                }
+            }
+            None => UpstreamLink::default(),
+        };
         // A request with no upstream session of its own speaks in the era the lists were fetched in.
-        let conv =
-            Conversation::resume(m.config.clone(), forward.link.clone().unwrap_or_default()).knowing(m.conv.era());
+        let conv = Conversation::resume(m.config_for(forward.roots.as_ref()), link).knowing(m.conv.era());
         let exchange = conv.request(&forward.method, forward.params.clone());
         Ok((i, conv, exchange))
     }
@@ -475,6 +529,31 @@ impl Gateway {
             .get(forward.upstream)
             .is_some_and(|m| m.conv.era() != Era::Modern);
         super::relays_stateless(forward, midcall)
+    }
+
+    /// After a stateless request's exchange with `member` (`began`: the upstream session it
+    /// began in, `link`: the one it ended in): the headers of the `DELETE` of an upstream
+    /// session that served it alone (a client with roots; or one opened while another caller
+    /// opened the shared one), else `None` — the shared session is kept, or replaced by the one
+    /// the exchange opened when the upstream forgot it (or it had none yet).
+    pub fn stateless_done(
+        &mut self,
+        member: usize,
+        forward: &Forward,
+        began: Option<&str>,
+        link: &UpstreamLink,
+    ) -> Option<Vec<(String, String)>> {
+        let m = self.members.get_mut(member)?;
+        let shares = forward.roots.is_none() && m.conv.era() == Era::Legacy;
+        if shares && link.session == m.shared.session {
+            return None;
+        }
+        if shares && m.shared.session.as_deref() == began {
+            m.shared.next_id = m.shared.next_id.max(link.next_id);
+            (m.shared.session, m.shared.version) = (link.session.clone(), link.version.clone());
+            return None;
+        }
+        self.closing_link(member, link)
     }
 
     /// The upstream sessions `ended` (a downstream session that ended) held, to close: for each,
@@ -698,3 +777,6 @@ pub fn unavailable(e: &Error) -> crate::http::Response {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests;

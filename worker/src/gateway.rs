@@ -16,7 +16,7 @@ use futures_util::future::{select, Either};
 use futures_util::StreamExt;
 use mcp_sieve::catalog::Transport;
 use mcp_sieve::http::{self, SessionStore};
-use mcp_sieve::protocol::Server;
+use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
 use wasm_bindgen::JsCast;
@@ -474,10 +474,11 @@ pub async fn finish(
     };
     // Its client cannot be reached meanwhile: what the upstream asks is refused at once.
     let refusing = Refusing::new(&f);
+    let began = conv.session_id().map(str::to_string);
     let reply = rounds(&f, member, &mut conv, exchange, &refusing, secret).await;
     let reply = noted(server, member, &mut conv, reply);
     if f.session.is_none() {
-        close_stateless(server, member, &conv).await;
+        close_stateless(server, member, &f, began.as_deref(), &conv).await;
     }
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }
@@ -506,10 +507,17 @@ pub async fn close_session(server: &Server, ended: &mcp_sieve::protocol::Session
     close(with(server, |g| g.closing(ended)).unwrap_or_default()).await;
 }
 
-/// Closes the upstream session a stateless request's exchange with upstream `member` opened
-/// (it served that request alone).
-async fn close_stateless(server: &Server, member: usize, conv: &upstream::Conversation) {
-    let closing = with(server, |g| g.closing_link(member, &conv.link())).flatten();
+/// Closes the upstream session a stateless request's exchange with upstream `member` ran in
+/// (`began`: the one it began in) when it served that request alone; the one stateless callers
+/// share is kept (`upstream::Gateway::stateless_done`).
+async fn close_stateless(
+    server: &Server,
+    member: usize,
+    f: &Forward,
+    began: Option<&str>,
+    conv: &upstream::Conversation,
+) {
+    let closing = with(server, |g| g.stateless_done(member, f, began, &conv.link())).flatten();
     close(closing.map(|h| (member, h)).into_iter().collect()).await;
 }
 
@@ -552,6 +560,7 @@ pub async fn finish_relayed(
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
+    let began = conv.session_id().map(str::to_string);
     let reply = rounds(&f, member, &mut conv, exchange, relaying, None).await;
     // Notifications the relay took as they came are not passed on again with the result.
     let reply = reply.map(|mut r| {
@@ -560,7 +569,7 @@ pub async fn finish_relayed(
     });
     let reply = noted(server, member, &mut conv, reply);
     if f.session.is_none() {
-        close_stateless(server, member, &conv).await;
+        close_stateless(server, member, &f, began.as_deref(), &conv).await;
     }
     relaying.forwarded(answer, &conv, reply)
 }
