@@ -39,8 +39,11 @@ pub use ask::{Answers, Ask};
 pub use forward::Forward;
 #[cfg(feature = "gateway")]
 pub use forward::Gather;
+#[cfg(feature = "gateway")]
 pub(crate) use forwarding::IDS_PER_EXCHANGE;
 pub use jsonrpc::{Incoming, Limits};
+#[cfg(feature = "gateway")]
+pub use logging::log_wanted;
 pub use outcome::Outcome;
 pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};

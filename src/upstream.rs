@@ -21,6 +21,8 @@ mod relay;
 mod reply;
 #[cfg(feature = "gateway")]
 mod rounds;
+#[cfg(feature = "gateway")]
+mod standalone;
 
 pub use crate::protocol::UpstreamLink as Link;
 #[cfg(feature = "gateway")]
@@ -42,6 +44,8 @@ pub use relay::{
 pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]
 pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
+#[cfg(feature = "gateway")]
+pub use standalone::{on_stream, opens_stream, stream_reader, FromStream};
 
 use std::future::Future;
 

@@ -46,6 +46,7 @@ pub struct Forward {
     /// The calling client's `roots` capability, when it declared one (its session's
     /// `initialize`, or a 2026-07-28 request's `_meta`): the upstream session opened for it
     /// declares roots too, and the upstream's `roots/list` is relayed to it.
+    #[cfg(feature = "gateway")]
     pub roots: Option<Value>,
 }
 

@@ -199,7 +199,7 @@ impl Server {
             "prompts/get" => self.get_prompt(&call, out),
             "resources/read" => self.read_uri(&call, out),
             "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, &mut out.log),
-            "logging/setLevel" => self.set_log_level(&call),
+            "logging/setLevel" => self.set_log_level(&call, session, out),
             "completion/complete" => self.complete(&call, out),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" | "tasks/update" => {
                 self.task_method(method, &call, session, env, out)

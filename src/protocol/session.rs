@@ -60,6 +60,12 @@ pub struct Session {
     /// `protocol::ask`): a response the client POSTs is kept only when it answers one of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asked: Vec<Asked>,
+    /// The level its client set with `logging/setLevel` (gateway mode: the upstreams' log
+    /// messages below it are not relayed to it; a stdio upstream's reach only sessions that set
+    /// one).
+    #[cfg(feature = "gateway")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<String>,
 }
 
 /// A question asked of a session's client, awaiting its answer.

@@ -570,6 +570,35 @@ impl Gateway {
             .collect()
     }
 
+    /// The exchanges that pass `body`, a message the client of downstream session `s` sent, on
+    /// to each of its upstream sessions: a `notifications/roots/list_changed` of a client that
+    /// declared roots goes to its sessions at HTTP upstreams (which it declared roots to);
+    /// nothing else.
+    pub fn notifying(&self, s: &Session, body: &[u8]) -> Vec<(usize, Conversation, Exchange)> {
+        let msg: Value = serde_json::from_slice(body).unwrap_or_default();
+        let method = "notifications/roots/list_changed";
+        let roots = s.initialize["capabilities"].get("roots").filter(|r| r.is_object());
+        if msg["method"] != method || msg.get("id").is_some() || roots.is_none() {
+            return Vec::new();
+        }
+        let mut links: Vec<(&str, &UpstreamLink)> = s.upstream.iter().map(|l| ("", l)).collect();
+        links.extend(s.upstream_links.iter().map(|(name, l)| (name.as_str(), l)));
+        links
+            .into_iter()
+            .filter(|(_, l)| l.session.is_some())
+            .filter_map(|(name, link)| {
+                let i = self.members.iter().position(|m| m.upstream.name == name)?;
+                let m = &self.members[i];
+                if matches!(m.upstream.transport, crate::catalog::Transport::Stdio { .. }) {
+                    return None;
+                }
+                let conv = Conversation::resume(m.config_for(roots), link.clone());
+                let exchange = conv.notify(method, Value::Null);
+                Some((i, conv, exchange))
+            })
+            .collect()
+    }
+
     /// The headers of the HTTP `DELETE` that closes the session `link` holds at upstream
     /// `member`: its `Mcp-Session-Id`, the protocol version and the upstream's configured
     /// headers. `None` when there is nothing to close: no session, or a stdio upstream (its one

@@ -119,3 +119,35 @@ fn stateless_callers_share_one_session_at_a_legacy_upstream() {
     assert!(g.stateless_done(0, &rooted, None, &link("D", 3)).is_some());
     assert_eq!(first(&mut g, &f).1.as_deref(), Some("C"));
 }
+
+#[test]
+fn a_clients_roots_change_reaches_its_upstream_sessions() {
+    let g = http();
+    let changed = br#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
+    let mut s = Session {
+        initialize: json!({"capabilities": {"roots": {"listChanged": true}}}),
+        upstream: Some(link("A", 7)),
+        ..Session::default()
+    };
+    let mut sent = g.notifying(&s, changed);
+    assert_eq!(sent.len(), 1);
+    let (member, conv, ex) = &mut sent[0];
+    let Step::Send(post) = ex.step(conv).unwrap() else {
+        panic!()
+    };
+    assert_eq!(*member, 0);
+    assert!(post.headers.contains(&("Mcp-Session-Id".into(), "A".into())));
+    assert_eq!(
+        serde_json::from_str::<Value>(&post.body).unwrap()["method"],
+        json!("notifications/roots/list_changed")
+    );
+    // Nothing else is passed on; nor from a client without roots, nor to no session.
+    assert!(g
+        .notifying(&s, br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#)
+        .is_empty());
+    s.upstream = Some(UpstreamLink::default());
+    assert!(g.notifying(&s, changed).is_empty());
+    s.upstream = Some(link("A", 7));
+    s.initialize = json!({"capabilities": {}});
+    assert!(g.notifying(&s, changed).is_empty());
+}
