@@ -13,6 +13,7 @@ use mcp_sieve::protocol::{Answers, Server};
 
 use crate::auth::Verifier;
 use crate::gateway::Gateway;
+use crate::outbox::Outboxes;
 use crate::sessions::Sessions;
 
 /// Everything a request needs.
@@ -28,6 +29,8 @@ pub(crate) struct App {
     pub(crate) parked: crate::relay::ParkedCalls,
     /// Checks access tokens when the catalog has an `auth` block.
     pub(crate) verifier: Option<Verifier>,
+    /// What waits for each session's standalone stream (see `outbox`).
+    pub(crate) outbox: Outboxes,
 }
 
 impl App {

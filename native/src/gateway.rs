@@ -7,7 +7,7 @@
 //! whenever it changes, and hands its pins to the core.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -21,7 +21,9 @@ use mcp_sieve::protocol::{Server, Session};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Lists, Post, Serving};
 use mcp_sieve::Error;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
+use crate::outbox::Clients;
 use crate::platform::now_ms;
 use crate::relay::{Downstream, Relaying};
 use crate::sessions::{WriteBack, MAX_RUNS};
@@ -80,6 +82,11 @@ struct Inner {
     /// (`upstream::wrap_input`): `MCP_SIEVE_SESSION_SECRET` when set (so processes sharing it
     /// take each other's), else random per process.
     secret: http::Secret,
+    /// The downstream side, once a server attached it: what upstreams send outside any
+    /// request reaches its sessions (`standalone`).
+    clients: Mutex<Option<Weak<dyn Clients>>>,
+    /// The stdio upstreams' log messages (upstream, message), until a server attaches.
+    logs: Mutex<Option<mpsc::UnboundedReceiver<(usize, Value)>>>,
 }
 
 /// How long a refresh waits for the slowest upstream.
@@ -111,7 +118,8 @@ impl Gateway {
         // Their questions mid-call are relayed to the client that made the call (`relay`).
         let state = upstream::Gateway::with_secrets(&ups, &env)?.relaying();
         let mut drivers = Vec::new();
-        for up in &ups {
+        let (logs, logs_rx) = mpsc::unbounded_channel();
+        for (member, up) in ups.iter().enumerate() {
             drivers.push(match &up.transport {
                 Transport::Http(url) => Driver::Http { url: url.clone() },
                 Transport::Stdio { command, args, cwd, .. } => Driver::Stdio(Box::new(Pipe::new(Spec {
@@ -120,6 +128,7 @@ impl Gateway {
                     args: args.clone(),
                     env: up.resolved_env(&env)?,
                     cwd: cwd.clone(),
+                    logs: (member, logs.clone()),
                 }))),
                 Transport::Service(b) => {
                     return Err(Error::Catalog(format!(
@@ -139,6 +148,8 @@ impl Gateway {
             lock_seen: Mutex::new(None),
             patience: (wait == Wait::Patient).then_some(PATIENCE),
             secret: state_secret()?,
+            clients: Mutex::new(None),
+            logs: Mutex::new(Some(logs_rx)),
         }));
         g.read_pins(true)?;
         Ok(Some(g))
@@ -182,8 +193,42 @@ impl Gateway {
         Ok(())
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, upstream::Gateway> {
+    /// The core's gateway state.
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, upstream::Gateway> {
         self.0.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Lets what upstreams send outside any request reach the sessions of `clients` (a server):
+    /// their standalone streams' messages, and the stdio upstreams' log messages.
+    pub(crate) fn attach(&self, clients: Weak<dyn Clients>) {
+        *self.0.clients.lock().unwrap_or_else(|p| p.into_inner()) = Some(clients);
+        let logs = self.0.logs.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(logs) = logs {
+            tokio::spawn(self.clone().broadcast_logs(logs));
+        }
+    }
+
+    /// The downstream side, while it is attached.
+    pub(crate) fn clients(&self) -> Option<Arc<dyn Clients>> {
+        self.0
+            .clients
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()?
+            .upgrade()
+    }
+
+    /// The URL of upstream `member` when it is spoken to over HTTP.
+    pub(crate) fn http_url(&self, member: usize) -> Option<&str> {
+        match self.0.drivers.get(member) {
+            Some(Driver::Http { url }) => Some(url),
+            _ => None,
+        }
+    }
+
+    /// The HTTP client the upstreams are reached with.
+    pub(crate) fn http_client(&self) -> &Client<HttpConnector, Full<Bytes>> {
+        &self.0.client
     }
 
     /// The operator's view of each upstream (no header, no secret), with a stdio upstream's
@@ -220,7 +265,7 @@ impl Gateway {
         }
     }
 
-    async fn post_http(
+    pub(crate) async fn post_http(
         &self,
         url: &str,
         post: Post,
@@ -458,10 +503,21 @@ impl Gateway {
         };
         let relaying = tokio::sync::Mutex::new(relaying);
         let began = conv.session_id().map(str::to_string);
+        // A session's own upstream session: its standalone stream is read for it (`standalone`).
+        let listener = f.session.clone().filter(|_| !f.stateless);
         // A 2026-07-28 upstream's questions go to the caller (`upstream::drive_rounds`).
         let send = |p| {
             let relaying = &relaying;
-            async move { self.post(member, p, Some(&mut *relaying.lock().await)).await }
+            let opens = listener.clone().zip(upstream::opens_stream(&p));
+            async move {
+                let answer = self.post(member, p, Some(&mut *relaying.lock().await)).await;
+                if let (Some((session, headers)), Ok(a)) = (opens, &answer) {
+                    if (200..300).contains(&a.status) {
+                        self.open_stream(member, headers, session).await;
+                    }
+                }
+                answer
+            }
         };
         let ask = |q| {
             let relaying = &relaying;

@@ -19,7 +19,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
-use mcp_sieve::http::{self, Who};
+use mcp_sieve::http::{self, SessionStore, Who};
 use mcp_sieve::protocol::{Answers, Env, Server};
 use tokio::net::TcpListener;
 
@@ -71,8 +71,12 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         answers: Mutex::new(Answers::default()),
         parked: Default::default(),
         verifier,
+        outbox: Default::default(),
     });
     if let Some(g) = &app.gateway {
+        // What upstreams send outside any request reaches the sessions (`standalone`).
+        let clients: Arc<dyn crate::outbox::Clients> = app.clone();
+        g.attach(Arc::downgrade(&clients));
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&app.server).await {
             eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
@@ -260,12 +264,23 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         let g = g.clone();
         tokio::spawn(async move { g.close(&ended).await });
     }
+    if let (Some(g), Some(id), 202) = (&app.gateway, header("mcp-session-id"), answer.status) {
+        // A client's notification some upstream sessions of its session need (its roots changed).
+        if let Some(s) = app.store.snapshot().load(&id) {
+            let (g, body) = (g.clone(), body.clone());
+            tokio::spawn(async move { g.pass_on(&s, &body).await });
+        }
+    }
     match &app.gateway {
         Some(g) if answer.forward.is_some() => {
             crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
         }
         _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
-            crate::watch::stream(answer, app.clone())
+            // A session's GET stream also carries what its upstreams send outside its requests.
+            let listening = (parts.method == hyper::Method::GET && answer.watch.is_some())
+                .then(|| header("mcp-session-id"))
+                .flatten();
+            crate::watch::stream(answer, app.clone(), listening)
         }
         _ => reply(answer),
     }

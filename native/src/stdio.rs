@@ -15,8 +15,10 @@
 //!   forwarded call in flight that relays (see `relay`; with none or several in flight, nothing
 //!   on a pipe says which call asked, so it is refused with `-32601`), anything else `-32601`.
 //!   Progress notifications go to every relaying call (each keeps only its own token, unique to
-//!   the call). Log messages are not relayed: the process's one session is everyone's, and a
-//!   pipe does not say which call, if any, a message is about.
+//!   the call). Log messages (`notifications/message`) go to the server's log with the
+//!   upstream's name, and to every downstream session whose client set a logging level at or
+//!   below theirs (on its standalone stream, `standalone`): the process's one session is
+//!   everyone's, and a pipe does not say which call, if any, a message is about.
 //! - **restart with backoff**: when the process exits, its pending requests fail naming the
 //!   upstream and the exit; a message sent later starts it again, but no sooner than the backoff
 //!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
@@ -65,6 +67,8 @@ pub struct Spec {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<String>,
+    /// Where its log messages go (its index among the upstreams, and the gateway's channel).
+    pub logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
 }
 
 /// One running process.
@@ -324,6 +328,7 @@ impl Pipe {
             life: self.life.clone(),
             init: Some(init_tx),
             garbage: garbage.clone(),
+            logs: spec.logs.clone(),
         };
         // Answers to the upstream's own requests go through a second handle on stdin.
         let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
@@ -422,6 +427,7 @@ struct Reader {
     life: Arc<Mutex<Life>>,
     init: Option<oneshot::Sender<Value>>,
     garbage: Garbage,
+    logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
 }
 
 impl Reader {
@@ -516,7 +522,15 @@ impl Reader {
                     let _ = l.send(msg.clone());
                 }
             }
-            // Other notifications (log messages among them) concern the shared session, not a call.
+            (None, Some("notifications/message")) => {
+                // The shared session's log: the server's log, and the sessions that set a level.
+                let p = &msg["params"];
+                let data = p["data"].as_str().map_or_else(|| p["data"].to_string(), str::to_string);
+                let level = p["level"].as_str().unwrap_or("info");
+                eprintln!("mcp-sieve: [{}] log {level}: {data}", self.name);
+                let _ = self.logs.1.send((self.logs.0, msg));
+            }
+            // Other notifications concern the shared session, not a call.
             _ => {}
         }
     }

@@ -2,7 +2,8 @@
 //! `subscriptions/listen`. After the first bytes the stream ticks every second with the server
 //! requests would run on now (in gateway mode, the upstream's refreshed lists) and sends what the
 //! core's `Watch` reports, a keep-alive comment when nothing happens, and after [`MAX_OPEN`] the
-//! graceful end (the client reconnects). A `tools/call` whose tool asks the client mid-call holds
+//! graceful end (the client reconnects). A session's GET stream also carries, as soon as they
+//! are queued, what its upstreams send outside its requests (`outbox`, `standalone`). A `tools/call` whose tool asks the client mid-call holds
 //! its stream until the client's answer, POSTed to the same session, arrives in `App::answers`.
 
 use std::convert::Infallible;
@@ -15,9 +16,19 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use mcp_sieve::http;
 use mcp_sieve::protocol::{ask, Ask, Watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use mcp_sieve::http::SessionStore;
+use mcp_sieve::protocol::Session;
+use mcp_sieve::{upstream, Error};
+use serde_json::Value;
+
 use crate::app::{reply, App, Reply};
+use crate::outbox::Clients;
+use crate::platform::now_ms;
+use crate::relay::BoxFuture;
+use crate::sessions::WriteBack;
 
 /// How often the stream looks for a change.
 const TICK: Duration = Duration::from_secs(1);
@@ -33,14 +44,26 @@ struct Open {
     opened: Instant,
     sent: Instant,
     done: bool,
+    /// A session's standalone stream: its id and what wakes it when its outbox gets a message
+    /// (what its upstreams send outside its requests, see `outbox`).
+    listening: Option<(String, Arc<Notify>)>,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some((session, _)) = &self.listening {
+            self.app.outbox.close(session);
+        }
+    }
 }
 
 /// How often a stream waiting for the client's answer looks for it.
 const ANSWER_POLL: Duration = Duration::from_millis(50);
 
 /// The streamed response for an answer that carries a watch or a question for the client (a
-/// client's answer is handed to the stream waiting for it).
-pub fn stream(mut answer: http::Response, app: Arc<App>) -> Reply {
+/// client's answer is handed to the stream waiting for it). `session`: the session whose
+/// standalone stream (`GET`) this is, if it is one.
+pub fn stream(mut answer: http::Response, app: Arc<App>, session: Option<String>) -> Reply {
     if let Some((key, reply)) = answer.answered.take() {
         app.answers
             .lock()
@@ -68,6 +91,10 @@ pub fn stream(mut answer: http::Response, app: Arc<App>) -> Reply {
     let Some(watch) = answer.watch.take() else {
         return reply(answer);
     };
+    let listening = session.map(|s| {
+        let wake = app.outbox.open(&s);
+        (s, wake)
+    });
     let open = Open {
         watch,
         app,
@@ -75,6 +102,7 @@ pub fn stream(mut answer: http::Response, app: Arc<App>) -> Reply {
         opened: Instant::now(),
         sent: Instant::now(),
         done: false,
+        listening,
     };
     let events = stream::unfold(open, |mut o| async move {
         let chunk = next(&mut o).await?;
@@ -94,7 +122,20 @@ async fn next(o: &mut Open) -> Option<String> {
         return None;
     }
     loop {
-        tokio::time::sleep(TICK).await;
+        match o.listening.as_ref().map(|(s, wake)| (s.clone(), wake.clone())) {
+            Some((session, wake)) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(TICK) => {}
+                    _ = wake.notified() => {}
+                }
+                let queued = o.app.outbox.take(&session);
+                if !queued.is_empty() {
+                    o.sent = Instant::now();
+                    return Some(http::sse_body(&queued, None));
+                }
+            }
+            None => tokio::time::sleep(TICK).await,
+        }
         if o.opened.elapsed() > MAX_OPEN {
             o.done = true;
             return Some(
@@ -115,6 +156,36 @@ async fn next(o: &mut Open) -> Option<String> {
             o.sent = Instant::now();
             return Some(": keep-alive\n\n".into());
         }
+    }
+}
+
+/// The HTTP server's sessions as the gateway's readers of upstream streams reach them: through
+/// their standalone streams (`outbox`).
+impl Clients for App {
+    fn session(&self, id: &str) -> Option<Session> {
+        self.store.snapshot().load(id)
+    }
+
+    fn listening(&self) -> Vec<String> {
+        self.outbox.sessions()
+    }
+
+    fn reachable(&self, session: &str) -> bool {
+        self.outbox.reachable(session)
+    }
+
+    fn push(&self, session: &str, message: String) {
+        self.outbox.push(session, message)
+    }
+
+    fn ask<'a>(&'a self, ask: &'a Ask, method: &'a str) -> BoxFuture<'a, Result<Option<Value>, Error>> {
+        Box::pin(async move {
+            self.store
+                .write_back(|store| upstream::await_answer(store, ask, method, now_ms()))
+                .unwrap_or_else(|| Err(Error::Internal("the client's session kept changing".into())))?;
+            self.outbox.push(&ask.session, ask.request.clone());
+            Ok(crate::watch::wait_for(ask, self).await)
+        })
     }
 }
 

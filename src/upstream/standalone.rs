@@ -93,6 +93,12 @@ pub fn on_stream(
     FromStream::Relay(relayed)
 }
 
+/// The upstream's answer to its request `upstream_id` from the client's `answer` (see
+/// `Relay::answer`).
+pub fn stream_answer(upstream_id: &Value, answer: Option<&Value>) -> Value {
+    Relay::new(&Forward::default(), "", true).0.answer(upstream_id, answer)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

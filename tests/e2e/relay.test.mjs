@@ -9,8 +9,9 @@
 // fast, never hangs) — these three also against the Worker, whose session's Durable Object
 // relays. When a downstream session ends (DELETE, or found expired) its upstream session is
 // closed with a DELETE (in the Worker also when its Durable Object's alarm deletes it idle, before
-// any request finds it), and a stateless (2026-07-28) call's upstream session is closed once it
-// has served: the upstream says so in its log and no longer knows the session. The same relay
+// any request finds it), and a stateless (2026-07-28) call's upstream session of its own (its
+// client declared roots; the others share one, relay-stream.test.mjs) is closed once it has
+// served: the upstream says so in its log and no longer knows the session. The same relay
 // through a stdio upstream (server-everything as a child process of the gateway) and through the
 // stdio downstream (`mcp-sieve stdio`) — native only; log messages a small official-SDK upstream
 // sends during a call reach that call's session only; a 2026-07-28 client is asked with
@@ -175,8 +176,8 @@ test('ending a session closes its upstream session with DELETE', { timeout: 30_0
   await client.close().catch(() => {});
 });
 
-test('a stateless (2026-07-28) call\'s upstream session is closed once it served', { timeout: 30_000 }, async () => {
-  const client = await connect({}, { mode: { pin: '2026-07-28' } });
+test('a stateless (2026-07-28) call\'s upstream session of its own (its client declared roots) is closed once it served', { timeout: 30_000 }, async () => {
+  const client = await connect({ roots: {} }, { mode: { pin: '2026-07-28' } });
   try {
     const fresh = await opened(async () => {
       const r = await client.callTool({ name: 'echo', arguments: { message: 'once' } });

@@ -1,0 +1,140 @@
+// E2E (native server only): what upstreams send outside a call reaches the right session.
+// @modelcontextprotocol/server-everything behind the gateway, official SDK v2 clients
+// (@modelcontextprotocol/client) in front in 2025-11-25 sessions (each opens its session's GET
+// stream, as the SDK does):
+// - roots: a client that declares roots gets an upstream session declaring them; the upstream's
+//   `roots/list` (sent on its session's GET stream) reaches that client on its own GET stream,
+//   its answer goes back, and its `notifications/roots/list_changed` makes the upstream ask
+//   again; a client without roots gets a session that declares none (the upstream does not
+//   offer it `get-roots-list`);
+// - log messages the upstream sends on its session's GET stream reach that session only, at or
+//   above the level its client set;
+// - a stdio upstream's log messages reach the sessions that set a level, and the server's log;
+// - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
+
+const skip = !native() && 'native server only (the Worker opens no upstream GET stream)';
+let everything, server;
+
+before(async () => {
+  if (skip) return;
+  everything = await startEverything();
+  server = await startWith({ upstream: { url: everything.url } });
+}, { timeout: 120_000 });
+
+after(async () => {
+  await server?.stop();
+  await everything?.stop();
+});
+
+/** An SDK v2 client of `url` with `capabilities`; `roots` answers its roots/list (counted in `asked`). */
+async function connect(url, capabilities = {}, { roots, mode = 'legacy' } = {}) {
+  const client = new Client({ name: 'relay-stream-e2e', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
+  client.asked = 0;
+  client.heard = [];
+  if (roots) {
+    client.setRequestHandler('roots/list', async () => {
+      client.asked += 1;
+      return { roots: roots() };
+    });
+  }
+  client.setNotificationHandler('notifications/message', (n) => { client.heard.push(n.params); });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+async function until(what, f, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!(await f())) {
+    assert.ok(Date.now() < deadline, what);
+    await sleep(50);
+  }
+}
+
+const text = (r) => r.content.map((c) => c.text).join('\n');
+
+test('roots: the upstream asks the client that declared them, and hears when they change', { skip, timeout: 60_000 }, async () => {
+  let roots = [{ uri: 'file:///work/alpha', name: 'Alpha' }];
+  const client = await connect(server.url, { roots: { listChanged: true } }, { roots: () => roots });
+  const bare = await connect(server.url);
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('get-roots-list'), `the lists' session declares roots, so the tool is listed: ${names}`);
+    const first = await client.callTool({ name: 'get-roots-list', arguments: {} });
+    assert.match(text(first), /file:\/\/\/work\/alpha/, text(first));
+    assert.ok(client.asked >= 1, 'the client was asked on its GET stream');
+    // Its roots change: the upstream hears it and asks again.
+    const asked = client.asked;
+    roots = [{ uri: 'file:///work/beta', name: 'Beta' }];
+    await client.sendRootsListChanged();
+    await until('the upstream asked again after roots/list_changed', () => client.asked > asked);
+    const again = await client.callTool({ name: 'get-roots-list', arguments: {} });
+    assert.match(text(again), /file:\/\/\/work\/beta/, text(again));
+    // A client without roots: its upstream session declares none, so the upstream has no such tool for it.
+    const r = await bare.callTool({ name: 'get-roots-list', arguments: {} }).catch((e) => e);
+    const said = r instanceof Error ? r.message : JSON.stringify(r);
+    assert.match(said, /not found|unknown/i, said);
+    assert.equal(client.asked >= 2 && bare.asked, 0);
+  } finally {
+    await client.close().catch(() => {});
+    await bare.close().catch(() => {});
+  }
+});
+
+test('log messages on an upstream session\'s GET stream reach its session only, at its level', { skip, timeout: 60_000 }, async () => {
+  const [a, b] = [await connect(server.url), await connect(server.url)];
+  try {
+    await a.setLoggingLevel('debug');
+    await b.setLoggingLevel('emergency');
+    // server-everything logs at a random level at once, then every 5 s, on the session's GET stream.
+    const on = await a.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+    const sid = text(on).match(/session (\S+)/)?.[1];
+    assert.ok(sid, text(on));
+    await until('a log message reached the session', () => a.heard.length > 0);
+    assert.ok(a.heard.every((m) => String(m.data).includes(sid)), JSON.stringify(a.heard));
+    await b.callTool({ name: 'echo', arguments: { message: 'opens its upstream session' } });
+    await sleep(300);
+    assert.deepEqual(b.heard, [], 'nothing of the other session\'s');
+    await a.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
+});
+
+test('a stdio upstream\'s log messages reach the sessions that set a level, and the server\'s log', { skip, timeout: 60_000 }, async () => {
+  const bin = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+  const piped = await startWith({ upstreams: { ev: { command: process.execPath, args: [bin, 'stdio'] } } });
+  const [a, b] = [await connect(piped.url), await connect(piped.url)];
+  try {
+    await a.setLoggingLevel('debug');
+    await a.callTool({ name: 'ev_toggle-simulated-logging', arguments: {} });
+    await until('a log message reached the session that set a level', () => a.heard.length > 0);
+    await until('the server logged it with the upstream\'s name', () => /\[ev\] log \w+: /.test(piped.output()));
+    assert.deepEqual(b.heard, [], 'a session that set no level hears none');
+    await a.callTool({ name: 'ev_toggle-simulated-logging', arguments: {} });
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+    await piped.stop();
+  }
+});
+
+test('2026-07-28 callers share one upstream session at a legacy upstream', { skip, timeout: 30_000 }, async () => {
+  const [a, b] = [await connect(server.url, {}, { mode: { pin: '2026-07-28' } }), await connect(server.url, {}, { mode: { pin: '2026-07-28' } })];
+  try {
+    const before = everything.sessions().length;
+    for (const [c, m] of [[a, 'one'], [b, 'two'], [a, 'three']]) {
+      const r = await c.callTool({ name: 'echo', arguments: { message: m } });
+      assert.match(text(r), new RegExp(m));
+    }
+    assert.equal(everything.sessions().length - before, 1, 'one upstream session served the three calls');
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
+});
