@@ -1,4 +1,5 @@
-// E2E (native server only): what upstreams send outside a call reaches the right session.
+// E2E (native server; one test also against the Worker): what upstreams send outside a call
+// reaches the right session.
 // @modelcontextprotocol/server-everything behind the gateway, official SDK v2 clients
 // (@modelcontextprotocol/client) in front in 2025-11-25 sessions (each opens its session's GET
 // stream, as the SDK does):
@@ -10,7 +11,8 @@
 // - log messages the upstream sends on its session's GET stream reach that session only, at or
 //   above the level its client set;
 // - a stdio upstream's log messages reach the sessions that set a level, and the server's log;
-// - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream.
+// - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream (this one
+//   also against the Worker).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -21,7 +23,6 @@ const skip = !native() && 'native server only (the Worker opens no upstream GET 
 let everything, server;
 
 before(async () => {
-  if (skip) return;
   everything = await startEverything();
   server = await startWith({ upstream: { url: everything.url } });
 }, { timeout: 120_000 });
@@ -124,7 +125,7 @@ test('a stdio upstream\'s log messages reach the sessions that set a level, and 
   }
 });
 
-test('2026-07-28 callers share one upstream session at a legacy upstream', { skip, timeout: 30_000 }, async () => {
+test('2026-07-28 callers share one upstream session at a legacy upstream', { timeout: 30_000 }, async () => {
   const [a, b] = [await connect(server.url, {}, { mode: { pin: '2026-07-28' } }), await connect(server.url, {}, { mode: { pin: '2026-07-28' } })];
   try {
     const before = everything.sessions().length;
