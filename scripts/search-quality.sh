@@ -3,7 +3,21 @@
 # queries of tests/search/ over catalog/public-servers.json and catalog/saas-servers.json:
 # top-1, top-5 and MRR per part (tune, heldOut). Needs the .venv of scripts/bootstrap.sh.
 #   scripts/search-quality.sh [--json FILE] [--misses]
+# Speed side by side at 5,000 and 50,000 public tools (README's search speed table), in one run:
+# ours from `cargo bench --features testing --bench search` (its p50 lines; criterion's own
+# sampling is skipped by a filter no benchmark matches), then FastMCP's search_tools and plain
+# BM25 (scripts/search_quality.py --speed: at most --runs calls per query, cut at --budget s).
+# About 10 minutes on a loaded 2-core VM after the bench is built (--peers-only skips ours).
+#   scripts/search-quality.sh --speed [--peers-only] [--runs N] [--budget S] [--sizes 5000,50000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ " $* " == *" --speed "* ]]; then
+  args=()
+  for a in "$@"; do [[ $a == --peers-only ]] || args+=("$a"); done
+  if [[ " $* " != *" --peers-only "* ]]; then
+    cargo bench -q --features testing --bench search -- --exact no-criterion-sampling 2>&1 | grep -E 'p50|load'
+  fi
+  exec .venv/bin/python scripts/search_quality.py "${args[@]}"
+fi
 cargo build -q --features testing --example search_rank
 exec .venv/bin/python scripts/search_quality.py --ours target/debug/examples/search_rank "$@"
