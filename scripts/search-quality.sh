@@ -2,7 +2,7 @@
 # Search quality side by side (ours, FastMCP 4's BM25SearchTransform, plain BM25) on the labelled
 # queries of tests/search/ over catalog/public-servers.json and catalog/saas-servers.json:
 # top-1, top-5 and MRR per part (tune, heldOut). Needs the .venv of scripts/bootstrap.sh.
-#   scripts/search-quality.sh [--json FILE] [--misses]
+#   scripts/search-quality.sh [--json FILE] [--misses] [--tune-only] [--ours-only]
 # Speed side by side at 5,000 and 50,000 public tools (README's search speed table), in one run:
 # ours from `cargo bench --features testing --bench search` (its p50 lines; criterion's own
 # sampling is skipped by a filter no benchmark matches), then FastMCP's search_tools and plain

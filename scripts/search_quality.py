@@ -54,7 +54,12 @@ def labelled(path):
     return doc["catalog"], [(q["query"], q["expect"], q["kind"], q["part"]) for q in doc["queries"]]
 
 
-def ours(catalog, path, binary):
+def ours(catalog, path, binary, queries=None):
+    if queries is not None:  # only these queries (a file of them, so no other query runs)
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"queries": [{"query": q} for q in queries]}, f)
+        path = f.name
     out = subprocess.run([binary, catalog, path, str(DEPTH)], check=True, capture_output=True, text=True).stdout
     return {r["query"]: r["ranked"] for r in map(json.loads, out.splitlines())}
 
@@ -251,6 +256,8 @@ def main():
     ap.add_argument("--ours", default="target/debug/examples/search_rank")
     ap.add_argument("--json")
     ap.add_argument("--misses", action="store_true", help="print our misses (tuning part only)")
+    ap.add_argument("--tune-only", action="store_true", help="run the tuning parts only (held-out queries are not run at all)")
+    ap.add_argument("--ours-only", action="store_true", help="run our ranker only (no FastMCP, no plain BM25)")
     args = ap.parse_args()
     if args.speed:
         speed([int(n) for n in args.sizes.split(",")], args.runs, args.budget)
@@ -259,13 +266,14 @@ def main():
     pooled = defaultdict(list)
     for path in FILES + [EARLIER]:
         catalog, qs = labelled(path)
+        if args.tune_only:
+            qs = [x for x in qs if x[3] in ("tune", "earlier-tuned")]
         tools = json.load(open(catalog))["tools"]
         queries = [q for q, *_ in qs]
-        rankers = {
-            "ours": ours(catalog, path, args.ours),
-            "fastmcp-bm25": asyncio.run(fastmcp_rank(tools, queries)),
-            "plain-bm25": plain_bm25(tools, queries),
-        }
+        rankers = {"ours": ours(catalog, path, args.ours, queries if args.tune_only else None)}
+        if not args.ours_only:
+            rankers["fastmcp-bm25"] = asyncio.run(fastmcp_rank(tools, queries))
+            rankers["plain-bm25"] = plain_bm25(tools, queries)
         parts = sorted({p for *_, p in qs})
         for part in parts:
             for kind in ("all", "paraphrase"):

@@ -7,6 +7,7 @@
 mod fx;
 mod index;
 mod memo;
+mod related;
 pub mod text;
 
 pub use index::{Builder, SearchIndex, MAX_QUERY_WORDS};

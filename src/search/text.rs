@@ -490,14 +490,24 @@ pub struct Concept {
 
 /// Weight of a synonym's match, against the word's own.
 pub const SYNONYM_WEIGHT: f32 = 0.45;
+/// Weight of a related word's match (`related.txt`), times its score there.
+pub const RELATED_WEIGHT: f32 = 0.4;
+/// Weight of a two-word key's related word (`give back` → refund), times its score.
+pub const PAIR_WEIGHT: f32 = 0.8;
+/// Most words (not stop words) between a two-word key's words in a query.
+const PAIR_GAP: usize = 2;
 
-/// The concepts of a query: its words (at most `max`), each with its synonyms; a phrase word
-/// (`pr`) becomes the words it stands for.
+/// The concepts of a query: its words (at most `max`), each with its synonyms and then its
+/// related words (`related.txt`: a two-word key's when the query has both words, then the
+/// word's own); a phrase word (`pr`) becomes the words it stands for.
 pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
     let mut raw = Vec::new();
     words(query, max, &mut raw);
+    let all = raw.clone();
+    // Whether `w` follows position `i` closely (`give … back`: at most PAIR_GAP words between).
+    let follows = |i: usize, w: &str| all.iter().skip(i + 1).take(PAIR_GAP + 1).any(|x| x == w);
     let mut out: Vec<Concept> = Vec::new();
-    for w in raw {
+    for (i, w) in raw.into_iter().enumerate() {
         if let Some((_, to)) = PHRASES.iter().find(|(from, _)| *from == w) {
             let mut ws = Vec::new();
             words(to, 8, &mut ws);
@@ -516,6 +526,22 @@ pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
                     }
                 }
             }
+        }
+        let rel = super::related::related();
+        let widen = |forms: &mut Vec<(String, f32)>, list: &[(String, f32)], weight: f32| {
+            for (x, s) in list {
+                if !forms.iter().any(|(f, _)| f == x) {
+                    forms.push((x.clone(), weight * s));
+                }
+            }
+        };
+        for (b, list) in rel.pairs.get(&w).into_iter().flatten() {
+            if follows(i, b) {
+                widen(&mut forms, list, PAIR_WEIGHT);
+            }
+        }
+        if let Some(list) = rel.words.get(&w) {
+            widen(&mut forms, list, RELATED_WEIGHT);
         }
         push(&mut out, Concept { forms });
     }
@@ -600,5 +626,22 @@ mod tests {
         assert!(c[1].forms.iter().any(|(f, _)| f == "directory"));
         let pr = concepts("merge my PR", 10);
         assert!(pr.iter().any(|c| c.forms[0].0 == "pull"));
+    }
+
+    #[test]
+    fn query_words_bring_related_words_below_their_synonyms() {
+        let weight = |c: &Concept, w: &str| c.forms.iter().find(|(f, _)| f == w).map(|(_, x)| *x);
+        let c = concepts("give this buyer their money back", 10);
+        let give = c.iter().find(|c| c.forms[0].0 == stem("give")).expect("give");
+        let refund = weight(give, "refund").expect("give … back brings refund");
+        assert!(refund < 1.0 && refund > RELATED_WEIGHT);
+        for q in ["give it to me", "back then, give it", "give the red shiny ball back"] {
+            let alone = concepts(q, 10);
+            let give = alone.iter().find(|c| c.forms[0].0 == stem("give")).expect("give");
+            assert_eq!(weight(give, "refund"), None, "only with back soon after: {q}");
+        }
+        let r = concepts("leave a remark", 10);
+        let remark = r.iter().find(|c| c.forms[0].0 == "remark").expect("remark");
+        assert_eq!(weight(remark, "comment"), Some(SYNONYM_WEIGHT), "the synonym's weight wins");
     }
 }
