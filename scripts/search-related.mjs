@@ -9,14 +9,16 @@
 // Which words: keys are the commonest English words (the vectors' first KEYS words that are
 // alphabetic and in WordNet) and the words of the tool catalogs in catalog/*.json; a key's
 // related words are taken from the targets: the catalogs' words and the commonest TARGETS English
-// words. Never from any labelled query. A target is related to a key by the cosine of their
-// vectors, plus a bonus when WordNet puts them in one synset (a synonym in one of the key's first
-// SENSES senses) or links them by derivation; at most PER_KEY targets scoring ≥ MIN each. WordNet's
-// two-word verbs whose words are both common (`give back`) are keys too, with their synonyms.
+// words. Never from any labelled query. A target is related to a key when WordNet puts them in one
+// synset (a synonym in one of the key's first SENSES senses) or links them by derivation; it
+// scores the cosine of their vectors plus WN_BONUS, and a key keeps at most PER_KEY targets
+// scoring ≥ MIN. WordNet's two-word verbs whose words are both common and not stop words
+// (`give back`) are keys too, with their synonyms.
 //
 // Output lines: `key rel:score rel:score ...` (score 1–9: tenths); the Rust side
 // (src/search/related.rs) stems both sides and folds lines that stem alike.
-//   node --max-old-space-size=6000 scripts/search-related.mjs [--cache DIR] [--out FILE]
+//   node --max-old-space-size=8000 scripts/search-related.mjs [--cache DIR] [--out FILE] [--vectors-too]
+// (about 3 minutes; the vectors' JSON is 300 MB).
 
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -29,8 +31,10 @@ const MIN = 0.72;
 const WN_BONUS = 0.25;
 const SENSES = 3;
 const PHRASE_SCORE = 0.9;
-/** Whether a related word must also be related in WordNet (the vectors only rank it). */
-const WORDNET_ONLY = process.env.RELATED_WORDNET_ONLY === "1";
+/** Whether a related word must also be related in WordNet (the vectors only rank it): the
+ * default; `--vectors-too` also keeps the vectors' own nearest words (twice the table, and on the
+ * tuning queries no better). */
+const WORDNET_ONLY = !process.argv.includes("--vectors-too");
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -107,7 +111,7 @@ for (const pos of ["noun", "verb", "adj", "adv"]) {
 function wordnetRelated(lemma) {
   const rel = new Set();
   for (const [p, offs] of index.get(lemma) ?? []) {
-    offs.slice(0, SENSES).forEach((o, sense) => {
+    offs.slice(0, SENSES).forEach((o) => {
       const s = synsets.get(p + o);
       if (!s) return;
       const me = s.words.indexOf(lemma) + 1;
@@ -117,7 +121,6 @@ function wordnetRelated(lemma) {
         const t = synsets.get(to);
         if (t && dst > 0) rel.add(t.words[dst - 1]);
       }
-      void sense;
     });
   }
   rel.delete(lemma);
