@@ -24,7 +24,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-const KEYS = 30000;
+const arg0 = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const KEYS = Number(arg0("--keys", 30000));
 const TARGETS = 12000;
 const PER_KEY = 4;
 const MIN = 0.72;

@@ -3,6 +3,7 @@
 //! synonyms a query is widened with. Every cut is at a char boundary: suffixes are ASCII and
 //! are only removed when the word ends with them.
 
+use super::related::Related;
 use crate::middleware::fold;
 
 /// Words that carry no meaning for finding a tool.
@@ -497,6 +498,12 @@ pub const PAIR_WEIGHT: f32 = 0.8;
 /// Most words (not stop words) between a two-word key's words in a query.
 const PAIR_GAP: usize = 2;
 
+/// The related-words table (`related.txt`), parsed on first use.
+pub(crate) fn related() -> &'static Related {
+    static R: std::sync::OnceLock<Related> = std::sync::OnceLock::new();
+    R.get_or_init(|| super::related::parse(super::related::TABLE, stem))
+}
+
 /// The concepts of a query: its words (at most `max`), each with its synonyms and then its
 /// related words (`related.txt`: a two-word key's when the query has both words, then the
 /// word's own); a phrase word (`pr`) becomes the words it stands for.
@@ -527,7 +534,7 @@ pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
                 }
             }
         }
-        let rel = super::related::related();
+        let rel = related();
         let widen = |forms: &mut Vec<(String, f32)>, list: &[(String, f32)], weight: f32| {
             for (x, s) in list {
                 if !forms.iter().any(|(f, _)| f == x) {
@@ -642,6 +649,10 @@ mod tests {
         }
         let r = concepts("leave a remark", 10);
         let remark = r.iter().find(|c| c.forms[0].0 == "remark").expect("remark");
-        assert_eq!(weight(remark, "comment"), Some(SYNONYM_WEIGHT), "the synonym's weight wins");
+        assert_eq!(
+            weight(remark, "comment"),
+            Some(SYNONYM_WEIGHT),
+            "the synonym's weight wins"
+        );
     }
 }
