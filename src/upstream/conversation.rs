@@ -409,7 +409,10 @@ impl Machine for Exchange {
                 Ok(())
             }
             Phase::Sent(id) => {
-                if a.status == 404 && conv.session.is_some() && !self.reopened {
+                let forgotten = a.status == 404;
+                #[cfg(feature = "gateway")]
+                let forgotten = forgotten || (conv.config.discover && era::session_unknown(&a, id));
+                if forgotten && conv.session.is_some() && !self.reopened {
                     // The upstream forgot our session: open a new one and send again, once.
                     conv.reset();
                     self.reopened = true;

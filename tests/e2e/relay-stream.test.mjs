@@ -11,8 +11,8 @@
 // - log messages the upstream sends on its session's GET stream reach that session only, at or
 //   above the level its client set;
 // - a stdio upstream's log messages reach the sessions that set a level, and the server's log;
-// - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream (this one
-//   also against the Worker).
+// - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream, opened
+//   again when the upstream forgets it (this one also against the Worker).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -134,6 +134,16 @@ test('2026-07-28 callers share one upstream session at a legacy upstream', { tim
       assert.match(text(r), new RegExp(m));
     }
     assert.equal(everything.sessions().length - before, 1, 'one upstream session served the three calls');
+    // The upstream forgets it (ended behind the gateway's back; it then answers 400): the next
+    // call opens another, which the calls after it share.
+    const shared = everything.sessions().at(-1);
+    const ended = await fetch(everything.url, { method: 'DELETE', headers: { 'mcp-session-id': shared, 'mcp-protocol-version': '2025-11-25' } });
+    assert.equal(ended.status, 200);
+    for (const [c, m] of [[b, 'four'], [a, 'five']]) {
+      const r = await c.callTool({ name: 'echo', arguments: { message: m } });
+      assert.match(text(r), new RegExp(m));
+    }
+    assert.equal(everything.sessions().length - before, 2, 'one more session, shared again');
   } finally {
     await a.close().catch(() => {});
     await b.close().catch(() => {});

@@ -192,6 +192,20 @@ fn carried_error(a: &HttpAnswer, id: Option<u64>) -> Option<Value> {
     msg.get("error").cloned()
 }
 
+/// Whether `a` is a 400 whose error says the upstream does not know our session: what servers
+/// built on the official SDK's examples answer for a session they forgot ("Bad Request: No
+/// valid session ID provided") where the specification says 404.
+pub(super) fn session_unknown(a: &HttpAnswer, id: Option<u64>) -> bool {
+    a.status == 400
+        && carried_error(a, id)
+            .and_then(|e| {
+                e["message"]
+                    .as_str()
+                    .map(|m| m.to_ascii_lowercase().contains("session"))
+            })
+            .unwrap_or(false)
+}
+
 /// Whether `a` refuses the version we spoke in: `-32022` in either era, or — speaking
 /// 2026-07-28 — a 400 or 404 that is no complaint about the request itself (a legacy server
 /// took our place and wants a session). Then the era is discovered again.

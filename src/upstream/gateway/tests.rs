@@ -111,6 +111,23 @@ fn stateless_callers_share_one_session_at_a_legacy_upstream() {
     // The upstream forgot it (the exchange opened another): the new one is shared from now on.
     assert_eq!(g.stateless_done(0, &f, Some("A"), &link("C", 3)), None);
     assert_eq!(first(&mut g, &f).1.as_deref(), Some("C"));
+    // The upstream forgot it, saying so with a 400 (as the SDK's example servers do): the
+    // exchange opens another at once.
+    let (_, mut conv, mut ex) = g.forward(&f).unwrap();
+    assert!(matches!(ex.step(&mut conv).unwrap(), Step::Send(_)));
+    let forgot = crate::upstream::HttpAnswer {
+        status: 400,
+        content_type: "application/json".into(),
+        body: r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#.into(),
+        ..Default::default()
+    };
+    ex.receive(&mut conv, forgot).unwrap();
+    let Step::Send(again) = ex.step(&mut conv).unwrap() else {
+        panic!()
+    };
+    // (Discovering its era first, as after a 404.)
+    assert!(again.body.contains("\"server/discover\""), "{}", again.body);
+    assert!(!again.headers.iter().any(|(k, _)| k == "Mcp-Session-Id"));
     // A stateless caller with roots gets a session of its own, declaring them, closed after.
     let rooted = call(Some(json!({})), None);
     let (init, session) = first(&mut g, &rooted);
