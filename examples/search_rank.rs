@@ -20,6 +20,8 @@ fn main() {
     let limit: u64 = args.get(3).map_or(10, |a| a.parse().expect("LIMIT is a whole number"));
     let doc = std::fs::read_to_string(catalog).expect("the catalog file is readable");
     let catalog = Catalog::from_json_str(&doc).expect("the catalog loads");
+    // Built now, shared with the harness's copy of the catalog.
+    catalog.search_index();
     let index = catalog.search.clone();
     let tools: Vec<String> = catalog
         .section(mcp_sieve::model::Kind::Tool)
@@ -37,7 +39,7 @@ fn main() {
     for q in all_queries(&file) {
         if direct {
             let all = mcp_sieve::filter::Bits::full(tools.len());
-            let hits = index.search(&q, &all, limit as usize);
+            let hits = index.get().expect("built above").search(&q, &all, limit as usize);
             let names: Vec<&str> = hits.iter().map(|(d, _)| tools[*d].as_str()).collect();
             let scores: Vec<String> = hits.iter().map(|(d, s)| format!("{} {s:.2}", tools[*d])).collect();
             println!("{}", json!({"query": q, "ranked": names, "scores": scores}));

@@ -85,9 +85,11 @@ pub struct Catalog {
     /// Who may call `sieve/explain` (the document's `explain`).
     #[cfg(feature = "explain")]
     pub explain: explain::Access,
-    /// Search mode's index of the tools, built with the catalog (shared by its clones).
+    /// Search mode's index of the tools, built when first asked for ([`Catalog::search_index`]),
+    /// not while the catalog loads: the native server builds it on another thread right after,
+    /// the Worker on the first search. Shared by the catalog's clones.
     #[cfg(feature = "search-index")]
-    pub search: std::sync::Arc<crate::search::SearchIndex>,
+    pub search: std::sync::Arc<std::sync::OnceLock<crate::search::SearchIndex>>,
 }
 
 /// The document's `upstream` and `upstreams` (feature `gateway`: the Worker and the native
@@ -284,8 +286,6 @@ impl Catalog {
         let mut sections: [Section; 4] = Default::default();
         #[cfg(feature = "standards")]
         let mut aliases: Vec<(String, String)> = Vec::new();
-        #[cfg(feature = "search-index")]
-        let mut search = crate::search::Builder::default();
         for kind in Kind::ALL {
             array(&doc, kind.key())?;
             let mut items = Vec::new();
@@ -308,10 +308,6 @@ impl Catalog {
                         }
                     }
                 }
-                #[cfg(feature = "search-index")]
-                if kind == Kind::Tool {
-                    search.add(&v);
-                }
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
                 items.push(Primitive::from_json(kind, v, &path, m)?);
@@ -332,10 +328,6 @@ impl Catalog {
             sections[section_index(kind)].items = items;
         }
         let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, &doc)?;
-        #[cfg(feature = "search-index")]
-        {
-            catalog.search = std::sync::Arc::new(search.finish(&catalog.section(Kind::Tool).items, &catalog.groups));
-        }
         catalog.document = document;
         catalog.upstreams = upstreams;
         #[cfg(feature = "gateway")]
@@ -452,6 +444,14 @@ impl Catalog {
             #[cfg(feature = "search-index")]
             search: Default::default(),
         })
+    }
+
+    /// Search mode's index of the tools, built on first use (from the tools' definitions as
+    /// listed) and kept.
+    #[cfg(feature = "search-index")]
+    pub fn search_index(&self) -> &crate::search::SearchIndex {
+        self.search
+            .get_or_init(|| crate::search::SearchIndex::of_tools(&self.section(Kind::Tool).items, &self.groups))
     }
 
     /// The section of one kind.

@@ -227,6 +227,8 @@ fn the_work_of_one_search_is_capped_by_distinct_query_words() {
     let mut h = on(public_servers(), "/mcp/search", "");
     let query = format!("create a branch {}", junk(130));
     assert!(query.len() <= 1000);
+    // The first search builds the catalog's index; the calls timed read it.
+    found(&mut h, "branch", 1);
     let t0 = std::time::Instant::now();
     let top = found(&mut h, &query, 5);
     let long = t0.elapsed();
@@ -441,4 +443,21 @@ fn tokens_to_find_and_call_a_tool() {
     );
     assert!(search_compact < search_full, "{search_compact} < {search_full}");
     assert!(search_full * 20 < full_bytes, "{search_full} vs {full_bytes}");
+}
+
+#[test]
+fn the_index_is_built_off_the_load_by_a_job_or_by_the_first_search() {
+    // Loading builds no index: the first search does (the Worker) ...
+    let catalog = public_servers();
+    let cell = catalog.search.clone();
+    assert!(cell.get().is_none(), "the load built the index");
+    let mut h = on(catalog, "/mcp/search", "");
+    assert!(found(&mut h, "create a branch", 5).contains(&"create_branch".to_string()));
+    let built = cell.get().expect("the first search built the index");
+    // ... or a job run on another thread before any search (the native server), to the same index.
+    let server = mcp_sieve::protocol::Server::new(public_servers());
+    let job = server.search_job();
+    std::thread::spawn(job).join().unwrap();
+    let other = server.catalog().search.get().expect("the job built the index");
+    assert_eq!((other.terms(), other.postings()), (built.terms(), built.postings()));
 }

@@ -432,6 +432,7 @@ impl Gateway {
         for line in &refreshed.log {
             eprintln!("mcp-sieve: {line}");
         }
+        crate::load::index_in_background(&refreshed.server);
         Ok(refreshed.server)
     }
 

@@ -113,6 +113,16 @@ impl Document {
     }
 }
 
+/// Builds `server`'s search index on a thread of its own, so neither the catalog's load nor a
+/// request pays for it (a search that comes before it is done waits for it).
+pub fn index_in_background(server: &mcp_sieve::protocol::Server) {
+    let job = server.search_job();
+    let spawned = std::thread::Builder::new().name("search-index".into()).spawn(job);
+    if let Err(e) = spawned {
+        eprintln!("mcp-sieve: the search index is built on the first search ({e})");
+    }
+}
+
 /// The catalog document of `source`, read but not loaded ([`Document::catalog`] loads it).
 pub fn document(source: &Source) -> Result<Document, ServerError> {
     let (text, origin) = compose(source)?;

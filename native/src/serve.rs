@@ -51,6 +51,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         false => doc.text.clone(),
     };
     let server = Arc::new(Server::new(doc.catalog(&text)?));
+    crate::load::index_in_background(&server);
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
     let mut cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
     if cfg.session_secret.is_none() {

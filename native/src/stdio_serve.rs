@@ -243,6 +243,7 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
 /// Serves the catalog document `doc` over stdio through `view` until stdin closes.
 pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
     let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
+    crate::load::index_in_background(&server);
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;

@@ -277,7 +277,7 @@ impl Server {
         let order: Vec<usize> = if query.is_empty() {
             visible.ones().collect()
         } else {
-            crate::protocol::search_index::rank(&self.catalog.search, query, &visible, visible.count())
+            crate::protocol::search_index::rank(self.catalog.search_index(), query, &visible, visible.count())
         };
         #[cfg(not(feature = "search-index"))]
         let order: Vec<usize> = visible.ones().collect();

@@ -184,7 +184,7 @@ impl Server {
         let section = self.catalog.section(Kind::Tool);
         #[cfg(feature = "search-index")]
         let (ranked, compact) = (
-            search_index::rank(&self.catalog.search, &query, &visible, limit),
+            search_index::rank(self.catalog.search_index(), &query, &visible, limit),
             search_index::compact_asked(args, ARGS)?,
         );
         #[cfg(not(feature = "search-index"))]

@@ -63,6 +63,17 @@ impl Server {
         &self.catalog
     }
 
+    /// Builds search mode's index of the current catalog, for a shell to run off the path of
+    /// requests (the native server: on another thread at startup); a search before it is done
+    /// waits for it, one after it reads it.
+    #[cfg(feature = "search-index")]
+    pub fn search_job(&self) -> impl FnOnce() + Send + 'static {
+        let catalog = Arc::clone(&self.catalog);
+        move || {
+            catalog.search_index();
+        }
+    }
+
     /// Swaps in a new catalog (a configuration reload, an upstream refresh). Returns the
     /// `list_changed` notifications every session should get, and bumps the version so cursors
     /// issued before the change are refused.

@@ -1,4 +1,4 @@
-//! The inverted index of a catalog's tools, built once when the catalog loads (a gateway's
+//! The inverted index of a catalog's tools, built once per catalog, after it loads (a gateway's
 //! catalog is rebuilt, index and all, when its upstreams' lists are refreshed): every word of a
 //! tool's name, title, description, parameter names and descriptions, groups and tags → the
 //! tools it occurs in, each with its BM25F weight already computed. A search scores postings
@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use super::fields::ToolText;
 use super::fx::FxMap;
 use super::memo::Memo;
 use super::text::{self, Concept};
@@ -132,11 +133,6 @@ impl Default for Builder {
     }
 }
 
-/// The value of key `k` of a JSON object, by a scan (tool objects have a few keys).
-fn key<'a>(o: &'a serde_json::Map<String, Value>, k: &str) -> Option<&'a Value> {
-    o.iter().find(|(x, _)| x.as_str() == k).map(|(_, v)| v)
-}
-
 impl Builder {
     /// Appends the words of `text`, as field `f`, to `span` (which ends where `words` does).
     fn field(&mut self, span: &mut Span, f: Field, text: &str) {
@@ -192,30 +188,15 @@ impl Builder {
     }
 
     /// Reads one tool's definition (the next position of the tool section).
-    pub fn add(&mut self, tool: &Value) {
+    pub fn add(&mut self, tool: &ToolText) {
         let mut span = self.span();
-        let (mut name, mut title, mut annotated, mut description, mut props) = ("", "", "", "", None);
-        for (k, v) in tool.as_object().into_iter().flatten() {
-            match k.as_str() {
-                "name" => name = v.as_str().unwrap_or_default(),
-                "title" => title = v.as_str().unwrap_or_default(),
-                "description" => description = v.as_str().unwrap_or_default(),
-                "annotations" => {
-                    annotated = v
-                        .as_object()
-                        .and_then(|a| key(a, "title"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                }
-                "inputSchema" => {
-                    props = v
-                        .as_object()
-                        .and_then(|s| key(s, "properties"))
-                        .and_then(Value::as_object)
-                }
-                _ => {}
-            }
-        }
+        let ToolText {
+            name,
+            title,
+            annotated,
+            description,
+            params,
+        } = tool;
         self.field(&mut span, Field::Name, name);
         let action = self.words[span.start as usize..span.end as usize]
             .iter()
@@ -231,13 +212,8 @@ impl Builder {
         let cut = lead_end(description);
         self.field(&mut span, Field::Lead, &description[..cut]);
         self.field(&mut span, Field::Body, &description[cut..]);
-        for (name, p) in props.into_iter().flatten().take(MAX_PARAMS) {
+        for (name, d) in params.iter().take(MAX_PARAMS) {
             self.field(&mut span, Field::ParamName, name);
-            let d = p
-                .as_object()
-                .and_then(|p| key(p, "description"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
             self.field(&mut span, Field::ParamText, d);
         }
         self.docs.push(span);
@@ -462,6 +438,16 @@ impl SearchIndex {
             actions,
             by_name,
         }
+    }
+
+    /// The index of a catalog's tools, read from their definitions as listed (each tool's
+    /// `fragment`), with their groups and tags.
+    pub fn of_tools(items: &[Primitive], groups: &[Group]) -> Self {
+        let mut b = Builder::default();
+        for item in items {
+            b.add(&ToolText::read(&item.fragment));
+        }
+        b.finish(items, groups)
     }
 
     /// Number of indexed words.
