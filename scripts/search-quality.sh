@@ -7,7 +7,7 @@
 # ours from `cargo bench --features testing --bench search` (its p50 lines; criterion's own
 # sampling is skipped by a filter no benchmark matches), then FastMCP's search_tools and plain
 # BM25 (scripts/search_quality.py --speed: at most --runs calls per query, cut at --budget s).
-# About 10 minutes on a loaded 2-core VM after the bench is built (--peers-only skips ours).
+# 2–3 minutes on a loaded 2-core VM (load average 6–10) once the bench is built; --peers-only skips ours.
 #   scripts/search-quality.sh --speed [--peers-only] [--runs N] [--budget S] [--sizes 5000,50000]
 set -euo pipefail
 cd "$(dirname "$0")/.."

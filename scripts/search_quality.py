@@ -20,7 +20,7 @@ size each peer is built once: FastMCP's server gets every tool registered (its O
 version check skipped, see fastmcp_speed) and one untimed call that builds its index; plain BM25
 builds its index. Then each query is called at most `--runs` times (21) and no more once `--budget`
 seconds (40) have passed for that query and peer, so a size costs each peer at most about
-3 x budget plus its setup (50,000 tools: about 5 minutes for both peers on a loaded 2-core VM).
+3 x budget plus its setup (50,000 tools: 2–3 minutes for both peers on a loaded 2-core VM).
 Prints p50 of wall and of process CPU time per call, the number of calls they are over, setup times, and the load average before and after.
 """
 
