@@ -29,9 +29,20 @@ pub fn contents(json: &Map<String, Value>, uri: &str, vars: &[(String, String)])
 impl Server {
     /// `resources/subscribe` and `resources/unsubscribe`: the URI must be readable. Catalog
     /// resources are static, so a subscription never produces an update until the catalog is
-    /// replaced (which announces `list_changed`).
-    pub(crate) fn subscribe(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        self.resolve_uri(call, log).map(|_| "{}".into())
+    /// replaced (which announces `list_changed`). A gateway makes a session's subscription at
+    /// the upstream serving the URI, in the session's own session there, whose
+    /// `resources/updated` reach it (see `upstream::on_stream`).
+    pub(crate) fn subscribe(&self, method: &str, call: &Call, out: &mut Outcome) -> Result<String> {
+        self.resolve_uri(call, &mut out.log)?;
+        #[cfg(feature = "gateway")]
+        if !call.stateless {
+            if let Some(forwarded) = self.forward(method, call, out) {
+                return Ok(forwarded);
+            }
+        }
+        #[cfg(not(feature = "gateway"))]
+        let _ = method;
+        Ok("{}".into())
     }
     /// Finds what `params.uri` reads: a catalog resource, else the first template it matches.
     /// Returns the item's JSON and the template variables; policy applies to both.

@@ -198,7 +198,7 @@ impl Server {
             },
             "prompts/get" => self.get_prompt(&call, out),
             "resources/read" => self.read_uri(&call, out),
-            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(&call, &mut out.log),
+            "resources/subscribe" | "resources/unsubscribe" => self.subscribe(method, &call, out),
             "logging/setLevel" => self.set_log_level(&call, session, out),
             "completion/complete" => self.complete(&call, out),
             "tasks/get" | "tasks/result" | "tasks/cancel" | "tasks/list" | "tasks/update" => {

@@ -517,7 +517,17 @@ impl Gateway {
         };
         // A request with no upstream session of its own speaks in the era the lists were fetched in.
         let conv = Conversation::resume(m.config_for(forward.roots.as_ref()), link).knowing(m.conv.era());
-        let exchange = conv.request(&forward.method, forward.params.clone());
+        let subscription = matches!(forward.method.as_str(), "resources/subscribe" | "resources/unsubscribe");
+        let subscribes = m
+            .lists
+            .as_ref()
+            .is_some_and(|l| l.initialize["capabilities"]["resources"]["subscribe"] == Value::Bool(true));
+        let exchange = if subscription && !(subscribes && m.conv.era() == Era::Legacy) {
+            // An upstream that offers no subscriptions is not asked: subscribed, as before.
+            conv.answered(json!({}))
+        } else {
+            conv.request(&forward.method, forward.params.clone())
+        };
         Ok((i, conv, exchange))
     }
 

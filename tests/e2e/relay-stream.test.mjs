@@ -9,7 +9,8 @@
 //   again; a client without roots gets a session that declares none (the upstream does not
 //   offer it `get-roots-list`);
 // - log messages the upstream sends on its session's GET stream reach that session only, at or
-//   above the level its client set;
+//   above the level its client set; a session's `resources/subscribe` is made in its upstream
+//   session, whose `resources/updated` reach it;
 // - a stdio upstream's log messages reach the sessions that set a level, and the server's log;
 // - 2026-07-28 (stateless) callers share one upstream session at a legacy-era upstream, opened
 //   again when the upstream forgets it (this one also against the Worker).
@@ -106,6 +107,26 @@ test('log messages on an upstream session\'s GET stream reach its session only, 
   } finally {
     await a.close().catch(() => {});
     await b.close().catch(() => {});
+  }
+});
+
+test('a session\'s subscription is made upstream, and its resources/updated reach it', { skip, timeout: 30_000 }, async () => {
+  const client = await connect(server.url);
+  const updated = [];
+  client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri); });
+  try {
+    const { resources } = await client.listResources();
+    const uri = resources[0]?.uri;
+    assert.ok(uri, 'the upstream lists resources');
+    await client.subscribeResource({ uri });
+    // server-everything sends updates of the session's subscriptions at once, then every 5 s.
+    await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+    await until('resources/updated reached the session', () => updated.length > 0);
+    assert.deepEqual([...new Set(updated)], [uri]);
+    await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+    await client.unsubscribeResource({ uri });
+  } finally {
+    await client.close().catch(() => {});
   }
 });
 

@@ -168,3 +168,27 @@ fn a_clients_roots_change_reaches_its_upstream_sessions() {
     s.initialize = json!({"capabilities": {}});
     assert!(g.notifying(&s, changed).is_empty());
 }
+
+#[test]
+fn a_sessions_subscription_is_made_upstream_when_the_upstream_offers_them() {
+    let mut g = http();
+    let sub = Forward {
+        method: "resources/subscribe".into(),
+        params: json!({"uri": "demo://resource/static/document/architecture.md"}),
+        ..call(None, Some(link("A", 3)))
+    };
+    // It offers none (or its lists are not known): answered here, nothing sent.
+    let (_, mut conv, mut ex) = g.forward(&sub).unwrap();
+    let Step::Done(reply) = ex.step(&mut conv).unwrap() else {
+        panic!("sent upstream")
+    };
+    assert_eq!(reply.response.unwrap()["result"], json!({}));
+    assert_eq!(conv.link(), link("A", 3), "the session's upstream session is kept");
+    // It offers them: asked, in the session's own session there.
+    g.members[0].lists = Some(Lists::new(json!({"capabilities": {"resources": {"subscribe": true}}})));
+    let (sent, session) = first(&mut g, &sub);
+    assert_eq!(
+        (sent["method"].as_str(), session.as_deref()),
+        (Some("resources/subscribe"), Some("A"))
+    );
+}
