@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
 use crate::load::Document;
+use crate::outbox::Clients;
 use crate::platform::now_ms;
 use crate::relay::{BoxFuture, Downstream};
 
@@ -99,6 +100,17 @@ impl Link {
             let step = conn.receive(&server, line, &mut *lock(&self.store), &env);
             (step, !had_session && conn.session_id().is_some())
         };
+        if let (Some(g), Some(id), true) = (
+            &self.gateway,
+            self.listening().pop(),
+            line.contains("roots/list_changed"),
+        ) {
+            // Its roots changed: its upstream sessions hear it (see `standalone`).
+            if let Some(s) = lock(&self.store).load(&id) {
+                let (g, line) = (g.clone(), line.to_string());
+                tokio::spawn(async move { g.pass_on(&s, line.as_bytes()).await });
+            }
+        }
         if opened && self.gateway.is_some() {
             // A 2025-11-25 session over stdio hears about list changes without asking for a stream.
             tokio::spawn(watch(self.clone(), Watch::session(&server)));
@@ -180,6 +192,39 @@ impl Downstream for Link {
     fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
         Link::send(self, ask.request.clone());
         Box::pin(wait_for(ask, self))
+    }
+}
+
+/// The one client as the gateway's readers of upstream streams reach it (see `outbox`): on
+/// stdout, while its session lives (its log messages and `resources/updated`, its questions).
+impl Clients for Link {
+    fn session(&self, id: &str) -> Option<mcp_sieve::protocol::Session> {
+        lock(&self.store).load(id)
+    }
+
+    fn listening(&self) -> Vec<String> {
+        lock(&self.conn).session_id().map(str::to_string).into_iter().collect()
+    }
+
+    fn reachable(&self, session: &str) -> bool {
+        lock(&self.conn).session_id() == Some(session)
+    }
+
+    fn push(&self, session: &str, message: String) {
+        if self.reachable(session) {
+            Link::send(self, message);
+        }
+    }
+
+    fn ask<'a>(
+        &'a self,
+        ask: &'a Ask,
+        method: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, mcp_sieve::Error>> {
+        Box::pin(async move {
+            Downstream::expect(self, ask, method)?;
+            Ok(Downstream::ask(self, ask).await)
+        })
     }
 }
 
@@ -281,6 +326,11 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         answers: Mutex::new(Answers::default()),
         out: tx,
     });
+    if let Some(g) = &link.gateway {
+        // What upstreams send outside any request reaches the client (`standalone`).
+        let clients: Arc<dyn Clients> = link.clone();
+        g.attach(Arc::downgrade(&clients));
+    }
     eprintln!("mcp-sieve: serving MCP over stdio");
     let mut input = BufReader::new(tokio::io::stdin());
     let (mut buf, mut too_long) = (Vec::new(), false);

@@ -7,7 +7,7 @@
 //   `roots/list` (sent on its session's GET stream) reaches that client on its own GET stream,
 //   its answer goes back, and its `notifications/roots/list_changed` makes the upstream ask
 //   again; a client without roots gets a session that declares none (the upstream does not
-//   offer it `get-roots-list`);
+//   offer it `get-roots-list`); the same for a client of `mcp-sieve stdio` (asked on stdout);
 // - log messages the upstream sends on its session's GET stream reach that session only, at or
 //   above the level its client set; a session's `resources/subscribe` is made in its upstream
 //   session, whose `resources/updated` reach it;
@@ -17,7 +17,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
 
 const skip = !native() && 'native server only (the Worker opens no upstream GET stream)';
@@ -86,6 +89,26 @@ test('roots: the upstream asks the client that declared them, and hears when the
   } finally {
     await client.close().catch(() => {});
     await bare.close().catch(() => {});
+  }
+});
+
+test('through the stdio downstream (mcp-sieve stdio): the upstream\'s roots/list reaches the client on stdout', { skip, timeout: 30_000 }, async () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-relay-stream-'));
+  const doc = path.join(tmp, 'doc.json');
+  writeFileSync(doc, JSON.stringify({ upstream: { url: everything.url } }));
+  const client = new Client({ name: 'relay-stream-e2e', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+  let roots = [{ uri: 'file:///work/gamma', name: 'Gamma' }];
+  client.setRequestHandler('roots/list', async () => ({ roots }));
+  await client.connect(new StdioClientTransport({ command: path.join(ROOT, 'target', 'debug', 'mcp-sieve'), args: ['stdio', '--catalog', doc], stderr: 'pipe' }));
+  try {
+    const r = await client.callTool({ name: 'get-roots-list', arguments: {} });
+    assert.match(text(r), /file:\/\/\/work\/gamma/, text(r));
+    roots = [{ uri: 'file:///work/delta', name: 'Delta' }];
+    await client.sendRootsListChanged();
+    await until('the upstream has the new roots', async () => /file:\/\/\/work\/delta/.test(text(await client.callTool({ name: 'get-roots-list', arguments: {} }))));
+  } finally {
+    await client.close().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
   }
 });
 
