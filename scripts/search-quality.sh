@@ -7,7 +7,7 @@
 # ours from `cargo bench --features testing --bench search` (its p50 lines; criterion's own
 # sampling is skipped by a filter no benchmark matches), then FastMCP's search_tools and plain
 # BM25 (scripts/search_quality.py --speed: at most --runs calls per query, cut at --budget s).
-# 2–3 minutes on a loaded 2-core VM (load average 6–10) once the bench is built; --peers-only skips ours.
+# 1.5–3 minutes on a loaded 2-core VM (load average 4–10) once the bench is built; --peers-only skips ours.
 #   scripts/search-quality.sh --speed [--peers-only] [--runs N] [--budget S] [--sizes 5000,50000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if [[ " $* " == *" --speed "* ]]; then
   args=()
   for a in "$@"; do [[ $a == --peers-only ]] || args+=("$a"); done
   if [[ " $* " != *" --peers-only "* ]]; then
-    cargo bench -q --features testing --bench search -- --exact no-criterion-sampling 2>&1 | grep -E 'p50|load'
+    cargo bench -q --features testing --bench search -- --exact no-criterion-sampling 2>&1 | grep -E 'p50|load|first'
   fi
   exec .venv/bin/python scripts/search_quality.py "${args[@]}"
 fi
