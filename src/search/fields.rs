@@ -39,9 +39,11 @@ trait FromMap<'de>: Default {
 }
 
 /// A JSON value: an object read as `T`, anything else `T::default()` (skipped).
+#[derive(Default)]
 struct Any<T>(T);
 
 /// A JSON value: a string kept, anything else empty (skipped).
+#[derive(Default)]
 struct Text<'a>(Cow<'a, str>);
 
 macro_rules! skip_scalars {
@@ -130,8 +132,8 @@ impl<'de> FromMap<'de> for Tool<'de> {
                 "name" => t.name = map.next_value::<Text>()?.0,
                 "title" => t.title = map.next_value::<Text>()?.0,
                 "description" => t.description = map.next_value::<Text>()?.0,
-                "annotations" => t.annotated = map.next_value::<Any<Field<'de, 0>>>()?.0 .0,
-                "inputSchema" => t.params = map.next_value::<Any<Schema<'de>>>()?.0 .0,
+                "annotations" => t.annotated = map.next_value::<Any<Key<Text, 0>>>()?.0 .0 .0,
+                "inputSchema" => t.params = map.next_value::<Any<Key<Any<Props>, 2>>>()?.0 .0 .0 .0,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -141,40 +143,24 @@ impl<'de> FromMap<'de> for Tool<'de> {
     }
 }
 
-/// An object's string field: `title` (0) or `description` (1).
-#[derive(Default)]
-struct Field<'a, const K: u8>(Cow<'a, str>);
+/// The names of the fields [`Key`] reads.
+const KEYS: [&str; 3] = ["title", "description", "properties"];
 
-impl<'de, const K: u8> FromMap<'de> for Field<'de, K> {
+/// An object's field `KEYS[K]` (the first of that name) read as `T`; the others skipped.
+#[derive(Default)]
+struct Key<T, const K: usize>(T);
+
+impl<'de, T: Deserialize<'de> + Default, const K: usize> FromMap<'de> for Key<T, K> {
     fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let want = if K == 0 { "title" } else { "description" };
         let mut found = None;
         while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            if found.is_none() && k == want {
-                found = Some(map.next_value::<Text>()?.0);
+            if found.is_none() && k == KEYS[K] {
+                found = Some(map.next_value::<T>()?);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Field(found.unwrap_or_default()))
-    }
-}
-
-/// `inputSchema`: its `properties`.
-#[derive(Default)]
-struct Schema<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
-
-impl<'de> FromMap<'de> for Schema<'de> {
-    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut found = None;
-        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            if found.is_none() && k == "properties" {
-                found = Some(map.next_value::<Any<Props<'de>>>()?.0 .0);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Schema(found.unwrap_or_default()))
+        Ok(Key(found.unwrap_or_default()))
     }
 }
 
@@ -186,7 +172,7 @@ impl<'de> FromMap<'de> for Props<'de> {
     fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut all = Vec::new();
         while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            all.push((k, map.next_value::<Any<Field<'de, 1>>>()?.0 .0));
+            all.push((k, map.next_value::<Any<Key<Text, 1>>>()?.0 .0 .0));
         }
         Ok(Props(all))
     }
