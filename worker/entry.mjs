@@ -3,7 +3,10 @@
 //! Fast path: a stateless POST with a `Content-Length` within the body limit and no session is
 //! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/fast.rs),
 //! which returns nothing for a request it does not take; that request, with its body, then takes
-//! the full path: the Rust `fetch` handler (worker/src/lib.rs). The default export is a plain
+//! the full path: the Rust `fetch` handler (worker/src/lib.rs). In gateway mode a stateless use of
+//! an upstream's item comes back as the upstream POST to send: this code sends it with the
+//! platform's `fetch` and hands the answer back in another synchronous call (`settle`, `upstream`;
+//! worker/src/forward.rs), so a forwarded call costs no Rust futures, timers or Request copies. The default export is a plain
 //! handler object, not worker-build's entrypoint class, whose Proxy wrappers allocate on every
 //! request.
 //!
@@ -56,6 +59,68 @@ function restartIfTrapped(env, ctx) {
   if (init.criticalError) Reflect.construct(Generated, [ctx, env]);
 }
 
+/** The result of a synchronous call into the wasm, or a 500 when the instance trapped in it. */
+function sync(call) {
+  try {
+    return call();
+  } catch (error) {
+    if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+    console.error('mcp-sieve: the fast path trapped', error);
+    init.criticalError = true;
+    return failed();
+  }
+}
+
+/**
+ * The response to what the fast path answered: a Response; a promise of one (the rest runs in
+ * the wasm, guarded); or, in gateway mode, a POST to an upstream (a string, worker/src/forward.rs)
+ * that this code sends, handing the answer back to the wasm, which answers the same way again.
+ */
+async function settle(answer) {
+  for (;;) {
+    if (answer instanceof Response) return answer;
+    if (typeof answer !== 'string') return guarded(() => answer);
+    answer = await upstream(answer);
+  }
+}
+
+/**
+ * Sends the upstream POST `plan` (worker/src/forward.rs `plan`: the exchange's number, URL,
+ * deadline, answer cap and headers, a line each, then the body) within its deadline, and hands
+ * its answer to the wasm: a JSON body of known length within the cap read whole here, an SSE
+ * stream (or a body of unknown length) read there, or the failure.
+ */
+async function upstream(plan) {
+  // Its lines, read in place (no closure per call: the bundler names each one).
+  const fields = [];
+  let at = 0;
+  for (let n = 5, end; n > 0; n--, at = end + 1) {
+    end = plan.indexOf('\n', at);
+    fields.push(plan.slice(at, end));
+    if (fields.length === 5) n += 2 * Number(fields[4]);
+  }
+  const [handle, url, deadline, cap] = [Number(fields[0]), fields[1], Number(fields[2]), Number(fields[3])];
+  const headers = new Headers();
+  for (let i = 5; i < fields.length; i += 2) headers.set(fields[i], fields[i + 1]);
+  const signal = AbortSignal.timeout(deadline);
+  let response;
+  let body;
+  try {
+    response = await fetch(url, { method: 'POST', headers, body: plan.slice(at), signal });
+    const type = response.headers.get('content-type') ?? '';
+    const length = response.headers.get('content-length')?.trim();
+    if (length && Number(length) <= cap && !/^text\/event-stream/i.test(type)) {
+      body = new Uint8Array(await response.arrayBuffer());
+    }
+  } catch (error) {
+    return sync(() => rust.sieve_fast_failed(handle, error, signal.aborted));
+  }
+  if (body === undefined) return guarded(() => sync(() => rust.sieve_fast_stream(handle, response, signal)));
+  const type = response.headers.get('content-type') ?? '';
+  const session = response.headers.get('mcp-session-id') ?? undefined;
+  return sync(() => rust.sieve_fast_answer(handle, response.status, session, type, body));
+}
+
 /** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
 let fastLimit = 0;
 
@@ -74,16 +139,8 @@ export default {
       }
       if (!session && length <= fastLimit) {
         const body = new Uint8Array(await request.arrayBuffer());
-        let answer;
-        try {
-          answer = rust.sieve_fast(request.url, head, body);
-        } catch (error) {
-          if (!(error instanceof WebAssembly.RuntimeError)) throw error;
-          console.error('mcp-sieve: the fast path trapped', error);
-          init.criticalError = true;
-          return failed();
-        }
-        if (answer) return answer;
+        const answer = sync(() => rust.sieve_fast(request.url, head, body));
+        if (answer) return settle(answer);
         request = new Request(request, { body });
       }
     }

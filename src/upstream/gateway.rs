@@ -337,6 +337,12 @@ impl Gateway {
         self.server.clone().filter(|_| !due)
     }
 
+    /// Whether an upstream that is down is due for another try ([`Gateway::retries`]): a shell's
+    /// synchronous path leaves such a request to the path that retries it.
+    pub fn retry_due(&self, now_ms: i64) -> bool {
+        self.server.is_some() && self.members.iter().any(|m| m.failures > 0 && m.due(now_ms))
+    }
+
     /// Ends the refreshes of `members` begun by [`Gateway::serving`] or [`Gateway::retries`]
     /// without lists: the request running them was dropped before they ended (a shell's guard
     /// calls this). The next request due one starts it again; the cached server keeps serving.

@@ -2,21 +2,20 @@
 //! URL, headers and body `entry.mjs` has read, answered in one synchronous call. It costs no
 //! futures, no per-request entrypoint object and no guard timer (a trap in a synchronous call is
 //! thrown to its caller, which answers it). In gateway mode it answers lists from the upstream's
-//! cached lists while they are fresh. What this path does not take — before the configuration is
-//! loaded, a method that may wait, stream or ask the client, in gateway mode a use (forwarded) or
-//! a refresh that is due, a body that is not a JSON-RPC request — returns `None`, and
-//! `entry.mjs` hands the request, with its body, to the full path (`fetch` in lib.rs), which
-//! answers every request alike.
+//! cached lists while they are fresh, and a use of an upstream's item (`tools/call`, …) with the
+//! upstream's POST sent by `entry.mjs` (`forward.rs`) while no refresh or retry is due. What this
+//! path does not take — before the configuration is loaded, a method that may wait, stream or ask
+//! the client, in gateway mode a refresh or a retry that is due, a body that is not a JSON-RPC
+//! request — returns `undefined`, and `entry.mjs` hands the request, with its body, to the full
+//! path (`fetch` in lib.rs), which answers every request alike.
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::jsonrpc;
 use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
 use worker::console_error;
 
-use crate::{config, gateway, shell};
-
-/// Response header marking an answer of this path (with diagnostics on).
-const PATH_HEADER: &str = "X-Sieve-Path";
+use crate::{config, forward, gateway, platform, shell};
 
 /// The largest body the fast path takes (the configured body limit), or 0 while it takes none
 /// (before the configuration is loaded, or when it is invalid).
@@ -53,10 +52,16 @@ fn is_listing(method: &str) -> bool {
 
 /// The answer to a stateless POST to `url` whose headers are `head` (`name\nvalue\n` each, as
 /// the platform's `Headers` iterate: names in lower case, repeated values joined) and whose body is
-/// `body`, or `None` for the full path. The headers come as one string: a lookup through the
+/// `body`, or `undefined` for the full path. The headers come as one string: a lookup through the
 /// platform's `Headers` costs a crossing and two string copies each, and a request needs a dozen.
+/// In gateway mode a use of an upstream's item is answered by `forward::start`: the response, the
+/// upstream POST for `entry.mjs` to send (a string), or a promise of the response.
 #[wasm_bindgen]
-pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Response> {
+pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> JsValue {
+    fast(url, head, body).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     let loaded = config::loaded()?;
     let (Ok(cfg), Ok(server)) = (&loaded.transport, &loaded.server) else {
         return None;
@@ -65,9 +70,16 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
     if !shell::is_endpoint(path) || cfg.auth.is_some() {
         return None;
     }
-    let cached = match server.is_gateway() {
-        true => Some(gateway::ready(server)?),
-        false => None,
+    let (method, params) = jsonrpc::peek(body)?;
+    let forwarding = server.is_gateway() && forward::is_use(&method);
+    if forwarding && forward::may_relay(&params) {
+        // Its client may be asked, or it answers a question: the full path (a Durable Object).
+        return None;
+    }
+    let cached = match (server.is_gateway(), forwarding) {
+        (false, _) => None,
+        (true, false) => Some(gateway::ready(server)?),
+        (true, true) => Some(gateway::ready_to_forward(server)?),
     };
     let mut lines = head.split('\n');
     let headers: Vec<(&str, &str)> = std::iter::from_fn(|| Some((lines.next()?, lines.next()?))).collect();
@@ -75,8 +87,8 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
         let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
         found.map(|(_, v)| v.to_string())
     };
-    let method = jsonrpc::peek(body)?.0;
-    if header("mcp-session-id").is_some() || !is_fast(&method) || (cached.is_some() && !is_listing(&method)) {
+    let taken = forwarding || (is_fast(&method) && (cached.is_none() || is_listing(&method)));
+    if header("mcp-session-id").is_some() || !taken {
         return None;
     }
     let head_only = http::Request {
@@ -92,10 +104,20 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
                 let request = http::Request { body, ..head_only };
                 let mut store = http::MemoryStore::default();
                 let served = cached.as_deref().unwrap_or(server);
-                shell::serve_now(served, cfg, request, &mut store, "", &caller)
+                // A use may mint an id (a question to the client, a task): a fresh one is drawn.
+                let fresh = match forwarding {
+                    true => platform::fresh_id(),
+                    false => String::new(),
+                };
+                shell::serve_now(served, cfg, request, &mut store, &fresh, &caller)
             }
         },
     };
+    if forwarding && answer.retry_at.is_none() {
+        if let Some(server) = cached {
+            return Some(forward::start(answer, server, loaded.clone()));
+        }
+    }
     let answer =
         if answer.retry_at.is_some() || answer.watch.is_some() || answer.ask.is_some() || answer.forward.is_some() {
             // `is_fast` keeps these methods off this path; an answer that still needs one is a bug.
@@ -107,7 +129,7 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> Option<web_sys::Respons
     let response: web_sys::Response = shell::respond(answer).ok()?.into();
     if config::diagnostics() {
         // Tests tell the two paths apart by it (tests/e2e/fast-path.test.mjs).
-        response.headers().set(PATH_HEADER, "fast").ok()?;
+        response.headers().set(shell::PATH_HEADER, "fast").ok()?;
     }
-    Some(response)
+    Some(response.into())
 }

@@ -55,7 +55,7 @@ pub trait Relaying {
 pub struct Refusing(RefCell<upstream::Relay>);
 
 impl Refusing {
-    fn new(f: &mcp_sieve::protocol::Forward) -> Self {
+    pub(crate) fn new(f: &mcp_sieve::protocol::Forward) -> Self {
         Refusing(RefCell::new(
             upstream::Relay::new(f, &crate::platform::fresh_id(), false).0,
         ))
@@ -178,7 +178,7 @@ async fn read_pins(local: &Server) {
 }
 
 /// Runs `f` on this isolate's gateway state (`None` when not a gateway).
-fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Option<T> {
+pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Option<T> {
     if !server.is_gateway() {
         return None;
     }
@@ -188,7 +188,7 @@ fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Opti
 /// One message to upstream `member` over its driver.
 /// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
 /// the core's relay says for a caller it cannot reach).
-async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
+pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
     match DRIVERS.with(|d| d.borrow().get(member).cloned()) {
         Some(Driver::Http(url)) => post(&url, None, p, relaying).await,
         Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p, relaying).await,
@@ -196,10 +196,18 @@ async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result
     }
 }
 
+/// The URL of upstream `member` when it is reached over HTTP (not a service binding).
+pub(crate) fn http_url(member: usize) -> Option<String> {
+    DRIVERS.with(|d| match d.borrow().get(member) {
+        Some(Driver::Http(url)) => Some(url.clone()),
+        _ => None,
+    })
+}
+
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
 /// after the other, each within [`DEADLINE_MS`]; a failure is only logged (the upstream expires
 /// the session on its own then).
-async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
+pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
     for (member, headers) in closing {
         let driver = DRIVERS.with(|d| d.borrow().get(member).cloned());
         let (url, via) = match driver {
@@ -232,9 +240,9 @@ async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
 }
 
 /// Largest upstream answer read, bytes (a larger one is an error, not a larger heap).
-const MAX_ANSWER: usize = 16 << 20;
+pub(crate) const MAX_ANSWER: usize = 16 << 20;
 /// Longest one upstream POST (sending it and reading its answer) may take.
-const DEADLINE_MS: u64 = 30_000;
+pub(crate) const DEADLINE_MS: u64 = 30_000;
 
 /// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted; longer by the client's
 /// time to answer when its questions are relayed), its answer read up to [`MAX_ANSWER`] bytes
@@ -313,6 +321,23 @@ async fn post_once(
             sent.await.map_err(js)?.dyn_into().map_err(js)?
         }
     };
+    read_answer(url, via, &post, resp, signal, relaying).await
+}
+
+/// Reads the upstream's answer `resp` to `post` (sent to `url`, over `via`) up to [`MAX_ANSWER`]
+/// bytes: a JSON body of known length in one go, an SSE stream as it comes, carrying out what the
+/// upstream sends meanwhile with `relaying` (an answer to its question goes back in the same
+/// upstream session, aborted with `signal`).
+pub(crate) async fn read_answer(
+    url: &str,
+    via: Option<Fetcher>,
+    post: &Post,
+    resp: web_sys::Response,
+    signal: &AbortSignal,
+    relaying: Option<&dyn Relaying>,
+) -> Result<HttpAnswer, Error> {
+    let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
+    let js = |e: wasm_bindgen::JsValue| unreachable(worker::Error::from(e));
     let h = resp.headers();
     let (session, content_type) = (
         h.get("mcp-session-id").ok().flatten(),
@@ -370,6 +395,16 @@ async fn post_once(
 /// the fast path answers from; `None` otherwise, and the full path ([`serving`]) runs.
 pub fn ready(local: &Server) -> Option<Arc<Server>> {
     with(local, |g| g.ready(now_ms())).flatten()
+}
+
+/// [`ready`], for a request that uses an item: also `None` while an upstream that is down is due
+/// for another try (the full path runs it, [`serving`]).
+pub fn ready_to_forward(local: &Server) -> Option<Arc<Server>> {
+    with(local, |g| match g.retry_due(now_ms()) {
+        true => None,
+        false => g.ready(now_ms()),
+    })
+    .flatten()
 }
 
 /// Ends the refreshes of its upstreams as abandoned when dropped armed (see
@@ -523,7 +558,7 @@ async fn close_stateless(
 
 /// What the core learns from an exchange with upstream `member` (its list changes, that it is
 /// unreachable), and its `reply` with a failure naming the upstream.
-fn noted(
+pub(crate) fn noted(
     server: &Server,
     member: usize,
     conv: &mut upstream::Conversation,

@@ -7,6 +7,7 @@
 mod auth;
 mod config;
 mod fast;
+mod forward;
 mod gateway;
 mod ledger;
 mod platform;

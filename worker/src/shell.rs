@@ -18,6 +18,8 @@ use crate::platform::now_ms;
 
 /// Request header that makes the shell panic (with diagnostics on).
 const PANIC_HEADER: &str = "X-Sieve-Panic";
+/// Response header marking an answer of the fast path (`fast.rs`, `forward.rs`; with diagnostics on).
+pub const PATH_HEADER: &str = "X-Sieve-Path";
 /// Response header carrying the wasm memory size in bytes (with diagnostics on).
 const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
 

@@ -1,0 +1,337 @@
+//! A stateless use of an upstream's item (`tools/call`, `prompts/get`, `resources/read`,
+//! `completion/complete`) on the fast path, with the upstream's POST sent by `entry.mjs`: the
+//! core's exchange waits here, under a number, between synchronous calls. [`start`] answers what
+//! needs no upstream, or hands `entry.mjs` the POST to send ([`plan`]); `entry.mjs` sends it and
+//! gives back a JSON answer read whole ([`sieve_fast_answer`]) or why there is none
+//! ([`sieve_fast_failed`]), and gets the response or the next POST. An SSE answer (the upstream
+//! may ask something mid-call, refused at once) goes on in Rust ([`sieve_fast_stream`]), as does
+//! a forward this path does not take (a service binding, a `tasks/list` gathered from several
+//! upstreams, an upstream session to close afterwards). Every rule is the full path's
+//! (`gateway::finish`); what this path saves is its futures, timers and crossings.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_sieve::http;
+use mcp_sieve::protocol::{Forward, Server};
+use mcp_sieve::upstream::{self, HttpAnswer, Machine, Post, Step};
+use mcp_sieve::Error;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::JsValue;
+
+use crate::gateway::{self, Refusing, DEADLINE_MS, MAX_ANSWER};
+use crate::platform::now_ms;
+use crate::shell;
+
+/// One exchange with an upstream, waiting for the answer to its last POST.
+struct Waiting {
+    /// The forward as sent (answers to questions unwrapped).
+    forward: Forward,
+    /// The upstream session the exchange began in, if any.
+    began: Option<String>,
+    /// The key of a `requestState` (the transport's session secret).
+    secret: Option<http::Secret>,
+    answer: http::Response,
+    server: Arc<Server>,
+    member: usize,
+    url: String,
+    conv: upstream::Conversation,
+    exchange: upstream::Exchange,
+    post: Post,
+    since_ms: i64,
+}
+
+thread_local! {
+    static WAITING: RefCell<(u32, HashMap<u32, Waiting>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// An exchange still waiting this long was dropped by its request (the client went away): it
+/// is forgotten.
+const FORGET_MS: i64 = 2 * DEADLINE_MS as i64 + mcp_sieve::protocol::ask::ANSWER_WAIT_MS;
+
+/// Whether `method` is a use of an item that a gateway forwards.
+pub fn is_use(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call" | "prompts/get" | "resources/read" | "completion/complete"
+    )
+}
+
+/// Whether a use with these `params` (as `jsonrpc::peek` reads them) may be relayed: it brings
+/// answers to an upstream's questions, or its client declares a capability an upstream may ask
+/// for (`upstream::relays_stateless`). Such a call takes the full path, which runs it in a
+/// Durable Object when it is relayed.
+pub fn may_relay(params: &serde_json::Value) -> bool {
+    let caps = &params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    params.get("inputResponses").is_some()
+        || params.get("requestState").is_some()
+        || ["sampling", "elicitation", "roots"]
+            .iter()
+            .any(|c| caps.get(c).is_some())
+}
+
+/// The response to the core's `answer` on the gateway's `server`: at once when it forwards
+/// nothing, else the first POST of its forward for `entry.mjs`, or a promise of the response
+/// when this path does not take the forward (the full path's `gateway::finish` runs it).
+pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config::Loaded) -> JsValue {
+    let Some(mut f) = answer.forward.clone() else {
+        return done(crate::watch::respond(answer, loaded));
+    };
+    let url = gateway::http_url(f.upstream);
+    let simple = f.session.is_none() && f.gather.is_empty() && answer.ended.is_none();
+    let (Some(url), true, false) = (url, simple, gateway::relays_stateless(&server, &f)) else {
+        return full(answer, server, loaded);
+    };
+    let secret = secret(&loaded);
+    // A 2026-07-28 client's answers to an upstream's questions, back in the upstream's terms.
+    if let Some(secret) = &secret {
+        if let Err(e) = upstream::unwrap_input(&mut f, secret, now_ms()) {
+            let refused = upstream::refusal(&serde_json::Value::Null, &e);
+            return done(shell::respond(http::complete(answer, Ok(&refused), &[])));
+        }
+    }
+    let forward = gateway::with(&server, |g| g.forward(&f))
+        .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
+    let (member, conv, exchange) = match forward {
+        Ok(x) => x,
+        Err(e) => return done(shell::respond(http::complete(answer, Err(&e), &[]))),
+    };
+    // An upstream spoken to in sessions (one shared by stateless callers): the full path.
+    if conv.era() != upstream::Era::Modern {
+        return full(answer, server, loaded);
+    }
+    let waiting = Waiting {
+        began: conv.session_id().map(str::to_string),
+        forward: f,
+        secret,
+        answer,
+        server,
+        member,
+        url,
+        conv,
+        exchange,
+        post: Post {
+            headers: Vec::new(),
+            body: String::new(),
+        },
+        since_ms: now_ms(),
+    };
+    next(waiting, Ok(()))
+}
+
+/// A promise of the response the full path gives `answer` (`shell::run` after serving it).
+fn full(answer: http::Response, server: Arc<Server>, loaded: crate::config::Loaded) -> JsValue {
+    promise(async move {
+        let mut store = http::MemoryStore::default();
+        let secret = secret(&loaded);
+        let answer = gateway::finish(answer, &server, &mut store, secret.as_ref()).await;
+        done(crate::watch::respond(answer, loaded))
+    })
+}
+
+/// The key of a `requestState` (the transport's session secret).
+fn secret(loaded: &crate::config::Loaded) -> Option<http::Secret> {
+    loaded.transport.as_ref().ok().and_then(|c| c.session_secret.clone())
+}
+
+/// Goes on with `w` after its last step (`last`: how it went): the next POST, or the response.
+fn next(mut w: Waiting, last: Result<(), Error>) -> JsValue {
+    let step = last.and_then(|()| w.exchange.step(&mut w.conv));
+    match step {
+        Ok(Step::Send(post))
+            if post
+                .headers
+                .iter()
+                .all(|(k, v)| !k.contains('\n') && !v.contains(['\n', '\r'])) =>
+        {
+            w.post = post;
+            w.since_ms = now_ms();
+            let text = plan(&w);
+            WAITING
+                .with(|p| {
+                    let (counter, map) = &mut *p.borrow_mut();
+                    map.retain(|_, o| w.since_ms - o.since_ms < FORGET_MS);
+                    *counter = counter.wrapping_add(1);
+                    map.insert(*counter, w);
+                    format!("{counter}\n{text}")
+                })
+                .into()
+        }
+        // A header this path cannot write on one line: the full path sends it (and refuses it).
+        Ok(Step::Send(post)) => promise(async move {
+            let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
+            let sent = gateway::send(w.member, post, Some(&refusing)).await;
+            let reply = go_on(&mut w, sent, &refusing).await;
+            finish(w, reply).await
+        }),
+        Ok(Step::Done(reply)) => finish_now(w, Ok(reply)),
+        Err(e) => finish_now(w, Err(e)),
+    }
+}
+
+/// The POST of `w` for `entry.mjs`, one string: its URL, deadline (ms), answer cap (bytes), the
+/// number of headers, each header's name and value, each on a line; then the body.
+fn plan(w: &Waiting) -> String {
+    let mut s = format!("{}\n{DEADLINE_MS}\n{MAX_ANSWER}\n{}\n", w.url, w.post.headers.len());
+    for (k, v) in &w.post.headers {
+        s.push_str(k);
+        s.push('\n');
+        s.push_str(v);
+        s.push('\n');
+    }
+    s.push_str(&w.post.body);
+    s
+}
+
+/// The waiting exchange `handle`, taken.
+fn take(handle: u32) -> Option<Waiting> {
+    WAITING.with(|p| p.borrow_mut().1.remove(&handle))
+}
+
+/// The answer to exchange `handle`'s POST: HTTP `status`, the upstream's `Mcp-Session-Id`,
+/// `content_type` (not an SSE stream) and the whole `body`. Returns the response, or the next
+/// POST.
+#[wasm_bindgen]
+pub fn sieve_fast_answer(
+    handle: u32,
+    status: u16,
+    session: Option<String>,
+    content_type: String,
+    body: &[u8],
+) -> JsValue {
+    let Some(mut w) = take(handle) else {
+        return done(shell::respond(http::failed()));
+    };
+    if body.len() > MAX_ANSWER {
+        return finish_now(
+            w,
+            Err(Error::Upstream(format!("its answer is larger than {MAX_ANSWER} bytes"))),
+        );
+    }
+    let body = String::from_utf8(body.to_vec()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let answer = HttpAnswer {
+        status,
+        session,
+        content_type,
+        body,
+    };
+    let received = w.exchange.receive(&mut w.conv, answer);
+    next(w, received)
+}
+
+/// Exchange `handle`'s POST failed with `error` (`timed_out`: its deadline passed).
+#[wasm_bindgen]
+pub fn sieve_fast_failed(handle: u32, error: JsValue, timed_out: bool) -> JsValue {
+    let Some(w) = take(handle) else {
+        return done(shell::respond(http::failed()));
+    };
+    let why = match timed_out {
+        true => format!("no answer within {} s", DEADLINE_MS / 1000),
+        false => format!("cannot reach {}: {}", w.url, worker::Error::from(error)),
+    };
+    finish_now(w, Err(Error::Upstream(why)))
+}
+
+/// Exchange `handle`'s POST was answered with `response`, an SSE stream or a body of unknown
+/// length (aborted by `signal` at the deadline): read here as the full path reads it (what the
+/// upstream asks meanwhile is refused), and the exchange goes on. A promise of the response.
+#[wasm_bindgen]
+pub fn sieve_fast_stream(handle: u32, response: web_sys::Response, signal: web_sys::AbortSignal) -> js_sys::Promise {
+    let Some(mut w) = take(handle) else {
+        return js_sys::Promise::resolve(&done(shell::respond(http::failed())));
+    };
+    let signal = worker::AbortSignal::from(signal);
+    wasm_bindgen_futures::future_to_promise(async move {
+        let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
+        let read = gateway::read_answer(&w.url, None, &w.post, response, &signal, Some(&refusing)).await;
+        let read = match read {
+            Err(_) if signal.aborted() => Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000))),
+            r => r,
+        };
+        let reply = go_on(&mut w, read, &refusing).await;
+        Ok(finish(w, reply).await)
+    })
+}
+
+/// The rest of `w`'s exchange after the answer `last` to its POST, each further POST sent by
+/// the full path's driver (what the upstream asks meanwhile is refused).
+async fn go_on(
+    w: &mut Waiting,
+    last: Result<HttpAnswer, Error>,
+    refusing: &Refusing,
+) -> Result<upstream::Reply, Error> {
+    last.and_then(|a| w.exchange.receive(&mut w.conv, a))?;
+    let member = w.member;
+    upstream::drive(&mut w.conv, &mut w.exchange, |p| {
+        gateway::send(member, p, Some(refusing))
+    })
+    .await
+}
+
+/// `w` ended with `reply`: the response, or a promise of it when an upstream session is to be
+/// closed first.
+fn finish_now(w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
+    let closing = closing(&w);
+    match closing.is_empty() {
+        true => completed(w, reply),
+        false => promise(async move {
+            gateway::close(closing).await;
+            completed(w, reply)
+        }),
+    }
+}
+
+async fn finish(w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
+    gateway::close(closing(&w)).await;
+    completed(w, reply)
+}
+
+/// The upstream session a stateless request's exchange ran in, to close when it served that
+/// request alone (the full path's rule, `Gateway::stateless_done`).
+fn closing(w: &Waiting) -> Vec<(usize, Vec<(String, String)>)> {
+    let link = w.conv.link();
+    let began = w.began.as_deref();
+    let closing = gateway::with(&w.server, |g| g.stateless_done(w.member, &w.forward, began, &link));
+    closing.flatten().map(|h| (w.member, h)).into_iter().collect()
+}
+
+/// The response of `w` completed with `reply` (what the upstream said, noted by the gateway); an
+/// upstream's questions become the gateway's own for the 2026-07-28 caller (what
+/// `upstream::drive_rounds` does for a stateless call).
+fn completed(mut w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
+    let reply = reply.map(|mut r| {
+        if let (Some(msg), Some(secret), true) = (r.response.as_mut(), &w.secret, w.forward.stateless) {
+            if upstream::needed(msg).is_some() {
+                upstream::wrap_input(msg, &w.forward, secret, now_ms());
+            }
+        }
+        r
+    });
+    let reply = gateway::noted(&w.server, w.member, &mut w.conv, reply);
+    let mut store = http::MemoryStore::default();
+    let answer = upstream::forwarded(w.answer, &w.conv, reply, &mut store, now_ms());
+    done(shell::respond(answer))
+}
+
+/// A platform response as `entry.mjs` takes it (a failure to build one: the 500 of a failure),
+/// marked as the fast path's with diagnostics on.
+fn done(r: worker::Result<worker::Response>) -> JsValue {
+    let r = r.or_else(|e| {
+        worker::console_error!("mcp-sieve: a response could not be built: {e}");
+        shell::respond(http::failed())
+    });
+    let Ok(r) = r else {
+        return JsValue::UNDEFINED;
+    };
+    let r = web_sys::Response::from(r);
+    if crate::config::diagnostics() {
+        let _ = r.headers().set(shell::PATH_HEADER, "fast");
+    }
+    r.into()
+}
+
+/// A promise of the response `f` builds.
+fn promise(f: impl std::future::Future<Output = JsValue> + 'static) -> JsValue {
+    wasm_bindgen_futures::future_to_promise(async move { Ok(f.await) }).into()
+}
