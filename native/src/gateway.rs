@@ -115,8 +115,9 @@ impl Gateway {
             return Ok(None);
         }
         let env = |name: &str| std::env::var(name).ok();
-        // Their questions mid-call are relayed to the client that made the call (`relay`).
-        let state = upstream::Gateway::with_secrets(&ups, &env)?.relaying();
+        // Their questions mid-call are relayed to the client that made the call (`relay`), and
+        // what they send on their sessions' GET streams, roots questions among it (`standalone`).
+        let state = upstream::Gateway::with_secrets(&ups, &env)?.relaying().with_roots();
         let mut drivers = Vec::new();
         let (logs, logs_rx) = mpsc::unbounded_channel();
         for (member, up) in ups.iter().enumerate() {

@@ -79,14 +79,16 @@ struct Member {
     /// The one upstream session stateless (2026-07-28) callers without roots share at a
     /// legacy-era upstream (opened by the first, opened again when the upstream forgot it).
     shared: UpstreamLink,
+    /// Whether `roots` is declared (see [`Gateway::with_roots`]).
+    roots: bool,
 }
 
 impl Member {
     /// The client configuration of the conversation the lists are fetched over: the forwards'
-    /// with `roots` too when it relays (see [`Gateway::relaying`]).
+    /// with `roots` too when roots are relayed (see [`Gateway::with_roots`]).
     fn list_config(&self) -> ClientConfig {
         let mut config = self.config.clone();
-        if config.capabilities.get("sampling").is_some() {
+        if self.roots && config.capabilities.is_object() {
             config.capabilities["roots"] = json!({});
         }
         config
@@ -98,7 +100,7 @@ impl Member {
     fn config_for(&self, roots: Option<&Value>) -> ClientConfig {
         let mut config = self.config.clone();
         let stdio = matches!(self.upstream.transport, crate::catalog::Transport::Stdio { .. });
-        if let (Some(r), false, true) = (roots, stdio, config.capabilities.is_object()) {
+        if let (Some(r), false, true) = (roots, stdio, self.roots && config.capabilities.is_object()) {
             config.capabilities["roots"] = match r.get("listChanged") {
                 Some(Value::Bool(true)) => json!({"listChanged": true}),
                 _ => json!({}),
@@ -216,6 +218,7 @@ impl Gateway {
                     retry_ms: 0,
                     error: None,
                     shared: UpstreamLink::default(),
+                    roots: false,
                 }
             })
             .collect();
@@ -229,12 +232,23 @@ impl Gateway {
     /// The same gateway, declaring to its upstreams the client capabilities whose requests its
     /// shell relays to the downstream client that made the call (see `Relay`); without it, an
     /// upstream is told of none and asks nothing.
-    /// The lists are fetched in a session that also declares `roots` (never asked there: an
-    /// upstream that lists some tools only to clients with roots lists them to the gateway,
-    /// which forwards their calls in the sessions of clients that declared roots).
     pub fn relaying(mut self) -> Self {
         for m in &mut self.members {
             m.config.capabilities = super::relayed_capabilities();
+            m.conv = Conversation::new(m.list_config());
+        }
+        self
+    }
+
+    /// The same gateway, declaring `roots` in the upstream sessions of clients that declared
+    /// them: for a shell that reads those sessions' standalone streams, where servers ask for
+    /// roots (`upstream::on_stream`). The lists are then fetched in a session that declares
+    /// `roots` too (never asked there: an upstream that lists some tools only to clients with
+    /// roots lists them to the gateway, which forwards their calls in the sessions of clients
+    /// that declared roots).
+    pub fn with_roots(mut self) -> Self {
+        for m in &mut self.members {
+            m.roots = true;
             m.conv = Conversation::new(m.list_config());
         }
         self

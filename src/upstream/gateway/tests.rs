@@ -11,7 +11,7 @@ const LEGACY: &str = "2025-11-25";
 /// A relaying gateway in front of `upstream` whose lists were fetched in a legacy-era session.
 fn gateway(upstream: Value) -> Gateway {
     let up = Upstream::parse(Some(&upstream)).unwrap().unwrap();
-    let mut g = Gateway::new(up).relaying();
+    let mut g = Gateway::new(up).relaying().with_roots();
     let lists = UpstreamLink {
         session: Some("lists".into()),
         version: LEGACY.into(),
@@ -79,6 +79,13 @@ fn a_client_with_roots_gets_an_upstream_session_declaring_them() {
     // A client without roots: its session declares none.
     let (init, _) = first(&mut g, &call(None, Some(UpstreamLink::default())));
     assert!(init["params"]["capabilities"].get("roots").is_none());
+    // A shell that reads no standalone stream (the Worker) declares none.
+    let mut plain = Gateway::new(g.members[0].upstream.clone()).relaying();
+    assert!(plain.members[0].list_config().capabilities.get("roots").is_none());
+    let (_, conv, _) = plain
+        .forward(&call(Some(json!({})), Some(UpstreamLink::default())))
+        .unwrap();
+    assert_eq!(conv, Conversation::new(plain.members[0].config.clone()));
     // A stdio process's one session is everyone's: never declared there.
     let mut g = gateway(json!({"command": "node", "args": ["x.js"]}));
     let f = call(Some(json!({"listChanged": true})), Some(UpstreamLink::default()));
