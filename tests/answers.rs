@@ -44,9 +44,7 @@ impl World {
         let header = header_fn(base, &extra);
         let env = Env {
             now_ms: self.now_ms,
-            principal: None,
             fresh_id: format!("id{}", self.n),
-            view: None,
             ..Default::default()
         };
         let body = body.to_string();

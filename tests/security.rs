@@ -18,9 +18,7 @@ fn send(cfg: &http::Config, method: &str, headers: &[(&str, &str)], body: &str) 
     let header = common::header_fn(base, headers);
     let env = Env {
         now_ms: common::T0,
-        principal: None,
         fresh_id: "s1".into(),
-        view: None,
         ..Default::default()
     };
     let req = http::Request {
@@ -221,9 +219,7 @@ fn session_ids_carry_the_secrets_tag_and_forged_ones_are_404_before_the_store() 
         let header = common::header_fn(base, &extra);
         let env = Env {
             now_ms: common::T0,
-            principal: None,
             fresh_id: minted.clone(),
-            view: None,
             ..Default::default()
         };
         let req = http::Request {

@@ -47,9 +47,10 @@ impl World {
         let env = Env {
             now_ms: T0,
             principal: who.principal.map(String::from),
-            fresh_id: "s1".into(),
             view: who.view.clone(),
-            ..Default::default()
+            fresh_id: "s1".into(),
+            #[cfg(feature = "auth")]
+            identity: None,
         };
         let req = http::Request {
             method,
@@ -166,7 +167,6 @@ fn an_expired_session_is_404_on_every_method() {
             now_ms: T0 + idle,
             principal: Some("alice".into()),
             fresh_id: "s2".into(),
-            view: None,
             ..Default::default()
         };
         let req = http::Request {

@@ -17,9 +17,7 @@ fn get(h: &mut Harness, accept: &str, session: Option<&str>) -> http::Response {
     let header = header_fn(hs, &[]);
     let env = Env {
         now_ms: h.now_ms,
-        principal: None,
         fresh_id: "x".into(),
-        view: None,
         ..Default::default()
     };
     let req = http::Request {
