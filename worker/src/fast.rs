@@ -10,12 +10,11 @@
 //! path (`fetch` in lib.rs), which answers every request alike.
 
 use mcp_sieve::http;
-use mcp_sieve::protocol::jsonrpc;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use worker::console_error;
 
-use crate::{config, forward, gateway, platform, shell};
+use crate::{config, forward, gateway, shell};
 
 /// The largest body the fast path takes (the configured body limit), or 0 while it takes none
 /// (before the configuration is loaded, or when it is invalid).
@@ -70,9 +69,9 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     if !shell::is_endpoint(path) || cfg.auth.is_some() {
         return None;
     }
-    let (method, params) = jsonrpc::peek(body)?;
+    let (method, relays) = forward::peek(body)?;
     let forwarding = server.is_gateway() && forward::is_use(&method);
-    if forwarding && forward::may_relay(&params) {
+    if forwarding && relays {
         // Its client may be asked, or it answers a question: the full path (a Durable Object).
         return None;
     }
@@ -104,12 +103,10 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
                 let request = http::Request { body, ..head_only };
                 let mut store = http::MemoryStore::default();
                 let served = cached.as_deref().unwrap_or(server);
-                // A use may mint an id (a question to the client, a task): a fresh one is drawn.
-                let fresh = match forwarding {
-                    true => platform::fresh_id(),
-                    false => String::new(),
-                };
-                shell::serve_now(served, cfg, request, &mut store, &fresh, &caller)
+                // No id is drawn: in gateway mode a stateless request without a session has no
+                // task holder and no session, and only those mint one (a question to the client, a
+                // task, a session: `initialize` is not on this path).
+                shell::serve_now(served, cfg, request, &mut store, "", &caller)
             }
         },
     };

@@ -58,6 +58,65 @@ pub fn is_use(method: &str) -> bool {
     )
 }
 
+/// The method of `body` and whether, as a use, it may be relayed ([`may_relay`] of its
+/// `params`), read as the core reads it but without building the document: the fields this
+/// routing needs are read, everything else is skipped. A body this quick reading refuses (a
+/// repeated field, `params` or `_meta` that is not an object, not JSON) is read in full by
+/// `jsonrpc::peek`, so both readings agree.
+pub fn peek(body: &[u8]) -> Option<(String, bool)> {
+    quick(body).or_else(|| {
+        let (method, params) = mcp_sieve::protocol::jsonrpc::peek(body)?;
+        let relays = may_relay(&params);
+        Some((method, relays))
+    })
+}
+
+/// [`peek`]'s quick reading; `None` for anything it does not read as the core would.
+fn quick(body: &[u8]) -> Option<(String, bool)> {
+    use serde::{Deserialize, Deserializer};
+    use std::borrow::Cow;
+    /// `true` for a field that is present, whatever its value (`null` too, as `Value::get`).
+    fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| true)
+    }
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Cow<'a, str>,
+        #[serde(default)]
+        params: Option<Params>,
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(default, rename = "inputResponses", deserialize_with = "present")]
+        input_responses: bool,
+        #[serde(default, rename = "requestState", deserialize_with = "present")]
+        request_state: bool,
+        #[serde(default, rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(default, rename = "io.modelcontextprotocol/clientCapabilities")]
+        caps: Option<Caps>,
+    }
+    #[derive(Deserialize)]
+    struct Caps {
+        #[serde(default, deserialize_with = "present")]
+        sampling: bool,
+        #[serde(default, deserialize_with = "present")]
+        elicitation: bool,
+        #[serde(default, deserialize_with = "present")]
+        roots: bool,
+    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    let relays = head.params.is_some_and(|p| {
+        let caps = p.meta.and_then(|m| m.caps);
+        p.input_responses || p.request_state || caps.is_some_and(|c| c.sampling || c.elicitation || c.roots)
+    });
+    Some((head.method.into_owned(), relays))
+}
+
 /// Whether a use with these `params` (as `jsonrpc::peek` reads them) may be relayed: it brings
 /// answers to an upstream's questions, or its client declares a capability an upstream may ask
 /// for (`upstream::relays_stateless`). Such a call takes the full path, which runs it in a
