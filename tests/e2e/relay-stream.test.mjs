@@ -1,5 +1,6 @@
-// E2E (native server; one test also against the Worker): what upstreams send outside a call
-// reaches the right session.
+// E2E (native server; all but the stdio tests also against the Worker, whose session objects
+// read their upstream sessions' GET streams): what upstreams send outside a call reaches the
+// right session.
 // @modelcontextprotocol/server-everything behind the gateway, official SDK v2 clients
 // (@modelcontextprotocol/client) in front in 2025-11-25 sessions (each opens its session's GET
 // stream, as the SDK does):
@@ -23,7 +24,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
 
-const skip = !native() && 'native server only (the Worker opens no upstream GET stream)';
+const skip = !native() && 'native server only: stdio transports';
 let everything, server;
 
 before(async () => {
@@ -62,7 +63,7 @@ async function until(what, f, ms = 10_000) {
 
 const text = (r) => r.content.map((c) => c.text).join('\n');
 
-test('roots: the upstream asks the client that declared them, and hears when they change', { skip, timeout: 60_000 }, async () => {
+test('roots: the upstream asks the client that declared them, and hears when they change', { timeout: 60_000 }, async () => {
   let roots = [{ uri: 'file:///work/alpha', name: 'Alpha' }];
   const client = await connect(server.url, { roots: { listChanged: true } }, { roots: () => roots });
   const bare = await connect(server.url);
@@ -112,7 +113,7 @@ test('through the stdio downstream (mcp-sieve stdio): the upstream\'s roots/list
   }
 });
 
-test('log messages on an upstream session\'s GET stream reach its session only, at its level', { skip, timeout: 60_000 }, async () => {
+test('log messages on an upstream session\'s GET stream reach its session only, at its level', { timeout: 60_000 }, async () => {
   const [a, b] = [await connect(server.url), await connect(server.url)];
   try {
     await a.setLoggingLevel('debug');
@@ -133,7 +134,7 @@ test('log messages on an upstream session\'s GET stream reach its session only, 
   }
 });
 
-test('a session\'s subscription is made upstream, and its resources/updated reach it', { skip, timeout: 30_000 }, async () => {
+test('a session\'s subscription is made upstream, and its resources/updated reach it', { timeout: 30_000 }, async () => {
   const client = await connect(server.url);
   const updated = [];
   client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri); });

@@ -105,6 +105,20 @@ thread_local! {
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
 }
 
+/// What opens the standalone stream of a session's upstream session once it is confirmed: upstream,
+/// the headers of its `GET`, the downstream session it is read for (`standalone::open`, set by
+/// the session's Durable Object; none in the front Worker, which serves no session's call).
+pub type Opener = fn(usize, Vec<(String, String)>, String) -> LocalFuture<'static, ()>;
+
+thread_local! {
+    static OPENER: std::cell::Cell<Option<Opener>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets what opens the standalone streams of sessions' upstream sessions (see [`Opener`]).
+pub fn set_opener(open: Opener) {
+    OPENER.with(|o| o.set(Some(open)));
+}
+
 /// The KV binding and key of the pins.
 const PINS_BINDING: &str = "MCP_SIEVE_KV";
 const PINS_KEY: &str = "pins";
@@ -140,7 +154,9 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         });
     }
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
-    let gateway = upstream::Gateway::with_secrets(ups, var)?.relaying();
+    // Roots too, for clients that declare them: the Durable Object of a session reads its
+    // upstream sessions' standalone streams, where servers ask for them (`standalone`).
+    let gateway = upstream::Gateway::with_secrets(ups, var)?.relaying().with_roots();
     STATE.with(|s| *s.borrow_mut() = Some(gateway));
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
@@ -193,6 +209,36 @@ pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>
         Some(Driver::Http(url)) => post(&url, None, p, relaying).await,
         Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p, relaying).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
+    }
+}
+
+/// Upstream `member`'s label (for what is said about it).
+pub(crate) fn label(member: usize) -> String {
+    STATE.with(|s| {
+        s.borrow()
+            .as_ref()
+            .and_then(|g| g.upstream_at(member).map(|u| u.label()))
+            .unwrap_or_default()
+    })
+}
+
+/// Upstream `member` announced that its lists changed: they are fetched again.
+pub(crate) fn note_announced(member: usize) {
+    STATE.with(|s| {
+        if let Some(g) = s.borrow_mut().as_mut() {
+            g.note_announced(member);
+        }
+    });
+}
+
+/// Passes `body`, a notification the client of `session` sent, on to its upstream sessions
+/// when the core says so (a roots change; `upstream::Gateway::notifying`).
+pub async fn pass_on(server: &Server, session: &mcp_sieve::protocol::Session, body: &[u8]) {
+    let sends = with(server, |g| g.notifying(session, body)).unwrap_or_default();
+    for (member, mut conv, mut exchange) in sends {
+        if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, None)).await {
+            console_error!("mcp-sieve: a client's notification was not passed on: {e}");
+        }
     }
 }
 
@@ -528,7 +574,20 @@ async fn rounds(
     relaying: &dyn Relaying,
     secret: Option<&http::Secret>,
 ) -> Result<upstream::Reply, Error> {
-    let send = |p| send(member, p, Some(relaying));
+    // A session's own upstream session: its standalone stream is read for it (`standalone`).
+    let listener = f.session.clone().filter(|_| !f.stateless);
+    let send = |p: Post| {
+        let opens = listener.clone().zip(upstream::opens_stream(&p));
+        async move {
+            let answer = send(member, p, Some(relaying)).await;
+            if let (Some((session, headers)), Ok(a)) = (opens, &answer) {
+                if let (true, Some(open)) = ((200..300).contains(&a.status), OPENER.with(|o| o.get())) {
+                    open(member, headers, session).await;
+                }
+            }
+            answer
+        }
+    };
     upstream::drive_rounds(f, conv, exchange, send, |q| relaying.handle(q), secret, now_ms()).await
 }
 

@@ -14,6 +14,7 @@ mod platform;
 mod relay;
 mod session_object;
 mod shell;
+mod standalone;
 mod watch;
 
 use mcp_sieve::http;

@@ -256,6 +256,10 @@ impl SessionObject {
 
 impl DurableObject for SessionObject {
     fn new(state: State, env: Env) -> Self {
+        // The upstream sessions of this object's session have their standalone streams read here.
+        crate::gateway::set_opener(|member, headers, session| {
+            Box::pin(crate::standalone::open(member, headers, session))
+        });
         SessionObject {
             state,
             env,
@@ -298,6 +302,7 @@ impl DurableObject for SessionObject {
             body: &body,
         };
         let mut store = self.store();
+        let session_id = header("mcp-session-id");
         // The front Worker authenticated the request and says who it is (its own header).
         let who = match cfg.auth {
             Some(_) => crate::auth::decode(header(crate::auth::IDENTITY_HEADER)),
@@ -322,7 +327,30 @@ impl DurableObject for SessionObject {
             }
             return crate::relay::respond(answer, loaded.clone(), Box::new(self.store())).await;
         }
-        crate::watch::respond(answer, loaded.clone())
+        if method == "POST" && answer.status == 202 {
+            // A notification: passed on to its upstream sessions when the core says so.
+            if let Some(s) = session_id.as_deref().and_then(|id| self.store().load(id)) {
+                crate::gateway::pass_on(server, &s, &body).await;
+            }
+        }
+        // The session's GET stream: what its upstream sessions' streams bring goes on it too.
+        let relayed = match (&session_id, answer.watch.is_some() && server.is_gateway()) {
+            (Some(id), true) => {
+                let (sql, cache) = (self.state.storage().sql(), self.cache.clone());
+                let stores: crate::standalone::Stores = Rc::new(move || {
+                    Box::new(SqlStore {
+                        sql: sql.clone(),
+                        cache: cache.clone(),
+                        wrote: false,
+                    })
+                });
+                let listening = crate::standalone::listen(server, id, stores);
+                let take: crate::watch::Relayed = Box::new(move || crate::standalone::take(listening.session()));
+                Some(take)
+            }
+            _ => None,
+        };
+        crate::watch::respond_in(answer, loaded.clone(), relayed)
     }
 
     async fn alarm(&self) -> Result<Response> {

@@ -1,7 +1,9 @@
 //! Long-lived SSE answers in the Worker: a session's GET stream (served by its Durable Object)
 //! and a 2026-07-28 `subscriptions/listen` (served here, statelessly) tick every second with the
 //! server requests would run on now — in gateway mode the upstream's refreshed lists — and send
-//! what the core's `Watch` reports, a keep-alive comment when nothing happens, and after
+//! what the core's `Watch` reports (and, in a gateway session's object, what its upstream
+//! sessions' standalone streams bring it, within 100 ms: `standalone`), a keep-alive comment when
+//! nothing happens, and after
 //! [`MAX_OPEN_MS`] the graceful end (the client reconnects). A `tools/call` whose tool asks the
 //! client mid-call holds its stream until the client's answer, POSTed to the same session (the
 //! same Durable Object), arrives in this isolate's [`ANSWERS`].
@@ -24,6 +26,9 @@ const KEEPALIVE_MS: i64 = 15_000;
 /// How long one stream stays open.
 const MAX_OPEN_MS: i64 = 600_000;
 
+/// How often a session's stream looks for what its upstream sessions' streams brought.
+const RELAY_POLL_MS: u64 = 100;
+
 /// How often a stream waiting for the client's answer looks for it.
 const ANSWER_POLL_MS: u64 = 50;
 
@@ -33,17 +38,31 @@ thread_local! {
 }
 
 struct Open {
+    /// What else the stream carries (see [`Relayed`]).
+    relayed: Option<Relayed>,
     watch: Watch,
     loaded: Loaded,
     first: Option<String>,
     opened_ms: i64,
     sent_ms: i64,
+    /// When the watch last looked for a change.
+    ticked_ms: i64,
     done: bool,
 }
 
 /// The platform response for `answer`: streamed when it carries a watch or a question for the
 /// client, else as usual (a client's answer is handed to the stream waiting for it).
-pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
+pub fn respond(answer: http::Response, loaded: Loaded) -> Result<Response> {
+    respond_in(answer, loaded, None)
+}
+
+/// What else a session's GET stream carries: each call takes what came since the last (its
+/// upstream sessions' streams, `standalone`); dropped when the stream ends.
+pub type Relayed = Box<dyn FnMut() -> Vec<String>>;
+
+/// [`respond`] in the Durable Object of a session whose GET stream also carries what `relayed`
+/// brings it.
+pub fn respond_in(mut answer: http::Response, loaded: Loaded, relayed: Option<Relayed>) -> Result<Response> {
     if let Some((key, reply)) = answer.answered.take() {
         ANSWERS.with(|a| a.borrow_mut().put(key, &reply, platform::now_ms()));
     }
@@ -68,11 +87,13 @@ pub fn respond(mut answer: http::Response, loaded: Loaded) -> Result<Response> {
     };
     let now = platform::now_ms();
     let open = Open {
+        relayed,
         watch,
         loaded,
         first: Some(std::mem::take(&mut answer.body)),
         opened_ms: now,
         sent_ms: now,
+        ticked_ms: now,
         done: false,
     };
     let events = stream::unfold(open, |mut o| async move {
@@ -116,8 +137,19 @@ async fn next(o: &mut Open) -> Option<String> {
         return None;
     }
     loop {
-        Delay::from(Duration::from_millis(TICK_MS)).await;
+        let poll = if o.relayed.is_some() { RELAY_POLL_MS } else { TICK_MS };
+        Delay::from(Duration::from_millis(poll)).await;
         let now = platform::now_ms();
+        // What the session's upstream sessions' streams brought goes at once.
+        let relayed = o.relayed.as_mut().map(|take| take()).unwrap_or_default();
+        if !relayed.is_empty() {
+            o.sent_ms = now;
+            return Some(http::sse_body(&relayed, None));
+        }
+        if now - o.ticked_ms < TICK_MS as i64 {
+            continue;
+        }
+        o.ticked_ms = now;
         if now - o.opened_ms > MAX_OPEN_MS {
             o.done = true;
             return Some(

@@ -1,0 +1,272 @@
+//! The standalone streams (`GET`) of the upstream sessions a 2025-11-25 session holds, read in
+//! its Durable Object while its client holds its own `GET` stream open there; what the core
+//! (`upstream::on_stream`) makes of each message is carried out: a note queued for the client's
+//! stream (`watch` sends it), a question asked there (its answer, POSTed by the client to the
+//! same object, reaches `watch::wait_for`) and POSTed back upstream, a list change noted for the
+//! next refresh. A stream is opened once the upstream session is confirmed (before the request
+//! that opened it is sent), and for each upstream session the session holds when its client's
+//! stream opens; it is read until the client's stream closes or the session ends. The native
+//! server's twin is `native/src/standalone.rs`.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use futures_util::StreamExt;
+use mcp_sieve::http::SessionStore;
+use mcp_sieve::protocol::Server;
+use mcp_sieve::upstream::{self, FromStream, Post, Relayed};
+use serde_json::Value;
+use wasm_bindgen::JsCast;
+use worker::{console_error, AbortController, Delay};
+
+use crate::platform::{self, now_ms};
+
+/// Most bytes read from one stream (it ends then).
+const MAX_STREAM: usize = 4 << 20;
+/// How often a reader looks whether its client's stream is still open.
+const CHECK_MS: u64 = 1_000;
+/// How long the request that opened an upstream session waits for its stream to open.
+const OPEN_WAIT_MS: i64 = 2_000;
+
+/// A session's store, made afresh for each use (the object's).
+pub type Stores = Rc<dyn Fn() -> Box<dyn SessionStore>>;
+
+#[derive(Default)]
+struct Outbox {
+    streams: usize,
+    queue: Vec<String>,
+}
+
+thread_local! {
+    /// What waits for each session's own stream, by session id (only while one is open).
+    static OUTBOX: RefCell<HashMap<String, Outbox>> = RefCell::new(HashMap::new());
+    /// The upstream sessions whose streams are read now.
+    static READING: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    /// The store of each session listened to.
+    static STORES: RefCell<HashMap<String, Stores>> = RefCell::new(HashMap::new());
+}
+
+fn store_of(session: &str) -> Option<Box<dyn SessionStore>> {
+    STORES.with(|s| s.borrow().get(session).cloned()).map(|f| f())
+}
+
+/// A client's stream of `session` that is open (closed when dropped).
+pub struct Listening(String);
+
+impl Listening {
+    /// The session's id.
+    pub fn session(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        OUTBOX.with(|o| {
+            let mut all = o.borrow_mut();
+            if let Some(b) = all.get_mut(&self.0) {
+                b.streams = b.streams.saturating_sub(1);
+                if b.streams == 0 {
+                    all.remove(&self.0);
+                    STORES.with(|s| s.borrow_mut().remove(&self.0));
+                }
+            }
+        });
+    }
+}
+
+/// `session`'s client opened its stream: the streams of its upstream sessions are read (those
+/// not read yet), with its store made by `stores` (its object's), until its last stream closes.
+pub fn listen(server: &Server, session: &str, stores: Stores) -> Listening {
+    OUTBOX.with(|o| o.borrow_mut().entry(session.to_string()).or_default().streams += 1);
+    STORES.with(|s| s.borrow_mut().insert(session.to_string(), stores));
+    if let Some(s) = store_of(session).and_then(|mut st| st.load(session)) {
+        let links = crate::gateway::with(server, |g| g.closing(&s)).unwrap_or_default();
+        for (member, mut headers) in links {
+            headers.push(("Accept".into(), "text/event-stream".into()));
+            wasm_bindgen_futures::spawn_local(read(member, headers, session.to_string(), None));
+        }
+    }
+    Listening(session.to_string())
+}
+
+fn reachable(session: &str) -> bool {
+    OUTBOX.with(|o| o.borrow().get(session).is_some_and(|b| b.streams > 0))
+}
+
+fn push(session: &str, message: String) {
+    OUTBOX.with(|o| {
+        if let Some(b) = o.borrow_mut().get_mut(session) {
+            b.queue.push(message);
+        }
+    });
+}
+
+/// What is queued for `session`'s stream.
+pub fn take(session: &str) -> Vec<String> {
+    OUTBOX.with(|o| {
+        o.borrow_mut()
+            .get_mut(session)
+            .map(|b| std::mem::take(&mut b.queue))
+            .unwrap_or_default()
+    })
+}
+
+/// Opens the stream of the upstream session at `member` that `headers` name (`opens_stream`),
+/// read for `session` from now on; returns once it is open (or refused, or after a while).
+pub async fn open(member: usize, headers: Vec<(String, String)>, session: String) {
+    let opened = Rc::new(RefCell::new(false));
+    wasm_bindgen_futures::spawn_local(read(member, headers, session, Some(opened.clone())));
+    let started = now_ms();
+    while !*opened.borrow() && now_ms() - started < OPEN_WAIT_MS {
+        Delay::from(Duration::from_millis(20)).await;
+    }
+}
+
+fn session_header(headers: &[(String, String)]) -> Option<String> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("Mcp-Session-Id"))
+        .map(|(_, v)| v.clone())
+}
+
+/// Reads one upstream session's stream while `session`'s client listens.
+async fn read(member: usize, headers: Vec<(String, String)>, session: String, opened: Option<Rc<RefCell<bool>>>) {
+    let done = |opened: &Option<Rc<RefCell<bool>>>| {
+        if let Some(o) = opened {
+            *o.borrow_mut() = true;
+        }
+    };
+    let (Some(url), Some(id)) = (crate::gateway::http_url(member), session_header(&headers)) else {
+        return done(&opened);
+    };
+    if !READING.with(|r| r.borrow_mut().insert(id.clone())) {
+        return done(&opened);
+    }
+    let controller = AbortController::default();
+    let outcome = stream(member, &url, &headers, &session, &controller, &opened).await;
+    done(&opened);
+    if let Err(e) = outcome {
+        console_error!("mcp-sieve: an upstream session's GET stream: {e}");
+    }
+    controller.abort();
+    READING.with(|r| r.borrow_mut().remove(&id));
+}
+
+async fn stream(
+    member: usize,
+    url: &str,
+    headers: &[(String, String)],
+    session: &str,
+    controller: &AbortController,
+    opened: &Option<Rc<RefCell<bool>>>,
+) -> Result<(), String> {
+    let js = |e: wasm_bindgen::JsValue| format!("{:?}", worker::Error::from(e));
+    let h = web_sys::Headers::new().map_err(js)?;
+    for (k, v) in headers {
+        h.set(k, v).map_err(js)?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method("GET");
+    init.set_headers(&h);
+    init.set_signal(Some(&controller.signal()));
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
+    let resp: web_sys::Response = sent.await.map_err(js)?.dyn_into().map_err(js)?;
+    if let Some(o) = opened {
+        *o.borrow_mut() = true;
+    }
+    match resp.status() {
+        200 => {}
+        // 405: it offers no standalone stream; 404: it forgot the session.
+        404 | 405 => return Ok(()),
+        s => return Err(format!("answered HTTP {s}")),
+    }
+    let label = crate::gateway::label(member);
+    let mut resp = worker::Response::from(resp);
+    let mut body = resp.stream().map_err(|e| e.to_string())?;
+    let mut reader = upstream::stream_reader(MAX_STREAM);
+    let mut pending = Box::pin(body.next());
+    loop {
+        let tick = Delay::from(Duration::from_millis(CHECK_MS));
+        match select(pending, tick).await {
+            Either::Left((None, _)) => return Ok(()),
+            Either::Left((Some(chunk), _)) => {
+                let chunk = chunk.map_err(|e| e.to_string())?;
+                reader.push(&chunk).map_err(|e| e.to_string())?;
+                for msg in reader.take_events() {
+                    if !on_message(member, headers, session, &label, msg).await {
+                        return Ok(());
+                    }
+                }
+                pending = Box::pin(body.next());
+            }
+            Either::Right((_, p)) => {
+                if !reachable(session) {
+                    return Ok(());
+                }
+                pending = p;
+            }
+        }
+    }
+}
+
+/// Carries out what `msg` becomes for `session`; `false` when it is no longer listened to.
+async fn on_message(member: usize, headers: &[(String, String)], session: &str, label: &str, msg: Value) -> bool {
+    let Some(mut store) = store_of(session) else {
+        return false;
+    };
+    let Some(s) = store.load(session) else {
+        return false;
+    };
+    let reachable = reachable(session);
+    let nonce = platform::fresh_id();
+    let relayed = match upstream::on_stream(&msg, session, label, s.log_level.as_deref(), reachable, &nonce) {
+        FromStream::ListChanged => {
+            crate::gateway::note_announced(member);
+            return true;
+        }
+        FromStream::Relay(r) => r,
+    };
+    let mut post_headers: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("Accept"))
+        .cloned()
+        .collect();
+    post_headers.push(("Content-Type".into(), "application/json".into()));
+    post_headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+    match relayed {
+        Relayed::Drop => {}
+        Relayed::Note(n) => push(session, n),
+        Relayed::Reply(answer) => answer_upstream(member, upstream::answer_post(&post_headers, &answer)).await,
+        Relayed::Ask {
+            ask,
+            upstream_id,
+            method,
+        } => {
+            // Asked meanwhile: the stream goes on being read.
+            let session = session.to_string();
+            wasm_bindgen_futures::spawn_local(async move {
+                let answer = match upstream::await_answer(&mut *store, &ask, &method, now_ms()) {
+                    Err(e) => upstream::refusal(&upstream_id, &e),
+                    Ok(()) => {
+                        push(&session, ask.request.clone());
+                        let got = crate::watch::wait_for(&ask).await;
+                        upstream::stream_answer(&upstream_id, got.as_ref())
+                    }
+                };
+                answer_upstream(member, upstream::answer_post(&post_headers, &answer)).await;
+            });
+        }
+    }
+    true
+}
+
+async fn answer_upstream(member: usize, post: Post) {
+    if let Err(e) = crate::gateway::send(member, post, None).await {
+        console_error!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+    }
+}
