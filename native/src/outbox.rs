@@ -17,9 +17,6 @@ use tokio::sync::Notify;
 
 use crate::relay::BoxFuture;
 
-/// Most messages queued for one session's stream (older ones are dropped past it).
-const MAX_QUEUED: usize = 256;
-
 /// The downstream side, as the gateway's readers of upstream streams see it.
 pub(crate) trait Clients: Send + Sync {
     /// The downstream session `id`, while it exists.
@@ -84,10 +81,7 @@ impl Outboxes {
     /// Queues `message` for `session`'s stream, if one is open.
     pub(crate) fn push(&self, session: &str, message: String) {
         if let Some(b) = self.all().get_mut(session) {
-            if b.queue.len() >= MAX_QUEUED {
-                b.queue.remove(0);
-            }
-            b.queue.push(message);
+            mcp_sieve::upstream::enqueue(&mut b.queue, message);
             b.wake.notify_one();
         }
     }

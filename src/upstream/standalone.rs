@@ -15,6 +15,18 @@ use super::{AnswerReader, Post};
 use crate::error::Error;
 use crate::protocol::{log_wanted, Forward};
 
+/// Most messages queued for one downstream session's stream while its client has not taken them
+/// (an upstream that floods cannot grow a shell's memory without bound).
+pub const MAX_QUEUED: usize = 256;
+
+/// Queues `message` for a client's stream, dropping the oldest past [`MAX_QUEUED`].
+pub fn enqueue(queue: &mut Vec<String>, message: String) {
+    if queue.len() >= MAX_QUEUED {
+        queue.remove(0);
+    }
+    queue.push(message);
+}
+
 /// What one message on an upstream session's standalone stream becomes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FromStream {
@@ -104,6 +116,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_queue_keeps_the_newest_messages_up_to_its_cap() {
+        let mut q = Vec::new();
+        for n in 0..MAX_QUEUED + 3 {
+            enqueue(&mut q, n.to_string());
+        }
+        assert_eq!(q.len(), MAX_QUEUED);
+        assert_eq!(q[0], "3");
+        assert_eq!(q.last().unwrap(), &(MAX_QUEUED + 2).to_string());
+    }
 
     #[test]
     fn the_stream_opens_after_a_session_is_confirmed() {

@@ -100,7 +100,7 @@ fn reachable(session: &str) -> bool {
 fn push(session: &str, message: String) {
     OUTBOX.with(|o| {
         if let Some(b) = o.borrow_mut().get_mut(session) {
-            b.queue.push(message);
+            mcp_sieve::upstream::enqueue(&mut b.queue, message);
         }
     });
 }
