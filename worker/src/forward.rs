@@ -79,12 +79,29 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
     fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
         serde::de::IgnoredAny::deserialize(d).map(|_| true)
     }
+    /// `T` read from a JSON object only (a derived `Deserialize` also takes an array).
+    struct Obj<T>(T);
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit<T>(std::marker::PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+                type Value = Obj<T>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                    T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Obj)
+                }
+            }
+            d.deserialize_map(Visit(std::marker::PhantomData))
+        }
+    }
     #[derive(Deserialize)]
     struct Head<'a> {
         #[serde(borrow)]
         method: Cow<'a, str>,
         #[serde(default)]
-        params: Option<Params>,
+        params: Option<Obj<Params>>,
     }
     #[derive(Deserialize)]
     struct Params {
@@ -93,12 +110,12 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
         #[serde(default, rename = "requestState", deserialize_with = "present")]
         request_state: bool,
         #[serde(default, rename = "_meta")]
-        meta: Option<Meta>,
+        meta: Option<Obj<Meta>>,
     }
     #[derive(Deserialize)]
     struct Meta {
         #[serde(default, rename = "io.modelcontextprotocol/clientCapabilities")]
-        caps: Option<Caps>,
+        caps: Option<Obj<Caps>>,
     }
     #[derive(Deserialize)]
     struct Caps {
@@ -109,11 +126,14 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
         #[serde(default, deserialize_with = "present")]
         roots: bool,
     }
-    let head: Head = serde_json::from_slice(body).ok()?;
-    let relays = head.params.is_some_and(|p| {
-        let caps = p.meta.and_then(|m| m.caps);
-        p.input_responses || p.request_state || caps.is_some_and(|c| c.sampling || c.elicitation || c.roots)
-    });
+    let Obj(head) = serde_json::from_slice::<Obj<Head>>(body).ok()?;
+    // `jsonrpc::peek` gives the `params` of `tools/call` alone among the uses (those it routes
+    // by), so only a `tools/call` is read for relaying, as before.
+    let relays = head.method == "tools/call"
+        && head.params.is_some_and(|Obj(p)| {
+            let caps = p.meta.and_then(|Obj(m)| m.caps);
+            p.input_responses || p.request_state || caps.is_some_and(|Obj(c)| c.sampling || c.elicitation || c.roots)
+        });
     Some((head.method.into_owned(), relays))
 }
 
@@ -393,4 +413,57 @@ fn done(r: worker::Result<worker::Response>) -> JsValue {
 /// A promise of the response `f` builds.
 fn promise(f: impl std::future::Future<Output = JsValue> + 'static) -> JsValue {
     wasm_bindgen_futures::future_to_promise(async move { Ok(f.await) }).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{may_relay, peek, quick};
+
+    /// The quick reading agrees with the full one (`jsonrpc::peek`, then `may_relay`).
+    #[test]
+    fn peek_reads_a_use_as_the_full_reading_does() {
+        let full = |b: &[u8]| {
+            let (m, p) = mcp_sieve::protocol::jsonrpc::peek(b)?;
+            let r = may_relay(&p);
+            Some((m, r))
+        };
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities""#;
+        let with_meta = |b: &str| b.replace("META", meta);
+        let bodies: Vec<String> = vec![
+            with_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":"\u0041"}]},META:{}}}}"#,
+            ),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"sampling":{}}}}}"#),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"roots":null}}}}"#),
+            with_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"elicitation":false}}}}"#,
+            ),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:null}}}"#),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x",META:{"sampling":{}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":null}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":{}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":"s"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":"not an object"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":1,"requestState":2}}"#
+                .into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#.into(),
+            r#"["tools/call",{"requestState":1}]"#.into(),
+            r#"{"method":"tools/call","params":{"_meta":[{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}]}}"#.into(),
+            r#"{"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":[{}]}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"requestState":1}}"#
+                .into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"filter":{}}}"#.into(),
+            r#"{"method":5}"#.into(),
+            r#"{"method":"ping"} x"#.into(),
+            "not json".into(),
+        ];
+        for b in &bodies {
+            assert_eq!(peek(b.as_bytes()), full(b.as_bytes()), "{b}");
+        }
+        // The common call is read quickly, and a relaying one is seen.
+        assert_eq!(quick(bodies[0].as_bytes()), Some(("tools/call".into(), false)));
+        assert_eq!(quick(bodies[1].as_bytes()), Some(("tools/call".into(), true)));
+    }
 }
