@@ -45,7 +45,9 @@ pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]
 pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
 #[cfg(feature = "gateway")]
-pub use standalone::{enqueue, on_stream, opens_stream, stream_answer, stream_reader, FromStream, MAX_QUEUED};
+pub use standalone::{
+    enqueue, on_stream, opens_stream, post_headers, stream_answer, stream_reader, FromStream, MAX_QUEUED,
+};
 
 use std::future::Future;
 

@@ -135,16 +135,8 @@ impl Gateway {
             }
             FromStream::Relay(r) => r,
         };
-        let post = |answer: Value| {
-            let mut h: Vec<(String, String)> = headers
-                .iter()
-                .filter(|(k, _)| !k.eq_ignore_ascii_case("Accept"))
-                .cloned()
-                .collect();
-            h.push(("Content-Type".into(), "application/json".into()));
-            h.push(("Accept".into(), "application/json, text/event-stream".into()));
-            upstream::answer_post(&h, &answer)
-        };
+        let post_headers = upstream::post_headers(headers);
+        let post = |answer: Value| upstream::answer_post(&post_headers, &answer);
         match relayed {
             Relayed::Drop => {}
             Relayed::Note(n) => clients.push(session, n),

@@ -105,6 +105,20 @@ pub fn on_stream(
     FromStream::Relay(relayed)
 }
 
+/// The headers of a POST (an answer to a request the upstream sent on its stream) in the upstream
+/// session whose stream the `GET` with `stream_headers` opened: the same session and version
+/// headers, a JSON body, and the `Accept` of a POST.
+pub fn post_headers(stream_headers: &[(String, String)]) -> Vec<(String, String)> {
+    let mut h: Vec<(String, String)> = stream_headers
+        .iter()
+        .filter(|(k, _)| !k.eq_ignore_ascii_case("Accept"))
+        .cloned()
+        .collect();
+    h.push(("Content-Type".into(), "application/json".into()));
+    h.push(("Accept".into(), "application/json, text/event-stream".into()));
+    h
+}
+
 /// The upstream's answer to its request `upstream_id` from the client's `answer` (see
 /// `Relay::answer`).
 pub fn stream_answer(upstream_id: &Value, answer: Option<&Value>) -> Value {

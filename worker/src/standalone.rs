@@ -231,13 +231,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
         }
         FromStream::Relay(r) => r,
     };
-    let mut post_headers: Vec<(String, String)> = headers
-        .iter()
-        .filter(|(k, _)| !k.eq_ignore_ascii_case("Accept"))
-        .cloned()
-        .collect();
-    post_headers.push(("Content-Type".into(), "application/json".into()));
-    post_headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+    let post_headers = upstream::post_headers(headers);
     match relayed {
         Relayed::Drop => {}
         Relayed::Note(n) => push(session, n),
