@@ -1,11 +1,13 @@
 //! Moves what an upstream sends back during a forwarded request to the downstream client that
 //! made it, and the client's answers back up: the core's `upstream::Relay` decides what each
 //! message becomes; this file carries it out over a [`Downstream`] (the call's SSE stream in
-//! `relay_http`, stdout in `stdio_serve`), and the upstream's driver posts the answers.
+//! `relay_http`, stdout in `stdio_serve`; a 2026-07-28 caller's next call in both, through
+//! [`ParkedCalls`]), and the upstream's driver posts the answers.
 
 use std::collections::HashMap;
 
-use mcp_sieve::protocol::Ask;
+use mcp_sieve::http;
+use mcp_sieve::protocol::{ask::ANSWER_WAIT_MS, Ask};
 use mcp_sieve::upstream::{self, Relay, Relayed};
 use mcp_sieve::Error;
 use serde_json::Value;
@@ -73,7 +75,7 @@ impl<'a> Relaying<'a> {
     }
 }
 
-/// What the task running a relayed HTTP call hands the request waiting for it (`relay_http`).
+/// What the task running a relayed call hands the request waiting for it.
 pub(crate) enum Out {
     /// A message for the client during the call (a 2025-11-25 session's SSE stream).
     Event(String),
@@ -85,33 +87,142 @@ pub(crate) enum Out {
         answer: oneshot::Sender<Option<Value>>,
     },
     /// The call's answer.
-    Done(Box<mcp_sieve::http::Response>),
+    Done(Box<http::Response>),
+}
+
+/// A 2026-07-28 caller (no session): what its call's upstream asks is asked the 2026-07-28 way,
+/// the call answered `input_required` and the exchange waiting (see [`ParkedCalls`]) for the
+/// answer the caller's next call brings.
+pub(crate) struct Parking(pub(crate) mpsc::UnboundedSender<Out>);
+
+impl Downstream for Parking {
+    fn live(&self) -> bool {
+        true
+    }
+
+    fn send(&self, _message: String) {
+        // A 2026-07-28 call's answer is one JSON result: the relay keeps its notifications back.
+    }
+
+    fn expect(&self, _ask: &Ask, _method: &str) -> Result<(), Error> {
+        Ok(()) // no session: the call's own capabilities were checked (`Relay::on_message`)
+    }
+
+    fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            let (tx, rx) = oneshot::channel();
+            let key = ask.request_id.as_str().unwrap_or_default().to_string();
+            let asked = Out::InputRequired {
+                key,
+                text: upstream::input_required(ask),
+                answer: tx,
+            };
+            self.0.send(asked).ok()?;
+            let wait = std::time::Duration::from_millis(ANSWER_WAIT_MS as u64);
+            tokio::time::timeout(wait, rx).await.ok()?.ok()?
+        })
+    }
+}
+
+/// Runs `exchange` (the forward, given where to report) on its own; what it reports, its answer
+/// last, comes on the receiver.
+pub(crate) fn spawn<F, Fut>(exchange: F) -> mpsc::UnboundedReceiver<Out>
+where
+    F: FnOnce(mpsc::UnboundedSender<Out>) -> Fut,
+    Fut: std::future::Future<Output = http::Response> + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let running = exchange(tx.clone());
+    tokio::spawn(async move {
+        let done = running.await;
+        let _ = tx.send(Out::Done(Box::new(done)));
+    });
+    rx
+}
+
+/// What a relayed call's exchange reports first.
+pub(crate) enum First {
+    /// Its answer (a JSON-RPC response).
+    Done(Box<http::Response>),
+    /// A 2026-07-28 question: the call's answer is this `input_required` result (the exchange
+    /// waits, parked).
+    Asked(String),
+    /// A message for the client during the call, then the rest.
+    Event(String, mpsc::UnboundedReceiver<Out>),
 }
 
 /// An upstream exchange waiting for a 2026-07-28 client to call again with its answer.
-pub(crate) struct Parked {
+struct Parked {
     /// Where the answer goes.
-    pub(crate) answer: oneshot::Sender<Option<Value>>,
+    answer: oneshot::Sender<Option<Value>>,
     /// What the exchange does next.
-    pub(crate) out: mpsc::UnboundedReceiver<Out>,
+    out: mpsc::UnboundedReceiver<Out>,
 }
 
-/// The exchanges waiting, by the key of their question (unique, unguessable: the only way to
-/// reach one, as a 2026-07-28 task's id is).
+/// The exchanges waiting for a 2026-07-28 caller's next call, by the key of their question
+/// (unique, unguessable: the only way to reach one, as a 2026-07-28 task's id is) bound to the
+/// caller's principal (`upstream::waiting_name`), so another principal's call with the key finds
+/// nothing; each waits at most `ask::ANSWER_WAIT_MS`. The native HTTP server keeps one for all
+/// its callers, `mcp-sieve stdio` one for its one client.
 #[derive(Default)]
 pub(crate) struct ParkedCalls(std::sync::Mutex<HashMap<String, Parked>>);
 
 impl ParkedCalls {
-    /// Parks `p` under `key`; exchanges that stopped waiting (their wait is over) go.
-    pub(crate) fn put(&self, key: String, p: Parked) {
+    /// Parks `p` under `name`; exchanges that stopped waiting (their wait is over) go.
+    fn put(&self, name: String, p: Parked) {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         all.retain(|_, p| !p.answer.is_closed());
-        all.insert(key, p);
+        all.insert(name, p);
     }
 
-    /// The exchange waiting under `key`, if one still is.
-    pub(crate) fn take(&self, key: &str) -> Option<Parked> {
+    /// The exchange waiting under `name`, if one still is.
+    fn take(&self, name: &str) -> Option<Parked> {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        all.remove(key).filter(|p| !p.answer.is_closed())
+        all.remove(name).filter(|p| !p.answer.is_closed())
+    }
+
+    /// When `answer` forwards a 2026-07-28 call that brings the answer to a question (its
+    /// `inputResponses`), what the exchange that asked it does next, as the answer to this call;
+    /// `-32602` when no exchange waits for `principal` under the key. `None`: another call.
+    pub(crate) async fn resume(&self, answer: &http::Response, principal: Option<&str>) -> Option<First> {
+        let f = answer.forward.as_ref().filter(|f| f.stateless)?;
+        let (key, response) = upstream::input_response(&f.params)?;
+        let Some(parked) = self.take(&upstream::waiting_name(&key, principal)) else {
+            return Some(First::Done(Box::new(upstream::unawaited(answer.clone(), &key))));
+        };
+        let _ = parked.answer.send(Some(response));
+        // What comes next answers this request (its own id), not the first.
+        Some(self.first(parked.out, Some(&f.id), principal).await)
+    }
+
+    /// What the exchange reporting to `rx` does first; a 2026-07-28 question parks it here
+    /// (for `principal`'s next call). `id`: the request it answers, when it is not the one the
+    /// exchange began with (a 2026-07-28 call that came again).
+    pub(crate) async fn first(
+        &self,
+        mut rx: mpsc::UnboundedReceiver<Out>,
+        id: Option<&Value>,
+        principal: Option<&str>,
+    ) -> First {
+        match rx.recv().await {
+            Some(Out::Done(mut done)) => {
+                done.body = with_id(std::mem::take(&mut done.body), id);
+                First::Done(done)
+            }
+            Some(Out::InputRequired { key, text, answer }) => {
+                self.put(upstream::waiting_name(&key, principal), Parked { answer, out: rx });
+                First::Asked(with_id(text, id))
+            }
+            Some(Out::Event(e)) => First::Event(e, rx),
+            None => First::Done(Box::new(http::failed())),
+        }
+    }
+}
+
+/// `text` (a JSON-RPC response) with the id `id`, when given.
+fn with_id(text: String, id: Option<&Value>) -> String {
+    match id {
+        Some(id) => upstream::answering(text, id),
+        None => text,
     }
 }

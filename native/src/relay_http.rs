@@ -3,10 +3,9 @@
 //! as an SSE stream from the first relayed message on (questions and notifications first, the
 //! result last; the client's answers, POSTed to its session, reach the call through
 //! `App::answers`). A 2026-07-28 call is answered `input_required` instead: the upstream
-//! exchange waits in `App::parked` under the question's key until the client calls again with
-//! `inputResponses` (then that request gets what the exchange does next), at most
-//! `ask::ANSWER_WAIT_MS`; it is kept under its key and the caller's principal
-//! (`upstream::waiting_name`), so another principal's call with the key finds nothing.
+//! exchange waits in `App::parked` (`relay::ParkedCalls`, bound to the caller's principal)
+//! until the client calls again with `inputResponses`; then that request gets what the
+//! exchange does next.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -16,29 +15,28 @@ use futures_util::stream;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use mcp_sieve::http;
-use mcp_sieve::protocol::{ask::ANSWER_WAIT_MS, Ask};
+use mcp_sieve::protocol::Ask;
 use mcp_sieve::upstream;
 use mcp_sieve::Error;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::app::{reply, App, Reply};
 use crate::gateway::Gateway;
 use crate::platform::now_ms;
-use crate::relay::{BoxFuture, Downstream, Out, Parked};
+use crate::relay::{self, BoxFuture, Downstream, First, Out, Parking};
 use crate::sessions::WriteBack;
 
-/// A call's client over HTTP: its messages go to the response being written.
+/// A 2025-11-25 session's call over HTTP: its messages go to the response being written.
 struct HttpClient {
     app: Arc<App>,
     sse: bool,
-    stateless: bool,
     out: mpsc::UnboundedSender<Out>,
 }
 
 impl Downstream for HttpClient {
     fn live(&self) -> bool {
-        self.sse || self.stateless
+        self.sse
     }
 
     fn send(&self, message: String) {
@@ -46,9 +44,6 @@ impl Downstream for HttpClient {
     }
 
     fn expect(&self, ask: &Ask, method: &str) -> Result<(), Error> {
-        if self.stateless {
-            return Ok(()); // no session: the call's own capabilities were checked
-        }
         self.app
             .store
             .write_back(|store| upstream::await_answer(store, ask, method, now_ms()))
@@ -57,20 +52,8 @@ impl Downstream for HttpClient {
 
     fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<Value>> {
         Box::pin(async move {
-            if !self.stateless {
-                let _ = self.out.send(Out::Event(ask.request.clone()));
-                return crate::watch::wait_for(ask, &self.app).await;
-            }
-            let (tx, rx) = oneshot::channel();
-            let key = ask.request_id.as_str().unwrap_or_default().to_string();
-            let asked = Out::InputRequired {
-                key,
-                text: upstream::input_required(ask),
-                answer: tx,
-            };
-            self.out.send(asked).ok()?;
-            let wait = std::time::Duration::from_millis(ANSWER_WAIT_MS as u64);
-            tokio::time::timeout(wait, rx).await.ok()?.ok()?
+            let _ = self.out.send(Out::Event(ask.request.clone()));
+            crate::watch::wait_for(ask, &self.app).await
         })
     }
 }
@@ -87,73 +70,41 @@ pub(crate) async fn respond(
     let Some(f) = answer.forward.as_ref() else {
         return reply(answer);
     };
-    let head = http::Response {
+    let mut head = http::Response {
         status: 200,
         headers: answer.headers.clone(),
         ..Default::default()
     };
-    if f.stateless {
-        if let Some((key, response)) = upstream::input_response(&f.params) {
-            let Some(parked) = app.parked.take(&upstream::waiting_name(&key, principal)) else {
-                return reply(upstream::unawaited(answer, &key));
-            };
-            let _ = parked.answer.send(Some(response));
-            // What comes next answers this request (its own id), not the first.
-            return next(parked.out, head, &app, Some(&f.id), principal).await;
+    let first = match app.parked.resume(&answer, principal).await {
+        Some(first) => first,
+        None => {
+            let (sse, stateless) = (f.sse, f.stateless);
+            let (gateway, me) = (gateway.clone(), app.clone());
+            let rx = relay::spawn(move |out| async move {
+                if stateless {
+                    gateway.finish(answer, &me.store, &Parking(out)).await
+                } else {
+                    let client = HttpClient {
+                        app: me.clone(),
+                        sse,
+                        out,
+                    };
+                    gateway.finish(answer, &me.store, &client).await
+                }
+            });
+            app.parked.first(rx, None, principal).await
         }
-    }
-    let (sse, stateless) = (f.sse, f.stateless);
-    let (tx, rx) = mpsc::unbounded_channel();
-    {
-        let (gateway, app) = (gateway.clone(), app.clone());
-        tokio::spawn(async move {
-            let client = HttpClient {
-                app: app.clone(),
-                sse,
-                stateless,
-                out: tx.clone(),
-            };
-            let done = gateway.finish(answer, &app.store, &client).await;
-            let _ = tx.send(Out::Done(Box::new(done)));
-        });
-    }
-    next(rx, head, &app, None, principal).await
-}
-
-/// `text` (a JSON-RPC response) with the id `id`, when given.
-fn with_id(text: String, id: Option<&Value>) -> String {
-    match id {
-        Some(id) => upstream::answering(text, id),
-        None => text,
-    }
-}
-
-/// The answer of the call whose exchange reports to `rx`: its result; a 2026-07-28 question
-/// (the exchange parked until the client calls again); or an SSE stream from the first relayed
-/// message on. `id`: the request it answers, when it is not the one the exchange began with
-/// (a 2026-07-28 call that came again); `principal`: the caller's, whose call may answer a question.
-async fn next(
-    mut rx: mpsc::UnboundedReceiver<Out>,
-    mut head: http::Response,
-    app: &App,
-    id: Option<&Value>,
-    principal: Option<&str>,
-) -> Reply {
-    let first = match rx.recv().await {
-        Some(Out::Done(mut done)) => {
-            done.body = with_id(std::mem::take(&mut done.body), id);
-            return reply(*done);
-        }
-        Some(Out::InputRequired { key, text, answer }) => {
-            app.parked
-                .put(upstream::waiting_name(&key, principal), Parked { answer, out: rx });
+    };
+    let (first, rx) = match first {
+        First::Done(done) => return reply(*done),
+        First::Asked(text) => {
             head.headers.push(("Content-Type".into(), "application/json".into()));
-            head.body = with_id(text, id);
+            head.body = text;
             return reply(head);
         }
-        Some(Out::Event(e)) => e,
-        None => return reply(http::failed()),
+        First::Event(e, rx) => (e, rx),
     };
+    // An SSE stream from the first relayed message on.
     head.headers.extend(
         [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")].map(|(k, v)| (k.into(), v.into())),
     );

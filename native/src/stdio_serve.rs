@@ -3,7 +3,8 @@
 //! every answer; this shell reads lines (each within the body limit), writes lines from one
 //! writer task (so messages never interleave), logs to stderr only, and performs the effects:
 //! a `tasks/result` that waits, a forward to the upstream, a question asked mid-call (its answer
-//! comes back on stdin), list changes. stdin closing ends the process.
+//! comes back on stdin; a 2026-07-28 client's with its next call, see `relay::ParkedCalls`),
+//! list changes. stdin closing ends the process.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,7 +21,7 @@ use crate::gateway::{Gateway, Wait};
 use crate::load::Document;
 use crate::outbox::Clients;
 use crate::platform::now_ms;
-use crate::relay::{BoxFuture, Downstream};
+use crate::relay::{self, BoxFuture, Downstream, First, ParkedCalls, Parking};
 
 /// How often a question's answer, a waiting task and the list watch are looked at.
 const POLL: Duration = Duration::from_millis(50);
@@ -38,6 +39,8 @@ struct Link {
     conn: Mutex<Connection>,
     store: Mutex<MemoryStore>,
     answers: Mutex<Answers>,
+    /// Upstream exchanges waiting for the client's next 2026-07-28 call with its answer.
+    parked: ParkedCalls,
     out: mpsc::UnboundedSender<String>,
 }
 
@@ -147,15 +150,33 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
         step = link.receive(&line).await;
         write(&link, &mut step);
     }
-    if let Some(f) = step.forward.take() {
-        if let Some(g) = &link.gateway {
-            let pending = http::Response {
-                status: 200,
-                forward: Some(f),
-                ..Default::default()
-            };
+    if let (Some(f), Some(g)) = (step.forward.take(), &link.gateway) {
+        let stateless = f.stateless;
+        let pending = http::Response {
+            status: 200,
+            forward: Some(f),
+            ..Default::default()
+        };
+        if !stateless {
             let done = g.finish(pending, &link.store, &*link).await;
             link.send(done.body);
+        } else {
+            // A 2026-07-28 call: its upstream's questions are asked with `input_required`, the
+            // exchange parked until the client calls again with the answer (as over HTTP; the
+            // one client here is the process's principal).
+            let first = match link.parked.resume(&pending, None).await {
+                Some(first) => first,
+                None => {
+                    let (g, me) = (g.clone(), link.clone());
+                    let rx = relay::spawn(move |out| async move { g.finish(pending, &me.store, &Parking(out)).await });
+                    link.parked.first(rx, None, None).await
+                }
+            };
+            match first {
+                First::Done(done) => link.send(done.body),
+                First::Asked(text) => link.send(text),
+                First::Event(..) => {} // a 2026-07-28 call's notifications are not relayed
+            }
         }
     }
     if let Some(ask) = step.ask.take() {
@@ -179,12 +200,6 @@ impl Downstream for Link {
     }
 
     fn expect(&self, ask: &Ask, method: &str) -> Result<(), mcp_sieve::Error> {
-        if ask.session.is_empty() {
-            return Err(mcp_sieve::Error::InvalidRequest(format!(
-                "{} asks the client for \"{method}\": a 2026-07-28 client over stdio cannot be asked yet",
-                ask.tool
-            )));
-        }
         let mut store = lock(&self.store);
         mcp_sieve::upstream::await_answer(&mut *store, ask, method, now_ms())
     }
@@ -324,6 +339,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         conn: Mutex::new(Connection::new(limits)),
         store: Mutex::new(MemoryStore::default()),
         answers: Mutex::new(Answers::default()),
+        parked: ParkedCalls::default(),
         out: tx,
     });
     if let Some(g) = &link.gateway {

@@ -13,7 +13,8 @@
 // client declared roots; the others share one, relay-stream.test.mjs) is closed once it has
 // served: the upstream says so in its log and no longer knows the session. The same relay
 // through a stdio upstream (server-everything as a child process of the gateway) and through the
-// stdio downstream (`mcp-sieve stdio`) — native only; log messages a small official-SDK upstream
+// stdio downstream (`mcp-sieve stdio`, in both eras: a 2026-07-28 client gets input_required
+// there too) — native only; log messages a small official-SDK upstream
 // sends during a call reach that call's session only; a 2026-07-28 client is asked with
 // input_required, also through search mode's call_tool (in the Worker the exchange waits in a Durable
 // Object of its own), and only the same caller can answer under the question's key (raw fetch,
@@ -242,6 +243,25 @@ test('through the stdio downstream (mcp-sieve stdio): questions go out on stdout
   const client = await connect(undefined, { transport });
   try {
     await askedAndAnswered(client);
+  } finally {
+    await client.close().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('through the stdio downstream, a 2026-07-28 client is asked with input_required, and the upstream exchange goes on with its answer', { ...nativeOnly, timeout: 60_000 }, async () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-relay-'));
+  const doc = path.join(tmp, 'doc.json');
+  writeFileSync(doc, JSON.stringify({ upstream: { url: everything.url } }));
+  const stdio = () => new StdioClientTransport({ command: path.join(ROOT, 'target', 'debug', 'mcp-sieve'), args: ['stdio', '--catalog', doc], stderr: 'pipe' });
+  const client = await connect(undefined, { transport: stdio(), mode: { pin: '2026-07-28' } });
+  try {
+    await askedAndAnswered(client);
+    // Without the capability: refused upstream at once.
+    const bare = await connect({ elicitation: {} }, { transport: stdio(), mode: { pin: '2026-07-28' } });
+    const r = await bare.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e) => e);
+    assert.match(r instanceof Error ? r.message : JSON.stringify(r), /sampling capability/);
+    await bare.close().catch(() => {});
   } finally {
     await client.close().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
