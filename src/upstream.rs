@@ -23,6 +23,8 @@ mod reply;
 mod rounds;
 #[cfg(feature = "gateway")]
 mod standalone;
+#[cfg(feature = "gateway")]
+mod task_list;
 
 pub use crate::protocol::UpstreamLink as Link;
 #[cfg(feature = "gateway")]
@@ -48,6 +50,8 @@ pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROU
 pub use standalone::{
     enqueue, on_stream, opens_stream, post_headers, stream_answer, stream_reader, FromStream, MAX_QUEUED,
 };
+#[cfg(feature = "gateway")]
+pub use task_list::TaskList;
 
 use std::future::Future;
 

@@ -587,12 +587,12 @@ impl Gateway {
     async fn finish_gather(
         &self,
         answer: http::Response,
-        jobs: Vec<(usize, upstream::Conversation, upstream::Pages)>,
+        jobs: Vec<(usize, upstream::Conversation, upstream::TaskList)>,
         sessions: &impl WriteBack,
     ) -> http::Response {
         let mut done = Vec::new();
-        for (member, mut conv, mut pages) in jobs {
-            let lists = upstream::drive(&mut conv, &mut pages, |p| self.post(member, p, None)).await;
+        for (member, mut conv, mut tasks) in jobs {
+            let lists = upstream::drive(&mut conv, &mut tasks, |p| self.post(member, p, None)).await;
             self.state().note_changes(member, &mut conv);
             done.push((member, conv, lists));
         }

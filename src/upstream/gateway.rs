@@ -24,7 +24,8 @@ use serde_json::{json, Value};
 
 use super::conversation::{ClientConfig, Conversation, Era, Exchange};
 use super::merge::{build_pinned, Source};
-use super::pages::{Lists, Pages, Refresh};
+use super::pages::{Lists, Refresh};
+use super::task_list::TaskList;
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
@@ -647,10 +648,11 @@ impl Gateway {
         Some(headers)
     }
 
-    /// A `tasks/list` forward's exchanges: the whole list (every page) of each upstream running
-    /// the session's tasks, in the session's own session there (`None`: not a `tasks/list`).
+    /// A `tasks/list` forward's exchanges: the tasks of each upstream running the session's
+    /// tasks ([`TaskList`]: its whole list, or at a 2026-07-28 upstream each task by
+    /// `tasks/get`), in the session's own session there (`None`: not a `tasks/list`).
     /// An upstream that is down is left out (its tasks with it; [`gathered`] says so).
-    pub fn gather(&self, forward: &Forward) -> Option<Vec<(usize, Conversation, Pages)>> {
+    pub fn gather(&self, forward: &Forward) -> Option<Vec<(usize, Conversation, TaskList)>> {
         if forward.method != "tasks/list" {
             return None;
         }
@@ -660,11 +662,8 @@ impl Gateway {
             .filter_map(|g| {
                 let m = self.members.get(g.upstream)?;
                 let conv = Conversation::resume(m.config.clone(), g.link.clone()).knowing(m.conv.era());
-                Some((
-                    g.upstream,
-                    conv,
-                    Pages::new("tasks/list", "tasks", Value::Null).or_none(),
-                ))
+                let tasks = TaskList::new(conv.era(), &g.tasks);
+                Some((g.upstream, conv, tasks))
             })
             .collect();
         Some(jobs)

@@ -6,9 +6,15 @@
 // calls with the `_meta` envelope and mirrored headers; no initialize, no session), the other a
 // session opened with initialize after its refusal of server/discover. The official SDK v2
 // client lists and calls through both; the operator's status names each upstream's version.
+// Tasks a 2025-11-25 session creates at the chained mcp-sieve (the 2026-07-28 tasks extension,
+// which has no tasks/list) are in that session's merged tasks/list (asked of it by tasks/get),
+// filtered and ordered with the rest, and in no other session's (official SDK v1 client).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames } from './harness.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
@@ -110,4 +116,48 @@ test('the status names each upstream\'s protocol version', async () => {
   assert.equal(by.everything.stateless, false);
   const refused = await fetch(`${gateway.base}/mcp-sieve/upstreams`);
   assert.equal(refused.status, 401, 'behind the same gate as /mcp');
+});
+
+test('tasks a session creates at the 2026-07-28 upstream are in its merged tasks/list, and only in its own', { timeout: 60_000 }, async () => {
+  const Anything = z.object({}).passthrough();
+  const Task = z.object({ taskId: z.string(), status: z.string() }).passthrough();
+  const Created = z.object({ task: Task }).passthrough();
+  const Listed = z.object({ tasks: z.array(Task), nextCursor: z.string().optional() }).passthrough();
+  const open = async () => {
+    const c = new ClientV1({ name: 'sieve-eras-tasks', version: '1.0.0' });
+    await c.connect(new TransportV1(new URL(gateway.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    return c;
+  };
+  const [a, b] = [await open(), await open()];
+  try {
+    const create = (client, seconds) => client.request({
+      method: 'tools/call',
+      params: { name: 'chain_long_report', arguments: { seconds }, task: { ttl: 60_000 } },
+    }, Created);
+    const from = modernProxy.bodies.length;
+    const quick = (await create(a, 1)).task;
+    const slow = (await create(a, 30)).task;
+    const other = (await create(b, 30)).task;
+    assert.equal(slow.status, 'working');
+    assert.ok(modernProxy.bodies.slice(from).every((m) => !m.params?._meta || m.params._meta['io.modelcontextprotocol/protocolVersion'] === '2026-07-28'),
+      'the tasks were created with stateless 2026-07-28 calls');
+    const ids = async (client, params = {}) => (await client.request({ method: 'tasks/list', params }, Listed)).tasks.map((t) => t.taskId);
+    assert.deepEqual((await ids(a)).sort(), [quick.taskId, slow.taskId].sort(), 'a lists its own two tasks');
+    assert.deepEqual(await ids(b), [other.taskId], 'b lists only its own');
+    // The merged list is filtered and ordered like any other.
+    const result = await a.request({ method: 'tasks/result', params: { taskId: quick.taskId } }, Anything, { timeout: 30_000 });
+    assert.match(result.content[0].text, /report ready: ran 1 s/);
+    assert.deepEqual(await ids(a, { status: ['working'] }), [slow.taskId]);
+    assert.deepEqual(await ids(a, { orderBy: 'createdAt', order: 'desc' }), [slow.taskId, quick.taskId]);
+    const cancelled = await a.request({ method: 'tasks/cancel', params: { taskId: slow.taskId } }, Anything);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.deepEqual(await ids(a, { status: ['cancelled'] }), [slow.taskId]);
+    const got = modernProxy.bodies.slice(from).filter((m) => m.method === 'tasks/get').map((m) => m.params.taskId);
+    assert.ok(got.includes(quick.taskId) && got.includes(other.taskId), 'each task was asked of the upstream by tasks/get');
+    assert.ok(!modernProxy.bodies.slice(from).some((m) => m.method === 'tasks/list'), 'the extension has no tasks/list: none was sent');
+    await b.request({ method: 'tasks/cancel', params: { taskId: other.taskId } }, Anything);
+  } finally {
+    await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
 });

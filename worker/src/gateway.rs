@@ -673,12 +673,12 @@ pub async fn finish_relayed(
 async fn finish_gather(
     answer: http::Response,
     server: &Server,
-    jobs: Vec<(usize, upstream::Conversation, upstream::Pages)>,
+    jobs: Vec<(usize, upstream::Conversation, upstream::TaskList)>,
     store: &mut dyn SessionStore,
 ) -> http::Response {
     let mut done = Vec::new();
-    for (member, mut conv, mut pages) in jobs {
-        let lists = upstream::drive(&mut conv, &mut pages, |p| send(member, p, None)).await;
+    for (member, mut conv, mut tasks) in jobs {
+        let lists = upstream::drive(&mut conv, &mut tasks, |p| send(member, p, None)).await;
         with(server, |g| g.note_changes(member, &mut conv));
         done.push((member, conv, lists));
     }
