@@ -1,7 +1,8 @@
 //! Many named upstreams in the core: one catalog over several upstreams' lists (prefixes, a group
 //! per upstream, imported metadata, the overlay on top), filters, views, policy and search mode
 //! across all of them, uses routed to the right upstream with the name it knows, each downstream
-//! session's own session at each upstream, and tasks kept per upstream and per session.
+//! session's own session at each upstream, and tasks kept per upstream and per session (a
+//! 2026-07-28 upstream's asked one by one with `tasks/get`).
 
 mod common;
 
@@ -484,4 +485,81 @@ fn tasks_list_gathers_every_upstream_running_the_sessions_tasks() {
         warning.contains("upstream \"py\"") && warning.contains("tasks are gone"),
         "{warning}"
     );
+}
+
+#[test]
+fn a_modern_upstreams_tasks_are_asked_one_by_one_with_tasks_get() {
+    use mcp_sieve::upstream::{ClientConfig, Conversation, Era, HttpAnswer, TaskList};
+    let config = ClientConfig {
+        discover: true,
+        ..ClientConfig::default()
+    };
+    let mut conv = Conversation::new(config).knowing(Era::Modern);
+    let ids = ["t-1".to_string(), "gone".to_string(), "t-2".to_string()];
+    let mut tasks = TaskList::new(conv.era(), &ids);
+    let (out, sent) = common::run(&mut conv, &mut tasks, |m, _| {
+        let body = match m["params"]["taskId"].as_str() {
+            Some("gone") => {
+                json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32602, "message": "Unknown task"}})
+            }
+            Some(id) => {
+                let mut t = wire_task(id, "working", "2025-11-20T10:00:01Z");
+                t["resultType"] = json!("complete");
+                json!({"jsonrpc": "2.0", "id": m["id"], "result": t})
+            }
+            None => json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}}),
+        };
+        HttpAnswer {
+            status: 200,
+            session: None,
+            content_type: "application/json".into(),
+            body: body.to_string(),
+        }
+    });
+    let methods: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|m| (m["method"].as_str().unwrap(), m["params"]["taskId"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        methods,
+        [("tasks/get", "t-1"), ("tasks/get", "gone"), ("tasks/get", "t-2")],
+        "no tasks/list: the extension has none"
+    );
+    assert!(sent
+        .iter()
+        .all(|m| m["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"));
+    let out = out.unwrap();
+    assert_eq!(
+        out,
+        [
+            wire_task("t-1", "working", "2025-11-20T10:00:01Z"),
+            wire_task("t-2", "working", "2025-11-20T10:00:01Z")
+        ],
+        "a task the upstream no longer knows is left out; resultType is not part of a task"
+    );
+    // Another error is the upstream's failure (the merge names it and leaves its tasks out).
+    let mut tasks = TaskList::new(Era::Modern, &ids[..1]);
+    let (out, _) = common::run(&mut conv, &mut tasks, |m, _| HttpAnswer {
+        status: 200,
+        session: None,
+        content_type: "application/json".into(),
+        body: json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32603, "message": "down"}}).to_string(),
+    });
+    assert!(out.is_err());
+    // A session-era upstream is asked for its whole list.
+    let mut conv = Conversation::new(ClientConfig::default());
+    let mut tasks = TaskList::new(conv.era(), &ids);
+    let (_, sent) = common::run(&mut conv, &mut tasks, |m, _| {
+        HttpAnswer {
+        status: 200,
+        session: Some("up".into()),
+        content_type: "application/json".into(),
+        body: match m["method"].as_str() {
+            Some("initialize") => json!({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+            _ => json!({"jsonrpc": "2.0", "id": m["id"], "result": {"tasks": []}}),
+        }
+        .to_string(),
+    }
+    });
+    assert!(sent.iter().any(|m| m["method"] == "tasks/list"), "{sent:?}");
 }
