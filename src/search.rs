@@ -8,8 +8,10 @@ mod fields;
 mod fx;
 mod index;
 mod memo;
+mod params;
 mod related;
 pub mod text;
 
 pub use fields::ToolText;
 pub use index::{Builder, SearchIndex, MAX_QUERY_WORDS};
+pub use params::{Params, FIELDS, NAMES};

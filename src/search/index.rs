@@ -9,11 +9,12 @@ use serde_json::Value;
 use super::fields::ToolText;
 use super::fx::FxMap;
 use super::memo::Memo;
+use super::params::{Params, FIELDS};
 use super::text::{self, Concept};
 use crate::filter::Bits;
 use crate::model::{Group, Primitive};
 
-/// The fields of a tool, with their BM25F weight and length normalization.
+/// The fields of a tool, each with its BM25F weight and length normalization (`Params::fields`).
 #[derive(Clone, Copy)]
 enum Field {
     Name,
@@ -29,20 +30,6 @@ enum Field {
     Tag,
 }
 
-const FIELDS: usize = 9;
-/// (weight, b) per field, in `Field` order.
-const WEIGHTS: [(f32, f32); FIELDS] = [
-    (3.0, 0.3),
-    (2.0, 0.3),
-    (1.2, 0.5),
-    (0.5, 0.75),
-    (0.6, 0.5),
-    (0.25, 0.75),
-    (0.8, 0.0),
-    (0.25, 0.0),
-    (0.3, 0.0),
-];
-const K1: f32 = 1.2;
 /// Most words read from one field of one tool (a description can be long).
 const MAX_FIELD_WORDS: usize = 400;
 /// Most parameters read from one tool.
@@ -51,16 +38,6 @@ const MAX_PARAMS: usize = 64;
 pub const MAX_QUERY_WORDS: usize = 32;
 /// Most indexed words one query word may reach as their prefix.
 const MAX_PREFIX_TERMS: usize = 64;
-/// Weight of a prefix match (`work` → `worklog`), against the word's own.
-const PREFIX_WEIGHT: f32 = 0.5;
-/// Extra score by the share of a tool's name words the query asks for.
-const NAME_COVER: f32 = 1.5;
-/// Score factor when the query asks for the action the tool's name starts with.
-const ACTION_MATCH: f32 = 1.25;
-/// Score factor when the query asks for another action than the tool's name starts with.
-const ACTION_MISMATCH: f32 = 0.85;
-/// Score factor when the query names one of the tool's groups (`Slack`, `Jira`).
-const GROUP_NAMED: f32 = 1.5;
 /// Extra score when the query names the tool exactly.
 const EXACT_NAME: f32 = 20.0;
 
@@ -105,6 +82,7 @@ pub struct Builder {
     /// (`jira_create_issue`: create).
     actions: Vec<u32>,
     buf: String,
+    params: Params,
 }
 
 /// The id of a word as written that is no word once normalized: a stop word's (which is not
@@ -129,11 +107,20 @@ impl Default for Builder {
             docs: Vec::new(),
             actions: Vec::new(),
             buf: String::new(),
+            params: Params::default(),
         }
     }
 }
 
 impl Builder {
+    /// A builder whose index ranks with `params` instead of the defaults.
+    pub fn with_params(params: Params) -> Self {
+        Builder {
+            params,
+            ..Builder::default()
+        }
+    }
+
     /// Appends the words of `text`, as field `f`, to `span` (which ends where `words` does).
     fn field(&mut self, span: &mut Span, f: Field, text: &str) {
         let Builder {
@@ -314,6 +301,7 @@ pub struct SearchIndex {
     actions: Vec<u32>,
     /// Tool name → position, for exact-name queries.
     by_name: FxMap<Box<str>, u32>,
+    params: Params,
 }
 
 impl SearchIndex {
@@ -325,6 +313,7 @@ impl SearchIndex {
             used,
             docs,
             actions,
+            params,
             ..
         } = b;
         words.truncate(used);
@@ -388,7 +377,7 @@ impl SearchIndex {
                 let mut w = 0.0;
                 for f in 0..FIELDS {
                     if tf[f] > 0 {
-                        let (weight, b) = WEIGHTS[f];
+                        let (weight, b) = params.fields[f];
                         w += weight * tf[f] as f32 / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
                     }
                 }
@@ -397,7 +386,7 @@ impl SearchIndex {
                     t,
                     Posting {
                         doc: i as u32 | flags,
-                        score: w / (K1 + w),
+                        score: w / (params.k1 + w),
                     },
                 ));
             }
@@ -437,13 +426,19 @@ impl SearchIndex {
             name_words,
             actions,
             by_name,
+            params,
         }
     }
 
     /// The index of a catalog's tools, read from their definitions as listed (each tool's
     /// `fragment`), with their groups and tags.
     pub fn of_tools(items: &[Primitive], groups: &[Group]) -> Self {
-        let mut b = Builder::default();
+        Self::of_tools_with(items, groups, Params::default())
+    }
+
+    /// [`SearchIndex::of_tools`] ranking with `params` (for a tuner).
+    pub fn of_tools_with(items: &[Primitive], groups: &[Group], params: Params) -> Self {
+        let mut b = Builder::with_params(params);
         for item in items {
             b.add(&ToolText::read(&item.fragment));
         }
@@ -480,8 +475,11 @@ impl SearchIndex {
     /// scores (only positive ones).
     pub fn search(&self, query: &str, visible: &Bits, limit: usize) -> Vec<(usize, f32)> {
         let n = self.name_words.len();
-        let concepts = text::concepts(query, MAX_QUERY_WORDS);
+        let p = &self.params;
+        let concepts = text::concepts_with(query, MAX_QUERY_WORDS, p);
         let mut total = vec![0f32; n];
+        // How many of the query's concepts each tool's name matches (`Params::query_cover`).
+        let mut in_name = vec![0u16; n];
         let mut cover = vec![0f32; n];
         let mut best: Vec<f32> = vec![0f32; n];
         let mut named: Vec<f32> = vec![0f32; n];
@@ -504,7 +502,7 @@ impl SearchIndex {
                     (t, weight * scale)
                 });
                 let prefixes = (form.chars().count() >= 4 && *weight >= 1.0)
-                    .then(|| self.prefixed(form).map(|t| (t, weight * PREFIX_WEIGHT)))
+                    .then(|| self.prefixed(form).map(|t| (t, weight * p.prefix)))
                     .into_iter()
                     .flatten();
                 for (t, w) in exact.into_iter().chain(prefixes) {
@@ -529,6 +527,7 @@ impl SearchIndex {
                 let d = d as usize;
                 total[d] += best[d];
                 cover[d] += named[d];
+                in_name[d] += (named[d] > 0.0) as u16;
                 best[d] = 0.0;
                 named[d] = 0.0;
             }
@@ -547,15 +546,14 @@ impl SearchIndex {
                 let action = if asked == 0 || act == 0 {
                     1.0
                 } else if asked & act != 0 {
-                    ACTION_MATCH
+                    p.action_match
                 } else {
-                    ACTION_MISMATCH
+                    p.action_mismatch
                 };
-                let group = if grouped[d] { GROUP_NAMED } else { 1.0 };
-                (
-                    d,
-                    (s + NAME_COVER * cover.min(1.0) * (s / (s + 1.0))) * action * group + bonus,
-                )
+                let group = if grouped[d] { p.group_named } else { 1.0 };
+                let asked_in_name = in_name[d] as f32 / concepts.len().max(1) as f32;
+                let extra = p.name_cover * cover.min(1.0) + p.query_cover * asked_in_name;
+                (d, (s + extra * (s / (s + 1.0))) * action * group + bonus)
             })
             .collect();
         let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));

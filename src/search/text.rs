@@ -3,6 +3,7 @@
 //! synonyms a query is widened with. Every cut is at a char boundary: suffixes are ASCII and
 //! are only removed when the word ends with them.
 
+use super::params::Params;
 use super::related::Related;
 use crate::middleware::fold;
 
@@ -489,12 +490,6 @@ pub struct Concept {
     pub forms: Vec<(String, f32)>,
 }
 
-/// Weight of a synonym's match, against the word's own.
-pub const SYNONYM_WEIGHT: f32 = 0.45;
-/// Weight of a related word's match (`related.txt`), times its score there.
-pub const RELATED_WEIGHT: f32 = 0.4;
-/// Weight of a two-word key's related word (`give back` → refund), times its score.
-pub const PAIR_WEIGHT: f32 = 0.8;
 /// Most words (not stop words) between a two-word key's words in a query.
 const PAIR_GAP: usize = 2;
 
@@ -506,8 +501,14 @@ pub(crate) fn related() -> &'static Related {
 
 /// The concepts of a query: its words (at most `max`), each with its synonyms and then its
 /// related words (`related.txt`: a two-word key's when the query has both words, then the
-/// word's own); a phrase word (`pr`) becomes the words it stands for.
+/// word's own); a phrase word (`pr`) becomes the words it stands for. Weights as `Params`
+/// defaults.
 pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
+    concepts_with(query, max, &Params::default())
+}
+
+/// [`concepts`] with the synonyms' and related words' weights of `p`.
+pub fn concepts_with(query: &str, max: usize, p: &Params) -> Vec<Concept> {
     let mut raw = Vec::new();
     words(query, max, &mut raw);
     let all = raw.clone();
@@ -529,7 +530,7 @@ pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
             if norms.contains(&w) {
                 for x in group {
                     if !forms.iter().any(|(f, _)| f == x) {
-                        forms.push((x.clone(), SYNONYM_WEIGHT));
+                        forms.push((x.clone(), p.synonym));
                     }
                 }
             }
@@ -544,11 +545,11 @@ pub fn concepts(query: &str, max: usize) -> Vec<Concept> {
         };
         for (b, list) in rel.pairs.get(&w).into_iter().flatten() {
             if follows(i, b) {
-                widen(&mut forms, list, PAIR_WEIGHT);
+                widen(&mut forms, list, p.pair);
             }
         }
         if let Some(list) = rel.words.get(&w) {
-            widen(&mut forms, list, RELATED_WEIGHT);
+            widen(&mut forms, list, p.related);
         }
         push(&mut out, Concept { forms });
     }
@@ -641,7 +642,7 @@ mod tests {
         let c = concepts("give this buyer their money back", 10);
         let give = c.iter().find(|c| c.forms[0].0 == stem("give")).expect("give");
         let refund = weight(give, "refund").expect("give … back brings refund");
-        assert!(refund < 1.0 && refund > RELATED_WEIGHT);
+        assert!(refund < 1.0 && refund > Params::default().related);
         for q in ["give it to me", "back then, give it", "give the red shiny ball back"] {
             let alone = concepts(q, 10);
             let give = alone.iter().find(|c| c.forms[0].0 == stem("give")).expect("give");
@@ -651,7 +652,7 @@ mod tests {
         let remark = r.iter().find(|c| c.forms[0].0 == "remark").expect("remark");
         assert_eq!(
             weight(remark, "comment"),
-            Some(SYNONYM_WEIGHT),
+            Some(Params::default().synonym),
             "the synonym's weight wins"
         );
     }
