@@ -284,10 +284,10 @@ fn measured(file: &str, part: &str) -> (usize, usize, usize) {
 }
 
 /// The held-out third of the labelled queries over both public catalogs (never used for
-/// tuning). The targets are top-1 ≥ 0.80 and top-5 ≥ 0.95; the index reaches 0.667 and
-/// 0.852 (FastMCP's BM25SearchTransform: 0.648 and 0.796 on the same run of
-/// scripts/search-quality.sh, with the related-words table), so these floors hold what is
-/// reached, not the targets.
+/// tuning). The targets are top-1 ≥ 0.80 and top-5 ≥ 0.95; the index reaches 0.685 and
+/// 0.889 with the weights fitted on the tuning part (`src/search/params.rs`; 0.667 and 0.852
+/// before; FastMCP's BM25SearchTransform: 0.648 and 0.796 on the same run of
+/// scripts/search-quality.sh), so these floors hold what is reached, not the targets.
 #[test]
 fn held_out_queries_of_both_catalogs() {
     let mut all = (0, 0, 0);
@@ -299,12 +299,13 @@ fn held_out_queries_of_both_catalogs() {
     let (top1, top5) = (all.1 as f64 / all.0 as f64, all.2 as f64 / all.0 as f64);
     println!("held out, both catalogs: top-1 {top1:.3}, top-5 {top5:.3} of {}", all.0);
     assert_eq!(all.0, 54);
-    assert!(top1 >= 0.66, "top-1 {top1:.3}");
-    assert!(top5 >= 0.85, "top-5 {top5:.3}");
+    assert!(top1 >= 0.68, "top-1 {top1:.3}");
+    assert!(top5 >= 0.88, "top-5 {top5:.3}");
 }
 
-/// The tuning two thirds of the same sets: 0.722 and 0.880 with the related-words table
-/// (`src/search/related.txt`; 0.713 and 0.852 without), held as floors.
+/// The tuning two thirds of the same sets: 0.741 and 0.898 with the weights fitted on them
+/// (`examples/search_tune.rs`; 0.722 and 0.880 before, 0.713 and 0.852 without the
+/// related-words table), held as floors.
 #[test]
 fn tuning_queries_of_both_catalogs() {
     let mut all = (0, 0, 0);
@@ -318,8 +319,8 @@ fn tuning_queries_of_both_catalogs() {
         all.0
     );
     assert_eq!(all.0, 108);
-    assert!(top1 >= 0.72, "top-1 {top1:.3}");
-    assert!(top5 >= 0.87, "top-5 {top5:.3}");
+    assert!(top1 >= 0.74, "top-1 {top1:.3}");
+    assert!(top5 >= 0.89, "top-5 {top5:.3}");
 }
 
 /// A meaning no word of the tool's carries: WordNet's two-word verb `give back` (refund, repay)
