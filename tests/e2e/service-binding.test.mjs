@@ -6,7 +6,10 @@
 // official SDK v2 client lists, filters (annotations as tags, a view), searches and calls through
 // it in both eras; the binding's configured header (a secret) reaches the second Worker, the
 // client's Authorization never does; each downstream session has its own upstream session over
-// the binding; a binding the Worker does not have is a configuration error naming it. The native server has no service bindings: skipped there.
+// the binding; what the second Worker sends on an upstream session's own stream (its GET: a log
+// message its `announce` tool sends outside the call) reaches that session's client on its GET
+// stream, read over the binding by the session's Durable Object; a binding the Worker does not
+// have is a configuration error naming it. The native server has no service bindings: skipped there.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startWorker, toolNames } from './harness.mjs';
-import { native, startWith, ROOT } from '../security/helpers.mjs';
+import { native, startWith, sleep, ROOT } from '../security/helpers.mjs';
 
 const skip = native() && 'service bindings are the Worker’s';
 const SECRET = `edge-key-${process.pid}-${Date.now()}`;
@@ -65,6 +68,8 @@ after(async () => {
 
 async function connect(url, mode) {
   const client = new Client({ name: 'sieve-edge-e2e', version: '1.0.0' }, { versionNegotiation: { mode } });
+  client.heard = [];
+  client.setNotificationHandler('notifications/message', (n) => { client.heard.push(n.params.data); });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
   return client;
 }
@@ -75,7 +80,7 @@ for (const mode of ['legacy', 'auto']) {
   test(`SDK v2 client (${mode}): the second Worker's tools through the service binding, namespaced, filtered, called`, { timeout: 90_000, skip }, async () => {
     const client = await connect(server.url, mode);
     try {
-      assert.deepEqual((await toolNames(client)).sort(), ['edge_add', 'edge_echo', 'edge_purge_cache', 'edge_request_headers']);
+      assert.deepEqual((await toolNames(client)).sort(), ['edge_add', 'edge_announce', 'edge_echo', 'edge_purge_cache', 'edge_request_headers']);
       assert.match(text(await client.callTool({ name: 'edge_echo', arguments: { message: `over the binding (${mode})` } })), new RegExp(`edge echo: over the binding \\(${mode}\\)`));
       assert.equal(text(await client.callTool({ name: 'edge_add', arguments: { a: 2, b: 40 } })), '42');
       const headers = JSON.parse(text(await client.callTool({ name: 'edge_request_headers', arguments: {} })));
@@ -102,10 +107,35 @@ test('each downstream session has its own session in the second Worker, kept acr
   }
 });
 
+test("what the second Worker sends on an upstream session's GET stream reaches that session's client, over the binding", { timeout: 90_000, skip }, async () => {
+  const [a, b] = [await connect(server.url, 'legacy'), await connect(server.url, 'legacy')];
+  try {
+    await a.setLoggingLevel('info');
+    await b.setLoggingLevel('debug');
+    // Each session's upstream session is opened (and its GET stream with it) by its first call.
+    assert.match(text(await a.callTool({ name: 'edge_echo', arguments: { message: 'a' } })), /edge echo: a/);
+    assert.match(text(await b.callTool({ name: 'edge_echo', arguments: { message: 'b' } })), /edge echo: b/);
+    // The client's own GET stream opens beside its first requests (the SDK opens it): asked
+    // again until heard, in case the first went out before the client listened.
+    const deadline = Date.now() + 20_000;
+    for (let n = 1; !a.heard.some((d) => String(d).startsWith('edge announces: ')); n++) {
+      assert.ok(Date.now() < deadline, `no log message from the second Worker's GET stream reached the client: ${JSON.stringify(a.heard)}`);
+      assert.equal(text(await a.callTool({ name: 'edge_announce', arguments: { message: `round ${n}` } })), 'announced');
+      for (let t = 0; t < 40 && a.heard.length === 0; t++) await sleep(50);
+    }
+    assert.match(String(a.heard[0]), /^edge announces: round \d+$/);
+    await sleep(300);
+    assert.deepEqual(b.heard, [], "nothing of the other session's");
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 test('a view (annotations as tags) and search mode over the service binding', { timeout: 90_000, skip }, async () => {
   const ro = await connect(`${server.url}/readonly`, 'legacy');
   try {
-    assert.deepEqual((await toolNames(ro)).sort(), ['edge_add', 'edge_echo', 'edge_request_headers']);
+    assert.deepEqual((await toolNames(ro)).sort(), ['edge_add', 'edge_announce', 'edge_echo', 'edge_request_headers']);
     await assert.rejects(ro.callTool({ name: 'edge_purge_cache', arguments: {} }), /Unknown tool/);
   } finally {
     await ro.close();

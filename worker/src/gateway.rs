@@ -22,7 +22,7 @@ use mcp_sieve::Error;
 use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
 use worker::{
-    console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetch, Fetcher, Headers, Method, Request,
+    console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetcher, Headers, Method, Request,
     RequestInit,
 };
 
@@ -250,36 +250,56 @@ pub(crate) fn http_url(member: usize) -> Option<String> {
     })
 }
 
+/// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
+/// to upstream `member` over its driver: its answer as it comes (a body still streaming), or why
+/// there is none; `None` when there is no such upstream. `signal` aborts it over HTTP; a service
+/// binding's fetch takes none (its answer's body, when dropped unread, is cancelled instead).
+pub(crate) async fn bodiless(
+    member: usize,
+    method: &str,
+    headers: &[(String, String)],
+    signal: Option<&AbortSignal>,
+) -> Option<Result<web_sys::Response, String>> {
+    let driver = DRIVERS.with(|d| d.borrow().get(member).cloned())?;
+    let js = |e: wasm_bindgen::JsValue| worker::Error::from(e).to_string();
+    let sent = async {
+        let h = web_sys::Headers::new().map_err(js)?;
+        for (k, v) in headers {
+            h.set(k, v).map_err(js)?;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method(method);
+        init.set_headers(&h);
+        match driver {
+            Driver::Http(url) => {
+                if let Some(s) = signal {
+                    init.set_signal(Some(s));
+                }
+                let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+                let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(&url, &init));
+                sent.await.map_err(js)?.dyn_into().map_err(js)
+            }
+            Driver::Service(b, fetcher) => {
+                let req =
+                    web_sys::Request::new_with_str_and_init(&format!("https://{b}.service/mcp"), &init).map_err(js)?;
+                let resp = fetcher.fetch_request(Request::from(req)).await;
+                Ok(resp.map_err(|e| e.to_string())?.into())
+            }
+        }
+    };
+    Some(sent.await)
+}
+
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
 /// after the other, each within [`DEADLINE_MS`]; a failure is only logged (the upstream expires
 /// the session on its own then).
 pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
     for (member, headers) in closing {
-        let driver = DRIVERS.with(|d| d.borrow().get(member).cloned());
-        let (url, via) = match driver {
-            Some(Driver::Http(url)) => (url, None),
-            Some(Driver::Service(b, f)) => (format!("https://{b}.service/mcp"), Some(f)),
-            None => continue,
-        };
-        let h = Headers::new();
-        for (k, v) in &headers {
-            let _ = h.set(k, v);
-        }
-        let mut init = RequestInit::new();
-        init.with_method(Method::Delete).with_headers(h);
-        let Ok(req) = Request::new_with_init(&url, &init) else {
-            continue;
-        };
-        let sent = async move {
-            match via {
-                Some(fetcher) => fetcher.fetch_request(req).await.map(|_| ()),
-                None => Fetch::Request(req).send().await.map(|_| ()),
-            }
-        };
+        let sent = bodiless(member, "DELETE", &headers, None);
         let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
         match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
-            Either::Left((Ok(()), _)) => {}
-            Either::Left((Err(e), _)) => console_error!("mcp-sieve: an upstream session was not closed: {e}"),
+            Either::Left((None | Some(Ok(_)), _)) => {}
+            Either::Left((Some(Err(e)), _)) => console_error!("mcp-sieve: an upstream session was not closed: {e}"),
             Either::Right(_) => console_error!("mcp-sieve: an upstream session was not closed in time"),
         }
     }

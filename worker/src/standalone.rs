@@ -5,7 +5,8 @@
 //! same object, reaches `watch::wait_for`) and POSTed back upstream, a list change noted for the
 //! next refresh. A stream is opened once the upstream session is confirmed (before the request
 //! that opened it is sent), and for each upstream session the session holds when its client's
-//! stream opens; it is read until the client's stream closes or the session ends. The native
+//! stream opens; it is read until the client's stream closes or the session ends. It is read
+//! over the upstream's driver (`gateway::bodiless`): its URL, or its service binding. The native
 //! server's twin is `native/src/standalone.rs`.
 
 use std::cell::RefCell;
@@ -19,7 +20,6 @@ use mcp_sieve::http::SessionStore;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, FromStream, Post, Relayed};
 use serde_json::Value;
-use wasm_bindgen::JsCast;
 use worker::{console_error, AbortController, Delay};
 
 use crate::platform::{self, now_ms};
@@ -140,14 +140,14 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
             *o.borrow_mut() = true;
         }
     };
-    let (Some(url), Some(id)) = (crate::gateway::http_url(member), session_header(&headers)) else {
+    let Some(id) = session_header(&headers) else {
         return done(&opened);
     };
     if !READING.with(|r| r.borrow_mut().insert(id.clone())) {
         return done(&opened);
     }
     let controller = AbortController::default();
-    let outcome = stream(member, &url, &headers, &session, &controller, &opened).await;
+    let outcome = stream(member, &headers, &session, &controller, &opened).await;
     done(&opened);
     if let Err(e) = outcome {
         console_error!("mcp-sieve: an upstream session's GET stream: {e}");
@@ -158,24 +158,17 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
 
 async fn stream(
     member: usize,
-    url: &str,
     headers: &[(String, String)],
     session: &str,
     controller: &AbortController,
     opened: &Option<Rc<RefCell<bool>>>,
 ) -> Result<(), String> {
-    let js = |e: wasm_bindgen::JsValue| format!("{:?}", worker::Error::from(e));
-    let h = web_sys::Headers::new().map_err(js)?;
-    for (k, v) in headers {
-        h.set(k, v).map_err(js)?;
-    }
-    let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_headers(&h);
-    init.set_signal(Some(&controller.signal()));
-    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
-    let resp: web_sys::Response = sent.await.map_err(js)?.dyn_into().map_err(js)?;
+    // Over the upstream's driver: its URL, or its service binding (whose body, dropped when
+    // this returns, is cancelled; the HTTP request is aborted by the caller).
+    let Some(resp) = crate::gateway::bodiless(member, "GET", headers, Some(&controller.signal())).await else {
+        return Ok(());
+    };
+    let resp = resp?;
     if let Some(o) = opened {
         *o.borrow_mut() = true;
     }
