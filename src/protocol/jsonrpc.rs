@@ -142,6 +142,11 @@ pub fn method_of(body: &[u8]) -> Option<String> {
     peek(body).map(|(m, _)| m)
 }
 
+/// The requests during which a server may ask its client: 2026-07-28's multi-round-trip requests,
+/// whose results may be `input_required` (a gateway relays an upstream's questions during these,
+/// and a shell routes the answers by their `params`).
+pub const ASKING_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
 /// The methods `tasks::task_holder` reads the `params` of (a shell that routes by it needs them).
 const HOLDER_METHODS: [&str; 5] = [
     "tools/call",
@@ -152,7 +157,8 @@ const HOLDER_METHODS: [&str; 5] = [
 ];
 
 /// The method and `params` of a body, read as the core will read it (for a shell's routing);
-/// `params` is `Null` unless the method is routed by them. The common case reads the method
+/// `params` is `Null` unless the method is routed by them (a task's holder, or a request during
+/// which an upstream may ask the client: [`ASKING_METHODS`]). The common case reads the method
 /// alone, without building the whole document; a body that this quick reading refuses (a
 /// repeated `method`, say) is read in full as the core reads it, so both agree.
 pub fn peek(body: &[u8]) -> Option<(String, Value)> {
@@ -162,7 +168,8 @@ pub fn peek(body: &[u8]) -> Option<(String, Value)> {
         method: std::borrow::Cow<'a, str>,
     }
     if let Ok(head) = serde_json::from_slice::<Head>(body) {
-        if !HOLDER_METHODS.contains(&&*head.method) {
+        let routed = HOLDER_METHODS.contains(&&*head.method) || ASKING_METHODS.contains(&&*head.method);
+        if !routed {
             return Some((head.method.into_owned(), Value::Null));
         }
     }
@@ -267,6 +274,8 @@ mod tests {
             peek(call),
             Some(("tools/call".into(), json!({"name": "x", "task": {}})))
         );
+        let read = br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a:b"}}"#;
+        assert_eq!(peek(read), Some(("resources/read".into(), json!({"uri": "a:b"}))));
         let escaped = br#"{"method":"tasks\/get","params":{"taskId":"t"}}"#;
         assert_eq!(peek(escaped), Some(("tasks/get".into(), json!({"taskId": "t"}))));
         for bad in [

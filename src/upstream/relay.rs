@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use super::Post;
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
+use crate::protocol::jsonrpc::ASKING_METHODS;
 use crate::protocol::{ask, Ask, Forward, Session};
 
 /// The client capabilities the gateway declares to its upstreams when its shell relays their
@@ -266,8 +267,9 @@ pub fn input_response(params: &Value) -> Option<(String, Value)> {
 /// The client capabilities a relayed question may need (see [`capability`]).
 const ASKABLE: [&str; 3] = ["sampling", "elicitation", "roots"];
 
-/// Whether a stateless 2026-07-28 call is relayed (asked with [`input_required`]): a `tools/call`
-/// that brings the answer to a relayed question, or one to an upstream that asks mid-call
+/// Whether a stateless 2026-07-28 call is relayed (asked with [`input_required`]): a `tools/call`,
+/// `prompts/get` or `resources/read` (`jsonrpc::ASKING_METHODS`) that brings the answer to a relayed
+/// question, or one to an upstream that asks mid-call
 /// (`asks_midcall`: spoken to in a session era; one spoken to in 2026-07-28 asks by answering
 /// `input_required`, see `rounds`) whose client declared a capability the question may need.
 /// The others have what their upstream asks mid-call refused at once (the Worker runs only these
@@ -275,7 +277,7 @@ const ASKABLE: [&str; 3] = ["sampling", "elicitation", "roots"];
 pub fn relays_stateless(forward: &Forward, asks_midcall: bool) -> bool {
     let caps = &forward.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     forward.stateless
-        && forward.method == "tools/call"
+        && ASKING_METHODS.contains(&forward.method.as_str())
         && (input_response(&forward.params).is_some() || asks_midcall && ASKABLE.iter().any(|c| caps.get(c).is_some()))
 }
 
@@ -287,10 +289,11 @@ pub fn waiting_name(id: &str, principal: Option<&str>) -> String {
     format!("relay\n{}\n{id}", principal.unwrap_or_default())
 }
 
-/// Where the exchange waits ([`waiting_name`] of its relay's nonce) whose question a `tools/call`
-/// with `params` answers (`inputResponses` under a key `relay-{nonce}-{n}`); `None` for another call.
+/// Where the exchange waits ([`waiting_name`] of its relay's nonce) whose question a request
+/// of `jsonrpc::ASKING_METHODS` with `params` answers (`inputResponses` under a key
+/// `relay-{nonce}-{n}`); `None` for another request.
 pub fn waiting_for(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {
-    if method != "tools/call" {
+    if !ASKING_METHODS.contains(&method) {
         return None;
     }
     let (key, _) = input_response(params)?;
@@ -539,7 +542,13 @@ mod tests {
         let nonce_of = |p: Option<&str>| waiting_for("tools/call", &again, p);
         assert_eq!(nonce_of(Some("ann")), Some(waiting_name("n1", Some("ann"))));
         assert_ne!(nonce_of(Some("bob")), nonce_of(Some("ann")));
-        assert_eq!(waiting_for("prompts/get", &again, None), None);
+        assert_eq!(waiting_for("prompts/get", &again, Some("ann")), nonce_of(Some("ann")));
+        assert_eq!(waiting_for("tools/list", &again, None), None);
+        let mut read = f.clone();
+        read.method = "resources/read".into();
+        assert!(relays_stateless(&read, true), "a resource read is asked as a call is");
+        read.method = "completion/complete".into();
+        assert!(!relays_stateless(&read, true), "a completion is never asked");
         let mut bare = f.clone();
         bare.params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
         assert!(!relays_stateless(&bare, true), "its client cannot be asked");

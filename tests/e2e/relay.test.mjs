@@ -18,7 +18,9 @@
 // sends during a call reach that call's session only; a 2026-07-28 client is asked with
 // input_required, also through search mode's call_tool (in the Worker the exchange waits in a Durable
 // Object of its own), and only the same caller can answer under the question's key (raw fetch,
-// two principals).
+// two principals); an official-SDK upstream whose prompt samples and whose resource elicits asks
+// the caller of prompts/get and resources/read the same way, in both eras (server-everything's
+// prompts and resources ask nothing).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -27,6 +29,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -317,8 +320,9 @@ test('only the caller that was asked answers under the question\'s key: a forged
   }
 });
 
-/** An official-SDK upstream whose `work` tool logs (on the call's own stream) while it runs. */
-async function loggingUpstream() {
+/** An official-SDK (v1) upstream over Streamable HTTP with sessions (SSE answers), its items
+ * registered by `register(server)`. */
+async function officialUpstream(name, register) {
   const transports = new Map();
   const srv = http.createServer(async (req, res) => {
     let raw = '';
@@ -328,12 +332,8 @@ async function loggingUpstream() {
     if (!transport) {
       if (sid) { res.writeHead(404).end(); return; }
       transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => transports.set(id, transport) });
-      const s = new McpServer({ name: 'logging-upstream', version: '1.0.0' }, { capabilities: { logging: {} } });
-      s.registerTool('work', { description: 'Works, saying so', inputSchema: { who: z.string() } }, async ({ who }, extra) => {
-        await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'work', data: `working for ${who}` } });
-        await sleep(200);
-        return { content: [{ type: 'text', text: `done for ${who}` }] };
-      });
+      const s = new McpServer({ name, version: '1.0.0' }, { capabilities: { logging: {} } });
+      register(s);
       await s.connect(transport);
     }
     await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
@@ -348,6 +348,55 @@ async function loggingUpstream() {
     },
   };
 }
+
+/** An official-SDK upstream whose `work` tool logs (on the call's own stream) while it runs. */
+function loggingUpstream() {
+  return officialUpstream('logging-upstream', (s) => {
+    s.registerTool('work', { description: 'Works, saying so', inputSchema: { who: z.string() } }, async ({ who }, extra) => {
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'work', data: `working for ${who}` } });
+      await sleep(200);
+      return { content: [{ type: 'text', text: `done for ${who}` }] };
+    });
+  });
+}
+
+/** An official-SDK upstream whose prompt asks the client's model (sampling) and whose resource
+ * asks its user (elicitation) while they are being read: questions during a request other than
+ * `tools/call`, on the request's own stream. */
+function askingUpstream() {
+  return officialUpstream('asking-upstream', (s) => {
+    s.registerPrompt('review', { description: 'A review, drafted by the client\'s model', argsSchema: { topic: z.string() } }, async ({ topic }, extra) => {
+      const drafted = await extra.sendRequest({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: `Review ${topic}` } }], maxTokens: 50 } }, CreateMessageResultSchema);
+      return { messages: [{ role: 'user', content: { type: 'text', text: `Review of ${topic}: ${drafted.content.text}` } }] };
+    });
+    s.registerResource('profile', 'profile://me', { description: 'Your profile, as you tell it' }, async (uri, extra) => {
+      const told = await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Who are you?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } }, ElicitResultSchema);
+      return { contents: [{ uri: uri.href, text: `profile of ${told.content?.name} (${told.action})` }] };
+    });
+  });
+}
+
+test('the upstream\'s questions during prompts/get and resources/read reach the caller too, in both eras', { timeout: 60_000 }, async () => {
+  const up = await askingUpstream();
+  const gw = await startWith({ upstream: { url: up.url } });
+  try {
+    for (const mode of ['legacy', { pin: '2026-07-28' }]) {
+      const client = await connect(undefined, { url: gw.url, mode });
+      try {
+        const prompt = await client.getPrompt({ name: 'review', arguments: { topic: 'the plan' } });
+        assert.equal(prompt.messages[0].content.text, 'Review of the plan: four, said the model', JSON.stringify(prompt));
+        const read = await client.readResource({ uri: 'profile://me' });
+        assert.equal(read.contents[0].text, 'profile of Ada Lovelace (accept)', JSON.stringify(read));
+        assert.deepEqual(client.asked, ['Review the plan', 'Who are you?'], JSON.stringify(mode));
+      } finally {
+        await client.close().catch(() => {});
+      }
+    }
+  } finally {
+    await gw.stop();
+    await up.stop();
+  }
+});
 
 test('log messages an upstream sends during a call reach that call\'s session only', { timeout: 60_000 }, async () => {
   const up = await loggingUpstream();

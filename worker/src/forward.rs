@@ -127,9 +127,8 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
         roots: bool,
     }
     let Obj(head) = serde_json::from_slice::<Obj<Head>>(body).ok()?;
-    // `jsonrpc::peek` gives the `params` of `tools/call` alone among the uses (those it routes
-    // by), so only a `tools/call` is read for relaying, as before.
-    let relays = head.method == "tools/call"
+    // The uses during which an upstream may ask (`jsonrpc::peek` gives their `params`).
+    let relays = mcp_sieve::protocol::jsonrpc::ASKING_METHODS.contains(&&*head.method)
         && head.params.is_some_and(|Obj(p)| {
             let caps = p.meta.and_then(|Obj(m)| m.caps);
             p.input_responses || p.request_state || caps.is_some_and(|Obj(c)| c.sampling || c.elicitation || c.roots)
@@ -440,6 +439,8 @@ mod tests {
             ),
             with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:null}}}"#),
             with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"x",META:{"sampling":{}}}}}"#),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a:b",META:{"roots":{}}}}}"#),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{META:{"sampling":{}}}}}"#),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":null}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":{}}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":"s"}}"#.into(),
@@ -465,5 +466,9 @@ mod tests {
         // The common call is read quickly, and a relaying one is seen.
         assert_eq!(quick(bodies[0].as_bytes()), Some(("tools/call".into(), false)));
         assert_eq!(quick(bodies[1].as_bytes()), Some(("tools/call".into(), true)));
+        // A prompt or a resource read may be asked as a call is; a completion never is.
+        assert_eq!(quick(bodies[5].as_bytes()), Some(("prompts/get".into(), true)));
+        assert_eq!(quick(bodies[6].as_bytes()), Some(("resources/read".into(), true)));
+        assert_eq!(quick(bodies[7].as_bytes()), Some(("completion/complete".into(), false)));
     }
 }
