@@ -344,9 +344,8 @@ impl DurableObject for SessionObject {
                         wrote: false,
                     })
                 });
-                let listening = crate::standalone::listen(server, id, stores);
-                let take: crate::watch::Relayed = Box::new(move || crate::standalone::take(listening.session()));
-                Some(take)
+                let listening: crate::watch::Relayed = Box::new(crate::standalone::listen(server, id, stores));
+                Some(listening)
             }
             _ => None,
         };

@@ -11,7 +11,10 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
@@ -38,6 +41,8 @@ pub type Stores = Rc<dyn Fn() -> Box<dyn SessionStore>>;
 struct Outbox {
     streams: usize,
     queue: Vec<String>,
+    /// The streams waiting for the queue to fill ([`Arrived`]), woken by [`push`].
+    waiting: Vec<Waker>,
 }
 
 thread_local! {
@@ -56,10 +61,30 @@ fn store_of(session: &str) -> Option<Box<dyn SessionStore>> {
 /// A client's stream of `session` that is open (closed when dropped).
 pub struct Listening(String);
 
-impl Listening {
-    /// The session's id.
-    pub fn session(&self) -> &str {
-        &self.0
+impl crate::watch::Incoming for Listening {
+    fn take(&mut self) -> Vec<String> {
+        take(&self.0)
+    }
+    fn arrived(&self) -> crate::gateway::LocalFuture<'_, ()> {
+        Box::pin(Arrived(&self.0))
+    }
+}
+
+/// Ready once something is queued for a session's stream (or no stream of it listens).
+struct Arrived<'a>(&'a str);
+
+impl Future for Arrived<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        OUTBOX.with(|o| match o.borrow_mut().get_mut(self.0) {
+            Some(b) if b.queue.is_empty() => {
+                if !b.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                    b.waiting.push(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+            _ => Poll::Ready(()),
+        })
     }
 }
 
@@ -98,15 +123,18 @@ fn reachable(session: &str) -> bool {
 }
 
 fn push(session: &str, message: String) {
-    OUTBOX.with(|o| {
-        if let Some(b) = o.borrow_mut().get_mut(session) {
-            mcp_sieve::upstream::enqueue(&mut b.queue, message);
-        }
+    let waiting = OUTBOX.with(|o| {
+        let mut all = o.borrow_mut();
+        let b = all.get_mut(session)?;
+        mcp_sieve::upstream::enqueue(&mut b.queue, message);
+        Some(std::mem::take(&mut b.waiting))
     });
+    // Woken outside the borrow: a stream polls the outbox again when it runs.
+    waiting.into_iter().flatten().for_each(Waker::wake);
 }
 
 /// What is queued for `session`'s stream.
-pub fn take(session: &str) -> Vec<String> {
+fn take(session: &str) -> Vec<String> {
     OUTBOX.with(|o| {
         o.borrow_mut()
             .get_mut(session)

@@ -2,7 +2,7 @@
 //! and a 2026-07-28 `subscriptions/listen` (served here, statelessly) tick every second with the
 //! server requests would run on now — in gateway mode the upstream's refreshed lists — and send
 //! what the core's `Watch` reports (and, in a gateway session's object, what its upstream
-//! sessions' standalone streams bring it, within 100 ms: `standalone`), a keep-alive comment when
+//! sessions' standalone streams bring it, as it arrives: `standalone`), a keep-alive comment when
 //! nothing happens, and after
 //! [`MAX_OPEN_MS`] the graceful end (the client reconnects). A `tools/call` whose tool asks the
 //! client mid-call holds its stream until the client's answer, POSTed to the same session (the
@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use futures_util::future::select;
 use futures_util::stream;
 use mcp_sieve::http;
 use mcp_sieve::protocol::{ask, Answers, Ask, Watch};
@@ -25,9 +26,6 @@ const TICK_MS: u64 = 1_000;
 const KEEPALIVE_MS: i64 = 15_000;
 /// How long one stream stays open.
 const MAX_OPEN_MS: i64 = 600_000;
-
-/// How often a session's stream looks for what its upstream sessions' streams brought.
-const RELAY_POLL_MS: u64 = 100;
 
 /// How often a stream waiting for the client's answer looks for it.
 const ANSWER_POLL_MS: u64 = 50;
@@ -56,9 +54,17 @@ pub fn respond(answer: http::Response, loaded: Loaded) -> Result<Response> {
     respond_in(answer, loaded, None)
 }
 
-/// What else a session's GET stream carries: each call takes what came since the last (its
-/// upstream sessions' streams, `standalone`); dropped when the stream ends.
-pub type Relayed = Box<dyn FnMut() -> Vec<String>>;
+/// What else a session's GET stream carries (its upstream sessions' streams, `standalone`);
+/// dropped when the stream ends.
+pub trait Incoming {
+    /// What came since the last call.
+    fn take(&mut self) -> Vec<String>;
+    /// Ready once something came (the stream waits on it between its ticks, no polling).
+    fn arrived(&self) -> crate::gateway::LocalFuture<'_, ()>;
+}
+
+/// See [`Incoming`].
+pub type Relayed = Box<dyn Incoming>;
 
 /// [`respond`] in the Durable Object of a session whose GET stream also carries what `relayed`
 /// brings it.
@@ -137,11 +143,16 @@ async fn next(o: &mut Open) -> Option<String> {
         return None;
     }
     loop {
-        let poll = if o.relayed.is_some() { RELAY_POLL_MS } else { TICK_MS };
-        Delay::from(Duration::from_millis(poll)).await;
+        // Until the next tick, or until the session's upstream sessions' streams bring something.
+        let wait = (TICK_MS as i64 - (platform::now_ms() - o.ticked_ms)).clamp(1, TICK_MS as i64);
+        let tick = Delay::from(Duration::from_millis(wait as u64));
+        match &o.relayed {
+            Some(r) => drop(select(tick, r.arrived()).await),
+            None => tick.await,
+        }
         let now = platform::now_ms();
-        // What the session's upstream sessions' streams brought goes at once.
-        let relayed = o.relayed.as_mut().map(|take| take()).unwrap_or_default();
+        // What they brought goes at once.
+        let relayed = o.relayed.as_mut().map(|r| r.take()).unwrap_or_default();
         if !relayed.is_empty() {
             o.sent_ms = now;
             return Some(http::sse_body(&relayed, None));
