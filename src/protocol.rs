@@ -47,6 +47,8 @@ pub use logging::log_wanted;
 pub use outcome::Outcome;
 pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
+#[cfg(feature = "gateway")]
+pub use tasks::gateway_holder;
 pub use tasks::{budget_step, task_budget, task_holder, BudgetStep, HOLDER_PREFIX};
 pub use watch::Watch;
 

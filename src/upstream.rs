@@ -25,6 +25,8 @@ mod rounds;
 mod standalone;
 #[cfg(feature = "gateway")]
 mod task_list;
+#[cfg(feature = "gateway")]
+mod task_shape;
 
 pub use crate::protocol::UpstreamLink as Link;
 #[cfg(feature = "gateway")]
@@ -52,6 +54,8 @@ pub use standalone::{
 };
 #[cfg(feature = "gateway")]
 pub use task_list::TaskList;
+#[cfg(feature = "gateway")]
+pub use task_shape::{legacy_task, to_client};
 
 use std::future::Future;
 

@@ -563,3 +563,136 @@ fn a_modern_upstreams_tasks_are_asked_one_by_one_with_tasks_get() {
     });
     assert!(sent.iter().any(|m| m["method"] == "tasks/list"), "{sent:?}");
 }
+
+/// Completes `r` (a forwarded request) with the upstream's `result`, in upstream session `up`,
+/// as a shell does; returns the client's answer.
+fn complete_with(h: &mut Harness, r: http::Response, up: &str, result: Value) -> Value {
+    let link = r.forward.clone().unwrap().link.unwrap_or_default();
+    let conv = mcp_sieve::upstream::Conversation::resume(
+        mcp_sieve::upstream::ClientConfig::default(),
+        mcp_sieve::protocol::UpstreamLink {
+            session: Some(up.into()),
+            version: "2025-11-25".into(),
+            next_id: link.next_id + 1,
+        },
+    );
+    let reply = mcp_sieve::upstream::Reply {
+        response: Some(json!({"jsonrpc": "2.0", "id": link.next_id, "result": result})),
+        notifications: vec![],
+    };
+    let done = mcp_sieve::upstream::forwarded(r, &conv, Ok(reply), &mut h.store, h.now_ms);
+    common::response_of(&done)
+}
+
+#[test]
+fn a_stateless_callers_upstream_tasks_are_its_principals() {
+    let mut h = Harness::with_catalog(catalog());
+    h.principal = Some("alice".into());
+    let create = json!({"name": "github_create_issue", "arguments": {}, "task": {"ttl": 60000}});
+    let r = h.modern(json!(1), "tools/call", create.clone());
+    let f = r.forward.clone().expect("forwarded");
+    assert!(f.stateless);
+    assert_eq!(
+        f.session.as_deref(),
+        Some("tasks:@alice"),
+        "the holder of alice's tasks"
+    );
+    let legacy = json!({"task": {"taskId": "t-1", "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                                 "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": 60000, "pollInterval": 500}});
+    let answer = complete_with(&mut h, r, "gh-session", legacy);
+    let created = &answer["result"];
+    assert_eq!(created["resultType"], "task", "{answer}");
+    assert_eq!(
+        (
+            created["taskId"].clone(),
+            created["ttlMs"].clone(),
+            created["pollIntervalMs"].clone()
+        ),
+        (json!("t-1"), json!(60000), json!(500)),
+        "the task's fields inline under the extension's names: {answer}"
+    );
+    let held = h.store.load("tasks:@alice").expect("alice's holder is stored");
+    assert_eq!(held.principal.as_deref(), Some("alice"));
+    assert_eq!(
+        (
+            held.upstream_tasks[0].id.as_str(),
+            held.upstream_tasks[0].upstream.as_str()
+        ),
+        ("t-1", "github")
+    );
+    // Alice's later requests reach the task, in the upstream session it was created in.
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let f = h
+            .modern(json!(2), method, json!({"taskId": "t-1"}))
+            .forward
+            .expect(method);
+        assert_eq!((f.upstream, f.upstream_name.as_str()), (1, "github"), "{method}");
+        assert_eq!(f.link.unwrap().session.as_deref(), Some("gh-session"), "{method}");
+    }
+    let got = h.modern(json!(3), "tasks/get", json!({"taskId": "t-1"}));
+    let got = complete_with(
+        &mut h,
+        got,
+        "gh-session",
+        wire_task("t-1", "working", "2025-11-20T10:00:00Z"),
+    );
+    assert_eq!(
+        (got["result"]["resultType"].clone(), got["result"]["ttlMs"].clone()),
+        (json!("complete"), json!(600000))
+    );
+    // Another principal, or a caller without one, does not know it; nothing is forwarded.
+    for who in [Some("bob"), None] {
+        h.principal = who.map(String::from);
+        let r = h.modern(json!(4), "tasks/get", json!({"taskId": "t-1"}));
+        assert!(r.forward.is_none(), "{who:?}");
+        let e = common::response_of(&r);
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains("Unknown task"),
+            "{who:?}: {e}"
+        );
+    }
+    // Callers without a principal share one holder; a call that asks no task has none.
+    let r = h.modern(json!(5), "tools/call", create);
+    assert_eq!(r.forward.unwrap().session.as_deref(), Some("tasks:#"));
+    let r = h.modern(
+        json!(6),
+        "tools/call",
+        json!({"name": "github_create_issue", "arguments": {}}),
+    );
+    assert_eq!(r.forward.unwrap().session, None);
+}
+
+#[test]
+fn a_session_sees_a_modern_upstreams_tasks_in_2025_shapes() {
+    let mut h = Harness::with_catalog(catalog());
+    h.init();
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "github_create_issue", "arguments": {}, "task": {"ttl": 60000}}}),
+        &[],
+    );
+    // SEP-2663's CreateTaskResult: the task's fields inline.
+    let flat = json!({"resultType": "task", "taskId": "t-9", "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                      "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttlMs": 60000, "pollIntervalMs": 500});
+    let answer = complete_with(&mut h, r, "gh-session", flat);
+    assert_eq!(
+        answer["result"],
+        json!({"task": {"taskId": "t-9", "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                        "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": 60000, "pollInterval": 500}})
+    );
+    let s = h.store.load(h.session.as_deref().unwrap()).unwrap();
+    assert_eq!(s.upstream_tasks[0].id, "t-9", "the session owns it");
+    // tasks/get: the task with the 2025-11-25 names, without the extension's inline result.
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": "t-9"}}),
+        &[],
+    );
+    let done = json!({"resultType": "complete", "taskId": "t-9", "status": "completed", "createdAt": "2025-11-20T10:00:00Z",
+                      "lastUpdatedAt": "2025-11-20T10:00:05Z", "ttlMs": 60000, "result": {"content": []}});
+    let got = complete_with(&mut h, r, "gh-session", done);
+    assert_eq!(
+        got["result"],
+        json!({"taskId": "t-9", "status": "completed", "createdAt": "2025-11-20T10:00:00Z",
+               "lastUpdatedAt": "2025-11-20T10:00:05Z", "ttl": 60000})
+    );
+}

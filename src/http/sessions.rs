@@ -95,6 +95,19 @@ fn owned(cfg: &Config, id: &str, store: &mut dyn SessionStore, env: &Env) -> Res
     Ok(s)
 }
 
+/// A new task holder named `id`, owned by the principal that created it, when there is one.
+fn new_holder(id: String, env: &Env) -> Session {
+    Session {
+        id,
+        task_holder: true,
+        protocol_version: MODERN_VERSION.into(),
+        initialized: true,
+        last_seen_ms: env.now_ms,
+        principal: env.principal.clone(),
+        ..Session::default()
+    }
+}
+
 /// The session a `POST` of `msg` runs in: the one its `Mcp-Session-Id` names, none for an
 /// `initialize` or a stateless request (which gets a 2026-07-28 task holder when it concerns a
 /// task), or the response that refuses it.
@@ -135,21 +148,27 @@ pub(super) fn find(
                 }
             }
             match holder {
-                Some((id, true)) => Some(Session {
-                    id,
-                    task_holder: true,
-                    protocol_version: MODERN_VERSION.into(),
-                    initialized: true,
-                    last_seen_ms: env.now_ms,
-                    // Owned by the principal that created it, when there is one.
-                    principal: env.principal.clone(),
-                    ..Session::default()
-                }),
+                Some((id, true)) => Some(new_holder(id, env)),
                 // Another principal's task is as unknown as a made-up id.
                 Some((id, false)) => store
                     .load(&id)
                     .filter(|s| s.task_holder && s.principal == env.principal),
                 None => None,
+            }
+        }
+        // A gateway's: one holder per principal, for every task its stateless calls created.
+        #[cfg(feature = "gateway")]
+        (None, true) if stateless => {
+            let method = msg.method().unwrap_or_default();
+            match crate::protocol::gateway_holder(method, msg.params(), env.principal.as_deref()) {
+                None => None,
+                Some(id) => {
+                    // Another principal's holder is never this one (named after the principal).
+                    let held = store
+                        .load(&id)
+                        .filter(|s| s.task_holder && s.principal == env.principal);
+                    held.or_else(|| (method == "tools/call").then(|| new_holder(id, env)))
+                }
             }
         }
         _ => None,

@@ -3,7 +3,8 @@
 //! (each method family checks, then calls [`Server::forward`]), they become a [`Forward`] effect
 //! the shell performs at the upstream — in the downstream session's own upstream session
 //! ([`UpstreamLink`]; a stateless request gets a fresh one, used once). Upstream tasks belong to
-//! the session that created them: another session's task id is "Unknown task", never forwarded.
+//! the session that created them (a stateless caller's, to the holder of its principal's tasks,
+//! `protocol::gateway_holder`): another's task id is "Unknown task", never forwarded.
 
 use serde_json::Value;
 
@@ -26,7 +27,9 @@ fn unknown_task(id: &str) -> Error {
 impl Server {
     /// Binds the forward of `out` (if any) to the caller's session: a task method must name a
     /// task this session created; a task-creating call must fit under the live-task cap; ids are
-    /// reserved in the session's upstream session. Stateless requests own no task.
+    /// reserved in the session's upstream session. Stateless requests own no task, except in
+    /// a gateway, where the holder of their principal's tasks is their session
+    /// (`protocol::gateway_holder`).
     pub(crate) fn bind_forward(&self, session: &mut Option<Session>, now_ms: i64, out: &mut Outcome) -> Result<()> {
         let Some(f) = out.forward.as_mut() else {
             return Ok(());
@@ -106,6 +109,19 @@ impl Server {
             }
             "tools/call" if creates_task(&f.params) && session.is_some() => {
                 let cap = self.catalog.options.max_tasks_per_session;
+                #[cfg(feature = "gateway")]
+                let cap = match session.as_ref().is_some_and(|s| s.task_holder) {
+                    // A gateway's holder of one principal's tasks (`protocol::gateway_holder`).
+                    true if owned.len() >= self.catalog.options.max_tasks_per_principal => {
+                        return Err(Error::params(format!(
+                            "this principal already has {} live tasks, the most it may hold \
+                             (options.maxTasksPerPrincipal); cancel some or wait for them to expire",
+                            owned.len()
+                        )))
+                    }
+                    true => usize::MAX,
+                    false => cap,
+                };
                 if owned.len() >= cap {
                     return Err(crate::protocol::tasks::too_many(cap));
                 }

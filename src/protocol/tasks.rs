@@ -58,6 +58,25 @@ pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(Stri
     }
 }
 
+/// The holder of a gateway's tasks that a stateless (2026-07-28) request concerns, if it concerns
+/// one (a `tools/call` with `params.task`, `tasks/get`, `tasks/result`, `tasks/update`,
+/// `tasks/cancel`): one per principal, named after it (callers without one share one). It is a
+/// task holder session ([`Session::task_holder`]) owning the upstream tasks its principal's calls
+/// created, with its own session at each session-era upstream; another principal's request
+/// names another holder, where that task is unknown.
+#[cfg(feature = "gateway")]
+pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {
+    let concerns = match method {
+        "tools/call" => params.get("task").is_some_and(|t| !t.is_null()),
+        "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => true,
+        _ => false,
+    };
+    concerns.then(|| match principal {
+        Some(p) => format!("{HOLDER_PREFIX}@{p}"),
+        None => format!("{HOLDER_PREFIX}#"),
+    })
+}
+
 /// What a stateless request that concerns task holder `holder` (see [`task_holder`]) means for
 /// the server's task budget (`task::budget`), for a caller `principal` at `now_ms`.
 #[derive(Debug, Clone, PartialEq, Eq)]

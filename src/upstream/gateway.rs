@@ -536,8 +536,15 @@ impl Gateway {
             }
             None => UpstreamLink::default(),
         };
+        let mut config = m.config_for(forward.roots.as_ref());
+        let creates = forward.method == "tools/call" && forward.params.get("task").is_some_and(|t| !t.is_null());
+        if creates && m.conv.era() == Era::Modern && config.capabilities.is_object() {
+            // A task asked in 2025-11-25 terms (`params.task`): in 2026-07-28 ones, the client
+            // declares the tasks extension (SEP-2663), the upstream decides.
+            config.capabilities["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
+        }
         // A request with no upstream session of its own speaks in the era the lists were fetched in.
-        let conv = Conversation::resume(m.config_for(forward.roots.as_ref()), link).knowing(m.conv.era());
+        let conv = Conversation::resume(config, link).knowing(m.conv.era());
         let subscription = matches!(forward.method.as_str(), "resources/subscribe" | "resources/unsubscribe");
         let subscribes = m
             .lists
@@ -730,9 +737,10 @@ pub fn named(up: &Upstream, e: Error) -> Error {
 }
 
 /// Completes an answer that carried a `Forward` with the outcome of its exchange over `conv`:
-/// the downstream session (in `store`) remembers its upstream session and any task it created;
-/// the upstream's response and notifications are passed through, or a `-32603` says why there
-/// is no response.
+/// the downstream session (in `store`; a stateless caller's task holder) remembers its upstream
+/// session and any task it created; the upstream's response (its tasks in the shapes of the
+/// client's era, `task_shape`) and notifications are passed through, or a `-32603` says why
+/// there is no response.
 pub fn forwarded(
     answer: crate::http::Response,
     conv: &Conversation,
@@ -740,6 +748,17 @@ pub fn forwarded(
     store: &mut dyn SessionStore,
     now_ms: i64,
 ) -> crate::http::Response {
+    let mut reply = reply;
+    if let (
+        Some(f),
+        Ok(super::Reply {
+            response: Some(msg), ..
+        }),
+    ) = (&answer.forward, &mut reply)
+    {
+        // The task shapes of the client's era, whichever era the upstream spoke.
+        super::task_shape::to_client(f, msg);
+    }
     if let Some(f) = &answer.forward {
         if let Some(mut s) = f.session.as_deref().and_then(|id| store.load(id)) {
             let response = reply.as_ref().ok().and_then(|r| r.response.as_ref());

@@ -277,6 +277,7 @@ const ASKABLE: [&str; 3] = ["sampling", "elicitation", "roots"];
 pub fn relays_stateless(forward: &Forward, asks_midcall: bool) -> bool {
     let caps = &forward.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     forward.stateless
+        && forward.session.is_none()
         && ASKING_METHODS.contains(&forward.method.as_str())
         && (input_response(&forward.params).is_some() || asks_midcall && ASKABLE.iter().any(|c| caps.get(c).is_some()))
 }

@@ -41,19 +41,16 @@ impl TaskList {
     }
 }
 
-/// The task `tasks/get` answered with `reply` (its `resultType` dropped); `None` for a task the
+/// The task `tasks/get` answered with `reply` (in its 2025-11-25 shape, `legacy_task`); `None` for a task the
 /// upstream no longer knows (`-32602`: expired, or never its).
 fn got(reply: &super::Reply) -> Result<Option<Value>> {
     let code = reply.response.as_ref().and_then(|r| r["error"]["code"].as_i64());
     if code == Some(code::INVALID_PARAMS as i64) {
         return Ok(None);
     }
-    let mut task = reply.result("tasks/get")?.clone();
-    match &mut task {
-        Value::Object(o) => {
-            o.remove("resultType");
-            Ok(Some(task))
-        }
+    match reply.result("tasks/get")? {
+        // In the shape of the session's era (the list's).
+        Value::Object(o) => Ok(Some(super::task_shape::legacy_task(o))),
         other => Err(Error::Upstream(format!(
             "its tasks/get result must be a task object, got {}",
             crate::error::type_name(other)

@@ -8,7 +8,11 @@
 // client lists and calls through both; the operator's status names each upstream's version.
 // Tasks a 2025-11-25 session creates at the chained mcp-sieve (the 2026-07-28 tasks extension,
 // which has no tasks/list) are in that session's merged tasks/list (asked of it by tasks/get),
-// filtered and ordered with the rest, and in no other session's (official SDK v1 client).
+// filtered and ordered with the rest, and in no other session's (official SDK v1 client); the
+// session sees them in 2025-11-25's shapes (`{task}`, `ttl`, no `resultType`). A stateless
+// 2026-07-28 client's tasks at either upstream are its principal's (tasks/get, tasks/result,
+// tasks/cancel through the gateway, official SDK v2 client pinned to 2026-07-28), in the
+// extension's shapes, and unknown to another principal.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
@@ -16,9 +20,11 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames } from './harness.mjs';
+import { stateless } from '../common/mcp-raw.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
 const TOKEN = 'eras-downstream-token';
+const PRINCIPALS = { alice: 'eras-alice-token', bob: 'eras-bob-token' };
 
 let everything, chained, modernProxy, legacyProxy, gateway;
 
@@ -27,7 +33,7 @@ before(async () => {
   [modernProxy, legacyProxy] = await Promise.all([recordingProxy(chained.url), recordingProxy(everything.url)]);
   gateway = await startWith(
     { upstreams: { chain: { url: modernProxy.url, title: 'Chained mcp-sieve' }, everything: { url: legacyProxy.url } } },
-    { MCP_SIEVE_TOKEN: TOKEN },
+    { MCP_SIEVE_TOKEN: TOKEN, MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) },
   );
 }, { timeout: 120_000 });
 
@@ -159,5 +165,85 @@ test('tasks a session creates at the 2026-07-28 upstream are in its merged tasks
   } finally {
     await a.close().catch(() => {});
     await b.close().catch(() => {});
+  }
+});
+
+const Anything = z.object({}).passthrough();
+
+test('a 2025-11-25 session sees its tasks at the 2026-07-28 upstream in its own era\'s shapes', { timeout: 60_000 }, async () => {
+  const c = new ClientV1({ name: 'sieve-eras-shapes', version: '1.0.0' });
+  await c.connect(new TransportV1(new URL(gateway.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+  try {
+    const from = modernProxy.bodies.length;
+    const created = await c.request({
+      method: 'tools/call',
+      params: { name: 'chain_long_report', arguments: { seconds: 30 }, task: { ttl: 60_000 } },
+    }, Anything);
+    assert.deepEqual(Object.keys(created), ['task'], `CreateTaskResult of 2025-11-25: ${JSON.stringify(created)}`);
+    const { task } = created;
+    assert.equal(task.status, 'working');
+    assert.equal(task.ttl, 60_000, '2025-11-25 names it ttl');
+    assert.equal(task.ttlMs, undefined);
+    const call = modernProxy.bodies.slice(from).find((m) => m.method === 'tools/call');
+    assert.ok(call.params._meta['io.modelcontextprotocol/clientCapabilities'].extensions?.['io.modelcontextprotocol/tasks'],
+      'the upstream was told, in 2026-07-28 terms, that the gateway takes a task');
+    const got = await c.request({ method: 'tasks/get', params: { taskId: task.taskId } }, Anything);
+    assert.equal(got.resultType, undefined, JSON.stringify(got));
+    assert.equal(got.taskId, task.taskId);
+    assert.equal(got.ttl, 60_000);
+    const cancelled = await c.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, Anything);
+    assert.equal(cancelled.resultType, undefined, JSON.stringify(cancelled));
+    assert.equal(cancelled.status, 'cancelled');
+  } finally {
+    await c.close().catch(() => {});
+  }
+});
+
+test('a stateless 2026-07-28 client\'s tasks at either upstream are its principal\'s, and no other\'s', { timeout: 90_000 }, async () => {
+  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` } });
+  const v2 = async (who) => {
+    const client = new Client({ name: `sieve-eras-${who}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url), { requestInit: as(who) }));
+    return client;
+  };
+  // The creating call answers resultType "task", which the SDK leaves to the caller: sent as is.
+  const create = async (who, name, args) => {
+    const r = await stateless(gateway.url, 'tools/call', { name, arguments: args, task: { ttl: 120_000 } }, as(who));
+    assert.equal(r.status, 200, r.text.slice(0, 300));
+    const created = r.response?.result;
+    assert.equal(created?.resultType, 'task', r.text.slice(0, 300));
+    assert.equal(typeof created.taskId, 'string', 'the task\'s fields inline (the extension\'s CreateTaskResult)');
+    assert.equal(typeof created.ttlMs, 'number', 'its TTL under the extension\'s name (the upstream may shorten or lengthen it)');
+    return created.taskId;
+  };
+  const [alice, bob] = [await v2('alice'), await v2('bob')];
+  try {
+    const names = await toolNames(alice);
+    const research = names.find((n) => n === 'everything_simulate-research-query');
+    const quick = await create('alice', 'chain_long_report', { seconds: 1 });
+    const slow = await create('alice', 'chain_long_report', { seconds: 30 });
+    const legacy = research ? await create('alice', research, { topic: 'tasks across eras' }) : null;
+    for (const id of [quick, slow, legacy].filter(Boolean)) {
+      const got = await alice.request({ method: 'tasks/get', params: { taskId: id } }, Anything);
+      assert.equal(got.taskId, id);
+      assert.ok('ttlMs' in got, `the extension's names: ${JSON.stringify(got)}`);
+      await assert.rejects(bob.request({ method: 'tasks/get', params: { taskId: id } }, Anything),
+        (e) => /Unknown task/.test(e.message), `bob does not see alice's task ${id}`);
+      await assert.rejects(bob.request({ method: 'tasks/cancel', params: { taskId: id } }, Anything), /Unknown task/);
+    }
+    // tasks/result is mcp-sieve's own (the SDK keeps it to 2025-11-25): sent as is, by each principal.
+    const result = (who, id) => stateless(gateway.url, 'tasks/result', { taskId: id }, as(who));
+    const stranger = await result('bob', quick);
+    assert.match(stranger.response?.error?.message ?? '', /Unknown task/, stranger.text.slice(0, 300));
+    const done = (await result('alice', quick)).response?.result;
+    assert.match(done?.content?.[0]?.text ?? '', /report ready: ran 1 s/, JSON.stringify(done));
+    assert.equal((await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything)).status, 'completed');
+    await alice.request({ method: 'tasks/cancel', params: { taskId: slow } }, Anything);
+    assert.equal((await alice.request({ method: 'tasks/get', params: { taskId: slow } }, Anything)).status, 'cancelled');
+    if (legacy) await alice.request({ method: 'tasks/cancel', params: { taskId: legacy } }, Anything);
+    assert.ok(research, `server-everything lists its task tool through the gateway: ${names.join(', ')}`);
+  } finally {
+    await alice.close().catch(() => {});
+    await bob.close().catch(() => {});
   }
 });

@@ -109,6 +109,8 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
         input_responses: bool,
         #[serde(default, rename = "requestState", deserialize_with = "present")]
         request_state: bool,
+        #[serde(default, deserialize_with = "present")]
+        task: bool,
         #[serde(default, rename = "_meta")]
         meta: Option<Obj<Meta>>,
     }
@@ -131,19 +133,24 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
     let relays = mcp_sieve::protocol::jsonrpc::ASKING_METHODS.contains(&&*head.method)
         && head.params.is_some_and(|Obj(p)| {
             let caps = p.meta.and_then(|Obj(m)| m.caps);
-            p.input_responses || p.request_state || caps.is_some_and(|Obj(c)| c.sampling || c.elicitation || c.roots)
+            p.input_responses
+                || p.request_state
+                || p.task
+                || caps.is_some_and(|Obj(c)| c.sampling || c.elicitation || c.roots)
         });
     Some((head.method.into_owned(), relays))
 }
 
 /// Whether a use with these `params` (as `jsonrpc::peek` reads them) may be relayed: it brings
 /// answers to an upstream's questions, or its client declares a capability an upstream may ask
-/// for (`upstream::relays_stateless`). Such a call takes the full path, which runs it in a
-/// Durable Object when it is relayed.
+/// for (`upstream::relays_stateless`); or it asks for a task (kept by the holder of its
+/// principal's tasks, `protocol::gateway_holder`). Such a call takes the full path, which runs
+/// it in a Durable Object when it is relayed or makes a task.
 pub fn may_relay(params: &serde_json::Value) -> bool {
     let caps = &params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     params.get("inputResponses").is_some()
         || params.get("requestState").is_some()
+        || params.get("task").is_some()
         || ["sampling", "elicitation", "roots"]
             .iter()
             .any(|c| caps.get(c).is_some())
@@ -444,6 +451,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":null}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","inputResponses":{}}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":"s"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{"ttl":1}}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":"not an object"}}"#.into(),
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","requestState":1,"requestState":2}}"#
                 .into(),

@@ -114,14 +114,18 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         return Response::error("unknown or expired session; initialize a new one", 404);
     }
     let fresh = platform::fresh_id();
-    // A 2026-07-28 task lives in a Durable Object named after its id (its "holder").
+    // A 2026-07-28 task lives in a Durable Object named after its id (its "holder"); in a
+    // gateway, the upstream tasks of one principal in one named after the principal.
     let holder = match (&session, &peeked, server.is_gateway()) {
         (None, Some((method, params)), false) => protocol::task_holder(method, params, &fresh),
+        (None, Some((method, params)), true) => {
+            protocol::gateway_holder(method, params, caller.principal.as_deref()).map(|h| (h, false))
+        }
         _ => None,
     };
     // The task budget first (its own Durable Object): a task beyond it is never created.
-    let step = match (&holder, &peeked) {
-        (Some(h), Some((method, params))) => {
+    let step = match (&holder, &peeked, server.is_gateway()) {
+        (Some(h), Some((method, params)), false) => {
             protocol::budget_step(method, params, h, caller.principal.as_deref(), platform::now_ms())
         }
         _ => None,

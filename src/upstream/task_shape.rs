@@ -1,0 +1,139 @@
+//! A task's shape in each protocol era, for a gateway whose client and upstream speak different
+//! ones. 2025-11-25: the creating call answers `{task: Task}`, `tasks/get` and `tasks/cancel`
+//! the `Task` (`ttl`, `pollInterval`). The 2026-07-28 tasks extension (SEP-2663,
+//! `io.modelcontextprotocol/tasks`): the creating call answers `resultType: "task"` with the
+//! task's fields inline (`ttlMs`, `pollIntervalMs`), `tasks/get` the task with its `result`,
+//! `error` or `inputRequests` inline; mcp-sieve's own server also puts the 2025-11-25 `task`
+//! object beside them. [`to_client`] turns an upstream's result into the shape of the client's
+//! era, whichever the upstream spoke; [`legacy_task`] is the 2025-11-25 task of either shape.
+
+use serde_json::{json, Map, Value};
+
+use crate::protocol::Forward;
+
+/// The 2025-11-25 task of `t` (a task object of either era): its fields under their 2025-11-25
+/// names (`ttl`, `pollInterval`), without what that revision does not have (`resultType`, the
+/// inline `result`, `error`, `inputRequests`).
+pub fn legacy_task(t: &Map<String, Value>) -> Value {
+    let mut o = Map::new();
+    for k in ["taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt"] {
+        if let Some(v) = t.get(k) {
+            o.insert(k.into(), v.clone());
+        }
+    }
+    o.insert(
+        "ttl".into(),
+        t.get("ttl").or(t.get("ttlMs")).cloned().unwrap_or(Value::Null),
+    );
+    if let Some(p) = t
+        .get("pollInterval")
+        .or(t.get("pollIntervalMs"))
+        .filter(|p| !p.is_null())
+    {
+        o.insert("pollInterval".into(), p.clone());
+    }
+    if let Some(m) = t.get("_meta") {
+        o.insert("_meta".into(), m.clone());
+    }
+    Value::Object(o)
+}
+
+/// Adds the 2026-07-28 names (`ttlMs`, `pollIntervalMs`) of a task's 2025-11-25 fields to `o`.
+fn add_modern_names(o: &mut Map<String, Value>) {
+    if !o.contains_key("ttlMs") {
+        o.insert("ttlMs".into(), o.get("ttl").cloned().unwrap_or(Value::Null));
+    }
+    if let (false, Some(p)) = (o.contains_key("pollIntervalMs"), o.get("pollInterval").cloned()) {
+        o.insert("pollIntervalMs".into(), p);
+    }
+}
+
+/// Whether `r`, the result of `f`, is a created task: `resultType: "task"` (2026-07-28), or a
+/// `task` object answering a call that asked for one (2025-11-25).
+fn created(f: &Forward, r: &Map<String, Value>) -> bool {
+    let asked = f.params.get("task").is_some_and(|t| !t.is_null());
+    f.method == "tools/call"
+        && (r.get("resultType") == Some(&json!("task")) || asked && r.get("task").is_some_and(Value::is_object))
+}
+
+/// Puts the result of `msg` (the upstream's answer to `f`) in the shape of the client's era: a
+/// 2025-11-25 session gets `{task}` from a creating call and plain tasks from `tasks/get` and
+/// `tasks/cancel`; a 2026-07-28 client gets `resultType: "task"` with the task's fields inline
+/// (and the `task` object beside them, as mcp-sieve's own server answers) and tasks with
+/// `ttlMs`/`pollIntervalMs`. Anything else is left as it is.
+pub fn to_client(f: &Forward, msg: &mut Value) {
+    let Some(Value::Object(r)) = msg.get_mut("result") else {
+        return;
+    };
+    if created(f, r) {
+        let seed = match r.get("task") {
+            Some(Value::Object(t)) => t.clone(),
+            _ => r.clone(),
+        };
+        let Value::Object(mut task) = legacy_task(&seed) else {
+            return;
+        };
+        let meta = r.remove("_meta");
+        task.remove("_meta");
+        let mut out = Map::new();
+        if f.stateless {
+            out.insert("resultType".into(), json!("task"));
+            out.extend(task.clone());
+            add_modern_names(&mut out);
+        }
+        out.insert("task".into(), Value::Object(task));
+        if let Some(m) = meta {
+            out.insert("_meta".into(), m);
+        }
+        *r = out;
+        return;
+    }
+    let is_task =
+        matches!(f.method.as_str(), "tasks/get" | "tasks/cancel") && r.get("taskId").is_some_and(Value::is_string);
+    match (is_task, f.stateless) {
+        (true, false) => {
+            if let Value::Object(t) = legacy_task(r) {
+                *r = t;
+            }
+        }
+        (true, true) => add_modern_names(r),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forward(method: &str, params: Value, stateless: bool) -> Forward {
+        Forward {
+            method: method.into(),
+            params,
+            stateless,
+            ..Forward::default()
+        }
+    }
+
+    #[test]
+    fn a_flat_2026_task_becomes_a_2025_create_task_result_and_back() {
+        let flat = json!({"result": {"resultType": "task", "taskId": "t1", "status": "working",
+            "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 500}});
+        let mut m = flat.clone();
+        to_client(&forward("tools/call", json!({"name": "x", "task": {}}), false), &mut m);
+        assert_eq!(
+            m["result"],
+            json!({"task": {"taskId": "t1", "status": "working", "createdAt": "2026-01-01T00:00:00Z",
+                "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 60000, "pollInterval": 500}})
+        );
+        let mut legacy = m.clone();
+        to_client(
+            &forward("tools/call", json!({"name": "x", "task": {}}), true),
+            &mut legacy,
+        );
+        assert_eq!(legacy["result"]["resultType"], "task");
+        assert_eq!(legacy["result"]["taskId"], "t1");
+        assert_eq!(legacy["result"]["ttlMs"], 60000);
+        assert_eq!(legacy["result"]["pollIntervalMs"], 500);
+        assert_eq!(legacy["result"]["task"]["ttl"], 60000);
+    }
+}
