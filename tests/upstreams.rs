@@ -696,3 +696,27 @@ fn a_session_sees_a_modern_upstreams_tasks_in_2025_shapes() {
                "lastUpdatedAt": "2025-11-20T10:00:05Z", "ttl": 60000})
     );
 }
+
+#[test]
+fn a_modern_upstreams_task_joins_a_sessions_list_in_the_2025_shape() {
+    use mcp_sieve::upstream::{ClientConfig, Conversation, Era, HttpAnswer, TaskList};
+    let mut conv = Conversation::new(ClientConfig::default()).knowing(Era::Modern);
+    let mut tasks = TaskList::new(Era::Modern, &["t-1".to_string()]);
+    let (out, _) = common::run(&mut conv, &mut tasks, |m, _| HttpAnswer {
+        status: 200,
+        session: None,
+        content_type: "application/json".into(),
+        body: json!({"jsonrpc": "2.0", "id": m["id"], "result": {"resultType": "complete", "taskId": "t-1",
+            "status": "completed", "createdAt": "2025-11-20T10:00:00Z", "lastUpdatedAt": "2025-11-20T10:00:09Z",
+            "ttlMs": 60000, "pollIntervalMs": 500, "result": {"content": []}}})
+        .to_string(),
+    });
+    assert_eq!(
+        out.unwrap(),
+        [
+            json!({"taskId": "t-1", "status": "completed", "createdAt": "2025-11-20T10:00:00Z",
+                "lastUpdatedAt": "2025-11-20T10:00:09Z", "ttl": 60000, "pollInterval": 500})
+        ],
+        "SEP-2663's names become 2025-11-25's; its inline result is not part of a listed task"
+    );
+}
