@@ -19,7 +19,8 @@
 # proxy, from the kernel's ticks: what bounds requests/s when the cores are saturated), the
 # isolate's JS heap and the Worker's wasm memory.
 #   scripts/bench-profile.sh [TOOLS] [SECONDS]      (needs scripts/build.sh first; the gateway
-#   modes also target/release/mcp-sieve)
+#   modes also target/release/mcp-sieve; WORKER=DIR profiles MODE=gateway with DIR/entry.mjs and
+#   DIR/build instead of worker/: an earlier build, copied)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"
@@ -29,6 +30,7 @@ export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HI
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 mode="${MODE:-stateless}"
 conns="${CONNS:-32}"
+threads=$((conns < 2 ? 1 : 2))
 case "$mode" in
   stateless | session | find | gateway | gateway-list | floor) ;;
   *) echo "MODE must be stateless, session, find, gateway, gateway-list or floor" >&2; exit 2 ;;
@@ -56,6 +58,7 @@ case "$mode" in
       printf '[vars]\nUPSTREAM = "%s"\n' "$upstream" >> "$dir/wrangler.toml"
     else
       mcp_only_worker "$dir"
+      [ -z "${WORKER:-}" ] || sed -i "s|^main = .*|main = \"$(cd "$WORKER" && pwd)/entry.mjs\"|" "$dir/wrangler.toml"
       node bench/gateway-docs.mjs gateway "$work/catalog.json" "$upstream" > "$work/gateway.json"
       kv_catalog profile "$dir" "$work/gateway.json"
     fi
@@ -105,12 +108,12 @@ if [ "$mode" = session ]; then
 fi
 # Warm-up, then the profiled run; the kernel's CPU ticks of the wrangler process group (workerd
 # and its proxy) and of the upstream around it.
-BODIES="$work/bodies.jsonl" SESSION="$session" wrk -t2 -c"$conns" -d2s -s bench/wrk-list.lua "$url" > /dev/null
+BODIES="$work/bodies.jsonl" SESSION="$session" wrk -t"$threads" -c"$conns" -d2s -s bench/wrk-list.lua "$url" > /dev/null
 echo "== profile: $tools tools, $mode, $conns connections, ${seconds} s"
 ticks() { group_ticks "$pid"; [ -z "${pg_up:-}" ] && echo 0 || group_ticks "$pg_up"; }
 before=($(ticks))
 BODIES="$work/bodies.jsonl" SESSION="$session" node --experimental-websocket --no-warnings bench/profile-worker.mjs "$ins" -- \
-  wrk -t2 -c"$conns" -d"${seconds}s" --latency -s bench/wrk-list.lua "$url" | tee "$work/profile.txt"
+  wrk -t"$threads" -c"$conns" -d"${seconds}s" --latency -s bench/wrk-list.lua "$url" | tee "$work/profile.txt"
 after=($(ticks))
 requests="$(sed -n 's/.*"requests": \([0-9]*\).*/\1/p' "$work/profile.txt" | head -1)"
 awk -v a="${before[0]}" -v b="${after[0]}" -v c="${before[1]}" -v d="${after[1]}" -v n="$requests" -v k="$clk" 'BEGIN {

@@ -19,7 +19,7 @@ mod store;
 mod view;
 
 pub use config::{origin_allowed, Config, DEFAULT_SESSION_IDLE_MS};
-pub use exchange::{complete, sse_body, Request, Response};
+pub use exchange::{complete, complete_json, sse_body, Request, Response};
 pub use handle::handle;
 #[cfg(feature = "auth")]
 pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};

@@ -61,12 +61,20 @@ pub fn complete(mut response: Response, reply: std::result::Result<&Value, &Erro
         let notes: Vec<String> = notes.iter().map(Value::to_string).collect();
         response.body = sse_body(&notes, Some(&answer));
         response.headers.extend(sse_headers());
-    } else {
-        response.body = answer;
         response
-            .headers
-            .push(("Content-Type".into(), "application/json".into()));
+    } else {
+        complete_json(response, answer)
     }
+}
+
+/// Completes a response awaiting its forward with the client's JSON `answer` to it (what
+/// [`complete`] gives a reply without notifications).
+pub fn complete_json(mut response: Response, answer: String) -> Response {
+    response.forward = None;
+    response.body = answer;
+    response
+        .headers
+        .push(("Content-Type".into(), "application/json".into()));
     response
 }
 

@@ -197,10 +197,10 @@ impl Conversation {
         id
     }
 
-    fn post(&self, message: &Value) -> Post {
+    fn post(&self, message: Value) -> Post {
         #[cfg(feature = "gateway")]
         if self.config.discover {
-            let mut message = message.clone();
+            let mut message = message;
             if self.modern() {
                 return self.post_modern(message);
             }
@@ -209,7 +209,7 @@ impl Conversation {
             }
             return self.post_legacy(&message);
         }
-        self.post_legacy(message)
+        self.post_legacy(&message)
     }
 
     fn post_legacy(&self, message: &Value) -> Post {
@@ -310,6 +310,16 @@ impl Exchange {
     fn what(&self) -> &str {
         self.method.as_deref().unwrap_or("initialize")
     }
+
+    /// The id of the request awaiting its answer: the exchange's own request once sent (not an
+    /// `initialize` or `server/discover` before it, nor a notification).
+    #[cfg(feature = "gateway")]
+    pub fn request_in_flight(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Sent(id) => id,
+            _ => None,
+        }
+    }
 }
 
 impl Machine for Exchange {
@@ -335,20 +345,20 @@ impl Machine for Exchange {
                     "clientInfo": conv.config.client_info,
                 });
                 self.phase = Phase::Initializing(id);
-                Ok(Step::Send(conv.post(&message(Some(id), "initialize", &params))))
+                Ok(Step::Send(conv.post(message(Some(id), "initialize", &params))))
             }
             Phase::Start => match self.method.clone() {
                 None => Ok(Step::Done(self.opened.take().unwrap_or_default())),
                 Some(method) => {
                     let id = (!self.notification).then(|| conv.take_id());
                     self.phase = Phase::Sent(id);
-                    Ok(Step::Send(conv.post(&message(id, &method, &self.params))))
+                    Ok(Step::Send(conv.post(message(id, &method, &self.params))))
                 }
             },
             Phase::Initialized => {
                 let params = conv.config.initialized.clone().unwrap_or(Value::Null);
                 self.phase = Phase::Confirming;
-                Ok(Step::Send(conv.post(&message(
+                Ok(Step::Send(conv.post(message(
                     None,
                     "notifications/initialized",
                     &params,

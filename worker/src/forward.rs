@@ -232,14 +232,14 @@ fn next(mut w: Waiting, last: Result<(), Error>) -> JsValue {
         {
             w.post = post;
             w.since_ms = now_ms();
-            let text = plan(&w);
             WAITING
                 .with(|p| {
                     let (counter, map) = &mut *p.borrow_mut();
                     map.retain(|_, o| w.since_ms - o.since_ms < FORGET_MS);
                     *counter = counter.wrapping_add(1);
+                    let text = plan(*counter, &w);
                     map.insert(*counter, w);
-                    format!("{counter}\n{text}")
+                    text
                 })
                 .into()
         }
@@ -255,10 +255,19 @@ fn next(mut w: Waiting, last: Result<(), Error>) -> JsValue {
     }
 }
 
-/// The POST of `w` for `entry.mjs`, one string: its URL, deadline (ms), answer cap (bytes), the
-/// number of headers, each header's name and value, each on a line; then the body.
-fn plan(w: &Waiting) -> String {
-    let mut s = format!("{}\n{DEADLINE_MS}\n{MAX_ANSWER}\n{}\n", w.url, w.post.headers.len());
+/// The POST of `w`, waiting as exchange `handle`, for `entry.mjs`, one string: the handle, its
+/// URL, deadline (ms), answer cap (bytes), the number of headers, each header's name and value,
+/// each on a line; then the body.
+fn plan(handle: u32, w: &Waiting) -> String {
+    use std::fmt::Write;
+    let heads: usize = w.post.headers.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+    let mut s = String::with_capacity(w.url.len() + heads + w.post.body.len() + 48);
+    let _ = write!(
+        s,
+        "{handle}\n{}\n{DEADLINE_MS}\n{MAX_ANSWER}\n{}\n",
+        w.url,
+        w.post.headers.len()
+    );
     for (k, v) in &w.post.headers {
         s.push_str(k);
         s.push('\n');
@@ -294,6 +303,11 @@ pub fn sieve_fast_answer(
             Err(Error::Upstream(format!("its answer is larger than {MAX_ANSWER} bytes"))),
         );
     }
+    if let Some(answer) = spliced(&w, status, &content_type, body) {
+        // What the full path learns from such an answer: nothing but that the exchange is done.
+        let _ = gateway::noted(&w.server, w.member, &mut w.conv, Ok(upstream::Reply::default()));
+        return done(shell::respond(http::complete_json(w.answer, answer)));
+    }
     let body = String::from_utf8(body.to_vec()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let answer = HttpAnswer {
         status,
@@ -303,6 +317,19 @@ pub fn sieve_fast_answer(
     };
     let received = w.exchange.receive(&mut w.conv, answer);
     next(w, received)
+}
+
+/// The client's answer spliced from the upstream's JSON answer (`splice::answer`) when it is
+/// the one the full path gives: a 2xx answer to the exchange's request, in no upstream session
+/// (so none is to be closed, and none was opened or forgotten).
+fn spliced(w: &Waiting, status: u16, content_type: &str, body: &[u8]) -> Option<String> {
+    let json = !content_type.to_ascii_lowercase().starts_with("text/event-stream");
+    let sessionless = w.began.is_none() && w.conv.session_id().is_none();
+    if !(200..300).contains(&status) || !json || !sessionless {
+        return None;
+    }
+    let sent = w.exchange.request_in_flight()?;
+    crate::splice::answer(&w.forward, sent, std::str::from_utf8(body).ok()?)
 }
 
 /// Exchange `handle`'s POST failed with `error` (`timed_out`: its deadline passed).

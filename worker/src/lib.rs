@@ -14,6 +14,7 @@ mod platform;
 mod relay;
 mod session_object;
 mod shell;
+mod splice;
 mod standalone;
 mod watch;
 
