@@ -71,15 +71,20 @@ function sync(call) {
   }
 }
 
+/** The headers of a JSON answer the wasm gives as its body alone (worker/src/forward.rs). */
+const JSON_ANSWER = { 'Content-Type': 'application/json' };
+
 /**
  * The response to what the fast path answered: a Response; a promise of one (the rest runs in
  * the wasm, guarded); or, in gateway mode, a POST to an upstream (a string, worker/src/forward.rs)
- * that this code sends, handing the answer back to the wasm, which answers the same way again.
+ * that this code sends, handing the answer back to the wasm, which answers the same way again;
+ * or the body of a JSON answer of status 200 (a string starting with `{`).
  */
 async function settle(answer) {
   for (;;) {
     if (answer instanceof Response) return answer;
     if (typeof answer !== 'string') return guarded(() => answer);
+    if (answer.charCodeAt(0) === 123) return new Response(answer, { headers: JSON_ANSWER });
     answer = await upstream(answer);
   }
 }
