@@ -8,6 +8,7 @@ mod fields;
 mod fx;
 mod index;
 mod memo;
+mod names;
 mod params;
 mod related;
 pub mod text;

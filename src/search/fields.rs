@@ -1,5 +1,5 @@
 //! A tool definition's indexed fields (name, title, the annotations' title, description, each
-//! parameter's name and description), read from its JSON text (`Primitive::fragment`) without
+//! parameter's name and description, groups and tags), read from its JSON text (`Primitive::fragment`) without
 //! building a tree: strings are borrowed where the text has no escapes, everything else is
 //! skipped. A field of another type than the index reads counts as empty, as in a tree.
 
@@ -22,6 +22,10 @@ pub struct ToolText<'a> {
     pub description: Cow<'a, str>,
     /// `inputSchema.properties`: each parameter's name and description, in order.
     pub params: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// `groups` (a loaded tool's: all its groups, also those of `_meta`).
+    pub groups: Vec<Cow<'a, str>>,
+    /// `tags` (a loaded tool's: without repeats).
+    pub tags: Vec<Cow<'a, str>>,
 }
 
 impl<'a> ToolText<'a> {
@@ -120,6 +124,56 @@ impl<'de> Deserialize<'de> for Text<'de> {
     }
 }
 
+/// A JSON value: an array's strings kept (anything else in it read as an empty string: a loaded
+/// catalog's `groups` and `tags` hold only strings), anything else an empty list.
+#[derive(Default)]
+struct Strings<'a>(Vec<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for Strings<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Strings<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Strings::default())
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+                let mut all = Vec::new();
+                while let Some(Text(s)) = seq.next_element::<Text<'de>>()? {
+                    all.push(s);
+                }
+                Ok(Strings(all))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Strings::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The tool object.
 #[derive(Default)]
 struct Tool<'a>(ToolText<'a>);
@@ -134,6 +188,8 @@ impl<'de> FromMap<'de> for Tool<'de> {
                 "description" => t.description = map.next_value::<Text>()?.0,
                 "annotations" => t.annotated = map.next_value::<Any<Key<Text, 0>>>()?.0 .0 .0,
                 "inputSchema" => t.params = map.next_value::<Any<Key<Any<Props>, 2>>>()?.0 .0 .0 .0,
+                "groups" => t.groups = map.next_value::<Strings>()?.0,
+                "tags" => t.tags = map.next_value::<Strings>()?.0,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -195,6 +251,10 @@ mod tests {
         assert_eq!(t.description, "D\nE");
         let params: Vec<(&str, &str)> = t.params.iter().map(|(a, b)| (&**a, &**b)).collect();
         assert_eq!(params, [("p", "P"), ("q", ""), ("r", "")]);
+        assert!(t.groups.is_empty() && t.tags.is_empty());
+        let t = ToolText::read(r#"{"groups":["g\u0031","h"],"_meta":{"groups":["x"]},"tags":7}"#);
+        assert_eq!(t.groups, ["g1", "h"]);
+        assert!(t.tags.is_empty());
         assert!(ToolText::read("[1]").name.is_empty());
         assert!(ToolText::read(r#"{"annotations":"x","inputSchema":{"properties":[]}}"#)
             .params

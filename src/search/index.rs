@@ -4,11 +4,14 @@
 //! tools it occurs in, each with its BM25F weight already computed. A search scores postings
 //! only, keeps the tools in the caller's visible set, and parses no definition.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::fields::ToolText;
 use super::fx::FxMap;
 use super::memo::Memo;
+use super::names::{self, Names};
 use super::params::{Params, FIELDS};
 use super::text::{self, Concept};
 use crate::filter::Bits;
@@ -57,13 +60,15 @@ impl Span {
     }
 }
 
-/// Collects the tools' words as the catalog loads them (`add` in section order), then
-/// `finish`es into a [`SearchIndex`]. A word is looked up as written (`Creates`) in a memo of
+/// Collects the tools' words from their definitions (`add` in section order), then `finish`es
+/// into a [`SearchIndex`]; everything a tool brings (name, groups and tags too) is read from its
+/// definition's text, which is read in order, not from the catalog's items, whose parts are
+/// scattered in memory. A word is looked up as written (`Creates`) in a memo of
 /// the words seen so far, so it is lowercased, stemmed and checked against the stop words once
 /// per distinct spelling, not per occurrence; all tools' words go to one list, a tool keeping its
 /// span of it.
 #[derive(Debug)]
-pub struct Builder {
+pub struct Builder<'a> {
     /// Word → id, in order of first sight; the stop words come first (ids below `stops`).
     vocab: FxMap<Box<str>, u32>,
     /// Word as written → its id in `vocab` (`NOTHING` when stemming leaves nothing).
@@ -83,21 +88,32 @@ pub struct Builder {
     actions: Vec<u32>,
     buf: String,
     params: Params,
+    /// Group name → the spans of its words (name and title, description), read once per group.
+    group_words: FxMap<Cow<'a, str>, (Span, Span)>,
+    /// Tag → the span of its words, read once per tag.
+    tag_words: FxMap<Cow<'a, str>, Span>,
+    /// Each tool's groups' and tags' spans, in one list (tool `i`'s from `ends[i - 1]`).
+    extra: Vec<Span>,
+    ends: Vec<u32>,
+    /// The tools' names, for exact-name queries.
+    names: Names,
 }
 
 /// The id of a word as written that is no word once normalized: a stop word's (which is not
 /// indexed either).
 const NOTHING: u32 = 0;
 
-impl Default for Builder {
-    fn default() -> Self {
+impl<'a> Builder<'a> {
+    /// A builder for the tools of a catalog whose groups are `groups`, whose index ranks with
+    /// `params`.
+    pub fn new(groups: &'a [Group], params: Params) -> Self {
         let mut vocab = FxMap::default();
         for w in text::stop_words() {
             let next = vocab.len() as u32;
             vocab.entry((*w).into()).or_insert(next);
         }
         let stops = vocab.len() as u32;
-        Builder {
+        let mut b = Builder {
             vocab,
             seen: Memo::default(),
             acts: vec![0; stops as usize],
@@ -107,18 +123,24 @@ impl Default for Builder {
             docs: Vec::new(),
             actions: Vec::new(),
             buf: String::new(),
-            params: Params::default(),
-        }
-    }
-}
-
-impl Builder {
-    /// A builder whose index ranks with `params` instead of the defaults.
-    pub fn with_params(params: Params) -> Self {
-        Builder {
             params,
-            ..Builder::default()
+            group_words: FxMap::default(),
+            tag_words: FxMap::default(),
+            extra: Vec::new(),
+            ends: Vec::new(),
+            names: Names::default(),
+        };
+        // Groups' words, once per group: (name and title, description).
+        for g in groups {
+            let gs = |k: &str| g.json.get(k).and_then(Value::as_str).unwrap_or_default();
+            let mut a = b.span();
+            b.field(&mut a, Field::Group, &g.name);
+            b.field(&mut a, Field::Group, gs("title"));
+            let mut d = b.span();
+            b.field(&mut d, Field::GroupText, gs("description"));
+            b.group_words.insert(Cow::Borrowed(g.name.as_str()), (a, d));
         }
+        b
     }
 
     /// Appends the words of `text`, as field `f`, to `span` (which ends where `words` does).
@@ -138,7 +160,7 @@ impl Builder {
         // (no branch on it).
         let room = before + text.len().min(MAX_FIELD_WORDS) + 1;
         if words.len() < room {
-            words.resize(room.max(words.len() * 2), (0, 0));
+            words.resize(room, (0, 0));
         }
         let mut kept = 0;
         // As `text::scan` with `MAX_FIELD_WORDS`, a word normalized only at its first sight.
@@ -175,7 +197,7 @@ impl Builder {
     }
 
     /// Reads one tool's definition (the next position of the tool section).
-    pub fn add(&mut self, tool: &ToolText) {
+    pub fn add(&mut self, tool: &ToolText<'a>) {
         let mut span = self.span();
         let ToolText {
             name,
@@ -183,7 +205,10 @@ impl Builder {
             annotated,
             description,
             params,
+            groups,
+            tags,
         } = tool;
+        self.names.push(name);
         self.field(&mut span, Field::Name, name);
         let action = self.words[span.start as usize..span.end as usize]
             .iter()
@@ -203,64 +228,44 @@ impl Builder {
             self.field(&mut span, Field::ParamName, name);
             self.field(&mut span, Field::ParamText, d);
         }
+        // Its groups' and tags' words, each group's and tag's read once.
+        let from = self.extra.len();
+        for g in groups {
+            let (a, b) = match self.group_words.get(&**g) {
+                Some(&ab) => ab,
+                None => {
+                    let mut a = self.span();
+                    self.field(&mut a, Field::Group, g);
+                    let ab = (a, self.span());
+                    self.group_words.insert(g.clone(), ab);
+                    ab
+                }
+            };
+            self.extra.extend([a, b]);
+        }
+        for t in tags {
+            let s = match self.tag_words.get(&**t) {
+                Some(&s) => s,
+                None => {
+                    let mut s = self.span();
+                    self.field(&mut s, Field::Tag, t);
+                    self.tag_words.insert(t.clone(), s);
+                    s
+                }
+            };
+            self.extra.push(s);
+        }
+        for s in &self.extra[from..] {
+            span.add_lens(s);
+        }
+        self.ends.push(self.extra.len() as u32);
         self.docs.push(span);
         self.actions.push(action);
     }
 
-    /// The index over the tools added, with each tool's groups (`items[i].groups`: the words of
-    /// their name, title and description) and tags.
-    pub fn finish(mut self, items: &[Primitive], groups: &[Group]) -> SearchIndex {
-        // Groups' words, once per group: (name and title, description).
-        let mut group_words: FxMap<&str, (Span, Span)> = FxMap::default();
-        for g in groups {
-            let gs = |k: &str| g.json.get(k).and_then(Value::as_str).unwrap_or_default();
-            let mut a = self.span();
-            self.field(&mut a, Field::Group, &g.name);
-            self.field(&mut a, Field::Group, gs("title"));
-            let mut b = self.span();
-            self.field(&mut b, Field::GroupText, gs("description"));
-            group_words.insert(&g.name, (a, b));
-        }
-        // Each tool's other spans, its groups' and its tags' words, in one list (tool `i`'s from
-        // `ends[i - 1]`); a tag's words are read once.
-        let mut tag_words: FxMap<&str, Span> = FxMap::default();
-        let mut docs = std::mem::take(&mut self.docs);
-        let mut extra: Vec<Span> = Vec::new();
-        let mut ends: Vec<u32> = Vec::with_capacity(docs.len());
-        for (doc, item) in docs.iter_mut().zip(items) {
-            let from = extra.len();
-            for g in &item.groups {
-                let (a, b) = match group_words.get(g.as_str()) {
-                    Some(&ab) => ab,
-                    None => {
-                        let mut a = self.span();
-                        self.field(&mut a, Field::Group, g);
-                        let ab = (a, self.span());
-                        group_words.insert(g, ab);
-                        ab
-                    }
-                };
-                extra.extend([a, b]);
-            }
-            for t in &item.tags {
-                let s = match tag_words.get(t.as_str()) {
-                    Some(&s) => s,
-                    None => {
-                        let mut s = self.span();
-                        self.field(&mut s, Field::Tag, t);
-                        tag_words.insert(t, s);
-                        s
-                    }
-                };
-                extra.push(s);
-            }
-            for s in &extra[from..] {
-                doc.add_lens(s);
-            }
-            ends.push(extra.len() as u32);
-        }
-        self.docs = docs;
-        SearchIndex::compile(self, &extra, &ends, items)
+    /// The index over the tools added.
+    pub fn finish(self) -> SearchIndex {
+        SearchIndex::compile(self)
     }
 }
 
@@ -300,12 +305,12 @@ pub struct SearchIndex {
     /// Each tool's action groups (see `Doc::action`).
     actions: Vec<u32>,
     /// Tool name → position, for exact-name queries.
-    by_name: FxMap<Box<str>, u32>,
+    by_name: Names,
     params: Params,
 }
 
 impl SearchIndex {
-    fn compile(b: Builder, extra: &[Span], ends: &[u32], items: &[Primitive]) -> Self {
+    fn compile(b: Builder) -> Self {
         let Builder {
             vocab,
             stops,
@@ -314,8 +319,12 @@ impl SearchIndex {
             docs,
             actions,
             params,
+            extra,
+            ends,
+            names: mut by_name,
             ..
         } = b;
+        by_name.index();
         words.truncate(used);
         let n = docs.len().max(1) as f32;
         let mut avg = [0f32; FIELDS];
@@ -344,12 +353,14 @@ impl SearchIndex {
         let mut mark = vec![u32::MAX; seen.len()];
         let mut slot = vec![0u32; seen.len()];
         let mut terms: Vec<(u32, [u32; FIELDS])> = Vec::new();
-        // Each tool's distinct words with their BM25F saturation, in tool order.
-        let mut all: Vec<(u32, Posting)> = Vec::with_capacity(words.len());
+        // Each tool's distinct words with their BM25F saturation, in tool order (at most one per
+        // word of its spans).
+        let pairs = docs.iter().chain(&extra).map(|s| (s.end - s.start) as usize).sum();
+        let mut all: Vec<(u32, Posting)> = Vec::with_capacity(pairs);
         let mut df = vec![0u32; sorted.len()];
         let mut name_words = Vec::with_capacity(docs.len());
         let mut from = 0;
-        for (i, (d, &to)) in docs.iter().zip(ends).enumerate() {
+        for (i, (d, &to)) in docs.iter().zip(&ends).enumerate() {
             terms.clear();
             for s in std::iter::once(d).chain(&extra[from..to as usize]) {
                 for &(t, f) in &words[s.start as usize..s.end as usize] {
@@ -411,13 +422,6 @@ impl SearchIndex {
             flat[fill[t as usize] as usize] = p;
             fill[t as usize] += 1;
         }
-        let mut by_name = FxMap::with_capacity_and_hasher(items.len(), Default::default());
-        by_name.extend(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (fold_name(&p.name).into_boxed_str(), i as u32)),
-        );
         SearchIndex {
             terms: sorted.into_iter().map(|(t, _)| t).collect(),
             starts,
@@ -438,11 +442,11 @@ impl SearchIndex {
 
     /// [`SearchIndex::of_tools`] ranking with `params` (for a tuner).
     pub fn of_tools_with(items: &[Primitive], groups: &[Group], params: Params) -> Self {
-        let mut b = Builder::with_params(params);
+        let mut b = Builder::new(groups, params);
         for item in items {
             b.add(&ToolText::read(&item.fragment));
         }
-        b.finish(items, groups)
+        b.finish()
     }
 
     /// Number of indexed words.
@@ -570,15 +574,16 @@ impl SearchIndex {
 
     /// Tools the query names exactly (`git_status`, `browser_click`).
     fn exact_names(&self, query: &str) -> Vec<usize> {
+        let mut buf = String::new();
         query
             .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '`' | '"' | '\'' | '(' | ')'))
             .filter(|w| w.len() > 2)
             .take(MAX_QUERY_WORDS)
-            .filter_map(|w| self.by_name.get(fold_name(w).as_str()).map(|&d| d as usize))
+            .filter_map(|w| {
+                buf.clear();
+                names::fold_into(w, &mut buf);
+                self.by_name.get(&buf)
+            })
             .collect()
     }
-}
-
-fn fold_name(s: &str) -> String {
-    crate::middleware::fold::lower(s.trim_matches(|c: char| !c.is_alphanumeric()))
 }

@@ -281,25 +281,28 @@ pub fn pieces(text: &str, piece: impl FnMut(usize, usize) -> bool) {
     }
 }
 
-/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks; eight
-/// bytes at a time in one integer where the chunk is whole.
+/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks, eight
+/// bytes at a time in one integer (the last few bytes padded with zeros, which are no letter or
+/// digit).
 #[inline]
 fn masks(chunk: &[u8]) -> (u64, u64, u64) {
     let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
-    if chunk.len() == 64 {
-        for (k, w) in chunk.chunks_exact(8).enumerate() {
-            let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            l |= in_range(x, b'a', b'z') << (8 * k);
-            u |= in_range(x, b'A', b'Z') << (8 * k);
-            d |= in_range(x, b'0', b'9') << (8 * k);
-        }
-        return (l, u, d);
+    let mut add = |k: usize, x: u64| {
+        l |= in_range(x, b'a', b'z') << (8 * k);
+        u |= in_range(x, b'A', b'Z') << (8 * k);
+        d |= in_range(x, b'0', b'9') << (8 * k);
+    };
+    let mut words = chunk[..chunk.len().min(64)].chunks_exact(8);
+    let mut k = 0;
+    for w in &mut words {
+        add(k, u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+        k += 1;
     }
-    for (j, &b) in chunk.iter().enumerate() {
-        let c = CLASS[(b & 0x7f) as usize] as u64;
-        l |= (c & 1) << j;
-        u |= (c >> 1 & 1) << j;
-        d |= (c >> 2 & 1) << j;
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        add(k, u64::from_le_bytes(b));
     }
     (l, u, d)
 }
