@@ -162,9 +162,12 @@ impl Relay {
             ));
         };
         if !self.live {
-            return refuse(format!(
-                "the client cannot be reached during the call (it does not accept an SSE answer): the gateway cannot relay \"{method}\" to it"
-            ));
+            let why = if self.stateless.is_some() {
+                "this call is not run where the client's answer could reach it (such as one that creates a task)"
+            } else {
+                "the client cannot be reached during the call (it does not accept an SSE answer)"
+            };
+            return refuse(format!("{why}: the gateway cannot relay \"{method}\" to it"));
         }
         if self.asked >= crate::protocol::ask::MAX_ASKED as u64 {
             let e = Error::InvalidRequest(format!(
