@@ -93,7 +93,10 @@ fn push_key(out: &mut String, name: &str) {
 /// The client's answer to `f` (a stateless use) from the upstream's JSON answer `body` to our
 /// request `sent`, spliced; `None` when the full path must read it.
 pub fn answer(f: &Forward, sent: u64, body: &str) -> Option<String> {
-    if !f.stateless || f.owned_tasks.is_some() || has_escaped_surrogate(body) {
+    // A task's shapes change with the client's era (`upstream::to_client`): a call asking for
+    // one (and `tasks/*`) is the full path's.
+    let tasks = f.params.get("task").is_some() || !crate::forward::is_use(&f.method);
+    if !f.stateless || f.owned_tasks.is_some() || tasks || has_escaped_surrogate(body) {
         return None;
     }
     let msg = Members::of(body)?;
@@ -144,15 +147,19 @@ fn has_escaped_surrogate(body: &str) -> bool {
 mod tests {
     use super::answer;
     use mcp_sieve::protocol::Forward;
-    use mcp_sieve::upstream::parse_reply;
+    use mcp_sieve::upstream::{parse_reply, to_client};
     use serde_json::{json, Value};
 
-    /// The full path's answer: the reply read (`parse_reply`), then `Forward::answer`.
+    /// The full path's answer: the reply read (`parse_reply`), its tasks shaped for the client
+    /// (`to_client`, as `upstream::forwarded` does), then `Forward::answer`.
     fn full(f: &Forward, sent: u64, body: &str) -> String {
         let reply = parse_reply("application/json", body, Some(&json!(sent)));
         match reply {
             Ok(r) => match r.response {
-                Some(m) => f.answer(Ok(&m)),
+                Some(mut m) => {
+                    to_client(f, &mut m);
+                    f.answer(Ok(&m))
+                }
                 None => "no response".into(),
             },
             Err(e) => f.answer(Err(&e)),
@@ -239,5 +246,10 @@ mod tests {
         let mut f = forward("tools/call", json!(1));
         f.owned_tasks = Some(Vec::new());
         assert_eq!(answer(&f, 7, bodies[0]), None);
+        // A call asking for a task, and a task method, are too.
+        let mut f = forward("tools/call", json!(1));
+        f.params = json!({"name": "x", "task": {"ttl": 5}});
+        assert_eq!(answer(&f, 7, bodies[0]), None);
+        assert_eq!(answer(&forward("tasks/get", json!(1)), 7, bodies[0]), None);
     }
 }
