@@ -288,8 +288,12 @@ pub fn pieces(text: &str, piece: impl FnMut(usize, usize) -> bool) {
 fn masks(chunk: &[u8]) -> (u64, u64, u64) {
     let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
     let mut add = |k: usize, x: u64| {
-        l |= in_range(x, b'a', b'z') << (8 * k);
-        u |= in_range(x, b'A', b'Z') << (8 * k);
+        // Letters of either case are the bytes that are lower letters with bit 5 set; bit 5
+        // tells the case.
+        let letter = in_range(x | (ONES * 0x20), b'a', b'z');
+        let lower = gather((x >> 5) & ONES);
+        l |= (letter & lower) << (8 * k);
+        u |= (letter & !lower) << (8 * k);
         d |= in_range(x, b'0', b'9') << (8 * k);
     };
     let mut words = chunk[..chunk.len().min(64)].chunks_exact(8);
@@ -307,16 +311,21 @@ fn masks(chunk: &[u8]) -> (u64, u64, u64) {
     (l, u, d)
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+
 /// Bit `k` set for each byte `k` of `x` (eight ASCII bytes) in `lo..=hi` (`lo` ≥ 0x30).
 #[inline]
 fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
     // A byte's high bit: at least `lo`, and above `hi` (no carry: bytes are below 0x80).
     let ge = x + ONES * (0x80 - lo as u64);
     let gt = x + ONES * (0x7f - hi as u64);
-    let m = ge & !gt & (ONES << 7);
-    // The eight high bits gathered into the top byte.
-    (m >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+    gather(((ge & !gt) >> 7) & ONES)
+}
+
+/// The low bits of the eight bytes of `x` (each byte 0 or 1) as one byte, byte `k` → bit `k`.
+#[inline]
+fn gather(x: u64) -> u64 {
+    x.wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
 /// [`pieces`] of an ASCII text, 64 bytes at a time: the bytes' classes become bit masks, where
@@ -324,7 +333,13 @@ fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
 /// boundaries are visited, so a word costs no branch per byte.
 fn pieces_ascii(t: &[u8], mut piece: impl FnMut(usize, usize) -> bool) {
     let n = t.len();
-    let chunk = |base: usize| masks(&t[base.min(n)..(base + 64).min(n)]);
+    let chunk = |base: usize| {
+        if base >= n {
+            (0, 0, 0)
+        } else {
+            masks(&t[base..(base + 64).min(n)])
+        }
+    };
     let (mut l, mut u, mut d) = chunk(0);
     // The previous chunk's last byte: alphanumeric, lower or digit, upper.
     let (mut prev_a, mut prev_ld, mut prev_u) = (0u64, 0u64, 0u64);
@@ -595,6 +610,27 @@ mod tests {
         for w in ["丸ed", "၁ing", "ééing", "ßßed", "日本語s", "ñes"] {
             let _ = stem(w);
             let _ = all(w);
+        }
+    }
+
+    #[test]
+    fn masks_class_every_ascii_byte_at_every_position() {
+        for b in 0u8..128 {
+            for at in 0..64 {
+                let mut chunk = [b' '; 64];
+                chunk[at] = b;
+                for len in [at + 1, 64] {
+                    let (l, u, d) = masks(&chunk[..len]);
+                    let c = CLASS[b as usize];
+                    let bit = |m: u64| m >> at & 1 == 1;
+                    assert_eq!(
+                        (bit(l), bit(u), bit(d)),
+                        (c == LOWER, c == UPPER, c == DIGIT),
+                        "{b} at {at} of {len}"
+                    );
+                    assert_eq!((l | u | d) & !(1u64 << at), 0, "{b} at {at}: only it");
+                }
+            }
         }
     }
 
