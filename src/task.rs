@@ -161,6 +161,20 @@ impl Task {
     }
 }
 
+/// A task object of 2025-11-25 (`Task::to_json`, an upstream's) under the names of the 2026-07-28
+/// tasks extension (SEP-2663): `ttlMs`, `pollIntervalMs` for `ttl`, `pollInterval`.
+pub fn extension_names(t: Value) -> Map<String, Value> {
+    let Value::Object(mut t) = t else {
+        return Map::new();
+    };
+    for (old, new) in [("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs")] {
+        if let Some(v) = t.shift_remove(old) {
+            t.entry(new).or_insert(v);
+        }
+    }
+    t
+}
+
 /// Which field orders the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OrderBy {

@@ -401,11 +401,24 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     ));
     let result = &created["result"];
     assert_eq!(result["resultType"], json!("task"), "{created}");
-    let id = result["task"]["taskId"].as_str().unwrap().to_string();
-    assert_eq!(result["task"]["status"], json!("working"));
+    // SEP-2663's CreateTaskResult: the task's fields inline, under the extension's names.
+    let id = result["taskId"].as_str().unwrap().to_string();
+    assert_eq!(result["status"], json!("working"));
+    assert_eq!(
+        (result["ttlMs"].clone(), result["pollIntervalMs"].clone()),
+        (json!(60_000), json!(1000)),
+        "{created}"
+    );
+    assert!(
+        ["task", "ttl", "pollInterval"].iter().all(|k| result.get(*k).is_none()),
+        "{created}"
+    );
     // Any stateless request naming the id reaches the task (no session).
     let got = response_of(&h.modern(json!(2), "tasks/get", json!({"taskId": id})));
     assert_eq!(got["result"]["status"], json!("working"), "{got}");
+    assert_eq!(got["result"]["resultType"], json!("complete"), "{got}");
+    assert_eq!(got["result"]["ttlMs"], json!(60_000), "{got}");
+    assert!(got["result"].get("result").is_none(), "{got}");
     let update = response_of(&h.modern(json!(3), "tasks/update", json!({"taskId": id, "inputResponses": {}})));
     assert!(
         update["error"]["message"]
@@ -417,6 +430,13 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     h.advance(3_000);
     let done = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": id})));
     assert_eq!(done["result"]["status"], json!("completed"), "{done}");
+    // A finished task's tasks/get carries its result (the extension has no tasks/result).
+    assert!(
+        done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("report ready")),
+        "{done}"
+    );
     let result = response_of(&h.modern(json!(5), "tasks/result", json!({"taskId": id})));
     assert!(
         result["result"]["content"][0]["text"]
@@ -455,7 +475,7 @@ fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
         "tools/call",
         json!({"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60_000}}),
     ));
-    let id = created["result"]["task"]["taskId"].as_str().unwrap().to_string();
+    let id = created["result"]["taskId"].as_str().unwrap().to_string();
     // Another principal, or none, cannot see, wait for or cancel it.
     for principal in [Some("bob"), None] {
         h.principal = principal.map(String::from);
@@ -497,11 +517,11 @@ fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones
         assert_eq!(r["error"]["data"]["option"], json!(option), "{r}");
     };
     // Callers without a principal share one budget.
-    let first = start_stateless(&mut h, None)["result"]["task"]["taskId"].clone();
+    let first = start_stateless(&mut h, None)["result"]["taskId"].clone();
     start_stateless(&mut h, None);
     refusal(&start_stateless(&mut h, None), "maxTasksPerPrincipal");
     // Alice has a budget of her own, but the server holds three at most.
-    let a1 = start_stateless(&mut h, Some("alice"))["result"]["task"]["taskId"].clone();
+    let a1 = start_stateless(&mut h, Some("alice"))["result"]["taskId"].clone();
     assert!(a1.is_string());
     refusal(&start_stateless(&mut h, Some("alice")), "maxTasks");
     // Alice cancels hers (bob's cancel of it changes nothing): her next task evicts it.
@@ -512,7 +532,7 @@ fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones
     let cancelled = response_of(&h.modern(json!(3), "tasks/cancel", json!({"taskId": a1})));
     assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
     let a2 = start_stateless(&mut h, Some("alice"));
-    assert_eq!(a2["result"]["task"]["status"], json!("working"), "{a2}");
+    assert_eq!(a2["result"]["status"], json!("working"), "{a2}");
     let gone = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": a1})));
     assert!(
         gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
@@ -520,10 +540,7 @@ fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones
     );
     // Once the anonymous tasks have run their 30 s, they are evicted for new ones.
     h.advance(31_000);
-    assert_eq!(
-        start_stateless(&mut h, None)["result"]["task"]["status"],
-        json!("working")
-    );
+    assert_eq!(start_stateless(&mut h, None)["result"]["status"], json!("working"));
     h.principal = None;
     let evicted = response_of(&h.modern(json!(5), "tasks/get", json!({"taskId": first})));
     assert!(

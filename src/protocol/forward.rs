@@ -145,9 +145,13 @@ impl Forward {
             (stored.session, stored.version) = (link.session, link.version);
             changed = true;
         }
-        let task = response.and_then(|r| r.get("result")).and_then(|r| r.get("task"));
+        // The created task: `{task}` (2025-11-25), or inline beside `resultType: "task"` (SEP-2663).
+        let result = response.and_then(|r| r.get("result"));
+        let task = result.and_then(|r| r.get("task").filter(|t| t.is_object()).or(Some(r)));
         if let (true, Some(id)) = (creates_task(&self.params), task.and_then(|t| t["taskId"].as_str())) {
-            let ttl = task.and_then(|t| t["ttl"].as_i64()).filter(|t| *t > 0);
+            let ttl = task
+                .and_then(|t| t.get("ttl").or(t.get("ttlMs"))?.as_i64())
+                .filter(|t| *t > 0);
             s.upstream_tasks.push(OwnedTask {
                 id: id.to_string(),
                 #[cfg(feature = "gateway")]

@@ -1,5 +1,7 @@
 //! Task methods of MCP 2025-11-25: `tools/call` with `params.task`, `tasks/get`, `tasks/result`,
-//! `tasks/cancel`, and `tasks/list` with the SEP-1904 filter; status notifications.
+//! `tasks/cancel`, and `tasks/list` with the SEP-1904 filter; status notifications. A stateless
+//! (2026-07-28) task holder answers in the tasks extension's shapes (SEP-2663): the task inline
+//! beside `resultType: "task"`, `ttlMs`/`pollIntervalMs`, a finished task's `result` on `tasks/get`.
 
 use serde_json::{json, Map, Value};
 
@@ -12,7 +14,7 @@ use crate::protocol::server::{Call, Env, Server};
 #[cfg(feature = "gateway")]
 use crate::protocol::Forward;
 use crate::protocol::{cursor, demo, Session, EXT};
-use crate::task::{budget, Status, Task, TaskQuery};
+use crate::task::{budget, extension_names, Status, Task, TaskQuery};
 
 /// Longest TTL granted, ms (a day).
 const MAX_TTL_MS: i64 = 86_400_000;
@@ -211,8 +213,11 @@ impl Server {
         s.tasks.push(t);
         out.session_changed = true;
         if s.task_holder {
-            // 2026-07-28, the tasks extension: no stream to announce on; the result says "task".
-            return Ok(json!({"resultType": "task", "task": json}).to_string());
+            // 2026-07-28, the tasks extension: no stream to announce on; the result says "task",
+            // with the task's fields inline (SEP-2663's CreateTaskResult).
+            let mut o = Map::from_iter([("resultType".to_string(), json!("task"))]);
+            o.extend(extension_names(json));
+            return Ok(Value::Object(o).to_string());
         }
         out.notifications
             .push(jsonrpc::notification("notifications/tasks/status", Some(json.clone())));
@@ -286,12 +291,27 @@ impl Server {
             .find(|t| t.id == id)
             .ok_or_else(|| Error::params(format!("Unknown task: \"{id}\" (it may have expired)")))?;
         match method {
+            // The tasks extension's tasks/get: a finished task carries its `result` or `error`.
+            "tasks/get" if s.task_holder => {
+                let mut o = extension_names(t.to_json());
+                match (t.status, &t.result) {
+                    (Status::Completed, Some(r)) => o.insert("result".into(), r.clone()),
+                    (Status::Failed, Some(r)) => o.insert("error".into(), r.clone()),
+                    _ => None,
+                };
+                Ok(Value::Object(o).to_string())
+            }
             "tasks/get" => Ok(t.to_json().to_string()),
             "tasks/cancel" => {
                 t.transition(Status::Cancelled, Some("cancelled by the requestor".into()), env.now_ms)?;
                 t.result = None;
                 out.session_changed = true;
                 out.notifications.push(status_note(t));
+                if s.task_holder {
+                    // The extension's acknowledgement, with the cancelled task's fields beside it:
+                    // a 2025-11-25 session cancelling through a gateway gets its task back.
+                    return Ok(Value::Object(extension_names(t.to_json())).to_string());
+                }
                 Ok(t.to_json().to_string())
             }
             _ => match (t.status, &t.result) {

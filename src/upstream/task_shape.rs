@@ -3,13 +3,14 @@
 //! the `Task` (`ttl`, `pollInterval`). The 2026-07-28 tasks extension (SEP-2663,
 //! `io.modelcontextprotocol/tasks`): the creating call answers `resultType: "task"` with the
 //! task's fields inline (`ttlMs`, `pollIntervalMs`), `tasks/get` the task with its `result`,
-//! `error` or `inputRequests` inline; mcp-sieve's own server also puts the 2025-11-25 `task`
-//! object beside them. [`to_client`] turns an upstream's result into the shape of the client's
+//! `error` or `inputRequests` inline (`task::extension_names` renames the fields, here and in
+//! mcp-sieve's own server). [`to_client`] turns an upstream's result into the shape of the client's
 //! era, whichever the upstream spoke; [`legacy_task`] is the 2025-11-25 task of either shape.
 
 use serde_json::{json, Map, Value};
 
 use crate::protocol::Forward;
+use crate::task::extension_names;
 
 /// The 2025-11-25 task of `t` (a task object of either era): its fields under their 2025-11-25
 /// names (`ttl`, `pollInterval`), without what that revision does not have (`resultType`, the
@@ -38,16 +39,6 @@ pub fn legacy_task(t: &Map<String, Value>) -> Value {
     Value::Object(o)
 }
 
-/// Adds the 2026-07-28 names (`ttlMs`, `pollIntervalMs`) of a task's 2025-11-25 fields to `o`.
-fn add_modern_names(o: &mut Map<String, Value>) {
-    if !o.contains_key("ttlMs") {
-        o.insert("ttlMs".into(), o.get("ttl").cloned().unwrap_or(Value::Null));
-    }
-    if let (false, Some(p)) = (o.contains_key("pollIntervalMs"), o.get("pollInterval").cloned()) {
-        o.insert("pollIntervalMs".into(), p);
-    }
-}
-
 /// Whether `r`, the result of `f`, is a created task: `resultType: "task"` (2026-07-28), or a
 /// `task` object answering a call that asked for one (2025-11-25).
 fn created(f: &Forward, r: &Map<String, Value>) -> bool {
@@ -59,8 +50,7 @@ fn created(f: &Forward, r: &Map<String, Value>) -> bool {
 /// Puts the result of `msg` (the upstream's answer to `f`) in the shape of the client's era: a
 /// 2025-11-25 session gets `{task}` from a creating call and plain tasks from `tasks/get` and
 /// `tasks/cancel`; a 2026-07-28 client gets `resultType: "task"` with the task's fields inline
-/// (and the `task` object beside them, as mcp-sieve's own server answers) and tasks with
-/// `ttlMs`/`pollIntervalMs`. Anything else is left as it is.
+/// and tasks with `ttlMs`/`pollIntervalMs`. Anything else is left as it is.
 pub fn to_client(f: &Forward, msg: &mut Value) {
     let Some(Value::Object(r)) = msg.get_mut("result") else {
         return;
@@ -78,10 +68,10 @@ pub fn to_client(f: &Forward, msg: &mut Value) {
         let mut out = Map::new();
         if f.stateless {
             out.insert("resultType".into(), json!("task"));
-            out.extend(task.clone());
-            add_modern_names(&mut out);
+            out.extend(extension_names(Value::Object(task)));
+        } else {
+            out.insert("task".into(), Value::Object(task));
         }
-        out.insert("task".into(), Value::Object(task));
         if let Some(m) = meta {
             out.insert("_meta".into(), m);
         }
@@ -96,7 +86,7 @@ pub fn to_client(f: &Forward, msg: &mut Value) {
                 *r = t;
             }
         }
-        (true, true) => add_modern_names(r),
+        (true, true) => *r = extension_names(Value::Object(std::mem::take(r))),
         _ => {}
     }
 }
@@ -134,6 +124,6 @@ mod tests {
         assert_eq!(legacy["result"]["taskId"], "t1");
         assert_eq!(legacy["result"]["ttlMs"], 60000);
         assert_eq!(legacy["result"]["pollIntervalMs"], 500);
-        assert_eq!(legacy["result"]["task"]["ttl"], 60000);
+        assert_eq!(legacy["result"].get("task"), None);
     }
 }

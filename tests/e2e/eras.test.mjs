@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startNative, toolNames } from './harness.mjs';
+import { startNative, toolNames, sdkStateless } from './harness.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
@@ -206,14 +206,15 @@ test('a stateless 2026-07-28 client\'s tasks at either upstream are its principa
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url), { requestInit: as(who) }));
     return client;
   };
-  // The creating call answers resultType "task", which the SDK leaves to the caller: sent as is.
+  // The creating call answers resultType "task", which the SDK v2 client refuses: sent as is over
+  // its transport.
   const create = async (who, name, args) => {
-    const r = await stateless(gateway.url, 'tools/call', { name, arguments: args, task: { ttl: 120_000 } }, as(who));
-    assert.equal(r.status, 200, r.text.slice(0, 300));
-    const created = r.response?.result;
-    assert.equal(created?.resultType, 'task', r.text.slice(0, 300));
+    const r = await sdkStateless(gateway.url, 'tools/call', { name, arguments: args, task: { ttl: 120_000 } }, as(who));
+    const created = r.result;
+    assert.equal(created?.resultType, 'task', JSON.stringify(r));
     assert.equal(typeof created.taskId, 'string', 'the task\'s fields inline (the extension\'s CreateTaskResult)');
     assert.equal(typeof created.ttlMs, 'number', 'its TTL under the extension\'s name (the upstream may shorten or lengthen it)');
+    assert.deepEqual(['task', 'ttl'].filter((k) => k in created), [], `SEP-2663's shape only: ${JSON.stringify(created)}`);
     return created.taskId;
   };
   const [alice, bob] = [await v2('alice'), await v2('bob')];
@@ -237,7 +238,10 @@ test('a stateless 2026-07-28 client\'s tasks at either upstream are its principa
     assert.match(stranger.response?.error?.message ?? '', /Unknown task/, stranger.text.slice(0, 300));
     const done = (await result('alice', quick)).response?.result;
     assert.match(done?.content?.[0]?.text ?? '', /report ready: ran 1 s/, JSON.stringify(done));
-    assert.equal((await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything)).status, 'completed');
+    const finished = await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything);
+    assert.equal(finished.status, 'completed');
+    assert.match(finished.result?.content?.[0]?.text ?? '', /report ready: ran 1 s/,
+      `tasks/get of a finished task at the 2026-07-28 upstream carries its result: ${JSON.stringify(finished)}`);
     await alice.request({ method: 'tasks/cancel', params: { taskId: slow } }, Anything);
     assert.equal((await alice.request({ method: 'tasks/get', params: { taskId: slow } }, Anything)).status, 'cancelled');
     if (legacy) await alice.request({ method: 'tasks/cancel', params: { taskId: legacy } }, Anything);

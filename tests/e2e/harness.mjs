@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { post } from '../common/mcp-raw.mjs';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { post, statelessRequest } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const READY_TIMEOUT_MS = 90_000;
@@ -150,4 +151,26 @@ export async function toolNames(client) {
     cursor = r.nextCursor;
   } while (cursor);
   return all;
+}
+
+/**
+ * A 2026-07-28 request the official SDK v2 client will not make for its caller (it refuses a
+ * `resultType` other than "complete" or "input_required", such as the tasks extension's "task"),
+ * sent over the SDK v2 client's own Streamable HTTP transport (which derives the version, method
+ * and name headers from the `_meta` envelope). Resolves the JSON-RPC response, untouched.
+ */
+export async function sdkStateless(url, method, params = {}, { headers = {} } = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const { message } = statelessRequest(method, params);
+  const answer = new Promise((resolve, reject) => {
+    transport.onmessage = (m) => { if (m.id === message.id) resolve(m); };
+    transport.onerror = reject;
+  });
+  await transport.start();
+  try {
+    await transport.send(message);
+    return await answer;
+  } finally {
+    await transport.close().catch(() => {});
+  }
 }

@@ -1,12 +1,14 @@
 // E2E: tasks in the 2026-07-28 era (the `io.modelcontextprotocol/tasks` extension) against the
 // Worker — each task in a Durable Object named after its id — or the native server with
-// SIEVE_TARGET=native. No session: a stateless tools/call answers `resultType: "task"`, and any
-// later stateless request naming the task id reaches it.
+// SIEVE_TARGET=native. No session: a stateless tools/call answers `resultType: "task"` with the
+// task inline (SEP-2663), and any later stateless request naming the task id reaches it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { stateless } from '../common/mcp-raw.mjs';
 import { readFileSync } from 'node:fs';
-import { startTarget } from './harness.mjs';
+import { z } from 'zod';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startTarget, sdkStateless } from './harness.mjs';
 import { startWith } from '../security/helpers.mjs';
 
 let server;
@@ -19,27 +21,58 @@ const result = (r) => {
   return r.response.result;
 };
 
-test('a stateless task call answers resultType "task"; tasks/get, tasks/result, tasks/cancel find it by id', { timeout: 60_000 }, async () => {
+const Anything = z.object({}).passthrough();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// SEP-2663 (modelcontextprotocol/ext-tasks): the creating call answers resultType "task" with the
+// task's fields inline (ttlMs, pollIntervalMs), and tasks/get of a finished task carries its
+// result. The official SDK v2 client (pinned to 2026-07-28) asks tasks/get and tasks/cancel; it
+// refuses resultType "task", so the creating call goes over its transport as is.
+test('a stateless task call answers SEP-2663\'s CreateTaskResult; tasks/get carries the finished task\'s result', { timeout: 60_000 }, async () => {
   const discover = result(await stateless(server.url, 'server/discover'));
   assert.ok(discover.capabilities.extensions['io.modelcontextprotocol/tasks'], 'discover advertises the tasks extension');
-  const created = result(await stateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } }));
-  assert.equal(created.resultType, 'task');
-  const id = created.task.taskId;
-  assert.equal(created.task.status, 'working');
-  assert.equal(result(await stateless(server.url, 'tasks/get', { taskId: id })).taskId, id);
-  const done = result(await stateless(server.url, 'tasks/result', { taskId: id }));
-  assert.match(done.content[0].text, /^report ready/, 'tasks/result waits for the task and yields its result');
-  assert.equal(result(await stateless(server.url, 'tasks/get', { taskId: id })).status, 'completed');
-  // Another task, cancelled while working.
-  const other = result(await stateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} })).task.taskId;
-  assert.notEqual(other, id);
-  assert.equal(result(await stateless(server.url, 'tasks/cancel', { taskId: other })).status, 'cancelled');
-  // Unknown ids are "Unknown task"; tasks/list is not part of this era.
-  const unknown = await stateless(server.url, 'tasks/get', { taskId: `${id}-forged` });
-  assert.equal(unknown.response?.error?.code, -32602);
-  assert.match(unknown.response.error.message, /Unknown task/);
-  const list = await stateless(server.url, 'tasks/list', {});
-  assert.equal(list.response?.error?.code, -32601);
+  const client = new Client({ name: 'sieve-tasks-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  try {
+    const createdMsg = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } });
+    const created = createdMsg.result;
+    assert.equal(created?.resultType, 'task', JSON.stringify(createdMsg));
+    assert.equal(typeof created.taskId, 'string', `the task's fields inline: ${JSON.stringify(created)}`);
+    assert.equal(created.status, 'working');
+    assert.equal(created.ttlMs, 60_000, 'the extension names the TTL ttlMs');
+    assert.equal(typeof created.pollIntervalMs, 'number');
+    assert.deepEqual(['task', 'ttl', 'pollInterval'].filter((k) => k in created), [], JSON.stringify(created));
+    const id = created.taskId;
+    const working = await client.request({ method: 'tasks/get', params: { taskId: id } }, Anything);
+    assert.equal(working.taskId, id);
+    assert.equal(working.ttlMs, 60_000, JSON.stringify(working));
+    assert.equal(working.result, undefined, 'a working task has no result yet');
+    let got = working;
+    for (let i = 0; i < 20 && got.status === 'working'; i++) {
+      await sleep(created.pollIntervalMs);
+      got = await client.request({ method: 'tasks/get', params: { taskId: id } }, Anything);
+    }
+    assert.equal(got.status, 'completed', JSON.stringify(got));
+    assert.match(got.result?.content?.[0]?.text ?? '', /^report ready/, `tasks/get carries the result: ${JSON.stringify(got)}`);
+    // mcp-sieve's own tasks/result (not part of the extension) still answers it.
+    const done = result(await stateless(server.url, 'tasks/result', { taskId: id }));
+    assert.match(done.content[0].text, /^report ready/);
+    // Another task, cancelled while working: acknowledged, then tasks/get says cancelled, no result.
+    const other = (await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} })).result.taskId;
+    assert.notEqual(other, id);
+    await client.request({ method: 'tasks/cancel', params: { taskId: other } }, Anything);
+    const cancelled = await client.request({ method: 'tasks/get', params: { taskId: other } }, Anything);
+    assert.equal(cancelled.status, 'cancelled');
+    assert.equal(cancelled.result, undefined);
+    // Unknown ids are "Unknown task"; tasks/list is not part of this era.
+    const unknown = await stateless(server.url, 'tasks/get', { taskId: `${id}-forged` });
+    assert.equal(unknown.response?.error?.code, -32602);
+    assert.match(unknown.response.error.message, /Unknown task/);
+    const list = await stateless(server.url, 'tasks/list', {});
+    assert.equal(list.response?.error?.code, -32601);
+  } finally {
+    await client.close().catch(() => {});
+  }
 });
 
 // Issue 23, item 6: stateless tasks are bounded. A cap per principal (callers without a token
@@ -61,12 +94,12 @@ test('callers without a token share one task budget; a cancelled task makes room
   const capped = await startWith(doc);
   try {
     const as = (name) => ({ clientInfo: { name, version: '1' } });
-    const first = result(await stateless(capped.url, 'tools/call', work, as('one'))).task.taskId;
+    const first = result(await stateless(capped.url, 'tools/call', work, as('one'))).taskId;
     result(await stateless(capped.url, 'tools/call', work, as('two')));
     // A third anonymous client: the same budget.
     refused(await stateless(capped.url, 'tools/call', work, as('three')), 'maxTasksPerPrincipal');
     assert.equal(result(await stateless(capped.url, 'tasks/cancel', { taskId: first })).status, 'cancelled');
-    const third = result(await stateless(capped.url, 'tools/call', work, as('three'))).task.taskId;
+    const third = result(await stateless(capped.url, 'tools/call', work, as('three'))).taskId;
     assert.equal(result(await stateless(capped.url, 'tasks/get', { taskId: third })).status, 'working');
     // The cancelled task was evicted to make room.
     const gone = await stateless(capped.url, 'tasks/get', { taskId: first });
@@ -83,7 +116,7 @@ test('each principal has its own task budget and the server has one for all; fin
   const capped = await startWith(doc, { MCP_SIEVE_TOKENS: JSON.stringify(tokens) });
   const by = (who) => ({ headers: { Authorization: `Bearer ${tokens[who]}` } });
   try {
-    const a1 = result(await stateless(capped.url, 'tools/call', work, by('alice'))).task.taskId;
+    const a1 = result(await stateless(capped.url, 'tools/call', work, by('alice'))).taskId;
     result(await stateless(capped.url, 'tools/call', work, by('alice')));
     refused(await stateless(capped.url, 'tools/call', work, by('alice')), 'maxTasksPerPrincipal');
     // Bob's budget is his own, but the server holds at most three.
@@ -93,7 +126,7 @@ test('each principal has its own task budget and the server has one for all; fin
     assert.equal((await stateless(capped.url, 'tasks/cancel', { taskId: a1 }, by('bob'))).response?.error?.code, -32602);
     refused(await stateless(capped.url, 'tools/call', work, by('bob')), 'maxTasks');
     assert.equal(result(await stateless(capped.url, 'tasks/cancel', { taskId: a1 }, by('alice'))).status, 'cancelled');
-    const b2 = result(await stateless(capped.url, 'tools/call', work, by('bob'))).task.taskId;
+    const b2 = result(await stateless(capped.url, 'tools/call', work, by('bob'))).taskId;
     assert.equal(result(await stateless(capped.url, 'tasks/get', { taskId: b2 }, by('bob'))).status, 'working');
     assert.equal((await stateless(capped.url, 'tasks/get', { taskId: a1 }, by('alice'))).response?.error?.code, -32602,
       'the cancelled task was evicted');
