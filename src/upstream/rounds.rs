@@ -128,6 +128,14 @@ where
     loop {
         let mut r = super::drive(conv, &mut exchange, &mut send).await?;
         let Some(needed) = r.response.as_ref().and_then(needed) else {
+            // A task method across eras may need one request more (`task_shape::follow_up`); if
+            // it fails, the first answer stands.
+            if let Some((method, id)) = super::task_shape::follow_up(f, conv.era(), &r) {
+                let mut more = conv.request(method, json!({ "taskId": id }));
+                if let Ok(more) = super::drive(conv, &mut more, &mut send).await {
+                    super::task_shape::follow(method, &mut r, more);
+                }
+            }
             return Ok(r);
         };
         if f.stateless {
@@ -574,5 +582,98 @@ mod tests {
             .get("files/ask")
             .is_some());
         assert_eq!(seen.borrow().len(), 1);
+    }
+
+    /// An upstream of `era` answering each method from `answers` (`initialize` and notifications
+    /// as any server does); every request it received is kept in `seen`.
+    fn answering<'a>(
+        answers: &'a [(&'a str, Value)],
+        seen: &'a std::cell::RefCell<Vec<Value>>,
+    ) -> impl FnMut(Post) -> std::future::Ready<Result<HttpAnswer>> + 'a {
+        move |p| {
+            let msg: Value = serde_json::from_str(&p.body).unwrap();
+            seen.borrow_mut().push(msg.clone());
+            let method = msg["method"].as_str().unwrap_or_default();
+            let body = match (method, answers.iter().find(|(m, _)| *m == method)) {
+                (_, _) if msg.get("id").is_none() => String::new(),
+                ("initialize", _) => {
+                    json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-11-25",
+                    "capabilities": {"tasks": {}}, "serverInfo": {"name": "t", "version": "1"}}})
+                    .to_string()
+                }
+                (_, Some((_, a))) => json!({"jsonrpc": "2.0", "id": msg["id"], "result": a}).to_string(),
+                _ => json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}).to_string(),
+            };
+            std::future::ready(Ok(HttpAnswer {
+                status: if body.is_empty() { 202 } else { 200 },
+                session: Some("up-1".into()),
+                content_type: "application/json".into(),
+                body,
+            }))
+        }
+    }
+
+    /// Forward `f` run at an upstream of `era` answering `answers`: the result the client gets,
+    /// and the methods the upstream was asked.
+    fn across(f: &Forward, era: super::super::Era, answers: &[(&str, Value)]) -> (Value, Vec<Value>) {
+        let never = |_| -> std::future::Ready<Option<Value>> { panic!("nothing is asked") };
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut conv = match era {
+            super::super::Era::Modern => modern_conv(),
+            _ => Conversation::new(super::super::ClientConfig::default()),
+        };
+        let exchange = conv.request(&f.method, f.params.clone());
+        let r = now(drive_rounds(
+            f,
+            &mut conv,
+            exchange,
+            answering(answers, &seen),
+            never,
+            None,
+            0,
+        ))
+        .unwrap();
+        let methods = seen.borrow().iter().map(|m| m["method"].clone()).collect();
+        (r.response.unwrap()["result"].clone(), methods)
+    }
+
+    #[test]
+    fn task_methods_across_eras_get_what_the_clients_era_promises() {
+        use super::super::Era;
+        let task = |status: &str| {
+            json!({"taskId": "t1", "status": status, "createdAt": "2025-11-20T10:00:00Z",
+                "lastUpdatedAt": "2025-11-20T10:00:01Z", "ttl": 60000})
+        };
+        // A 2026-07-28 client's tasks/get of a finished task at a session-era upstream: its result
+        // comes from that upstream's tasks/result.
+        let mut f = call();
+        (f.method, f.params) = ("tasks/get".into(), json!({"taskId": "t1"}));
+        let done = json!({"content": [{"type": "text", "text": "done"}]});
+        let (got, asked) = across(
+            &f,
+            Era::Legacy,
+            &[("tasks/get", task("completed")), ("tasks/result", done)],
+        );
+        assert_eq!(got["status"], json!("completed"), "{got}");
+        assert_eq!(got["result"]["content"][0]["text"], json!("done"), "{got}");
+        assert_eq!(asked.last(), Some(&json!("tasks/result")), "{asked:?}");
+        // A working task is not followed up.
+        let (got, asked) = across(&f, Era::Legacy, &[("tasks/get", task("working"))]);
+        assert!(got.get("result").is_none(), "{got}");
+        assert!(!asked.contains(&json!("tasks/result")), "{asked:?}");
+        // A 2025-11-25 session's tasks/cancel at a 2026-07-28 upstream that acknowledges bare:
+        // the cancelled task comes from tasks/get.
+        (f.method, f.stateless, f.session) = ("tasks/cancel".into(), false, Some("s1".into()));
+        let ack = json!({"resultType": "complete"});
+        let (got, _) = across(
+            &f,
+            Era::Modern,
+            &[("tasks/cancel", ack), ("tasks/get", task("cancelled"))],
+        );
+        assert_eq!(
+            (got["taskId"].clone(), got["status"].clone()),
+            (json!("t1"), json!("cancelled")),
+            "{got}"
+        );
     }
 }

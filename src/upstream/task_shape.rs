@@ -9,6 +9,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::{Era, Reply};
 use crate::protocol::Forward;
 use crate::task::extension_names;
 
@@ -87,6 +88,48 @@ pub fn to_client(f: &Forward, msg: &mut Value) {
             }
         }
         (true, true) => *r = extension_names(Value::Object(std::mem::take(r))),
+        _ => {}
+    }
+}
+
+/// The request (method, task id) a task method's answer needs to be followed by when the client's
+/// era and the upstream's differ (`rounds::drive_rounds` sends it, [`follow`] puts its answer in):
+/// a 2026-07-28 client's `tasks/get` of a finished task at a session-era upstream gets its
+/// `result` (or `error`) from that upstream's `tasks/result`; a 2025-11-25 session's
+/// `tasks/cancel` at a 2026-07-28 upstream that answered the extension's bare acknowledgement gets
+/// the task from `tasks/get`.
+pub fn follow_up<'f>(f: &'f Forward, era: Era, r: &Reply) -> Option<(&'static str, &'f str)> {
+    let result = r.response.as_ref()?.get("result")?;
+    let id = f.params.get("taskId")?.as_str()?;
+    let finished = matches!(result["status"].as_str(), Some("completed" | "failed"));
+    let method = match (f.method.as_str(), f.stateless, era) {
+        // A session era (an upstream spoken to without discovery is one).
+        ("tasks/get", true, e)
+            if e != Era::Modern && finished && result.get("result").is_none() && result.get("error").is_none() =>
+        {
+            "tasks/result"
+        }
+        ("tasks/cancel", false, Era::Modern) if result.get("taskId").is_none() => "tasks/get",
+        _ => return None,
+    };
+    Some((method, id))
+}
+
+/// Completes `r` with `more`, the upstream's answer to the [`follow_up`] `method`: the finished
+/// task's `result` (or `error`) inline, or the cancelled task in place of the acknowledgement.
+pub fn follow(method: &str, r: &mut Reply, more: Reply) {
+    let (Some(Value::Object(res)), Some(more)) = (r.response.as_mut().and_then(|m| m.get_mut("result")), more.response)
+    else {
+        return;
+    };
+    match (method, more.get("result"), more.get("error")) {
+        ("tasks/result", _, Some(e)) => {
+            res.insert("error".into(), e.clone());
+        }
+        ("tasks/result", Some(v), _) => {
+            res.insert("result".into(), v.clone());
+        }
+        ("tasks/get", Some(Value::Object(t)), _) if t.get("taskId").is_some_and(Value::is_string) => *res = t.clone(),
         _ => {}
     }
 }

@@ -244,7 +244,18 @@ test('a stateless 2026-07-28 client\'s tasks at either upstream are its principa
       `tasks/get of a finished task at the 2026-07-28 upstream carries its result: ${JSON.stringify(finished)}`);
     await alice.request({ method: 'tasks/cancel', params: { taskId: slow } }, Anything);
     assert.equal((await alice.request({ method: 'tasks/get', params: { taskId: slow } }, Anything)).status, 'cancelled');
-    if (legacy) await alice.request({ method: 'tasks/cancel', params: { taskId: legacy } }, Anything);
+    if (legacy) {
+      // server-everything speaks 2025-11-25: the gateway asks its tasks/result once tasks/get says
+      // the task finished, and alice's tasks/get carries the result inline (SEP-2663).
+      let got = await alice.request({ method: 'tasks/get', params: { taskId: legacy } }, Anything);
+      for (let i = 0; i < 40 && got.status === 'working'; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        got = await alice.request({ method: 'tasks/get', params: { taskId: legacy } }, Anything);
+      }
+      assert.equal(got.status, 'completed', JSON.stringify(got));
+      assert.match(got.result?.content?.[0]?.text ?? '', /Research Report: tasks across eras/,
+        `tasks/get of a finished task at the 2025-11-25 upstream carries its result: ${JSON.stringify(got).slice(0, 300)}`);
+    }
     assert.ok(research, `server-everything lists its task tool through the gateway: ${names.join(', ')}`);
   } finally {
     await alice.close().catch(() => {});
