@@ -675,5 +675,15 @@ mod tests {
             (json!("t1"), json!("cancelled")),
             "{got}"
         );
+        // Its tasks/result there, which the extension does not have (-32601): from tasks/get.
+        f.method = "tasks/result".into();
+        let mut finished = task("completed");
+        finished["result"] = json!({"content": [{"type": "text", "text": "inline"}]});
+        let (got, asked) = across(&f, Era::Modern, &[("tasks/get", finished)]);
+        assert_eq!(got["content"][0]["text"], json!("inline"), "{got}");
+        assert_eq!(asked, [json!("tasks/result"), json!("tasks/get")]);
+        // A task still working keeps the upstream's answer.
+        let (got, _) = across(&f, Era::Modern, &[("tasks/get", task("working"))]);
+        assert!(got.is_null(), "no result: {got}");
     }
 }

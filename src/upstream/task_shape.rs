@@ -97,10 +97,17 @@ pub fn to_client(f: &Forward, msg: &mut Value) {
 /// a 2026-07-28 client's `tasks/get` of a finished task at a session-era upstream gets its
 /// `result` (or `error`) from that upstream's `tasks/result`; a 2025-11-25 session's
 /// `tasks/cancel` at a 2026-07-28 upstream that answered the extension's bare acknowledgement gets
-/// the task from `tasks/get`.
+/// the task from `tasks/get`; so does its `tasks/result` there when the upstream has none (the
+/// extension's `-32601`), answered with the finished task's `result` or `error` (a task still
+/// working keeps the upstream's answer: the gateway does not wait).
 pub fn follow_up<'f>(f: &'f Forward, era: Era, r: &Reply) -> Option<(&'static str, &'f str)> {
-    let result = r.response.as_ref()?.get("result")?;
     let id = f.params.get("taskId")?.as_str()?;
+    let response = r.response.as_ref()?;
+    let unknown = response["error"]["code"].as_i64() == Some(crate::error::code::METHOD_NOT_FOUND as i64);
+    if (f.method.as_str(), f.stateless, era, unknown) == ("tasks/result", false, Era::Modern, true) {
+        return Some(("tasks/get", id));
+    }
+    let result = response.get("result")?;
     let finished = matches!(result["status"].as_str(), Some("completed" | "failed"));
     let method = match (f.method.as_str(), f.stateless, era) {
         // A session era (an upstream spoken to without discovery is one).
@@ -118,8 +125,24 @@ pub fn follow_up<'f>(f: &'f Forward, era: Era, r: &Reply) -> Option<(&'static st
 /// Completes `r` with `more`, the upstream's answer to the [`follow_up`] `method`: the finished
 /// task's `result` (or `error`) inline, or the cancelled task in place of the acknowledgement.
 pub fn follow(method: &str, r: &mut Reply, more: Reply) {
-    let (Some(Value::Object(res)), Some(more)) = (r.response.as_mut().and_then(|m| m.get_mut("result")), more.response)
-    else {
+    let Some(msg) = r.response.as_mut() else {
+        return;
+    };
+    if let (Some(m), Some(t)) = (msg.as_object_mut().filter(|m| m.contains_key("error")), &more.response) {
+        // tasks/result answered from tasks/get: the finished task's result or error.
+        let t = &t["result"];
+        let answer = match t["status"].as_str() {
+            Some("completed") => t.get("result").map(|v| ("result", v)),
+            Some("failed") => t.get("error").map(|e| ("error", e)),
+            _ => None,
+        };
+        if let Some((k, v)) = answer {
+            m.remove("error");
+            m.insert(k.into(), v.clone());
+        }
+        return;
+    }
+    let (Some(Value::Object(res)), Some(more)) = (msg.get_mut("result"), more.response) else {
         return;
     };
     match (method, more.get("result"), more.get("error")) {
