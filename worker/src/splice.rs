@@ -95,7 +95,7 @@ fn push_key(out: &mut String, name: &str) {
 pub fn answer(f: &Forward, sent: u64, body: &str) -> Option<String> {
     // A task's shapes change with the client's era (`upstream::to_client`): a call asking for
     // one (and `tasks/*`) is the full path's.
-    let tasks = f.params.get("task").is_some() || !crate::forward::is_use(&f.method);
+    let tasks = f.params.get("task").is_some() || f.method.starts_with("tasks/");
     if !f.stateless || f.owned_tasks.is_some() || tasks || has_escaped_surrogate(body) {
         return None;
     }
