@@ -219,6 +219,47 @@ fn a_name_outside_visible_ascii_is_mirrored_in_base64() {
 }
 
 #[test]
+fn a_task_request_mirrors_its_task_id_in_mcp_name_and_a_server_checks_it() {
+    // SEP-2663's HTTP binding: tasks/get, tasks/update and tasks/cancel carry `Mcp-Name: <taskId>`
+    // (the official SDK v2's server requires it).
+    let mut sieve_up = Harness::new();
+    let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
+        discover: true,
+        ..Default::default()
+    })
+    .knowing(Era::Modern);
+    let mut ex = conv.request("tasks/get", json!({"taskId": "t-1"}));
+    let mut posts = Vec::new();
+    let (reply, _) = run(&mut conv, &mut ex, |_, p| {
+        posts.push(p.clone());
+        sieve(&mut sieve_up, p)
+    });
+    assert_eq!(header(&posts[0], "Mcp-Name"), Some("t-1"));
+    // The header agreed with the body: the server looked the task up.
+    let e = reply.unwrap().response.unwrap();
+    assert_eq!(e["error"]["code"], json!(-32602), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("task"), "{e}");
+    // Naming another task in the header is refused before the method runs.
+    let mut wrong = posts[0].clone();
+    for (k, v) in wrong.headers.iter_mut() {
+        if k == "Mcp-Name" {
+            *v = "t-2".into();
+        }
+    }
+    let answer: Value = serde_json::from_str(&sieve(&mut sieve_up, &wrong).body).unwrap();
+    assert_eq!(answer["error"]["code"], json!(-32020), "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().unwrap().contains("params.taskId"),
+        "{answer}"
+    );
+    // Without it the task is still looked up (clients written before the binding poll so).
+    let mut bare = posts[0].clone();
+    bare.headers.retain(|(k, _)| k != "Mcp-Name");
+    let answer: Value = serde_json::from_str(&sieve(&mut sieve_up, &bare).body).unwrap();
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+}
+
+#[test]
 fn a_legacy_upstream_gets_a_session_and_is_not_asked_again() {
     let mut legacy = Legacy {
         only: None,

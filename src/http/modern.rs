@@ -83,14 +83,13 @@ pub(super) fn check_modern(
         }
         _ => {}
     }
-    let mirrored = match body_method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
+    let mirrored = crate::protocol::jsonrpc::mirrored_param(body_method);
     // A body without the mirrored field is left to the method, which names what is missing.
     if let Some((field, want)) = mirrored.and_then(|f| Some((f, msg.params().get(f)?.as_str()?))) {
         match name {
+            // A task's id is checked when sent, not required: clients written before the tasks
+            // extension's HTTP binding poll without it.
+            None if field == "taskId" => {}
             None => {
                 return Err(Error::HeaderMismatch(format!(
                     "the Mcp-Name header is required for {body_method}"

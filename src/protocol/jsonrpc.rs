@@ -147,6 +147,18 @@ pub fn method_of(body: &[u8]) -> Option<String> {
 /// and a shell routes the answers by their `params`).
 pub const ASKING_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
 
+/// The param a 2026-07-28 request's `Mcp-Name` header mirrors (SEP-2243; the tasks extension's
+/// `tasks/get`, `tasks/update` and `tasks/cancel` mirror their `taskId`, SEP-2663), for the client
+/// that sends the header and the server that checks it.
+pub fn mirrored_param(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
 /// The methods `tasks::task_holder` reads the `params` of (a shell that routes by it needs them).
 const HOLDER_METHODS: [&str; 5] = [
     "tools/call",

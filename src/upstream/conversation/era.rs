@@ -32,15 +32,6 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 
-/// The param a method's `Mcp-Name` header mirrors.
-fn mirrored(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    }
-}
-
 /// A header value as the 2026-07-28 revision mirrors it: as is when it is visible ASCII (spaces
 /// inside allowed), else `=?base64?…?=`.
 pub(crate) fn header_value(s: &str) -> String {
@@ -102,7 +93,8 @@ impl Conversation {
     /// The POST of `message` in 2026-07-28: our envelope in `params._meta`, the headers mirroring it.
     pub(super) fn post_modern(&self, mut message: Value) -> Post {
         let method = message["method"].as_str().unwrap_or_default().to_string();
-        let name = mirrored(&method).and_then(|f| message["params"][f].as_str().map(header_value));
+        let name = crate::protocol::jsonrpc::mirrored_param(&method)
+            .and_then(|f| message["params"][f].as_str().map(header_value));
         if let Value::Object(m) = &mut message {
             let params = m.entry("params").or_insert_with(|| json!({}));
             if !params.is_object() {
