@@ -196,21 +196,31 @@ fn an_upstream_offering_2026_07_28_is_spoken_to_statelessly() {
     assert!(reply.unwrap().result("tools/call").is_ok());
 }
 
-#[test]
-fn a_name_outside_visible_ascii_is_mirrored_in_base64() {
-    let mut sieve_up = Harness::new();
-    let conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
+/// `method` with `params` sent statelessly (2026-07-28) to a real mcp-sieve server: its reply and
+/// the POSTs that carried it.
+fn modern_request(
+    h: &mut Harness,
+    method: &str,
+    params: Value,
+) -> (Result<mcp_sieve::upstream::Reply, mcp_sieve::Error>, Vec<Post>) {
+    let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
         discover: true,
         ..Default::default()
     })
     .knowing(Era::Modern);
-    let mut conv = conv;
-    let mut ex = conv.request("tools/call", json!({"name": "café", "arguments": {}}));
+    let mut ex = conv.request(method, params);
     let mut posts = Vec::new();
     let (reply, _) = run(&mut conv, &mut ex, |_, p| {
         posts.push(p.clone());
-        sieve(&mut sieve_up, p)
+        sieve(h, p)
     });
+    (reply, posts)
+}
+
+#[test]
+fn a_name_outside_visible_ascii_is_mirrored_in_base64() {
+    let mut sieve_up = Harness::new();
+    let (reply, posts) = modern_request(&mut sieve_up, "tools/call", json!({"name": "café", "arguments": {}}));
     assert_eq!(header(&posts[0], "Mcp-Name"), Some("=?base64?Y2Fmw6k=?="));
     // The header agreed with the body (no -32020): the upstream looked the tool up.
     let e = reply.unwrap().response.unwrap();
@@ -223,17 +233,7 @@ fn a_task_request_mirrors_its_task_id_in_mcp_name_and_a_server_checks_it() {
     // SEP-2663's HTTP binding: tasks/get, tasks/update and tasks/cancel carry `Mcp-Name: <taskId>`
     // (the official SDK v2's server requires it).
     let mut sieve_up = Harness::new();
-    let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
-        discover: true,
-        ..Default::default()
-    })
-    .knowing(Era::Modern);
-    let mut ex = conv.request("tasks/get", json!({"taskId": "t-1"}));
-    let mut posts = Vec::new();
-    let (reply, _) = run(&mut conv, &mut ex, |_, p| {
-        posts.push(p.clone());
-        sieve(&mut sieve_up, p)
-    });
+    let (reply, posts) = modern_request(&mut sieve_up, "tasks/get", json!({"taskId": "t-1"}));
     assert_eq!(header(&posts[0], "Mcp-Name"), Some("t-1"));
     // The header agreed with the body: the server looked the task up.
     let e = reply.unwrap().response.unwrap();
