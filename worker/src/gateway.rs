@@ -21,10 +21,7 @@ use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
 use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
-use worker::{
-    console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetcher, Headers, Method, Request,
-    RequestInit,
-};
+use worker::{console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetcher, Request};
 
 use crate::platform::now_ms;
 
@@ -205,10 +202,56 @@ pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) ->
 /// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
 /// the core's relay says for a caller it cannot reach).
 pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
-    match DRIVERS.with(|d| d.borrow().get(member).cloned()) {
-        Some(Driver::Http(url)) => post(&url, None, p, relaying).await,
-        Some(Driver::Service(b, f)) => post(&format!("https://{b}.service/mcp"), Some(f), p, relaying).await,
+    match target(member) {
+        Some((url, via)) => post(&url, via, p, relaying).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
+    }
+}
+
+/// Where upstream `member` is reached: its URL, and the service binding that reaches it, if any
+/// (whose requests go to its `/mcp`).
+fn target(member: usize) -> Option<(String, Option<Fetcher>)> {
+    DRIVERS.with(|d| match d.borrow().get(member)? {
+        Driver::Http(url) => Some((url.clone(), None)),
+        Driver::Service(b, f) => Some((format!("https://{b}.service/mcp"), Some(f.clone()))),
+    })
+}
+
+/// One request to `url` over `via` (a service binding) or the platform's fetch, its answer as it
+/// comes (the platform's `Response`, no `worker::Response` around it: the per-call crossings are
+/// what a forwarded call costs above a plain JS proxy). `signal` aborts it over HTTP; a service
+/// binding's fetch takes none (a deadline drops it, and its body, dropped unread, is cancelled).
+async fn fetch(
+    url: &str,
+    via: Option<Fetcher>,
+    method: &str,
+    headers: &[(String, String)],
+    body: Option<&str>,
+    signal: Option<&AbortSignal>,
+) -> worker::Result<web_sys::Response> {
+    let h = web_sys::Headers::new()?;
+    for (k, v) in headers {
+        h.set(k, v)?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    init.set_headers(&h);
+    if let Some(b) = body {
+        init.set_body(&b.into());
+    }
+    match via {
+        Some(fetcher) => {
+            let req = web_sys::Request::new_with_str_and_init(url, &init)?;
+            Ok(fetcher.fetch_request(Request::from(req)).await?.into())
+        }
+        None => {
+            if let Some(s) = signal {
+                init.set_signal(Some(s));
+            }
+            let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+            let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
+            Ok(sent.await?.dyn_into()?)
+        }
     }
 }
 
@@ -251,43 +294,20 @@ pub(crate) fn http_url(member: usize) -> Option<String> {
 }
 
 /// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
-/// to upstream `member` over its driver: its answer as it comes (a body still streaming), or why
-/// there is none; `None` when there is no such upstream. `signal` aborts it over HTTP; a service
-/// binding's fetch takes none (its answer's body, when dropped unread, is cancelled instead).
+/// to upstream `member` over its driver ([`fetch`]): its answer as it comes (a body still
+/// streaming), or why there is none; `None` when there is no such upstream.
 pub(crate) async fn bodiless(
     member: usize,
     method: &str,
     headers: &[(String, String)],
     signal: Option<&AbortSignal>,
 ) -> Option<Result<web_sys::Response, String>> {
-    let driver = DRIVERS.with(|d| d.borrow().get(member).cloned())?;
-    let js = |e: wasm_bindgen::JsValue| worker::Error::from(e).to_string();
-    let sent = async {
-        let h = web_sys::Headers::new().map_err(js)?;
-        for (k, v) in headers {
-            h.set(k, v).map_err(js)?;
-        }
-        let init = web_sys::RequestInit::new();
-        init.set_method(method);
-        init.set_headers(&h);
-        match driver {
-            Driver::Http(url) => {
-                if let Some(s) = signal {
-                    init.set_signal(Some(s));
-                }
-                let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-                let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(&url, &init));
-                sent.await.map_err(js)?.dyn_into().map_err(js)
-            }
-            Driver::Service(b, fetcher) => {
-                let req =
-                    web_sys::Request::new_with_str_and_init(&format!("https://{b}.service/mcp"), &init).map_err(js)?;
-                let resp = fetcher.fetch_request(Request::from(req)).await;
-                Ok(resp.map_err(|e| e.to_string())?.into())
-            }
-        }
-    };
-    Some(sent.await)
+    let (url, via) = target(member)?;
+    Some(
+        fetch(&url, via, method, headers, None, signal)
+            .await
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
@@ -359,34 +379,9 @@ async fn post_once(
     relaying: Option<&dyn Relaying>,
 ) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
-    let js = |e: wasm_bindgen::JsValue| unreachable(worker::Error::from(e));
-    let headers = web_sys::Headers::new().map_err(js)?;
-    for (k, v) in &post.headers {
-        headers.set(k, v).map_err(js)?;
-    }
-    let resp: web_sys::Response = match via.clone() {
-        // A service binding's fetch takes no abort signal: the deadline drops it instead.
-        Some(fetcher) => {
-            let mut init = RequestInit::new();
-            init.with_method(Method::Post)
-                .with_headers(Headers(headers))
-                .with_body(Some(post.body.as_str().into()));
-            let req = Request::new_with_init(url, &init).map_err(unreachable)?;
-            fetcher.fetch_request(req).await.map_err(unreachable)?.into()
-        }
-        // The platform's fetch and Response as they come (no `worker::Response` around them): the
-        // per-call crossings are what a forwarded call costs above a plain JS proxy.
-        None => {
-            let init = web_sys::RequestInit::new();
-            init.set_method("POST");
-            init.set_headers(&headers);
-            init.set_body(&post.body.as_str().into());
-            init.set_signal(Some(signal));
-            let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-            let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
-            sent.await.map_err(js)?.dyn_into().map_err(js)?
-        }
-    };
+    let resp = fetch(url, via.clone(), "POST", &post.headers, Some(&post.body), Some(signal))
+        .await
+        .map_err(unreachable)?;
     read_answer(url, via, &post, resp, signal, relaying).await
 }
 
