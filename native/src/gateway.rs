@@ -525,8 +525,10 @@ impl Gateway {
             let relaying = &relaying;
             async move { relaying.lock().await.handle(q).await }
         };
-        let secret = Some(&self.0.secret);
-        let reply = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, secret, now_ms()).await;
+        // A 2025-11-25 tasks/result waiting for a task at an upstream without one sleeps here.
+        let wait = |ms| tokio::time::sleep(Duration::from_millis(ms));
+        let signer = Some((&self.0.secret, now_ms()));
+        let reply = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, wait, signer).await;
         // Notifications the relay took as they came are not passed on again with the result.
         let relaying = relaying.into_inner();
         let reply = reply.map(|mut r| {

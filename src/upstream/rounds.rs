@@ -104,25 +104,30 @@ impl Needed {
 
 /// Runs the exchange of forward `f` over `conv` to its end as [`super::drive`] does, each POST
 /// performed by `send`; while a 2026-07-28 upstream answers `input_required`: for a 2026-07-28
-/// caller the answer becomes the gateway's own ([`wrap_input`], signed with `secret`; left as
-/// it is without one), and a session's client is asked each question by `ask` (the shell's
-/// relay: the question as a request, its answer as a response with the same id, or `None`) and
-/// the call goes up again with the answers, at most [`MAX_ROUNDS`] times. A refused question ends
-/// the call with that error (the others are not asked).
-pub async fn drive_rounds<S, SF, A, AF>(
+/// caller the answer becomes the gateway's own ([`wrap_input`], signed with `signer`'s secret at
+/// its time; left as it is without one), and a session's client is asked each question by `ask`
+/// (the shell's relay: the question as a request, its answer as a response with the same id, or
+/// `None`) and the call goes up again with the answers, at most [`MAX_ROUNDS`] times. A refused
+/// question ends the call with that error (the others are not asked). A task method across eras
+/// is followed by the request its client's era needs (`task_shape::follow_up`); between the
+/// `tasks/get` that a 2025-11-25 `tasks/result` waits with, `wait` sleeps the milliseconds it is
+/// given (the shell's timer: other requests go on meanwhile).
+pub async fn drive_rounds<S, SF, A, AF, W, WF>(
     f: &Forward,
     conv: &mut Conversation,
     mut exchange: Exchange,
     mut send: S,
     mut ask: A,
-    secret: Option<&Secret>,
-    now_ms: i64,
+    mut wait: W,
+    signer: Option<(&Secret, i64)>,
 ) -> Result<Reply>
 where
     S: FnMut(Post) -> SF,
     SF: Future<Output = Result<HttpAnswer>>,
     A: FnMut(Value) -> AF,
     AF: Future<Output = Option<Value>>,
+    W: FnMut(u64) -> WF,
+    WF: Future<Output = ()>,
 {
     let (mut round, mut params) = (0, f.params.clone());
     loop {
@@ -131,15 +136,28 @@ where
             // A task method across eras may need one request more (`task_shape::follow_up`); if
             // it fails, the first answer stands.
             if let Some((method, id)) = super::task_shape::follow_up(f, conv.era(), &r) {
-                let mut more = conv.request(method, json!({ "taskId": id }));
-                if let Ok(more) = super::drive(conv, &mut more, &mut send).await {
-                    super::task_shape::follow(method, &mut r, more);
+                let mut waited_ms = 0;
+                loop {
+                    let mut more = conv.request(method, json!({ "taskId": id }));
+                    let Ok(more) = super::drive(conv, &mut more, &mut send).await else {
+                        break;
+                    };
+                    match super::task_shape::pause(f, method, &more, waited_ms) {
+                        Some(ms) => {
+                            wait(ms).await;
+                            waited_ms += ms;
+                        }
+                        None => {
+                            super::task_shape::follow(method, &mut r, more);
+                            break;
+                        }
+                    }
                 }
             }
             return Ok(r);
         };
         if f.stateless {
-            if let (Some(msg), Some(secret)) = (r.response.as_mut(), secret) {
+            if let (Some(msg), Some((secret, now_ms))) = (r.response.as_mut(), signer) {
                 wrap_input(msg, f, secret, now_ms);
             }
             return Ok(r);
@@ -528,8 +546,8 @@ mod tests {
             exchange,
             upstream(2, &seen),
             answer,
+            |_| std::future::ready(()),
             None,
-            0,
         ))
         .unwrap();
         assert_eq!(
@@ -557,8 +575,8 @@ mod tests {
             exchange,
             upstream(usize::MAX, &seen),
             answer,
+            |_| std::future::ready(()),
             None,
-            0,
         ))
         .unwrap_err();
         assert!(e.to_string().contains("after 16 rounds"), "{e}");
@@ -574,8 +592,8 @@ mod tests {
             exchange,
             upstream(1, &seen),
             never,
-            Some(&secret()),
-            0,
+            |_| std::future::ready(()),
+            Some((&secret(), 0)),
         ))
         .unwrap();
         assert!(r.response.unwrap()["result"]["inputRequests"]
@@ -594,7 +612,13 @@ mod tests {
             let msg: Value = serde_json::from_str(&p.body).unwrap();
             seen.borrow_mut().push(msg.clone());
             let method = msg["method"].as_str().unwrap_or_default();
-            let body = match (method, answers.iter().find(|(m, _)| *m == method)) {
+            // The n-th request of a method gets its n-th answer (the last one from then on).
+            let asked = seen.borrow().iter().filter(|m| m["method"] == method).count();
+            let mine: Vec<_> = answers.iter().filter(|(m, _)| *m == method).collect();
+            let answer = mine
+                .get(asked.saturating_sub(1).min(mine.len().saturating_sub(1)))
+                .copied();
+            let body = match (method, answer) {
                 (_, _) if msg.get("id").is_none() => String::new(),
                 ("initialize", _) => {
                     json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-11-25",
@@ -616,6 +640,13 @@ mod tests {
     /// Forward `f` run at an upstream of `era` answering `answers`: the result the client gets,
     /// and the methods the upstream was asked.
     fn across(f: &Forward, era: super::super::Era, answers: &[(&str, Value)]) -> (Value, Vec<Value>) {
+        let (response, methods, _) = waiting_across(f, era, answers);
+        (response["result"].clone(), methods)
+    }
+
+    /// [`across`], with the whole response and how long the gateway waited each time.
+    fn waiting_across(f: &Forward, era: super::super::Era, answers: &[(&str, Value)]) -> (Value, Vec<Value>, Vec<u64>) {
+        let waits = std::cell::RefCell::new(Vec::new());
         let never = |_| -> std::future::Ready<Option<Value>> { panic!("nothing is asked") };
         let seen = std::cell::RefCell::new(Vec::new());
         let mut conv = match era {
@@ -629,12 +660,15 @@ mod tests {
             exchange,
             answering(answers, &seen),
             never,
+            |ms| {
+                waits.borrow_mut().push(ms);
+                std::future::ready(())
+            },
             None,
-            0,
         ))
         .unwrap();
         let methods = seen.borrow().iter().map(|m| m["method"].clone()).collect();
-        (r.response.unwrap()["result"].clone(), methods)
+        (r.response.unwrap(), methods, waits.into_inner())
     }
 
     #[test]
@@ -682,8 +716,38 @@ mod tests {
         let (got, asked) = across(&f, Era::Modern, &[("tasks/get", finished)]);
         assert_eq!(got["content"][0]["text"], json!("inline"), "{got}");
         assert_eq!(asked, [json!("tasks/result"), json!("tasks/get")]);
-        // A task still working keeps the upstream's answer.
-        let (got, _) = across(&f, Era::Modern, &[("tasks/get", task("working"))]);
-        assert!(got.is_null(), "no result: {got}");
+        // A task still working is waited for, at its pollIntervalMs, asked again with tasks/get.
+        let mut working = task("working");
+        working["pollIntervalMs"] = json!(250);
+        let mut done = task("completed");
+        done["result"] = json!({"content": [{"type": "text", "text": "waited"}]});
+        let answers = [
+            ("tasks/get", working.clone()),
+            ("tasks/get", working.clone()),
+            ("tasks/get", done),
+        ];
+        let (got, asked, waits) = waiting_across(&f, Era::Modern, &answers);
+        assert_eq!(got["result"]["content"][0]["text"], json!("waited"), "{got}");
+        assert_eq!(asked[1..], [json!("tasks/get"), json!("tasks/get"), json!("tasks/get")]);
+        assert_eq!(waits, [250, 250]);
+        // At most its ttl: then an error saying it still works.
+        working["ttl"] = json!(600);
+        let (got, _, waits) = waiting_across(&f, Era::Modern, &[("tasks/get", working)]);
+        assert_eq!(waits, [250, 250, 100]);
+        assert_eq!(got["error"]["code"], json!(-32603), "{got}");
+        assert!(
+            got["error"]["message"].as_str().unwrap().contains("still working"),
+            "{got}"
+        );
+        // A failed task (SEP-2663's inline error): tasks/result answers that error.
+        let mut failed = task("failed");
+        failed["error"] = json!({"code": -32000, "message": "the report could not be written"});
+        let (got, _, _) = waiting_across(&f, Era::Modern, &[("tasks/get", failed.clone())]);
+        assert_eq!(got["error"], failed["error"], "{got}");
+        assert!(got.get("result").is_none());
+        // A cancelled task has no result.
+        let (got, _, waits) = waiting_across(&f, Era::Modern, &[("tasks/get", task("cancelled"))]);
+        assert!(waits.is_empty());
+        assert_eq!(got["error"]["code"], json!(-32602), "{got}");
     }
 }

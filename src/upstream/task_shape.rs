@@ -10,6 +10,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{Era, Reply};
+use crate::error::Error;
 use crate::protocol::Forward;
 use crate::task::extension_names;
 
@@ -22,6 +23,14 @@ pub fn legacy_task(t: &Map<String, Value>) -> Value {
         if let Some(v) = t.get(k) {
             o.insert(k.into(), v.clone());
         }
+    }
+    // A failed task of the extension says why in its inline `error`; 2025-11-25 in `statusMessage`.
+    if let (Some("failed"), None, Some(m)) = (
+        t.get("status").and_then(Value::as_str),
+        t.get("statusMessage"),
+        t.get("error").and_then(|e| e.get("message")),
+    ) {
+        o.insert("statusMessage".into(), m.clone());
     }
     o.insert(
         "ttl".into(),
@@ -98,8 +107,8 @@ pub fn to_client(f: &Forward, msg: &mut Value) {
 /// `result` (or `error`) from that upstream's `tasks/result`; a 2025-11-25 session's
 /// `tasks/cancel` at a 2026-07-28 upstream that answered the extension's bare acknowledgement gets
 /// the task from `tasks/get`; so does its `tasks/result` there when the upstream has none (the
-/// extension's `-32601`), answered with the finished task's `result` or `error` (a task still
-/// working keeps the upstream's answer: the gateway does not wait).
+/// extension's `-32601`), answered with the finished task's `result` or `error` — asked again
+/// while the task works, as [`pause`] says.
 pub fn follow_up<'f>(f: &'f Forward, era: Era, r: &Reply) -> Option<(&'static str, &'f str)> {
     let id = f.params.get("taskId")?.as_str()?;
     let response = r.response.as_ref()?;
@@ -122,6 +131,38 @@ pub fn follow_up<'f>(f: &'f Forward, era: Era, r: &Reply) -> Option<(&'static st
     Some((method, id))
 }
 
+/// Longest a 2025-11-25 session's `tasks/result` waits for a task still working at an upstream
+/// without `tasks/result` (asked with `tasks/get` at the task's `pollIntervalMs`), unless the
+/// task's `ttl` is shorter: then it is answered an error saying so.
+pub const MAX_RESULT_WAIT_MS: u64 = 600_000;
+
+/// How often such a task is asked when it names no `pollIntervalMs` (and the bounds of one it
+/// names: an upstream asking for 0 ms is not asked in a busy loop).
+const POLL_MS: (u64, u64, u64) = (1_000, 50, 30_000);
+
+/// For a [`follow_up`] `method` whose answer is `more`: how long to wait before asking the
+/// upstream again, when `f` is a 2025-11-25 session's `tasks/result` answered from `tasks/get`
+/// (`tasks/result` blocks until the task is terminal, in that revision) and the task still works
+/// (`working`, `input_required`) after `waited_ms` of waiting, within its `ttl` and
+/// [`MAX_RESULT_WAIT_MS`]. `None`: `more` is the answer to put in ([`follow`]).
+pub fn pause(f: &Forward, method: &str, more: &Reply, waited_ms: u64) -> Option<u64> {
+    if (f.method.as_str(), f.stateless, method) != ("tasks/result", false, "tasks/get") {
+        return None;
+    }
+    let t = more.response.as_ref()?.get("result")?;
+    if !matches!(t["status"].as_str(), Some("working" | "input_required")) {
+        return None;
+    }
+    let ms = |k: &str, m: &str| t.get(k).or(t.get(m)).and_then(Value::as_u64);
+    let bound = ms("ttlMs", "ttl").map_or(MAX_RESULT_WAIT_MS, |ttl| ttl.min(MAX_RESULT_WAIT_MS));
+    let (default, least, most) = POLL_MS;
+    let every = ms("pollIntervalMs", "pollInterval")
+        .unwrap_or(default)
+        .clamp(least, most);
+    let left = bound.checked_sub(waited_ms).filter(|l| *l > 0)?;
+    Some(every.min(left))
+}
+
 /// Completes `r` with `more`, the upstream's answer to the [`follow_up`] `method`: the finished
 /// task's `result` (or `error`) inline, or the cancelled task in place of the acknowledgement.
 pub fn follow(method: &str, r: &mut Reply, more: Reply) {
@@ -131,14 +172,26 @@ pub fn follow(method: &str, r: &mut Reply, more: Reply) {
     if let (Some(m), Some(t)) = (msg.as_object_mut().filter(|m| m.contains_key("error")), &more.response) {
         // tasks/result answered from tasks/get: the finished task's result or error.
         let t = &t["result"];
+        let id = t["taskId"].as_str().unwrap_or_default();
+        let failed = || json!({"code": crate::error::code::INTERNAL_ERROR, "message": format!("task \"{id}\" failed")});
         let answer = match t["status"].as_str() {
-            Some("completed") => t.get("result").map(|v| ("result", v)),
-            Some("failed") => t.get("error").map(|e| ("error", e)),
+            Some("completed") => t.get("result").cloned().map(|v| ("result", v)),
+            Some("failed") => Some(("error", t.get("error").cloned().unwrap_or_else(failed))),
+            Some(status @ ("cancelled" | "working" | "input_required")) => {
+                let e = match status {
+                    "cancelled" => Error::params(format!("task \"{id}\" is cancelled and has no result")),
+                    _ => Error::Upstream(format!(
+                        "task \"{id}\" is still {status}: the gateway waits for its result at most its ttl and {} s; call tasks/result again",
+                        MAX_RESULT_WAIT_MS / 1000
+                    )),
+                };
+                Some(("error", e.to_json()))
+            }
             _ => None,
         };
         if let Some((k, v)) = answer {
             m.remove("error");
-            m.insert(k.into(), v.clone());
+            m.insert(k.into(), v);
         }
         return;
     }
@@ -191,5 +244,21 @@ mod tests {
         assert_eq!(legacy["result"]["ttlMs"], 60000);
         assert_eq!(legacy["result"]["pollIntervalMs"], 500);
         assert_eq!(legacy["result"].get("task"), None);
+    }
+
+    #[test]
+    fn a_failed_2026_task_tells_a_2025_session_why_in_its_status_message() {
+        let failed = json!({"result": {"resultType": "complete", "taskId": "t1", "status": "failed",
+            "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:01Z", "ttlMs": 60000,
+            "error": {"code": -32000, "message": "the report could not be written"}}});
+        let mut m = failed.clone();
+        to_client(&forward("tasks/get", json!({"taskId": "t1"}), false), &mut m);
+        assert_eq!(m["result"]["statusMessage"], json!("the report could not be written"));
+        assert_eq!(m["result"]["status"], json!("failed"));
+        assert!(m["result"].get("error").is_none() && m["result"].get("resultType").is_none());
+        // A 2026-07-28 client keeps the inline error.
+        let mut m = failed.clone();
+        to_client(&forward("tasks/get", json!({"taskId": "t1"}), true), &mut m);
+        assert_eq!(m["result"]["error"]["code"], json!(-32000));
     }
 }

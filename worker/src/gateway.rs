@@ -603,7 +603,11 @@ async fn rounds(
             answer
         }
     };
-    upstream::drive_rounds(f, conv, exchange, send, |q| relaying.handle(q), secret, now_ms()).await
+    // A 2025-11-25 tasks/result waiting for a task at an upstream without one sleeps here: in the
+    // session's Durable Object, which serves its other requests meanwhile.
+    let wait = |ms| Delay::from(Duration::from_millis(ms));
+    let signer = secret.map(|s| (s, now_ms()));
+    upstream::drive_rounds(f, conv, exchange, send, |q| relaying.handle(q), wait, signer).await
 }
 
 /// Whether the stateless call `f` is relayed (`upstream::Gateway::relays_stateless`).
