@@ -448,7 +448,10 @@ impl Machine for Exchange {
                     self.phase = Phase::Start;
                     return Ok(());
                 }
-                if !(200..300).contains(&a.status) {
+                let answered = (200..300).contains(&a.status);
+                #[cfg(feature = "gateway")]
+                let answered = answered || era::error_answer(conv, &a, id);
+                if !answered {
                     return Err(http_failure(&what, &a, id));
                 }
                 let reply = parse_reply(&a.content_type, &a.body, id.map(|i| json!(i)).as_ref())?;

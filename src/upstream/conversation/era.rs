@@ -198,6 +198,13 @@ pub(super) fn session_unknown(a: &HttpAnswer, id: Option<u64>) -> bool {
             .unwrap_or(false)
 }
 
+/// Whether `a`, a 4xx answer to request `id` sent in 2026-07-28, is the upstream's JSON-RPC error
+/// for it: that revision's HTTP binding answers an error with the status it maps to (the official
+/// SDK v2's server: `-32601` with 404, `-32602` with 400), and it is relayed as any error is.
+pub(super) fn error_answer(conv: &Conversation, a: &HttpAnswer, id: Option<u64>) -> bool {
+    conv.modern() && (400..500).contains(&a.status) && id.is_some() && carried_error(a, id).is_some()
+}
+
 /// Whether `a` refuses the version we spoke in: `-32022` in either era, or — speaking
 /// 2026-07-28 — a 400 or 404 that is no complaint about the request itself (a legacy server
 /// took our place and wants a session). Then the era is discovered again.

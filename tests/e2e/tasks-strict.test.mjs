@@ -1,0 +1,90 @@
+// E2E: a 2025-11-25 session's tasks at an upstream that follows SEP-2663 to the letter (the
+// 2026-07-28 tasks extension: no tasks/result, no tasks/list; an official-SDK v2 server,
+// tests/fixtures/tasks-upstream.mjs, behind a recording proxy), through the gateway under test
+// (the Worker, or the native server with SIEVE_TARGET=native), with the official SDK v1 client.
+// Its tasks/result blocks until the task is terminal, as 2025-11-25 says: the gateway asks the
+// upstream's tasks/get at the task's pollIntervalMs meanwhile (and the session's other requests
+// are answered as it waits), then answers the result, or a failed task's inline `error` as the
+// JSON-RPC error; tasks/get of a failed task says why in statusMessage.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startWith, recordingProxy } from '../security/helpers.mjs';
+import { startTasksUpstream } from '../fixtures/tasks-upstream.mjs';
+
+const TOKEN = 'strict-tasks-token';
+const Anything = z.object({}).passthrough();
+const Created = z.object({ task: z.object({ taskId: z.string(), status: z.string() }).passthrough() }).passthrough();
+
+let upstream, proxy, gateway;
+
+before(async () => {
+  upstream = await startTasksUpstream();
+  proxy = await recordingProxy(upstream.url);
+  gateway = await startWith({ upstreams: { strict: { url: proxy.url } } }, { MCP_SIEVE_TOKEN: TOKEN });
+}, { timeout: 120_000 });
+
+after(async () => {
+  await gateway?.stop();
+  await proxy?.stop();
+  await upstream?.stop();
+});
+
+async function session() {
+  const c = new Client({ name: 'sieve-strict-tasks', version: '1.0.0' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(gateway.url), {
+    requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+  }));
+  return c;
+}
+
+const create = (c, name, seconds) => c.request({
+  method: 'tools/call',
+  params: { name, arguments: { seconds }, task: { ttl: 60_000 } },
+}, Created).then((r) => r.task);
+
+test('tasks/result of a working task at a strict SEP-2663 upstream waits for it, polling tasks/get', { timeout: 60_000 }, async () => {
+  const c = await session();
+  try {
+    const task = await create(c, 'strict_slow_job', 2);
+    assert.equal(task.status, 'working');
+    const from = proxy.bodies.length;
+    const started = Date.now();
+    let answered = false;
+    const result = c.request({ method: 'tasks/result', params: { taskId: task.taskId } }, Anything, { timeout: 30_000 })
+      .finally(() => { answered = true; });
+    // The session's other requests are answered while its tasks/result waits.
+    await new Promise((r) => setTimeout(r, 300));
+    const got = await c.request({ method: 'tasks/get', params: { taskId: task.taskId } }, Anything);
+    assert.equal(got.status, 'working', JSON.stringify(got));
+    assert.equal(answered, false, 'tasks/result is still waiting');
+    const r = await result;
+    assert.match(r.content?.[0]?.text ?? '', /slow_job done after 2 s/, JSON.stringify(r));
+    assert.ok(Date.now() - started >= 1_500, 'it was answered once the task finished');
+    const sent = proxy.bodies.slice(from).filter((m) => m.params?.taskId === task.taskId).map((m) => m.method);
+    assert.equal(sent[0], 'tasks/result', `asked first as is: ${sent}`);
+    assert.ok(sent.filter((m) => m === 'tasks/get').length >= 3, `then tasks/get until it finished: ${sent}`);
+  } finally {
+    await c.close().catch(() => {});
+  }
+});
+
+test('a failed task at a strict SEP-2663 upstream: tasks/result answers its error, tasks/get its statusMessage', { timeout: 60_000 }, async () => {
+  const c = await session();
+  try {
+    const task = await create(c, 'strict_doomed_job', 1);
+    await assert.rejects(
+      c.request({ method: 'tasks/result', params: { taskId: task.taskId } }, Anything, { timeout: 30_000 }),
+      (e) => e.code === -32000 && /doomed_job gave up after 1 s/.test(e.message),
+    );
+    const got = await c.request({ method: 'tasks/get', params: { taskId: task.taskId } }, Anything);
+    assert.equal(got.status, 'failed', JSON.stringify(got));
+    assert.equal(got.statusMessage, 'doomed_job gave up after 1 s', JSON.stringify(got));
+    assert.equal(got.error, undefined, '2025-11-25 has no inline error');
+    assert.equal(got.resultType, undefined);
+  } finally {
+    await c.close().catch(() => {});
+  }
+});
