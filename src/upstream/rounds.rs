@@ -136,12 +136,34 @@ where
             // A task method across eras may need one request more (`task_shape::follow_up`); if
             // it fails, the first answer stands.
             if let Some((method, id)) = super::task_shape::follow_up(f, conv.era(), &r) {
-                let mut waited_ms = 0;
+                let (mut waited_ms, mut round) = (0, 0);
                 loop {
                     let mut more = conv.request(method, json!({ "taskId": id }));
                     let Ok(more) = super::drive(conv, &mut more, &mut send).await else {
                         break;
                     };
+                    if let Some(needed) = task_questions(f, method, &more) {
+                        // The task waits for input: the session's client is asked, as during a
+                        // call, and its answers go to the task with the extension's tasks/update.
+                        if round == MAX_ROUNDS {
+                            return Err(too_many_rounds(f));
+                        }
+                        round += 1;
+                        let answers = ask_all(&needed, &mut ask).await;
+                        match needed.retry(&json!({ "taskId": id }), &answers) {
+                            Ok(p) => {
+                                let mut update = conv.request("tasks/update", p);
+                                if super::drive(conv, &mut update, &mut send).await.is_err() {
+                                    break;
+                                }
+                            }
+                            Err(refused) => {
+                                r.response = Some(refused);
+                                break;
+                            }
+                        }
+                        continue;
+                    }
                     match super::task_shape::pause(f, method, &more, waited_ms) {
                         Some(ms) => {
                             wait(ms).await;
@@ -166,15 +188,7 @@ where
             return Err(too_many_rounds(f));
         }
         round += 1;
-        let mut answers = Vec::new();
-        for q in needed.questions() {
-            let a = ask(q).await;
-            let refused = a.as_ref().is_some_and(|a| a.get("error").is_some());
-            answers.extend(a);
-            if refused {
-                break;
-            }
-        }
+        let answers = ask_all(&needed, &mut ask).await;
         match needed.retry(&params, &answers) {
             Ok(p) => params = p,
             Err(refused) => {
@@ -184,6 +198,42 @@ where
         }
         exchange = conv.request(&f.method, params.clone());
     }
+}
+
+/// The answers of the client `ask` reaches to each of `needed`'s questions, in order, up to the
+/// first it refuses (the others are not asked).
+async fn ask_all<A, AF>(needed: &Needed, ask: &mut A) -> Vec<Value>
+where
+    A: FnMut(Value) -> AF,
+    AF: Future<Output = Option<Value>>,
+{
+    let mut answers = Vec::new();
+    for q in needed.questions() {
+        let a = ask(q).await;
+        let refused = a.as_ref().is_some_and(|a| a.get("error").is_some());
+        answers.extend(a);
+        if refused {
+            break;
+        }
+    }
+    answers
+}
+
+/// The questions of a task that waits for input (`status: "input_required"` with the extension's
+/// `inputRequests` inline), when `more` is the `tasks/get` a 2025-11-25 session's `tasks/result`
+/// waits with (`task_shape::pause`): its client is asked them during that `tasks/result`, as
+/// 2025-11-25 does.
+fn task_questions(f: &Forward, method: &str, more: &Reply) -> Option<Needed> {
+    if (f.method.as_str(), f.stateless, method) != ("tasks/result", false, "tasks/get") {
+        return None;
+    }
+    let t = more.response.as_ref()?.get("result")?;
+    let asks = t["inputRequests"].as_object().filter(|q| !q.is_empty())?;
+    if t["status"] != "input_required" {
+        return None;
+    }
+    let requests = asks.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    Some(Needed { requests, state: None })
 }
 
 /// The call's error when the upstream asked more than [`MAX_ROUNDS`] times.
@@ -518,6 +568,28 @@ mod tests {
         }
     }
 
+    /// Forward `f` driven to its end at the 2026-07-28 `upstream`, its questions answered by
+    /// `ask`, no time waited.
+    fn drive_modern<S, SF, A, AF>(f: &Forward, upstream: S, ask: A, signer: Option<(&Secret, i64)>) -> Result<Reply>
+    where
+        S: FnMut(Post) -> SF,
+        SF: Future<Output = Result<HttpAnswer>>,
+        A: FnMut(Value) -> AF,
+        AF: Future<Output = Option<Value>>,
+    {
+        let mut conv = modern_conv();
+        let exchange = conv.request(&f.method, f.params.clone());
+        now(drive_rounds(
+            f,
+            &mut conv,
+            exchange,
+            upstream,
+            ask,
+            |_| std::future::ready(()),
+            signer,
+        ))
+    }
+
     fn modern_conv() -> Conversation {
         let config = super::super::ClientConfig {
             discover: true,
@@ -567,18 +639,7 @@ mod tests {
         );
         // An upstream that never stops asking is cut off after MAX_ROUNDS answers.
         let seen = std::cell::RefCell::new(Vec::new());
-        let mut conv = modern_conv();
-        let exchange = conv.request(&f.method, f.params.clone());
-        let e = now(drive_rounds(
-            &f,
-            &mut conv,
-            exchange,
-            upstream(usize::MAX, &seen),
-            answer,
-            |_| std::future::ready(()),
-            None,
-        ))
-        .unwrap_err();
+        let e = drive_modern(&f, upstream(usize::MAX, &seen), answer, None).unwrap_err();
         assert!(e.to_string().contains("after 16 rounds"), "{e}");
         assert_eq!(seen.borrow().len(), MAX_ROUNDS + 1);
         // A 2026-07-28 caller gets the question (wrapped) after one POST.
@@ -749,5 +810,49 @@ mod tests {
         let (got, _, waits) = waiting_across(&f, Era::Modern, &[("tasks/get", task("cancelled"))]);
         assert!(waits.is_empty());
         assert_eq!(got["error"]["code"], json!(-32602), "{got}");
+    }
+
+    #[test]
+    fn a_task_waiting_for_input_asks_the_session_and_is_updated_with_the_answers() {
+        let mut f = call();
+        (f.method, f.params, f.stateless, f.session) =
+            ("tasks/result".into(), json!({"taskId": "t1"}), false, Some("s1".into()));
+        let asks = json!({"taskId": "t1", "status": "input_required", "ttlMs": 60000, "pollIntervalMs": 100,
+            "inputRequests": {"confirm": {"method": "elicitation/create", "params": {"message": "go on?"}}}});
+        let done = json!({"taskId": "t1", "status": "completed", "ttlMs": 60000,
+            "result": {"content": [{"type": "text", "text": "went on"}]}});
+        let answers = [
+            ("tasks/get", asks.clone()),
+            ("tasks/get", done),
+            ("tasks/update", json!({})),
+        ];
+        let seen = std::cell::RefCell::new(Vec::new());
+        let asked = std::cell::RefCell::new(Vec::new());
+        let ask = |q: Value| {
+            asked.borrow_mut().push(q.clone());
+            std::future::ready(Some(
+                json!({"id": q["id"], "result": {"action": "accept", "content": {"ok": true}}}),
+            ))
+        };
+        let r = drive_modern(&f, answering(&answers, &seen), ask, None).unwrap();
+        assert_eq!(r.response.unwrap()["result"]["content"][0]["text"], json!("went on"));
+        let asked = asked.into_inner();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0]["method"], json!("elicitation/create"));
+        assert_eq!(asked[0]["params"]["message"], json!("go on?"));
+        let seen = seen.into_inner();
+        let methods: Vec<_> = seen.iter().map(|m| m["method"].clone()).collect();
+        assert_eq!(methods, ["tasks/result", "tasks/get", "tasks/update", "tasks/get"]);
+        assert_eq!(
+            seen[2]["params"]["inputResponses"],
+            json!({"confirm": {"action": "accept", "content": {"ok": true}}})
+        );
+        assert_eq!(seen[2]["params"]["taskId"], json!("t1"));
+        // A refused question answers tasks/result with the refusal.
+        let seen = std::cell::RefCell::new(Vec::new());
+        let refuse =
+            |q: Value| std::future::ready(Some(json!({"id": q["id"], "error": {"code": -32600, "message": "no"}})));
+        let r = drive_modern(&f, answering(&[("tasks/get", asks)], &seen), refuse, None).unwrap();
+        assert_eq!(r.response.unwrap()["error"]["message"], json!("no"));
     }
 }

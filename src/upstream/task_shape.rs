@@ -143,7 +143,8 @@ const POLL_MS: (u64, u64, u64) = (1_000, 50, 30_000);
 /// For a [`follow_up`] `method` whose answer is `more`: how long to wait before asking the
 /// upstream again, when `f` is a 2025-11-25 session's `tasks/result` answered from `tasks/get`
 /// (`tasks/result` blocks until the task is terminal, in that revision) and the task still works
-/// (`working`, `input_required`) after `waited_ms` of waiting, within its `ttl` and
+/// (`working`; `input_required` with no `inputRequests` inline: `rounds` asks those) after
+/// `waited_ms` of waiting, within its `ttl` and
 /// [`MAX_RESULT_WAIT_MS`]. `None`: `more` is the answer to put in ([`follow`]).
 pub fn pause(f: &Forward, method: &str, more: &Reply, waited_ms: u64) -> Option<u64> {
     if (f.method.as_str(), f.stateless, method) != ("tasks/result", false, "tasks/get") {

@@ -5,11 +5,15 @@
 // Its tasks/result blocks until the task is terminal, as 2025-11-25 says: the gateway asks the
 // upstream's tasks/get at the task's pollIntervalMs meanwhile (and the session's other requests
 // are answered as it waits), then answers the result, or a failed task's inline `error` as the
-// JSON-RPC error; tasks/get of a failed task says why in statusMessage.
+// JSON-RPC error; tasks/get of a failed task says why in statusMessage. A task that waits for
+// input (`input_required` with the extension's `inputRequests`) has its question asked of the
+// session's client during that tasks/result, on its SSE stream, and the answer goes to the task
+// with the extension's tasks/update.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, recordingProxy } from '../security/helpers.mjs';
 import { startTasksUpstream } from '../fixtures/tasks-upstream.mjs';
@@ -32,8 +36,8 @@ after(async () => {
   await upstream?.stop();
 });
 
-async function session() {
-  const c = new Client({ name: 'sieve-strict-tasks', version: '1.0.0' });
+async function session(capabilities = {}) {
+  const c = new Client({ name: 'sieve-strict-tasks', version: '1.0.0' }, { capabilities });
   await c.connect(new StreamableHTTPClientTransport(new URL(gateway.url), {
     requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
   }));
@@ -84,6 +88,27 @@ test('a failed task at a strict SEP-2663 upstream: tasks/result answers its erro
     assert.equal(got.statusMessage, 'doomed_job gave up after 1 s', JSON.stringify(got));
     assert.equal(got.error, undefined, '2025-11-25 has no inline error');
     assert.equal(got.resultType, undefined);
+  } finally {
+    await c.close().catch(() => {});
+  }
+});
+
+test('a task waiting for input at a strict SEP-2663 upstream: its question reaches the session during tasks/result, its answer goes back with tasks/update', { timeout: 60_000 }, async () => {
+  const c = await session({ elicitation: {} });
+  const questions = [];
+  c.setRequestHandler(ElicitRequestSchema, async (request) => {
+    questions.push(request.params);
+    return { action: 'accept', content: { ok: true } };
+  });
+  try {
+    const task = await create(c, 'strict_asking_job', 0.5);
+    const from = proxy.bodies.length;
+    const r = await c.request({ method: 'tasks/result', params: { taskId: task.taskId } }, Anything, { timeout: 30_000 });
+    assert.match(r.content?.[0]?.text ?? '', /asking_job went on: ok=true/, JSON.stringify(r));
+    assert.equal(questions.length, 1);
+    assert.equal(questions[0].message, 'Go on with the job?');
+    const update = proxy.bodies.slice(from).find((m) => m.method === 'tasks/update');
+    assert.deepEqual(update?.params?.inputResponses, { confirm: { action: 'accept', content: { ok: true } } }, JSON.stringify(update));
   } finally {
     await c.close().catch(() => {});
   }
