@@ -318,10 +318,13 @@ pub fn wrap_input(response: &mut Value, f: &Forward, secret: &Secret, now_ms: i6
 /// `requestState` [`wrap_input`] gave): its params as the upstream expects them (its own keys,
 /// its own state, answers under other keys dropped). Refused (`-32602`) when the state is not
 /// ours, altered, expired, or was issued for another upstream, method, tool or caller, or when
-/// answers come without it. A call with neither is left alone.
+/// answers come without it. A call with neither is left alone, and so is any other request: the
+/// extension's `tasks/update` brings a task's answers under the upstream's own keys (its
+/// `tasks/get` showed them as they are) and goes to the upstream as it is.
 pub fn unwrap_input(f: &mut Forward, secret: &Secret, now_ms: i64) -> Result<()> {
     let (state, responses) = (&f.params["requestState"], &f.params["inputResponses"]);
-    if state.is_null() && responses.is_null() {
+    let asking = crate::protocol::jsonrpc::ASKING_METHODS.contains(&f.method.as_str());
+    if !asking || state.is_null() && responses.is_null() {
         return Ok(());
     }
     let Some(state) = state.as_str() else {
@@ -479,6 +482,15 @@ mod tests {
         let mut f = call();
         unwrap_input(&mut f, &secret(), 2_000).unwrap();
         assert_eq!(f, call());
+        // So is a task's tasks/update: its answers are under the upstream's own keys.
+        let update = Forward {
+            method: "tasks/update".into(),
+            params: json!({"taskId": "t1", "inputResponses": {"confirm": {"action": "accept"}}}),
+            ..call()
+        };
+        let mut f = update.clone();
+        unwrap_input(&mut f, &secret(), 2_000).unwrap();
+        assert_eq!(f, update);
     }
 
     #[test]

@@ -16,6 +16,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, recordingProxy } from '../security/helpers.mjs';
+import { sdkStateless } from './harness.mjs';
+import { stateless } from '../common/mcp-raw.mjs';
 import { startTasksUpstream } from '../fixtures/tasks-upstream.mjs';
 
 const TOKEN = 'strict-tasks-token';
@@ -112,4 +114,33 @@ test('a task waiting for input at a strict SEP-2663 upstream: its question reach
   } finally {
     await c.close().catch(() => {});
   }
+});
+
+test('a stateless 2026-07-28 client gets a strict upstream\'s failed task\'s error inline, and answers a task\'s questions with tasks/update', { timeout: 60_000 }, async () => {
+  const as = { headers: { Authorization: `Bearer ${TOKEN}` } };
+  const create = async (name, seconds) => {
+    const r = await sdkStateless(gateway.url, 'tools/call', { name, arguments: { seconds }, task: { ttl: 60_000 } }, as);
+    assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
+    return r.result.taskId;
+  };
+  const get = async (id) => (await stateless(gateway.url, 'tasks/get', { taskId: id }, as)).response;
+  const until = async (id, status) => {
+    for (let i = 0; i < 100; i++) {
+      const r = await get(id);
+      if (r?.result?.status === status) return r.result;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    throw new Error(`task ${id} never became ${status}: ${JSON.stringify(await get(id))}`);
+  };
+  const doomed = await create('strict_doomed_job', 0.3);
+  const failed = await until(doomed, 'failed');
+  assert.deepEqual(failed.error, { code: -32000, message: 'doomed_job gave up after 0.3 s' }, JSON.stringify(failed));
+  const asking = await create('strict_asking_job', 0.3);
+  const waiting = await until(asking, 'input_required');
+  assert.equal(waiting.inputRequests?.confirm?.method, 'elicitation/create', JSON.stringify(waiting));
+  const update = (await stateless(gateway.url, 'tasks/update',
+    { taskId: asking, inputResponses: { confirm: { action: 'accept', content: { ok: true } } } }, as)).response;
+  assert.equal(update?.error, undefined, JSON.stringify(update));
+  const done = await until(asking, 'completed');
+  assert.match(done.result?.content?.[0]?.text ?? '', /asking_job went on: ok=true/, JSON.stringify(done));
 });
