@@ -20,6 +20,8 @@ pub mod code {
     pub const HEADER_MISMATCH: i32 = -32020;
     /// MCP 2026-07-28: the request's protocol version is not supported.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+    /// MCP 2026-07-28: the request needs a client capability its `clientCapabilities` lack.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 }
 
 /// Everything that can go wrong in the core. Messages say what was wrong and what would be right.

@@ -358,6 +358,6 @@ fn each_session_has_its_own_upstream_session_and_only_its_own_tasks() {
         .collect();
     assert_eq!(ids, ["task-of-up-5"], "an upstream listing A's task is cut to B's own");
     // A stateless request owns no task and shares no session.
-    let e = b.modern(json!(11), "tasks/get", json!({"taskId": task_a}));
+    let e = b.modern_tasks(json!(11), "tasks/get", json!({"taskId": task_a}));
     assert!(e.forward.is_none() && e.body.contains("Unknown task"), "{}", e.body);
 }

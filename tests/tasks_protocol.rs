@@ -394,7 +394,7 @@ fn tasks_list_accepts_the_iso_8601_forms_sep_1904_allows() {
 #[test]
 fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     let mut h = Harness::new();
-    let created = response_of(&h.modern(
+    let created = response_of(&h.modern_tasks(
         json!(1),
         "tools/call",
         json!({"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60_000}}),
@@ -414,12 +414,12 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
         "{created}"
     );
     // Any stateless request naming the id reaches the task (no session).
-    let got = response_of(&h.modern(json!(2), "tasks/get", json!({"taskId": id})));
+    let got = response_of(&h.modern_tasks(json!(2), "tasks/get", json!({"taskId": id})));
     assert_eq!(got["result"]["status"], json!("working"), "{got}");
     assert_eq!(got["result"]["resultType"], json!("complete"), "{got}");
     assert_eq!(got["result"]["ttlMs"], json!(60_000), "{got}");
     assert!(got["result"].get("result").is_none(), "{got}");
-    let update = response_of(&h.modern(json!(3), "tasks/update", json!({"taskId": id, "inputResponses": {}})));
+    let update = response_of(&h.modern_tasks(json!(3), "tasks/update", json!({"taskId": id, "inputResponses": {}})));
     assert!(
         update["error"]["message"]
             .as_str()
@@ -428,7 +428,7 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
         "{update}"
     );
     h.advance(3_000);
-    let done = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": id})));
+    let done = response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": id})));
     assert_eq!(done["result"]["status"], json!("completed"), "{done}");
     // A finished task's tasks/get carries its result (the extension has no tasks/result).
     assert!(
@@ -437,7 +437,7 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
             .is_some_and(|t| t.starts_with("report ready")),
         "{done}"
     );
-    let result = response_of(&h.modern(json!(5), "tasks/result", json!({"taskId": id})));
+    let result = response_of(&h.modern_tasks(json!(5), "tasks/result", json!({"taskId": id})));
     assert!(
         result["result"]["content"][0]["text"]
             .as_str()
@@ -445,21 +445,21 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
             .starts_with("report ready"),
         "{result}"
     );
-    let cancel = response_of(&h.modern(json!(6), "tasks/cancel", json!({"taskId": id})));
+    let cancel = response_of(&h.modern_tasks(json!(6), "tasks/cancel", json!({"taskId": id})));
     assert!(
         cancel["error"].is_object(),
         "a completed task cannot be cancelled: {cancel}"
     );
     // A made-up id is unknown; tasks/list is not part of this era.
-    let unknown = response_of(&h.modern(json!(7), "tasks/get", json!({"taskId": "nope"})));
+    let unknown = response_of(&h.modern_tasks(json!(7), "tasks/get", json!({"taskId": "nope"})));
     assert!(
         unknown["error"]["message"].as_str().unwrap().contains("Unknown task"),
         "{unknown}"
     );
-    let list = h.modern(json!(8), "tasks/list", json!({}));
+    let list = h.modern_tasks(json!(8), "tasks/list", json!({}));
     assert_eq!(response_of(&list)["error"]["code"], json!(-32601));
     // server/discover advertises the extension (the catalog has task tools).
-    let d = response_of(&h.modern(json!(9), "server/discover", json!({})));
+    let d = response_of(&h.modern_tasks(json!(9), "server/discover", json!({})));
     assert!(
         d["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
         "{d}"
@@ -470,7 +470,7 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
 fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
     let mut h = Harness::new();
     h.principal = Some("alice".into());
-    let created = response_of(&h.modern(
+    let created = response_of(&h.modern_tasks(
         json!(1),
         "tools/call",
         json!({"name": "long_report", "arguments": {"seconds": 2}, "task": {"ttl": 60_000}}),
@@ -480,7 +480,7 @@ fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
     for principal in [Some("bob"), None] {
         h.principal = principal.map(String::from);
         for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
-            let r = response_of(&h.modern(json!(2), method, json!({"taskId": id})));
+            let r = response_of(&h.modern_tasks(json!(2), method, json!({"taskId": id})));
             assert!(
                 r["error"]["message"].as_str().unwrap().contains("Unknown task"),
                 "{principal:?} {method}: {r}"
@@ -489,16 +489,16 @@ fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
     }
     // Its owner still can.
     h.principal = Some("alice".into());
-    let got = response_of(&h.modern(json!(3), "tasks/get", json!({"taskId": id})));
+    let got = response_of(&h.modern_tasks(json!(3), "tasks/get", json!({"taskId": id})));
     assert_eq!(got["result"]["status"], json!("working"), "{got}");
-    let cancelled = response_of(&h.modern(json!(4), "tasks/cancel", json!({"taskId": id})));
+    let cancelled = response_of(&h.modern_tasks(json!(4), "tasks/cancel", json!({"taskId": id})));
     assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
 }
 
 /// Starts a 30-second 2026-07-28 task as `principal`; the JSON-RPC response.
 fn start_stateless(h: &mut Harness, principal: Option<&str>) -> Value {
     h.principal = principal.map(String::from);
-    response_of(&h.modern(
+    response_of(&h.modern_tasks(
         json!(1),
         "tools/call",
         json!({"name": "long_report", "arguments": {"seconds": 30}, "task": {"ttl": 600_000}}),
@@ -526,14 +526,14 @@ fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones
     refusal(&start_stateless(&mut h, Some("alice")), "maxTasks");
     // Alice cancels hers (bob's cancel of it changes nothing): her next task evicts it.
     h.principal = Some("bob".into());
-    assert!(response_of(&h.modern(json!(2), "tasks/cancel", json!({"taskId": a1})))["error"].is_object());
+    assert!(response_of(&h.modern_tasks(json!(2), "tasks/cancel", json!({"taskId": a1})))["error"].is_object());
     refusal(&start_stateless(&mut h, Some("alice")), "maxTasks");
     h.principal = Some("alice".into());
-    let cancelled = response_of(&h.modern(json!(3), "tasks/cancel", json!({"taskId": a1})));
+    let cancelled = response_of(&h.modern_tasks(json!(3), "tasks/cancel", json!({"taskId": a1})));
     assert_eq!(cancelled["result"]["status"], json!("cancelled"), "{cancelled}");
     let a2 = start_stateless(&mut h, Some("alice"));
     assert_eq!(a2["result"]["status"], json!("working"), "{a2}");
-    let gone = response_of(&h.modern(json!(4), "tasks/get", json!({"taskId": a1})));
+    let gone = response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": a1})));
     assert!(
         gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
         "{gone}"
@@ -542,9 +542,71 @@ fn stateless_tasks_are_bounded_per_principal_and_in_total_and_only_finished_ones
     h.advance(31_000);
     assert_eq!(start_stateless(&mut h, None)["result"]["status"], json!("working"));
     h.principal = None;
-    let evicted = response_of(&h.modern(json!(5), "tasks/get", json!({"taskId": first})));
+    let evicted = response_of(&h.modern_tasks(json!(5), "tasks/get", json!({"taskId": first})));
     assert!(
         evicted["error"].is_object(),
         "the oldest finished task made room: {evicted}"
     );
+}
+
+/// SEP-2663's `-32021` for a request that needs the tasks extension it did not declare.
+fn missing_tasks_capability(r: &mcp_sieve::http::Response, what: &str) {
+    assert_eq!(
+        r.status, 400,
+        "{what}: HTTP 400, as the 2026-07-28 schema says: {}",
+        r.body
+    );
+    let e = response_of(r);
+    assert_eq!(e["error"]["code"], json!(-32021), "{what}: {e}");
+    assert_eq!(
+        e["error"]["data"]["requiredCapabilities"],
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        "{what}: {e}"
+    );
+}
+
+#[test]
+fn sep_2663_a_client_that_does_not_declare_the_tasks_extension_never_gets_a_task() {
+    let mut h = Harness::new();
+    // Its `params.task` is ignored: the call runs as any other and answers the tool's result.
+    let r = h.modern(
+        json!(1),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 1}, "task": {"ttl": 60_000}}),
+    );
+    let plain = response_of(&r);
+    assert_eq!(r.status, 200, "{plain}");
+    assert!(
+        plain["result"].get("resultType") != Some(&json!("task")) && plain["result"].get("taskId").is_none(),
+        "a CallToolResult, not a task: {plain}"
+    );
+    assert!(plain["result"]["content"].is_array(), "{plain}");
+    // Its task requests are -32021, whatever the id.
+    let id = response_of(&h.modern_tasks(
+        json!(2),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 30}, "task": {}}),
+    ))["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for method in ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"] {
+        missing_tasks_capability(&h.modern(json!(3), method, json!({"taskId": id})), method);
+    }
+    // The same requests from a client that declares it reach the task.
+    let got = response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": id})));
+    assert_eq!(got["result"]["status"], json!("working"), "{got}");
+}
+
+#[test]
+fn sep_2663_a_tool_that_only_runs_as_a_task_is_32021_for_a_client_that_did_not_declare_the_extension() {
+    let mut doc = common::catalog_json();
+    let tools = doc["tools"].as_array_mut().unwrap();
+    let report = tools.iter_mut().find(|t| t["name"] == "long_report").unwrap();
+    report["execution"]["taskSupport"] = json!("required");
+    let mut h = Harness::with_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
+    let call = json!({"name": "long_report", "arguments": {"seconds": 1}, "task": {"ttl": 60_000}});
+    missing_tasks_capability(&h.modern(json!(1), "tools/call", call.clone()), "tools/call");
+    let created = response_of(&h.modern_tasks(json!(2), "tools/call", call));
+    assert_eq!(created["result"]["resultType"], json!("task"), "{created}");
 }

@@ -205,6 +205,8 @@ fn modern_request(
 ) -> (Result<mcp_sieve::upstream::Reply, mcp_sieve::Error>, Vec<Post>) {
     let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
         discover: true,
+        // A client that may use tasks/* (SEP-2663).
+        capabilities: json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         ..Default::default()
     })
     .knowing(Era::Modern);
@@ -314,6 +316,8 @@ fn initialize_is_negotiated_down_to_a_version_the_upstream_names() {
     };
     let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
         discover: true,
+        // A client that may use tasks/* (SEP-2663).
+        capabilities: json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         ..Default::default()
     });
     let mut ex = conv.request("tools/list", json!({}));
@@ -333,6 +337,8 @@ fn initialize_is_negotiated_down_to_a_version_the_upstream_names() {
     };
     let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
         discover: true,
+        // A client that may use tasks/* (SEP-2663).
+        capabilities: json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         ..Default::default()
     });
     let mut ex = conv.request("tools/list", json!({}));
@@ -349,6 +355,8 @@ fn a_version_error_makes_the_era_discovered_again() {
     };
     let mut conv = Conversation::new(mcp_sieve::upstream::ClientConfig {
         discover: true,
+        // A client that may use tasks/* (SEP-2663).
+        capabilities: json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         ..Default::default()
     })
     .knowing(Era::Modern);

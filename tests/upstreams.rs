@@ -75,7 +75,7 @@ fn catalog_of(doc: Value) -> Catalog {
     let py = lists(&[(
         Kind::Tool,
         json!([{"name": "add", "description": "Adds", "inputSchema": {"type": "object"},
-                "_meta": {"fastmcp": {"tags": ["math", "read-only"]}}}]),
+                "_meta": {"fastmcp": {"tags": ["math", "read-only"]}}, "execution": {"taskSupport": "required"}}]),
     )]);
     let all = [&files, &github, &py];
     let sources: Vec<Source> = ups
@@ -589,7 +589,7 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
     let mut h = Harness::with_catalog(catalog());
     h.principal = Some("alice".into());
     let create = json!({"name": "github_create_issue", "arguments": {}, "task": {"ttl": 60000}});
-    let r = h.modern(json!(1), "tools/call", create.clone());
+    let r = h.modern_tasks(json!(1), "tools/call", create.clone());
     let f = r.forward.clone().expect("forwarded");
     assert!(f.stateless);
     assert_eq!(
@@ -623,13 +623,13 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
     // Alice's later requests reach the task, in the upstream session it was created in.
     for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
         let f = h
-            .modern(json!(2), method, json!({"taskId": "t-1"}))
+            .modern_tasks(json!(2), method, json!({"taskId": "t-1"}))
             .forward
             .expect(method);
         assert_eq!((f.upstream, f.upstream_name.as_str()), (1, "github"), "{method}");
         assert_eq!(f.link.unwrap().session.as_deref(), Some("gh-session"), "{method}");
     }
-    let got = h.modern(json!(3), "tasks/get", json!({"taskId": "t-1"}));
+    let got = h.modern_tasks(json!(3), "tasks/get", json!({"taskId": "t-1"}));
     let got = complete_with(
         &mut h,
         got,
@@ -643,7 +643,7 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
     // Another principal, or a caller without one, does not know it; nothing is forwarded.
     for who in [Some("bob"), None] {
         h.principal = who.map(String::from);
-        let r = h.modern(json!(4), "tasks/get", json!({"taskId": "t-1"}));
+        let r = h.modern_tasks(json!(4), "tasks/get", json!({"taskId": "t-1"}));
         assert!(r.forward.is_none(), "{who:?}");
         let e = common::response_of(&r);
         assert!(
@@ -652,9 +652,9 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
         );
     }
     // Callers without a principal share one holder; a call that asks no task has none.
-    let r = h.modern(json!(5), "tools/call", create);
+    let r = h.modern_tasks(json!(5), "tools/call", create);
     assert_eq!(r.forward.unwrap().session.as_deref(), Some("tasks:#"));
-    let r = h.modern(
+    let r = h.modern_tasks(
         json!(6),
         "tools/call",
         json!({"name": "github_create_issue", "arguments": {}}),
@@ -719,4 +719,50 @@ fn a_modern_upstreams_task_joins_a_sessions_list_in_the_2025_shape() {
         ],
         "SEP-2663's names become 2025-11-25's; its inline result is not part of a listed task"
     );
+}
+
+#[test]
+fn sep_2663_a_stateless_client_that_does_not_declare_the_tasks_extension_gets_no_task_through_the_gateway() {
+    let mut h = Harness::with_catalog(catalog());
+    h.principal = Some("alice".into());
+    // Its `params.task` is not passed on: the upstream runs the call as any other, outside any
+    // holder of tasks.
+    let r = h.modern(
+        json!(1),
+        "tools/call",
+        json!({"name": "github_create_issue", "arguments": {}, "task": {"ttl": 60000}}),
+    );
+    let f = r.forward.expect("forwarded");
+    assert!(f.params.get("task").is_none(), "{}", f.params);
+    assert_eq!(f.session, None, "no holder of tasks");
+    assert!(h.store.load("tasks:@alice").is_none());
+    // A tool the upstream only runs as a task: -32021, nothing forwarded.
+    let r = h.modern(
+        json!(2),
+        "tools/call",
+        json!({"name": "fast.add", "arguments": {}, "task": {}}),
+    );
+    assert!(r.forward.is_none());
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(common::response_of(&r)["error"]["code"], json!(-32021), "{}", r.body);
+    // Task requests: -32021, nothing forwarded.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"] {
+        let r = h.modern(json!(3), method, json!({"taskId": "t-1"}));
+        assert!(r.forward.is_none(), "{method}");
+        assert_eq!(
+            common::response_of(&r)["error"]["code"],
+            json!(-32021),
+            "{method}: {}",
+            r.body
+        );
+    }
+    // Declared, the same call is a task in alice's holder.
+    let r = h.modern_tasks(
+        json!(4),
+        "tools/call",
+        json!({"name": "fast.add", "arguments": {}, "task": {}}),
+    );
+    let f = r.forward.expect("forwarded");
+    assert!(f.params["task"].is_object());
+    assert_eq!(f.session.as_deref(), Some("tasks:@alice"));
 }

@@ -181,11 +181,11 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             },
         );
     }
-    // 2026-07-28: an unknown method is also HTTP 404.
-    let status = if stateless && out.error_code == Some(crate::error::code::METHOD_NOT_FOUND) {
-        404
-    } else {
-        200
+    // 2026-07-28: an unknown method is also HTTP 404; a missing client capability, 400.
+    let status = match out.error_code.filter(|_| stateless) {
+        Some(crate::error::code::METHOD_NOT_FOUND) => 404,
+        Some(crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY) => 400,
+        _ => 200,
     };
     let response = out.response.unwrap_or_default();
     if sse_ok && (!out.notifications.is_empty() || !json_ok) {

@@ -150,6 +150,13 @@ impl Server {
             return None;
         }
         let mut params = call.params.clone();
+        if call.stateless && method == "tools/call" && !crate::protocol::declares_tasks(&params) {
+            // SEP-2663: a 2026-07-28 client that did not declare the tasks extension gets no task,
+            // so none is asked of the upstream (`params.task` is not part of its request).
+            if let Some(p) = params.as_object_mut() {
+                p.remove("task");
+            }
+        }
         let upstream = self.route(method, &mut params);
         out.forward = Some(Forward {
             id: call.ctx.request_id.clone(),

@@ -5,9 +5,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::error::{type_name, Error, Result};
+use crate::error::{code, type_name, Error, Result};
 use crate::filter::Filter;
 use crate::model::Primitive;
+use crate::protocol::initialize::TASKS_EXTENSION;
 use crate::protocol::jsonrpc;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
@@ -40,13 +41,40 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
     out.session_changed |= before != s.tasks.len();
 }
 
+/// SEP-2663: whether a 2026-07-28 request declares the tasks extension in its own client
+/// capabilities (`_meta["io.modelcontextprotocol/clientCapabilities"].extensions`). Only such a
+/// request may be answered with a task, and only such a request may use `tasks/*`.
+pub fn declares_tasks(params: &Value) -> bool {
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+        .get(TASKS_EXTENSION)
+        .is_some_and(Value::is_object)
+}
+
+/// SEP-2663's `-32021` (Missing Required Client Capability) for a request from a client that did
+/// not declare the tasks extension: `what` needs it (a task method, a tool that only runs as a task).
+pub(crate) fn tasks_undeclared(what: &str) -> Error {
+    Error::Rpc {
+        code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message: format!(
+            "Missing required client capability: {what} needs the {TASKS_EXTENSION} extension, \
+             which this request's clientCapabilities do not declare"
+        ),
+        data: Some(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})),
+    }
+}
+
 /// The id prefix of a 2026-07-28 task holder.
 pub const HOLDER_PREFIX: &str = "tasks:";
 
 /// Which holder a stateless (2026-07-28) request concerns, if it concerns a task: a `tools/call`
 /// with `params.task` creates a holder named after `fresh_id`; `tasks/get`, `tasks/result`,
-/// `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`.
+/// `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`. Only when the
+/// request declares the tasks extension ([`declares_tasks`]): another's `params.task` is ignored
+/// and its task methods are refused by the core.
 pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(String, bool)> {
+    if !declares_tasks(params) {
+        return None;
+    }
     match method {
         "tools/call" if params.get("task").is_some_and(|t| !t.is_null()) => {
             Some((format!("{HOLDER_PREFIX}{fresh_id}"), true))
@@ -65,14 +93,16 @@ pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(Stri
 /// `tasks/cancel`): one per principal, named after it (callers without one share one). It is a
 /// task holder session ([`Session::task_holder`]) owning the upstream tasks its principal's calls
 /// created, with its own session at each session-era upstream; another principal's request
-/// names another holder, where that task is unknown.
+/// names another holder, where that task is unknown. Only for a request that declares the tasks
+/// extension ([`declares_tasks`]), as with [`task_holder`].
 #[cfg(feature = "gateway")]
 pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {
-    let concerns = match method {
-        "tools/call" => params.get("task").is_some_and(|t| !t.is_null()),
-        "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => true,
-        _ => false,
-    };
+    let concerns = declares_tasks(params)
+        && match method {
+            "tools/call" => params.get("task").is_some_and(|t| !t.is_null()),
+            "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => true,
+            _ => false,
+        };
     concerns.then(|| match principal {
         Some(p) => format!("{HOLDER_PREFIX}@{p}"),
         None => format!("{HOLDER_PREFIX}#"),
@@ -232,6 +262,11 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
+        // SEP-2663: a 2026-07-28 client that did not declare the tasks extension gets -32021 for
+        // tasks/get, tasks/update and tasks/cancel (and mcp-sieve's own tasks/result).
+        if call.stateless && method != "tasks/list" && !declares_tasks(call.params) {
+            return Err(tasks_undeclared(method));
+        }
         if self.is_gateway() {
             if !matches!(call.params, Value::Null | Value::Object(_)) {
                 return Err(Error::params(format!(

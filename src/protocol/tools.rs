@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
+use crate::protocol::tasks::{declares_tasks, tasks_undeclared};
 use crate::protocol::Session;
 use crate::protocol::{ask, demo, Ask};
 
@@ -44,17 +45,26 @@ impl Server {
         out: &mut Outcome,
     ) -> Result<String> {
         let pos = self.usable(Kind::Tool, "name", call, &mut out.log)?;
+        let tool = &self.catalog.section(Kind::Tool).items[pos];
+        let support = tool.task_support.as_deref().unwrap_or("forbidden");
+        // SEP-2663: a 2026-07-28 client that did not declare the tasks extension is never answered
+        // with a task: its `params.task` is ignored (the call runs as any other; a gateway does
+        // not pass it on), and a tool that only runs as a task is -32021.
+        let undeclared = call.stateless && !declares_tasks(call.params);
+        if undeclared && support == "required" {
+            return Err(tasks_undeclared(&format!(
+                "tool \"{}\" runs only as a task and",
+                tool.name
+            )));
+        }
         if let Some(forwarded) = self.forward("tools/call", call, out) {
             return Ok(forwarded);
         }
-        let tool = &self.catalog.section(Kind::Tool).items[pos];
         let args = Self::arguments(call)?;
-        let support = tool.task_support.as_deref().unwrap_or("forbidden");
-        match (call.params.get("task"), support) {
-            (Some(t), "optional" | "required") if !t.is_null() => {
-                return self.create_task(tool, &args, t, session, env, out)
-            }
-            (Some(t), _) if !t.is_null() => {
+        let task = call.params.get("task").filter(|t| !t.is_null() && !undeclared);
+        match (task, support) {
+            (Some(t), "optional" | "required") => return self.create_task(tool, &args, t, session, env, out),
+            (Some(_), _) => {
                 // MCP 2025-11-25 (tasks): a task request for a tool that does not support tasks
                 // SHOULD be answered with -32601.
                 return Err(Error::MethodNotFound(format!(

@@ -537,11 +537,15 @@ impl Gateway {
             None => UpstreamLink::default(),
         };
         let mut config = m.config_for(forward.roots.as_ref());
-        let creates = forward.method == "tools/call" && forward.params.get("task").is_some_and(|t| !t.is_null());
-        if creates && m.conv.era() == Era::Modern && config.capabilities.is_object() {
+        let tasky = match forward.method.as_str() {
+            "tools/call" => forward.params.get("task").is_some_and(|t| !t.is_null()),
+            m => m.starts_with("tasks/"),
+        };
+        if tasky && m.conv.era() == Era::Modern {
             // A task asked in 2025-11-25 terms (`params.task`): in 2026-07-28 ones, the client
-            // declares the tasks extension (SEP-2663), the upstream decides.
-            config.capabilities["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
+            // declares the tasks extension (SEP-2663), the upstream decides; and only a client
+            // that declares it may use tasks/get, tasks/update, tasks/cancel.
+            declare_tasks(&mut config);
         }
         // A request with no upstream session of its own speaks in the era the lists were fetched in.
         let conv = Conversation::resume(config, link).knowing(m.conv.era());
@@ -668,7 +672,12 @@ impl Gateway {
             .iter()
             .filter_map(|g| {
                 let m = self.members.get(g.upstream)?;
-                let conv = Conversation::resume(m.config.clone(), g.link.clone()).knowing(m.conv.era());
+                let mut config = m.config.clone();
+                if m.conv.era() == Era::Modern {
+                    // Each task asked with tasks/get, which needs the tasks extension (SEP-2663).
+                    declare_tasks(&mut config);
+                }
+                let conv = Conversation::resume(config, g.link.clone()).knowing(m.conv.era());
                 let tasks = TaskList::new(conv.era(), &g.tasks);
                 Some((g.upstream, conv, tasks))
             })
@@ -852,6 +861,14 @@ pub fn unavailable(e: &Error) -> crate::http::Response {
         headers: vec![("Content-Type".into(), "application/json".into())],
         body: crate::protocol::jsonrpc::error(&Value::Null, e),
         ..Default::default()
+    }
+}
+
+/// Declares the 2026-07-28 tasks extension (SEP-2663) in the client capabilities of `config`'s
+/// requests, as a request that may be answered with a task or uses `tasks/*` must.
+fn declare_tasks(config: &mut ClientConfig) {
+    if config.capabilities.is_object() {
+        config.capabilities["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
     }
 }
 

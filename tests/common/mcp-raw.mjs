@@ -162,6 +162,9 @@ export async function initialize(url, {
  * MCP-Protocol-Version, Mcp-Method, and Mcp-Name (params.uri for resources/read, else params.name).
  * Returns { message, headers } for post(); `headers` are added last (a test may contradict them).
  */
+/** Client capabilities that declare SEP-2663's tasks extension, as a 2026-07-28 client must to get a task or use tasks/*. */
+export const TASKS_CAPS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
 export function statelessRequest(method, params = {}, { id = nextId++, clientInfo = { name: 'e2e', version: '1' }, capabilities = {}, headers = {} } = {}) {
   const message = {
     jsonrpc: '2.0', id, method,

@@ -224,6 +224,12 @@ impl Harness {
         r
     }
 
+    /// A stateless request from a client that declares the tasks extension (SEP-2663) in its
+    /// per-request capabilities, as a client must to be answered with a task or use `tasks/*`.
+    pub fn modern_tasks(&mut self, id: Value, method: &str, params: Value) -> http::Response {
+        self.modern(id, method, declaring_tasks(params))
+    }
+
     /// Every page of a list method with these params, following `nextCursor`; returns the `name`
     /// (or `uri`) of each item.
     pub fn list_all(&mut self, method: &str, key: &str, params: Value) -> Vec<String> {
@@ -280,6 +286,13 @@ pub fn modern_headers(message: &Value) -> Vec<(&'static str, String)> {
         hs.push(("mcp-name", n.to_string()));
     }
     hs
+}
+
+/// `params` whose client capabilities declare the tasks extension (SEP-2663).
+pub fn declaring_tasks(params: Value) -> Value {
+    let mut p = modern_params(params);
+    p["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"] = json!({});
+    p
 }
 
 /// `params` with the stateless `_meta` fields added (an object's own `_meta` entries are kept).

@@ -20,7 +20,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames, sdkStateless } from './harness.mjs';
-import { stateless } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
 const TOKEN = 'eras-downstream-token';
@@ -200,9 +200,11 @@ test('a 2025-11-25 session sees its tasks at the 2026-07-28 upstream in its own 
 });
 
 test('a stateless 2026-07-28 client\'s tasks at either upstream are its principal\'s, and no other\'s', { timeout: 90_000 }, async () => {
-  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` } });
+  // Clients that declare the tasks extension (SEP-2663: only they get tasks and use tasks/*).
+  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
   const v2 = async (who) => {
-    const client = new Client({ name: `sieve-eras-${who}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const client = new Client({ name: `sieve-eras-${who}`, version: '1.0.0' },
+      { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url), { requestInit: as(who) }));
     return client;
   };
@@ -260,5 +262,42 @@ test('a stateless 2026-07-28 client\'s tasks at either upstream are its principa
   } finally {
     await alice.close().catch(() => {});
     await bob.close().catch(() => {});
+  }
+});
+
+// SEP-2663 through the gateway: a 2026-07-28 client that did not declare the tasks extension is
+// never answered with a task. Its params.task is not passed on (the chained mcp-sieve runs the
+// call as any other), a tool that only runs as a task (server-everything's research query, a
+// 2025-11-25 upstream's taskSupport "required") is -32021, and so are its tasks/get and
+// tasks/cancel — nothing of it reaches an upstream.
+test('a stateless client that does not declare the tasks extension gets no task through the gateway', { timeout: 60_000 }, async () => {
+  const headers = { Authorization: `Bearer ${PRINCIPALS.alice}` };
+  const client = new Client({ name: 'sieve-eras-no-tasks', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url), { requestInit: { headers } }));
+  try {
+    const from = modernProxy.bodies.length;
+    const r = await sdkStateless(gateway.url, 'tools/call', { name: 'chain_long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } }, { headers });
+    assert.notEqual(r.result?.resultType, 'task', JSON.stringify(r));
+    assert.equal(r.result?.taskId, undefined, JSON.stringify(r));
+    assert.match(r.result?.content?.[0]?.text ?? '', /report ready: ran 1 s/, JSON.stringify(r));
+    const call = modernProxy.bodies.slice(from).find((m) => m.method === 'tools/call');
+    assert.equal(call?.params?.task, undefined, `no task was asked upstream: ${JSON.stringify(call)}`);
+    assert.equal(call.params._meta['io.modelcontextprotocol/clientCapabilities'].extensions?.['io.modelcontextprotocol/tasks'], undefined,
+      'nor the extension declared to it');
+    const names = await toolNames(client);
+    const research = names.find((n) => n === 'everything_simulate-research-query');
+    assert.ok(research, names.join(', '));
+    const posts = legacyProxy.bodies.length;
+    const required = await stateless(gateway.url, 'tools/call', { name: research, arguments: { topic: 'x' }, task: {} }, { headers });
+    assert.equal(required.status, 400, required.text.slice(0, 300));
+    assert.equal(required.response?.error?.code, -32021, required.text.slice(0, 300));
+    assert.deepEqual(required.response.error.data, { requiredCapabilities: TASKS_CAPS });
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      await assert.rejects(client.request({ method, params: { taskId: 'any' } }, Anything), (e) => e.code === -32021, method);
+    }
+    const reached = legacyProxy.bodies.slice(posts).filter((m) => m.method === 'tools/call' || m.method?.startsWith('tasks/'));
+    assert.deepEqual(reached, [], 'none of these reached server-everything');
+  } finally {
+    await client.close().catch(() => {});
   }
 });

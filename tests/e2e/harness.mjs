@@ -159,9 +159,9 @@ export async function toolNames(client) {
  * sent over the SDK v2 client's own Streamable HTTP transport (which derives the version, method
  * and name headers from the `_meta` envelope). Resolves the JSON-RPC response, untouched.
  */
-export async function sdkStateless(url, method, params = {}, { headers = {} } = {}) {
+export async function sdkStateless(url, method, params = {}, { headers = {}, capabilities = {} } = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-  const { message } = statelessRequest(method, params);
+  const { message } = statelessRequest(method, params, { capabilities });
   const answer = new Promise((resolve, reject) => {
     transport.onmessage = (m) => { if (m.id === message.id) resolve(m); };
     transport.onerror = reject;

@@ -4,7 +4,7 @@
 // task inline (SEP-2663), and any later stateless request naming the task id reaches it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { stateless } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -31,10 +31,14 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 test('a stateless task call answers SEP-2663\'s CreateTaskResult; tasks/get carries the finished task\'s result', { timeout: 60_000 }, async () => {
   const discover = result(await stateless(server.url, 'server/discover'));
   assert.ok(discover.capabilities.extensions['io.modelcontextprotocol/tasks'], 'discover advertises the tasks extension');
-  const client = new Client({ name: 'sieve-tasks-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  // A client that declares the tasks extension in its capabilities (SEP-2663: only such a client
+  // may be answered with a task, or use tasks/*).
+  const client = new Client({ name: 'sieve-tasks-2026', version: '1.0.0' },
+    { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   try {
-    const createdMsg = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } });
+    const createdMsg = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } },
+      { capabilities: TASKS_CAPS });
     const created = createdMsg.result;
     assert.equal(created?.resultType, 'task', JSON.stringify(createdMsg));
     assert.equal(typeof created.taskId, 'string', `the task's fields inline: ${JSON.stringify(created)}`);
@@ -55,21 +59,56 @@ test('a stateless task call answers SEP-2663\'s CreateTaskResult; tasks/get carr
     assert.equal(got.status, 'completed', JSON.stringify(got));
     assert.match(got.result?.content?.[0]?.text ?? '', /^report ready/, `tasks/get carries the result: ${JSON.stringify(got)}`);
     // mcp-sieve's own tasks/result (not part of the extension) still answers it.
-    const done = result(await stateless(server.url, 'tasks/result', { taskId: id }));
+    const done = result(await stateless(server.url, 'tasks/result', { taskId: id }, { capabilities: TASKS_CAPS }));
     assert.match(done.content[0].text, /^report ready/);
     // Another task, cancelled while working: acknowledged, then tasks/get says cancelled, no result.
-    const other = (await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} })).result.taskId;
+    const other = (await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} },
+      { capabilities: TASKS_CAPS })).result.taskId;
     assert.notEqual(other, id);
     await client.request({ method: 'tasks/cancel', params: { taskId: other } }, Anything);
     const cancelled = await client.request({ method: 'tasks/get', params: { taskId: other } }, Anything);
     assert.equal(cancelled.status, 'cancelled');
     assert.equal(cancelled.result, undefined);
     // Unknown ids are "Unknown task"; tasks/list is not part of this era.
-    const unknown = await stateless(server.url, 'tasks/get', { taskId: `${id}-forged` });
+    const unknown = await stateless(server.url, 'tasks/get', { taskId: `${id}-forged` }, { capabilities: TASKS_CAPS });
     assert.equal(unknown.response?.error?.code, -32602);
     assert.match(unknown.response.error.message, /Unknown task/);
     const list = await stateless(server.url, 'tasks/list', {});
     assert.equal(list.response?.error?.code, -32601);
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
+
+// SEP-2663: "A server MUST NOT return CreateTaskResult to a client that did not include the
+// extension capability on its request"; such a client's tasks/get, tasks/update and tasks/cancel
+// are -32021 (Missing Required Client Capability; HTTP 400), naming the extension it lacks.
+test('a client that does not declare the tasks extension never gets a task: its params.task is ignored and tasks/* are -32021', { timeout: 60_000 }, async () => {
+  const client = new Client({ name: 'sieve-no-tasks', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  try {
+    // params.task without the declaration, over the SDK v2 transport: the tool's own result.
+    const r = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } });
+    assert.notEqual(r.result?.resultType, 'task', JSON.stringify(r));
+    assert.equal(r.result?.taskId, undefined, JSON.stringify(r));
+    assert.match(r.result?.content?.[0]?.text ?? '', /^report ready/, JSON.stringify(r));
+    // The SDK v2 client's own callTool of the task tool: a CallToolResult.
+    const called = await client.callTool({ name: 'long_report', arguments: { seconds: 1 } });
+    assert.match(called.content[0].text, /^report ready/);
+    // A declaring client's task: the non-declaring client may not ask about it.
+    const id = (await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} },
+      { capabilities: TASKS_CAPS })).result.taskId;
+    assert.equal(typeof id, 'string');
+    await assert.rejects(client.request({ method: 'tasks/get', params: { taskId: id } }, Anything),
+      (e) => e.code === -32021 && /Missing required client capability/.test(e.message), 'the SDK v2 client sees -32021');
+    for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+      const raw = await stateless(server.url, method, { taskId: id });
+      assert.equal(raw.status, 400, `${method}: ${raw.text.slice(0, 300)}`);
+      assert.equal(raw.response?.error?.code, -32021, raw.text.slice(0, 300));
+      assert.deepEqual(raw.response.error.data, { requiredCapabilities: TASKS_CAPS });
+    }
+    // The task was not cancelled by the refused request.
+    assert.equal(result(await stateless(server.url, 'tasks/get', { taskId: id }, { capabilities: TASKS_CAPS })).status, 'working');
   } finally {
     await client.close().catch(() => {});
   }
@@ -93,16 +132,16 @@ test('callers without a token share one task budget; a cancelled task makes room
   doc.options = { ...doc.options, maxTasksPerPrincipal: 2, maxTasks: 3 };
   const capped = await startWith(doc);
   try {
-    const as = (name) => ({ clientInfo: { name, version: '1' } });
+    const as = (name) => ({ clientInfo: { name, version: '1' }, capabilities: TASKS_CAPS });
     const first = result(await stateless(capped.url, 'tools/call', work, as('one'))).taskId;
     result(await stateless(capped.url, 'tools/call', work, as('two')));
     // A third anonymous client: the same budget.
     refused(await stateless(capped.url, 'tools/call', work, as('three')), 'maxTasksPerPrincipal');
-    assert.equal(result(await stateless(capped.url, 'tasks/cancel', { taskId: first })).status, 'cancelled');
+    assert.equal(result(await stateless(capped.url, 'tasks/cancel', { taskId: first }, as('one'))).status, 'cancelled');
     const third = result(await stateless(capped.url, 'tools/call', work, as('three'))).taskId;
-    assert.equal(result(await stateless(capped.url, 'tasks/get', { taskId: third })).status, 'working');
+    assert.equal(result(await stateless(capped.url, 'tasks/get', { taskId: third }, as('three'))).status, 'working');
     // The cancelled task was evicted to make room.
-    const gone = await stateless(capped.url, 'tasks/get', { taskId: first });
+    const gone = await stateless(capped.url, 'tasks/get', { taskId: first }, as('one'));
     assert.equal(gone.response?.error?.code, -32602, gone.text.slice(0, 300));
   } finally {
     await capped.stop();
@@ -114,7 +153,7 @@ test('each principal has its own task budget and the server has one for all; fin
   doc.options = { ...doc.options, maxTasksPerPrincipal: 2, maxTasks: 3 };
   const tokens = { alice: 'token-alice', bob: 'token-bob' };
   const capped = await startWith(doc, { MCP_SIEVE_TOKENS: JSON.stringify(tokens) });
-  const by = (who) => ({ headers: { Authorization: `Bearer ${tokens[who]}` } });
+  const by = (who) => ({ headers: { Authorization: `Bearer ${tokens[who]}` }, capabilities: TASKS_CAPS });
   try {
     const a1 = result(await stateless(capped.url, 'tools/call', work, by('alice'))).taskId;
     result(await stateless(capped.url, 'tools/call', work, by('alice')));
