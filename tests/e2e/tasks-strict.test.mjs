@@ -17,7 +17,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, recordingProxy } from '../security/helpers.mjs';
 import { sdkStateless } from './harness.mjs';
-import { stateless } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
 import { startTasksUpstream } from '../fixtures/tasks-upstream.mjs';
 
 const TOKEN = 'strict-tasks-token';
@@ -117,7 +117,8 @@ test('a task waiting for input at a strict SEP-2663 upstream: its question reach
 });
 
 test('a stateless 2026-07-28 client gets a strict upstream\'s failed task\'s error inline, and answers a task\'s questions with tasks/update', { timeout: 60_000 }, async () => {
-  const as = { headers: { Authorization: `Bearer ${TOKEN}` } };
+  // A client that declares the tasks extension (SEP-2663: only it gets tasks and uses tasks/*).
+  const as = { headers: { Authorization: `Bearer ${TOKEN}` }, capabilities: TASKS_CAPS };
   const create = async (name, seconds) => {
     const r = await sdkStateless(gateway.url, 'tools/call', { name, arguments: { seconds }, task: { ttl: 60_000 } }, as);
     assert.equal(r.result?.resultType, 'task', JSON.stringify(r));
