@@ -12,6 +12,10 @@ use crate::error::{type_name, Error, Result};
 use crate::json::str_array;
 use crate::time::{format_iso, parse_iso};
 
+/// Longest TTL granted a task, ms (a day); also the longest a gateway keeps its record of an
+/// upstream task.
+pub const MAX_TTL_MS: i64 = 86_400_000;
+
 /// Task status of MCP 2025-11-25 (serialized as its wire name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

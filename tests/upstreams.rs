@@ -766,3 +766,74 @@ fn sep_2663_a_stateless_client_that_does_not_declare_the_tasks_extension_gets_no
     assert!(f.params["task"].is_object());
     assert_eq!(f.session.as_deref(), Some("tasks:@alice"));
 }
+
+/// Creates a task at the `github` upstream through the gateway as `h.principal` (a stateless
+/// client declaring the tasks extension); the upstream answers task `id` with `ttl` (none: no
+/// TTL). The client's response.
+fn gateway_task(h: &mut Harness, id: &str, ttl: Option<i64>) -> Value {
+    let r = h.modern_tasks(
+        json!(1),
+        "tools/call",
+        json!({"name": "github_create_issue", "arguments": {}, "task": {}}),
+    );
+    if r.forward.is_none() {
+        return common::response_of(&r);
+    }
+    let task = json!({"task": {"taskId": id, "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                               "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": ttl, "pollInterval": 500}});
+    complete_with(h, r, "gh-session", task)
+}
+
+#[test]
+fn a_principals_gateway_tasks_are_capped_as_this_servers_own_and_a_finished_one_makes_room() {
+    let mut doc = local();
+    doc["options"] = json!({"maxTasksPerPrincipal": 2});
+    let mut h = Harness::with_catalog(catalog_of(doc));
+    let refused = |r: &Value| {
+        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+        assert_eq!(
+            r["error"]["data"],
+            json!({"limit": 2, "option": "maxTasksPerPrincipal"}),
+            "{r}"
+        );
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("(options.maxTasksPerPrincipal)") && m.contains("cancel one"),
+            "{m}"
+        );
+    };
+    h.principal = Some("alice".into());
+    assert_eq!(
+        gateway_task(&mut h, "a-1", Some(60_000))["result"]["taskId"],
+        json!("a-1")
+    );
+    // An upstream task without a TTL counts too (kept a day at most).
+    assert_eq!(gateway_task(&mut h, "a-2", None)["result"]["taskId"], json!("a-2"));
+    refused(&gateway_task(&mut h, "a-3", None));
+    // Bob has a budget of his own.
+    h.principal = Some("bob".into());
+    assert_eq!(gateway_task(&mut h, "b-1", None)["result"]["taskId"], json!("b-1"));
+    // A task still working, as the upstream says, makes no room.
+    h.principal = Some("alice".into());
+    let got = h.modern_tasks(json!(2), "tasks/get", json!({"taskId": "a-1"}));
+    let working = json!({"taskId": "a-1", "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                         "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": 60_000});
+    complete_with(&mut h, got, "gh-session", working.clone());
+    refused(&gateway_task(&mut h, "a-3", None));
+    // Alice cancels a-1: the next task evicts its record (the oldest finished), as a cancelled
+    // task of this server's own is evicted.
+    let cancel = h.modern_tasks(json!(3), "tasks/cancel", json!({"taskId": "a-1"}));
+    let cancelled = json!({"taskId": "a-1", "status": "cancelled", "createdAt": "2025-11-20T10:00:00Z",
+                           "lastUpdatedAt": "2025-11-20T10:00:01Z", "ttl": 60_000});
+    complete_with(&mut h, cancel, "gh-session", cancelled);
+    assert_eq!(gateway_task(&mut h, "a-3", None)["result"]["taskId"], json!("a-3"));
+    let gone = common::response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": "a-1"})));
+    assert!(
+        gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
+        "{gone}"
+    );
+    refused(&gateway_task(&mut h, "a-4", None));
+    // A day later the records are gone (the upstream's TTL, else a day).
+    h.advance(86_400_001);
+    assert_eq!(gateway_task(&mut h, "a-5", None)["result"]["taskId"], json!("a-5"));
+}

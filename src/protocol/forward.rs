@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::session::{OwnedTask, Session, UpstreamLink};
+use crate::task::MAX_TTL_MS;
 
 /// What the router hands the shell instead of a result: perform `method` with `params` at the
 /// upstream and answer the client's request `id` with the upstream's result or error.
@@ -149,15 +150,34 @@ impl Forward {
         let result = response.and_then(|r| r.get("result"));
         let task = result.and_then(|r| r.get("task").filter(|t| t.is_object()).or(Some(r)));
         if let (true, Some(id)) = (creates_task(&self.params), task.and_then(|t| t["taskId"].as_str())) {
+            // Kept as long as the upstream keeps it, up to a day (a record without a TTL, or a
+            // longer one, would count against its owner's task cap for ever).
             let ttl = task
                 .and_then(|t| t.get("ttl").or(t.get("ttlMs"))?.as_i64())
-                .filter(|t| *t > 0);
+                .filter(|t| *t > 0)
+                .map_or(MAX_TTL_MS, |t| t.min(MAX_TTL_MS));
             s.upstream_tasks.push(OwnedTask {
                 id: id.to_string(),
                 #[cfg(feature = "gateway")]
                 upstream: self.upstream_name.clone(),
-                expires_ms: ttl.map(|t| now_ms.saturating_add(t)),
+                expires_ms: Some(now_ms.saturating_add(ttl)),
+                finished: false,
             });
+            changed = true;
+        }
+        // A task the upstream says finished (or acknowledged cancelling) may make room later.
+        let done = match (self.method.as_str(), result) {
+            ("tasks/result" | "tasks/cancel", Some(_)) => true,
+            ("tasks/get", Some(r)) => matches!(r["status"].as_str(), Some("completed" | "failed" | "cancelled")),
+            _ => false,
+        };
+        let id = self.params["taskId"].as_str();
+        if let Some(t) = s
+            .upstream_tasks
+            .iter_mut()
+            .find(|t| done && !t.finished && Some(t.id.as_str()) == id)
+        {
+            t.finished = true;
             changed = true;
         }
         changed

@@ -110,17 +110,28 @@ impl Server {
             "tools/call" if creates_task(&f.params) && session.is_some() => {
                 let cap = self.catalog.options.max_tasks_per_session;
                 #[cfg(feature = "gateway")]
-                let cap = match session.as_ref().is_some_and(|s| s.task_holder) {
-                    // A gateway's holder of one principal's tasks (`protocol::gateway_holder`).
-                    true if owned.len() >= self.catalog.options.max_tasks_per_principal => {
-                        return Err(Error::params(format!(
-                            "this principal already has {} live tasks, the most it may hold \
-                             (options.maxTasksPerPrincipal); cancel some or wait for them to expire",
-                            owned.len()
-                        )))
+                let cap = match session.as_mut().filter(|s| s.task_holder) {
+                    // A gateway's holder of one principal's tasks (`protocol::gateway_holder`),
+                    // capped as this server's own 2026-07-28 tasks are (`task::budget`): at its
+                    // cap, the oldest task the upstream said finished makes room, a working one
+                    // never; else the call is refused before it reaches the upstream.
+                    Some(s) => {
+                        let per_principal = self.catalog.options.max_tasks_per_principal.max(1);
+                        if s.upstream_tasks.len() >= per_principal {
+                            let Some(i) = s.upstream_tasks.iter().position(|t| t.finished) else {
+                                let who = s.principal.as_deref().unwrap_or(crate::task::budget::ANONYMOUS);
+                                return Err(crate::task::budget::refusal(
+                                    crate::task::budget::PER_PRINCIPAL,
+                                    per_principal,
+                                    who,
+                                ));
+                            };
+                            s.upstream_tasks.remove(i);
+                            out.session_changed = true;
+                        }
+                        usize::MAX
                     }
-                    true => usize::MAX,
-                    false => cap,
+                    None => cap,
                 };
                 if owned.len() >= cap {
                     return Err(crate::protocol::tasks::too_many(cap));

@@ -106,4 +106,9 @@ pub struct OwnedTask {
     /// When its TTL ends (ms since the epoch), if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_ms: Option<i64>,
+    /// Whether the upstream said it finished (an answer to `tasks/get` with a terminal status,
+    /// to `tasks/result`, or `tasks/cancel` acknowledged): a holder at its cap drops the oldest
+    /// such record to make room (`task::budget`'s rule), never a working one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub finished: bool,
 }

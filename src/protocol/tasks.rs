@@ -15,10 +15,8 @@ use crate::protocol::server::{Call, Env, Server};
 #[cfg(feature = "gateway")]
 use crate::protocol::Forward;
 use crate::protocol::{cursor, demo, Session, EXT};
-use crate::task::{budget, extension_names, Status, Task, TaskQuery};
+use crate::task::{budget, extension_names, Status, Task, TaskQuery, MAX_TTL_MS};
 
-/// Longest TTL granted, ms (a day).
-const MAX_TTL_MS: i64 = 86_400_000;
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 
 fn status_note(t: &Task) -> String {

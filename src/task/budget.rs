@@ -144,11 +144,12 @@ impl Ledger {
     }
 }
 
-const PER_PRINCIPAL: &str = "maxTasksPerPrincipal";
+/// The option of the cap per principal.
+pub(crate) const PER_PRINCIPAL: &str = "maxTasksPerPrincipal";
 const TOTAL: &str = "maxTasks";
 
 /// The refusal of a task beyond the cap named by `option`: what the limit is and what to do.
-fn refusal(option: &str, cap: usize, principal: &str) -> Error {
+pub(crate) fn refusal(option: &str, cap: usize, principal: &str) -> Error {
     let message = if option == PER_PRINCIPAL {
         let who = match principal {
             ANONYMOUS => "callers without a token (who share one budget) already hold",

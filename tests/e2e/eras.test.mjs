@@ -301,3 +301,34 @@ test('a stateless client that does not declare the tasks extension gets no task 
     await client.close().catch(() => {});
   }
 });
+
+// A principal's tasks through the gateway are capped as this server's own 2026-07-28 tasks are
+// (options.maxTasksPerPrincipal; the same -32602 naming the option): at the cap the oldest task
+// the upstream said finished (here: cancelled) makes room, a working one never.
+test('a principal\'s tasks through the gateway are capped by options.maxTasksPerPrincipal; a cancelled one makes room', { timeout: 90_000 }, async () => {
+  const capped = await startWith({ upstreams: { chain: { url: modernProxy.url } }, options: { maxTasksPerPrincipal: 1 } },
+    { MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) });
+  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
+  const create = (who) => sdkStateless(capped.url, 'tools/call',
+    { name: 'chain_long_report', arguments: { seconds: 30 }, task: { ttl: 60_000 } }, as(who));
+  const client = new Client({ name: 'sieve-eras-capped', version: '1.0.0' },
+    { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: { headers: as('alice').headers } }));
+    const first = (await create('alice')).result?.taskId;
+    assert.equal(typeof first, 'string');
+    const refused = await create('alice');
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused));
+    assert.deepEqual(refused.error.data, { limit: 1, option: 'maxTasksPerPrincipal' });
+    assert.match(refused.error.message, /options\.maxTasksPerPrincipal\b.*cancel one/, refused.error.message);
+    assert.equal(typeof (await create('bob')).result?.taskId, 'string', 'bob\'s budget is his own');
+    await client.request({ method: 'tasks/cancel', params: { taskId: first } }, Anything);
+    const third = await create('alice');
+    assert.equal(typeof third.result?.taskId, 'string', `the cancelled task made room: ${JSON.stringify(third)}`);
+    await assert.rejects(client.request({ method: 'tasks/get', params: { taskId: first } }, Anything), /Unknown task/,
+      'its record was evicted');
+  } finally {
+    await client.close().catch(() => {});
+    await capped.stop();
+  }
+});
