@@ -32,6 +32,20 @@ export async function freePort() {
 }
 
 /**
+ * Runs `start(port)` on a free port; when another process took the port (or one of wrangler's own)
+ * between freePort() and the bind — test files run in parallel — tries again on a new one.
+ */
+async function onFreePort(start, tries = 3) {
+  for (let i = 1; ; i++) {
+    try {
+      return await start(await freePort());
+    } catch (err) {
+      if (i >= tries || !/Address already in use|EADDRINUSE/.test(String(err?.message))) throw err;
+    }
+  }
+}
+
+/**
  * Spawns `command args` in its own process group and waits until POST <base>/mcp answers.
  * Returns { url: '<base>/mcp', base, stop }.
  */
@@ -98,7 +112,7 @@ const SESSION_SECRET = `e2e-${randomBytes(16).toString('hex')}`;
  * logLevel ('warn' unless given; 'log' shows the Worker's console.log lines in output()).
  */
 export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 'warn' } = {}) {
-  port ??= await freePort();
+  if (port == null) return onFreePort((p) => startWorker({ port: p, persistTo, extraArgs, logLevel }));
   // One session secret for every Worker this test process starts: a session outlives a restart
   // (as with a secret set by `wrangler secret put`), unless a test sets its own.
   if (!extraArgs.some((a) => String(a).startsWith('MCP_SIEVE_SESSION_SECRET'))) {
@@ -123,7 +137,7 @@ export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 
  * are passed to it, env adds environment variables (its MCP_SIEVE_* configuration).
  */
 export async function startNative({ port, extraArgs = [], env = {} } = {}) {
-  port ??= await freePort();
+  if (port == null) return onFreePort((p) => startNative({ port: p, extraArgs, env }));
   const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
   return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve', env);
 }
