@@ -1,13 +1,14 @@
 //! A tool definition's indexed fields (name, title, the annotations' title, description, each
-//! parameter's name and description, groups and tags), read from its JSON text (`Primitive::fragment`) without
-//! building a tree: strings are borrowed where the text has no escapes, everything else is
-//! skipped. A field of another type than the index reads counts as empty, as in a tree.
+//! parameter's name and description, groups and tags), read from its JSON text
+//! (`Primitive::fragment`, which serde_json wrote) by a small scanner: no tree, no tokens for
+//! what is skipped (a skipped value is stepped over by its brackets and strings, eight bytes at a
+//! time inside strings), strings borrowed where the text has no escapes. A field of another type
+//! than the index reads counts as empty, as in a tree; of two fields of one name the later
+//! counts (within `annotations`, `inputSchema` and a parameter, the first), as serde_json reads
+//! them. A text the scanner finds is not JSON reads as an empty tool; what it steps over is not
+//! checked as a parser would (a fragment is JSON: serde_json wrote it).
 
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
-
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// What the index reads of one tool.
 #[derive(Debug, Default)]
@@ -31,212 +32,326 @@ pub struct ToolText<'a> {
 impl<'a> ToolText<'a> {
     /// The fields of the tool definition `json` (all empty when it is not an object).
     pub fn read(json: &'a str) -> Self {
-        serde_json::from_str::<Any<Tool<'a>>>(json)
-            .map(|t| t.0 .0)
-            .unwrap_or_default()
-    }
-}
-
-/// How an object is read, for [`Any`].
-trait FromMap<'de>: Default {
-    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
-}
-
-/// A JSON value: an object read as `T`, anything else `T::default()` (skipped).
-#[derive(Default)]
-struct Any<T>(T);
-
-/// A JSON value: a string kept, anything else empty (skipped).
-#[derive(Default)]
-struct Text<'a>(Cow<'a, str>);
-
-macro_rules! skip_scalars {
-    ($v:expr) => {
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok($v)
-        }
-        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok($v)
-        }
-    };
-}
-
-impl<'de, T: FromMap<'de>> Deserialize<'de> for Any<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: FromMap<'de>> Visitor<'de> for V<T> {
-            type Value = Any<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            skip_scalars!(Any(T::default()));
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Any(T::default()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                T::from_map(map).map(Any)
-            }
-        }
-        d.deserialize_any(V(PhantomData))
-    }
-}
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            skip_scalars!(Text(Cow::Borrowed("")));
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(s.to_string())))
-            }
-            fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(s)))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Text(Cow::Borrowed("")))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A JSON value: an array's strings kept (anything else in it read as an empty string: a loaded
-/// catalog's `groups` and `tags` hold only strings), anything else an empty list.
-#[derive(Default)]
-struct Strings<'a>(Vec<Cow<'a, str>>);
-
-impl<'de> Deserialize<'de> for Strings<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Strings<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Strings::default())
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-                let mut all = Vec::new();
-                while let Some(Text(s)) = seq.next_element::<Text<'de>>()? {
-                    all.push(s);
-                }
-                Ok(Strings(all))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Strings::default())
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The tool object.
-#[derive(Default)]
-struct Tool<'a>(ToolText<'a>);
-
-impl<'de> FromMap<'de> for Tool<'de> {
-    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut t = ToolText::default();
-        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            match &*k {
-                "name" => t.name = map.next_value::<Text>()?.0,
-                "title" => t.title = map.next_value::<Text>()?.0,
-                "description" => t.description = map.next_value::<Text>()?.0,
-                "annotations" => t.annotated = map.next_value::<Any<Key<Text, 0>>>()?.0 .0 .0,
-                "inputSchema" => t.params = map.next_value::<Any<Key<Any<Props>, 2>>>()?.0 .0 .0 .0,
-                "groups" => t.groups = map.next_value::<Strings>()?.0,
-                "tags" => t.tags = map.next_value::<Strings>()?.0,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
+        t.read_into(json);
+        t
+    }
+
+    /// [`ToolText::read`] into `self`, reusing its lists' room (a builder reads tool after tool).
+    pub fn read_into(&mut self, json: &'a str) {
+        self.clear();
+        let mut s = Scan {
+            t: json.as_bytes(),
+            i: 0,
+            text: json,
+        };
+        if s.tool(self).is_none() {
+            self.clear();
+        }
+    }
+
+    fn clear(&mut self) {
+        for f in [
+            &mut self.name,
+            &mut self.title,
+            &mut self.annotated,
+            &mut self.description,
+        ] {
+            *f = Cow::Borrowed("");
+        }
+        self.params.clear();
+        self.groups.clear();
+        self.tags.clear();
+    }
+}
+
+/// A position in a JSON text. Every method answers `None` where the text is not JSON.
+struct Scan<'a> {
+    t: &'a [u8],
+    i: usize,
+    text: &'a str,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that is zero (exactly: no borrow reaches a set byte's).
+#[inline]
+fn zeros(x: u64) -> u64 {
+    !(((x & !HIGHS) + !HIGHS) | x) & HIGHS
+}
+
+impl<'a> Scan<'a> {
+    /// The next byte that is not white space (not consumed).
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.t.get(self.i) {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                return Some(b);
+            }
+            self.i += 1;
+        }
+        None
+    }
+
+    /// Consumes `b` (after white space).
+    #[inline]
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.i += 1)
+    }
+
+    /// Where the string whose opening quote was just consumed ends (its closing quote's
+    /// position), and whether it has escapes; the quote is consumed.
+    #[inline]
+    fn string_end(&mut self) -> Option<(usize, bool)> {
+        let t = self.t;
+        let mut i = self.i;
+        let mut escaped = false;
+        loop {
+            // Eight bytes at a time to the next quote or backslash.
+            while let Some(&w) = t.get(i..).and_then(|r| r.first_chunk::<8>()) {
+                let x = u64::from_le_bytes(w);
+                let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
+                if hit != 0 {
+                    i += hit.trailing_zeros() as usize / 8;
+                    break;
+                }
+                i += 8;
+            }
+            match t.get(i)? {
+                b'"' => {
+                    self.i = i + 1;
+                    return Some((i, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// A string value whose opening quote was just consumed.
+    #[inline]
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        let start = self.i;
+        let (end, escaped) = self.string_end()?;
+        let raw = self.text.get(start..end)?;
+        if escaped {
+            unescape(raw).map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(raw))
+        }
+    }
+
+    /// Steps over one value of any kind.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                self.i += 1;
+                self.string_end().map(drop)
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    let b = *self.t.get(self.i)?;
+                    self.i += 1;
+                    match b {
+                        b'"' => {
+                            self.string_end()?;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
                 }
             }
-        }
-        Ok(Tool(t))
-    }
-}
-
-/// The names of the fields [`Key`] reads.
-const KEYS: [&str; 3] = ["title", "description", "properties"];
-
-/// An object's field `KEYS[K]` (the first of that name) read as `T`; the others skipped.
-#[derive(Default)]
-struct Key<T, const K: usize>(T);
-
-impl<'de, T: Deserialize<'de> + Default, const K: usize> FromMap<'de> for Key<T, K> {
-    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut found = None;
-        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            if found.is_none() && k == KEYS[K] {
-                found = Some(map.next_value::<T>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            _ => {
+                // A number or a literal: to the next delimiter.
+                let start = self.i;
+                while let Some(&b) = self.t.get(self.i) {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                (self.i > start).then_some(())
             }
         }
-        Ok(Key(found.unwrap_or_default()))
+    }
+
+    /// A value read as text: a string kept, anything else stepped over and empty.
+    fn text(&mut self) -> Option<Cow<'a, str>> {
+        if self.peek()? == b'"' {
+            self.i += 1;
+            self.string()
+        } else {
+            self.skip().map(|_| Cow::Borrowed(""))
+        }
+    }
+
+    /// Calls `field` with each key of the object that starts here (its value next, for
+    /// `field` to read or skip); anything but an object is stepped over, as an empty one.
+    fn object(&mut self, mut field: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
+        if self.peek()? != b'{' {
+            return self.skip();
+        }
+        self.i += 1;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.eat(b'"')?;
+            let key = self.string()?;
+            self.eat(b':')?;
+            self.peek()?;
+            field(self, key)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object's first field `name` read as text ("" when it has none, or is no object).
+    fn key_text(&mut self, name: &str) -> Option<Cow<'a, str>> {
+        let mut found = None;
+        self.object(|s, k| {
+            if found.is_none() && k == name {
+                found = Some(s.text()?);
+                Some(())
+            } else {
+                s.skip()
+            }
+        })?;
+        Some(found.unwrap_or_default())
+    }
+
+    /// An array's strings into `out` (anything else in it as ""); anything but an array
+    /// leaves `out` empty.
+    fn strings(&mut self, out: &mut Vec<Cow<'a, str>>) -> Option<()> {
+        out.clear();
+        if self.peek()? != b'[' {
+            return self.skip();
+        }
+        self.i += 1;
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            out.push(self.text()?);
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `inputSchema`: the first `properties`' parameters into `out` (cleared).
+    fn schema(&mut self, out: &mut Vec<(Cow<'a, str>, Cow<'a, str>)>) -> Option<()> {
+        out.clear();
+        let mut seen = false;
+        self.object(|s, k| {
+            if seen || k != "properties" {
+                return s.skip();
+            }
+            seen = true;
+            s.object(|s, name| {
+                let d = s.key_text("description")?;
+                out.push((name, d));
+                Some(())
+            })
+        })
+    }
+
+    /// The tool object, the whole text.
+    fn tool(&mut self, t: &mut ToolText<'a>) -> Option<()> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.object(|s, k| {
+            match &*k {
+                "name" => t.name = s.text()?,
+                "title" => t.title = s.text()?,
+                "description" => t.description = s.text()?,
+                "annotations" => t.annotated = s.key_text("title")?,
+                "inputSchema" => s.schema(&mut t.params)?,
+                "groups" => s.strings(&mut t.groups)?,
+                "tags" => s.strings(&mut t.tags)?,
+                _ => s.skip()?,
+            }
+            Some(())
+        })?;
+        // Then nothing but white space.
+        self.peek().is_none().then_some(())
     }
 }
 
-/// `properties`: each parameter's name and description.
-#[derive(Default)]
-struct Props<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
-
-impl<'de> FromMap<'de> for Props<'de> {
-    fn from_map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut all = Vec::new();
-        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-            all.push((k, map.next_value::<Any<Key<Text, 1>>>()?.0 .0 .0));
-        }
-        Ok(Props(all))
+/// The text of a JSON string's body with escapes (`raw`, between its quotes).
+fn unescape(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let b = rest.as_bytes();
+        let c = match *b.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = |at: usize| u32::from_str_radix(rest.get(at..at + 4)?, 16).ok();
+                let hi = hex(at + 2)?;
+                let (c, used) = if (0xd800..0xdc00).contains(&hi) {
+                    // A surrogate pair: `\uD83D\uDE00`.
+                    if rest.get(at + 6..at + 8)? != "\\u" {
+                        return None;
+                    }
+                    let lo = hex(at + 8)?;
+                    if !(0xdc00..0xe000).contains(&lo) {
+                        return None;
+                    }
+                    (char::from_u32(0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00))?, 12)
+                } else {
+                    (char::from_u32(hi)?, 6)
+                };
+                out.push(c);
+                rest = &rest[at + used..];
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(c);
+        rest = &rest[at + 2..];
     }
+    out.push_str(rest);
+    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn reads_the_indexed_fields_and_skips_the_rest() {
@@ -256,8 +371,89 @@ mod tests {
         assert_eq!(t.groups, ["g1", "h"]);
         assert!(t.tags.is_empty());
         assert!(ToolText::read("[1]").name.is_empty());
+        // Of two fields of one name, the later at the top, the first within.
+        let t = ToolText::read(
+            r#"{"name":"a","name":"b","annotations":{"title":"t","title":"u"},
+                "inputSchema":{"properties":{"p":{"description":"x","description":"y"}},"properties":{}}}"#,
+        );
+        assert_eq!((&*t.name, &*t.annotated), ("b", "t"));
+        assert_eq!(t.params, [("p".into(), "x".into())]);
         assert!(ToolText::read(r#"{"annotations":"x","inputSchema":{"properties":[]}}"#)
             .params
             .is_empty());
+    }
+
+    /// What a tree of `json` gives for each field (the reading the scanner replaces).
+    fn from_tree(json: &str) -> Option<(Vec<String>, Vec<(String, String)>, Vec<String>, Vec<String>)> {
+        let v: Value = serde_json::from_str(json).ok()?;
+        let o = v.as_object()?;
+        let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+        let first = |v: Option<&Value>, k: &str| s(v.and_then(Value::as_object).and_then(|o| o.get(k)));
+        let list = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().map(|x| s(Some(x))).collect())
+                .unwrap_or_default()
+        };
+        let params = o
+            .get("inputSchema")
+            .and_then(|x| x.get("properties"))
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| (k.clone(), first(Some(v), "description")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some((
+            vec![
+                s(o.get("name")),
+                s(o.get("title")),
+                first(o.get("annotations"), "title"),
+                s(o.get("description")),
+            ],
+            params,
+            list(o.get("groups")),
+            list(o.get("tags")),
+        ))
+    }
+
+    #[test]
+    fn reads_every_catalog_tool_as_a_tree_does() {
+        let mut texts: Vec<String> = Vec::new();
+        for file in ["default", "public-servers", "saas-servers", "conformance"] {
+            let path = format!("{}/catalog/{file}.json", env!("CARGO_MANIFEST_DIR"));
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("catalog")).expect("JSON");
+            texts.extend(v["tools"].as_array().into_iter().flatten().map(|t| t.to_string()));
+            texts.extend(v["tools"].as_array().into_iter().flatten().map(|t| format!(" {t:#} ")));
+        }
+        texts.extend(
+            [
+                r#"{"name":"\ud83d\ude00 a\/b\\c\td\u00e9","tags":["x",1,null,{"a":"]"}],"groups":"g"}"#,
+                r#"{"inputSchema":{"properties":{"a\"b":{"description":["x"]}}},"description":-1.5e3}"#,
+                r#"{ "name" : "x" , "inputSchema" : { "properties" : { "p" : { } } } }"#,
+                r#"{}"#,
+            ]
+            .map(String::from),
+        );
+        assert!(texts.len() > 500);
+        for json in &texts {
+            let t = ToolText::read(json);
+            let got = (
+                [&t.name, &t.title, &t.annotated, &t.description]
+                    .map(|c| c.to_string())
+                    .to_vec(),
+                t.params
+                    .iter()
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .collect::<Vec<_>>(),
+                t.groups.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                t.tags.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            );
+            assert_eq!(Some(got), from_tree(json), "{json}");
+        }
+        for bad in ["", "{", r#"{"name":"x""#, r#"{"name":"\q"}"#, "[]", "7", r#"{"a":1}x"#] {
+            let t = ToolText::read(bad);
+            assert!(t.name.is_empty() && t.params.is_empty(), "{bad}");
+        }
     }
 }

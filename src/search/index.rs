@@ -443,8 +443,10 @@ impl SearchIndex {
     /// [`SearchIndex::of_tools`] ranking with `params` (for a tuner).
     pub fn of_tools_with(items: &[Primitive], groups: &[Group], params: Params) -> Self {
         let mut b = Builder::new(groups, params);
+        let mut tool = ToolText::default();
         for item in items {
-            b.add(&ToolText::read(&item.fragment));
+            tool.read_into(&item.fragment);
+            b.add(&tool);
         }
         b.finish()
     }
