@@ -165,19 +165,7 @@ impl<'a> Builder<'a> {
         let mut kept = 0;
         // As `text::scan` with `MAX_FIELD_WORDS`, a word normalized only at its first sight.
         text::pieces(text, |s, e| {
-            let id = seen.get_or(text.as_bytes(), s, e, || {
-                text::normalize(&text[s..e], buf);
-                if buf.is_empty() {
-                    NOTHING
-                } else if let Some(&id) = vocab.get(buf.as_str()) {
-                    id
-                } else {
-                    let id = vocab.len() as u32;
-                    vocab.insert(buf.as_str().into(), id);
-                    acts.push(text::actions(buf));
-                    id
-                }
-            });
+            let id = seen.get_or(text.as_bytes(), s, e, || learn(vocab, acts, buf, &text[s..e]));
             words[before + kept] = (id, f as u8);
             kept += (id >= *stops) as usize;
             kept < MAX_FIELD_WORDS
@@ -269,11 +257,38 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// The id of word `raw` (as written, seen for the first time) once lowercased and stemmed,
+/// added to `vocab` (and its action groups to `acts`) when new; `NOTHING` when nothing is left.
+/// Out of line: the per-word loop that calls it once per spelling stays small.
+#[inline(never)]
+#[cold]
+fn learn(vocab: &mut FxMap<Box<str>, u32>, acts: &mut Vec<u32>, buf: &mut String, raw: &str) -> u32 {
+    text::normalize(raw, buf);
+    if buf.is_empty() {
+        NOTHING
+    } else if let Some(&id) = vocab.get(buf.as_str()) {
+        id
+    } else {
+        let id = vocab.len() as u32;
+        vocab.insert(buf.as_str().into(), id);
+        acts.push(text::actions(buf));
+        id
+    }
+}
+
 /// Where the first sentence of a description ends (a `. ` or a line break), in bytes.
 fn lead_end(d: &str) -> usize {
-    let sentence = d.find(". ").map_or(d.len(), |i| i + 1);
-    // A line break before the sentence's end ends it (only that far is searched).
-    d[..sentence].find('\n').unwrap_or(sentence)
+    // One pass to the first line break or `. `, whichever comes first.
+    let b = d.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => return i,
+            b'.' if b.get(i + 1) == Some(&b' ') => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
 }
 
 /// One tool a word occurs in, with the word's precomputed BM25F score there; the high bit of
@@ -352,13 +367,15 @@ impl SearchIndex {
         // `slot` (where a word is in `terms`, valid while `mark` says this tool).
         let mut mark = vec![u32::MAX; seen.len()];
         let mut slot = vec![0u32; seen.len()];
-        let mut terms: Vec<(u32, [u32; FIELDS])> = Vec::new();
+        // (word, its count in each field, the fields it is in as bits).
+        let mut terms: Vec<(u32, [u32; FIELDS], u32)> = Vec::new();
         // Each tool's distinct words with their BM25F saturation, in tool order (at most one per
         // word of its spans).
         let pairs = docs.iter().chain(&extra).map(|s| (s.end - s.start) as usize).sum();
         let mut all: Vec<(u32, Posting)> = Vec::with_capacity(pairs);
         let mut df = vec![0u32; sorted.len()];
         let mut name_words = Vec::with_capacity(docs.len());
+        let mut norm = [0f32; FIELDS];
         let mut from = 0;
         for (i, (d, &to)) in docs.iter().zip(&ends).enumerate() {
             terms.clear();
@@ -368,29 +385,37 @@ impl SearchIndex {
                     if mark[t] != i as u32 {
                         mark[t] = i as u32;
                         slot[t] = terms.len() as u32;
-                        terms.push((t as u32, [0; FIELDS]));
+                        terms.push((t as u32, [0; FIELDS], 0));
                     }
-                    terms[slot[t] as usize].1[f as usize] += 1;
+                    let e = &mut terms[slot[t] as usize];
+                    e.1[f as usize] += 1;
+                    e.2 |= 1 << f;
                 }
             }
             from = to as usize;
+            // Each field's length normalization for this tool, once (not per word).
+            for f in 0..FIELDS {
+                let b = params.fields[f].1;
+                norm[f] = 1.0 - b + b * d.lens[f] as f32 / avg[f];
+            }
             let mut names = 0usize;
-            for &(t, tf) in &terms {
+            for &(t, tf, in_fields) in &terms {
                 let t = remap[t as usize];
                 let mut flags = 0;
-                if tf[Field::Name as usize] > 0 {
+                if in_fields & 1 << Field::Name as u32 != 0 {
                     flags |= IN_NAME;
                 }
-                if tf[Field::Group as usize] > 0 {
+                if in_fields & 1 << Field::Group as u32 != 0 {
                     flags |= IN_GROUP;
                 }
                 names += (flags & IN_NAME != 0) as usize;
+                // Summed over the fields it is in, in field order (as over all of them).
                 let mut w = 0.0;
-                for f in 0..FIELDS {
-                    if tf[f] > 0 {
-                        let (weight, b) = params.fields[f];
-                        w += weight * tf[f] as f32 / (1.0 - b + b * d.lens[f] as f32 / avg[f]);
-                    }
+                let mut left = in_fields;
+                while left != 0 {
+                    let f = left.trailing_zeros() as usize;
+                    left &= left - 1;
+                    w += params.fields[f].0 * tf[f] as f32 / norm[f];
                 }
                 df[t as usize] += 1;
                 all.push((

@@ -14,29 +14,36 @@ fn pack(text: &[u8], s: usize, e: usize) -> Option<u128> {
     if n == 0 || n > 16 || e > text.len() {
         return None;
     }
-    let read = |at: usize| {
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&text[at..at + 16]);
-        u128::from_le_bytes(b)
-    };
+    let read = |at: usize| text[at..].first_chunk::<16>().map_or(0, |b| u128::from_le_bytes(*b));
     let raw = if s + 16 <= text.len() {
         read(s)
     } else if text.len() >= 16 {
         read(text.len() - 16) >> (8 * (s + 16 - text.len()))
     } else {
-        let mut b = [0u8; 16];
-        b[..n].copy_from_slice(&text[s..e]);
-        u128::from_le_bytes(b)
+        // A short text (a name, a parameter's): byte by byte, not a call to copy.
+        let mut x = 0u128;
+        for (k, &b) in text[s..e].iter().enumerate() {
+            x |= (b as u128) << (8 * k);
+        }
+        x
     };
     Some(raw & (u128::MAX >> (8 * (16 - n))))
+}
+
+/// One slot of the table: a packed word (0: empty) beside its id, so that a lookup touches one
+/// cache line.
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    lo: u64,
+    hi: u64,
+    id: u32,
 }
 
 /// Words as written → ids.
 #[derive(Debug, Default)]
 pub struct Memo {
-    /// Packed words (0: an empty slot), a power of two of them.
-    keys: Vec<u128>,
-    ids: Vec<u32>,
+    /// A power of two of slots.
+    keys: Vec<Slot>,
     len: usize,
     long: FxMap<Box<[u8]>, u32>,
 }
@@ -51,36 +58,29 @@ impl Memo {
     }
 
     /// The id of word `text[s..e]`, or `new()`'s (then remembered) when it was not seen before.
-    #[inline]
+    #[inline(always)]
     pub fn get_or(&mut self, text: &[u8], s: usize, e: usize, new: impl FnOnce() -> u32) -> u32 {
         let Some(k) = pack(text, s, e) else {
-            let w = &text[s..e];
-            if let Some(&id) = self.long.get(w) {
-                return id;
-            }
-            let id = new();
-            self.long.insert(w.into(), id);
-            return id;
+            return self.get_long(&text[s..e], new);
         };
         if self.keys.is_empty() {
-            self.keys = vec![0; 1024];
-            self.ids = vec![0; 1024];
+            self.keys = vec![Slot::default(); 1024];
         }
         let mask = self.keys.len() - 1;
+        let (lo, hi) = (k as u64, (k >> 64) as u64);
         let mut i = self.slot(k);
         loop {
             let x = self.keys[i];
-            if x == k {
-                return self.ids[i];
+            if x.lo == lo && x.hi == hi {
+                return x.id;
             }
-            if x == 0 {
+            if x.lo == 0 {
                 break;
             }
             i = (i + 1) & mask;
         }
         let id = new();
-        self.keys[i] = k;
-        self.ids[i] = id;
+        self.keys[i] = Slot { lo, hi, id };
         self.len += 1;
         if self.len * 2 > self.keys.len() {
             self.grow();
@@ -88,19 +88,29 @@ impl Memo {
         id
     }
 
+    /// [`Memo::get_or`] of a word longer than 16 bytes (rare: out of line).
+    #[inline(never)]
+    fn get_long(&mut self, w: &[u8], new: impl FnOnce() -> u32) -> u32 {
+        if let Some(&id) = self.long.get(w) {
+            return id;
+        }
+        let id = new();
+        self.long.insert(w.into(), id);
+        id
+    }
+
+    #[inline(never)]
     fn grow(&mut self) {
         let size = self.keys.len() * 2;
-        let keys = std::mem::replace(&mut self.keys, vec![0; size]);
-        let ids = std::mem::replace(&mut self.ids, vec![0; size]);
+        let keys = std::mem::replace(&mut self.keys, vec![Slot::default(); size]);
         let mask = self.keys.len() - 1;
-        for (k, id) in keys.into_iter().zip(ids) {
-            if k != 0 {
-                let mut i = self.slot(k);
-                while self.keys[i] != 0 {
+        for x in keys {
+            if x.lo != 0 {
+                let mut i = self.slot(x.lo as u128 | (x.hi as u128) << 64);
+                while self.keys[i].lo != 0 {
                     i = (i + 1) & mask;
                 }
-                self.keys[i] = k;
-                self.ids[i] = id;
+                self.keys[i] = x;
             }
         }
     }

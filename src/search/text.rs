@@ -281,11 +281,64 @@ pub fn pieces(text: &str, piece: impl FnMut(usize, usize) -> bool) {
     }
 }
 
+/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks: with
+/// SSE2 (every x86-64), sixteen bytes at a time, compared as vectors; a chunk shorter than 64
+/// bytes is padded with zeros, which are no letter or digit.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn masks(chunk: &[u8]) -> (u64, u64, u64) {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
+    };
+    /// Bytes of `x` in `lo..=hi` (signed compares: a byte ≥ 0x80 is in no range).
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn range(x: __m128i, lo: u8, hi: u8) -> u64 {
+        let above = _mm_cmpgt_epi8(x, _mm_set1_epi8(lo as i8 - 1));
+        let below = _mm_cmplt_epi8(x, _mm_set1_epi8(hi as i8 + 1));
+        _mm_movemask_epi8(_mm_and_si128(above, below)) as u16 as u64
+    }
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn block(b: &[u8; 16]) -> (u64, u64, u64) {
+        let x: __m128i = _mm_set_epi64x(
+            i64::from_le_bytes(b[8..].try_into().unwrap_or_default()),
+            i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+        );
+        (range(x, b'a', b'z'), range(x, b'A', b'Z'), range(x, b'0', b'9'))
+    }
+    let mut padded = [0u8; 64];
+    let full: &[u8; 64] = match chunk.first_chunk::<64>() {
+        Some(c) => c,
+        None => {
+            padded[..chunk.len()].copy_from_slice(chunk);
+            &padded
+        }
+    };
+    let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
+    for (k, b) in full.as_chunks::<16>().0.iter().enumerate() {
+        // SAFETY: SSE2 is part of every x86-64 CPU (the target's baseline).
+        let (bl, bu, bd) = unsafe { block(b) };
+        l |= bl << (16 * k);
+        u |= bu << (16 * k);
+        d |= bd << (16 * k);
+    }
+    (l, u, d)
+}
+
+/// [`masks`] where SSE2 is not (the Worker's wasm).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn masks(chunk: &[u8]) -> (u64, u64, u64) {
+    masks_swar(chunk)
+}
+
 /// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks, eight
 /// bytes at a time in one integer (the last few bytes padded with zeros, which are no letter or
 /// digit).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline]
-fn masks(chunk: &[u8]) -> (u64, u64, u64) {
+fn masks_swar(chunk: &[u8]) -> (u64, u64, u64) {
     let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
     let mut add = |k: usize, x: u64| {
         // Letters of either case are the bytes that are lower letters with bit 5 set; bit 5
@@ -621,6 +674,7 @@ mod tests {
                 chunk[at] = b;
                 for len in [at + 1, 64] {
                     let (l, u, d) = masks(&chunk[..len]);
+                    assert_eq!((l, u, d), masks_swar(&chunk[..len]), "{b} at {at} of {len}");
                     let c = CLASS[b as usize];
                     let bit = |m: u64| m >> at & 1 == 1;
                     assert_eq!(
