@@ -81,6 +81,48 @@ fn zeros(x: u64) -> u64 {
     !(((x & !HIGHS) + !HIGHS) | x) & HIGHS
 }
 
+/// The quotes and backslashes of `b` as bits (bit `k`: byte `k`): with SSE2 (every x86-64),
+/// compared as one vector.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn quotes16(b: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x};
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn vector(b: &[u8; 16]) -> u32 {
+        let x = _mm_set_epi64x(
+            i64::from_le_bytes(b[8..].try_into().unwrap_or_default()),
+            i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+        );
+        let q = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+        let s = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(q, s)) as u32
+    }
+    // SAFETY: SSE2 is part of every x86-64 CPU (the target's baseline).
+    unsafe { vector(b) }
+}
+
+/// [`quotes16_swar`] where SSE2 is not (the Worker's wasm).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn quotes16(b: &[u8; 16]) -> u32 {
+    quotes16_swar(b)
+}
+
+/// [`quotes16`] as two eight-byte words.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline]
+fn quotes16_swar(b: &[u8; 16]) -> u32 {
+    let mut bits = 0;
+    for (k, w) in b.as_chunks::<8>().0.iter().enumerate() {
+        let x = u64::from_le_bytes(*w);
+        let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
+        // The high bit of each byte hit → bit `byte` of eight.
+        bits |= (((hit >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32) << (8 * k);
+    }
+    bits
+}
+
 impl<'a> Scan<'a> {
     /// The next byte that is not white space (not consumed).
     #[inline]
@@ -108,7 +150,15 @@ impl<'a> Scan<'a> {
         let mut i = self.i;
         let mut escaped = false;
         loop {
-            // Eight bytes at a time to the next quote or backslash.
+            // Sixteen bytes at a time to the next quote or backslash, then eight.
+            while let Some(w) = t.get(i..).and_then(|r| r.first_chunk::<16>()) {
+                let hit = quotes16(w);
+                if hit != 0 {
+                    i += hit.trailing_zeros() as usize;
+                    break;
+                }
+                i += 16;
+            }
             while let Some(&w) = t.get(i..).and_then(|r| r.first_chunk::<8>()) {
                 let x = u64::from_le_bytes(w);
                 let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
@@ -381,6 +431,25 @@ mod tests {
         assert!(ToolText::read(r#"{"annotations":"x","inputSchema":{"properties":[]}}"#)
             .params
             .is_empty());
+    }
+
+    #[test]
+    fn quotes_are_found_at_every_position() {
+        for at in 0..16 {
+            for (b, hit) in [
+                (b'"', true),
+                (b'\\', true),
+                (b'a', false),
+                (0x80 | b'"', false),
+                (0, false),
+            ] {
+                let mut w = [b'x'; 16];
+                w[at] = b;
+                let want = (hit as u32) << at;
+                assert_eq!(quotes16(&w), want, "{b} at {at}");
+                assert_eq!(quotes16_swar(&w), want, "{b} at {at}");
+            }
+        }
     }
 
     /// What a tree of `json` gives for each field (the reading the scanner replaces).

@@ -87,6 +87,8 @@ pub struct Builder<'a> {
     /// (`jira_create_issue`: create).
     actions: Vec<u32>,
     buf: String,
+    /// A field's text with zeros after it (`text::pad`).
+    pad: Vec<u8>,
     params: Params,
     /// Group name → the spans of its words (name and title, description), read once per group.
     group_words: FxMap<Cow<'a, str>, (Span, Span)>,
@@ -123,6 +125,7 @@ impl<'a> Builder<'a> {
             docs: Vec::new(),
             actions: Vec::new(),
             buf: String::new(),
+            pad: Vec::new(),
             params,
             group_words: FxMap::default(),
             tag_words: FxMap::default(),
@@ -151,6 +154,7 @@ impl<'a> Builder<'a> {
             acts,
             stops,
             buf,
+            pad,
             words,
             used,
             ..
@@ -164,12 +168,22 @@ impl<'a> Builder<'a> {
         }
         let mut kept = 0;
         // As `text::scan` with `MAX_FIELD_WORDS`, a word normalized only at its first sight.
-        text::pieces(text, |s, e| {
-            let id = seen.get_or(text.as_bytes(), s, e, || learn(vocab, acts, buf, &text[s..e]));
+        let mut one = |id: u32| {
             words[before + kept] = (id, f as u8);
             kept += (id >= *stops) as usize;
             kept < MAX_FIELD_WORDS
-        });
+        };
+        if text.is_ascii() {
+            // Copied once with zeros after it, so that every chunk and word is read whole.
+            text::pad(text.as_bytes(), pad);
+            text::pieces_padded(pad, text.len(), |s, e| {
+                one(seen.get_or_padded(pad, s, e, || learn(vocab, acts, buf, &text[s..e])))
+            });
+        } else {
+            text::pieces(text, |s, e| {
+                one(seen.get_or(text.as_bytes(), s, e, || learn(vocab, acts, buf, &text[s..e])))
+            });
+        }
         *used += kept;
         span.lens[f as usize] = span.lens[f as usize].saturating_add(kept as u16);
         span.end = *used as u32;

@@ -63,8 +63,27 @@ impl Memo {
         let Some(k) = pack(text, s, e) else {
             return self.get_long(&text[s..e], new);
         };
+        self.get_packed(k, new)
+    }
+
+    /// [`Memo::get_or`] where `text` has at least 16 bytes from `s` on (a padded text,
+    /// `text::pad`): the word is one read, with no case for where it lies.
+    #[inline(always)]
+    pub fn get_or_padded(&mut self, text: &[u8], s: usize, e: usize, new: impl FnOnce() -> u32) -> u32 {
+        let n = e.wrapping_sub(s);
+        match text.get(s..).and_then(|r| r.first_chunk::<16>()) {
+            Some(b) if (1..=16).contains(&n) => {
+                self.get_packed(u128::from_le_bytes(*b) & (u128::MAX >> (8 * (16 - n))), new)
+            }
+            _ => self.get_or(text, s, e, new),
+        }
+    }
+
+    /// [`Memo::get_or`] of a word packed (`pack`).
+    #[inline(always)]
+    fn get_packed(&mut self, k: u128, new: impl FnOnce() -> u32) -> u32 {
         if self.keys.is_empty() {
-            self.keys = vec![Slot::default(); 1024];
+            self.start();
         }
         let mask = self.keys.len() - 1;
         let (lo, hi) = (k as u64, (k >> 64) as u64);
@@ -97,6 +116,11 @@ impl Memo {
         let id = new();
         self.long.insert(w.into(), id);
         id
+    }
+
+    #[cold]
+    fn start(&mut self) {
+        self.keys = vec![Slot::default(); 1024];
     }
 
     #[inline(never)]

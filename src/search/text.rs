@@ -281,12 +281,25 @@ pub fn pieces(text: &str, piece: impl FnMut(usize, usize) -> bool) {
     }
 }
 
-/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks: with
-/// SSE2 (every x86-64), sixteen bytes at a time, compared as vectors; a chunk shorter than 64
-/// bytes is padded with zeros, which are no letter or digit.
-#[cfg(target_arch = "x86_64")]
+/// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks (a chunk
+/// shorter than 64 bytes is padded with zeros, which are no letter or digit).
 #[inline]
 fn masks(chunk: &[u8]) -> (u64, u64, u64) {
+    let mut padded = [0u8; 64];
+    let full: &[u8; 64] = match chunk.first_chunk::<64>() {
+        Some(c) => c,
+        None => {
+            padded[..chunk.len()].copy_from_slice(chunk);
+            &padded
+        }
+    };
+    masks64(full)
+}
+
+/// [`masks`] of 64 bytes with SSE2 (every x86-64): sixteen bytes at a time, compared as vectors.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn masks64(full: &[u8; 64]) -> (u64, u64, u64) {
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x,
     };
@@ -307,14 +320,6 @@ fn masks(chunk: &[u8]) -> (u64, u64, u64) {
         );
         (range(x, b'a', b'z'), range(x, b'A', b'Z'), range(x, b'0', b'9'))
     }
-    let mut padded = [0u8; 64];
-    let full: &[u8; 64] = match chunk.first_chunk::<64>() {
-        Some(c) => c,
-        None => {
-            padded[..chunk.len()].copy_from_slice(chunk);
-            &padded
-        }
-    };
     let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
     for (k, b) in full.as_chunks::<16>().0.iter().enumerate() {
         // SAFETY: SSE2 is part of every x86-64 CPU (the target's baseline).
@@ -326,11 +331,11 @@ fn masks(chunk: &[u8]) -> (u64, u64, u64) {
     (l, u, d)
 }
 
-/// [`masks`] where SSE2 is not (the Worker's wasm).
+/// [`masks64`] where SSE2 is not (the Worker's wasm).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
-fn masks(chunk: &[u8]) -> (u64, u64, u64) {
-    masks_swar(chunk)
+fn masks64(full: &[u8; 64]) -> (u64, u64, u64) {
+    masks_swar(full)
 }
 
 /// The lower, upper and digit bytes of `chunk` (at most 64 ASCII bytes) as bit masks, eight
@@ -384,7 +389,7 @@ fn gather(x: u64) -> u64 {
 /// [`pieces`] of an ASCII text, 64 bytes at a time: the bytes' classes become bit masks, where
 /// words start and end (at separators and humps) is computed on the masks, and only the
 /// boundaries are visited, so a word costs no branch per byte.
-fn pieces_ascii(t: &[u8], mut piece: impl FnMut(usize, usize) -> bool) {
+fn pieces_ascii(t: &[u8], piece: impl FnMut(usize, usize) -> bool) {
     let n = t.len();
     let chunk = |base: usize| {
         if base >= n {
@@ -393,6 +398,32 @@ fn pieces_ascii(t: &[u8], mut piece: impl FnMut(usize, usize) -> bool) {
             masks(&t[base..(base + 64).min(n)])
         }
     };
+    pieces_by_masks(n, chunk, piece)
+}
+
+/// [`pieces`] of the ASCII text `t[..n]`, where `t` goes on with zeros to a multiple of 64
+/// bytes and then 64 more (see [`pad`]): every chunk is read whole, none copied.
+#[inline]
+pub fn pieces_padded(t: &[u8], n: usize, piece: impl FnMut(usize, usize) -> bool) {
+    let chunk = |base: usize| match t.get(base..).and_then(|r| r.first_chunk::<64>()) {
+        Some(c) if base < n => masks64(c),
+        _ => (0, 0, 0),
+    };
+    pieces_by_masks(n, chunk, piece)
+}
+
+/// `text` (ASCII) into `out`, followed by zeros as [`pieces_padded`] and
+/// `Memo::get_or_padded` read it.
+#[inline]
+pub fn pad(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(text);
+    out.resize(text.len().div_ceil(64) * 64 + 64, 0);
+}
+
+/// [`pieces`] of an ASCII text of `n` bytes whose 64-byte chunks' masks `chunk` gives.
+#[inline(always)]
+fn pieces_by_masks(n: usize, chunk: impl Fn(usize) -> (u64, u64, u64), mut piece: impl FnMut(usize, usize) -> bool) {
     let (mut l, mut u, mut d) = chunk(0);
     // The previous chunk's last byte: alphanumeric, lower or digit, upper.
     let (mut prev_a, mut prev_ld, mut prev_u) = (0u64, 0u64, 0u64);
