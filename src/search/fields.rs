@@ -89,7 +89,7 @@ fn quotes16(b: &[u8; 16]) -> u32 {
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x};
     #[inline]
     #[target_feature(enable = "sse2")]
-    fn vector(b: &[u8; 16]) -> u32 {
+    unsafe fn vector(b: &[u8; 16]) -> u32 {
         let x = _mm_set_epi64x(
             i64::from_le_bytes(b[8..].try_into().unwrap_or_default()),
             i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
@@ -114,8 +114,8 @@ fn quotes16(b: &[u8; 16]) -> u32 {
 #[inline]
 fn quotes16_swar(b: &[u8; 16]) -> u32 {
     let mut bits = 0;
-    for (k, w) in b.as_chunks::<8>().0.iter().enumerate() {
-        let x = u64::from_le_bytes(*w);
+    for (k, w) in b.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default());
         let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
         // The high bit of each byte hit → bit `byte` of eight.
         bits |= (((hit >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32) << (8 * k);
@@ -452,8 +452,11 @@ mod tests {
         }
     }
 
+    /// (name, title, annotations' title, description), parameters, groups, tags.
+    type Read = (Vec<String>, Vec<(String, String)>, Vec<String>, Vec<String>);
+
     /// What a tree of `json` gives for each field (the reading the scanner replaces).
-    fn from_tree(json: &str) -> Option<(Vec<String>, Vec<(String, String)>, Vec<String>, Vec<String>)> {
+    fn from_tree(json: &str) -> Option<Read> {
         let v: Value = serde_json::from_str(json).ok()?;
         let o = v.as_object()?;
         let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();

@@ -306,22 +306,22 @@ fn masks64(full: &[u8; 64]) -> (u64, u64, u64) {
     /// Bytes of `x` in `lo..=hi` (signed compares: a byte ≥ 0x80 is in no range).
     #[inline]
     #[target_feature(enable = "sse2")]
-    fn range(x: __m128i, lo: u8, hi: u8) -> u64 {
+    unsafe fn range(x: __m128i, lo: u8, hi: u8) -> u64 {
         let above = _mm_cmpgt_epi8(x, _mm_set1_epi8(lo as i8 - 1));
         let below = _mm_cmplt_epi8(x, _mm_set1_epi8(hi as i8 + 1));
         _mm_movemask_epi8(_mm_and_si128(above, below)) as u16 as u64
     }
     #[inline]
     #[target_feature(enable = "sse2")]
-    fn block(b: &[u8; 16]) -> (u64, u64, u64) {
+    unsafe fn block(b: &[u8]) -> (u64, u64, u64) {
         let x: __m128i = _mm_set_epi64x(
-            i64::from_le_bytes(b[8..].try_into().unwrap_or_default()),
+            i64::from_le_bytes(b[8..16].try_into().unwrap_or_default()),
             i64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
         );
         (range(x, b'a', b'z'), range(x, b'A', b'Z'), range(x, b'0', b'9'))
     }
     let (mut l, mut u, mut d) = (0u64, 0u64, 0u64);
-    for (k, b) in full.as_chunks::<16>().0.iter().enumerate() {
+    for (k, b) in full.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is part of every x86-64 CPU (the target's baseline).
         let (bl, bu, bd) = unsafe { block(b) };
         l |= bl << (16 * k);
