@@ -29,9 +29,9 @@ mod task_list;
 mod task_shape;
 
 pub use crate::protocol::UpstreamLink as Link;
-#[cfg(feature = "gateway")]
-pub use conversation::Era;
 pub use conversation::{ClientConfig, Conversation, Exchange};
+#[cfg(feature = "gateway")]
+pub use conversation::{Era, SentModern};
 #[cfg(feature = "gateway")]
 pub use gateway::{
     forwarded, gathered, named, status_response, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS,

@@ -159,6 +159,8 @@ fn uses_reach_the_right_upstream_with_its_own_name() {
     assert_eq!(f.params, json!({"name": "read_file", "arguments": {"p": 1}}));
     let f = forward_of(&mut h, "tools/call", json!({"name": "fast.add"}));
     assert_eq!((f.upstream, f.params["name"].clone()), (2, json!("add")));
+    // The client's own params (the routed name aside): a shell may splice its upstream request.
+    assert!(f.verbatim);
     let f = forward_of(&mut h, "prompts/get", json!({"name": "github_triage"}));
     assert_eq!((f.upstream, f.params["name"].clone()), (1, json!("triage")));
     let f = forward_of(&mut h, "resources/read", json!({"uri": "file:///notes.txt"}));
@@ -198,6 +200,8 @@ fn uses_reach_the_right_upstream_with_its_own_name() {
         json!({"name": "call_tool", "arguments": {"name": "files_write_file", "arguments": {}}}),
     );
     assert_eq!((f.upstream, f.params["name"].clone()), (0, json!("write_file")));
+    // Params the core built from call_tool's arguments: not the client's text.
+    assert!(!f.verbatim);
 }
 
 #[test]

@@ -49,6 +49,11 @@ pub struct Forward {
     /// declares roots too, and the upstream's `roots/list` is relayed to it.
     #[cfg(feature = "gateway")]
     pub roots: Option<Value>,
+    /// Whether `params` are the client's request's own, apart from the name routing gave them
+    /// (a shell may then write the upstream request from the client's text: the Worker's fast
+    /// forward); `false` when the core built them (search mode's `call_tool`).
+    #[cfg(feature = "gateway")]
+    pub verbatim: bool,
 }
 
 /// One upstream a gateway's `tasks/list` asks.

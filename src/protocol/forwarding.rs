@@ -188,6 +188,8 @@ impl Server {
                 .get("roots")
                 .filter(|r| r.is_object())
                 .cloned(),
+            #[cfg(feature = "gateway")]
+            verbatim: true,
             ..Forward::default()
         });
         Some(String::new())

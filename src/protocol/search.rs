@@ -285,7 +285,13 @@ impl Server {
             ctx: call.ctx.clone(),
             session_concerns: call.session_concerns.clone(),
         };
-        self.call_tool(&inner, session, env, out)
+        let answer = self.call_tool(&inner, session, env, out);
+        #[cfg(feature = "gateway")]
+        if let Some(f) = out.forward.as_mut() {
+            // Its params are built here, not the client's.
+            f.verbatim = false;
+        }
+        answer
     }
 }
 

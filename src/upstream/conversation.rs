@@ -13,7 +13,7 @@ use crate::protocol::UpstreamLink as Link;
 #[cfg(feature = "gateway")]
 mod era;
 #[cfg(feature = "gateway")]
-pub use era::Era;
+pub use era::{Era, SentModern};
 
 /// How the client introduces itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -305,6 +305,15 @@ impl Exchange {
             #[cfg(feature = "gateway")]
             again: (false, false),
         }
+    }
+
+    /// An exchange of request `method` already sent under `id` (its POST written by the caller:
+    /// [`Conversation::sent_modern`]).
+    #[cfg(feature = "gateway")]
+    fn sent(method: &str, params: Value, id: u64) -> Self {
+        let mut e = Exchange::new(Some(method), params, false);
+        e.phase = Phase::Sent(Some(id));
+        e
     }
 
     fn what(&self) -> &str {

@@ -516,6 +516,15 @@ impl Gateway {
     /// declares them; used once). A call to an upstream that is down is refused at once,
     /// naming it and why.
     pub fn forward(&mut self, forward: &Forward) -> Result<(usize, Conversation, Exchange)> {
+        let (i, conv, answered) = self.forward_in(forward)?;
+        let exchange = answered.unwrap_or_else(|| conv.request(&forward.method, forward.params.clone()));
+        Ok((i, conv, exchange))
+    }
+
+    /// [`Gateway::forward`]'s upstream and conversation, for a shell that may write the request
+    /// itself ([`Conversation::sent_modern`]: the Worker's fast forward); with the exchange when
+    /// it is answered without asking the upstream (a subscription it does not offer).
+    pub fn forward_in(&mut self, forward: &Forward) -> Result<(usize, Conversation, Option<Exchange>)> {
         let i = forward.upstream;
         let m = self
             .members
@@ -554,13 +563,9 @@ impl Gateway {
             .lists
             .as_ref()
             .is_some_and(|l| l.initialize["capabilities"]["resources"]["subscribe"] == Value::Bool(true));
-        let exchange = if subscription && !(subscribes && m.conv.era() == Era::Legacy) {
-            // An upstream that offers no subscriptions is not asked: subscribed, as before.
-            conv.answered(json!({}))
-        } else {
-            conv.request(&forward.method, forward.params.clone())
-        };
-        Ok((i, conv, exchange))
+        // An upstream that offers no subscriptions is not asked: subscribed, as before.
+        let answered = (subscription && !(subscribes && m.conv.era() == Era::Legacy)).then(|| conv.answered(json!({})));
+        Ok((i, conv, answered))
     }
 
     /// Whether `forward`, a stateless call, is relayed its upstream's mid-call questions

@@ -112,7 +112,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     };
     if forwarding && answer.retry_at.is_none() {
         if let Some(server) = cached {
-            return Some(forward::start(answer, server, loaded.clone()));
+            return Some(forward::start(answer, server, loaded.clone(), body));
         }
     }
     let answer =

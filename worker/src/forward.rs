@@ -159,7 +159,7 @@ pub fn may_relay(params: &serde_json::Value) -> bool {
 /// The response to the core's `answer` on the gateway's `server`: at once when it forwards
 /// nothing, else the first POST of its forward for `entry.mjs`, or a promise of the response
 /// when this path does not take the forward (the full path's `gateway::finish` runs it).
-pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config::Loaded) -> JsValue {
+pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config::Loaded, body: &[u8]) -> JsValue {
     let Some(mut f) = answer.forward.clone() else {
         return done(crate::watch::respond(answer, loaded));
     };
@@ -176,9 +176,9 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
             return done(shell::respond(http::complete(answer, Ok(&refused), &[])));
         }
     }
-    let forward = gateway::with(&server, |g| g.forward(&f))
+    let forward = gateway::with(&server, |g| g.forward_in(&f))
         .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, conv, exchange) = match forward {
+    let (member, mut conv, answered) = match forward {
         Ok(x) => x,
         Err(e) => return done(shell::respond(http::complete(answer, Err(&e), &[]))),
     };
@@ -186,6 +186,14 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
     if conv.era() != upstream::Era::Modern {
         return full(answer, server, loaded);
     }
+    // The POST's body spliced from the client's text when it can be, else built by the exchange.
+    let (exchange, post) = match answered {
+        Some(answered) => (answered, None),
+        None => match spliced_post(&f, &mut conv, body) {
+            Some((exchange, post)) => (exchange, Some(post)),
+            None => (conv.request(&f.method, f.params.clone()), None),
+        },
+    };
     let waiting = Waiting {
         began: conv.session_id().map(str::to_string),
         forward: f,
@@ -202,7 +210,31 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
         },
         since_ms: now_ms(),
     };
-    next(waiting, Ok(()))
+    match post {
+        Some(post) => send(waiting, post),
+        None => next(waiting, Ok(())),
+    }
+}
+
+/// The exchange of `f` at `conv` already sent, and its POST, whose body is spliced from the
+/// client's request `body` (`splice::Request`); `None` (and `conv` untouched) when it cannot be.
+fn spliced_post(f: &Forward, conv: &mut upstream::Conversation, body: &[u8]) -> Option<(upstream::Exchange, Post)> {
+    // Answers to an upstream's questions, unwrapped into `f`, are not the client's text.
+    if f.params.get("inputResponses").is_some() || f.params.get("requestState").is_some() {
+        return None;
+    }
+    let request = crate::splice::Request::of(f, std::str::from_utf8(body).ok()?)?;
+    let mirrored = mcp_sieve::protocol::jsonrpc::mirrored_param(&f.method);
+    let name = mirrored.and_then(|p| f.params.get(p)?.as_str());
+    let sent = conv.sent_modern(&f.method, f.params.clone(), name)?;
+    let body = request.write(f, &sent);
+    Some((
+        sent.exchange,
+        Post {
+            headers: sent.headers,
+            body,
+        },
+    ))
 }
 
 /// A promise of the response the full path gives `answer` (`shell::run` after serving it).
@@ -224,11 +256,20 @@ fn secret(loaded: &crate::config::Loaded) -> Option<http::Secret> {
 fn next(mut w: Waiting, last: Result<(), Error>) -> JsValue {
     let step = last.and_then(|()| w.exchange.step(&mut w.conv));
     match step {
-        Ok(Step::Send(post))
-            if post
-                .headers
-                .iter()
-                .all(|(k, v)| !k.contains('\n') && !v.contains(['\n', '\r'])) =>
+        Ok(Step::Send(post)) => send(w, post),
+        Ok(Step::Done(reply)) => finish_now(w, Ok(reply)),
+        Err(e) => finish_now(w, Err(e)),
+    }
+}
+
+/// `w` sending `post`: its plan for `entry.mjs`, or a promise of the response when the full
+/// path sends it.
+fn send(mut w: Waiting, post: Post) -> JsValue {
+    match post {
+        post if post
+            .headers
+            .iter()
+            .all(|(k, v)| !k.contains('\n') && !v.contains(['\n', '\r'])) =>
         {
             w.post = post;
             w.since_ms = now_ms();
@@ -244,14 +285,12 @@ fn next(mut w: Waiting, last: Result<(), Error>) -> JsValue {
                 .into()
         }
         // A header this path cannot write on one line: the full path sends it (and refuses it).
-        Ok(Step::Send(post)) => promise(async move {
+        post => promise(async move {
             let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
             let sent = gateway::send(w.member, post, Some(&refusing)).await;
             let reply = go_on(&mut w, sent, &refusing).await;
             finish(w, reply).await
         }),
-        Ok(Step::Done(reply)) => finish_now(w, Ok(reply)),
-        Err(e) => finish_now(w, Err(e)),
     }
 }
 

@@ -7,10 +7,18 @@
 //! era to be discovered again), a result that is not an object, asks for input or gives another
 //! `resultType`, a repeated member, an escaped surrogate (the full path refuses a lone one), a
 //! batch, another id — is left to it (`None`).
+//!
+//! The upstream POST's body is spliced the same way from the client's request ([`Request`]):
+//! the forward's id and method, the client's `params` members as they came with the name routing
+//! gave (`params.name` of a tool or prompt) and our envelope's members in `_meta` (where the
+//! client's of those names were, else after its others), which is `Conversation::post_modern`'s
+//! body as JSON. A forward whose `params` the core built, a repeated member, `params` or `_meta`
+//! that is not an object, or members other than the forward's, is left to the full builder.
 
 use std::borrow::Cow;
 
 use mcp_sieve::protocol::Forward;
+use mcp_sieve::upstream::SentModern;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -115,6 +123,122 @@ pub fn answer(f: &Forward, sent: u64, body: &str) -> Option<String> {
     }
     out.push_str("}}");
     Some(out)
+}
+
+/// The client's request read for splicing the upstream POST's body ([`Request::write`]).
+pub struct Request<'a> {
+    params: Members<'a>,
+    /// The position of `_meta` in `params` and its members.
+    meta: Option<(usize, Members<'a>)>,
+    /// `params.name` as routing gave it (a tool's or prompt's), written in its place.
+    name: Option<&'a str>,
+}
+
+impl<'a> Request<'a> {
+    /// The client's request `body` of the stateless use `f` (`tools/call`, `prompts/get`,
+    /// `resources/read`) when the upstream POST's body can be spliced from it: `f`'s `params`
+    /// are the client's (`Forward::verbatim`), with the same members in the same order.
+    pub fn of(f: &'a Forward, body: &'a str) -> Option<Self> {
+        let renames = match f.method.as_str() {
+            "tools/call" | "prompts/get" => true,
+            "resources/read" => false,
+            // `completion/complete` renames `params.ref.name`: the full builder's.
+            _ => return None,
+        };
+        let serde_json::Value::Object(want) = &f.params else {
+            return None;
+        };
+        if !f.verbatim || !f.stateless {
+            return None;
+        }
+        let msg = Members::of(body)?;
+        let params = Members::of(msg.get("params")?.get())?;
+        let same = params.0.len() == want.len() && params.0.iter().zip(want.keys()).all(|((k, _), w)| k == w);
+        if !same {
+            return None;
+        }
+        let name = match renames {
+            true => Some(want.get("name")?.as_str()?),
+            false => None,
+        };
+        let meta = match params.0.iter().position(|(k, _)| k == "_meta") {
+            Some(i) => Some((i, Members::of(params.0[i].1.get())?)),
+            None => None,
+        };
+        Some(Request { params, meta, name })
+    }
+
+    /// The upstream POST's body: `f`'s request under `sent`'s id, the client's `params` with the
+    /// routed name and `sent`'s envelope in `_meta`.
+    pub fn write(&self, f: &Forward, sent: &SentModern) -> String {
+        let size = self
+            .params
+            .0
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum::<usize>();
+        let envelope = sent.envelope.iter().map(|(k, v)| k.len() + v.len() + 4).sum::<usize>();
+        let mut out = String::with_capacity(size + envelope + f.method.len() + 64);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(&sent.id.to_string());
+        out.push_str(",\"method\":");
+        push_key(&mut out, &f.method);
+        out.push_str(",\"params\":{");
+        for (i, (k, v)) in self.params.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_key(&mut out, k);
+            out.push(':');
+            match (&self.meta, self.name) {
+                (Some((at, meta)), _) if *at == i => write_meta(&mut out, Some(meta), &sent.envelope),
+                (_, Some(name)) if k == "name" => push_key(&mut out, name),
+                _ => out.push_str(v.get()),
+            }
+        }
+        if self.meta.is_none() {
+            if !self.params.0.is_empty() {
+                out.push(',');
+            }
+            out.push_str("\"_meta\":");
+            write_meta(&mut out, None, &sent.envelope);
+        }
+        out.push_str("}}");
+        out
+    }
+}
+
+/// `_meta` with the `envelope`'s members: the client's `meta` members in order, those of the
+/// envelope's names replaced, then the envelope's others.
+fn write_meta(out: &mut String, meta: Option<&Members>, envelope: &[(&'static str, String); 3]) {
+    out.push('{');
+    let mut first = true;
+    let mut used = [false; 3];
+    for (k, v) in meta.map_or(&[][..], |m| &m.0[..]) {
+        if !std::mem::take(&mut first) {
+            out.push(',');
+        }
+        push_key(out, k);
+        out.push(':');
+        match envelope.iter().position(|(name, _)| k == name) {
+            Some(e) => {
+                used[e] = true;
+                out.push_str(&envelope[e].1);
+            }
+            None => out.push_str(v.get()),
+        }
+    }
+    for (e, (k, v)) in envelope.iter().enumerate() {
+        if !used[e] {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+            push_key(out, k);
+            out.push(':');
+            out.push_str(v);
+        }
+    }
+    out.push('}');
 }
 
 /// Whether `body` has a `\uD800`–`\uDFFF` escape (serde_json refuses a lone one when it builds
@@ -233,5 +357,101 @@ mod tests {
         f.params = json!({"name": "x", "task": {"ttl": 5}});
         assert_eq!(answer(&f, 7, bodies[0]), None);
         assert_eq!(answer(&forward("tasks/get", json!(1)), 7, bodies[0]), None);
+    }
+
+    /// The upstream POST spliced from the client's request is the exchange's own (the full
+    /// builder, `Conversation::post_modern`): the same headers, the same body as JSON with the
+    /// same members in the same order, the same bytes for a compact body.
+    #[test]
+    fn spliced_requests_are_the_full_builders() {
+        use super::Request;
+        use mcp_sieve::upstream::{ClientConfig, Conversation, Era, Machine, Step};
+        let config = ClientConfig {
+            client_info: json!({"name": "mcp-sieve-gateway", "version": "0.1.0"}),
+            capabilities: json!({"sampling": {}, "x": [1, "é"]}),
+            headers: vec![("Authorization".into(), "Bearer t".into())],
+            discover: true,
+            ..ClientConfig::default()
+        };
+        let conv = || Conversation::new(config.clone()).knowing(Era::Modern);
+        let env = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}"#;
+        let bodies = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"id":"item-0"}},"_meta":{{{env}}}}}}}"#),
+            format!(r#"{{"method":"tools/call","params":{{"_meta":{{"progressToken":5,{env},"z":null}},"arguments":{{"a":[1,2.5,{{"b":"\u0041\n"}}],"n":-0.0}},"name":"echo"}},"id":"s","jsonrpc":"2.0","extra":1}}"#),
+            format!(" {{ \"jsonrpc\" : \"2.0\", \"id\" : 3, \"method\" : \"tools/call\", \"params\" : {{ \"name\" : \"echo\" , \"arguments\" : {{ \"x\" : 1.5e3 }}, \"_meta\" : {{ {env} }} }} }}\n"),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c"}}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"echo","k\"q":"é"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"caf\u00e9","_meta":{}}}"#.into(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{{"name":"p","arguments":{{"k":"v"}},"_meta":{{{env}}}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"uri":"a://b c","_meta":{{{env}}}}}}}"#),
+            // Left to the full builder (checked all the same, through it).
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"other"}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":null}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"a":1,"a":2}}}"#.into(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"b"}}}"#.into(),
+        ];
+        let mut spliced = 0;
+        for body in &bodies {
+            let client: Value = serde_json::from_str(body).unwrap();
+            let method = client["method"].as_str().unwrap().to_string();
+            // Routing renames a tool or prompt to the name its upstream knows.
+            let mut params = client["params"].clone();
+            if let Some(n) = params.get_mut("name").filter(|_| method != "completion/complete") {
+                *n = json!(format!("up_{}", n.as_str().unwrap()));
+            }
+            let f = Forward {
+                params,
+                verbatim: true,
+                ..forward(&method, json!(9))
+            };
+            let mut full_conv = conv();
+            let mut ex = full_conv.request(&f.method, f.params.clone());
+            let Ok(Step::Send(want)) = ex.step(&mut full_conv) else {
+                panic!("nothing sent")
+            };
+            let Some(request) = Request::of(&f, body) else {
+                continue;
+            };
+            spliced += 1;
+            let mut c = conv();
+            let mirrored = mcp_sieve::protocol::jsonrpc::mirrored_param(&f.method);
+            let name = mirrored.and_then(|p| f.params.get(p)?.as_str());
+            let sent = c.sent_modern(&f.method, f.params.clone(), name).unwrap();
+            let got = request.write(&f, &sent);
+            assert_eq!(sent.headers, want.headers, "{body}");
+            let (got_v, want_v): (Value, Value) = (
+                serde_json::from_str(&got).unwrap(),
+                serde_json::from_str(&want.body).unwrap(),
+            );
+            assert_eq!(got_v, want_v, "{body}");
+            assert_eq!(got_v.to_string(), want_v.to_string(), "{body}");
+            if !body.contains([' ', '\\']) {
+                assert_eq!(got, want.body, "{body}");
+            }
+            // The two conversations and exchanges are where the full one's are after its step.
+            assert_eq!((c.link(), sent.exchange), (full_conv.link(), ex), "{body}");
+        }
+        assert_eq!(spliced, 9);
+        // A forward whose params the core built (search mode's call_tool), or a session's: not spliced.
+        let f = Forward {
+            params: json!({"name": "echo", "arguments": {}}),
+            verbatim: false,
+            ..forward("tools/call", json!(1))
+        };
+        assert!(Request::of(&f, &bodies[3]).is_none());
+        let f = Forward {
+            verbatim: true,
+            stateless: false,
+            ..f
+        };
+        assert!(Request::of(&f, &bodies[3]).is_none());
+        // Params other than the client's (a member more, or another order): not spliced.
+        let f = Forward {
+            params: json!({"arguments": {}, "name": "echo"}),
+            stateless: true,
+            ..f
+        };
+        assert!(Request::of(&f, &bodies[3]).is_none());
     }
 }

@@ -93,8 +93,8 @@ impl Conversation {
     /// The POST of `message` in 2026-07-28: our envelope in `params._meta`, the headers mirroring it.
     pub(super) fn post_modern(&self, mut message: Value) -> Post {
         let method = message["method"].as_str().unwrap_or_default().to_string();
-        let name = crate::protocol::jsonrpc::mirrored_param(&method)
-            .and_then(|f| message["params"][f].as_str().map(header_value));
+        let name = crate::protocol::jsonrpc::mirrored_param(&method).and_then(|f| message["params"][f].as_str());
+        let headers = self.modern_headers(&method, name);
         if let Value::Object(m) = &mut message {
             let params = m.entry("params").or_insert_with(|| json!({}));
             if !params.is_object() {
@@ -109,21 +109,65 @@ impl Conversation {
                 meta.insert(META_CAPS.into(), self.config.capabilities.clone());
             }
         }
-        let mut headers = vec![
-            ("Content-Type".to_string(), "application/json".to_string()),
-            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
-            ("MCP-Protocol-Version".to_string(), MODERN_VERSION.to_string()),
-            ("Mcp-Method".to_string(), method),
-        ];
-        if let Some(n) = name {
-            headers.push(("Mcp-Name".into(), n));
-        }
-        headers.extend(self.config.headers.iter().cloned());
         Post {
             headers,
             body: message.to_string(),
         }
     }
+
+    /// The headers of a 2026-07-28 POST of `method` whose mirrored param (`Mcp-Name`) is `name`.
+    fn modern_headers(&self, method: &str, name: Option<&str>) -> Vec<(String, String)> {
+        let mut headers = Vec::with_capacity(5 + self.config.headers.len());
+        headers.extend([
+            ("Content-Type".to_string(), "application/json".to_string()),
+            ("Accept".to_string(), "application/json, text/event-stream".to_string()),
+            ("MCP-Protocol-Version".to_string(), MODERN_VERSION.to_string()),
+            ("Mcp-Method".to_string(), method.to_string()),
+        ]);
+        if let Some(n) = name {
+            headers.push(("Mcp-Name".into(), header_value(n)));
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        headers
+    }
+
+    /// A 2026-07-28 request of `method` whose POST body the caller writes itself (the Worker's
+    /// fast forward splices the client's text): the exchange, already sent as
+    /// [`super::Exchange`]'s step would send it (`params` kept for a send again after a version
+    /// error), and what that step's POST would carry — its id, its headers (`name`: the value of
+    /// the param `Mcp-Name` mirrors) and the members it puts in `params._meta`, each name with
+    /// its value as JSON text. `None` unless this conversation speaks 2026-07-28.
+    pub fn sent_modern(&mut self, method: &str, params: Value, name: Option<&str>) -> Option<SentModern> {
+        if !self.modern() {
+            return None;
+        }
+        let id = self.take_id();
+        let exchange = super::Exchange::sent(method, params, id);
+        Some(SentModern {
+            exchange,
+            id,
+            headers: self.modern_headers(method, name),
+            envelope: [
+                (META_VERSION, format!("\"{MODERN_VERSION}\"")),
+                (META_INFO, self.config.client_info.to_string()),
+                (META_CAPS, self.config.capabilities.to_string()),
+            ],
+        })
+    }
+}
+
+/// What [`Conversation::sent_modern`] gives a caller that writes the POST's body itself.
+#[derive(Debug)]
+pub struct SentModern {
+    /// The exchange, its request in flight.
+    pub exchange: super::Exchange,
+    /// The request's id.
+    pub id: u64,
+    /// The POST's headers.
+    pub headers: Vec<(String, String)>,
+    /// The members our envelope puts in `params._meta` (replacing the client's of those names
+    /// where they are, else after its others, in this order): name, value as JSON.
+    pub envelope: [(&'static str, String); 3],
 }
 
 /// A legacy upstream must not read a forwarded request as a 2026-07-28 one: the envelope a
