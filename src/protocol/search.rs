@@ -285,13 +285,17 @@ impl Server {
             ctx: call.ctx.clone(),
             session_concerns: call.session_concerns.clone(),
         };
-        let answer = self.call_tool(&inner, session, env, out);
         #[cfg(feature = "gateway")]
-        if let Some(f) = out.forward.as_mut() {
-            // Its params are built here, not the client's.
-            f.verbatim = false;
+        {
+            let answer = self.call_tool(&inner, session, env, out);
+            if let Some(f) = out.forward.as_mut() {
+                // Its params are built here, not the client's.
+                f.verbatim = false;
+            }
+            answer
         }
-        answer
+        #[cfg(not(feature = "gateway"))]
+        self.call_tool(&inner, session, env, out)
     }
 }
 

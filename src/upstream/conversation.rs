@@ -307,15 +307,6 @@ impl Exchange {
         }
     }
 
-    /// An exchange of request `method` already sent under `id` (its POST written by the caller:
-    /// [`Conversation::sent_modern`]).
-    #[cfg(feature = "gateway")]
-    fn sent(method: &str, params: Value, id: u64) -> Self {
-        let mut e = Exchange::new(Some(method), params, false);
-        e.phase = Phase::Sent(Some(id));
-        e
-    }
-
     fn what(&self) -> &str {
         self.method.as_deref().unwrap_or("initialize")
     }

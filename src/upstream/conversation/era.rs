@@ -156,6 +156,16 @@ impl Conversation {
     }
 }
 
+impl super::Exchange {
+    /// An exchange of request `method` already sent under `id` (its POST written by the caller:
+    /// [`Conversation::sent_modern`]).
+    fn sent(method: &str, params: Value, id: u64) -> Self {
+        let mut e = super::Exchange::new(Some(method), params, false);
+        e.phase = super::Phase::Sent(Some(id));
+        e
+    }
+}
+
 /// What [`Conversation::sent_modern`] gives a caller that writes the POST's body itself.
 #[derive(Debug)]
 pub struct SentModern {
