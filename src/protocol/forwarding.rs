@@ -168,6 +168,9 @@ impl Server {
                 p.remove("task");
             }
         }
+        // The client's own params but for the name routing gives (not when `task` was taken out).
+        #[cfg(feature = "gateway")]
+        let verbatim = params.get("task").is_some() == call.params.get("task").is_some();
         let upstream = self.route(method, &mut params);
         out.forward = Some(Forward {
             id: call.ctx.request_id.clone(),
@@ -189,7 +192,7 @@ impl Server {
                 .filter(|r| r.is_object())
                 .cloned(),
             #[cfg(feature = "gateway")]
-            verbatim: true,
+            verbatim,
             ..Forward::default()
         });
         Some(String::new())
