@@ -150,23 +150,25 @@ impl<'a> Scan<'a> {
         let mut i = self.i;
         let mut escaped = false;
         loop {
-            // Sixteen bytes at a time to the next quote or backslash, then eight.
-            while let Some(w) = t.get(i..).and_then(|r| r.first_chunk::<16>()) {
-                let hit = quotes16(w);
-                if hit != 0 {
-                    i += hit.trailing_zeros() as usize;
-                    break;
+            // Sixteen bytes at a time to the next quote or backslash, then eight, then one.
+            'found: {
+                while let Some(w) = t.get(i..).and_then(|r| r.first_chunk::<16>()) {
+                    let hit = quotes16(w);
+                    if hit != 0 {
+                        i += hit.trailing_zeros() as usize;
+                        break 'found;
+                    }
+                    i += 16;
                 }
-                i += 16;
-            }
-            while let Some(&w) = t.get(i..).and_then(|r| r.first_chunk::<8>()) {
-                let x = u64::from_le_bytes(w);
-                let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
-                if hit != 0 {
-                    i += hit.trailing_zeros() as usize / 8;
-                    break;
+                while let Some(&w) = t.get(i..).and_then(|r| r.first_chunk::<8>()) {
+                    let x = u64::from_le_bytes(w);
+                    let hit = zeros(x ^ (ONES * b'"' as u64)) | zeros(x ^ (ONES * b'\\' as u64));
+                    if hit != 0 {
+                        i += hit.trailing_zeros() as usize / 8;
+                        break 'found;
+                    }
+                    i += 8;
                 }
-                i += 8;
             }
             match t.get(i)? {
                 b'"' => {
