@@ -124,34 +124,40 @@ const ACTIONS: usize = 14;
 struct Table {
     norms: Vec<Vec<String>>,
     forms: Vec<Vec<String>>,
+    /// Each normal form of the action groups → the groups it is in (as `actions` answers).
+    actions: std::collections::HashMap<String, u32>,
 }
 
 fn table() -> &'static Table {
     static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| Table {
-        norms: SYNONYMS.iter().map(|g| g.iter().map(|w| norm(w)).collect()).collect(),
-        forms: SYNONYMS
-            .iter()
-            .map(|g| {
-                let mut ws = Vec::new();
-                for w in g.iter() {
-                    words(w, 4, &mut ws);
-                }
-                ws
-            })
-            .collect(),
+    TABLE.get_or_init(|| {
+        let norms: Vec<Vec<String>> = SYNONYMS.iter().map(|g| g.iter().map(|w| norm(w)).collect()).collect();
+        let mut actions = std::collections::HashMap::new();
+        for (i, group) in norms[..ACTIONS].iter().enumerate() {
+            for w in group {
+                *actions.entry(w.clone()).or_insert(0) |= 1 << i;
+            }
+        }
+        Table {
+            norms,
+            actions,
+            forms: SYNONYMS
+                .iter()
+                .map(|g| {
+                    let mut ws = Vec::new();
+                    for w in g.iter() {
+                        words(w, 4, &mut ws);
+                    }
+                    ws
+                })
+                .collect(),
+        }
     })
 }
 
 /// The action groups (by position in the table) word `w` (stemmed) belongs to, as a bit set.
 pub fn actions(w: &str) -> u32 {
-    let mut set = 0;
-    for (i, group) in table().norms[..ACTIONS].iter().enumerate() {
-        if group.iter().any(|g| g == w) {
-            set |= 1 << i;
-        }
-    }
-    set
+    table().actions.get(w).copied().unwrap_or(0)
 }
 
 /// Query words that stand for several words (`pr` → `pull request`).
