@@ -4,7 +4,7 @@
 # build of the same Worker, all three under `wrangler dev` in front of one upstream (the release
 # native server serving a synthetic catalog of 1,000 tools), with wrk (bench/wrk-list.lua),
 # 127.0.0.1 only. ROUNDS (default 5) rounds of a 2 s warm-up then SECONDS (default 4) per target,
-# at 1 connection and at CONNS (default 32); the order of the three targets rotates each round, so
+# at 1 connection and at CONNS (default 32; 0: 1 connection only); the order of the three targets rotates each round, so
 # none always runs first. Prints every round's line, then the table (bench/wrk-table.mjs: medians,
 # each round's share of the floor in brackets, the wrangler process group's CPU per request,
 # upstream included), and the load average before and after.
@@ -71,7 +71,7 @@ timeout 300 node bench/gateway-docs.mjs check "$work/calls.txt" "direct=$upstrea
 
 echo "== tools/call (64 tools), ${targets[*]}, 1 and $many connections, ${warm} s warm-up + ${seconds} s, $rounds rounds, $cores cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$rounds"); do
-  for c in 1 "$many"; do
+  for c in 1 $([ "$many" = 0 ] || echo "$many"); do
     conns=$c; threads=$((c < 2 ? 1 : 2))
     for k in "${!targets[@]}"; do
       t="${targets[$(((k + round) % ${#targets[@]}))]}"
