@@ -49,7 +49,7 @@ pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
 #[cfg(feature = "gateway")]
 pub use tasks::gateway_holder;
-pub use tasks::{budget_step, declares_tasks, task_budget, task_holder, BudgetStep, HOLDER_PREFIX};
+pub use tasks::{budget_step, declares_tasks, runs_as_task, task_budget, task_holder, BudgetStep, HOLDER_PREFIX};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

@@ -103,7 +103,7 @@ impl Connection {
             // 2026-07-28 tasks live in a holder of their own, named after the task id.
             match (server.is_gateway(), &msg) {
                 (false, Incoming::Request { method, params, .. }) => {
-                    match crate::protocol::task_holder(method, params, &env.fresh_id) {
+                    match crate::protocol::task_holder(server, method, params, &env.fresh_id) {
                         Some((id, true)) => Some(Session {
                             id,
                             task_holder: true,

@@ -88,12 +88,21 @@ fn in_2026_07_28_the_question_is_input_required_and_the_retry_carries_the_answer
     let done = common::response_of(&h.modern(json!(2), "tools/call", params))["result"].clone();
     assert_eq!(done["resultType"], json!("complete"));
     assert_eq!(done["content"][0]["text"], json!("LLM response: yes"));
-    // Without the capability: refused.
-    let bare = common::response_of(&h.modern(
+    // Without the capability: refused with the 2026-07-28 schema's -32021 (Missing Required
+    // Client Capability), HTTP 400, `data.requiredCapabilities` naming it.
+    let r = h.modern(
         json!(3),
         "tools/call",
         json!({"name": "test_sampling", "arguments": {"prompt": "p"}}),
-    ));
+    );
+    let bare = common::response_of(&r);
+    assert_eq!(r.status, 400, "{bare}");
+    assert_eq!(bare["error"]["code"], json!(-32021), "{bare}");
+    assert_eq!(
+        bare["error"]["data"],
+        json!({"requiredCapabilities": {"sampling": {}}}),
+        "{bare}"
+    );
     assert!(
         bare["error"]["message"]
             .as_str()

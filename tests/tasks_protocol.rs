@@ -394,6 +394,8 @@ fn tasks_list_accepts_the_iso_8601_forms_sep_1904_allows() {
 #[test]
 fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     let mut h = Harness::new();
+    // SEP-2663: the server decides (the tool supports tasks); `params.task` and its ttl are
+    // ignored, so the task has the server's TTL (a day).
     let created = response_of(&h.modern_tasks(
         json!(1),
         "tools/call",
@@ -406,7 +408,7 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     assert_eq!(result["status"], json!("working"));
     assert_eq!(
         (result["ttlMs"].clone(), result["pollIntervalMs"].clone()),
-        (json!(60_000), json!(1000)),
+        (json!(86_400_000), json!(1000)),
         "{created}"
     );
     assert!(
@@ -417,7 +419,7 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
     let got = response_of(&h.modern_tasks(json!(2), "tasks/get", json!({"taskId": id})));
     assert_eq!(got["result"]["status"], json!("working"), "{got}");
     assert_eq!(got["result"]["resultType"], json!("complete"), "{got}");
-    assert_eq!(got["result"]["ttlMs"], json!(60_000), "{got}");
+    assert_eq!(got["result"]["ttlMs"], json!(86_400_000), "{got}");
     assert!(got["result"].get("result").is_none(), "{got}");
     let update = response_of(&h.modern_tasks(json!(3), "tasks/update", json!({"taskId": id, "inputResponses": {}})));
     assert!(
@@ -437,14 +439,13 @@ fn tasks_in_2026_07_28_live_in_a_holder_named_by_the_task_id() {
             .is_some_and(|t| t.starts_with("report ready")),
         "{done}"
     );
-    let result = response_of(&h.modern_tasks(json!(5), "tasks/result", json!({"taskId": id})));
-    assert!(
-        result["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("report ready"),
-        "{result}"
-    );
+    // SEP-2663 (2026-07-28): "tasks/result is removed; clients calling it MUST receive -32601".
+    for r in [
+        h.modern_tasks(json!(5), "tasks/result", json!({"taskId": id})),
+        h.modern(json!(5), "tasks/result", json!({"taskId": id})),
+    ] {
+        assert_eq!(response_of(&r)["error"]["code"], json!(-32601), "{}", r.body);
+    }
     let cancel = response_of(&h.modern_tasks(json!(6), "tasks/cancel", json!({"taskId": id})));
     assert!(
         cancel["error"].is_object(),
@@ -479,7 +480,7 @@ fn a_2026_07_28_task_belongs_to_the_principal_that_created_it() {
     // Another principal, or none, cannot see, wait for or cancel it.
     for principal in [Some("bob"), None] {
         h.principal = principal.map(String::from);
-        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        for method in ["tasks/get", "tasks/cancel"] {
             let r = response_of(&h.modern_tasks(json!(2), method, json!({"taskId": id})));
             assert!(
                 r["error"]["message"].as_str().unwrap().contains("Unknown task"),
@@ -590,7 +591,7 @@ fn sep_2663_a_client_that_does_not_declare_the_tasks_extension_never_gets_a_task
         .as_str()
         .unwrap()
         .to_string();
-    for method in ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"] {
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
         missing_tasks_capability(&h.modern(json!(3), method, json!({"taskId": id})), method);
     }
     // The same requests from a client that declares it reach the task.
@@ -609,4 +610,35 @@ fn sep_2663_a_tool_that_only_runs_as_a_task_is_32021_for_a_client_that_did_not_d
     missing_tasks_capability(&h.modern(json!(1), "tools/call", call.clone()), "tools/call");
     let created = response_of(&h.modern_tasks(json!(2), "tools/call", call));
     assert_eq!(created["result"]["resultType"], json!("task"), "{created}");
+}
+
+#[test]
+fn sep_2663_the_server_decides_which_calls_run_as_tasks_and_ignores_params_task() {
+    let mut h = Harness::new();
+    // A tool that supports tasks runs as one for a declaring client that sends no `params.task`.
+    let created = response_of(&h.modern_tasks(
+        json!(1),
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 1}}),
+    ));
+    assert_eq!(created["result"]["resultType"], json!("task"), "{created}");
+    // `params.task` on a tool without task support is ignored: the call runs and answers its
+    // result (it was -32601 while `params.task` was an opt-in).
+    let tool = common::catalog_json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["execution"]["taskSupport"].is_null() && t["name"] != "long_report")
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .unwrap();
+    let plain = response_of(&h.modern_tasks(
+        json!(2),
+        "tools/call",
+        json!({"name": tool, "arguments": {}, "task": {"ttl": 1000}}),
+    ));
+    assert!(
+        plain["error"].is_null() || plain["error"]["code"] != json!(-32601),
+        "{plain}"
+    );
+    assert_ne!(plain["result"]["resultType"], json!("task"), "{plain}");
 }

@@ -63,7 +63,8 @@ fn catalog_of(doc: Value) -> Catalog {
         (
             Kind::Tool,
             json!([
-                {"name": "create_issue", "description": "Open an issue", "inputSchema": {"type": "object"}},
+                {"name": "create_issue", "description": "Open an issue", "inputSchema": {"type": "object"},
+                 "execution": {"taskSupport": "optional"}},
                 {"name": "read_file", "description": "Read a file in a repository", "inputSchema": {"type": "object"}}
             ]),
         ),
@@ -625,7 +626,7 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
         ("t-1", "github")
     );
     // Alice's later requests reach the task, in the upstream session it was created in.
-    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+    for method in ["tasks/get", "tasks/cancel"] {
         let f = h
             .modern_tasks(json!(2), method, json!({"taskId": "t-1"}))
             .forward
@@ -655,7 +656,9 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
             "{who:?}: {e}"
         );
     }
-    // Callers without a principal share one holder; a call that asks no task has none.
+    // Callers without a principal share one holder. SEP-2663: the server decides which calls
+    // are tasks and `params.task` is ignored: one is asked of the upstream for a tool that
+    // supports tasks, without `params.task` too, and none for another, with it too.
     let r = h.modern_tasks(json!(5), "tools/call", create);
     assert_eq!(r.forward.unwrap().session.as_deref(), Some("tasks:#"));
     let r = h.modern_tasks(
@@ -663,7 +666,13 @@ fn a_stateless_callers_upstream_tasks_are_its_principals() {
         "tools/call",
         json!({"name": "github_create_issue", "arguments": {}}),
     );
-    assert_eq!(r.forward.unwrap().session, None);
+    assert!(r.forward.unwrap().params["task"].is_object());
+    let r = h.modern_tasks(
+        json!(7),
+        "tools/call",
+        json!({"name": "github_read_file", "arguments": {}, "task": {"ttl": 60000}}),
+    );
+    assert!(r.forward.unwrap().params.get("task").is_none());
 }
 
 #[test]
@@ -749,8 +758,12 @@ fn sep_2663_a_stateless_client_that_does_not_declare_the_tasks_extension_gets_no
     assert!(r.forward.is_none());
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(common::response_of(&r)["error"]["code"], json!(-32021), "{}", r.body);
+    // SEP-2663 (2026-07-28): tasks/result is removed, -32601 for every client.
+    let r = h.modern(json!(3), "tasks/result", json!({"taskId": "t-1"}));
+    assert!(r.forward.is_none());
+    assert_eq!(common::response_of(&r)["error"]["code"], json!(-32601), "{}", r.body);
     // Task requests: -32021, nothing forwarded.
-    for method in ["tasks/get", "tasks/update", "tasks/cancel", "tasks/result"] {
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
         let r = h.modern(json!(3), method, json!({"taskId": "t-1"}));
         assert!(r.forward.is_none(), "{method}");
         assert_eq!(

@@ -133,7 +133,7 @@ pub(super) fn find(
         // 2026-07-28 tasks live in a holder of their own, named after the task id.
         (None, true) if stateless && !server.is_gateway() => {
             let method = msg.method().unwrap_or_default();
-            let holder = crate::protocol::task_holder(method, msg.params(), &env.fresh_id);
+            let holder = crate::protocol::task_holder(server, method, msg.params(), &env.fresh_id);
             // The task budget first: a task beyond it is never created.
             let step = holder.as_ref().and_then(|h| {
                 crate::protocol::budget_step(method, msg.params(), h, env.principal.as_deref(), env.now_ms)

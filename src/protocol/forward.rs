@@ -154,7 +154,9 @@ impl Forward {
         // The created task: `{task}` (2025-11-25), or inline beside `resultType: "task"` (SEP-2663).
         let result = response.and_then(|r| r.get("result"));
         let task = result.and_then(|r| r.get("task").filter(|t| t.is_object()).or(Some(r)));
-        if let (true, Some(id)) = (creates_task(&self.params), task.and_then(|t| t["taskId"].as_str())) {
+        // Asked (`params.task`), or made by a 2026-07-28 upstream that decided on its own (SEP-2663).
+        let made = creates_task(&self.params) || result.is_some_and(|r| r["resultType"] == "task");
+        if let (true, Some(id)) = (made, task.and_then(|t| t["taskId"].as_str())) {
             // Kept as long as the upstream keeps it, up to a day (a record without a TTL, or a
             // longer one, would count against its owner's task cap for ever).
             let ttl = task

@@ -161,11 +161,16 @@ impl Server {
             return None;
         }
         let mut params = call.params.clone();
-        if call.stateless && method == "tools/call" && !crate::protocol::declares_tasks(&params) {
-            // SEP-2663: a 2026-07-28 client that did not declare the tasks extension gets no task,
-            // so none is asked of the upstream (`params.task` is not part of its request).
+        if call.stateless && method == "tools/call" {
+            // SEP-2663: the server decides and the client's `params.task` is ignored: a task is
+            // asked of the upstream when the client declares the extension and the upstream's tool
+            // supports tasks (`runs_as_task`), else none.
+            let task = crate::protocol::runs_as_task(self, &params);
             if let Some(p) = params.as_object_mut() {
-                p.remove("task");
+                match task {
+                    true => p.insert("task".into(), serde_json::json!({})),
+                    false => p.remove("task"),
+                };
             }
         }
         // The client's own params but for the name routing gives (not when `task` was taken out).

@@ -48,36 +48,59 @@ pub fn declares_tasks(params: &Value) -> bool {
         .is_some_and(Value::is_object)
 }
 
-/// SEP-2663's `-32021` (Missing Required Client Capability) for a request from a client that did
-/// not declare the tasks extension: `what` needs it (a task method, a tool that only runs as a task).
-pub(crate) fn tasks_undeclared(what: &str) -> Error {
+/// `-32021` (Missing Required Client Capability, 2026-07-28): `what` needs `needed` (a
+/// capability's name, named as `required` in `data.requiredCapabilities`), which the request's
+/// clientCapabilities do not declare.
+pub(crate) fn missing_capability(what: &str, needed: &str, required: Value) -> Error {
     Error::Rpc {
         code: code::MISSING_REQUIRED_CLIENT_CAPABILITY,
         message: format!(
-            "Missing required client capability: {what} needs the {TASKS_EXTENSION} extension, \
+            "Missing required client capability: {what} needs the {needed}, \
              which this request's clientCapabilities do not declare"
         ),
-        data: Some(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})),
+        data: Some(json!({"requiredCapabilities": required})),
     }
+}
+
+/// SEP-2663's `-32021` for a request from a client that did not declare the tasks extension:
+/// `what` needs it (a task method, a tool that only runs as a task).
+pub(crate) fn tasks_undeclared(what: &str) -> Error {
+    missing_capability(
+        what,
+        &format!("{TASKS_EXTENSION} extension"),
+        json!({"extensions": {TASKS_EXTENSION: {}}}),
+    )
+}
+
+/// SEP-2663: whether a stateless (2026-07-28) `tools/call` runs as a task. The server alone
+/// decides; the extension removed `params.task`, which is ignored: for a client that declares the
+/// extension, a tool whose `execution.taskSupport` is `optional` or `required` runs as one, any
+/// other tool never; for a client that does not, none.
+pub fn runs_as_task(server: &Server, params: &Value) -> bool {
+    declares_tasks(params)
+        && params["name"].as_str().is_some_and(|name| {
+            let tools = server.catalog.section(crate::model::Kind::Tool);
+            tools
+                .find(name)
+                .is_some_and(|pos| matches!(tools.items[pos].task_support.as_deref(), Some("optional" | "required")))
+        })
 }
 
 /// The id prefix of a 2026-07-28 task holder.
 pub const HOLDER_PREFIX: &str = "tasks:";
 
-/// Which holder a stateless (2026-07-28) request concerns, if it concerns a task: a `tools/call`
-/// with `params.task` creates a holder named after `fresh_id`; `tasks/get`, `tasks/result`,
-/// `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`. Only when the
-/// request declares the tasks extension ([`declares_tasks`]): another's `params.task` is ignored
-/// and its task methods are refused by the core.
-pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(String, bool)> {
+/// Which holder a stateless (2026-07-28) request to `server` concerns, if it concerns a task: a
+/// `tools/call` that runs as a task ([`runs_as_task`]) creates a holder named after `fresh_id`;
+/// `tasks/get`, `tasks/update` and `tasks/cancel` name an existing one by `params.taskId`. Only
+/// when the request declares the tasks extension ([`declares_tasks`]): another's task methods are
+/// refused by the core (and `tasks/result`, which the extension removed, is refused to all).
+pub fn task_holder(server: &Server, method: &str, params: &Value, fresh_id: &str) -> Option<(String, bool)> {
     if !declares_tasks(params) {
         return None;
     }
     match method {
-        "tools/call" if params.get("task").is_some_and(|t| !t.is_null()) => {
-            Some((format!("{HOLDER_PREFIX}{fresh_id}"), true))
-        }
-        "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => params
+        "tools/call" if runs_as_task(server, params) => Some((format!("{HOLDER_PREFIX}{fresh_id}"), true)),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params
             .get("taskId")
             .and_then(Value::as_str)
             .filter(|id| !id.is_empty() && id.len() <= 200)
@@ -87,20 +110,17 @@ pub fn task_holder(method: &str, params: &Value, fresh_id: &str) -> Option<(Stri
 }
 
 /// The holder of a gateway's tasks that a stateless (2026-07-28) request concerns, if it concerns
-/// one (a `tools/call` with `params.task`, `tasks/get`, `tasks/result`, `tasks/update`,
-/// `tasks/cancel`): one per principal, named after it (callers without one share one). It is a
+/// one (a `tools/call`, which may run as a task, `tasks/get`, `tasks/update`, `tasks/cancel`): one per principal, named after it (callers without one share one). It is a
 /// task holder session ([`Session::task_holder`]) owning the upstream tasks its principal's calls
 /// created, with its own session at each session-era upstream; another principal's request
 /// names another holder, where that task is unknown. Only for a request that declares the tasks
 /// extension ([`declares_tasks`]), as with [`task_holder`].
 #[cfg(feature = "gateway")]
 pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {
-    let concerns = declares_tasks(params)
-        && match method {
-            "tools/call" => params.get("task").is_some_and(|t| !t.is_null()),
-            "tasks/get" | "tasks/result" | "tasks/update" | "tasks/cancel" => true,
-            _ => false,
-        };
+    // Every `tools/call` of a declaring client: whether it runs as a task is known once it is
+    // routed (`runs_as_task` of the upstream's tool).
+    let concerns =
+        declares_tasks(params) && matches!(method, "tools/call" | "tasks/get" | "tasks/update" | "tasks/cancel");
     concerns.then(|| match principal {
         Some(p) => format!("{HOLDER_PREFIX}@{p}"),
         None => format!("{HOLDER_PREFIX}#"),
@@ -138,11 +158,8 @@ pub fn budget_step(
     let id = holder.0.trim_start_matches(HOLDER_PREFIX).to_string();
     match (method, holder.1) {
         ("tools/call", true) => {
-            let ttl = params["task"]["ttl"]
-                .as_i64()
-                .filter(|t| *t > 0)
-                .unwrap_or(MAX_TTL_MS)
-                .min(MAX_TTL_MS);
+            // The extension has no `params.task.ttl`: the server's TTL.
+            let ttl = MAX_TTL_MS;
             let runs = match params["name"].as_str() {
                 Some("long_report") => params["arguments"]
                     .as_object()
@@ -260,8 +277,17 @@ impl Server {
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
+        // SEP-2663 (2026-07-28): "tasks/result is removed; clients calling it MUST receive
+        // -32601", through a gateway too (a completed task's result comes with tasks/get).
+        if call.stateless && method == "tasks/result" {
+            return Err(Error::MethodNotFound(
+                "tasks/result is not part of the 2026-07-28 tasks extension (SEP-2663): \
+                 tasks/get of a completed task carries its result"
+                    .into(),
+            ));
+        }
         // SEP-2663: a 2026-07-28 client that did not declare the tasks extension gets -32021 for
-        // tasks/get, tasks/update and tasks/cancel (and mcp-sieve's own tasks/result).
+        // tasks/get, tasks/update and tasks/cancel.
         if call.stateless && method != "tasks/list" && !declares_tasks(call.params) {
             return Err(tasks_undeclared(method));
         }

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
-use crate::protocol::tasks::{declares_tasks, tasks_undeclared};
+use crate::protocol::tasks::{declares_tasks, missing_capability, runs_as_task, tasks_undeclared};
 use crate::protocol::Session;
 use crate::protocol::{ask, demo, Ask};
 
@@ -26,9 +26,11 @@ impl Server {
         }
         let caps = &call.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
         if caps.get(capability).is_none() {
-            return Err(Error::InvalidRequest(format!(
-                "tool \"{tool}\" needs the client's {capability} capability, which this client did not declare"
-            )));
+            return Err(missing_capability(
+                &format!("tool \"{tool}\""),
+                &format!("{capability} capability"),
+                json!({ capability: {} }),
+            ));
         }
         Ok(json!({
             "resultType": "input_required",
@@ -61,7 +63,12 @@ impl Server {
             return Ok(forwarded);
         }
         let args = Self::arguments(call)?;
-        let task = call.params.get("task").filter(|t| !t.is_null() && !undeclared);
+        // SEP-2663 (2026-07-28): the server decides, `params.task` is ignored (`runs_as_task`).
+        let decided = json!({});
+        let task = match call.stateless {
+            true => runs_as_task(self, call.params).then_some(&decided),
+            false => call.params.get("task").filter(|t| !t.is_null()),
+        };
         match (task, support) {
             (Some(t), "optional" | "required") => return self.create_task(tool, &args, t, session, env, out),
             (Some(_), _) => {

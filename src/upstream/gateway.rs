@@ -547,13 +547,17 @@ impl Gateway {
         };
         let mut config = m.config_for(forward.roots.as_ref());
         let tasky = match forward.method.as_str() {
-            "tools/call" => forward.params.get("task").is_some_and(|t| !t.is_null()),
+            "tools/call" => {
+                forward.params.get("task").is_some_and(|t| !t.is_null())
+                    || forward.stateless && crate::protocol::declares_tasks(&forward.params)
+            }
             m => m.starts_with("tasks/"),
         };
         if tasky && m.conv.era() == Era::Modern {
-            // A task asked in 2025-11-25 terms (`params.task`): in 2026-07-28 ones, the client
-            // declares the tasks extension (SEP-2663), the upstream decides; and only a client
-            // that declares it may use tasks/get, tasks/update, tasks/cancel.
+            // A task asked in 2025-11-25 terms (`params.task`), or a call of a 2026-07-28 client
+            // that declares the tasks extension: in 2026-07-28 terms the gateway declares it
+            // (SEP-2663) and the upstream decides (its tools' `execution` may not be listed); and
+            // only a client that declares it may use tasks/get, tasks/update, tasks/cancel.
             declare_tasks(&mut config);
         }
         // A request with no upstream session of its own speaks in the era the lists were fetched in.

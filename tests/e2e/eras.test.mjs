@@ -182,7 +182,8 @@ test('a 2025-11-25 session sees its tasks at the 2026-07-28 upstream in its own 
     assert.deepEqual(Object.keys(created), ['task'], `CreateTaskResult of 2025-11-25: ${JSON.stringify(created)}`);
     const { task } = created;
     assert.equal(task.status, 'working');
-    assert.equal(task.ttl, 60_000, '2025-11-25 names it ttl');
+    // The upstream's TTL (SEP-2663: the 2026-07-28 upstream decides; params.task.ttl is gone).
+    assert.equal(typeof task.ttl, 'number', '2025-11-25 names it ttl');
     assert.equal(task.ttlMs, undefined);
     const call = modernProxy.bodies.slice(from).find((m) => m.method === 'tools/call');
     assert.ok(call.params._meta['io.modelcontextprotocol/clientCapabilities'].extensions?.['io.modelcontextprotocol/tasks'],
@@ -190,7 +191,7 @@ test('a 2025-11-25 session sees its tasks at the 2026-07-28 upstream in its own 
     const got = await c.request({ method: 'tasks/get', params: { taskId: task.taskId } }, Anything);
     assert.equal(got.resultType, undefined, JSON.stringify(got));
     assert.equal(got.taskId, task.taskId);
-    assert.equal(got.ttl, 60_000);
+    assert.equal(got.ttl, task.ttl);
     const cancelled = await c.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, Anything);
     assert.equal(cancelled.resultType, undefined, JSON.stringify(cancelled));
     assert.equal(cancelled.status, 'cancelled');
@@ -234,13 +235,14 @@ test('a stateless 2026-07-28 client\'s tasks at either upstream are its principa
         (e) => /Unknown task/.test(e.message), `bob does not see alice's task ${id}`);
       await assert.rejects(bob.request({ method: 'tasks/cancel', params: { taskId: id } }, Anything), /Unknown task/);
     }
-    // tasks/result is mcp-sieve's own (the SDK keeps it to 2025-11-25): sent as is, by each principal.
-    const result = (who, id) => stateless(gateway.url, 'tasks/result', { taskId: id }, as(who));
-    const stranger = await result('bob', quick);
-    assert.match(stranger.response?.error?.message ?? '', /Unknown task/, stranger.text.slice(0, 300));
-    const done = (await result('alice', quick)).response?.result;
-    assert.match(done?.content?.[0]?.text ?? '', /report ready: ran 1 s/, JSON.stringify(done));
-    const finished = await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything);
+    // SEP-2663 (2026-07-28): "tasks/result is removed; clients calling it MUST receive -32601".
+    const removed = await stateless(gateway.url, 'tasks/result', { taskId: quick }, as('alice'));
+    assert.equal(removed.response?.error?.code, -32601, removed.text.slice(0, 300));
+    let finished = await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything);
+    for (let i = 0; i < 20 && finished.status === 'working'; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      finished = await alice.request({ method: 'tasks/get', params: { taskId: quick } }, Anything);
+    }
     assert.equal(finished.status, 'completed');
     assert.match(finished.result?.content?.[0]?.text ?? '', /report ready: ran 1 s/,
       `tasks/get of a finished task at the 2026-07-28 upstream carries its result: ${JSON.stringify(finished)}`);

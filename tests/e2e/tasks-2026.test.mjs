@@ -37,19 +37,21 @@ test('a stateless task call answers SEP-2663\'s CreateTaskResult; tasks/get carr
     { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
   try {
-    const createdMsg = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 }, task: { ttl: 60_000 } },
+    // SEP-2663: the server alone decides which calls run as tasks (long_report supports them);
+    // the client sends no params.task (the extension removed it).
+    const createdMsg = await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 1 } },
       { capabilities: TASKS_CAPS });
     const created = createdMsg.result;
     assert.equal(created?.resultType, 'task', JSON.stringify(createdMsg));
     assert.equal(typeof created.taskId, 'string', `the task's fields inline: ${JSON.stringify(created)}`);
     assert.equal(created.status, 'working');
-    assert.equal(created.ttlMs, 60_000, 'the extension names the TTL ttlMs');
+    assert.equal(created.ttlMs, 86_400_000, 'the extension names the TTL ttlMs (the server\'s: a day)');
     assert.equal(typeof created.pollIntervalMs, 'number');
     assert.deepEqual(['task', 'ttl', 'pollInterval'].filter((k) => k in created), [], JSON.stringify(created));
     const id = created.taskId;
     const working = await client.request({ method: 'tasks/get', params: { taskId: id } }, Anything);
     assert.equal(working.taskId, id);
-    assert.equal(working.ttlMs, 60_000, JSON.stringify(working));
+    assert.equal(working.ttlMs, 86_400_000, JSON.stringify(working));
     assert.equal(working.result, undefined, 'a working task has no result yet');
     let got = working;
     for (let i = 0; i < 20 && got.status === 'working'; i++) {
@@ -58,9 +60,14 @@ test('a stateless task call answers SEP-2663\'s CreateTaskResult; tasks/get carr
     }
     assert.equal(got.status, 'completed', JSON.stringify(got));
     assert.match(got.result?.content?.[0]?.text ?? '', /^report ready/, `tasks/get carries the result: ${JSON.stringify(got)}`);
-    // mcp-sieve's own tasks/result (not part of the extension) still answers it.
-    const done = result(await stateless(server.url, 'tasks/result', { taskId: id }, { capabilities: TASKS_CAPS }));
-    assert.match(done.content[0].text, /^report ready/);
+    // SEP-2663 (2026-07-28): "tasks/result is removed; clients calling it MUST receive -32601".
+    const removed = await stateless(server.url, 'tasks/result', { taskId: id }, { capabilities: TASKS_CAPS });
+    assert.equal(removed.response?.error?.code, -32601, removed.text.slice(0, 300));
+    // params.task is ignored: on a tool without task support the call runs (not -32601).
+    const plain = await sdkStateless(server.url, 'tools/call', { name: 'echo', arguments: { message: 'x' }, task: { ttl: 1000 } },
+      { capabilities: TASKS_CAPS });
+    assert.equal(plain.error, undefined, JSON.stringify(plain));
+    assert.notEqual(plain.result?.resultType, 'task', JSON.stringify(plain));
     // Another task, cancelled while working: acknowledged, then tasks/get says cancelled, no result.
     const other = (await sdkStateless(server.url, 'tools/call', { name: 'long_report', arguments: { seconds: 30 }, task: {} },
       { capabilities: TASKS_CAPS })).result.taskId;

@@ -127,6 +127,13 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
         elicitation: bool,
         #[serde(default, deserialize_with = "present")]
         roots: bool,
+        #[serde(default)]
+        extensions: Option<Obj<Extensions>>,
+    }
+    #[derive(Deserialize)]
+    struct Extensions {
+        #[serde(default, rename = "io.modelcontextprotocol/tasks", deserialize_with = "present")]
+        tasks: bool,
     }
     let Obj(head) = serde_json::from_slice::<Obj<Head>>(body).ok()?;
     // The uses during which an upstream may ask (`jsonrpc::peek` gives their `params`).
@@ -136,21 +143,24 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
             p.input_responses
                 || p.request_state
                 || p.task
-                || caps.is_some_and(|Obj(c)| c.sampling || c.elicitation || c.roots)
+                || caps.is_some_and(|Obj(c)| {
+                    c.sampling || c.elicitation || c.roots || c.extensions.is_some_and(|Obj(e)| e.tasks)
+                })
         });
     Some((head.method.into_owned(), relays))
 }
 
 /// Whether a use with these `params` (as `jsonrpc::peek` reads them) may be relayed: it brings
 /// answers to an upstream's questions, or its client declares a capability an upstream may ask
-/// for (`upstream::relays_stateless`); or it asks for a task (kept by the holder of its
-/// principal's tasks, `protocol::gateway_holder`). Such a call takes the full path, which runs
+/// for (`upstream::relays_stateless`); or it may run as a task (its client declares the tasks
+/// extension: kept by the holder of its principal's tasks, `protocol::gateway_holder`). Such a call takes the full path, which runs
 /// it in a Durable Object when it is relayed or makes a task.
 pub fn may_relay(params: &serde_json::Value) -> bool {
     let caps = &params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     params.get("inputResponses").is_some()
         || params.get("requestState").is_some()
         || params.get("task").is_some()
+        || mcp_sieve::protocol::declares_tasks(params)
         || ["sampling", "elicitation", "roots"]
             .iter()
             .any(|c| caps.get(c).is_some())

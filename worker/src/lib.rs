@@ -118,7 +118,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     // A 2026-07-28 task lives in a Durable Object named after its id (its "holder"); in a
     // gateway, the upstream tasks of one principal in one named after the principal.
     let holder = match (&session, &peeked, server.is_gateway()) {
-        (None, Some((method, params)), false) => protocol::task_holder(method, params, &fresh),
+        (None, Some((method, params)), false) => protocol::task_holder(server, method, params, &fresh),
         (None, Some((method, params)), true) => {
             protocol::gateway_holder(method, params, caller.principal.as_deref()).map(|h| (h, false))
         }
