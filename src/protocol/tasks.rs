@@ -110,10 +110,11 @@ pub fn task_holder(server: &Server, method: &str, params: &Value, fresh_id: &str
 }
 
 /// The holder of a gateway's tasks that a stateless (2026-07-28) request concerns, if it concerns
-/// one (a `tools/call`, which may run as a task, `tasks/get`, `tasks/update`, `tasks/cancel`): one per principal, named after it (callers without one share one). It is a
-/// task holder session ([`Session::task_holder`]) owning the upstream tasks its principal's calls
-/// created, with its own session at each session-era upstream; another principal's request
-/// names another holder, where that task is unknown. Only for a request that declares the tasks
+/// one (a `tools/call`, which may run as a task, `tasks/get`, `tasks/update`, `tasks/cancel`):
+/// one per principal, named after it (callers without one share one). It is a task holder
+/// session ([`Session::task_holder`]) owning the upstream tasks its principal's calls created,
+/// with its own session at each session-era upstream; another principal's request names another
+/// holder, where that task is unknown. Only for a request that declares the tasks
 /// extension ([`declares_tasks`]), as with [`task_holder`].
 #[cfg(feature = "gateway")]
 pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> Option<String> {

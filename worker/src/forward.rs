@@ -132,8 +132,10 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
     }
     #[derive(Deserialize)]
     struct Extensions {
-        #[serde(default, rename = "io.modelcontextprotocol/tasks", deserialize_with = "present")]
-        tasks: bool,
+        /// Declared only as an object (`protocol::declares_tasks`): `null` is none, another value
+        /// leaves the body to `jsonrpc::peek`.
+        #[serde(default, rename = "io.modelcontextprotocol/tasks")]
+        tasks: Option<Obj<serde::de::IgnoredAny>>,
     }
     let Obj(head) = serde_json::from_slice::<Obj<Head>>(body).ok()?;
     // The uses during which an upstream may ask (`jsonrpc::peek` gives their `params`).
@@ -144,7 +146,7 @@ fn quick(body: &[u8]) -> Option<(String, bool)> {
                 || p.request_state
                 || p.task
                 || caps.is_some_and(|Obj(c)| {
-                    c.sampling || c.elicitation || c.roots || c.extensions.is_some_and(|Obj(e)| e.tasks)
+                    c.sampling || c.elicitation || c.roots || c.extensions.is_some_and(|Obj(e)| e.tasks.is_some())
                 })
         });
     Some((head.method.into_owned(), relays))
@@ -550,6 +552,17 @@ mod tests {
             r#"{"method":5}"#.into(),
             r#"{"method":"ping"} x"#.into(),
             "not json".into(),
+            // SEP-2663: a client declaring the tasks extension (an object) may be given a task.
+            with_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#,
+            ),
+            with_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"extensions":{"io.modelcontextprotocol/tasks":null}}}}}"#,
+            ),
+            with_meta(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"extensions":{"io.modelcontextprotocol/tasks":true}}}}}"#,
+            ),
+            with_meta(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x",META:{"extensions":{"other":{}}}}}}"#),
         ];
         for b in &bodies {
             assert_eq!(peek(b.as_bytes()), full(b.as_bytes()), "{b}");
@@ -561,5 +574,11 @@ mod tests {
         assert_eq!(quick(bodies[5].as_bytes()), Some(("prompts/get".into(), true)));
         assert_eq!(quick(bodies[6].as_bytes()), Some(("resources/read".into(), true)));
         assert_eq!(quick(bodies[7].as_bytes()), Some(("completion/complete".into(), false)));
+        // A client declaring the tasks extension is read quickly, and may be given a task.
+        let declaring = bodies
+            .iter()
+            .find(|b| b.contains(r#""io.modelcontextprotocol/tasks":{}"#))
+            .unwrap();
+        assert_eq!(quick(declaring.as_bytes()), Some(("tools/call".into(), true)));
     }
 }
