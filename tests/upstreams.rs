@@ -854,3 +854,39 @@ fn a_principals_gateway_tasks_are_capped_as_this_servers_own_and_a_finished_one_
     h.advance(86_400_001);
     assert_eq!(gateway_task(&mut h, "a-5", None)["result"]["taskId"], json!("a-5"));
 }
+
+#[test]
+fn at_its_cap_a_principals_call_that_an_upstream_may_make_a_task_of_does_not_declare_the_extension() {
+    let mut doc = local();
+    doc["options"] = json!({"maxTasksPerPrincipal": 1});
+    let mut h = Harness::with_catalog(catalog_of(doc));
+    h.principal = Some("alice".into());
+    let declared = |h: &mut Harness| {
+        let r = h.modern_tasks(
+            json!(2),
+            "tools/call",
+            json!({"name": "github_read_file", "arguments": {}}),
+        );
+        let f = r.forward.expect("forwarded");
+        assert!(
+            f.params.get("task").is_none(),
+            "the tool lists no task support: {}",
+            f.params
+        );
+        mcp_sieve::protocol::declares_tasks(&f.params)
+    };
+    // Below the cap, a 2026-07-28 upstream is told the client takes a task (it decides).
+    assert!(declared(&mut h));
+    assert_eq!(
+        gateway_task(&mut h, "a-1", Some(60_000))["result"]["taskId"],
+        json!("a-1")
+    );
+    // At the cap, with a-1 working: the call runs, without the extension (never a task beyond it).
+    assert!(!declared(&mut h));
+    // Once a-1 is cancelled, it makes room and the extension is declared again.
+    let cancel = h.modern_tasks(json!(3), "tasks/cancel", json!({"taskId": "a-1"}));
+    let cancelled = json!({"taskId": "a-1", "status": "cancelled", "createdAt": "2025-11-20T10:00:00Z",
+                           "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": 60_000});
+    complete_with(&mut h, cancel, "gh-session", cancelled);
+    assert!(declared(&mut h));
+}

@@ -137,6 +137,31 @@ impl Server {
                     return Err(crate::protocol::tasks::too_many(cap));
                 }
             }
+            // A declaring client's call of a tool that lists no task support: a 2026-07-28
+            // upstream may still make a task of it (SEP-2663: it decides). At the principal's cap
+            // with no finished task to make room, the extension is not declared to the upstream
+            // for it, so it runs without one (no task beyond the cap, and no refusal of a call
+            // that may well not have been one).
+            #[cfg(feature = "gateway")]
+            "tools/call" if f.stateless && crate::protocol::declares_tasks(&f.params) => {
+                if let Some(s) = session.as_mut().filter(|s| s.task_holder) {
+                    let per_principal = self.catalog.options.max_tasks_per_principal.max(1);
+                    if s.upstream_tasks.len() >= per_principal {
+                        match s.upstream_tasks.iter().position(|t| t.finished) {
+                            Some(i) => {
+                                s.upstream_tasks.remove(i);
+                                out.session_changed = true;
+                            }
+                            None => {
+                                let caps = &mut f.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+                                if let Some(e) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+                                    e.remove(crate::protocol::initialize::TASKS_EXTENSION);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
             _ => {}
         }
         let Some(s) = session.as_mut() else {
