@@ -36,6 +36,8 @@ mod tools;
 mod watch;
 
 pub use ask::{Answers, Ask};
+#[cfg(feature = "gateway")]
+pub(crate) use forward::link_of;
 pub use forward::Forward;
 #[cfg(feature = "gateway")]
 pub use forward::Gather;

@@ -24,6 +24,8 @@ mod rounds;
 #[cfg(feature = "gateway")]
 mod standalone;
 #[cfg(feature = "gateway")]
+mod task_asks;
+#[cfg(feature = "gateway")]
 mod task_list;
 #[cfg(feature = "gateway")]
 mod task_shape;
@@ -52,6 +54,8 @@ pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROU
 pub use standalone::{
     enqueue, on_stream, opens_stream, post_headers, stream_answer, stream_reader, FromStream, MAX_QUEUED,
 };
+#[cfg(feature = "gateway")]
+pub use task_asks::{acknowledgement, parked_name, result_forward, update, waits_on_result, with_question, Update};
 #[cfg(feature = "gateway")]
 pub use task_list::TaskList;
 #[cfg(feature = "gateway")]

@@ -27,6 +27,8 @@ pub(crate) struct App {
     pub(crate) answers: Mutex<Answers>,
     /// Upstream exchanges waiting for a 2026-07-28 client to call again with its answer.
     pub(crate) parked: crate::relay::ParkedCalls,
+    /// Tasks' `tasks/result` exchanges waiting for a 2026-07-28 client's `tasks/update`.
+    pub(crate) asking: crate::task_asks::ParkedTasks,
     /// Checks access tokens when the catalog has an `auth` block.
     pub(crate) verifier: Option<Verifier>,
     /// What waits for each session's standalone stream (see `outbox`).

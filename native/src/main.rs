@@ -26,6 +26,7 @@ mod sessions;
 mod standalone;
 mod stdio;
 mod stdio_serve;
+mod task_asks;
 mod tools;
 mod watch;
 

@@ -185,7 +185,11 @@ impl ParkedCalls {
     /// `inputResponses`), what the exchange that asked it does next, as the answer to this call;
     /// `-32602` when no exchange waits for `principal` under the key. `None`: another call.
     pub(crate) async fn resume(&self, answer: &http::Response, principal: Option<&str>) -> Option<First> {
-        let f = answer.forward.as_ref().filter(|f| f.stateless)?;
+        // Only a call comes again with its answers (a task's `tasks/update` is `task_asks`').
+        let f = answer
+            .forward
+            .as_ref()
+            .filter(|f| f.stateless && mcp_sieve::protocol::jsonrpc::ASKING_METHODS.contains(&f.method.as_str()))?;
         let (key, response) = upstream::input_response(&f.params)?;
         let Some(parked) = self.take(&upstream::waiting_name(&key, principal)) else {
             return Some(First::Done(Box::new(upstream::unawaited(answer.clone(), &key))));

@@ -71,6 +71,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         gateway,
         answers: Mutex::new(Answers::default()),
         parked: Default::default(),
+        asking: Default::default(),
         verifier,
         outbox: Default::default(),
     });

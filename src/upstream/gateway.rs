@@ -582,6 +582,12 @@ impl Gateway {
         super::relays_stateless(forward, midcall)
     }
 
+    /// Whether upstream `member` is spoken to in 2026-07-28 (a task of its own shows its
+    /// questions inline; one of a session era needs `task_asks`).
+    pub fn speaks_modern(&self, member: usize) -> bool {
+        self.members.get(member).is_some_and(|m| m.conv.era() == Era::Modern)
+    }
+
     /// After a stateless request's exchange with `member` (`began`: the upstream session it
     /// began in, `link`: the one it ended in): the headers of the `DELETE` of an upstream
     /// session that served it alone (a client with roots; or one opened while another caller

@@ -1,0 +1,140 @@
+//! A stateless 2026-07-28 client's task at a session-era upstream that waits for input (the
+//! core's `upstream::task_asks` decides): the task's `tasks/result` exchange runs on its own, its
+//! question taken by `relay::Parking` as a stateless call's is (at most `ask::ANSWER_WAIT_MS`
+//! per question, `ask::MAX_ASKED` questions), and waits in [`ParkedTasks`], by principal and
+//! task, for the client's `tasks/update`; the client's `tasks/get` shows the question
+//! meanwhile (`relay_http` carries both out). The exchange is dropped when it ends.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::relay::Out;
+
+/// Longest a `tasks/get` waits for the question of the `tasks/result` it opened (the upstream
+/// sends what it queued at once) or of one that goes on after an answer.
+const QUESTION_WAIT: Duration = Duration::from_secs(5);
+/// How often that wait looks.
+const LOOK: Duration = Duration::from_millis(20);
+
+/// The question a parked exchange asks now.
+struct Asked {
+    key: String,
+    /// The relay's `input_required` answer carrying it (`upstream::input_required`).
+    text: String,
+    answer: oneshot::Sender<Option<Value>>,
+}
+
+/// One task's `tasks/result` exchange.
+#[derive(Default)]
+struct Parked {
+    asked: Option<Asked>,
+    /// The keys answered already (a repeated answer is acknowledged, not refused).
+    answered: Vec<String>,
+}
+
+/// What a parked exchange shows: the question asked now (key, `input_required` text), if any,
+/// and the keys answered already.
+#[derive(Default)]
+pub(crate) struct Seen {
+    pub(crate) asked: Option<(String, String)>,
+    pub(crate) answered: Vec<String>,
+}
+
+/// The exchanges of tasks waiting for input, by `upstream::parked_name` (task and principal).
+#[derive(Clone, Default)]
+pub(crate) struct ParkedTasks(Arc<Mutex<HashMap<String, Parked>>>);
+
+impl ParkedTasks {
+    fn all(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What the exchange parked under `name` shows now; `None` when no exchange is.
+    pub(crate) fn state(&self, name: &str) -> Option<Seen> {
+        let all = self.all();
+        let p = all.get(name)?;
+        let asked = p
+            .asked
+            .as_ref()
+            .filter(|a| !a.answer.is_closed())
+            .map(|a| (a.key.clone(), a.text.clone()));
+        Some(Seen {
+            asked,
+            answered: p.answered.clone(),
+        })
+    }
+
+    /// Hands `response` to the question `key` of the exchange parked under `name`.
+    pub(crate) fn answer(&self, name: &str, key: &str, response: Value) {
+        let mut all = self.all();
+        let Some(p) = all.get_mut(name) else {
+            return;
+        };
+        if p.asked.as_ref().is_some_and(|a| a.key == key) {
+            if let Some(a) = p.asked.take() {
+                let _ = a.answer.send(Some(response));
+            }
+            p.answered.push(key.to_string());
+        }
+    }
+
+    /// Keeps what the exchange reporting to `rx` asks under `name`, until it ends.
+    async fn pump(self, name: String, mut rx: mpsc::UnboundedReceiver<Out>) {
+        while let Some(out) = rx.recv().await {
+            match out {
+                Out::InputRequired { key, text, answer } => {
+                    if let Some(p) = self.all().get_mut(&name) {
+                        p.asked = Some(Asked { key, text, answer });
+                    }
+                }
+                Out::Event(_) => {}
+                Out::Done(_) => break,
+            }
+        }
+        self.all().remove(&name);
+    }
+
+    /// The question of the exchange under `name` (its `input_required` text), opening it with
+    /// `open` when none runs; waits for it at most [`QUESTION_WAIT`].
+    pub(crate) async fn question(
+        &self,
+        name: &str,
+        open: impl FnOnce() -> Option<mpsc::UnboundedReceiver<Out>>,
+    ) -> Option<String> {
+        let opened = {
+            let mut all = self.all();
+            match all.contains_key(name) {
+                true => None,
+                false => {
+                    all.insert(name.to_string(), Parked::default());
+                    Some(())
+                }
+            }
+        };
+        if opened.is_some() {
+            match open() {
+                Some(rx) => {
+                    tokio::spawn(self.clone().pump(name.to_string(), rx));
+                }
+                None => {
+                    self.all().remove(name);
+                    return None;
+                }
+            }
+        }
+        let started = tokio::time::Instant::now();
+        loop {
+            match self.state(name) {
+                Some(Seen {
+                    asked: Some((_, text)), ..
+                }) => return Some(text),
+                Some(_) if started.elapsed() < QUESTION_WAIT => tokio::time::sleep(LOOK).await,
+                _ => return None,
+            }
+        }
+    }
+}
