@@ -40,7 +40,7 @@ pub use ask::{Answers, Ask};
 pub(crate) use forward::link_of;
 pub use forward::Forward;
 #[cfg(feature = "gateway")]
-pub use forward::Gather;
+pub use forward::{forget_slot, Admission, Gather};
 #[cfg(feature = "gateway")]
 pub(crate) use forwarding::IDS_PER_EXCHANGE;
 pub use jsonrpc::{Incoming, Limits};
@@ -51,7 +51,9 @@ pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
 #[cfg(feature = "gateway")]
 pub use tasks::gateway_holder;
-pub use tasks::{budget_step, declares_tasks, runs_as_task, task_budget, task_holder, BudgetStep, HOLDER_PREFIX};
+pub use tasks::{
+    budget_step, declares_tasks, gateway_budget, runs_as_task, task_budget, task_holder, BudgetStep, HOLDER_PREFIX,
+};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

@@ -890,3 +890,74 @@ fn at_its_cap_a_principals_call_that_an_upstream_may_make_a_task_of_does_not_dec
     complete_with(&mut h, cancel, "gh-session", cancelled);
     assert!(declared(&mut h));
 }
+
+#[test]
+fn the_servers_task_cap_counts_every_principals_and_sessions_gateway_tasks() {
+    let mut doc = local();
+    doc["options"] = json!({"maxTasks": 3});
+    let mut h = Harness::with_catalog(catalog_of(doc));
+    let refused = |r: &Value| {
+        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+        assert_eq!(r["error"]["data"], json!({"limit": 3, "option": "maxTasks"}), "{r}");
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("already holds 3 tasks") && m.contains("(options.maxTasks)"),
+            "{m}"
+        );
+    };
+    for (who, id) in [("alice", "a-1"), ("bob", "b-1")] {
+        h.principal = Some(who.into());
+        assert_eq!(gateway_task(&mut h, id, Some(60_000))["result"]["taskId"], json!(id));
+    }
+    // A call that made no task frees what was held for it.
+    h.principal = Some("carol".into());
+    let r = h.modern_tasks(
+        json!(1),
+        "tools/call",
+        json!({"name": "github_create_issue", "arguments": {}}),
+    );
+    complete_with(&mut h, r, "gh-session", json!({"content": []}));
+    assert_eq!(gateway_task(&mut h, "c-1", None)["result"]["taskId"], json!("c-1"));
+    // The server holds 3: the next is refused before it reaches the upstream, whoever asks,
+    // a 2025-11-25 session too.
+    h.principal = Some("dave".into());
+    refused(&gateway_task(&mut h, "d-1", None));
+    h.principal = None;
+    refused(&gateway_task(&mut h, "x-1", None));
+    h.init();
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                      "params": {"name": "github_create_issue", "arguments": {}, "task": {}}});
+    refused(&common::response_of(&h.post(&call, &[])));
+    h.session = None;
+    // A call the upstream only may make a task of runs, without declaring the extension.
+    h.principal = Some("dave".into());
+    let r = h.modern_tasks(
+        json!(2),
+        "tools/call",
+        json!({"name": "github_read_file", "arguments": {}}),
+    );
+    assert!(!mcp_sieve::protocol::declares_tasks(
+        &r.forward.expect("forwarded").params
+    ));
+    // Bob's task finishes (the upstream says so): it makes room, and its record goes.
+    h.principal = Some("bob".into());
+    let got = h.modern_tasks(json!(3), "tasks/get", json!({"taskId": "b-1"}));
+    complete_with(
+        &mut h,
+        got,
+        "gh-session",
+        wire_task("b-1", "completed", "2025-11-20T10:00:00Z"),
+    );
+    h.principal = Some("dave".into());
+    assert_eq!(gateway_task(&mut h, "d-1", None)["result"]["taskId"], json!("d-1"));
+    h.principal = Some("bob".into());
+    let gone = common::response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": "b-1"})));
+    assert!(
+        gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
+        "{gone}"
+    );
+    refused(&gateway_task(&mut h, "b-2", None));
+    // Alice's task ends with its TTL: room again.
+    h.advance(60_001);
+    assert_eq!(gateway_task(&mut h, "b-2", None)["result"]["taskId"], json!("b-2"));
+}

@@ -15,9 +15,9 @@
 //! its use, coarsely, see `http::Config`), and the session changed meanwhile, the later time is
 //! kept on the current session and the request does not run again.
 //!
-//! The budget of 2026-07-28 tasks (`task::budget`) is one ledger beside the shards, under its own
-//! short lock. A task is admitted under a fresh holder id, which no other request reads, so its
-//! run does not conflict and is not admitted twice.
+//! The budget of tasks (`task::budget`: this server's own 2026-07-28 tasks, and a gateway's at its
+//! upstreams) is one ledger beside the shards, under its own short lock. A task is admitted under
+//! a fresh id (its holder's, or its slot's), so a run of its request again is not admitted twice.
 
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use mcp_sieve::error::Result;
 use mcp_sieve::http::{MemoryStore, SessionStore};
-use mcp_sieve::protocol::{BudgetStep, Session, HOLDER_PREFIX};
+use mcp_sieve::protocol::{BudgetStep, Session};
 use mcp_sieve::task::budget::{Budget, Ledger};
 
 /// Shards of the map: requests of different sessions rarely take the same lock.
@@ -192,22 +192,27 @@ impl SessionStore for Snapshot<'_> {
 
     fn budget(&mut self, step: BudgetStep, budget: Budget, now_ms: i64) -> Result<()> {
         let mut ledger = self.sessions.ledger.lock().unwrap_or_else(|p| p.into_inner());
-        match step {
-            BudgetStep::Admit(entry) => {
-                let d = ledger.admit(entry, budget, now_ms);
-                drop(ledger);
-                // The holders of tasks no longer held go with them.
-                for id in d.expired.iter().chain(&d.evicted) {
-                    let key = format!("{HOLDER_PREFIX}{id}");
-                    self.sessions.shard(&key).remove(&key);
+        let (admitted, gone) = mcp_sieve::http::apply_budget_step(&mut ledger, step, budget, now_ms);
+        drop(ledger);
+        // The holders of tasks no longer held go with them; a gateway task's record leaves its
+        // session (a new version: a request that read it before runs again).
+        for id in &gone {
+            let (key, slot) = mcp_sieve::http::kept_by(id);
+            let mut shard = self.sessions.shard(&key);
+            match slot {
+                None => {
+                    shard.remove(&key);
                 }
-                d.admitted
-            }
-            BudgetStep::Finish { principal, id } => {
-                ledger.finish(&principal, &id, now_ms);
-                Ok(())
+                Some(slot) => {
+                    if let Some(stored) = shard.get_mut(&key) {
+                        if mcp_sieve::protocol::forget_slot(&mut stored.session, slot) {
+                            stored.version += 1;
+                        }
+                    }
+                }
             }
         }
+        admitted
     }
 }
 

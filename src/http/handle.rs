@@ -171,6 +171,22 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     }
     if let Some(mut forward) = out.forward {
         forward.sse = sse_ok;
+        // A gateway task counts against the server's task budget with this server's own
+        // (`options.maxTasks`): admitted before the call leaves, else refused (or sent without
+        // declaring the tasks extension, when it only may be a task). The Worker's session
+        // objects keep no budget (they admit every task): its shell asks the budget's own object.
+        #[cfg(feature = "gateway")]
+        if let Some(a) = forward.admit.clone() {
+            if let Err(e) = store.budget(
+                crate::protocol::BudgetStep::Admit(a.entry),
+                crate::protocol::gateway_budget(server),
+                env.now_ms,
+            ) {
+                if let Err(e) = forward.over_budget(e) {
+                    return logged(log, rpc_error(200, &forward.id, &e));
+                }
+            }
+        }
         return logged(
             log,
             Response {

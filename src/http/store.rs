@@ -46,19 +46,59 @@ impl SessionStore for MemoryStore {
         self.0.remove(id);
     }
     fn budget(&mut self, step: BudgetStep, budget: Budget, now_ms: i64) -> crate::error::Result<()> {
-        match step {
-            BudgetStep::Admit(entry) => {
-                let d = self.1.admit(entry, budget, now_ms);
-                // The holders of tasks no longer held go with them.
-                for id in d.expired.iter().chain(&d.evicted) {
-                    self.0.remove(&format!("{HOLDER_PREFIX}{id}"));
+        let (admitted, gone) = apply(&mut self.1, step, budget, now_ms);
+        // The holders of tasks no longer held go with them; a gateway task's record, from its session.
+        for id in &gone {
+            match kept_by(id) {
+                (holder, None) => {
+                    self.0.remove(&holder);
                 }
-                d.admitted
-            }
-            BudgetStep::Finish { principal, id } => {
-                self.1.finish(&principal, &id, now_ms);
-                Ok(())
+                #[cfg(feature = "gateway")]
+                (session, Some(slot)) => {
+                    if let Some(s) = self.0.get_mut(&session) {
+                        crate::protocol::forget_slot(s, slot);
+                    }
+                }
+                #[cfg(not(feature = "gateway"))]
+                (_, Some(_)) => {}
             }
         }
+        admitted
+    }
+}
+
+/// Applies `step` to `ledger` (see [`SessionStore::budget`]): whether a new task is admitted,
+/// and the tasks no longer held (expired, or evicted to make room), for [`kept_by`].
+pub fn apply(
+    ledger: &mut Ledger,
+    step: BudgetStep,
+    budget: Budget,
+    now_ms: i64,
+) -> (crate::error::Result<()>, Vec<String>) {
+    match step {
+        BudgetStep::Admit(entry) => {
+            let d = ledger.admit(entry, budget, now_ms);
+            let mut gone = d.expired;
+            gone.extend(d.evicted);
+            (d.admitted, gone)
+        }
+        BudgetStep::Finish { principal, id } => {
+            ledger.finish(&principal, &id, now_ms);
+            (Ok(()), Vec::new())
+        }
+        BudgetStep::Settle { id, expires_ms } => {
+            ledger.settle(&id, expires_ms);
+            (Ok(()), Vec::new())
+        }
+    }
+}
+
+/// Where a task the budget no longer holds (`id`) was kept: this server's own task in a holder
+/// of its own (`tasks:<id>`, to delete: `None`), a gateway task as a record in a session (to
+/// drop from it: its slot, `protocol::forget_slot`).
+pub fn kept_by(id: &str) -> (String, Option<&str>) {
+    match crate::task::budget::slot_holder(id) {
+        Some(session) => (session.to_string(), Some(id)),
+        None => (format!("{HOLDER_PREFIX}{id}"), None),
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::session::{OwnedTask, Session, UpstreamLink};
+use crate::protocol::BudgetStep;
 use crate::task::MAX_TTL_MS;
 
 /// What the router hands the shell instead of a result: perform `method` with `params` at the
@@ -54,6 +55,40 @@ pub struct Forward {
     /// forward); `false` when the core built them (search mode's `call_tool`).
     #[cfg(feature = "gateway")]
     pub verbatim: bool,
+    /// The task this call may create, to admit in the server's task budget (`task::budget`,
+    /// `options.maxTasks`) before it is sent: the shell asks, and a refusal is the answer
+    /// ([`Forward::over_budget`]).
+    #[cfg(feature = "gateway")]
+    pub admit: Option<Admission>,
+}
+
+/// A gateway task a call may create, for the server's task budget.
+#[cfg(feature = "gateway")]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admission {
+    /// Its entry, under a slot (`task::budget::slot`): the upstream names the task only later.
+    pub entry: crate::task::budget::Entry,
+    /// Whether the call asks for a task (else the upstream may make one, SEP-2663).
+    pub certain: bool,
+}
+
+/// Takes the tasks extension out of a 2026-07-28 call's client capabilities, so that its
+/// upstream makes no task of it.
+#[cfg(feature = "gateway")]
+pub(crate) fn undeclare_tasks(params: &mut Value) {
+    let caps = &mut params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    if let Some(e) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+        e.remove(crate::protocol::initialize::TASKS_EXTENSION);
+    }
+}
+
+/// Drops the record of the gateway task whose budget slot is `slot` (the budget let it go, see
+/// `task::budget::slot_holder`); whether `s` held it.
+#[cfg(feature = "gateway")]
+pub fn forget_slot(s: &mut Session, slot: &str) -> bool {
+    let before = s.upstream_tasks.len();
+    s.upstream_tasks.retain(|t| t.slot.as_deref() != Some(slot));
+    before != s.upstream_tasks.len()
 }
 
 /// One upstream a gateway's `tasks/list` asks.
@@ -96,6 +131,53 @@ pub(super) fn creates_task(params: &Value) -> bool {
 }
 
 impl Forward {
+    /// The budget refused this call's task (`refusal`): a call that may not make one goes on,
+    /// without declaring the tasks extension to its upstream (as at its principal's cap); else
+    /// the refusal is the answer (`Err`).
+    #[cfg(feature = "gateway")]
+    pub fn over_budget(&mut self, refusal: Error) -> Result<(), Error> {
+        match self.admit.take() {
+            Some(a) if !a.certain => {
+                undeclare_tasks(&mut self.params);
+                Ok(())
+            }
+            _ => Err(refusal),
+        }
+    }
+
+    /// The task the upstream's `response` says this call created, if any: its id, and when its
+    /// record expires — as long as the upstream keeps it, up to a day (a record without a TTL,
+    /// or a longer one, would count against its owner's task cap for ever).
+    fn created<'a>(&self, response: Option<&'a Value>, now_ms: i64) -> Option<(&'a str, i64)> {
+        // `{task}` (2025-11-25), or inline beside `resultType: "task"` (SEP-2663).
+        let result = response.and_then(|r| r.get("result"));
+        let task = result.and_then(|r| r.get("task").filter(|t| t.is_object()).or(Some(r)))?;
+        // Asked (`params.task`), or made by a 2026-07-28 upstream that decided on its own.
+        let made = creates_task(&self.params) || result.is_some_and(|r| r["resultType"] == "task");
+        let id = task["taskId"].as_str().filter(|_| made)?;
+        let ttl = task
+            .get("ttl")
+            .or(task.get("ttlMs"))
+            .and_then(Value::as_i64)
+            .filter(|t| *t > 0)
+            .map_or(MAX_TTL_MS, |t| t.min(MAX_TTL_MS));
+        Some((id, now_ms.saturating_add(ttl)))
+    }
+
+    /// What the server's task budget learns from this exchange's `response` (with the steps
+    /// [`Forward::record`] found): the slot admitted for it is settled — kept for the task it
+    /// created, else freed.
+    pub fn settle(&self, response: Option<&Value>, now_ms: i64, steps: &mut Vec<BudgetStep>) {
+        #[cfg(feature = "gateway")]
+        if let Some(a) = &self.admit {
+            steps.push(BudgetStep::Settle {
+                id: a.entry.id.clone(),
+                expires_ms: self.created(response, now_ms).map(|(_, e)| e),
+            });
+        }
+        let _ = (response, now_ms, steps);
+    }
+
     /// The JSON-RPC response for the client, from the upstream's reply to this request (a
     /// message with `result` or `error`, passed through untouched apart from the id), or from the
     /// reason the upstream could not be asked.
@@ -142,8 +224,16 @@ impl Forward {
     }
 
     /// After the exchange: what `s` must remember of it — its upstream session (opened, or opened
-    /// again) and the task the request created, if any. Returns whether `s` changed.
-    pub fn record(&self, s: &mut Session, link: UpstreamLink, response: Option<&Value>, now_ms: i64) -> bool {
+    /// again) and the task the request created, if any; a task the upstream says finished adds
+    /// its step for the server's task budget to `steps`. Returns whether `s` changed.
+    pub fn record(
+        &self,
+        s: &mut Session,
+        link: UpstreamLink,
+        response: Option<&Value>,
+        now_ms: i64,
+        steps: &mut Vec<BudgetStep>,
+    ) -> bool {
         let mut changed = false;
         let stored = link_of(s, &self.upstream_name);
         if (&stored.session, &stored.version) != (&link.session, &link.version) {
@@ -151,28 +241,20 @@ impl Forward {
             (stored.session, stored.version) = (link.session, link.version);
             changed = true;
         }
-        // The created task: `{task}` (2025-11-25), or inline beside `resultType: "task"` (SEP-2663).
-        let result = response.and_then(|r| r.get("result"));
-        let task = result.and_then(|r| r.get("task").filter(|t| t.is_object()).or(Some(r)));
-        // Asked (`params.task`), or made by a 2026-07-28 upstream that decided on its own (SEP-2663).
-        let made = creates_task(&self.params) || result.is_some_and(|r| r["resultType"] == "task");
-        if let (true, Some(id)) = (made, task.and_then(|t| t["taskId"].as_str())) {
-            // Kept as long as the upstream keeps it, up to a day (a record without a TTL, or a
-            // longer one, would count against its owner's task cap for ever).
-            let ttl = task
-                .and_then(|t| t.get("ttl").or(t.get("ttlMs"))?.as_i64())
-                .filter(|t| *t > 0)
-                .map_or(MAX_TTL_MS, |t| t.min(MAX_TTL_MS));
+        if let Some((id, expires_ms)) = self.created(response, now_ms) {
             s.upstream_tasks.push(OwnedTask {
                 id: id.to_string(),
                 #[cfg(feature = "gateway")]
                 upstream: self.upstream_name.clone(),
-                expires_ms: Some(now_ms.saturating_add(ttl)),
+                expires_ms: Some(expires_ms),
                 finished: false,
+                #[cfg(feature = "gateway")]
+                slot: self.admit.as_ref().map(|a| a.entry.id.clone()),
             });
             changed = true;
         }
         // A task the upstream says finished (or acknowledged cancelling) may make room later.
+        let result = response.and_then(|r| r.get("result"));
         let done = match (self.method.as_str(), result) {
             ("tasks/result" | "tasks/cancel", Some(_)) => true,
             ("tasks/get", Some(r)) => matches!(r["status"].as_str(), Some("completed" | "failed" | "cancelled")),
@@ -186,7 +268,18 @@ impl Forward {
         {
             t.finished = true;
             changed = true;
+            #[cfg(feature = "gateway")]
+            if let Some(slot) = &t.slot {
+                steps.push(BudgetStep::Finish {
+                    principal: s
+                        .principal
+                        .clone()
+                        .unwrap_or_else(|| crate::task::budget::ANONYMOUS.into()),
+                    id: slot.clone(),
+                });
+            }
         }
+        let _ = steps;
         changed
     }
 }

@@ -11,14 +11,22 @@ use serde_json::Value;
 use crate::error::{type_name, Error, Result};
 use crate::protocol::forward::{creates_task, link_of, task_upstream, Forward};
 use crate::protocol::outcome::Outcome;
-use crate::protocol::server::{Call, Server};
+use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::session::{Session, UpstreamLink};
 #[cfg(feature = "gateway")]
-use crate::{protocol::forward::Gather, task::TaskQuery};
+use crate::{
+    protocol::forward::{Admission, Gather},
+    task::{budget, TaskQuery},
+};
 
 /// Request ids one exchange may use: `initialize` and the request, twice when the upstream
 /// forgot the session and it is opened again.
 pub(crate) const IDS_PER_EXCHANGE: u64 = 4;
+
+/// How long a gateway task's budget slot is held before its upstream answers (longer than one
+/// exchange can take, its client's answers to the upstream's questions included).
+#[cfg(feature = "gateway")]
+const RESERVED_MS: i64 = 15 * 60_000;
 
 fn unknown_task(id: &str) -> Error {
     Error::params(format!("Unknown task: \"{id}\" (it may have expired)"))
@@ -30,10 +38,16 @@ impl Server {
     /// reserved in the session's upstream session. Stateless requests own no task, except in
     /// a gateway, where the holder of their principal's tasks is their session
     /// (`protocol::gateway_holder`).
-    pub(crate) fn bind_forward(&self, session: &mut Option<Session>, now_ms: i64, out: &mut Outcome) -> Result<()> {
+    pub(crate) fn bind_forward(&self, session: &mut Option<Session>, env: &Env, out: &mut Outcome) -> Result<()> {
+        let now_ms = env.now_ms;
         let Some(f) = out.forward.as_mut() else {
             return Ok(());
         };
+        // Whether a call that creates a task (or may: a 2026-07-28 upstream decides) is admitted
+        // in the server's task budget before it is sent (`options.maxTasks`, with this server's
+        // own tasks; the caps below are the session's and the principal's).
+        #[cfg(feature = "gateway")]
+        let mut admit = None;
         let task_id = || match f.params.get("taskId") {
             Some(Value::String(id)) => Ok(id.clone()),
             Some(v) => Err(Error::params(format!(
@@ -136,6 +150,10 @@ impl Server {
                 if owned.len() >= cap {
                     return Err(crate::protocol::tasks::too_many(cap));
                 }
+                #[cfg(feature = "gateway")]
+                {
+                    admit = Some(true);
+                }
             }
             // A declaring client's call of a tool that lists no task support: a 2026-07-28
             // upstream may still make a task of it (SEP-2663: it decides). At the principal's cap
@@ -146,6 +164,7 @@ impl Server {
             "tools/call" if f.stateless && crate::protocol::declares_tasks(&f.params) => {
                 if let Some(s) = session.as_mut().filter(|s| s.task_holder) {
                     let per_principal = self.catalog.options.max_tasks_per_principal.max(1);
+                    admit = Some(false);
                     if s.upstream_tasks.len() >= per_principal {
                         match s.upstream_tasks.iter().position(|t| t.finished) {
                             Some(i) => {
@@ -153,10 +172,8 @@ impl Server {
                                 out.session_changed = true;
                             }
                             None => {
-                                let caps = &mut f.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
-                                if let Some(e) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
-                                    e.remove(crate::protocol::initialize::TASKS_EXTENSION);
-                                }
+                                crate::protocol::forward::undeclare_tasks(&mut f.params);
+                                admit = None;
                             }
                         }
                     }
@@ -167,6 +184,20 @@ impl Server {
         let Some(s) = session.as_mut() else {
             return Ok(());
         };
+        #[cfg(feature = "gateway")]
+        {
+            f.admit = admit.map(|certain| Admission {
+                entry: budget::Entry {
+                    id: budget::slot(&s.id, &env.fresh_id),
+                    principal: s.principal.clone().unwrap_or_else(|| budget::ANONYMOUS.into()),
+                    // Working, until the upstream's answer settles it (for its TTL, or freed):
+                    // a slot whose answer never came (the exchange failed midway) frees itself.
+                    finishes_ms: now_ms.saturating_add(RESERVED_MS),
+                    expires_ms: now_ms.saturating_add(RESERVED_MS),
+                },
+                certain,
+            });
+        }
         let link = link_of(s, &f.upstream_name);
         let start = link.next_id.max(1);
         link.next_id = start.saturating_add(IDS_PER_EXCHANGE);

@@ -76,7 +76,7 @@ impl Server {
                 let stateless = session.as_ref().is_none_or(|s| s.task_holder) && method != "initialize";
                 let mut result = self.request(&id, &method, &params, session, env, &mut out);
                 if result.is_ok() {
-                    if let Err(e) = self.bind_forward(session, env.now_ms, &mut out) {
+                    if let Err(e) = self.bind_forward(session, env, &mut out) {
                         out.forward = None;
                         result = Err(e);
                     }

@@ -111,4 +111,8 @@ pub struct OwnedTask {
     /// such record to make room (`task::budget`'s rule), never a working one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub finished: bool,
+    /// Its id in the server's task budget (`task::budget::slot`), when it was admitted there.
+    #[cfg(feature = "gateway")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
 }

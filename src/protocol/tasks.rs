@@ -134,12 +134,21 @@ pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> 
 pub enum BudgetStep {
     /// A new task: admit this entry (or refuse the request) before it is created.
     Admit(budget::Entry),
-    /// `tasks/cancel`: the task finishes now (may be evicted from now on).
+    /// `tasks/cancel`: the task finishes now (may be evicted from now on); also a gateway task
+    /// its upstream said finished.
     Finish {
         /// Its owner as the caller claims (another principal's id changes nothing).
         principal: String,
         /// The task id.
         id: String,
+    },
+    /// A gateway call admitted under slot `id` (`budget::slot`) got its upstream's answer: the
+    /// task it made lives until `expires_ms`, or it made none (`None`: the slot is freed).
+    Settle {
+        /// The slot.
+        id: String,
+        /// When the task's record expires.
+        expires_ms: Option<i64>,
     },
 }
 
@@ -185,6 +194,15 @@ pub fn task_budget(server: &Server) -> budget::Budget {
     budget::Budget {
         per_principal: o.max_tasks_per_principal,
         total: o.max_tasks,
+    }
+}
+
+/// The budget a gateway's tasks at its upstreams are admitted in: only the server's total
+/// (`options.maxTasks`); each principal's holder, and each session, caps its own.
+pub fn gateway_budget(server: &Server) -> budget::Budget {
+    budget::Budget {
+        per_principal: usize::MAX,
+        total: server.catalog.options.max_tasks,
     }
 }
 

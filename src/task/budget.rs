@@ -6,6 +6,11 @@
 //! working one: past a cap with nothing finished, the new task is refused. The shell keeps one
 //! ledger (the native server in memory, the Worker in a Durable Object of its own) and deletes the
 //! holders the ledger reports gone.
+//!
+//! A gateway's tasks at its upstreams count against the same total: each is admitted under a
+//! [`slot`] (its task id is the upstream's, known only once it answers) before the call leaves,
+//! [`Ledger::settle`]d when the upstream answered, finished when the holder learns so; a slot the
+//! ledger reports gone is forgotten by the session that holds its record ([`slot_holder`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -22,6 +27,14 @@ pub struct Budget {
     pub per_principal: usize,
     /// Most tasks the server holds.
     pub total: usize,
+}
+
+impl Budget {
+    /// No cap: for a step that admits no task.
+    pub const UNCAPPED: Budget = Budget {
+        per_principal: usize::MAX,
+        total: usize::MAX,
+    };
 }
 
 /// One held task.
@@ -134,6 +147,25 @@ impl Ledger {
         }
     }
 
+    /// The gateway call that reserved slot `id` got its answer: the task it made works (as far as
+    /// this server knows, until told it finished) and lives until `expires_ms`, or it made none
+    /// (`None`: the slot is freed). Returns whether an entry changed.
+    pub fn settle(&mut self, id: &str, expires_ms: Option<i64>) -> bool {
+        let Some(pos) = self.entries.iter().position(|e| e.id == id) else {
+            return false;
+        };
+        match expires_ms {
+            Some(t) => {
+                let e = &mut self.entries[pos];
+                (e.finishes_ms, e.expires_ms) = (t, t);
+            }
+            None => {
+                self.entries.remove(pos);
+            }
+        }
+        true
+    }
+
     /// Removes the oldest finished task (of `principal`, when given); returns its id.
     fn evict(&mut self, now_ms: i64, principal: Option<&str>) -> Option<String> {
         let pos = self
@@ -142,6 +174,19 @@ impl Ledger {
             .position(|e| e.finishes_ms <= now_ms && principal.is_none_or(|p| e.principal == p))?;
         Some(self.entries.remove(pos).id)
     }
+}
+
+/// The budget id of the gateway task that the request given `fresh_id` may create, its record
+/// kept by session `holder` (a 2025-11-25 session, or the holder of a principal's tasks). This
+/// server's own task ids (fresh ids) have no `@`.
+pub fn slot(holder: &str, fresh_id: &str) -> String {
+    format!("{fresh_id}@{holder}")
+}
+
+/// The session keeping the record of the gateway task with budget id `id` ([`slot`]); `None` for
+/// a task of this server's own (held by `tasks:<id>`).
+pub fn slot_holder(id: &str) -> Option<&str> {
+    id.split_once('@').map(|(_, holder)| holder)
 }
 
 /// The option of the cap per principal.
@@ -237,5 +282,18 @@ mod tests {
             again.admitted.is_ok() && l.entries().len() == 2,
             "a repeated id is counted once"
         );
+    }
+
+    #[test]
+    fn a_gateway_slot_is_held_until_settled_and_freed_when_no_task_came() {
+        let mut l = Ledger::default();
+        let slot = slot("tasks:@alice", "f1");
+        assert_eq!(slot_holder(&slot), Some("tasks:@alice"));
+        assert_eq!(slot_holder("f1"), None, "a task of this server's own");
+        assert!(l.admit(entry(&slot, "alice", 900), CAPS, 0).admitted.is_ok());
+        assert!(l.settle(&slot, Some(5_000)));
+        assert_eq!((l.entries()[0].finishes_ms, l.entries()[0].expires_ms), (5_000, 5_000));
+        assert!(l.settle(&slot, None) && l.entries().is_empty());
+        assert!(!l.settle(&slot, None), "an unknown slot changes nothing");
     }
 }

@@ -764,7 +764,8 @@ pub fn named(up: &Upstream, e: Error) -> Error {
 /// the downstream session (in `store`; a stateless caller's task holder) remembers its upstream
 /// session and any task it created; the upstream's response (its tasks in the shapes of the
 /// client's era, `task_shape`) and notifications are passed through, or a `-32603` says why
-/// there is no response.
+/// there is no response. What the server's task budget learns (a task made or not, a task
+/// finished) goes to `store`'s budget.
 pub fn forwarded(
     answer: crate::http::Response,
     conv: &Conversation,
@@ -784,11 +785,18 @@ pub fn forwarded(
         super::task_shape::to_client(f, msg);
     }
     if let Some(f) = &answer.forward {
+        let response = reply.as_ref().ok().and_then(|r| r.response.as_ref());
+        let mut steps = Vec::new();
         if let Some(mut s) = f.session.as_deref().and_then(|id| store.load(id)) {
-            let response = reply.as_ref().ok().and_then(|r| r.response.as_ref());
-            if f.record(&mut s, conv.link(), response, now_ms) {
+            if f.record(&mut s, conv.link(), response, now_ms, &mut steps) {
                 store.save(&s);
             }
+        }
+        // The server's task budget learns what the exchange made and finished.
+        f.settle(response, now_ms, &mut steps);
+        for step in steps {
+            // Neither step admits a task: nothing to refuse, no cap to pass.
+            let _ = store.budget(step, crate::task::budget::Budget::UNCAPPED, now_ms);
         }
     }
     match reply {
@@ -833,7 +841,7 @@ pub fn gathered(
                 upstream_name: ups.get(*i).map(|u| u.name.clone()).unwrap_or_default(),
                 ..Forward::default()
             };
-            changed |= one.record(&mut s, conv.link(), None, now_ms);
+            changed |= one.record(&mut s, conv.link(), None, now_ms, &mut Vec::new());
         }
         if changed {
             store.save(&s);
