@@ -12,7 +12,8 @@
 // session sees them in 2025-11-25's shapes (`{task}`, `ttl`, no `resultType`). A stateless
 // 2026-07-28 client's tasks at either upstream are its principal's (tasks/get, tasks/result,
 // tasks/cancel through the gateway, official SDK v2 client pinned to 2026-07-28), in the
-// extension's shapes, and unknown to another principal.
+// extension's shapes, and unknown to another principal. They are capped per principal, and with
+// every principal's and session's in the server's options.maxTasks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
@@ -20,7 +21,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames, sdkStateless } from './harness.mjs';
-import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS, initialize, call } from '../common/mcp-raw.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
 const TOKEN = 'eras-downstream-token';
@@ -331,6 +332,49 @@ test('a principal\'s tasks through the gateway are capped by options.maxTasksPer
       'its record was evicted');
   } finally {
     await client.close().catch(() => {});
+    await capped.stop();
+  }
+});
+
+// The server-wide options.maxTasks counts the gateway's tasks at its upstreams, every principal's
+// and every 2025-11-25 session's together (as this server's own 2026-07-28 tasks, same -32602):
+// at the cap the next is refused before it reaches the upstream, until a task the upstream said
+// finished (here: cancelled) makes room — its record evicted, as a finished task of its own is.
+test('the server-wide options.maxTasks counts every principal\'s and session\'s gateway tasks; a cancelled one makes room', { timeout: 90_000 }, async () => {
+  const capped = await startWith({ upstreams: { chain: { url: modernProxy.url } }, options: { maxTasks: 2 } },
+    { MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) });
+  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
+  const create = (who) => sdkStateless(capped.url, 'tools/call',
+    { name: 'chain_long_report', arguments: { seconds: 30 } }, as(who));
+  const refused = (r) => {
+    assert.equal(r?.error?.code, -32602, JSON.stringify(r));
+    assert.deepEqual(r.error.data, { limit: 2, option: 'maxTasks' });
+    assert.match(r.error.message, /already holds 2 tasks.*\(options\.maxTasks\)/, r.error.message);
+  };
+  const calls = () => modernProxy.bodies.filter((m) => m.method === 'tools/call').length;
+  const alice = new Client({ name: 'sieve-eras-total', version: '1.0.0' },
+    { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  try {
+    await alice.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: { headers: as('alice').headers } }));
+    const first = (await create('alice')).result?.taskId;
+    assert.equal(typeof first, 'string');
+    assert.equal(typeof (await create('bob')).result?.taskId, 'string');
+    const sent = calls();
+    refused(await create('alice'));
+    refused(await create('bob'));
+    const session = await initialize(capped.url, { headers: as('bob').headers });
+    const inSession = await call(capped.url, session.sessionId, 'tools/call',
+      { name: 'chain_long_report', arguments: { seconds: 30 }, task: { ttl: 60_000 } }, { headers: as('bob').headers });
+    refused(inSession.response);
+    assert.equal(calls(), sent, 'no refused call reached the upstream');
+    await alice.request({ method: 'tasks/cancel', params: { taskId: first } }, Anything);
+    const third = await create('bob');
+    assert.equal(typeof third.result?.taskId, 'string', `alice's cancelled task made room for bob's: ${JSON.stringify(third)}`);
+    await assert.rejects(alice.request({ method: 'tasks/get', params: { taskId: first } }, Anything), /Unknown task/,
+      'its record was evicted');
+    refused(await create('alice'));
+  } finally {
+    await alice.close().catch(() => {});
     await capped.stop();
   }
 });

@@ -1,10 +1,14 @@
-//! The Durable Object that keeps the budget of 2026-07-28 tasks (`task::budget`). Each such task
-//! lives in a session object of its own, named after its id, so no object sees more than one
-//! task: the count per principal and for the whole server lives here, in one object (named
-//! [`NAME`]) that the front Worker asks before it creates a task and tells when one is cancelled.
-//! One object for all is a serialization point for task *creations* only (lists, calls and task
-//! polls never reach it); it holds at most `options.maxTasks` rows. It deletes the session
-//! objects of the finished tasks it evicts; expired ones delete themselves by their alarm.
+//! The Durable Object that keeps the budget of tasks (`task::budget`). Each 2026-07-28 task of
+//! this server's own lives in a session object of its own, named after its id, so no object sees
+//! more than one task: the count per principal and for the whole server lives here, in one object
+//! (named [`NAME`]) that the front Worker asks before it creates a task and tells when one is
+//! cancelled. A gateway's tasks at its upstreams count in the same total: the session object
+//! keeping their records (a session's, or a principal's holder) asks before the call leaves
+//! ([`admit`]) and tells what the upstream's answers said ([`defer`], [`flush`]). One object for
+//! all is a serialization point for task *creations* only (lists and other calls never reach it);
+//! it holds at most `options.maxTasks` rows. It deletes the session objects of this server's
+//! finished tasks it evicts (expired ones delete themselves by their alarm), and has a gateway
+//! task's record dropped from its session object ([`FORGET_PATH`]).
 
 use std::cell::RefCell;
 
@@ -24,6 +28,16 @@ pub const NAME: &str = "tasks";
 /// The path on which a session object deletes itself (only this object calls it: the front
 /// Worker passes only `/mcp` paths to session objects).
 pub const EVICT_PATH: &str = "/internal/evict";
+/// The path on which a session object drops the record of the gateway task whose budget slot is
+/// the body (only this object calls it, as [`EVICT_PATH`]).
+pub const FORGET_PATH: &str = "/internal/forget";
+
+thread_local! {
+    /// This isolate's way to the ledger (set by the session objects).
+    static LEDGER: RefCell<Option<worker::ObjectNamespace>> = const { RefCell::new(None) };
+    /// Steps the session objects' stores took (`SessionStore::budget`), not yet told.
+    static PENDING: RefCell<Vec<BudgetStep>> = const { RefCell::new(Vec::new()) };
+}
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS task (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
   principal TEXT NOT NULL, finishes_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL);";
@@ -52,6 +66,13 @@ pub enum Ask {
         /// The time, ms.
         now: i64,
     },
+    /// A gateway call's slot: kept until `expires_ms` for the task it made, else freed.
+    Settle {
+        /// The slot.
+        id: String,
+        /// When the task's record expires (none: no task).
+        expires_ms: Option<i64>,
+    },
 }
 
 /// The answer: `refusal` is the message and data of the `-32602` error, when refused.
@@ -61,13 +82,15 @@ pub struct Answer {
     pub refusal: Option<(String, Option<serde_json::Value>)>,
 }
 
-/// Applies a task's budget step at the ledger; `Some` is the refusal to answer (a JSON-RPC
-/// `-32602` for the request in `body`).
-pub async fn ask(env: &Env, server: &Server, step: BudgetStep, body: &[u8]) -> Result<Option<http::Response>> {
+/// The request for `step` (the catalog's caps from `server`, `gateway`: a gateway task's).
+fn ask_of(server: &Server, step: BudgetStep, gateway: bool) -> Ask {
     let now = crate::platform::now_ms();
-    let ask = match step {
+    match step {
         BudgetStep::Admit(entry) => {
-            let b = mcp_sieve::protocol::task_budget(server);
+            let b = match gateway {
+                true => mcp_sieve::protocol::gateway_budget(server),
+                false => mcp_sieve::protocol::task_budget(server),
+            };
             Ask::Admit {
                 entry,
                 per_principal: b.per_principal,
@@ -76,26 +99,33 @@ pub async fn ask(env: &Env, server: &Server, step: BudgetStep, body: &[u8]) -> R
             }
         }
         BudgetStep::Finish { principal, id } => Ask::Finish { principal, id, now },
-    };
+        BudgetStep::Settle { id, expires_ms } => Ask::Settle { id, expires_ms },
+    }
+}
+
+/// Sends `ask` to the ledger object; the refusal it answers, if any.
+async fn send(ns: &worker::ObjectNamespace, ask: &Ask) -> Result<Option<Error>> {
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
-        .with_body(Some(serde_json::to_string(&ask)?.into()));
+        .with_body(Some(serde_json::to_string(ask)?.into()));
     let req = Request::new_with_init("https://ledger.internal/", &init)?;
-    let mut res = env
-        .durable_object(BINDING)?
-        .get_by_name(NAME)?
-        .fetch_with_request(req)
-        .await?;
+    let mut res = ns.get_by_name(NAME)?.fetch_with_request(req).await?;
     let answer: Answer = res.json().await?;
-    Ok(answer.refusal.map(|(message, data)| {
+    Ok(answer.refusal.map(|(message, data)| match data {
+        Some(d) => Error::params_with(message, d),
+        None => Error::params(message),
+    }))
+}
+
+/// Applies a task's budget step at the ledger; `Some` is the refusal to answer (a JSON-RPC
+/// `-32602` for the request in `body`).
+pub async fn ask(env: &Env, server: &Server, step: BudgetStep, body: &[u8]) -> Result<Option<http::Response>> {
+    let refusal = send(&env.durable_object(BINDING)?, &ask_of(server, step, false)).await?;
+    Ok(refusal.map(|e| {
         let id = serde_json::from_slice::<serde_json::Value>(body)
             .ok()
             .and_then(|v| v.get("id").cloned())
             .unwrap_or_default();
-        let e = match data {
-            Some(d) => Error::params_with(message, d),
-            None => Error::params(message),
-        };
         http::Response {
             status: 200,
             headers: vec![("Content-Type".into(), "application/json".into())],
@@ -103,6 +133,58 @@ pub async fn ask(env: &Env, server: &Server, step: BudgetStep, body: &[u8]) -> R
             ..Default::default()
         }
     }))
+}
+
+/// Sets this isolate's way to the ledger (a session object's `env`).
+pub fn bind(env: &Env) {
+    if let Ok(ns) = env.durable_object(BINDING) {
+        LEDGER.with(|l| *l.borrow_mut() = Some(ns));
+    }
+}
+
+/// Admits the gateway task `answer`'s forward may create (`Forward::admit`) before it is sent:
+/// `answer` as it was, or sent without declaring the tasks extension when the call only may be a
+/// task, or answered with the refusal. An unreachable ledger refuses nothing (logged).
+pub async fn admit(server: &Server, mut answer: http::Response) -> http::Response {
+    let Some(f) = answer.forward.as_mut() else {
+        return answer;
+    };
+    let (Some(a), Some(ns)) = (f.admit.clone(), LEDGER.with(|l| l.borrow().clone())) else {
+        return answer;
+    };
+    let refusal = match send(&ns, &ask_of(server, BudgetStep::Admit(a.entry), true)).await {
+        Ok(r) => r,
+        Err(e) => {
+            worker::console_error!("mcp-sieve: the task ledger could not be asked: {e}");
+            None
+        }
+    };
+    match refusal.map(|e| f.over_budget(e)) {
+        Some(Err(e)) => {
+            let refused = jsonrpc::error(&f.id, &e);
+            http::complete_json(answer, refused)
+        }
+        _ => answer,
+    }
+}
+
+/// Keeps a step a session object's store took, for [`flush`].
+pub fn defer(step: BudgetStep) {
+    PENDING.with(|p| p.borrow_mut().push(step));
+}
+
+/// Tells the ledger the steps [`defer`]red (before the answer that took them leaves, so the next
+/// request finds them applied).
+pub async fn flush(server: &Server) {
+    let steps = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let Some(ns) = LEDGER.with(|l| l.borrow().clone()) else {
+        return;
+    };
+    for step in steps {
+        if let Err(e) = send(&ns, &ask_of(server, step, true)).await {
+            worker::console_error!("mcp-sieve: the task ledger could not be told: {e}");
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -157,15 +239,20 @@ impl TaskLedger {
         ))
     }
 
-    /// Deletes the session object of an evicted task (its result goes with it).
+    /// Deletes the session object of an evicted task (its result goes with it); a gateway
+    /// task's record is dropped from the session object that keeps it.
     async fn evict(&self, id: &str) -> Result<()> {
+        let (name, slot) = http::kept_by(id);
         let mut init = RequestInit::new();
         init.with_method(Method::Post);
-        let req = Request::new_with_init(&format!("https://session.internal{EVICT_PATH}"), &init)?;
-        let holder = format!("{}{id}", mcp_sieve::protocol::HOLDER_PREFIX);
+        if let Some(slot) = slot {
+            init.with_body(Some(slot.into()));
+        }
+        let path = if slot.is_some() { FORGET_PATH } else { EVICT_PATH };
+        let req = Request::new_with_init(&format!("https://session.internal{path}"), &init)?;
         self.env
             .durable_object(crate::SESSIONS)?
-            .get_by_name(&holder)?
+            .get_by_name(&name)?
             .fetch_with_request(req)
             .await?;
         Ok(())
@@ -221,6 +308,17 @@ impl DurableObject for TaskLedger {
                         "UPDATE task SET finishes_ms = ? WHERE id = ?",
                         vec![now.into(), id.as_str().into()],
                     )?;
+                }
+            }
+            Ask::Settle { id, expires_ms } => {
+                if ledger.settle(&id, expires_ms) {
+                    match expires_ms {
+                        Some(t) => self.exec(
+                            "UPDATE task SET finishes_ms = ?, expires_ms = ? WHERE id = ?",
+                            vec![t.into(), t.into(), id.as_str().into()],
+                        )?,
+                        None => self.exec("DELETE FROM task WHERE id = ?", vec![id.as_str().into()])?,
+                    }
                 }
             }
         }

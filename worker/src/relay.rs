@@ -190,7 +190,9 @@ async fn exchange(answer: http::Response, loaded: Loaded, store: Box<dyn Session
                     return;
                 };
                 let (relaying, params) = Relaying::new(&f, store, out.clone(), &nonce);
-                crate::gateway::finish_relayed(answer, &server, params, &relaying).await
+                let done = crate::gateway::finish_relayed(answer, &server, params, &relaying).await;
+                crate::ledger::flush(&server).await;
+                done
             }
             Ok(None) => http::complete(answer, Err(&Error::Internal("no upstream is configured".into())), &[]),
             Err(e) => upstream::unavailable(&e),
@@ -204,13 +206,15 @@ async fn exchange(answer: http::Response, loaded: Loaded, store: Box<dyn Session
 /// its result, or `input_required` with the exchange kept in `waiting`; a call that brings the
 /// answer to a question waiting here gets what the exchange does next. `nonce`: this object's
 /// (its name's, minted by the front Worker); `state`: the object's, kept alive while the
-/// exchange runs.
+/// exchange runs; `store`: its sessions (a task the call creates is recorded in its principal's
+/// holder there).
 pub async fn respond_stateless(
     answer: http::Response,
     loaded: Loaded,
     nonce: String,
     waiting: &Waiting,
     state: &worker::State,
+    store: Box<dyn SessionStore>,
 ) -> worker::Result<worker::Response> {
     let Some(f) = answer.forward.clone() else {
         return crate::shell::respond(answer);
@@ -223,7 +227,6 @@ pub async fn respond_stateless(
         return answered(answer, parked.out, waiting, Some(&f.id)).await;
     }
     let out: Queue = Rc::default();
-    let store = Box::new(http::MemoryStore::default());
     state.wait_until(exchange(answer.clone(), loaded, store, out.clone(), nonce));
     answered(answer, out, waiting, None).await
 }

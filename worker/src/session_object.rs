@@ -204,6 +204,20 @@ impl SessionStore for SqlStore {
             }
         };
     }
+    /// A gateway task's admission is asked of the ledger object by the shell
+    /// (`ledger::admit`); what the upstream's answers teach it is told before the answer leaves
+    /// (`ledger::flush`).
+    fn budget(
+        &mut self,
+        step: mcp_sieve::protocol::BudgetStep,
+        _: mcp_sieve::task::budget::Budget,
+        _: i64,
+    ) -> mcp_sieve::Result<()> {
+        if !matches!(step, mcp_sieve::protocol::BudgetStep::Admit(_)) {
+            crate::ledger::defer(step);
+        }
+        Ok(())
+    }
     fn remove(&mut self, id: &str) {
         self.wrote = true;
         self.cache.replace(None);
@@ -260,6 +274,8 @@ impl DurableObject for SessionObject {
         crate::gateway::set_opener(|member, headers, session| {
             Box::pin(crate::standalone::open(member, headers, session))
         });
+        // The gateway tasks whose records it keeps count in the server's task budget.
+        crate::ledger::bind(&env);
         SessionObject {
             state,
             env,
@@ -274,6 +290,18 @@ impl DurableObject for SessionObject {
             self.store().delete_all()?;
             self.cache.replace(None);
             self.state.storage().delete_alarm().await?;
+            return Response::empty();
+        }
+        if req.path() == crate::ledger::FORGET_PATH {
+            // The task ledger let one of this session's gateway tasks go (it finished, and the
+            // server needed its room).
+            let slot = req.text().await?;
+            let mut store = self.store();
+            if let Some(mut s) = store.load(&http::kept_by(&slot).0) {
+                if mcp_sieve::protocol::forget_slot(&mut s, &slot) {
+                    store.save(&s);
+                }
+            }
             return Response::empty();
         }
         let loaded = config::load(&self.env).await;
@@ -316,6 +344,7 @@ impl DurableObject for SessionObject {
             Err(refusal) => return shell::respond(*refusal),
         };
         let answer = shell::run(server, cfg, request, &mut store, fresh, caller, true).await;
+        crate::ledger::flush(server).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }
@@ -323,7 +352,9 @@ impl DurableObject for SessionObject {
             // A call whose upstream may ask its client: relayed from here (`relay`).
             if answer.forward.as_ref().is_some_and(|f| f.stateless) {
                 let waiting = &self.waiting;
-                return crate::relay::respond_stateless(answer, loaded.clone(), nonce, waiting, &self.state).await;
+                let store = Box::new(self.store());
+                return crate::relay::respond_stateless(answer, loaded.clone(), nonce, waiting, &self.state, store)
+                    .await;
             }
             return crate::relay::respond(answer, loaded.clone(), Box::new(self.store())).await;
         }

@@ -163,6 +163,11 @@ pub async fn run(
     let started = now_ms();
     loop {
         let answer = serve_now(server, cfg, request, store, &fresh_id, &caller);
+        // A gateway task is admitted in the server's task budget before its call leaves.
+        let answer = match answer.forward.as_ref().is_some_and(|f| f.admit.is_some()) {
+            true => crate::ledger::admit(server, answer).await,
+            false => answer,
+        };
         match answer.retry_at {
             Some(at) if at - started <= MAX_WAIT_MS => {
                 let wait = (at - now_ms()).clamp(1, MAX_WAIT_MS) as u64;
