@@ -35,6 +35,8 @@ mod template;
 mod tools;
 mod watch;
 
+/// A step of a task's life for the server's task budget (also here, beside [`budget_step`]).
+pub use crate::task::budget::BudgetStep;
 pub use ask::{Answers, Ask};
 #[cfg(feature = "gateway")]
 pub(crate) use forward::link_of;
@@ -51,9 +53,7 @@ pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
 #[cfg(feature = "gateway")]
 pub use tasks::gateway_holder;
-pub use tasks::{
-    budget_step, declares_tasks, gateway_budget, runs_as_task, task_budget, task_holder, BudgetStep, HOLDER_PREFIX,
-};
+pub use tasks::{budget_step, declares_tasks, gateway_budget, runs_as_task, task_budget, task_holder, HOLDER_PREFIX};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

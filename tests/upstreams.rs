@@ -801,24 +801,33 @@ fn gateway_task(h: &mut Harness, id: &str, ttl: Option<i64>) -> Value {
     complete_with(h, r, "gh-session", task)
 }
 
+/// A gateway over the test upstreams with these catalog `options`.
+fn gateway_with(options: Value) -> Harness {
+    let mut doc = local();
+    doc["options"] = options;
+    Harness::with_catalog(catalog_of(doc))
+}
+
+/// Asserts that `r` is the task budget's refusal at its cap `option` of `limit` (`-32602`, the
+/// option named in the message, which `says` what to do).
+fn assert_over(r: &Value, limit: usize, option: &str, says: &str) {
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    assert_eq!(r["error"]["data"], json!({"limit": limit, "option": option}), "{r}");
+    let m = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(m.contains(&format!("(options.{option})")) && m.contains(says), "{m}");
+}
+
+/// Asserts that task `id` is unknown to `h.principal` through the gateway (its record is gone).
+fn assert_unknown_task(h: &mut Harness, id: &str) {
+    let gone = common::response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": id})));
+    let message = gone["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Unknown task"), "{gone}");
+}
+
 #[test]
 fn a_principals_gateway_tasks_are_capped_as_this_servers_own_and_a_finished_one_makes_room() {
-    let mut doc = local();
-    doc["options"] = json!({"maxTasksPerPrincipal": 2});
-    let mut h = Harness::with_catalog(catalog_of(doc));
-    let refused = |r: &Value| {
-        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
-        assert_eq!(
-            r["error"]["data"],
-            json!({"limit": 2, "option": "maxTasksPerPrincipal"}),
-            "{r}"
-        );
-        let m = r["error"]["message"].as_str().unwrap();
-        assert!(
-            m.contains("(options.maxTasksPerPrincipal)") && m.contains("cancel one"),
-            "{m}"
-        );
-    };
+    let mut h = gateway_with(json!({"maxTasksPerPrincipal": 2}));
+    let refused = |r: &Value| assert_over(r, 2, "maxTasksPerPrincipal", "cancel one");
     h.principal = Some("alice".into());
     assert_eq!(
         gateway_task(&mut h, "a-1", Some(60_000))["result"]["taskId"],
@@ -844,11 +853,7 @@ fn a_principals_gateway_tasks_are_capped_as_this_servers_own_and_a_finished_one_
                            "lastUpdatedAt": "2025-11-20T10:00:01Z", "ttl": 60_000});
     complete_with(&mut h, cancel, "gh-session", cancelled);
     assert_eq!(gateway_task(&mut h, "a-3", None)["result"]["taskId"], json!("a-3"));
-    let gone = common::response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": "a-1"})));
-    assert!(
-        gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
-        "{gone}"
-    );
+    assert_unknown_task(&mut h, "a-1");
     refused(&gateway_task(&mut h, "a-4", None));
     // A day later the records are gone (the upstream's TTL, else a day).
     h.advance(86_400_001);
@@ -857,9 +862,7 @@ fn a_principals_gateway_tasks_are_capped_as_this_servers_own_and_a_finished_one_
 
 #[test]
 fn at_its_cap_a_principals_call_that_an_upstream_may_make_a_task_of_does_not_declare_the_extension() {
-    let mut doc = local();
-    doc["options"] = json!({"maxTasksPerPrincipal": 1});
-    let mut h = Harness::with_catalog(catalog_of(doc));
+    let mut h = gateway_with(json!({"maxTasksPerPrincipal": 1}));
     h.principal = Some("alice".into());
     let declared = |h: &mut Harness| {
         let r = h.modern_tasks(
@@ -893,18 +896,8 @@ fn at_its_cap_a_principals_call_that_an_upstream_may_make_a_task_of_does_not_dec
 
 #[test]
 fn the_servers_task_cap_counts_every_principals_and_sessions_gateway_tasks() {
-    let mut doc = local();
-    doc["options"] = json!({"maxTasks": 3});
-    let mut h = Harness::with_catalog(catalog_of(doc));
-    let refused = |r: &Value| {
-        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
-        assert_eq!(r["error"]["data"], json!({"limit": 3, "option": "maxTasks"}), "{r}");
-        let m = r["error"]["message"].as_str().unwrap();
-        assert!(
-            m.contains("already holds 3 tasks") && m.contains("(options.maxTasks)"),
-            "{m}"
-        );
-    };
+    let mut h = gateway_with(json!({"maxTasks": 3}));
+    let refused = |r: &Value| assert_over(r, 3, "maxTasks", "already holds 3 tasks");
     for (who, id) in [("alice", "a-1"), ("bob", "b-1")] {
         h.principal = Some(who.into());
         assert_eq!(gateway_task(&mut h, id, Some(60_000))["result"]["taskId"], json!(id));
@@ -951,11 +944,7 @@ fn the_servers_task_cap_counts_every_principals_and_sessions_gateway_tasks() {
     h.principal = Some("dave".into());
     assert_eq!(gateway_task(&mut h, "d-1", None)["result"]["taskId"], json!("d-1"));
     h.principal = Some("bob".into());
-    let gone = common::response_of(&h.modern_tasks(json!(4), "tasks/get", json!({"taskId": "b-1"})));
-    assert!(
-        gone["error"]["message"].as_str().unwrap().contains("Unknown task"),
-        "{gone}"
-    );
+    assert_unknown_task(&mut h, "b-1");
     refused(&gateway_task(&mut h, "b-2", None));
     // Alice's task ends with its TTL: room again.
     h.advance(60_001);

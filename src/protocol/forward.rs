@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::error::Error;
 use crate::protocol::jsonrpc;
 use crate::protocol::session::{OwnedTask, Session, UpstreamLink};
-use crate::protocol::BudgetStep;
+use crate::task::budget::BudgetStep;
 use crate::task::MAX_TTL_MS;
 
 /// What the router hands the shell instead of a result: perform `method` with `params` at the
@@ -72,16 +72,6 @@ pub struct Admission {
     pub certain: bool,
 }
 
-/// Takes the tasks extension out of a 2026-07-28 call's client capabilities, so that its
-/// upstream makes no task of it.
-#[cfg(feature = "gateway")]
-pub(crate) fn undeclare_tasks(params: &mut Value) {
-    let caps = &mut params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
-    if let Some(e) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
-        e.remove(crate::protocol::initialize::TASKS_EXTENSION);
-    }
-}
-
 /// Drops the record of the gateway task whose budget slot is `slot` (the budget let it go, see
 /// `task::budget::slot_holder`); whether `s` held it.
 #[cfg(feature = "gateway")]
@@ -131,20 +121,6 @@ pub(super) fn creates_task(params: &Value) -> bool {
 }
 
 impl Forward {
-    /// The budget refused this call's task (`refusal`): a call that may not make one goes on,
-    /// without declaring the tasks extension to its upstream (as at its principal's cap); else
-    /// the refusal is the answer (`Err`).
-    #[cfg(feature = "gateway")]
-    pub fn over_budget(&mut self, refusal: Error) -> Result<(), Error> {
-        match self.admit.take() {
-            Some(a) if !a.certain => {
-                undeclare_tasks(&mut self.params);
-                Ok(())
-            }
-            _ => Err(refusal),
-        }
-    }
-
     /// The task the upstream's `response` says this call created, if any: its id, and when its
     /// record expires — as long as the upstream keeps it, up to a day (a record without a TTL,
     /// or a longer one, would count against its owner's task cap for ever).

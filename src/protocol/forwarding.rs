@@ -28,6 +28,32 @@ pub(crate) const IDS_PER_EXCHANGE: u64 = 4;
 #[cfg(feature = "gateway")]
 const RESERVED_MS: i64 = 15 * 60_000;
 
+/// Takes the tasks extension out of a 2026-07-28 call's client capabilities, so that its
+/// upstream makes no task of it.
+#[cfg(feature = "gateway")]
+fn undeclare_tasks(params: &mut Value) {
+    let caps = &mut params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    if let Some(e) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+        e.remove(crate::protocol::initialize::TASKS_EXTENSION);
+    }
+}
+
+#[cfg(feature = "gateway")]
+impl Forward {
+    /// The budget refused this call's task (`refusal`): a call that may not make one goes on,
+    /// without declaring the tasks extension to its upstream (as at its principal's cap); else
+    /// the refusal is the answer (`Err`).
+    pub fn over_budget(&mut self, refusal: Error) -> Result<()> {
+        match self.admit.take() {
+            Some(a) if !a.certain => {
+                undeclare_tasks(&mut self.params);
+                Ok(())
+            }
+            _ => Err(refusal),
+        }
+    }
+}
+
 fn unknown_task(id: &str) -> Error {
     Error::params(format!("Unknown task: \"{id}\" (it may have expired)"))
 }
@@ -172,7 +198,7 @@ impl Server {
                                 out.session_changed = true;
                             }
                             None => {
-                                crate::protocol::forward::undeclare_tasks(&mut f.params);
+                                undeclare_tasks(&mut f.params);
                                 admit = None;
                             }
                         }

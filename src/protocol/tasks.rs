@@ -15,7 +15,8 @@ use crate::protocol::server::{Call, Env, Server};
 #[cfg(feature = "gateway")]
 use crate::protocol::Forward;
 use crate::protocol::{cursor, demo, Session, EXT};
-use crate::task::{budget, extension_names, Status, Task, TaskQuery, MAX_TTL_MS};
+use crate::task::budget::{self, BudgetStep};
+use crate::task::{extension_names, Status, Task, TaskQuery, MAX_TTL_MS};
 
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 
@@ -126,30 +127,6 @@ pub fn gateway_holder(method: &str, params: &Value, principal: Option<&str>) -> 
         Some(p) => format!("{HOLDER_PREFIX}@{p}"),
         None => format!("{HOLDER_PREFIX}#"),
     })
-}
-
-/// What a stateless request that concerns task holder `holder` (see [`task_holder`]) means for
-/// the server's task budget (`task::budget`), for a caller `principal` at `now_ms`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BudgetStep {
-    /// A new task: admit this entry (or refuse the request) before it is created.
-    Admit(budget::Entry),
-    /// `tasks/cancel`: the task finishes now (may be evicted from now on); also a gateway task
-    /// its upstream said finished.
-    Finish {
-        /// Its owner as the caller claims (another principal's id changes nothing).
-        principal: String,
-        /// The task id.
-        id: String,
-    },
-    /// A gateway call admitted under slot `id` (`budget::slot`) got its upstream's answer: the
-    /// task it made lives until `expires_ms`, or it made none (`None`: the slot is freed).
-    Settle {
-        /// The slot.
-        id: String,
-        /// When the task's record expires.
-        expires_ms: Option<i64>,
-    },
 }
 
 /// The budget step of a request (`None`: it neither creates nor cancels a task). A new task's

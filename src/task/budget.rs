@@ -50,6 +50,30 @@ pub struct Entry {
     pub expires_ms: i64,
 }
 
+/// A step of a task's life the budget takes (`protocol::budget_step` for this server's own
+/// 2026-07-28 tasks, `protocol::Forward` for a gateway's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BudgetStep {
+    /// A new task: admit this entry (or refuse the request) before it is created.
+    Admit(Entry),
+    /// `tasks/cancel`: the task finishes now (may be evicted from now on); also a gateway task
+    /// its upstream said finished.
+    Finish {
+        /// Its owner as the caller claims (another principal's id changes nothing).
+        principal: String,
+        /// The task id.
+        id: String,
+    },
+    /// A gateway call admitted under slot `id` (`budget::slot`) got its upstream's answer: the
+    /// task it made lives until `expires_ms`, or it made none (`None`: the slot is freed).
+    Settle {
+        /// The slot.
+        id: String,
+        /// When the task's record expires.
+        expires_ms: Option<i64>,
+    },
+}
+
 /// What [`Ledger::admit`] decided.
 #[derive(Debug)]
 pub struct Decision {

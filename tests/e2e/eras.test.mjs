@@ -26,6 +26,11 @@ import { startEverything, startWith, recordingProxy } from '../security/helpers.
 
 const TOKEN = 'eras-downstream-token';
 const PRINCIPALS = { alice: 'eras-alice-token', bob: 'eras-bob-token' };
+/** What a request as `who` carries: its bearer token, and client capabilities declaring the tasks extension. */
+const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
+/** An SDK v2 client for `who` pinned to 2026-07-28 that declares the tasks extension (connect it with as(who)). */
+const tasksClient = (who) => new Client({ name: `sieve-eras-${who}`, version: '1.0.0' },
+  { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
 
 let everything, chained, modernProxy, legacyProxy, gateway;
 
@@ -203,10 +208,8 @@ test('a 2025-11-25 session sees its tasks at the 2026-07-28 upstream in its own 
 
 test('a stateless 2026-07-28 client\'s tasks at either upstream are its principal\'s, and no other\'s', { timeout: 90_000 }, async () => {
   // Clients that declare the tasks extension (SEP-2663: only they get tasks and use tasks/*).
-  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
   const v2 = async (who) => {
-    const client = new Client({ name: `sieve-eras-${who}`, version: '1.0.0' },
-      { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const client = tasksClient(who);
     await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url), { requestInit: as(who) }));
     return client;
   };
@@ -311,13 +314,11 @@ test('a stateless client that does not declare the tasks extension gets no task 
 test('a principal\'s tasks through the gateway are capped by options.maxTasksPerPrincipal; a cancelled one makes room', { timeout: 90_000 }, async () => {
   const capped = await startWith({ upstreams: { chain: { url: modernProxy.url } }, options: { maxTasksPerPrincipal: 1 } },
     { MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) });
-  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
   const create = (who) => sdkStateless(capped.url, 'tools/call',
     { name: 'chain_long_report', arguments: { seconds: 30 }, task: { ttl: 60_000 } }, as(who));
-  const client = new Client({ name: 'sieve-eras-capped', version: '1.0.0' },
-    { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = tasksClient('alice');
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: { headers: as('alice').headers } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: as('alice') }));
     const first = (await create('alice')).result?.taskId;
     assert.equal(typeof first, 'string');
     const refused = await create('alice');
@@ -343,7 +344,6 @@ test('a principal\'s tasks through the gateway are capped by options.maxTasksPer
 test('the server-wide options.maxTasks counts every principal\'s and session\'s gateway tasks; a cancelled one makes room', { timeout: 90_000 }, async () => {
   const capped = await startWith({ upstreams: { chain: { url: modernProxy.url } }, options: { maxTasks: 2 } },
     { MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) });
-  const as = (who) => ({ headers: { Authorization: `Bearer ${PRINCIPALS[who]}` }, capabilities: TASKS_CAPS });
   const create = (who) => sdkStateless(capped.url, 'tools/call',
     { name: 'chain_long_report', arguments: { seconds: 30 } }, as(who));
   const refused = (r) => {
@@ -352,10 +352,9 @@ test('the server-wide options.maxTasks counts every principal\'s and session\'s 
     assert.match(r.error.message, /already holds 2 tasks.*\(options\.maxTasks\)/, r.error.message);
   };
   const calls = () => modernProxy.bodies.filter((m) => m.method === 'tools/call').length;
-  const alice = new Client({ name: 'sieve-eras-total', version: '1.0.0' },
-    { capabilities: TASKS_CAPS, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const alice = tasksClient('alice');
   try {
-    await alice.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: { headers: as('alice').headers } }));
+    await alice.connect(new StreamableHTTPClientTransport(new URL(capped.url), { requestInit: as('alice') }));
     const first = (await create('alice')).result?.taskId;
     assert.equal(typeof first, 'string');
     assert.equal(typeof (await create('bob')).result?.taskId, 'string');
