@@ -12,7 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sdkStateless } from './harness.mjs';
 import { TASKS_CAPS } from '../common/mcp-raw.mjs';
-import { startEverything, startWith, sleep, native } from '../security/helpers.mjs';
+import { startEverything, startWith, sleep } from '../security/helpers.mjs';
 
 const PRINCIPALS = { alice: 'task-asks-alice-token', bob: 'task-asks-bob-token' };
 const TOOL = 'everything_simulate-research-query';
@@ -48,10 +48,7 @@ async function until(who, id, done, ms = 30_000) {
   }
 }
 
-// The Worker's part (the exchange parked in the principal's holder object) is not there yet.
-const workerPending = native() ? {} : { skip: 'the Worker does not park a task\'s tasks/result exchange yet' };
-
-test('a question a session-era upstream asks during a stateless client\'s task shows in tasks/get and is answered with tasks/update', { timeout: 90_000, ...workerPending }, async () => {
+test('a question a session-era upstream asks during a stateless client\'s task shows in tasks/get and is answered with tasks/update', { timeout: 90_000 }, async () => {
   const created = await rpc('alice', 'tools/call', { name: TOOL, arguments: { topic: 'python', ambiguous: true } });
   assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
   const id = created.result.taskId;

@@ -16,6 +16,7 @@ mod session_object;
 mod shell;
 mod splice;
 mod standalone;
+mod task_asks;
 mod watch;
 
 use mcp_sieve::http;

@@ -35,7 +35,7 @@ use crate::platform::{self, now_ms};
 const POLL_MS: u64 = 20;
 
 /// What the exchange hands the answer being written.
-enum Out {
+pub(crate) enum Out {
     /// A message for the client during the call.
     Event(String),
     /// A 2026-07-28 call's question: answer the call with `text` (`input_required`) and keep the
@@ -45,9 +45,9 @@ enum Out {
     Done(Box<http::Response>),
 }
 
-type Queue = Rc<RefCell<VecDeque<Out>>>;
+pub(crate) type Queue = Rc<RefCell<VecDeque<Out>>>;
 /// Where a 2026-07-28 client's answer reaches the exchange waiting for it.
-type Slot = Rc<RefCell<Option<Value>>>;
+pub(crate) type Slot = Rc<RefCell<Option<Value>>>;
 
 /// A stateless call's exchange waiting for its client to call again.
 struct Parked {
@@ -171,7 +171,7 @@ impl crate::gateway::Relaying for Relaying {
 }
 
 /// The next message of the exchange reporting to `out`.
-async fn next(out: &Queue) -> Out {
+pub(crate) async fn next(out: &Queue) -> Out {
     loop {
         if let Some(o) = out.borrow_mut().pop_front() {
             return o;
@@ -182,7 +182,13 @@ async fn next(out: &Queue) -> Out {
 
 /// The exchange of `answer`'s forward, relaying to `out` (its questions' keys carry `nonce`),
 /// its answer last.
-async fn exchange(answer: http::Response, loaded: Loaded, store: Box<dyn SessionStore>, out: Queue, nonce: String) {
+pub(crate) async fn exchange(
+    answer: http::Response,
+    loaded: Loaded,
+    store: Box<dyn SessionStore>,
+    out: Queue,
+    nonce: String,
+) {
     let done = match &loaded.server {
         Ok(local) => match crate::gateway::serving(local).await {
             Ok(Some(server)) => {

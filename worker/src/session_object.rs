@@ -239,6 +239,9 @@ pub struct SessionObject {
     cache: Rc<RefCell<Option<Session>>>,
     /// A stateless call's upstream exchange waiting for its client to call again (`relay`).
     waiting: crate::relay::Waiting,
+    /// The holder of a principal's tasks: their `tasks/result` exchanges waiting for the
+    /// client's `tasks/update` (`task_asks`).
+    asking: crate::task_asks::Asking,
 }
 
 impl SessionObject {
@@ -281,6 +284,7 @@ impl DurableObject for SessionObject {
             env,
             cache: Rc::default(),
             waiting: crate::relay::Waiting::default(),
+            asking: crate::task_asks::Asking::default(),
         }
     }
 
@@ -349,6 +353,29 @@ impl DurableObject for SessionObject {
             self.schedule(&store, cfg.idle_ms()).await?;
         }
         if shell::relayable(server, &answer) {
+            // A stateless client's task in its principal's holder (this object): `task_asks`.
+            if let Some(name) = answer.forward.as_ref().and_then(mcp_sieve::upstream::parked_name) {
+                let (sql, cache) = (self.state.storage().sql(), self.cache.clone());
+                let stores = move || -> Box<dyn SessionStore> {
+                    Box::new(SqlStore {
+                        sql,
+                        cache,
+                        wrote: false,
+                    })
+                };
+                let asking = &self.asking;
+                let mut store = self.store();
+                return crate::task_asks::respond(
+                    answer,
+                    loaded.clone(),
+                    name,
+                    asking,
+                    &self.state,
+                    &mut store,
+                    stores,
+                )
+                .await;
+            }
             // A call whose upstream may ask its client: relayed from here (`relay`).
             if answer.forward.as_ref().is_some_and(|f| f.stateless) {
                 let waiting = &self.waiting;

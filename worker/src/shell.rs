@@ -185,7 +185,10 @@ pub async fn run(
 pub fn relayable(server: &Server, answer: &http::Response) -> bool {
     answer.forward.as_ref().is_some_and(|f| {
         f.gather.is_empty()
-            && ((f.sse && !f.stateless && f.session.is_some()) || crate::gateway::relays_stateless(server, f))
+            && ((f.sse && !f.stateless && f.session.is_some())
+                || crate::gateway::relays_stateless(server, f)
+                // A stateless client's task in its holder, which may park the task's question there.
+                || f.session.is_some() && mcp_sieve::upstream::parked_name(f).is_some())
     })
 }
 
