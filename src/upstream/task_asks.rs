@@ -71,6 +71,8 @@ pub fn result_forward(f: &Forward, store: &mut dyn SessionStore) -> Option<Forwa
         method: "tasks/result".into(),
         params,
         link: Some(reserved),
+        // It creates no task (the budget counted the task when its call was admitted).
+        admit: None,
         ..f.clone()
     })
 }

@@ -123,6 +123,8 @@ pub async fn respond(
         return crate::shell::respond(http::complete(answer, Ok(&reply), &[]));
     }
     let mut done = crate::gateway::finish(answer, &server, store, None).await;
+    // What the answer taught the server's task budget, told before it leaves (`ledger`).
+    crate::ledger::flush(&server).await;
     if upstream::waits_on_result(&f, modern, &done.body) {
         if let Some(text) = question(&f, &name, asking, state, loaded, store, stores).await {
             done.body = upstream::with_question(&done.body, &text);
