@@ -7,7 +7,8 @@
 // transport, sees the question inline in tasks/get (`inputRequests`), answers it with
 // tasks/update (`inputResponses`), and then sees the task completed with a result that names
 // its answer. Another principal neither sees the task nor answers its question; a key the task
-// did not ask is -32602.
+// did not ask is -32602. A client that did not declare elicitation is never asked: the upstream
+// hears a refusal and its task goes on with its default.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sdkStateless } from './harness.mjs';
@@ -86,4 +87,23 @@ test('a question a session-era upstream asks during a stateless client\'s task s
   assert.equal(done.status, 'completed', JSON.stringify(done).slice(0, 400));
   assert.match(done.result?.content?.[0]?.text ?? '', /Research Report: python \(snake\)/,
     `the result reflects the answer: ${JSON.stringify(done).slice(0, 400)}`);
+});
+
+test('a client that did not declare elicitation is not asked: the upstream hears a refusal and the task goes on without the answer', { timeout: 90_000 }, async () => {
+  const plain = (method, params) => sdkStateless(gateway.url, method, params,
+    { headers: as('alice').headers, capabilities: TASKS_CAPS });
+  const created = await plain('tools/call', { name: TOOL, arguments: { topic: 'python', ambiguous: true } });
+  assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+  const id = created.result.taskId;
+  const deadline = Date.now() + 30_000;
+  let task;
+  for (;;) {
+    task = (await plain('tasks/get', { taskId: id })).result;
+    assert.equal(task?.inputRequests, undefined, `never asked: ${JSON.stringify(task)}`);
+    if (['completed', 'failed', 'cancelled'].includes(task?.status) || Date.now() > deadline) break;
+    await sleep(250);
+  }
+  assert.equal(task.status, 'completed', JSON.stringify(task).slice(0, 400));
+  assert.match(task.result?.content?.[0]?.text ?? '', /elicitation unavailable/,
+    `server-everything went on with its default: ${JSON.stringify(task).slice(0, 400)}`);
 });
