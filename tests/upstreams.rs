@@ -950,3 +950,34 @@ fn the_servers_task_cap_counts_every_principals_and_sessions_gateway_tasks() {
     h.advance(60_001);
     assert_eq!(gateway_task(&mut h, "b-2", None)["result"]["taskId"], json!("b-2"));
 }
+
+#[test]
+fn the_call_that_answers_a_question_its_upstream_asked_while_creating_a_task_is_no_second_task() {
+    let mut h = gateway_with(json!({"maxTasks": 1, "maxTasksPerPrincipal": 1}));
+    h.principal = Some("alice".into());
+    let call = json!({"name": "github_create_issue", "arguments": {}});
+    let first = h.modern_tasks(json!(1), "tools/call", call.clone());
+    let f = first.forward.clone().expect("forwarded");
+    assert!(
+        f.params.get("task").is_some() && f.admit.is_some(),
+        "a task, admitted: {f:?}"
+    );
+    // The upstream asked during the call (the shell answered it input_required and keeps the
+    // exchange); the call comes again with the answer under the relay's key: it goes on with
+    // the exchange admitted first, neither capped nor admitted again (the budget is full).
+    let mut again = call;
+    again["inputResponses"] = json!({"relay-n1-1": {"action": "accept", "content": {}}});
+    let r = h.modern_tasks(json!(2), "tools/call", again);
+    let g = r.forward.clone().unwrap_or_else(|| panic!("refused: {}", r.body));
+    assert!(g.admit.is_none(), "admitted twice: {g:?}");
+    // The first exchange's answer records the task in the principal's holder.
+    let task = json!({"task": {"taskId": "a-1", "status": "working", "createdAt": "2025-11-20T10:00:00Z",
+                               "lastUpdatedAt": "2025-11-20T10:00:00Z", "ttl": 60_000, "pollInterval": 500}});
+    let created = complete_with(&mut h, first, "gh-session", task);
+    assert_eq!(created["result"]["resultType"], json!("task"), "{created}");
+    let got = h.modern_tasks(json!(3), "tasks/get", json!({"taskId": "a-1"}));
+    assert!(got.forward.is_some(), "alice's: {}", got.body);
+    // One task held: the next call asking for one is at the caps.
+    let refused = gateway_task(&mut h, "a-2", None);
+    assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+}

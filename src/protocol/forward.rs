@@ -120,6 +120,20 @@ pub(super) fn creates_task(params: &Value) -> bool {
     params.get("task").is_some_and(|t| !t.is_null())
 }
 
+/// How the keys begin under which the gateway asks a 2026-07-28 caller what its upstream asks
+/// mid-call (`upstream::input_required`); no upstream's own key is taken for one.
+pub const RELAYED_KEY: &str = "relay-";
+
+/// Whether a call's `params` bring the answer to a question the gateway relayed
+/// (`inputResponses` under a [`RELAYED_KEY`] key): the call it was asked in going on (the shell
+/// resumes that exchange, or refuses the key), never a new call at the upstream.
+#[cfg(feature = "gateway")]
+pub(super) fn resumes(params: &Value) -> bool {
+    params["inputResponses"]
+        .as_object()
+        .is_some_and(|r| r.keys().any(|k| k.starts_with(RELAYED_KEY)))
+}
+
 impl Forward {
     /// The task the upstream's `response` says this call created, if any: its id, and when its
     /// record expires — as long as the upstream keeps it, up to a day (a record without a TTL,

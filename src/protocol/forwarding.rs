@@ -15,7 +15,7 @@ use crate::protocol::server::{Call, Env, Server};
 use crate::protocol::session::{Session, UpstreamLink};
 #[cfg(feature = "gateway")]
 use crate::{
-    protocol::forward::{Admission, Gather},
+    protocol::forward::{resumes, Admission, Gather},
     task::{budget, TaskQuery},
 };
 
@@ -147,6 +147,11 @@ impl Server {
                 }
                 f.owned_tasks = Some(owned.iter().filter(|(_, u)| *u == up).map(|(t, _)| t.clone()).collect())
             }
+            // The call that brings the answer to a question its upstream asked before answering
+            // (it may be the call creating a task) goes on with the exchange admitted then: no
+            // second task is counted, capped or admitted for it.
+            #[cfg(feature = "gateway")]
+            "tools/call" if f.stateless && resumes(&f.params) => {}
             "tools/call" if creates_task(&f.params) && session.is_some() => {
                 let cap = self.catalog.options.max_tasks_per_session;
                 #[cfg(feature = "gateway")]

@@ -163,7 +163,7 @@ impl Relay {
         };
         if !self.live {
             let why = if self.stateless.is_some() {
-                "this call is not run where the client's answer could reach it (such as one that creates a task)"
+                "this call is not run where the client's answer could reach it"
             } else {
                 "the client cannot be reached during the call (it does not accept an SSE answer)"
             };
@@ -177,7 +177,7 @@ impl Relay {
             return Relayed::Reply(refusal(id, &e));
         }
         self.asked += 1;
-        let request_id = json!(format!("relay-{}-{}", self.nonce, self.asked));
+        let request_id = json!(format!("{}{}-{}", crate::protocol::RELAYED_KEY, self.nonce, self.asked));
         let mut request = msg.clone();
         request["id"] = request_id.clone();
         Relayed::Ask {
@@ -263,7 +263,7 @@ pub fn input_response(params: &Value) -> Option<(String, Value)> {
     let (key, answer) = params["inputResponses"]
         .as_object()?
         .iter()
-        .find(|(k, _)| k.starts_with("relay-"))?;
+        .find(|(k, _)| k.starts_with(crate::protocol::RELAYED_KEY))?;
     Some((key.clone(), json!({"result": answer})))
 }
 
@@ -275,12 +275,14 @@ const ASKABLE: [&str; 3] = ["sampling", "elicitation", "roots"];
 /// question, or one to an upstream that asks mid-call
 /// (`asks_midcall`: spoken to in a session era; one spoken to in 2026-07-28 asks by answering
 /// `input_required`, see `rounds`) whose client declared a capability the question may need.
-/// The others have what their upstream asks mid-call refused at once (the Worker runs only these
-/// in a Durable Object of their own, where the exchange can wait).
+/// That includes a call run in its principal's holder of tasks (its client declared the tasks
+/// extension: `protocol::gateway_holder`), which may create a task once answered: the exchange
+/// waits there, and the task is recorded there when the upstream answers it. The others have
+/// what their upstream asks mid-call refused at once (the Worker runs only these in a Durable
+/// Object where the exchange can wait: one of their own, or the holder).
 pub fn relays_stateless(forward: &Forward, asks_midcall: bool) -> bool {
     let caps = &forward.params["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     forward.stateless
-        && forward.session.is_none()
         && ASKING_METHODS.contains(&forward.method.as_str())
         && (input_response(&forward.params).is_some() || asks_midcall && ASKABLE.iter().any(|c| caps.get(c).is_some()))
 }
@@ -301,7 +303,7 @@ pub fn waiting_for(method: &str, params: &Value, principal: Option<&str>) -> Opt
         return None;
     }
     let (key, _) = input_response(params)?;
-    let nonce = key.strip_prefix("relay-")?.rsplit_once('-')?.0;
+    let nonce = key.strip_prefix(crate::protocol::RELAYED_KEY)?.rsplit_once('-')?.0;
     (!nonce.is_empty() && nonce.len() <= 64).then(|| waiting_name(nonce, principal))
 }
 
@@ -543,6 +545,10 @@ mod tests {
         );
         // It is relayed, and the call that comes again finds the exchange by its caller and key.
         assert!(relays_stateless(&f, true) && !relays_stateless(&f, false));
+        // So is one run in its principal's holder of tasks (it may create a task once answered).
+        let mut held = f.clone();
+        held.session = Some("tasks:@ann".into());
+        assert!(relays_stateless(&held, true) && Relay::new(&held, "n2", true).0.can_ask());
         let nonce_of = |p: Option<&str>| waiting_for("tools/call", &again, p);
         assert_eq!(nonce_of(Some("ann")), Some(waiting_name("n1", Some("ann"))));
         assert_ne!(nonce_of(Some("bob")), nonce_of(Some("ann")));
