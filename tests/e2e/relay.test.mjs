@@ -23,18 +23,15 @@
 // prompts and resources ask nothing).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
+import { officialUpstream } from '../fixtures/official-upstream.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
 
 const NATIVE = native();
@@ -319,35 +316,6 @@ test('only the caller that was asked answers under the question\'s key: a forged
     await gw.stop();
   }
 });
-
-/** An official-SDK (v1) upstream over Streamable HTTP with sessions (SSE answers), its items
- * registered by `register(server)`. */
-async function officialUpstream(name, register) {
-  const transports = new Map();
-  const srv = http.createServer(async (req, res) => {
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    const sid = req.headers['mcp-session-id'];
-    let transport = sid && transports.get(sid);
-    if (!transport) {
-      if (sid) { res.writeHead(404).end(); return; }
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => transports.set(id, transport) });
-      const s = new McpServer({ name, version: '1.0.0' }, { capabilities: { logging: {} } });
-      register(s);
-      await s.connect(transport);
-    }
-    await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
-  });
-  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${srv.address().port}/mcp`,
-    stop: async () => {
-      for (const t of transports.values()) await t.close().catch(() => {});
-      srv.closeAllConnections?.();
-      await new Promise((r) => srv.close(r));
-    },
-  };
-}
 
 /** An official-SDK upstream whose `work` tool logs (on the call's own stream) while it runs. */
 function loggingUpstream() {
