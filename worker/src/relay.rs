@@ -9,10 +9,13 @@
 //!
 //! A stateless 2026-07-28 call whose client may be asked (`upstream::relays_stateless`) comes to
 //! a Durable Object of its own (the front Worker names it `upstream::waiting_name` of a fresh
-//! nonce and the caller): the exchange runs there, and a question answers the call
-//! `input_required` under a key carrying that nonce; the exchange waits in the object's
+//! nonce and the caller), or to its principal's holder of tasks when its client declared the
+//! tasks extension (`protocol::gateway_holder`: the call may create a task, recorded there once
+//! the upstream answers it): the exchange runs there, and a question answers the call
+//! `input_required` under a key carrying a nonce; the exchange waits in the object's
 //! [`Waiting`] until the same caller calls again with the answer (routed to the same object by
-//! `upstream::waiting_for`), at most `ask::ANSWER_WAIT_MS`, and that call gets what it does next.
+//! `upstream::waiting_for`, or again to the holder), at most `ask::ANSWER_WAIT_MS`, and that
+//! call gets what it does next.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
