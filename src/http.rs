@@ -20,7 +20,7 @@ mod view;
 
 pub use config::{origin_allowed, Config, DEFAULT_SESSION_IDLE_MS};
 pub use exchange::{complete, complete_json, sse_body, Request, Response};
-pub use handle::handle;
+pub use handle::{admit, handle};
 #[cfg(feature = "auth")]
 pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 #[cfg(feature = "large-catalogs")] // stdio's only
@@ -30,5 +30,6 @@ pub use security::{
     too_large,
 };
 pub use session_id::{same_secret, Secret};
+pub use sessions::holder;
 pub use store::{apply as apply_budget_step, kept_by, MemoryStore, SessionStore};
 pub use view::{endpoint_view, endpoint_view_for, ENDPOINT};

@@ -100,23 +100,14 @@ impl Connection {
         }
         let is_init = msg.method() == Some("initialize");
         let mut session: Option<Session> = if stateless {
-            // 2026-07-28 tasks live in a holder of their own, named after the task id.
-            match (server.is_gateway(), &msg) {
-                (false, Incoming::Request { method, params, .. }) => {
-                    match crate::protocol::task_holder(server, method, params, &env.fresh_id) {
-                        Some((id, true)) => Some(Session {
-                            id,
-                            task_holder: true,
-                            protocol_version: MODERN_VERSION.into(),
-                            initialized: true,
-                            last_seen_ms: env.now_ms,
-                            ..Session::default()
-                        }),
-                        Some((id, false)) => store.load(&id).filter(|s| s.task_holder),
-                        None => None,
-                    }
+            // 2026-07-28 tasks live in holders, as over HTTP: this server's own each in one named
+            // after it, a gateway's in the holder of the principal's (the process's one client's).
+            match crate::http::holder(server, &msg, store, env) {
+                Ok(s) => s,
+                Err(e) => {
+                    fail(&mut step, &e);
+                    return step;
                 }
-                _ => None,
             }
         } else {
             match (self.session.as_deref().and_then(|id| store.load(id)), &msg) {
@@ -155,6 +146,13 @@ impl Connection {
         step.ask = out.ask;
         step.watch = out.watch;
         step.forward = out.forward;
+        if let Some(f) = step.forward.as_mut() {
+            // A gateway task is admitted in the task budget before it leaves, as over HTTP.
+            if let Err(e) = crate::http::admit(f, server, store, env.now_ms) {
+                step.lines.push(jsonrpc::error(&f.id, &e));
+                step.forward = None;
+            }
+        }
         step.lines.extend(out.response.map(one_line));
         step
     }

@@ -171,21 +171,8 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     }
     if let Some(mut forward) = out.forward {
         forward.sse = sse_ok;
-        // A gateway task counts against the server's task budget with this server's own
-        // (`options.maxTasks`): admitted before the call leaves, else refused (or sent without
-        // declaring the tasks extension, when it only may be a task). The Worker's session
-        // objects keep no budget (they admit every task): its shell asks the budget's own object.
-        #[cfg(feature = "gateway")]
-        if let Some(a) = forward.admit.clone() {
-            if let Err(e) = store.budget(
-                crate::protocol::BudgetStep::Admit(a.entry),
-                crate::protocol::gateway_budget(server),
-                env.now_ms,
-            ) {
-                if let Err(e) = forward.over_budget(e) {
-                    return logged(log, rpc_error(200, &forward.id, &e));
-                }
-            }
+        if let Err(e) = admit(&mut forward, server, store, env.now_ms) {
+            return logged(log, rpc_error(200, &forward.id, &e));
         }
         return logged(
             log,
@@ -227,4 +214,26 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             ..Default::default()
         },
     )
+}
+
+/// Admits `forward` in the server's task budget before it leaves, over HTTP and stdio alike: a
+/// gateway task counts against it with this server's own (`options.maxTasks`); beyond it the
+/// call is refused (`Err`), or sent without declaring the tasks extension when it only may be a
+/// task. The Worker's session objects keep no budget (they admit every task): its shell asks the
+/// budget's own object.
+pub fn admit(
+    forward: &mut crate::protocol::Forward,
+    server: &Server,
+    store: &mut dyn SessionStore,
+    now_ms: i64,
+) -> Result<(), Error> {
+    #[cfg(feature = "gateway")]
+    if let Some(a) = forward.admit.clone() {
+        let budget = crate::protocol::gateway_budget(server);
+        if let Err(e) = store.budget(crate::protocol::BudgetStep::Admit(a.entry), budget, now_ms) {
+            forward.over_budget(e)?;
+        }
+    }
+    let _ = (forward, server, store, now_ms);
+    Ok(())
 }

@@ -130,47 +130,65 @@ pub(super) fn find(
                 "the Mcp-Session-Id header is required after initialize",
             )))
         }
-        // 2026-07-28 tasks live in a holder of their own, named after the task id.
-        (None, true) if stateless && !server.is_gateway() => {
-            let method = msg.method().unwrap_or_default();
-            let holder = crate::protocol::task_holder(server, method, msg.params(), &env.fresh_id);
-            // The task budget first: a task beyond it is never created.
-            let step = holder.as_ref().and_then(|h| {
-                crate::protocol::budget_step(method, msg.params(), h, env.principal.as_deref(), env.now_ms)
-            });
-            if let Some(step) = step {
-                if let Err(e) = store.budget(step, crate::protocol::task_budget(server), env.now_ms) {
-                    let id = match msg {
-                        Incoming::Request { id, .. } => id.clone(),
-                        _ => serde_json::Value::Null,
-                    };
-                    return Err(Box::new(rpc_error(200, &id, &e)));
-                }
-            }
-            match holder {
-                Some((id, true)) => Some(new_holder(id, env)),
-                // Another principal's task is as unknown as a made-up id.
-                Some((id, false)) => store
-                    .load(&id)
-                    .filter(|s| s.task_holder && s.principal == env.principal),
-                None => None,
-            }
-        }
-        // A gateway's: one holder per principal, for every task its stateless calls created.
-        #[cfg(feature = "gateway")]
-        (None, true) if stateless => {
-            let method = msg.method().unwrap_or_default();
-            match crate::protocol::gateway_holder(method, msg.params(), env.principal.as_deref()) {
-                None => None,
-                Some(id) => {
-                    // Another principal's holder is never this one (named after the principal).
-                    let held = store
-                        .load(&id)
-                        .filter(|s| s.task_holder && s.principal == env.principal);
-                    held.or_else(|| (method == "tools/call").then(|| new_holder(id, env)))
-                }
-            }
-        }
+        (None, true) if stateless => holder(server, msg, store, env).map_err(|e| {
+            let id = match msg {
+                Incoming::Request { id, .. } => id.clone(),
+                _ => serde_json::Value::Null,
+            };
+            Box::new(rpc_error(200, &id, &e))
+        })?,
         _ => None,
     })
+}
+
+/// The task holder a stateless (2026-07-28) request `msg` runs in, if it concerns a task, over
+/// HTTP and stdio alike: this server's own task lives in a holder named after its id (a new one
+/// for a call that runs as a task, admitted in the task budget first: `Err` refuses a task beyond
+/// it); a gateway's tasks, in the holder of the caller's principal's tasks
+/// (`protocol::gateway_holder`), made by its first `tools/call`. Another principal's holder is as
+/// unknown as a made-up id.
+pub fn holder(
+    server: &Server,
+    msg: &Incoming,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Result<Option<Session>, crate::error::Error> {
+    let method = msg.method().unwrap_or_default();
+    if server.is_gateway() {
+        return Ok(principals_holder(method, msg, store, env));
+    }
+    // 2026-07-28 tasks live in a holder of their own, named after the task id.
+    let holder = crate::protocol::task_holder(server, method, msg.params(), &env.fresh_id);
+    // The task budget first: a task beyond it is never created.
+    let step = holder
+        .as_ref()
+        .and_then(|h| crate::protocol::budget_step(method, msg.params(), h, env.principal.as_deref(), env.now_ms));
+    if let Some(step) = step {
+        store.budget(step, crate::protocol::task_budget(server), env.now_ms)?;
+    }
+    Ok(match holder {
+        Some((id, true)) => Some(new_holder(id, env)),
+        // Another principal's task is as unknown as a made-up id.
+        Some((id, false)) => store
+            .load(&id)
+            .filter(|s| s.task_holder && s.principal == env.principal),
+        None => None,
+    })
+}
+
+/// A gateway's: one holder per principal, for every task its stateless calls created (made by
+/// the first `tools/call`).
+#[cfg(feature = "gateway")]
+fn principals_holder(method: &str, msg: &Incoming, store: &mut dyn SessionStore, env: &Env) -> Option<Session> {
+    let id = crate::protocol::gateway_holder(method, msg.params(), env.principal.as_deref())?;
+    // Another principal's holder is never this one (named after the principal).
+    let held = store
+        .load(&id)
+        .filter(|s| s.task_holder && s.principal == env.principal);
+    held.or_else(|| (method == "tools/call").then(|| new_holder(id, env)))
+}
+
+#[cfg(not(feature = "gateway"))]
+fn principals_holder(_: &str, _: &Incoming, _: &mut dyn SessionStore, _: &Env) -> Option<Session> {
+    None
 }
