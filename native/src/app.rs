@@ -35,6 +35,17 @@ pub(crate) struct App {
     pub(crate) outbox: Outboxes,
 }
 
+/// Its tasks' questions are parked per caller's principal (`task_asks`).
+impl crate::task_asks::Shell for App {
+    type Sessions = Sessions;
+    fn sessions(&self) -> &Sessions {
+        &self.store
+    }
+    fn asking(&self) -> &crate::task_asks::ParkedTasks {
+        &self.asking
+    }
+}
+
 impl App {
     /// The server a request would run on now (in gateway mode, over the upstream's lists).
     pub(crate) async fn current(&self) -> Option<Arc<Server>> {

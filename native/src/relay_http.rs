@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use mcp_sieve::http;
 use mcp_sieve::protocol::Ask;
-use mcp_sieve::upstream::{self, Update};
+use mcp_sieve::upstream;
 use mcp_sieve::Error;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -26,6 +26,7 @@ use crate::gateway::Gateway;
 use crate::platform::now_ms;
 use crate::relay::{self, BoxFuture, Downstream, First, Out, Parking};
 use crate::sessions::WriteBack;
+use crate::task_asks;
 
 /// A 2025-11-25 session's call over HTTP: its messages go to the response being written.
 struct HttpClient {
@@ -76,7 +77,7 @@ pub(crate) async fn respond(
         ..Default::default()
     };
     // A stateless client's answer to a task's question (`task_asks`).
-    if let Some(done) = task_update(gateway, &app, &answer) {
+    if let Some(done) = task_asks::take_update(gateway, &*app, &answer) {
         return reply(done);
     }
     let asked = f.clone();
@@ -101,7 +102,7 @@ pub(crate) async fn respond(
         }
     };
     let (first, rx) = match first {
-        First::Done(done) => return reply(task_question(gateway, &app, &asked, *done).await),
+        First::Done(done) => return reply(task_asks::show_question(gateway, &app, &asked, *done).await),
         First::Asked(text) => {
             head.headers.push(("Content-Type".into(), "application/json".into()));
             head.body = text;
@@ -135,60 +136,4 @@ fn is_sse(r: &http::Response) -> bool {
     r.headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.starts_with("text/event-stream"))
-}
-
-/// A stateless client's `tasks/update` of a task whose exchange is parked (`task_asks`) (or of a task at
-/// a session-era upstream with none): answered here, or `None` to be forwarded as any other.
-pub(crate) fn task_update(gateway: &Gateway, app: &App, answer: &http::Response) -> Option<http::Response> {
-    let f = answer.forward.as_ref()?;
-    let name = upstream::parked_name(f)?;
-    let modern = gateway.state().speaks_modern(f.upstream);
-    let crate::task_asks::Seen { asked, answered } = app.asking.state(&name).unwrap_or_default();
-    let key = asked.map(|(k, _)| k);
-    let reply = match upstream::update(f, modern, key.as_deref(), &answered) {
-        Update::Forward => return None,
-        Update::Answer(response) => {
-            app.asking.answer(&name, key.as_deref().unwrap_or_default(), response);
-            upstream::acknowledgement()
-        }
-        Update::Acknowledge => upstream::acknowledgement(),
-        Update::Refused(e) => upstream::refusal(&Value::Null, &e),
-    };
-    Some(http::complete(answer.clone(), Ok(&reply), &[]))
-}
-
-/// `done`, the answer to a stateless client's `tasks/get` (`f`), with the question of its task
-/// inline when the session-era upstream keeps it on the task's `tasks/result` stream: that
-/// exchange is opened (once per principal and task) and parked (`task_asks`).
-pub(crate) async fn task_question(
-    gateway: &Gateway,
-    app: &Arc<App>,
-    f: &mcp_sieve::protocol::Forward,
-    mut done: http::Response,
-) -> http::Response {
-    let Some(name) = upstream::parked_name(f) else {
-        return done;
-    };
-    let modern = gateway.state().speaks_modern(f.upstream);
-    if !upstream::waits_on_result(f, modern, &done.body) {
-        return done;
-    }
-    let open = || {
-        let result = app
-            .store
-            .write_back(|store| upstream::result_forward(f, store))
-            .flatten()?;
-        let (g, me) = (gateway.clone(), app.clone());
-        Some(relay::spawn(move |out| async move {
-            let opened = http::Response {
-                forward: Some(result),
-                ..Default::default()
-            };
-            g.finish(opened, &me.store, &Parking(out)).await
-        }))
-    };
-    if let Some(text) = app.asking.question(&name, open).await {
-        done.body = upstream::with_question(&done.body, &text);
-    }
-    done
 }

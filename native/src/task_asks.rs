@@ -3,16 +3,23 @@
 //! question taken by `relay::Parking` as a stateless call's is (at most `ask::ANSWER_WAIT_MS`
 //! per question, `ask::MAX_ASKED` questions), and waits in [`ParkedTasks`], by principal and
 //! task, for the client's `tasks/update`; the client's `tasks/get` shows the question
-//! meanwhile (`relay_http` carries both out). The exchange is dropped when it ends.
+//! meanwhile. Both entry points carry it out the same way ([`take_update`], [`show_question`]):
+//! the HTTP server (`relay_http`, its callers' principals) and `mcp-sieve stdio`
+//! (`stdio_serve`, the process's one client). The exchange is dropped when it ends.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_sieve::http;
+use mcp_sieve::protocol::Forward;
+use mcp_sieve::upstream::{self, Update};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::relay::Out;
+use crate::gateway::Gateway;
+use crate::relay::{self, Out, Parking};
+use crate::sessions::WriteBack;
 
 /// Longest a `tasks/get` waits for the question of the `tasks/result` it opened (the upstream
 /// sends what it queued at once) or of one that goes on after an answer.
@@ -137,4 +144,74 @@ impl ParkedTasks {
             }
         }
     }
+}
+
+/// A shell that parks tasks' exchanges: its sessions (where the principal's task holder is) and
+/// its [`ParkedTasks`].
+pub(crate) trait Shell: Send + Sync + 'static {
+    /// How its sessions are read and written back.
+    type Sessions: WriteBack + Send + Sync;
+    /// Its sessions.
+    fn sessions(&self) -> &Self::Sessions;
+    /// Its tasks' parked exchanges.
+    fn asking(&self) -> &ParkedTasks;
+}
+
+/// A stateless client's `tasks/update` (`answer` forwards it) of a task whose exchange is parked
+/// in `shell` (or of a task at a session-era upstream with none): answered here, or `None` to be
+/// forwarded as any other.
+pub(crate) fn take_update(gateway: &Gateway, shell: &impl Shell, answer: &http::Response) -> Option<http::Response> {
+    let f = answer.forward.as_ref()?;
+    let name = upstream::parked_name(f)?;
+    let modern = gateway.state().speaks_modern(f.upstream);
+    let Seen { asked, answered } = shell.asking().state(&name).unwrap_or_default();
+    let key = asked.map(|(k, _)| k);
+    let reply = match upstream::update(f, modern, key.as_deref(), &answered) {
+        Update::Forward => return None,
+        Update::Answer(response) => {
+            shell
+                .asking()
+                .answer(&name, key.as_deref().unwrap_or_default(), response);
+            upstream::acknowledgement()
+        }
+        Update::Acknowledge => upstream::acknowledgement(),
+        Update::Refused(e) => upstream::refusal(&Value::Null, &e),
+    };
+    Some(http::complete(answer.clone(), Ok(&reply), &[]))
+}
+
+/// `done`, the answer to a stateless client's `tasks/get` (`f`), with the question of its task
+/// inline when the session-era upstream keeps it on the task's `tasks/result` stream: that
+/// exchange is opened (once per principal and task) and parked in `shell`.
+pub(crate) async fn show_question<S: Shell>(
+    gateway: &Gateway,
+    shell: &Arc<S>,
+    f: &Forward,
+    mut done: http::Response,
+) -> http::Response {
+    let Some(name) = upstream::parked_name(f) else {
+        return done;
+    };
+    let modern = gateway.state().speaks_modern(f.upstream);
+    if !upstream::waits_on_result(f, modern, &done.body) {
+        return done;
+    }
+    let open = || {
+        let result = shell
+            .sessions()
+            .write_back(|store| upstream::result_forward(f, store))
+            .flatten()?;
+        let (g, me) = (gateway.clone(), shell.clone());
+        Some(relay::spawn(move |out| async move {
+            let opened = http::Response {
+                forward: Some(result),
+                ..Default::default()
+            };
+            g.finish(opened, me.sessions(), &Parking(out)).await
+        }))
+    };
+    if let Some(text) = shell.asking().question(&name, open).await {
+        done.body = upstream::with_question(&done.body, &text);
+    }
+    done
 }
