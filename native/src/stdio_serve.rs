@@ -3,8 +3,9 @@
 //! every answer; this shell reads lines (each within the body limit), writes lines from one
 //! writer task (so messages never interleave), logs to stderr only, and performs the effects:
 //! a `tasks/result` that waits, a forward to the upstream, a question asked mid-call (its answer
-//! comes back on stdin; a 2026-07-28 client's with its next call, see `relay::ParkedCalls`),
-//! list changes. stdin closing ends the process.
+//! comes back on stdin; a 2026-07-28 client's with its next call, see `relay::ParkedCalls`, or
+//! for its task's question with its `tasks/update`, see `task_asks`), list changes. stdin
+//! closing ends the process.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,6 +23,7 @@ use crate::load::Document;
 use crate::outbox::Clients;
 use crate::platform::now_ms;
 use crate::relay::{self, BoxFuture, Downstream, First, ParkedCalls, Parking};
+use crate::task_asks::{self, ParkedTasks};
 
 /// How often a question's answer, a waiting task and the list watch are looked at.
 const POLL: Duration = Duration::from_millis(50);
@@ -41,6 +43,8 @@ struct Link {
     answers: Mutex<Answers>,
     /// Upstream exchanges waiting for the client's next 2026-07-28 call with its answer.
     parked: ParkedCalls,
+    /// Its tasks' `tasks/result` exchanges waiting for its `tasks/update` (`task_asks`).
+    asking: ParkedTasks,
     out: mpsc::UnboundedSender<String>,
 }
 
@@ -160,10 +164,15 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
         if !stateless {
             let done = g.finish(pending, &link.store, &*link).await;
             link.send(done.body);
+        } else if let Some(done) = task_asks::take_update(g, &*link, &pending) {
+            // Its answer to a task's question (`task_asks`, as over HTTP).
+            link.send(done.body);
         } else {
             // A 2026-07-28 call: its upstream's questions are asked with `input_required`, the
             // exchange parked until the client calls again with the answer (as over HTTP; the
-            // one client here is the process's principal).
+            // one client here is the process's principal). A task's question shows in its
+            // `tasks/get` and is answered with `tasks/update` (`task_asks`).
+            let asked = pending.forward.clone();
             let first = match link.parked.resume(&pending, None).await {
                 Some(first) => first,
                 None => {
@@ -172,10 +181,11 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
                     link.parked.first(rx, None, None).await
                 }
             };
-            match first {
-                First::Done(done) => link.send(done.body),
-                First::Asked(text) => link.send(text),
-                First::Event(..) => {} // a 2026-07-28 call's notifications are not relayed
+            match (first, asked) {
+                (First::Done(done), Some(f)) => link.send(task_asks::show_question(g, &link, &f, *done).await.body),
+                (First::Done(done), None) => link.send(done.body),
+                (First::Asked(text), _) => link.send(text),
+                (First::Event(..), _) => {} // a 2026-07-28 call's notifications are not relayed
             }
         }
     }
@@ -207,6 +217,17 @@ impl Downstream for Link {
     fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
         Link::send(self, ask.request.clone());
         Box::pin(wait_for(ask, self))
+    }
+}
+
+/// The one client's tasks' questions are parked here, its principal the process's (`task_asks`).
+impl task_asks::Shell for Link {
+    type Sessions = Mutex<MemoryStore>;
+    fn sessions(&self) -> &Mutex<MemoryStore> {
+        &self.store
+    }
+    fn asking(&self) -> &ParkedTasks {
+        &self.asking
     }
 }
 
@@ -340,6 +361,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         store: Mutex::new(MemoryStore::default()),
         answers: Mutex::new(Answers::default()),
         parked: ParkedCalls::default(),
+        asking: ParkedTasks::default(),
         out: tx,
     });
     if let Some(g) = &link.gateway {

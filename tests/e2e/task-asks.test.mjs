@@ -13,6 +13,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sdkStateless } from './harness.mjs';
 import { TASKS_CAPS } from '../common/mcp-raw.mjs';
+import { SNAKE, theQuestion, answeredSnake } from '../common/task-asks.mjs';
 import { startEverything, startWith, sleep } from '../security/helpers.mjs';
 
 const PRINCIPALS = { alice: 'task-asks-alice-token', bob: 'task-asks-bob-token' };
@@ -55,13 +56,7 @@ test('a question a session-era upstream asks during a stateless client\'s task s
   const id = created.result.taskId;
 
   const waiting = await until('alice', id, (t) => t.status === 'input_required' && t.inputRequests);
-  assert.equal(waiting.status, 'input_required', JSON.stringify(waiting));
-  const keys = Object.keys(waiting.inputRequests ?? {});
-  assert.equal(keys.length, 1, `one question inline: ${JSON.stringify(waiting)}`);
-  const [key] = keys;
-  const question = waiting.inputRequests[key];
-  assert.equal(question.method, 'elicitation/create');
-  assert.match(question.params.message, /"python" could have multiple interpretations/);
+  const key = theQuestion(waiting);
   // Polled again, the same question under the same key (the upstream handed it out once).
   const again = await rpc('alice', 'tasks/get', { taskId: id });
   assert.deepEqual(again.result?.inputRequests, waiting.inputRequests, JSON.stringify(again));
@@ -70,7 +65,7 @@ test('a question a session-era upstream asks during a stateless client\'s task s
   const seen = await rpc('bob', 'tasks/get', { taskId: id });
   assert.equal(seen.error?.code, -32602, JSON.stringify(seen));
   assert.match(seen.error.message, /Unknown task/);
-  const answer = { [key]: { action: 'accept', content: { interpretation: 'snake' } } };
+  const answer = { [key]: SNAKE };
   const stolen = await rpc('bob', 'tasks/update', { taskId: id, inputResponses: answer });
   assert.equal(stolen.error?.code, -32602, JSON.stringify(stolen));
   // A key the task did not ask is refused, naming it.
@@ -83,10 +78,7 @@ test('a question a session-era upstream asks during a stateless client\'s task s
   const ack = await rpc('alice', 'tasks/update', { taskId: id, inputResponses: answer });
   assert.deepEqual(ack.result, { resultType: 'complete' }, JSON.stringify(ack));
 
-  const done = await until('alice', id, (t) => ['completed', 'failed', 'cancelled'].includes(t.status));
-  assert.equal(done.status, 'completed', JSON.stringify(done).slice(0, 400));
-  assert.match(done.result?.content?.[0]?.text ?? '', /Research Report: python \(snake\)/,
-    `the result reflects the answer: ${JSON.stringify(done).slice(0, 400)}`);
+  answeredSnake(await until('alice', id, (t) => ['completed', 'failed', 'cancelled'].includes(t.status)));
 });
 
 test('a client that did not declare elicitation is not asked: the upstream hears a refusal and the task goes on without the answer', { timeout: 90_000 }, async () => {
