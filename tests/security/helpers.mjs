@@ -134,12 +134,14 @@ export async function startFastmcp(port) {
 /**
  * A proxy in front of the MCP endpoint `target` that records what reaches it: `seen` the headers
  * of every request, `bodies` each POST's body (parsed JSON, or the text), `statuses` the status
- * of each answer. Returns { url, seen, bodies, statuses, stop }.
+ * of each answer, `requests` each request's method, `Mcp-Session-Id` and body (`{ method,
+ * session, body }`, once its body was read). Returns { url, seen, bodies, statuses, requests, stop }.
  */
 export async function recordingProxy(target) {
   const seen = [];
   const bodies = [];
   const statuses = [];
+  const requests = [];
   const port = await freePort();
   const srv = http.createServer((req, res) => {
     seen.push({ ...req.headers });
@@ -147,9 +149,12 @@ export async function recordingProxy(target) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
+      let body;
       if (req.method === 'POST') {
-        try { bodies.push(JSON.parse(raw.toString('utf8'))); } catch { bodies.push(raw.toString('utf8')); }
+        try { body = JSON.parse(raw.toString('utf8')); } catch { body = raw.toString('utf8'); }
+        bodies.push(body);
       }
+      requests.push({ method: req.method, session: req.headers['mcp-session-id'], body });
       const t = new URL(target);
       const up = http.request({ host: t.hostname, port: t.port, path: t.pathname, method: req.method, headers: req.headers }, (r) => {
         statuses.push(r.statusCode);
@@ -161,7 +166,7 @@ export async function recordingProxy(target) {
     });
   });
   await new Promise((r) => srv.listen(port, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${port}/mcp`, seen, bodies, statuses, stop: () => new Promise((r) => { srv.closeAllConnections?.(); srv.close(r); }) };
+  return { url: `http://127.0.0.1:${port}/mcp`, seen, bodies, statuses, requests, stop: () => new Promise((r) => { srv.closeAllConnections?.(); srv.close(r); }) };
 }
 
 /** The numbers a message names ("10,000" and "10_000" read as 10000). */
