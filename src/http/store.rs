@@ -27,6 +27,11 @@ pub trait SessionStore {
 pub struct MemoryStore(std::collections::HashMap<String, Session>, Ledger);
 
 impl MemoryStore {
+    /// Every session it holds (task holders among them).
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.0.values()
+    }
+
     /// Removes the sessions last used before `cutoff_ms`; returns how many.
     pub fn evict_idle(&mut self, cutoff_ms: i64) -> usize {
         let before = self.0.len();

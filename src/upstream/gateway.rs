@@ -627,6 +627,18 @@ impl Gateway {
             .collect()
     }
 
+    /// The upstream sessions the gateway holds for no downstream session, to close when its
+    /// process ends: at each upstream, the one stateless callers share and the one the lists are
+    /// fetched over (see [`Gateway::closing_link`]).
+    pub fn closing_own(&self) -> Vec<(usize, Vec<(String, String)>)> {
+        self.members
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| [(i, m.shared.clone()), (i, m.conv.link())])
+            .filter_map(|(i, link)| Some((i, self.closing_link(i, &link)?)))
+            .collect()
+    }
+
     /// The exchanges that pass `body`, a message the client of downstream session `s` sent, on
     /// to each of its upstream sessions: a `notifications/roots/list_changed` of a client that
     /// declared roots goes to its sessions at HTTP upstreams (which it declared roots to);

@@ -145,6 +145,25 @@ fn stateless_callers_share_one_session_at_a_legacy_upstream() {
 }
 
 #[test]
+fn its_own_sessions_are_closed_as_its_process_ends() {
+    let mut g = http();
+    let session = |c: &[(usize, Vec<(String, String)>)]| -> Vec<String> {
+        let id = |h: &Vec<(String, String)>| h.iter().find(|(k, _)| k == "Mcp-Session-Id").map(|(_, v)| v.clone());
+        c.iter().filter_map(|(_, h)| id(h)).collect()
+    };
+    // The lists' session only, until a stateless caller opened the shared one.
+    assert_eq!(session(&g.closing_own()), ["lists"]);
+    let f = call(None, None);
+    first(&mut g, &f);
+    assert_eq!(g.stateless_done(0, &f, None, &link("A", 3)), None);
+    assert_eq!(session(&g.closing_own()), ["A", "lists"]);
+    // A stdio process's one session stays open (the process is stopped instead).
+    let mut stdio = gateway(json!({"command": "node", "args": ["x.js"]}));
+    stdio.members[0].shared = link("B", 3);
+    assert!(stdio.closing_own().is_empty());
+}
+
+#[test]
 fn a_clients_roots_change_reaches_its_upstream_sessions() {
     let g = http();
     let changed = br#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
