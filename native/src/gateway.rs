@@ -337,6 +337,24 @@ impl Gateway {
         self.close_all(closing).await;
     }
 
+    /// Closes every upstream session this process still holds, as it ends: those of each
+    /// downstream session in `ended` (task holders among them) and the gateway's own (see
+    /// [`upstream::Gateway::closing_own`]), at once (see [`Gateway::close_all`]).
+    pub async fn close_every(&self, ended: &[Session]) {
+        let mut closing: Vec<_> = {
+            let state = self.state();
+            ended
+                .iter()
+                .flat_map(|s| state.closing(s))
+                .chain(state.closing_own())
+                .collect()
+        };
+        // One DELETE per upstream session, should two records name the same one.
+        closing.sort();
+        closing.dedup();
+        self.close_all(closing).await;
+    }
+
     /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session),
     /// at once, each within [`DEADLINE`]; a failure is only logged (the upstream expires the
     /// session on its own then).

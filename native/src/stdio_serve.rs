@@ -395,11 +395,12 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     // with it the upstreams it started).
     let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
     waiting.abort_all();
-    // The client's session ends with its connection: so do its upstream sessions.
-    let id = lock(&link.conn).session_id().map(str::to_string);
-    let ended = id.and_then(|id| lock(&link.store).load(&id));
-    if let (Some(g), Some(ended)) = (&link.gateway, ended) {
-        let _ = tokio::time::timeout(END_GRACE, g.close(&ended)).await;
+    // The client's session ends with its connection, and every upstream session the process
+    // opened is closed with it: its session's, its tasks' holder's (`tasks:#`), the one its
+    // stateless calls share and the lists'.
+    if let Some(g) = &link.gateway {
+        let ended: Vec<_> = lock(&link.store).sessions().cloned().collect();
+        let _ = tokio::time::timeout(END_GRACE, g.close_every(&ended)).await;
     }
     link.send(String::new());
     let _ = writer.await;
