@@ -321,13 +321,41 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
     Ok(true)
 }
 
-/// Serves the catalog document `doc` over stdio through `view` until stdin closes.
+/// SIGTERM, taken instead of ending the process (never on a platform without it).
+struct Terminated(#[cfg(unix)] tokio::signal::unix::Signal);
+
+impl Terminated {
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if self.0.recv().await.is_some() {
+            return;
+        }
+        std::future::pending::<()>().await
+    }
+}
+
+fn terminated() -> Result<Terminated, ServerError> {
+    #[cfg(unix)]
+    {
+        let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| ServerError::Io("cannot take SIGTERM".into(), e))?;
+        Ok(Terminated(signal))
+    }
+    #[cfg(not(unix))]
+    Ok(Terminated())
+}
+
+/// Serves the catalog document `doc` over stdio through `view` until stdin closes or it is
+/// terminated (SIGTERM); either way it closes every upstream session it holds first.
 pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
     let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
     crate::load::index_in_background(&server);
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
+    // then held, and closed below) instead of killing the process.
+    let mut term = terminated()?;
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {
@@ -373,10 +401,18 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     let mut input = BufReader::new(tokio::io::stdin());
     let (mut buf, mut too_long) = (Vec::new(), false);
     let mut waiting = tokio::task::JoinSet::new();
-    while read_line(&mut input, &mut buf, limits.max_body, &mut too_long)
-        .await
-        .map_err(|e| ServerError::Io("cannot read stdin".into(), e))?
-    {
+    let mut signalled = false;
+    loop {
+        let more = tokio::select! {
+            more = read_line(&mut input, &mut buf, limits.max_body, &mut too_long) => more,
+            _ = term.recv() => {
+                signalled = true;
+                Ok(false)
+            }
+        };
+        if !more.map_err(|e| ServerError::Io("cannot read stdin".into(), e))? {
+            break;
+        }
         if too_long {
             let e = mcp_sieve::Error::InvalidRequest(format!("a message is longer than {} bytes", limits.max_body));
             link.send(mcp_sieve::protocol::jsonrpc::error(&serde_json::Value::Null, &e));
@@ -392,8 +428,11 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         while waiting.try_join_next().is_some() {}
     }
     // stdin closed: answers under way get a moment to be written, then the process ends (and
-    // with it the upstreams it started).
-    let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
+    // with it the upstreams it started). Terminated (SIGTERM: a client's disposal, which ends
+    // stdin and signals at once, then kills a second later), it ends at once, closing as below.
+    if !signalled {
+        let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
+    }
     waiting.abort_all();
     // The client's session ends with its connection, and every upstream session the process
     // opened is closed with it: its session's, its tasks' holder's (`tasks:#`), the one its
