@@ -87,6 +87,20 @@ async function allClosed({ requests, closeMs }, sessions) {
   }
 }
 
+/**
+ * Each of the `processes` launched fetched the lists in one upstream session (a 2026-07-28
+ * client's SDK first launches a sibling process for its `server/discover` probe and disposes of
+ * it with SIGTERM as it ends its stdin, so the lists are fetched twice), and every upstream
+ * session a request named got its DELETE, the sibling's too: none is left to expire.
+ */
+function oneListsSessionEach({ requests }, processes) {
+  const lists = new Set(requests.filter((r) => r.method === 'POST' && r.body?.method === 'tools/list').map((r) => r.session));
+  assert.equal(lists.size, processes, `the lists were fetched in one upstream session per process: ${[...lists]}`);
+  const named = new Set(requests.filter((r) => r.session).map((r) => r.session));
+  const deleted = new Set(requests.filter((r) => r.method === 'DELETE').map((r) => r.session));
+  assert.deepEqual([...named].filter((s) => !deleted.has(s)), [], `every upstream session opened got its DELETE: ${[...named]}`);
+}
+
 /** The upstream session the last request matching `which` (its body) was sent in. */
 const sentIn = (requests, which) => requests.findLast((r) => r.method === 'POST' && which(r.body ?? {}))?.session;
 /** The upstream session the lists were last fetched over. */
@@ -105,6 +119,7 @@ test('mcp-sieve stdio: a 2026-07-28 client leaving closes its holder\'s upstream
   const shared = sentIn(seen.requests, (b) => b.method === 'tools/call' && b.params?.name === 'echo');
   assert.ok(holder && shared && holder !== shared, `the task ran in the holder's own upstream session (${holder}), the echo in the shared one (${shared})`);
   await allClosed(seen, [holder, shared, listsIn(seen.requests)]);
+  oneListsSessionEach(seen, 2);
 });
 
 test('mcp-sieve stdio: a 2025-11-25 client leaving closes its session\'s upstream session', { timeout: 60_000 }, async () => {
@@ -115,4 +130,5 @@ test('mcp-sieve stdio: a 2025-11-25 client leaving closes its session\'s upstrea
   const own = sentIn(seen.requests, (b) => b.method === 'tools/call' && b.params?.name === 'echo');
   assert.ok(own, 'the call reached the upstream in a session');
   await allClosed(seen, [own, listsIn(seen.requests)]);
+  oneListsSessionEach(seen, 1);
 });
