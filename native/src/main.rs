@@ -23,6 +23,7 @@ mod relay;
 mod relay_http;
 mod serve;
 mod sessions;
+mod shutdown;
 mod standalone;
 mod stdio;
 mod stdio_serve;

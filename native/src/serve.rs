@@ -42,7 +42,9 @@ const MAX_CONNECTIONS: usize = 1024;
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
 
-/// Loads the catalog document `doc` and the transport options, then serves until the process ends.
+/// Loads the catalog document `doc` and the transport options, then serves until it is
+/// terminated (SIGTERM, or SIGINT: Ctrl-C); it then stops accepting and closes every upstream
+/// session it holds (its sessions' and the gateway's own) before it exits.
 pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
     fresh_id()?;
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
@@ -64,6 +66,9 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    // Taken from here on, so a signal during the startup fetch waits for it (its session is
+    // then held, and closed below) instead of killing the process.
+    let mut term = crate::shutdown::terminated(true)?;
     let app = Arc::new(App {
         server,
         cfg,
@@ -110,12 +115,17 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
     });
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return Ok(());
+        let accepted = tokio::select! {
+            _ = term.recv() => break,
+            accepted = async {
+                let slot = slots.clone().acquire_owned().await;
+                (slot, listener.accept().await)
+            } => accepted,
         };
-        let (stream, _) = match listener.accept().await {
-            Ok(s) => s,
-            Err(e) => {
+        let (stream, slot) = match accepted {
+            (Err(_), _) => break,
+            (Ok(slot), Ok((stream, _))) => (stream, slot),
+            (_, Err(e)) => {
                 eprintln!("mcp-sieve: accept failed: {e}");
                 continue;
             }
@@ -135,6 +145,14 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
                 .await;
         });
     }
+    // Terminated: no more connections; every session ends with the process, and every upstream
+    // session it opened is closed with it (as `mcp-sieve stdio` does): each session's, its tasks'
+    // holders', the one stateless calls share and the lists'.
+    drop(listener);
+    if let Some(g) = &app.gateway {
+        crate::shutdown::close(g, &app.store.drain()).await;
+    }
+    Ok(())
 }
 
 fn text(status: u16, body: &str) -> Reply {

@@ -114,6 +114,17 @@ impl Sessions {
         }
         evicted
     }
+
+    /// Removes every session; returns them (the process ends, and a gateway closes their
+    /// upstream sessions).
+    pub fn drain(&self) -> Vec<Session> {
+        let mut all = Vec::new();
+        for shard in &self.shards {
+            let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            all.extend(s.drain().map(|(_, v)| v.session));
+        }
+        all
+    }
 }
 
 /// One run of one request over [`Sessions`]: remembers the version of every session it read,

@@ -30,8 +30,6 @@ const POLL: Duration = Duration::from_millis(50);
 const TICK: Duration = Duration::from_secs(1);
 /// Longest a `tasks/result` is held open before it is answered with an error.
 const MAX_WAIT_MS: i64 = 10 * 60_000;
-/// How long answers under way may still be written once stdin closed.
-const END_GRACE: Duration = Duration::from_secs(5);
 
 /// Everything the lines of one stdio connection share.
 struct Link {
@@ -321,30 +319,6 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
     Ok(true)
 }
 
-/// SIGTERM, taken instead of ending the process (never on a platform without it).
-struct Terminated(#[cfg(unix)] tokio::signal::unix::Signal);
-
-impl Terminated {
-    async fn recv(&mut self) {
-        #[cfg(unix)]
-        if self.0.recv().await.is_some() {
-            return;
-        }
-        std::future::pending::<()>().await
-    }
-}
-
-fn terminated() -> Result<Terminated, ServerError> {
-    #[cfg(unix)]
-    {
-        let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .map_err(|e| ServerError::Io("cannot take SIGTERM".into(), e))?;
-        Ok(Terminated(signal))
-    }
-    #[cfg(not(unix))]
-    Ok(Terminated())
-}
-
 /// Serves the catalog document `doc` over stdio through `view` until stdin closes or it is
 /// terminated (SIGTERM); either way it closes every upstream session it holds first.
 pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
@@ -355,7 +329,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
     // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
     // then held, and closed below) instead of killing the process.
-    let mut term = terminated()?;
+    let mut term = crate::shutdown::terminated(false)?;
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {
@@ -431,7 +405,10 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     // with it the upstreams it started). Terminated (SIGTERM: a client's disposal, which ends
     // stdin and signals at once, then kills a second later), it ends at once, closing as below.
     if !signalled {
-        let _ = tokio::time::timeout(END_GRACE, async { while waiting.join_next().await.is_some() {} }).await;
+        let _ = tokio::time::timeout(crate::shutdown::GRACE, async {
+            while waiting.join_next().await.is_some() {}
+        })
+        .await;
     }
     waiting.abort_all();
     // The client's session ends with its connection, and every upstream session the process
@@ -439,7 +416,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     // stateless calls share and the lists'.
     if let Some(g) = &link.gateway {
         let ended: Vec<_> = lock(&link.store).sessions().cloned().collect();
-        let _ = tokio::time::timeout(END_GRACE, g.close_every(&ended)).await;
+        crate::shutdown::close(g, &ended).await;
     }
     link.send(String::new());
     let _ = writer.await;

@@ -10,30 +10,23 @@
 // needs target/debug/mcp-sieve (scripts/build.sh).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { post, sessionHeaders, statelessRequest, TASKS_CAPS } from '../common/mcp-raw.mjs';
-import { startEverything, recordingProxy, ROOT } from '../security/helpers.mjs';
+import { recordedEverything, ROOT } from '../security/helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 
-let everything, proxy, tmp, catalog;
+let everything, proxy, catalog, recorded;
 
 before(async () => {
-  everything = await startEverything();
-  proxy = await recordingProxy(everything.url);
-  tmp = mkdtempSync(path.join(tmpdir(), 'sieve-stdio-close-'));
-  catalog = path.join(tmp, 'catalog.json');
-  writeFileSync(catalog, JSON.stringify({ upstreams: { everything: { url: proxy.url } } }));
+  recorded = await recordedEverything('stdio-close');
+  ({ everything, proxy, catalog } = recorded);
 }, { timeout: 120_000 });
 
 after(async () => {
-  await proxy?.stop();
-  await everything?.stop();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  await recorded?.stop();
 });
 
 /**

@@ -169,6 +169,25 @@ export async function recordingProxy(target) {
   return { url: `http://127.0.0.1:${port}/mcp`, seen, bodies, statuses, requests, stop: () => new Promise((r) => { srv.closeAllConnections?.(); srv.close(r); }) };
 }
 
+/**
+ * server-everything behind a [`recordingProxy`], and a catalog (`catalog`, its path, in a
+ * temporary folder named after `name`) whose one upstream `everything` is the proxy. Returns
+ * { everything, proxy, catalog, stop }.
+ */
+export async function recordedEverything(name) {
+  const everything = await startEverything();
+  const proxy = await recordingProxy(everything.url);
+  const tmp = mkdtempSync(path.join(tmpdir(), `sieve-${name}-`));
+  const catalog = path.join(tmp, 'catalog.json');
+  writeFileSync(catalog, JSON.stringify({ upstreams: { everything: { url: proxy.url } } }));
+  const stop = async () => {
+    await proxy.stop();
+    await everything.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  return { everything, proxy, catalog, stop };
+}
+
 /** The numbers a message names ("10,000" and "10_000" read as 10000). */
 export const numbersIn = (text) => [...text.matchAll(/\d[\d,_]*/g)].map((m) => Number(m[0].replace(/[,_]/g, '')));
 
