@@ -164,7 +164,7 @@ impl Server {
                         let per_principal = self.catalog.options.max_tasks_per_principal.max(1);
                         if s.upstream_tasks.len() >= per_principal {
                             let Some(i) = s.upstream_tasks.iter().position(|t| t.finished) else {
-                                let who = s.principal.as_deref().unwrap_or(crate::task::budget::ANONYMOUS);
+                                let who = s.budget_owner();
                                 return Err(crate::task::budget::refusal(
                                     crate::task::budget::PER_PRINCIPAL,
                                     per_principal,
@@ -220,7 +220,7 @@ impl Server {
             f.admit = admit.map(|certain| Admission {
                 entry: budget::Entry {
                     id: budget::slot(&s.id, &env.fresh_id),
-                    principal: s.principal.clone().unwrap_or_else(|| budget::ANONYMOUS.into()),
+                    principal: s.budget_owner().to_string(),
                     // Working, until the upstream's answer settles it (for its TTL, or freed):
                     // a slot whose answer never came (the exchange failed midway) frees itself.
                     finishes_ms: now_ms.saturating_add(RESERVED_MS),

@@ -68,6 +68,14 @@ pub struct Session {
     pub log_level: Option<String>,
 }
 
+impl Session {
+    /// Who its tasks count for in the task budget (`task::budget`): its principal, or the one
+    /// all callers without a token share.
+    pub fn budget_owner(&self) -> &str {
+        self.principal.as_deref().unwrap_or(crate::task::budget::ANONYMOUS)
+    }
+}
+
 /// A question asked of a session's client, awaiting its answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
