@@ -30,6 +30,6 @@ pub use security::{
     too_large,
 };
 pub use session_id::{same_secret, Secret};
-pub use sessions::holder;
+pub use sessions::{holder, released};
 pub use store::{apply as apply_budget_step, kept_by, MemoryStore, SessionStore};
 pub use view::{endpoint_view, endpoint_view_for, ENDPOINT};

@@ -40,9 +40,9 @@ pub use crate::task::budget::BudgetStep;
 pub use ask::{Answers, Ask};
 #[cfg(feature = "gateway")]
 pub(crate) use forward::link_of;
+pub use forward::{ended_steps, Forward, RELAYED_KEY};
 #[cfg(feature = "gateway")]
 pub use forward::{forget_slot, Admission, Gather};
-pub use forward::{Forward, RELAYED_KEY};
 #[cfg(feature = "gateway")]
 pub(crate) use forwarding::IDS_PER_EXCHANGE;
 pub use jsonrpc::{Incoming, Limits};

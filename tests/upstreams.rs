@@ -952,6 +952,39 @@ fn the_servers_task_cap_counts_every_principals_and_sessions_gateway_tasks() {
 }
 
 #[test]
+fn a_session_that_ends_makes_room_with_the_gateway_tasks_it_kept() {
+    let mut h = gateway_with(json!({"maxTasks": 2}));
+    // Two sessions each keep a task their upstream still runs: the server holds 2.
+    let mut sessions = Vec::new();
+    for id in ["s-1", "s-2"] {
+        h.init();
+        create_task(&mut h, "github_create_issue", id);
+        sessions.push(h.session.take());
+    }
+    h.principal = Some("alice".into());
+    assert_over(
+        &gateway_task(&mut h, "a-1", None),
+        2,
+        "maxTasks",
+        "already holds 2 tasks",
+    );
+    // The first session's client ends it: nobody can reach its task any more, so it makes room.
+    h.principal = None;
+    h.session = sessions[0].clone();
+    assert_eq!(h.delete().status, 204);
+    h.session = None;
+    h.principal = Some("alice".into());
+    assert_eq!(gateway_task(&mut h, "a-1", None)["result"]["taskId"], json!("a-1"));
+    // The second session's task still counts as working: room for no other.
+    assert_over(
+        &gateway_task(&mut h, "a-2", None),
+        2,
+        "maxTasks",
+        "already holds 2 tasks",
+    );
+}
+
+#[test]
 fn the_call_that_answers_a_question_its_upstream_asked_while_creating_a_task_is_no_second_task() {
     let mut h = gateway_with(json!({"maxTasks": 1, "maxTasksPerPrincipal": 1}));
     h.principal = Some("alice".into());

@@ -106,6 +106,9 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
             tokio::time::sleep(every).await;
             let cutoff = now_ms() - sweeper.cfg.idle_ms() - 60_000; // last_seen lags by up to a minute
             let evicted = sweeper.store.evict_idle(cutoff);
+            for s in &evicted {
+                mcp_sieve::http::released(s, &mut sweeper.store.snapshot(), now_ms());
+            }
             if let Some(g) = &sweeper.gateway {
                 for s in &evicted {
                     g.close(s).await;

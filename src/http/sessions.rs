@@ -53,11 +53,21 @@ pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn Sess
         Ok(s) => s,
         Err(refusal) => return *refusal,
     };
+    released(&ended, store, env.now_ms);
     store.remove(&id);
     Response {
         status: 204,
         ended: Some(Box::new(ended)),
         ..Default::default()
+    }
+}
+
+/// Tells the task budget that session `s` ended: the gateway tasks it kept finish
+/// (`protocol::ended_steps`).
+pub fn released(s: &Session, store: &mut dyn SessionStore, now_ms: i64) {
+    for step in crate::protocol::ended_steps(s) {
+        // A finish admits no task: nothing to refuse.
+        let _ = store.budget(step, crate::task::budget::Budget::UNCAPPED, now_ms);
     }
 }
 
@@ -75,6 +85,7 @@ fn owned(cfg: &Config, id: &str, store: &mut dyn SessionStore, env: &Env) -> Res
         return gone();
     };
     if env.now_ms.saturating_sub(s.last_seen_ms) > cfg.idle_ms() {
+        released(&s, store, env.now_ms);
         store.remove(id);
         // Ended by expiry: a gateway closes its upstream sessions.
         return Err(Box::new(Response {

@@ -81,6 +81,31 @@ pub fn forget_slot(s: &mut Session, slot: &str) -> bool {
     before != s.upstream_tasks.len()
 }
 
+/// The task budget's steps when session `s` ends (its client's `DELETE`, or idle expiry): each
+/// gateway task it kept that had not finished finishes now — nobody can reach it any more (its
+/// record goes with the session, its upstream session is closed), so it may make room at once
+/// instead of counting as working until its TTL.
+pub fn ended_steps(s: &Session) -> Vec<BudgetStep> {
+    #[cfg(feature = "gateway")]
+    {
+        let owner = s.budget_owner();
+        s.upstream_tasks
+            .iter()
+            .filter(|t| !t.finished)
+            .filter_map(|t| t.slot.clone())
+            .map(|id| BudgetStep::Finish {
+                principal: owner.to_string(),
+                id,
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "gateway"))]
+    {
+        let _ = s;
+        Vec::new()
+    }
+}
+
 /// One upstream a gateway's `tasks/list` asks.
 #[cfg(feature = "gateway")]
 #[derive(Debug, Clone, Default, PartialEq)]

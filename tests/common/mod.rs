@@ -105,6 +105,16 @@ impl Harness {
     /// POSTs `body` with the usual headers (JSON content type, Accept of both JSON and SSE, the
     /// session and protocol-version headers when known); `headers` are added last and win.
     pub fn post_raw(&mut self, body: &str, headers: &[(&str, &str)]) -> http::Response {
+        self.send("POST", body, headers)
+    }
+
+    /// `DELETE` with the session header: the client ends its session.
+    pub fn delete(&mut self) -> http::Response {
+        self.send("DELETE", "", &[])
+    }
+
+    /// An HTTP request of `method` with `body`, the headers as in [`Harness::post_raw`].
+    fn send(&mut self, method: &str, body: &str, headers: &[(&str, &str)]) -> http::Response {
         self.n += 1;
         let mut hs: Vec<(String, String)> = vec![
             ("content-type".into(), "application/json".into()),
@@ -126,7 +136,7 @@ impl Harness {
             identity: self.identity.clone(),
         };
         let req = http::Request {
-            method: "POST",
+            method,
             header: &header,
             body: body.as_bytes(),
         };

@@ -21,7 +21,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames, sdkStateless } from './harness.mjs';
-import { stateless, TASKS_CAPS, initialize, call } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS, initialize, call, post } from '../common/mcp-raw.mjs';
 import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
 
 const TOKEN = 'eras-downstream-token';
@@ -374,6 +374,31 @@ test('the server-wide options.maxTasks counts every principal\'s and session\'s 
     refused(await create('alice'));
   } finally {
     await alice.close().catch(() => {});
+    await capped.stop();
+  }
+});
+
+// A 2025-11-25 session that ends (its client's DELETE) makes room in options.maxTasks with the
+// gateway tasks it kept, still working upstream: nobody can reach them any more (their records
+// go with the session, its upstream session is closed), so they no longer count as working.
+test('a session that ends makes room in options.maxTasks with the gateway tasks it kept', { timeout: 90_000 }, async () => {
+  const capped = await startWith({ upstreams: { chain: { url: modernProxy.url } }, options: { maxTasks: 1 } },
+    { MCP_SIEVE_TOKENS: JSON.stringify(PRINCIPALS) });
+  const create = () => sdkStateless(capped.url, 'tools/call',
+    { name: 'chain_long_report', arguments: { seconds: 30 } }, as('alice'));
+  try {
+    const { sessionId, headers } = await initialize(capped.url, { headers: as('bob').headers });
+    const made = await call(capped.url, sessionId, 'tools/call',
+      { name: 'chain_long_report', arguments: { seconds: 30 }, task: { ttl: 60_000 } }, { headers: as('bob').headers });
+    assert.equal(typeof made.response.result?.task?.taskId, 'string', JSON.stringify(made.response));
+    const full = await create();
+    assert.equal(full.error?.code, -32602, JSON.stringify(full));
+    assert.deepEqual(full.error.data, { limit: 1, option: 'maxTasks' });
+    const ended = await post(capped.url, undefined, { method: 'DELETE', headers });
+    assert.equal(ended.status, 204, ended.body);
+    const after = await create();
+    assert.equal(typeof after.result?.taskId, 'string', `the ended session's task made room: ${JSON.stringify(after)}`);
+  } finally {
     await capped.stop();
   }
 });

@@ -424,6 +424,11 @@ impl DurableObject for SessionObject {
             // on; its upstream sessions are closed, as when its client ends it.
             if let Ok(server) = &loaded.server {
                 crate::gateway::close_session(server, &idle).await;
+                // Its gateway tasks stop counting as working in the task budget.
+                for step in mcp_sieve::protocol::ended_steps(&idle) {
+                    crate::ledger::defer(step);
+                }
+                crate::ledger::flush(server).await;
             }
             store.delete_all()?;
             self.cache.replace(None);
