@@ -51,9 +51,9 @@ pub use logging::log_wanted;
 pub use outcome::Outcome;
 pub use server::{Env, Server};
 pub use session::{Asked, OwnedTask, Session, UpstreamLink};
-#[cfg(feature = "gateway")]
-pub use tasks::gateway_holder;
 pub use tasks::{budget_step, declares_tasks, gateway_budget, runs_as_task, task_budget, task_holder, HOLDER_PREFIX};
+#[cfg(feature = "gateway")]
+pub use tasks::{gateway_holder, session_task_entry};
 pub use watch::Watch;
 
 /// Protocol versions of the stateful (legacy) era, newest first.

@@ -94,6 +94,11 @@ pub struct Task {
     pub result: Option<Value>,
     /// When work with a known duration completes, ms since the epoch.
     pub due_ms: Option<i64>,
+    /// Its id in the server's task budget (`task::budget::slot`), for a 2025-11-25 session's task
+    /// that was admitted there (servers only: the package keeps no budget).
+    #[cfg(feature = "gateway")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
 }
 
 impl Task {
@@ -111,6 +116,8 @@ impl Task {
             concerns,
             result: None,
             due_ms: None,
+            #[cfg(feature = "gateway")]
+            slot: None,
         }
     }
 

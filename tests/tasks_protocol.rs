@@ -642,3 +642,50 @@ fn sep_2663_the_server_decides_which_calls_run_as_tasks_and_ignores_params_task(
     );
     assert_ne!(plain["result"]["resultType"], json!("task"), "{plain}");
 }
+
+#[test]
+fn a_sessions_own_tasks_count_in_the_servers_total_until_cancelled_or_the_session_ends() {
+    let mut doc = common::catalog_json();
+    doc["options"] = json!({"maxTasks": 2});
+    let mut h = Harness::with_catalog(mcp_sieve::Catalog::load(&doc).unwrap());
+    let over = |r: &Value| {
+        assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+        assert_eq!(r["error"]["data"]["option"], json!("maxTasks"), "{r}");
+    };
+    let call = json!({"name": "long_report", "arguments": {"seconds": 30}, "task": {"ttl": 600_000}});
+    // One session's two working tasks fill the server's budget: a stateless caller's task, and
+    // another session's, are refused; a call without a task still runs.
+    h.init();
+    let first = h.session.take();
+    h.session = first.clone();
+    let t1 = task_id(&start(&mut h, 30, 600_000));
+    start(&mut h, 30, 600_000);
+    h.session = None;
+    over(&start_stateless(&mut h, None));
+    h.init();
+    let other = h.session.clone();
+    over(&h.rpc("tools/call", call.clone()));
+    let plain = h.rpc(
+        "tools/call",
+        json!({"name": "long_report", "arguments": {"seconds": 1}}),
+    );
+    assert!(plain["result"].is_object(), "{plain}");
+    // The first session cancels one: it makes room, and leaves that session when it is taken.
+    h.session = first.clone();
+    assert_eq!(
+        h.rpc_ok("tasks/cancel", json!({"taskId": t1}))["status"],
+        json!("cancelled")
+    );
+    h.session = other.clone();
+    start(&mut h, 30, 600_000);
+    over(&h.rpc("tools/call", call));
+    h.session = first.clone();
+    assert!(
+        h.rpc("tasks/get", json!({"taskId": t1}))["error"].is_object(),
+        "evicted to make room"
+    );
+    // The first session ends: its working task no longer counts.
+    assert_eq!(h.delete().status, 204);
+    h.session = other;
+    start(&mut h, 30, 600_000);
+}

@@ -74,11 +74,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             let searching = env.view.as_ref().is_some_and(|v| v.search);
             check_search_call(&msg, searching, h("mcp-param-tool").as_deref())
         }) {
-            let id = match &msg {
-                Incoming::Request { id, .. } => id.clone(),
-                _ => Value::Null,
-            };
-            return rpc_error(400, &id, &e);
+            return rpc_error(400, msg.request_id(), &e);
         }
     } else if let Some(v) = &header_version {
         if !is_supported_version(v) {
@@ -97,6 +93,17 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         Err(refusal) => return *refusal,
     };
     let is_request = matches!(msg, Incoming::Request { .. });
+    // A session's task of this server's own counts in `options.maxTasks` (admitted first).
+    #[cfg(feature = "gateway")]
+    let own = match sessions::admit_own(server, &msg, session.as_ref(), store, env) {
+        Ok(slot) => slot,
+        Err(e) => return rpc_error(200, msg.request_id(), &e),
+    };
+    #[cfg(feature = "gateway")]
+    let cancelled = match msg.method() {
+        Some("tasks/cancel") => msg.params()["taskId"].as_str().map(str::to_string),
+        _ => None,
+    };
     let mut out = server.handle(msg, &mut session, env);
     let log = std::mem::take(&mut out.log);
     if let Some(s) = session.as_mut() {
@@ -119,6 +126,8 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
         if out.session_changed {
             store.save(s);
         }
+        #[cfg(feature = "gateway")]
+        sessions::settle_own(own, cancelled.as_deref(), Some(s), store, env.now_ms);
         if is_init {
             headers.push(("Mcp-Session-Id".to_string(), s.id.clone()));
         }

@@ -71,6 +71,70 @@ pub fn released(s: &Session, store: &mut dyn SessionStore, now_ms: i64) {
     }
 }
 
+/// Admits the task a 2025-11-25 session's `msg` may ask of this server's own tools in the
+/// server's `options.maxTasks` (`protocol::session_task_entry`) before it runs: the slot admitted,
+/// if any, for [`settle_own`]; `Err` refuses the task. (The Worker's session objects keep no
+/// budget: its front Worker asks the budget's own object for the same entry.)
+#[cfg(feature = "gateway")]
+pub(super) fn admit_own(
+    server: &Server,
+    msg: &Incoming,
+    session: Option<&Session>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Result<Option<String>, crate::error::Error> {
+    let (Some(s), Some(method)) = (session.filter(|s| !s.task_holder), msg.method()) else {
+        return Ok(None);
+    };
+    let session = (s.id.as_str(), s.principal.as_deref());
+    let entry = crate::protocol::session_task_entry(server, method, msg.params(), session, &env.fresh_id, env.now_ms);
+    let Some(entry) = entry else {
+        return Ok(None);
+    };
+    let slot = entry.id.clone();
+    let step = crate::protocol::BudgetStep::Admit(entry);
+    store.budget(step, crate::protocol::gateway_budget(server), env.now_ms)?;
+    Ok(Some(slot))
+}
+
+/// What the server's task budget learns once a 2025-11-25 session's request ran: the slot
+/// [`admit_own`] admitted is freed when no task was made under it; a task of its own that
+/// `tasks/cancel` cancelled finishes.
+#[cfg(feature = "gateway")]
+pub(super) fn settle_own(
+    admitted: Option<String>,
+    cancelled: Option<&str>,
+    session: Option<&Session>,
+    store: &mut dyn SessionStore,
+    now_ms: i64,
+) {
+    let Some(s) = session else {
+        return;
+    };
+    let made = |slot: &str| s.tasks.iter().any(|t| t.slot.as_deref() == Some(slot));
+    let mut steps = Vec::new();
+    if let Some(slot) = admitted.filter(|slot| !made(slot)) {
+        steps.push(crate::protocol::BudgetStep::Settle {
+            id: slot,
+            expires_ms: None,
+        });
+    }
+    let finished = s
+        .tasks
+        .iter()
+        .filter(|t| cancelled == Some(t.id.as_str()) && t.status.is_terminal());
+    for slot in finished.filter_map(|t| t.slot.clone()) {
+        steps.push(crate::protocol::BudgetStep::Finish {
+            principal: s.budget_owner().to_string(),
+            id: slot,
+        });
+    }
+    for step in steps {
+        // Neither admits a task: nothing to refuse.
+        let _ = store.budget(step, crate::task::budget::Budget::UNCAPPED, now_ms);
+    }
+}
+
 const GONE: &str = "unknown or expired session; initialize a new one";
 
 /// The session `id` names, for this caller: refused with 404 when the id is forged (before the
@@ -141,13 +205,9 @@ pub(super) fn find(
                 "the Mcp-Session-Id header is required after initialize",
             )))
         }
-        (None, true) if stateless => holder(server, msg, store, env).map_err(|e| {
-            let id = match msg {
-                Incoming::Request { id, .. } => id.clone(),
-                _ => serde_json::Value::Null,
-            };
-            Box::new(rpc_error(200, &id, &e))
-        })?,
+        (None, true) if stateless => {
+            holder(server, msg, store, env).map_err(|e| Box::new(rpc_error(200, msg.request_id(), &e)))?
+        }
         _ => None,
     })
 }

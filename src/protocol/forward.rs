@@ -72,27 +72,30 @@ pub struct Admission {
     pub certain: bool,
 }
 
-/// Drops the record of the gateway task whose budget slot is `slot` (the budget let it go, see
-/// `task::budget::slot_holder`); whether `s` held it.
+/// Drops the task whose budget slot is `slot` (the budget let it go, see
+/// `task::budget::slot_holder`): a gateway task's record, or a task of this server's own; whether
+/// `s` held it.
 #[cfg(feature = "gateway")]
 pub fn forget_slot(s: &mut Session, slot: &str) -> bool {
-    let before = s.upstream_tasks.len();
+    let before = s.upstream_tasks.len() + s.tasks.len();
     s.upstream_tasks.retain(|t| t.slot.as_deref() != Some(slot));
-    before != s.upstream_tasks.len()
+    s.tasks.retain(|t| t.slot.as_deref() != Some(slot));
+    before != s.upstream_tasks.len() + s.tasks.len()
 }
 
 /// The task budget's steps when session `s` ends (its client's `DELETE`, or idle expiry): each
-/// gateway task it kept that had not finished finishes now — nobody can reach it any more (its
-/// record goes with the session, its upstream session is closed), so it may make room at once
-/// instead of counting as working until its TTL.
+/// task it kept that had not finished — a gateway task, or one of this server's own — finishes
+/// now: nobody can reach it any more (it goes with the session, the session's upstream sessions
+/// are closed), so it may make room at once instead of counting as working until its TTL.
 pub fn ended_steps(s: &Session) -> Vec<BudgetStep> {
     #[cfg(feature = "gateway")]
     {
         let owner = s.budget_owner();
-        s.upstream_tasks
-            .iter()
-            .filter(|t| !t.finished)
-            .filter_map(|t| t.slot.clone())
+        let gateway = s.upstream_tasks.iter().filter(|t| !t.finished).map(|t| &t.slot);
+        let own = s.tasks.iter().filter(|t| !t.status.is_terminal()).map(|t| &t.slot);
+        gateway
+            .chain(own)
+            .filter_map(Clone::clone)
             .map(|id| BudgetStep::Finish {
                 principal: owner.to_string(),
                 id,

@@ -70,6 +70,14 @@ impl Incoming {
             Incoming::Response { .. } => &Value::Null,
         }
     }
+
+    /// The id of a request (null for anything else), to answer it with.
+    pub fn request_id(&self) -> &Value {
+        match self {
+            Incoming::Request { id, .. } => id,
+            _ => &Value::Null,
+        }
+    }
 }
 
 /// Checks nesting depth and string lengths on the raw bytes, so a hostile body is refused

@@ -144,25 +144,63 @@ pub fn budget_step(
     let principal = principal.unwrap_or(budget::ANONYMOUS).to_string();
     let id = holder.0.trim_start_matches(HOLDER_PREFIX).to_string();
     match (method, holder.1) {
-        ("tools/call", true) => {
-            // The extension has no `params.task.ttl`: the server's TTL.
-            let ttl = MAX_TTL_MS;
-            let runs = match params["name"].as_str() {
-                Some("long_report") => params["arguments"]
-                    .as_object()
-                    .and_then(|a| demo::report_seconds(a).ok()),
-                _ => None,
-            };
-            Some(BudgetStep::Admit(budget::Entry {
-                id,
-                principal,
-                finishes_ms: now_ms.saturating_add(runs.unwrap_or(0).saturating_mul(1000)),
-                expires_ms: now_ms.saturating_add(ttl),
-            }))
-        }
+        // The extension has no `params.task.ttl`: the server's TTL.
+        ("tools/call", true) => Some(BudgetStep::Admit(budget::Entry {
+            id,
+            principal,
+            finishes_ms: now_ms.saturating_add(runs_ms(params)),
+            expires_ms: now_ms.saturating_add(MAX_TTL_MS),
+        })),
         ("tasks/cancel", false) => Some(BudgetStep::Finish { principal, id }),
         _ => None,
     }
+}
+
+/// How long the task a `tools/call` with `params` makes runs, as `create_task` will read it
+/// (`long_report` runs `arguments.seconds`, every other tool finishes at once), ms.
+fn runs_ms(params: &Value) -> i64 {
+    let runs = match params["name"].as_str() {
+        Some("long_report") => params["arguments"]
+            .as_object()
+            .and_then(|a| demo::report_seconds(a).ok()),
+        _ => None,
+    };
+    runs.unwrap_or(0).saturating_mul(1000)
+}
+
+/// The budget entry of a 2025-11-25 session's `tools/call` that asks this server (no gateway) for
+/// a task (`params.task`, a tool that supports tasks), to admit in the server's `options.maxTasks`
+/// before it runs: under the slot of session `session_id` and the request's `fresh_id`
+/// (`task::budget::slot`), which the task `create_task` makes keeps; owned by the session's
+/// `principal`; finishing and expiring as it will (`params.task.ttl`, up to a day). `None` for any
+/// other request. (A gateway's session tasks are admitted as they are forwarded, `Forward::admit`.)
+#[cfg(feature = "gateway")]
+pub fn session_task_entry(
+    server: &Server,
+    method: &str,
+    params: &Value,
+    (session_id, principal): (&str, Option<&str>),
+    fresh_id: &str,
+    now_ms: i64,
+) -> Option<budget::Entry> {
+    if server.is_gateway() || method != "tools/call" || !params["task"].is_object() {
+        return None;
+    }
+    let tools = server.catalog.section(crate::model::Kind::Tool);
+    let pos = params["name"].as_str().and_then(|n| tools.find(n))?;
+    if !matches!(tools.items[pos].task_support.as_deref(), Some("optional" | "required")) {
+        return None;
+    }
+    let ttl = params["task"]["ttl"]
+        .as_i64()
+        .filter(|t| *t > 0)
+        .map_or(MAX_TTL_MS, |t| t.min(MAX_TTL_MS));
+    Some(budget::Entry {
+        id: budget::slot(session_id, fresh_id),
+        principal: principal.unwrap_or(budget::ANONYMOUS).to_string(),
+        finishes_ms: now_ms.saturating_add(runs_ms(params)),
+        expires_ms: now_ms.saturating_add(ttl),
+    })
 }
 
 /// The budget of 2026-07-28 tasks the catalog sets (`options.maxTasksPerPrincipal`, `maxTasks`).
@@ -249,6 +287,12 @@ impl Server {
             let schema = demo::output_schema(&tool.fragment);
             t.result = Some(demo::run(&tool.name, args, env.now_ms, schema.as_ref()));
             t.due_ms = Some(env.now_ms);
+        }
+        // Admitted in the server's budget under this slot (`session_task_entry`), if the store
+        // keeps one: what it learns of the task later names it so.
+        #[cfg(feature = "gateway")]
+        if !s.task_holder {
+            t.slot = Some(budget::slot(&s.id, &env.fresh_id));
         }
         let json = t.to_json();
         s.tasks.push(t);

@@ -10,7 +10,8 @@
 //! A gateway's tasks at its upstreams count against the same total: each is admitted under a
 //! [`slot`] (its task id is the upstream's, known only once it answers) before the call leaves,
 //! [`Ledger::settle`]d when the upstream answered, finished when the holder learns so; a slot the
-//! ledger reports gone is forgotten by the session that holds its record ([`slot_holder`]).
+//! ledger reports gone is forgotten by the session that holds its record ([`slot_holder`]). So are
+//! a 2025-11-25 session's tasks of this server's own: admitted under a slot before they run.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -200,15 +201,16 @@ impl Ledger {
     }
 }
 
-/// The budget id of the gateway task that the request given `fresh_id` may create, its record
-/// kept by session `holder` (a 2025-11-25 session, or the holder of a principal's tasks). This
-/// server's own task ids (fresh ids) have no `@`.
+/// The budget id of the task that the request given `fresh_id` may create, kept by session
+/// `holder`: a gateway task's record (in a 2025-11-25 session, or the holder of a principal's
+/// tasks), or a 2025-11-25 session's task of this server's own. A 2026-07-28 task of this
+/// server's own is its holder's (its id, a fresh id, has no `@`).
 pub fn slot(holder: &str, fresh_id: &str) -> String {
     format!("{fresh_id}@{holder}")
 }
 
-/// The session keeping the record of the gateway task with budget id `id` ([`slot`]); `None` for
-/// a task of this server's own (held by `tasks:<id>`).
+/// The session keeping the task with budget id `id` ([`slot`]); `None` for a 2026-07-28 task of
+/// this server's own (held by `tasks:<id>`).
 pub fn slot_holder(id: &str) -> Option<&str> {
     id.split_once('@').map(|(_, holder)| holder)
 }

@@ -4,7 +4,7 @@
 // task inline (SEP-2663), and any later stateless request naming the task id reaches it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
+import { stateless, TASKS_CAPS, initialize, call, post } from '../common/mcp-raw.mjs';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -176,6 +176,39 @@ test('each principal has its own task budget and the server has one for all; fin
     assert.equal(result(await stateless(capped.url, 'tasks/get', { taskId: b2 }, by('bob'))).status, 'working');
     assert.equal((await stateless(capped.url, 'tasks/get', { taskId: a1 }, by('alice'))).response?.error?.code, -32602,
       'the cancelled task was evicted');
+  } finally {
+    await capped.stop();
+  }
+});
+
+// A 2025-11-25 session's own tasks count in options.maxTasks with the 2026-07-28 ones (the Worker
+// asks its TaskLedger object before the session's object runs the call): at the cap the next is
+// refused, whoever asks; a cancelled one makes room (and leaves its session); a session that
+// ends releases its working tasks.
+test('a session\'s tasks count in options.maxTasks: refused at the cap; a cancelled task or an ended session makes room', { timeout: 120_000 }, async () => {
+  const doc = JSON.parse(readFileSync(new URL('../../catalog/default.json', import.meta.url), 'utf8'));
+  doc.options = { ...doc.options, maxTasks: 2 };
+  const capped = await startWith(doc);
+  const made = (r) => {
+    const id = r.response?.result?.task?.taskId;
+    assert.equal(typeof id, 'string', r.text.slice(0, 300));
+    return id;
+  };
+  try {
+    const [a, b] = [await initialize(capped.url), await initialize(capped.url)];
+    const first = made(await call(capped.url, a.sessionId, 'tools/call', work));
+    made(await call(capped.url, a.sessionId, 'tools/call', work));
+    refused(await call(capped.url, b.sessionId, 'tools/call', work), 'maxTasks');
+    refused(await stateless(capped.url, 'tools/call', work, { capabilities: TASKS_CAPS }), 'maxTasks');
+    const cancelled = await call(capped.url, a.sessionId, 'tasks/cancel', { taskId: first });
+    assert.equal(cancelled.response?.result?.status, 'cancelled', cancelled.text.slice(0, 300));
+    made(await call(capped.url, b.sessionId, 'tools/call', work));
+    const gone = await call(capped.url, a.sessionId, 'tasks/get', { taskId: first });
+    assert.ok(gone.response?.error, `the cancelled task was evicted to make room: ${gone.text.slice(0, 300)}`);
+    refused(await call(capped.url, b.sessionId, 'tools/call', work), 'maxTasks');
+    const ended = await post(capped.url, undefined, { method: 'DELETE', headers: a.headers });
+    assert.equal(ended.status, 204, ended.text);
+    made(await call(capped.url, b.sessionId, 'tools/call', work));
   } finally {
     await capped.stop();
   }

@@ -82,12 +82,13 @@ pub struct Answer {
     pub refusal: Option<(String, Option<serde_json::Value>)>,
 }
 
-/// The request for `step` (the catalog's caps from `server`, `gateway`: a gateway task's).
-fn ask_of(server: &Server, step: BudgetStep, gateway: bool) -> Ask {
+/// The request for `step` (the catalog's caps from `server`; `session`: a task a session keeps —
+/// a gateway's, or a 2025-11-25 session's own — capped only by the server's total).
+fn ask_of(server: &Server, step: BudgetStep, session: bool) -> Ask {
     let now = crate::platform::now_ms();
     match step {
         BudgetStep::Admit(entry) => {
-            let b = match gateway {
+            let b = match session {
                 true => mcp_sieve::protocol::gateway_budget(server),
                 false => mcp_sieve::protocol::task_budget(server),
             };
@@ -119,8 +120,14 @@ async fn send(ns: &worker::ObjectNamespace, ask: &Ask) -> Result<Option<Error>> 
 
 /// Applies a task's budget step at the ledger; `Some` is the refusal to answer (a JSON-RPC
 /// `-32602` for the request in `body`).
-pub async fn ask(env: &Env, server: &Server, step: BudgetStep, body: &[u8]) -> Result<Option<http::Response>> {
-    let refusal = send(&env.durable_object(BINDING)?, &ask_of(server, step, false)).await?;
+pub async fn ask(
+    env: &Env,
+    server: &Server,
+    step: BudgetStep,
+    session: bool,
+    body: &[u8],
+) -> Result<Option<http::Response>> {
+    let refusal = send(&env.durable_object(BINDING)?, &ask_of(server, step, session)).await?;
     Ok(refusal.map(|e| {
         let id = serde_json::from_slice::<serde_json::Value>(body)
             .ok()

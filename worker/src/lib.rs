@@ -20,7 +20,7 @@ mod task_asks;
 mod watch;
 
 use mcp_sieve::http;
-use mcp_sieve::protocol::{self, jsonrpc};
+use mcp_sieve::protocol::{self, jsonrpc, BudgetStep};
 use mcp_sieve::upstream;
 use worker::{console_error, event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
@@ -133,13 +133,27 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         _ => None,
     };
     if let Some(step) = step {
-        if let Some(refusal) = ledger::ask(&env, server, step, &body).await? {
+        if let Some(refusal) = ledger::ask(&env, server, step, false, &body).await? {
+            return shell::respond(refusal);
+        }
+    }
+    // A 2025-11-25 session's task of this server's own too, under a slot named by the session and
+    // the id minted here, which its object is given (`protocol::session_task_entry`).
+    let own = match (&session, &peeked) {
+        (Some(id), Some((method, params))) => {
+            let session = (id.as_str(), caller.principal.as_deref());
+            protocol::session_task_entry(server, method, params, session, &fresh, platform::now_ms())
+        }
+        _ => None,
+    };
+    if let Some(entry) = own.clone() {
+        if let Some(refusal) = ledger::ask(&env, server, BudgetStep::Admit(entry), true, &body).await? {
             return shell::respond(refusal);
         }
     }
     let (name, minted) = match (is_init, session, holder) {
         // An initialize inside a session reaches that session, which refuses it.
-        (_, Some(id), _) => (id, None),
+        (_, Some(id), _) => (id, own.map(|_| fresh.clone())),
         (true, None, _) => {
             let id = cfg.session_id(&fresh);
             (id.clone(), Some(id))
