@@ -62,8 +62,8 @@ pub(super) fn end(cfg: &Config, session_id: Option<String>, store: &mut dyn Sess
     }
 }
 
-/// Tells the task budget that session `s` ended: the gateway tasks it kept finish
-/// (`protocol::ended_steps`).
+/// Tells the task budget that session `s` ended: the tasks it kept, a gateway's and its own,
+/// finish (`protocol::ended_steps`).
 pub fn released(s: &Session, store: &mut dyn SessionStore, now_ms: i64) {
     for step in crate::protocol::ended_steps(s) {
         // A finish admits no task: nothing to refuse.
