@@ -127,7 +127,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
             store.save(s);
         }
         #[cfg(feature = "gateway")]
-        sessions::settle_own(own, cancelled.as_deref(), Some(s), store, env.now_ms);
+        sessions::settle_own(own, cancelled.as_deref(), s, store, env.now_ms);
         if is_init {
             headers.push(("Mcp-Session-Id".to_string(), s.id.clone()));
         }

@@ -104,13 +104,10 @@ pub(super) fn admit_own(
 pub(super) fn settle_own(
     admitted: Option<String>,
     cancelled: Option<&str>,
-    session: Option<&Session>,
+    s: &Session,
     store: &mut dyn SessionStore,
     now_ms: i64,
 ) {
-    let Some(s) = session else {
-        return;
-    };
     let made = |slot: &str| s.tasks.iter().any(|t| t.slot.as_deref() == Some(slot));
     let mut steps = Vec::new();
     if let Some(slot) = admitted.filter(|slot| !made(slot)) {

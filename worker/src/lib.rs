@@ -125,35 +125,31 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         }
         _ => None,
     };
-    // The task budget first (its own Durable Object): a task beyond it is never created.
-    let step = match (&holder, &peeked, server.is_gateway()) {
-        (Some(h), Some((method, params)), false) => {
-            protocol::budget_step(method, params, h, caller.principal.as_deref(), platform::now_ms())
+    // The task budget first (its own Durable Object): a task beyond it is never created. A
+    // 2025-11-25 session's task of this server's own counts too (capped by the total only), under
+    // a slot named by the session and the id minted here, which its object is then given.
+    let now = platform::now_ms();
+    let (step, session_task) = match (&holder, &session, &peeked, server.is_gateway()) {
+        (Some(h), _, Some((method, params)), false) => (
+            protocol::budget_step(method, params, h, caller.principal.as_deref(), now),
+            false,
+        ),
+        (None, Some(id), Some((method, params)), _) => {
+            let owner = (id.as_str(), caller.principal.as_deref());
+            let entry = protocol::session_task_entry(server, method, params, owner, &fresh, now);
+            let admits = entry.is_some();
+            (entry.map(BudgetStep::Admit), admits)
         }
-        _ => None,
+        _ => (None, false),
     };
     if let Some(step) = step {
-        if let Some(refusal) = ledger::ask(&env, server, step, false, &body).await? {
-            return shell::respond(refusal);
-        }
-    }
-    // A 2025-11-25 session's task of this server's own too, under a slot named by the session and
-    // the id minted here, which its object is given (`protocol::session_task_entry`).
-    let own = match (&session, &peeked) {
-        (Some(id), Some((method, params))) => {
-            let session = (id.as_str(), caller.principal.as_deref());
-            protocol::session_task_entry(server, method, params, session, &fresh, platform::now_ms())
-        }
-        _ => None,
-    };
-    if let Some(entry) = own.clone() {
-        if let Some(refusal) = ledger::ask(&env, server, BudgetStep::Admit(entry), true, &body).await? {
+        if let Some(refusal) = ledger::ask(&env, server, step, session_task, &body).await? {
             return shell::respond(refusal);
         }
     }
     let (name, minted) = match (is_init, session, holder) {
         // An initialize inside a session reaches that session, which refuses it.
-        (_, Some(id), _) => (id, own.map(|_| fresh.clone())),
+        (_, Some(id), _) => (id, session_task.then(|| fresh.clone())),
         (true, None, _) => {
             let id = cfg.session_id(&fresh);
             (id.clone(), Some(id))

@@ -411,7 +411,7 @@ impl DurableObject for SessionObject {
     }
 
     async fn alarm(&self) -> Result<Response> {
-        let store = self.store();
+        let mut store = self.store();
         let loaded = config::load(&self.env).await;
         let idle_ms = match &loaded.transport {
             Ok(cfg) => cfg.idle_ms(),
@@ -424,10 +424,8 @@ impl DurableObject for SessionObject {
             // on; its upstream sessions are closed, as when its client ends it.
             if let Ok(server) = &loaded.server {
                 crate::gateway::close_session(server, &idle).await;
-                // Its gateway tasks stop counting as working in the task budget.
-                for step in mcp_sieve::protocol::ended_steps(&idle) {
-                    crate::ledger::defer(step);
-                }
+                // Its tasks stop counting as working in the task budget (told now: no answer follows).
+                http::released(&idle, &mut store, now);
                 crate::ledger::flush(server).await;
             }
             store.delete_all()?;
