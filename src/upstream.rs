@@ -17,10 +17,14 @@ mod gateway;
 mod merge;
 mod pages;
 #[cfg(feature = "gateway")]
+mod redact;
+#[cfg(feature = "gateway")]
 mod relay;
 mod reply;
 #[cfg(feature = "gateway")]
 mod rounds;
+#[cfg(feature = "gateway")]
+mod space;
 #[cfg(feature = "gateway")]
 mod standalone;
 #[cfg(feature = "gateway")]
@@ -36,12 +40,14 @@ pub use conversation::{ClientConfig, Conversation, Exchange};
 pub use conversation::{Era, SentModern};
 #[cfg(feature = "gateway")]
 pub use gateway::{
-    forwarded, gathered, named, status_response, unavailable, Gateway, Job, Refreshed, Serving, REFRESH_DEADLINE_MS,
-    STATUS_PATH,
+    forwarded, gathered, named, status_response, unavailable, Check, Gateway, Job, Refreshed, Serving, CHECK_AFTER_MS,
+    CHECK_DEADLINE_MS, REFRESH_DEADLINE_MS, STATUS_PATH,
 };
 #[cfg(feature = "gateway")]
-pub use merge::{build, build_many, build_pinned, Source};
+pub use merge::{build, build_claimed, build_many, build_pinned, Source};
 pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
+#[cfg(feature = "gateway")]
+pub use redact::Secrets;
 #[cfg(feature = "gateway")]
 pub use relay::{
     answer_post, answering, await_answer, input_required, input_response, refusal, relayed_capabilities,
@@ -50,6 +56,8 @@ pub use relay::{
 pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]
 pub use rounds::{drive_rounds, needed, unwrap_input, wrap_input, Needed, MAX_ROUNDS, STATE_TTL_MS};
+#[cfg(feature = "gateway")]
+pub use space::{shown, Claims, MAX_REFUSALS_SHOWN, MAX_TOOL_NAME};
 #[cfg(feature = "gateway")]
 pub use standalone::{
     enqueue, on_stream, opens_stream, post_headers, stream_answer, stream_reader, FromStream, MAX_QUEUED,

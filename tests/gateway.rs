@@ -197,10 +197,16 @@ fn the_document_is_validated() {
     let mut tools = dup.items(Kind::Tool).to_vec();
     tools.push(json!({"name": "echo", "inputSchema": {}}));
     dup.set(Kind::Tool, tools);
-    let e = upstream::build(&local_doc(), &dup).unwrap_err().to_string();
+    // An upstream listing a name twice keeps the first; the second is refused, reported.
+    let c = upstream::build(&local_doc(), &dup).unwrap();
+    assert_eq!(
+        c.section(Kind::Tool).items.iter().filter(|t| t.name == "echo").count(),
+        1
+    );
     assert!(
-        e.contains("with the upstream's lists") && e.contains("\"echo\" twice"),
-        "{e}"
+        c.origins.refused[0].1.contains("\"echo\" is listed twice"),
+        "{:?}",
+        c.origins.refused
     );
     // The overlay applies to a local catalog too.
     let local = mcp_sieve::Catalog::load(&json!({

@@ -252,7 +252,7 @@ fn each_session_keeps_a_link_and_its_tasks_per_upstream() {
 }
 
 #[test]
-fn collisions_and_transports_are_configuration_errors() {
+fn collisions_are_refused_and_transports_are_configuration_errors() {
     let doc =
         json!({"upstreams": {"a": {"url": "http://x/mcp", "prefix": ""}, "b": {"url": "http://y/mcp", "prefix": ""}}});
     let ups = Upstream::parse_all(None, doc.get("upstreams")).unwrap();
@@ -269,10 +269,13 @@ fn collisions_and_transports_are_configuration_errors() {
             lists: &one,
         },
     ];
-    let e = build_many(&doc, &sources).unwrap_err().to_string();
-    assert!(
-        e.contains("the tool \"same\" is served by both upstream \"a\" and upstream \"b\""),
-        "{e}"
+    // Two unprefixed upstreams serving one name: the first (nothing held before: the document's
+    // order) keeps it, the newcomer's item is refused and reported, not its whole upstream.
+    let c = build_many(&doc, &sources).unwrap();
+    assert_eq!(c.origins.tools["same"].0, 0);
+    assert_eq!(
+        c.origins.refused,
+        [(1, "the tool \"same\" is held by upstream \"a\"".to_string())]
     );
     let e = Catalog::load(&json!({"upstreams": {"x": {"url": "http://x", "service": "B"}}})).unwrap_err();
     assert!(e.to_string().contains("exactly one of url, command, service"), "{e}");
@@ -290,7 +293,7 @@ fn collisions_and_transports_are_configuration_errors() {
 }
 
 #[test]
-fn an_upstream_that_collides_stays_out_and_the_others_serve() {
+fn an_item_that_collides_stays_out_and_every_upstream_serves() {
     use mcp_sieve::upstream::{Gateway, Serving};
     let local = Catalog::load(&json!({"upstreams": {
         "a": {"url": "http://x/mcp", "prefix": ""},
@@ -317,10 +320,9 @@ fn an_upstream_that_collides_stays_out_and_the_others_serve() {
     assert_eq!(
         names,
         ["same", "c_same"],
-        "b collides with a: b stays out, a and c serve"
+        "b's \"same\" collides with a's: b's item stays out, a and c serve"
     );
-    let e = r.failure.unwrap().to_string();
-    assert!(e.contains("served by both upstream \"a\" and upstream \"b\""), "{e}");
+    assert!(r.failure.is_none());
     let st = gw.status(1);
     let states: Vec<&str> = st["upstreams"]
         .as_array()
@@ -328,7 +330,19 @@ fn an_upstream_that_collides_stays_out_and_the_others_serve() {
         .iter()
         .map(|u| u["state"].as_str().unwrap())
         .collect();
-    assert_eq!(states, ["up", "down", "up"]);
+    assert_eq!(states, ["up", "up", "up"]);
+    assert_eq!(
+        st["upstreams"][1]["refused"],
+        json!(["the tool \"same\" is held by upstream \"a\""])
+    );
+    assert_eq!(st["upstreams"][1]["refusedCount"], 1);
+    assert!(
+        r.log
+            .iter()
+            .any(|l| l.contains("upstream \"b\": the tool \"same\" is held")),
+        "{:?}",
+        r.log
+    );
 }
 
 #[test]

@@ -73,6 +73,19 @@ impl Overlay {
         Ok(Overlay(entries))
     }
 
+    /// Every old name the document gives a renamed tool (none without feature `standards`): no
+    /// upstream item may take one.
+    pub fn aliases(&self) -> Vec<&str> {
+        #[cfg(feature = "standards")]
+        return self
+            .0
+            .iter()
+            .flat_map(|e| e.aliases.iter().map(String::as_str))
+            .collect();
+        #[cfg(not(feature = "standards"))]
+        Vec::new()
+    }
+
     /// `item` with the groups and tags of every entry matching its name added (unchanged when
     /// none matches, or when the item is malformed: loading then reports that).
     pub fn apply<'a>(&self, item: &'a Value) -> Cow<'a, Value> {

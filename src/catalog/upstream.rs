@@ -11,6 +11,73 @@ use crate::error::{type_name, Error, Result};
 /// Default seconds between two refreshes of the upstream's lists.
 pub const DEFAULT_REFRESH_SECONDS: u64 = 300;
 
+/// An upstream's budgets (`limits` in its entry): what one upstream may cost the gateway, so a
+/// hostile or broken one cannot take the others down with the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Items it may list per kind (tools, prompts, resources, templates): `maxItems`.
+    pub max_items: usize,
+    /// Bytes of all its list pages in one refresh: `maxListBytes`.
+    pub max_list_bytes: usize,
+    /// Bytes of one answer: `maxAnswerBytes`.
+    pub max_answer_bytes: usize,
+    /// Milliseconds one forwarded exchange may take, end to end: `callTimeoutSeconds`.
+    pub call_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_items: 10_000,
+            max_list_bytes: 32 << 20,
+            max_answer_bytes: 16 << 20,
+            call_ms: 30_000,
+        }
+    }
+}
+
+impl Limits {
+    fn parse(v: Option<&Value>, path: &str) -> Result<Limits> {
+        let mut l = Limits::default();
+        let o = match v {
+            None | Some(Value::Null) => return Ok(l),
+            Some(Value::Object(o)) => o,
+            Some(other) => return Err(Error::Catalog(format!(
+                "{path}.limits must be an object such as {{\"maxItems\": 10000, \"callTimeoutSeconds\": 30}}, got {}",
+                type_name(other)
+            ))),
+        };
+        const KEYS: [&str; 4] = ["maxItems", "maxListBytes", "maxAnswerBytes", "callTimeoutSeconds"];
+        if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(Error::Catalog(format!(
+                "{path}.limits has an unknown field \"{k}\"; expected {}",
+                KEYS.join(", ")
+            )));
+        }
+        let int = |k: &str, max: u64| -> Result<Option<u64>> {
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_u64().filter(|n| (1..=max).contains(n)).map(Some).ok_or_else(|| {
+                    Error::Catalog(format!("{path}.limits.{k} must be an integer from 1 to {max}, got {v}"))
+                }),
+            }
+        };
+        if let Some(n) = int("maxItems", 1_000_000)? {
+            l.max_items = n as usize;
+        }
+        if let Some(n) = int("maxListBytes", 1 << 30)? {
+            l.max_list_bytes = n as usize;
+        }
+        if let Some(n) = int("maxAnswerBytes", 1 << 30)? {
+            l.max_answer_bytes = n as usize;
+        }
+        if let Some(n) = int("callTimeoutSeconds", 3_600)? {
+            l.call_ms = n * 1000;
+        }
+        Ok(l)
+    }
+}
+
 /// How an upstream is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -50,12 +117,14 @@ pub struct Upstream {
     /// Whether a tool's `readOnlyHint` / `destructiveHint` become the tags `read-only` /
     /// `destructive`.
     pub tags_from_annotations: bool,
+    /// Its budgets.
+    pub limits: Limits,
 }
 
 /// Headers the conversation itself sets: an upstream's `headers` may not replace them.
 const RESERVED: [&str; 4] = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
 
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "url",
     "command",
     "args",
@@ -67,6 +136,7 @@ const FIELDS: [&str; 11] = [
     "title",
     "refreshSeconds",
     "tagsFromAnnotations",
+    "limits",
 ];
 
 fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
@@ -271,6 +341,7 @@ impl Upstream {
             headers,
             refresh_ms: secs as i64 * 1000,
             tags_from_annotations,
+            limits: Limits::parse(obj.get("limits"), path)?,
         })
     }
 
@@ -305,6 +376,27 @@ impl Upstream {
             .iter()
             .map(|(k, v)| Ok((k.clone(), self.substitute(v, &format!("headers[\"{k}\"]"), secret)?)))
             .collect()
+    }
+
+    /// The names of the secrets its headers and `env` reference (`${NAME}`), each once.
+    pub fn references(&self) -> Vec<String> {
+        let env: &[(String, String)] = match &self.transport {
+            Transport::Stdio { env, .. } => env,
+            _ => &[],
+        };
+        let mut names = Vec::new();
+        for (_, v) in self.headers.iter().chain(env) {
+            let mut rest = v.as_str();
+            while let Some(at) = rest.find("${") {
+                let tail = &rest[at + 2..];
+                let Some(end) = tail.find('}') else { break };
+                if !names.iter().any(|n: &String| n == &tail[..end]) {
+                    names.push(tail[..end].to_string());
+                }
+                rest = &tail[end + 1..];
+            }
+        }
+        names
     }
 
     /// A stdio upstream's `env` with its secret references resolved (see
@@ -394,6 +486,18 @@ mod tests {
             ),
             (json!({"url": "http://x", "ttl": 1}), "unknown field \"ttl\""),
             (
+                json!({"url": "http://x", "limits": 5}),
+                "upstream.limits must be an object",
+            ),
+            (
+                json!({"url": "http://x", "limits": {"maxItems": 0}}),
+                "upstream.limits.maxItems must be an integer from 1",
+            ),
+            (
+                json!({"url": "http://x", "limits": {"x": 1}}),
+                "limits has an unknown field \"x\"",
+            ),
+            (
                 json!({"url": "http://x", "command": "node"}),
                 "exactly one of url, command, service; got url and command",
             ),
@@ -463,6 +567,9 @@ pub struct Origins {
     /// The upstreams (indices in `Catalog::upstreams`) whose items are not in the lists: down,
     /// or not fitting with the others (`sieve/explain` names them as `upstream-down:<name>`).
     pub down: Vec<usize>,
+    /// Items an upstream listed that were left out (index of the upstream, why): names that
+    /// break the rules or belong to another upstream's space (`upstream::space`).
+    pub refused: Vec<(usize, String)>,
 }
 
 #[cfg(feature = "gateway")]

@@ -32,6 +32,10 @@ pub struct ClientConfig {
     /// that offers it (the gateway does; otherwise `initialize` of `protocol_version`).
     #[cfg(feature = "gateway")]
     pub discover: bool,
+    /// The secrets this upstream is sent (its headers' and env's `${NAME}`s), redacted from what
+    /// it answers before the answer is relayed.
+    #[cfg(feature = "gateway")]
+    pub secrets: super::redact::Secrets,
 }
 
 impl Default for ClientConfig {
@@ -44,7 +48,17 @@ impl Default for ClientConfig {
             headers: Vec::new(),
             #[cfg(feature = "gateway")]
             discover: false,
+            #[cfg(feature = "gateway")]
+            secrets: Default::default(),
         }
+    }
+}
+
+#[cfg(feature = "gateway")]
+impl Conversation {
+    /// The secrets this conversation's upstream is sent (to redact from its answers).
+    pub fn secrets(&self) -> &super::redact::Secrets {
+        &self.config.secrets
     }
 }
 

@@ -23,12 +23,16 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::conversation::{ClientConfig, Conversation, Era, Exchange};
-use super::merge::{build_pinned, Source};
+use super::merge::{build_claimed, Source};
 use super::pages::{Lists, Refresh};
+use super::redact::Secrets;
+use super::reply::Reply;
+use super::space::{Claims, MAX_REFUSALS_SHOWN};
 use super::task_list::TaskList;
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
+use crate::model::Kind;
 use crate::pin::{Pins, Report};
 use crate::protocol::{Forward, Server, Session, UpstreamLink};
 
@@ -39,6 +43,12 @@ const MAX_BACKOFF_MS: i64 = 60_000;
 /// Longest a refresh holds its upstream's single flight: after this, the next request due one
 /// starts another (30 s, one upstream exchange's deadline in the shells).
 pub const REFRESH_DEADLINE_MS: i64 = 30_000;
+/// How long an upstream that is up may go unheard (no refresh, no check answered) before it is
+/// checked with a `ping` ([`Gateway::checks`]), ms: a dead upstream leaves the lists within
+/// about this plus [`CHECK_DEADLINE_MS`] even when nobody calls it.
+pub const CHECK_AFTER_MS: i64 = 15_000;
+/// Longest a check may take: a shell ends one that has not answered by then as failed, ms.
+pub const CHECK_DEADLINE_MS: i64 = 5_000;
 
 /// One refresh of one upstream's lists, for the shell to run over that upstream's transport.
 #[derive(Debug)]
@@ -49,6 +59,18 @@ pub struct Job {
     pub conv: Conversation,
     /// The machine.
     pub refresh: Refresh,
+}
+
+/// One check of an upstream that is up (a `ping` over the conversation its lists are fetched
+/// over), for the shell to run within [`CHECK_DEADLINE_MS`] and hand to [`Gateway::checked`].
+#[derive(Debug)]
+pub struct Check {
+    /// Which upstream (an index in the catalog's `upstreams`).
+    pub member: usize,
+    /// The conversation the ping goes over (given back to [`Gateway::checked`]).
+    pub conv: Conversation,
+    /// The machine.
+    pub exchange: Exchange,
 }
 
 /// What a request should run on.
@@ -70,6 +92,9 @@ struct Member {
     conv: Conversation,
     lists: Option<Lists>,
     fetched_ms: i64,
+    /// When the upstream last answered a check (see [`CHECK_AFTER_MS`]; a refresh is
+    /// `fetched_ms`).
+    heard_ms: i64,
     stale: bool,
     /// When the refresh in flight began, if one is.
     refreshing: Option<i64>,
@@ -128,13 +153,21 @@ impl Member {
             }
     }
 
+    /// Whether it is up, idle and unheard for [`CHECK_AFTER_MS`]: due for a check.
+    fn check_due(&self, now_ms: i64) -> bool {
+        self.failures == 0
+            && self.lists.is_some()
+            && !self.in_flight(now_ms)
+            && now_ms.saturating_sub(self.heard_ms.max(self.fetched_ms)) >= CHECK_AFTER_MS
+    }
+
     fn job(&mut self, member: usize, now_ms: i64) -> Job {
         self.refreshing = Some(now_ms);
         self.stale = false;
         let conv = self.conv.clone();
         Job {
             member,
-            refresh: Refresh::new(&conv),
+            refresh: Refresh::new(&conv).within(&self.upstream.limits),
             conv,
         }
     }
@@ -143,7 +176,7 @@ impl Member {
         self.failures = self.failures.saturating_add(1);
         let backoff = FIRST_BACKOFF_MS.saturating_mul(1 << (self.failures - 1).min(16));
         self.retry_ms = now_ms.saturating_add(backoff.min(MAX_BACKOFF_MS).min(self.upstream.refresh_ms));
-        self.error = Some(why);
+        self.error = Some(self.config.secrets.redact(&why).into_owned());
         self.lists = None;
         self.conv.reset();
     }
@@ -156,6 +189,10 @@ pub struct Gateway {
     server: Option<Arc<Server>>,
     /// The pins the shell gave (`set_pins`).
     pins: Pins,
+    /// The names and URI spaces each upstream held at the last build (kept while it is down).
+    claims: Claims,
+    /// Every secret it knows: redacted from its status and log lines.
+    secrets: Secrets,
 }
 
 /// The end of a refresh.
@@ -199,7 +236,29 @@ impl Gateway {
             .iter()
             .map(|u| Ok((u.clone(), u.resolved_headers(secret)?)))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self::of(resolved))
+        let mut gateway = Self::of(resolved);
+        for m in &mut gateway.members {
+            let own = Secrets::new(m.upstream.references().into_iter().filter_map(|n| {
+                let v = secret(&n)?;
+                Some((n, v))
+            }));
+            gateway.secrets = gateway.secrets.with(&own);
+            m.config.secrets = own;
+            m.conv = Conversation::new(m.list_config());
+        }
+        Ok(gateway)
+    }
+
+    /// Adds the shell's own secrets (its callers' tokens, its session key) to those redacted
+    /// from what upstreams say in the status and the log.
+    pub fn redacting(mut self, more: &Secrets) -> Self {
+        self.secrets = self.secrets.with(more);
+        self
+    }
+
+    /// `text` (an upstream's words) with every secret the gateway knows redacted.
+    pub fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        self.secrets.redact(text)
     }
 
     fn of(upstreams: Vec<(Upstream, Vec<(String, String)>)>) -> Self {
@@ -213,6 +272,7 @@ impl Gateway {
                     config,
                     lists: None,
                     fetched_ms: 0,
+                    heard_ms: 0,
                     stale: false,
                     refreshing: None,
                     failures: 0,
@@ -227,6 +287,8 @@ impl Gateway {
             members,
             server: None,
             pins: Pins::default(),
+            claims: Claims::default(),
+            secrets: Secrets::default(),
         }
     }
 
@@ -344,6 +406,82 @@ impl Gateway {
             .collect()
     }
 
+    /// Checks of upstreams that are up but were not heard from for [`CHECK_AFTER_MS`] (none
+    /// in flight for them), for the shell to run off the request path (the native server's
+    /// background loop; the Worker along with its next request) within [`CHECK_DEADLINE_MS`]
+    /// and hand to [`Gateway::checked`]. A check holds its upstream's single flight as a
+    /// refresh does (the cached server serves meanwhile).
+    pub fn checks(&mut self, now_ms: i64) -> Vec<Check> {
+        if self.server.is_none() {
+            return Vec::new();
+        }
+        self.members
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, m)| m.check_due(now_ms))
+            .map(|(member, m)| {
+                m.refreshing = Some(now_ms);
+                let conv = m.conv.clone();
+                Check {
+                    member,
+                    exchange: conv.request("ping", Value::Null),
+                    conv,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether an upstream is due for a check ([`Gateway::checks`]).
+    pub fn check_due(&self, now_ms: i64) -> bool {
+        self.server.is_some() && self.members.iter().any(|m| m.check_due(now_ms))
+    }
+
+    /// Ends checks begun by [`Gateway::checks`]: an upstream that answered (anything, an error
+    /// too: it is there) was heard from; one that did not (no answer, garbage, the deadline)
+    /// is down: it leaves the lists until a retry brings it back, and the catalog is rebuilt
+    /// over `local`'s document — the new server, whose `notifications` say what changed, is
+    /// returned then (`None` when every upstream answered).
+    pub fn checked(
+        &mut self,
+        local: &Catalog,
+        done: Vec<(Check, Result<Reply>)>,
+        now_ms: i64,
+    ) -> Result<Option<Refreshed>> {
+        let mut failure = None;
+        for (check, reply) in done {
+            let Some(m) = self.members.get_mut(check.member) else {
+                continue;
+            };
+            m.refreshing = None;
+            match reply {
+                Ok(_) => {
+                    m.conv = check.conv;
+                    m.stale |= m.conv.take_list_changed();
+                    m.heard_ms = now_ms;
+                }
+                Err(e) => {
+                    let e = match e {
+                        Error::Upstream(why) => Error::Upstream(format!("it did not answer a check (ping): {why}")),
+                        other => other,
+                    };
+                    let e = named(&m.upstream, e);
+                    m.failed(e.to_string(), now_ms);
+                    failure = Some(e);
+                }
+            }
+        }
+        let Some(failure) = failure else {
+            return Ok(None);
+        };
+        let document = local
+            .document
+            .as_deref()
+            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        // Fewer upstreams than a catalog built before: nothing can collide.
+        let catalog = self.build(document)?;
+        Ok(Some(self.install(catalog, Some(failure))))
+    }
+
     /// The cached server when a request at `now_ms` would get it from [`Gateway::serving`]
     /// without a refresh being started, read without changing anything: for a shell's
     /// synchronous path, which leaves every other case to `serving`.
@@ -387,8 +525,8 @@ impl Gateway {
             match lists {
                 Ok(l) => {
                     m.lists = Some(l);
+                    batch.push((job.member, m.failures));
                     (m.failures, m.error) = (0, None);
-                    batch.push(job.member);
                 }
                 Err(e) => {
                     let e = named(&m.upstream, e);
@@ -409,7 +547,7 @@ impl Gateway {
             Err(e) => {
                 batch.sort_unstable();
                 let mut fits = None;
-                for &i in batch.iter().rev() {
+                for &(i, _) in batch.iter().rev() {
                     let kept = self.members[i].lists.take();
                     let built = self.build(document);
                     self.members[i].lists = kept;
@@ -418,11 +556,13 @@ impl Gateway {
                         break;
                     }
                 }
-                let out: Vec<usize> = match &fits {
-                    Some((i, _)) => vec![*i],
+                let out: Vec<(usize, u32)> = match &fits {
+                    Some((i, _)) => batch.into_iter().filter(|(b, _)| b == i).collect(),
                     None => batch,
                 };
-                for i in out {
+                // Its failures before this refresh go on counting: the backoff grows.
+                for (i, failures) in out {
+                    self.members[i].failures = failures;
                     self.members[i].failed(e.to_string(), now_ms);
                 }
                 failure = Some(e);
@@ -434,9 +574,15 @@ impl Gateway {
         };
         let up = self.members.iter().any(|m| m.lists.is_some());
         if !up && self.server.is_none() {
-            return Err(failure.unwrap_or_else(|| Error::Upstream("no upstream answered".into())));
+            let e = failure.unwrap_or_else(|| Error::Upstream("no upstream answered".into()));
+            return Err(self.secrets.redact_error(e));
         }
-        Ok(self.install(catalog, failure))
+        let failure = failure.map(|e| self.secrets.redact_error(e));
+        let mut done = self.install(catalog, failure);
+        for line in &mut done.log {
+            *line = self.secrets.redact(line).into_owned();
+        }
+        Ok(done)
     }
 
     /// Serves `catalog` from now on (a new server, or the cached one with its catalog replaced).
@@ -446,7 +592,33 @@ impl Gateway {
             .as_ref()
             .map(|s| s.catalog().pins.clone())
             .unwrap_or_default();
-        let log = catalog.pins.news(&before);
+        let mut log = catalog.pins.news(&before);
+        let refused_before = self
+            .server
+            .as_ref()
+            .map(|s| s.catalog().origins.refused.clone())
+            .unwrap_or_default();
+        for (i, why) in catalog
+            .origins
+            .refused
+            .iter()
+            .filter(|r| !refused_before.contains(r))
+            .take(MAX_REFUSALS_SHOWN)
+        {
+            if let Some(m) = self.members.get(*i) {
+                log.push(format!("{}: {why}; left out", m.upstream.label()));
+            }
+        }
+        let o = &catalog.origins;
+        let held = (o.tools.iter().map(|(id, (i, _))| (Kind::Tool, id.clone(), *i)))
+            .chain(o.prompts.iter().map(|(id, (i, _))| (Kind::Prompt, id.clone(), *i)))
+            .chain(o.resources.iter().map(|(id, i)| (Kind::Resource, id.clone(), *i)))
+            .chain(
+                o.templates
+                    .iter()
+                    .map(|(id, i)| (Kind::ResourceTemplate, id.clone(), *i)),
+            );
+        self.claims = self.claims.after(held, &o.down);
         let (server, notes) = match &self.server {
             // Same server, new catalog: the version moves on, so older cursors are refused.
             Some(prev) => {
@@ -506,7 +678,7 @@ impl Gateway {
                 })
             })
             .collect();
-        build_pinned(document, &sources, &self.pins)
+        build_claimed(document, &sources, &self.pins, &self.claims)
     }
 
     /// The upstream (`member`), the conversation and the exchange that perform `forward`: in
@@ -743,6 +915,19 @@ impl Gateway {
                     .filter(|(n, u)| u.upstream == i && report.quarantined(n).is_some())
                     .map(|(n, _)| n)
                     .collect();
+                let refused = self
+                    .server
+                    .as_ref()
+                    .map(|s| {
+                        s.catalog()
+                            .origins
+                            .refused
+                            .iter()
+                            .filter(|(u, _)| *u == i)
+                            .map(|(_, why)| why.clone())
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
                 json!({
                     "name": m.upstream.name,
                     "prefix": m.upstream.prefix,
@@ -756,11 +941,15 @@ impl Gateway {
                     "retryInMs": (m.failures > 0).then(|| (m.retry_ms - now_ms).max(0)),
                     "fetchedMs": m.fetched_ms,
                     "quarantined": quarantined,
+                    "refused": refused.iter().take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>(),
+                    "refusedCount": refused.len(),
                 })
             })
             .collect();
         let names: Vec<String> = self.members.iter().map(|m| m.upstream.name.clone()).collect();
-        json!({"upstreams": upstreams, "pinning": report.status(&names)})
+        let mut status = json!({"upstreams": upstreams, "pinning": report.status(&names)});
+        self.secrets.redact_value(&mut status);
+        status
     }
 }
 
@@ -785,7 +974,15 @@ pub fn forwarded(
     store: &mut dyn SessionStore,
     now_ms: i64,
 ) -> crate::http::Response {
-    let mut reply = reply;
+    // What the upstream says reaches the client without the secrets it was sent.
+    let secrets = conv.secrets();
+    let mut reply = reply.map_err(|e| secrets.redact_error(e));
+    if let Ok(r) = &mut reply {
+        r.response
+            .iter_mut()
+            .chain(r.notifications.iter_mut())
+            .for_each(|v| secrets.redact_value(v));
+    }
     if let (
         Some(f),
         Ok(super::Reply {

@@ -3,8 +3,9 @@
 //! group, with the grouping metadata other servers publish read in (FastMCP tags, the grouping
 //! extension's `_meta` groups, a chained mcp-sieve's `groups`/`tags`, annotations as tags when
 //! asked), merged under the local document — whose overlay, groups, concerns and policy then
-//! apply to all of them as to one catalog. Two upstreams serving one name or URI is a
-//! configuration error naming both. Each tool carries its digest (`pin`) in `_meta`; with
+//! apply to all of them as to one catalog. No upstream may take another's name, URI space or
+//! group: an item that would is left out and reported (`origins.refused`; the rules are in
+//! [`super::space`]). Each tool carries its digest (`pin`) in `_meta`; with
 //! `"pinning": "enforce"` one that matches no pin is left out (quarantined).
 
 use std::collections::HashMap;
@@ -13,7 +14,8 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::pages::Lists;
-use crate::catalog::{Catalog, Origins, Upstream};
+use super::space::{template_space, Claims, Space};
+use crate::catalog::{Catalog, Origins, Overlay, Upstream};
 use crate::error::{type_name, Error, Result};
 use crate::model::{Kind, META_GROUPS};
 use crate::pin::{self, Mode, Pinning, Pins, Report};
@@ -46,12 +48,22 @@ fn add(to: &mut Vec<String>, more: impl IntoIterator<Item = String>) {
     }
 }
 
-/// One upstream item as the gateway lists it.
-fn import(kind: Kind, item: &Value, up: &Upstream) -> Value {
+/// Who decides which groups an imported item may name: the merge's [`Space`], the document's
+/// group → parent, and the upstream's index.
+struct Joining<'a, 'b> {
+    space: &'a Space<'b>,
+    parents: &'a HashMap<&'a str, &'a str>,
+    index: usize,
+}
+
+/// One upstream item as the gateway lists it: prefixed, its own `aliases` dropped (only the
+/// document may alias), its groups those it may join plus its upstream's own.
+fn import(kind: Kind, item: &Value, up: &Upstream, joining: &Joining) -> Value {
     let Value::Object(o) = item else {
         return item.clone(); // the catalog names the bad item
     };
     let mut o = o.clone();
+    o.remove("aliases");
     if matches!(kind, Kind::Tool | Kind::Prompt) && !up.prefix.is_empty() {
         if let Some(Value::String(name)) = o.get("name") {
             let named = format!("{}{name}", up.prefix);
@@ -69,6 +81,7 @@ fn import(kind: Kind, item: &Value, up: &Upstream) -> Value {
         add(&mut tags, strings(m.get("fastmcp").and_then(|f| f.get("tags"))));
         add(&mut tags, strings(m.get("_fastmcp").and_then(|f| f.get("tags"))));
     }
+    groups.retain(|g| joining.space.may_join(g, joining.index, joining.parents));
     if !up.name.is_empty() {
         add(&mut groups, [up.name.clone()]);
     }
@@ -155,6 +168,13 @@ pub fn build_many(local: &Value, sources: &[Source]) -> Result<Catalog> {
 /// [`build_many`] with the pins an operator approved: with the document's `"pinning":
 /// "enforce"`, a tool new or changed since pinned is left out; `catalog.pins` reports them.
 pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Catalog> {
+    build_claimed(local, sources, pins, &Claims::default())
+}
+
+/// [`build_pinned`] after `claims` (what each upstream held before; see [`super::space`]): an
+/// item that would take another upstream's name, URI space or group is left out, and
+/// `catalog.origins.refused` says which and why.
+pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Claims) -> Result<Catalog> {
     let mut report = Report {
         mode: Pinning::parse(local.get("pinning"))?.mode,
         ..Report::default()
@@ -163,6 +183,18 @@ pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Ca
         .as_object()
         .cloned()
         .ok_or_else(|| Error::Catalog(format!("the document must be an object, got {}", type_name(local))))?;
+    let upstreams = local_upstreams(local)?;
+    let overlay = Overlay::parse(local.get("overlay"))?;
+    let mut space = Space::new(&upstreams, claims, overlay.aliases());
+    let declared = local
+        .get("groups")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let parents: HashMap<&str, &str> = declared
+        .iter()
+        .filter_map(|g| Some((g["name"].as_str()?, g["parent"].as_str()?)))
+        .collect();
     let mut origins = Origins::default();
     for kind in Kind::ALL {
         if doc
@@ -176,31 +208,30 @@ pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Ca
                 kind.key()
             )));
         }
-        let mut seen: HashMap<String, &Upstream> = HashMap::new();
         let mut items = Vec::new();
         for s in sources {
             for item in s.lists.items(kind) {
-                let v = import(kind, item, s.upstream);
-                let id = v
-                    .get(kind.id_field())
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                if let Some(other) = seen.get(&id).filter(|o| o.name != s.upstream.name) {
-                    let what = match kind {
-                        Kind::Tool => "tool",
-                        Kind::Prompt => "prompt",
-                        Kind::Resource => "resource URI",
-                        Kind::ResourceTemplate => "resource template",
-                    };
-                    return Err(Error::Catalog(format!(
-                        "the {what} \"{id}\" is served by both {} and {}; give one of them another prefix",
-                        other.label(),
-                        s.upstream.label()
-                    )));
+                let Some(id) = item.get(kind.id_field()).and_then(Value::as_str) else {
+                    origins.refused.push((
+                        s.index,
+                        format!("an item of its {} has no string \"{}\"", kind.key(), kind.id_field()),
+                    ));
+                    continue;
+                };
+                let id = match kind {
+                    Kind::Tool | Kind::Prompt => format!("{}{id}", s.upstream.prefix),
+                    _ => id.to_string(),
+                };
+                if let Err(why) = space.admit(kind, &id, s.index) {
+                    origins.refused.push((s.index, why));
+                    continue;
                 }
-                seen.insert(id.clone(), s.upstream);
-                let mut v = v;
+                let joining = Joining {
+                    space: &space,
+                    parents: &parents,
+                    index: s.index,
+                };
+                let mut v = import(kind, item, s.upstream, &joining);
                 if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
                     continue;
                 }
@@ -209,10 +240,7 @@ pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Ca
                     Kind::Tool => drop(origins.tools.insert(id, (s.index, original()))),
                     Kind::Prompt => drop(origins.prompts.insert(id, (s.index, original()))),
                     Kind::Resource => drop(origins.resources.insert(id, s.index)),
-                    Kind::ResourceTemplate => {
-                        let start = id.split('{').next().unwrap_or_default().to_string();
-                        origins.templates.push((start, s.index));
-                    }
+                    Kind::ResourceTemplate => origins.templates.push((template_space(&id).to_string(), s.index)),
                 }
                 items.push(v);
             }
@@ -220,8 +248,8 @@ pub fn build_pinned(local: &Value, sources: &[Source], pins: &Pins) -> Result<Ca
         doc.insert(kind.key().into(), Value::Array(items));
     }
     // Each named upstream is a group of its own, unless the document declares that group itself.
-    let mut groups = doc.get("groups").and_then(Value::as_array).cloned().unwrap_or_default();
-    for up in local_upstreams(local)? {
+    let mut groups = declared;
+    for up in &upstreams {
         if up.name.is_empty() || groups.iter().any(|g| g["name"].as_str() == Some(up.name.as_str())) {
             continue;
         }
@@ -266,6 +294,7 @@ pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
         headers: Vec::new(),
         refresh_ms: 0,
         tags_from_annotations: false,
+        limits: Default::default(),
     });
     build_many(
         local,
@@ -348,10 +377,15 @@ mod tests {
                 lists: &a,
             },
         ];
-        let e = build_many(&local, &sources).unwrap_err().to_string();
+        // Same name after prefixing: the name is in fast's namespace, so b's item is refused.
+        let c = build_many(&local, &sources).unwrap();
+        assert_eq!(c.origins.tools["fast_read"], (1, "read".to_string()));
         assert!(
-            e.contains("the tool \"fast_read\" is served by both upstream \"b\" and upstream \"fast\""),
-            "{e}"
+            c.origins.refused[0]
+                .1
+                .contains("the tool \"fast_read\" is in upstream \"fast\"'s namespace"),
+            "{:?}",
+            c.origins.refused
         );
         // Same resource URI from two upstreams: an error.
         let mut r1 = Lists::new(json!({}));
@@ -368,7 +402,15 @@ mod tests {
                 lists: &r1,
             },
         ];
-        let e = build_many(&local, &sources).unwrap_err().to_string();
-        assert!(e.contains("the resource URI \"file:///a\" is served by both"), "{e}");
+        let c = build_many(&local, &sources).unwrap();
+        assert_eq!(c.origins.resources["file:///a"], 0);
+        assert_eq!(c.origins.refused.len(), 1);
+        assert!(
+            c.origins.refused[0]
+                .1
+                .contains("overlaps the URIs upstream \"b\" serves"),
+            "{:?}",
+            c.origins.refused
+        );
     }
 }

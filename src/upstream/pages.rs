@@ -21,6 +21,9 @@ pub struct Pages {
     pages: usize,
     missing_ok: bool,
     current: Option<Exchange>,
+    /// Most items, and most bytes of answers, taken before the upstream is refused.
+    budget: (usize, usize),
+    bytes: usize,
 }
 
 impl Pages {
@@ -37,6 +40,8 @@ impl Pages {
             pages: 0,
             missing_ok: false,
             current: None,
+            budget: (usize::MAX, usize::MAX),
+            bytes: 0,
         }
     }
 
@@ -71,6 +76,12 @@ impl Pages {
                 result.get(&self.key).map_or("nothing", type_name)
             ))
         })?;
+        let (max_items, _) = self.budget;
+        if self.items.len().saturating_add(items.len()) > max_items {
+            return Err(Error::Upstream(format!(
+                "its {what} has more than {max_items} items (limits.maxItems)"
+            )));
+        }
         self.items.extend(items.iter().cloned());
         self.pages += 1;
         match result.get("nextCursor") {
@@ -107,6 +118,14 @@ impl Machine for Pages {
     }
 
     fn receive(&mut self, conv: &mut Conversation, answer: HttpAnswer) -> Result<()> {
+        self.bytes = self.bytes.saturating_add(answer.body.len());
+        let (_, max_bytes) = self.budget;
+        if self.bytes > max_bytes {
+            return Err(Error::Upstream(format!(
+                "its {} pages are more than {max_bytes} bytes (limits.maxListBytes)",
+                self.method
+            )));
+        }
         match &mut self.current {
             Some(ex) => ex.receive(conv, answer),
             None => Err(Error::Internal("an upstream answer came with no POST in flight".into())),
@@ -160,6 +179,9 @@ impl Lists {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refresh {
     open: Option<Exchange>,
+    /// Most items per list, and most bytes of all its pages (see [`Refresh::within`]).
+    budget: (usize, usize),
+    bytes: usize,
     lists: Option<Lists>,
     todo: Vec<Kind>,
     current: Option<(Kind, Pages)>,
@@ -170,9 +192,21 @@ impl Refresh {
     pub fn new(conv: &Conversation) -> Self {
         Refresh {
             open: Some(conv.open()),
+            budget: (usize::MAX, usize::MAX),
+            bytes: 0,
             lists: None,
             todo: Vec::new(),
             current: None,
+        }
+    }
+
+    /// The same refresh within an upstream's budgets: at most `limits.max_items` items per list
+    /// and `limits.max_list_bytes` bytes of pages in all; past either the refresh fails, naming
+    /// the limit, before more is read.
+    pub fn within(self, limits: &crate::catalog::Limits) -> Self {
+        Refresh {
+            budget: (limits.max_items, limits.max_list_bytes),
+            ..self
         }
     }
 }
@@ -197,7 +231,11 @@ impl Machine for Refresh {
         loop {
             if self.current.is_none() {
                 match self.todo.pop() {
-                    Some(kind) => self.current = Some((kind, Pages::of(kind))),
+                    Some(kind) => {
+                        let mut pages = Pages::of(kind);
+                        pages.budget = (self.budget.0, self.budget.1.saturating_sub(self.bytes));
+                        self.current = Some((kind, pages));
+                    }
                     None => return Ok(Step::Done(self.lists.take().unwrap_or_default())),
                 }
             }
@@ -208,6 +246,7 @@ impl Machine for Refresh {
                 Step::Send(p) => return Ok(Step::Send(p)),
                 Step::Done(items) => {
                     let kind = *kind;
+                    self.bytes = self.bytes.saturating_add(pages.bytes);
                     self.current = None;
                     if let Some(l) = &mut self.lists {
                         l.set(kind, items);

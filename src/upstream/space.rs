@@ -1,0 +1,273 @@
+//! Who owns which name: the rules that keep one upstream out of another's space when their
+//! lists are merged. An upstream is untrusted input, so each item it lists is checked before it
+//! joins the catalog, and one that breaks a rule is left out (refused, with the reason, in the
+//! status and the log) — never the upstream that held the name, never a whole upstream for one
+//! name:
+//! - a tool's or prompt's name must follow the spec's name rules (letters, digits, `_`, `-`,
+//!   `.`; at most 64 characters for a tool after its prefix, what model APIs accept; 128 for a
+//!   prompt), and a resource's URI must be printable and at most [`MAX_URI`] bytes;
+//! - a name belongs to the upstream whose `prefix` is its longest start (`gh_ent_x` is
+//!   `gh_ent`'s, never `gh`'s, nor an unprefixed upstream's);
+//! - a name, URI or URI space (a template's text before its first `{`) held by another upstream
+//!   — in the last build, or kept while that upstream is down ([`Claims`]), or earlier in the
+//!   document's order in this one — stays with it: the newcomer's item is refused. Two URI
+//!   spaces overlap when one starts the other, or a URI starts with a template's;
+//! - an old name the document gives a renamed tool (an overlay alias) is no upstream's name;
+//! - one upstream listing a name twice keeps the first.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
+
+use crate::catalog::Upstream;
+use crate::model::Kind;
+
+/// Longest resource URI (or template) an upstream may list, bytes.
+pub const MAX_URI: usize = 4096;
+/// Longest tool name after its prefix (what model APIs accept).
+pub const MAX_TOOL_NAME: usize = 64;
+/// Longest prompt name after its prefix.
+pub const MAX_PROMPT_NAME: usize = 128;
+/// Most refusals the status shows per upstream (the count is always exact).
+pub const MAX_REFUSALS_SHOWN: usize = 20;
+
+/// The names and URI spaces each upstream held when the catalog was last built, kept for an
+/// upstream while it is down: its place is not taken by another while it is away.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Claims {
+    names: HashMap<(Kind, String), usize>,
+    uris: HashMap<usize, Held>,
+}
+
+/// The URIs one upstream holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Held {
+    resources: BTreeSet<String>,
+    /// Template spaces.
+    spaces: BTreeSet<String>,
+}
+
+/// Whether some element of `set` starts `s` (cost: the smaller of the set and `s`'s length).
+fn starts(set: &BTreeSet<String>, s: &str) -> bool {
+    if set.len() <= s.len() {
+        set.iter().any(|p| s.starts_with(p.as_str()))
+    } else {
+        (0..=s.len())
+            .filter(|k| s.is_char_boundary(*k))
+            .any(|k| set.contains(&s[..k]))
+    }
+}
+
+/// Whether some element of `set` starts with `s`.
+fn extends(set: &BTreeSet<String>, s: &str) -> bool {
+    set.range::<str, _>((Bound::Included(s), Bound::Unbounded))
+        .next()
+        .is_some_and(|e| e.starts_with(s))
+}
+
+impl Held {
+    /// Whether the resource `uri` (or, `template`, the template space `uri`) overlaps these.
+    fn overlaps(&self, template: bool, uri: &str) -> bool {
+        if template {
+            extends(&self.resources, uri) || starts(&self.spaces, uri) || extends(&self.spaces, uri)
+        } else {
+            self.resources.contains(uri) || starts(&self.spaces, uri)
+        }
+    }
+
+    fn add(&mut self, template: bool, uri: String) {
+        if template {
+            self.spaces.insert(uri);
+        } else {
+            self.resources.insert(uri);
+        }
+    }
+}
+
+impl Claims {
+    /// The claims after a build: each item now listed (`held`: kind, id, upstream), and the
+    /// earlier claims of upstreams that are down (`down`).
+    pub fn after(&self, held: impl IntoIterator<Item = (Kind, String, usize)>, down: &[usize]) -> Claims {
+        let mut next = Claims::default();
+        for ((k, id), &i) in &self.names {
+            if down.contains(&i) {
+                next.names.insert((*k, id.clone()), i);
+            }
+        }
+        next.uris = self
+            .uris
+            .iter()
+            .filter(|(i, _)| down.contains(i))
+            .map(|(i, h)| (*i, h.clone()))
+            .collect();
+        for (kind, id, i) in held {
+            match kind {
+                Kind::Tool | Kind::Prompt => drop(next.names.insert((kind, id), i)),
+                Kind::Resource => next.uris.entry(i).or_default().add(false, id),
+                Kind::ResourceTemplate => next
+                    .uris
+                    .entry(i)
+                    .or_default()
+                    .add(true, template_space(&id).to_string()),
+            }
+        }
+        next
+    }
+}
+
+/// A template's URI space: its text before the first `{`.
+pub fn template_space(template: &str) -> &str {
+    template.split('{').next().unwrap_or_default()
+}
+
+/// `s` as a message may show it: at most 80 characters, control characters escaped.
+pub fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(80).flat_map(char::escape_debug).collect();
+    if s.chars().nth(80).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+fn name_ok(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The checks of one merge: the upstreams configured, the claims of the last build, the
+/// document's aliases, and what this merge accepted so far.
+pub struct Space<'a> {
+    upstreams: &'a [Upstream],
+    claims: &'a Claims,
+    aliases: HashSet<&'a str>,
+    names: HashMap<(Kind, String), usize>,
+    /// The URIs accepted in this merge, by upstream.
+    uris: HashMap<usize, Held>,
+}
+
+impl<'a> Space<'a> {
+    /// A merge over `upstreams` (all configured, up or down), after `claims`, under the
+    /// document's `aliases`.
+    pub fn new(upstreams: &'a [Upstream], claims: &'a Claims, aliases: Vec<&'a str>) -> Self {
+        Space {
+            upstreams,
+            claims,
+            aliases: aliases.into_iter().collect(),
+            names: HashMap::new(),
+            uris: HashMap::new(),
+        }
+    }
+
+    fn label(&self, i: usize) -> String {
+        self.upstreams
+            .get(i)
+            .map_or_else(|| format!("upstream #{i}"), Upstream::label)
+    }
+
+    /// The upstreams whose prefix is the longest start of `name`.
+    fn namespace(&self, name: &str) -> Vec<usize> {
+        let longest = self
+            .upstreams
+            .iter()
+            .filter(|u| name.starts_with(u.prefix.as_str()))
+            .map(|u| u.prefix.len())
+            .max();
+        self.upstreams
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| Some(u.prefix.len()) == longest && name.starts_with(u.prefix.as_str()))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Admits the item of `kind` named `id` (after its prefix) that upstream `i` lists, or says
+    /// why it is refused. An admitted item holds its name for the rest of this merge.
+    pub fn admit(&mut self, kind: Kind, id: &str, i: usize) -> Result<(), String> {
+        let what = match kind {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+            Kind::ResourceTemplate => "resource template",
+        };
+        let named = || format!("the {what} \"{}\"", shown(id));
+        match kind {
+            Kind::Tool | Kind::Prompt => {
+                let max = if kind == Kind::Tool {
+                    MAX_TOOL_NAME
+                } else {
+                    MAX_PROMPT_NAME
+                };
+                if !name_ok(id, max) {
+                    return Err(format!(
+                        "{} breaks the name rules: 1 to {max} letters, digits, '_', '-' or '.' (prefix included)",
+                        named()
+                    ));
+                }
+                let owners = self.namespace(id);
+                if !owners.contains(&i) {
+                    let o = owners[0];
+                    let prefix = self.upstreams.get(o).map_or("", |u| u.prefix.as_str());
+                    return Err(format!(
+                        "{} is in {}'s namespace (prefix \"{prefix}\")",
+                        named(),
+                        self.label(o)
+                    ));
+                }
+                if kind == Kind::Tool && self.aliases.contains(id) {
+                    return Err(format!(
+                        "{} is an old name the document gives another tool (an overlay alias)",
+                        named()
+                    ));
+                }
+                let key = (kind, id.to_string());
+                let claimed = self.claims.names.get(&key).copied().filter(|o| *o != i);
+                match claimed.or_else(|| self.names.get(&key).copied()) {
+                    Some(o) if o == i => return Err(format!("{} is listed twice; the first is kept", named())),
+                    Some(o) => return Err(format!("{} is held by {}", named(), self.label(o))),
+                    None => drop(self.names.insert(key, i)),
+                }
+            }
+            Kind::Resource | Kind::ResourceTemplate => {
+                if id.is_empty() || id.len() > MAX_URI || id.chars().any(char::is_control) {
+                    return Err(format!(
+                        "{} must be 1 to {MAX_URI} bytes with no control characters",
+                        named()
+                    ));
+                }
+                let template = kind == Kind::ResourceTemplate;
+                let uri = if template { template_space(id) } else { id };
+                if !template && self.uris.get(&i).is_some_and(|h| h.resources.contains(uri)) {
+                    return Err(format!("{} is listed twice; the first is kept", named()));
+                }
+                let held = self.claims.uris.iter().chain(self.uris.iter());
+                if let Some(o) = held.filter(|(o, _)| **o != i).find(|(_, h)| h.overlaps(template, uri)) {
+                    return Err(format!("{} overlaps the URIs {} serves", named(), self.label(*o.0)));
+                }
+                self.uris.entry(i).or_default().add(template, uri.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a group an upstream's item names for itself (its `groups`, `_meta` groups) is one
+    /// it may join: not another upstream's own group, nor a group the document places under one
+    /// (`parents`: the document's group → parent).
+    pub fn may_join(&self, group: &str, i: usize, parents: &HashMap<&str, &str>) -> bool {
+        let mut g = Some(group);
+        for _ in 0..64 {
+            let Some(name) = g else { return true };
+            if self
+                .upstreams
+                .iter()
+                .enumerate()
+                .any(|(j, u)| j != i && !u.name.is_empty() && u.name == name)
+            {
+                return false;
+            }
+            g = parents.get(name).copied();
+        }
+        true
+    }
+}
