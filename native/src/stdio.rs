@@ -24,6 +24,8 @@
 //!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
 //!   messages fail at once, the core takes the upstream out of the lists and retries it. The
 //!   process is killed when the server stops (and sees its stdin close if the server is killed).
+//! - **a clean environment**: the process gets only [`INHERITED_ENV`] of the gateway's (the
+//!   official SDK's default list) and its own `env`, never the gateway's secrets.
 //! - **garbage is a cause, not a wait**: a process that writes something other than JSON-RPC on
 //!   stdout and has not answered `initialize` [`GARBAGE_GRACE`] later is down at once, the cause
 //!   quoting what it wrote (a banner line followed by a prompt answer is forgiven).
@@ -57,12 +59,44 @@ const POLL: Duration = Duration::from_millis(50);
 /// Lines that are not JSON-RPC logged per process (the rest are counted, not shown).
 const GARBAGE_LOGGED: usize = 3;
 
+/// The variables of the gateway's environment a stdio upstream inherits: the official MCP SDK's
+/// default list (`getDefaultEnvironment` of its stdio client transport). Nothing else reaches the
+/// process but its own `env`: the gateway's environment holds `MCP_SIEVE_TOKENS`,
+/// `MCP_SIEVE_SESSION_SECRET` and every secret the other upstreams' headers reference.
+#[cfg(not(windows))]
+pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+#[cfg(windows)]
+pub const INHERITED_ENV: [&str; 12] = [
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+];
+
+/// The gateway's values of [`INHERITED_ENV`] (a value that is a shell function, `()…`, is left
+/// out, as the SDK does).
+fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
+    INHERITED_ENV
+        .iter()
+        .filter_map(|k| Some((*k, std::env::var_os(k)?)))
+        .filter(|(_, v)| !v.to_string_lossy().starts_with("()"))
+        .collect()
+}
+
 /// How to start the process.
 #[derive(Debug, Clone)]
 pub struct Spec {
     /// The upstream's name (for the log and errors).
     pub name: String,
-    /// Program, arguments, added environment, working directory.
+    /// Program, arguments, its own environment (on top of [`INHERITED_ENV`]), working directory.
     pub command: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -288,6 +322,8 @@ impl Pipe {
         let spec = &self.spec;
         let mut cmd = Command::new(&spec.command);
         cmd.args(&spec.args)
+            .env_clear()
+            .envs(inherited_env())
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
