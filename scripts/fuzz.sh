@@ -13,7 +13,7 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # cargo-fuzz needs nightly flags (-Z sanitizer); this machine has one stable toolchain.
 export RUSTC_BOOTSTRAP=1
 targets=("${@:2}")
-[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc filter cursor config text text_server)
+[ ${#targets[@]} -gt 0 ] || targets=(jsonrpc filter cursor config text text_server merge)
 for t in "${targets[@]}"; do
   work="target/fuzz-corpus/$t"
   mkdir -p "$work"

@@ -192,12 +192,21 @@ fn names_that_break_the_rules_are_refused_by_name() {
                 {"name": long}, {"name": "a".repeat(63)}, {"name": "ok.tool-1"}, {"name": "ok.tool-1"}, {"name": 5}
             ]),
         ),
-        (Kind::Resource, json!([{"name": "r", "uri": "x://\u{7}"}])),
+        (
+            Kind::Resource,
+            json!([{"name": "r", "uri": "x://\u{7}"}, {"uri": "x://no-name"}, {"name": "ok", "uri": "x://ok"}]),
+        ),
     ]);
     let cat = build(&doc, &[Some(&x)], &Claims::default());
     assert_eq!(tool_names(&cat), ["x_ok.tool-1"]);
     let whys: Vec<&str> = cat.origins.refused.iter().map(|(_, w)| w.as_str()).collect();
-    assert_eq!(whys.len(), 9, "{whys:?}");
+    assert_eq!(whys.len(), 10, "{whys:?}");
+    assert!(
+        whys[9].contains("its resources \"x://no-name\"") && whys[9].contains("name"),
+        "{}",
+        whys[9]
+    );
+    assert_eq!(cat.origins.resource("x://ok"), Some(0));
     assert!(
         whys[0].contains("\"x_bell\\u{7}\" breaks the name rules"),
         "{}",

@@ -14,10 +14,10 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::pages::Lists;
-use super::space::{template_space, Claims, Space};
+use super::space::{shown, template_space, Claims, Space};
 use crate::catalog::{Catalog, Origins, Overlay, Upstream};
 use crate::error::{type_name, Error, Result};
-use crate::model::{Kind, META_GROUPS};
+use crate::model::{Kind, Primitive, META_GROUPS};
 use crate::pin::{self, Mode, Pinning, Pins, Report};
 
 /// One upstream's lists, as fetched.
@@ -232,6 +232,13 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
                     index: s.index,
                 };
                 let mut v = import(kind, item, s.upstream, &joining);
+                // An item the catalog would not load is refused alone, not the whole merge.
+                if let Err(e) =
+                    Primitive::from_json(kind, v.clone(), &format!("its {} \"{}\"", kind.key(), shown(&id)), None)
+                {
+                    origins.refused.push((s.index, e.to_string()));
+                    continue;
+                }
                 if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
                     continue;
                 }
