@@ -199,8 +199,12 @@ impl Conv<'_> {
         }
     }
 
-    /// `s` with every `${…}` reference resolved; `None` after an error (recorded).
-    fn resolve(&mut self, path: &[&str], s: &str) -> Option<String> {
+    /// `s` with every `${…}` reference resolved, each once: a value is never read again as a
+    /// template; `None` after an error (recorded). In a field the catalog resolves `${NAME}` in
+    /// again (`secrets`: `headers`, `env`), a variable whose value holds `${` is written as the
+    /// reference `${NAME}` instead (the catalog resolves it once, from the same environment), so
+    /// no value is parsed as a reference there either. No message quotes a value.
+    fn resolve(&mut self, path: &[&str], s: &str, secrets: bool) -> Option<String> {
         let mut out = String::new();
         let mut rest = s;
         while let Some(start) = rest.find("${") {
@@ -236,12 +240,27 @@ impl Conv<'_> {
                 (self.env)("HOME")
             } else {
                 let var = name.strip_prefix("env:").unwrap_or(name);
-                if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    self.error(path, format!("\"${{{reference}}}\" is not a reference mcp-sieve knows (${{env:NAME}}, ${{NAME}}, ${{NAME:-default}}, ${{input:ID}}, ${{workspaceFolder}})"));
+                let known = !var.is_empty()
+                    && !var.starts_with(|c: char| c.is_ascii_digit())
+                    && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !known {
+                    self.error(path, format!("\"${{{reference}}}\" is not a reference mcp-sieve knows (${{env:NAME}}, ${{NAME}}, ${{NAME:-default}}, ${{input:ID}}, ${{workspaceFolder}}; a NAME is letters, digits and _, not starting with a digit)"));
                     return None;
                 }
-                (self.env)(var).or_else(|| default.map(str::to_string))
+                match (self.env)(var) {
+                    // Resolved by the catalog, once (see above).
+                    Some(v) if secrets && v.contains("${") => {
+                        out.push_str(&format!("${{{var}}}"));
+                        continue;
+                    }
+                    Some(v) => Some(v),
+                    None => default.map(str::to_string),
+                }
             };
+            if secrets && value.as_ref().is_some_and(|v| v.contains("${")) {
+                self.error(path, format!("the value of ${{{reference}}} holds \"${{\", which this field would read as a secret reference; write the value into an environment variable and use ${{env:NAME}}"));
+                return None;
+            }
             match value {
                 Some(v) => out.push_str(&v),
                 None => {
@@ -263,7 +282,7 @@ impl Conv<'_> {
     /// A string field (resolved); `None` when absent or wrong (recorded).
     fn string(&mut self, path: &[&str], v: Option<&Value>) -> Option<String> {
         match v? {
-            Value::String(s) => self.resolve(path, s),
+            Value::String(s) => self.resolve(path, s, false),
             other => {
                 self.error(path, format!("must be a string, got {}", kind(other)));
                 None
@@ -287,7 +306,11 @@ impl Conv<'_> {
                 // Numbers and booleans in env are written as text by clients; take them the same way.
                 Value::Number(n) => Some(n.to_string()),
                 Value::Bool(b) => Some(b.to_string()),
-                _ => self.string(&p, Some(v)),
+                Value::String(s) => self.resolve(&p, s, true),
+                other => {
+                    self.error(&p, format!("must be a string, got {}", kind(other)));
+                    None
+                }
             };
             if let Some(value) = value {
                 out.insert(k.clone(), json!(value));
@@ -410,7 +433,11 @@ impl Conv<'_> {
                 Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
                     up.insert("url".into(), json!(u));
                 }
-                Some(u) => self.error(&f, format!("must be an http:// or https:// URL, got \"{u}\"")),
+                // The URL as written (its variables' values may be secrets).
+                Some(_) => {
+                    let written = obj.get("url").and_then(Value::as_str).unwrap_or_default();
+                    self.error(&f, format!("must be an http:// or https:// URL, got \"{written}\""))
+                }
                 None if obj.get("url").is_none() => self.error(&f, "is required for an HTTP server".into()),
                 None => {}
             }
@@ -468,6 +495,61 @@ mod tests {
 
     fn errors(text: &str) -> Vec<Problem> {
         convert(text, &env, "/ws").errors
+    }
+
+    /// Issue 38, item 10: a variable is expanded once: a value holding `${…}` is never read as a
+    /// template again (here, nor by the catalog that resolves `headers` and `env`), and no
+    /// message quotes a value.
+    #[test]
+    fn a_value_is_expanded_once_and_never_quoted() {
+        let env = |name: &str| match name {
+            "WEB_TOKEN" => Some("pw-${OTHER}-end".to_string()),
+            "ODD" => Some("s3cr3t-${1x}-tail".to_string()),
+            "OTHER" => Some("other-value".to_string()),
+            "URL" => Some("ftp://user:hunter2@x".to_string()),
+            _ => None,
+        };
+        let c = convert(
+            r#"{"mcpServers": {
+  "web": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${WEB_TOKEN}", "X-Odd": "${env:ODD}"}},
+  "local": {"command": "node", "args": ["${WEB_TOKEN}"], "env": {"T": "${WEB_TOKEN}", "D": "${NOPE:-${X}"}}
+}}"#,
+            &env,
+            "/ws",
+        );
+        // Headers and env keep the reference (the catalog resolves it once); args take the value as it is.
+        assert_eq!(
+            c.upstreams["web"]["headers"],
+            json!({"Authorization": "Bearer ${WEB_TOKEN}", "X-Odd": "${ODD}"})
+        );
+        assert_eq!(
+            c.upstreams.get("local"),
+            None,
+            "a default holding ${{ is refused: {:?}",
+            c.errors
+        );
+        let shown: Vec<String> = c.errors.iter().map(|p| p.show("f")).collect();
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(shown[0].contains("mcpServers.local.env.D"), "{shown:?}");
+        // The catalog resolves the reference once: the value, `${OTHER}` and all.
+        let named = json!({"web": c.upstreams["web"].clone()});
+        let ups = mcp_sieve::catalog::Upstream::parse_all(None, Some(&named)).unwrap();
+        let headers = ups[0].resolved_headers(&env).unwrap();
+        assert_eq!(headers[0].1, "Bearer pw-${OTHER}-end");
+        assert_eq!(headers[1].1, "s3cr3t-${1x}-tail");
+
+        // No message quotes a value: a bad URL shows what was written.
+        let c = convert(r#"{"mcpServers": {"u": {"url": "${URL}"}}}"#, &env, "/ws");
+        let shown: Vec<String> = c.errors.iter().map(|p| p.show("f")).collect();
+        assert!(shown.iter().all(|m| !m.contains("hunter2")), "{shown:?}");
+        assert!(shown[0].contains("\"${URL}\""), "{shown:?}");
+        // A reference whose name starts with a digit is not one.
+        let c = convert(
+            r#"{"mcpServers": {"u": {"url": "https://x", "headers": {"A": "${1x}"}}}}"#,
+            &env,
+            "/ws",
+        );
+        assert!(c.errors[0].show("f").contains("is not a reference"), "{:?}", c.errors);
     }
 
     #[test]

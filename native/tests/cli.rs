@@ -416,3 +416,62 @@ fn help_and_version() {
     let out = Command::new(BIN).arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("mcp-sieve "));
 }
+
+/// Issue 38, item 10: a variable of `--mcp-config` is expanded once. `WEB_TOKEN=pw-${OTHER}-end`
+/// reaches the upstream as it is (never with OTHER's value in it), and a value holding `${1x}`
+/// is sent as it is too, with no part of it in any message. The upstream is a TCP listener
+/// here that records the headers of what reaches it and answers 500.
+#[test]
+fn mcp_config_variables_are_expanded_once() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            record.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+            let _ = stream
+                .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    let dir = std::env::temp_dir().join(format!("mcp-sieve-once-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"web": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp"),
+            "headers": {"Authorization": "Bearer ${WEB_TOKEN}", "X-Odd": "${ODD}"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["tools", "--mcp-config"])
+        .arg(&config)
+        .env("WEB_TOKEN", "pw-${OTHER}-end")
+        .env("OTHER", "other-value-never-sent")
+        .env("ODD", "s3cr3t-${1x}-tail")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for part in ["s3cr3t", "1x", "tail", "pw-", "other-value"] {
+        assert!(
+            !stderr.contains(part) && !stdout.contains(part),
+            "a message shows \"{part}\":\n{stdout}{stderr}"
+        );
+    }
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty(), "the upstream was never reached:\n{stderr}");
+    let head = seen[0].to_ascii_lowercase();
+    assert!(head.contains("authorization: bearer pw-${other}-end\r\n"), "{head}");
+    assert!(head.contains("x-odd: s3cr3t-${1x}-tail\r\n"), "{head}");
+    assert!(!head.contains("other-value"), "{head}");
+}
