@@ -196,6 +196,9 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
         .filter_map(|g| Some((g["name"].as_str()?, g["parent"].as_str()?)))
         .collect();
     let mut origins = Origins::default();
+    // First every item is admitted or refused (a tie found later refuses an earlier item too),
+    // then the admitted ones are imported.
+    let mut admitted: Vec<Vec<(&Source, &Value, String)>> = Vec::new();
     for kind in Kind::ALL {
         if doc
             .get(kind.key())
@@ -208,49 +211,62 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
                 kind.key()
             )));
         }
-        let mut items = Vec::new();
+        let mut these = Vec::new();
         for s in sources {
             for item in s.lists.items(kind) {
                 let Some(id) = item.get(kind.id_field()).and_then(Value::as_str) else {
-                    origins.refused.push((
-                        s.index,
-                        format!("an item of its {} has no string \"{}\"", kind.key(), kind.id_field()),
-                    ));
+                    let why = format!("an item of its {} has no string \"{}\"", kind.key(), kind.id_field());
+                    origins.refused.push((s.index, why));
                     continue;
                 };
                 let id = match kind {
                     Kind::Tool | Kind::Prompt => format!("{}{id}", s.upstream.prefix),
                     _ => id.to_string(),
                 };
-                if let Err(why) = space.admit(kind, &id, s.index) {
-                    origins.refused.push((s.index, why));
-                    continue;
+                match space.admit(kind, &id, s.index) {
+                    Ok(()) => these.push((s, item, id)),
+                    Err(why) => origins.refused.push((s.index, why)),
                 }
-                let joining = Joining {
-                    space: &space,
-                    parents: &parents,
-                    index: s.index,
-                };
-                let mut v = import(kind, item, s.upstream, &joining);
-                // An item the catalog would not load is refused alone, not the whole merge.
-                if let Err(e) =
-                    Primitive::from_json(kind, v.clone(), &format!("its {} \"{}\"", kind.key(), shown(&id)), None)
-                {
-                    origins.refused.push((s.index, e.to_string()));
-                    continue;
-                }
-                if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
-                    continue;
-                }
-                let original = || item["name"].as_str().unwrap_or_default().to_string();
-                match kind {
-                    Kind::Tool => drop(origins.tools.insert(id, (s.index, original()))),
-                    Kind::Prompt => drop(origins.prompts.insert(id, (s.index, original()))),
-                    Kind::Resource => drop(origins.resources.insert(id, s.index)),
-                    Kind::ResourceTemplate => origins.templates.push((template_space(&id).to_string(), s.index)),
-                }
-                items.push(v);
             }
+        }
+        admitted.push(these);
+    }
+    for (kind, these) in Kind::ALL.into_iter().zip(admitted) {
+        let mut items = Vec::new();
+        for (s, item, id) in these {
+            if space.contested(kind, &id, s.index) {
+                let what = kind.key();
+                let why = format!(
+                    "its {what} \"{}\" is also claimed by another upstream; neither serves it while both list it",
+                    shown(&id)
+                );
+                origins.refused.push((s.index, why));
+                continue;
+            }
+            let joining = Joining {
+                space: &space,
+                parents: &parents,
+                index: s.index,
+            };
+            let mut v = import(kind, item, s.upstream, &joining);
+            // An item the catalog would not load is refused alone, not the whole merge.
+            if let Err(e) =
+                Primitive::from_json(kind, v.clone(), &format!("its {} \"{}\"", kind.key(), shown(&id)), None)
+            {
+                origins.refused.push((s.index, e.to_string()));
+                continue;
+            }
+            if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
+                continue;
+            }
+            let original = || item["name"].as_str().unwrap_or_default().to_string();
+            match kind {
+                Kind::Tool => drop(origins.tools.insert(id, (s.index, original()))),
+                Kind::Prompt => drop(origins.prompts.insert(id, (s.index, original()))),
+                Kind::Resource => drop(origins.resources.insert(id, s.index)),
+                Kind::ResourceTemplate => origins.templates.push((template_space(&id).to_string(), s.index)),
+            }
+            items.push(v);
         }
         doc.insert(kind.key().into(), Value::Array(items));
     }

@@ -9,9 +9,11 @@
 //! - a name belongs to the upstream whose `prefix` is its longest start (`gh_ent_x` is
 //!   `gh_ent`'s, never `gh`'s, nor an unprefixed upstream's);
 //! - a name, URI or URI space (a template's text before its first `{`) held by another upstream
-//!   — in the last build, or kept while that upstream is down ([`Claims`]), or earlier in the
-//!   document's order in this one — stays with it: the newcomer's item is refused. Two URI
-//!   spaces overlap when one starts the other, or a URI starts with a template's;
+//!   — in the last build, or kept while that upstream is down ([`Claims`]) — stays with it: the
+//!   newcomer's item is refused. Two upstreams claiming one in the same build with neither
+//!   holding it before (a cold start) is a tie nobody wins: both items are refused (so no order
+//!   of the document or of arrival lets one capture the other's). Two URI spaces overlap when
+//!   one starts the other, or a URI starts with a template's;
 //! - an old name the document gives a renamed tool (an overlay alias) is no upstream's name;
 //! - one upstream listing a name twice keeps the first.
 
@@ -74,6 +76,30 @@ impl Held {
         }
     }
 
+    /// The keys of these that overlap the resource (or template space) `uri`: `(template, key)`.
+    fn overlapping(&self, template: bool, uri: &str) -> Vec<(bool, String)> {
+        let within = |set: &BTreeSet<String>| -> Vec<String> {
+            set.range::<str, _>((Bound::Included(uri), Bound::Unbounded))
+                .take_while(|e| e.starts_with(uri))
+                .cloned()
+                .collect()
+        };
+        let under: Vec<String> = self
+            .spaces
+            .iter()
+            .filter(|p| uri.starts_with(p.as_str()))
+            .cloned()
+            .collect();
+        let mut out: Vec<(bool, String)> = under.into_iter().map(|k| (true, k)).collect();
+        if template {
+            out.extend(within(&self.resources).into_iter().map(|k| (false, k)));
+            out.extend(within(&self.spaces).into_iter().filter(|k| k != uri).map(|k| (true, k)));
+        } else if self.resources.contains(uri) {
+            out.push((false, uri.to_string()));
+        }
+        out
+    }
+
     fn add(&mut self, template: bool, uri: String) {
         if template {
             self.spaces.insert(uri);
@@ -128,6 +154,11 @@ pub fn shown(s: &str) -> String {
     out
 }
 
+/// Why an item two upstreams list in one build, neither holding it before, is refused from both.
+fn contest(named: &str, other: &str) -> String {
+    format!("{named} is also claimed by {other}; neither serves it while both list it")
+}
+
 fn name_ok(name: &str, max: usize) -> bool {
     !name.is_empty()
         && name.len() <= max
@@ -145,6 +176,9 @@ pub struct Space<'a> {
     names: HashMap<(Kind, String), usize>,
     /// The URIs accepted in this merge, by upstream.
     uris: HashMap<usize, Held>,
+    /// Items accepted in this merge that a later upstream also claimed (kind, key, upstream;
+    /// for a template its space): with nobody holding them before, neither is served.
+    contested: HashSet<(Kind, String, usize)>,
 }
 
 impl<'a> Space<'a> {
@@ -157,6 +191,7 @@ impl<'a> Space<'a> {
             aliases: aliases.into_iter().collect(),
             names: HashMap::new(),
             uris: HashMap::new(),
+            contested: HashSet::new(),
         }
     }
 
@@ -222,10 +257,15 @@ impl<'a> Space<'a> {
                     ));
                 }
                 let key = (kind, id.to_string());
-                let claimed = self.claims.names.get(&key).copied().filter(|o| *o != i);
-                match claimed.or_else(|| self.names.get(&key).copied()) {
+                if let Some(o) = self.claims.names.get(&key).copied().filter(|o| *o != i) {
+                    return Err(format!("{} is held by {}", named(), self.label(o)));
+                }
+                match self.names.get(&key).copied() {
                     Some(o) if o == i => return Err(format!("{} is listed twice; the first is kept", named())),
-                    Some(o) => return Err(format!("{} is held by {}", named(), self.label(o))),
+                    Some(o) => {
+                        self.contested.insert((kind, id.to_string(), o));
+                        return Err(contest(&named(), &self.label(o)));
+                    }
                     None => drop(self.names.insert(key, i)),
                 }
             }
@@ -241,14 +281,42 @@ impl<'a> Space<'a> {
                 if !template && self.uris.get(&i).is_some_and(|h| h.resources.contains(uri)) {
                     return Err(format!("{} is listed twice; the first is kept", named()));
                 }
-                let held = self.claims.uris.iter().chain(self.uris.iter());
-                if let Some(o) = held.filter(|(o, _)| **o != i).find(|(_, h)| h.overlaps(template, uri)) {
-                    return Err(format!("{} overlaps the URIs {} serves", named(), self.label(*o.0)));
+                let claimed = self.claims.uris.iter().filter(|(o, _)| **o != i);
+                if let Some((o, _)) = claimed.clone().find(|(_, h)| h.overlaps(template, uri)) {
+                    return Err(format!("{} overlaps the URIs {} serves", named(), self.label(*o)));
+                }
+                let rivals: Vec<(usize, Vec<(bool, String)>)> = self
+                    .uris
+                    .iter()
+                    .filter(|(o, _)| **o != i)
+                    .map(|(o, h)| (*o, h.overlapping(template, uri)))
+                    .filter(|(_, keys)| !keys.is_empty())
+                    .collect();
+                if let Some((first, _)) = rivals.first() {
+                    let label = self.label(*first);
+                    for (o, keys) in rivals {
+                        for (t, k) in keys {
+                            let kind = if t { Kind::ResourceTemplate } else { Kind::Resource };
+                            self.contested.insert((kind, k, o));
+                        }
+                    }
+                    return Err(contest(&named(), &label));
                 }
                 self.uris.entry(i).or_default().add(template, uri.to_string());
             }
         }
         Ok(())
+    }
+
+    /// Whether the item of `kind` with `id` that upstream `i` lists, admitted, was contested by
+    /// a later upstream in this merge (so neither serves it).
+    pub fn contested(&self, kind: Kind, id: &str, i: usize) -> bool {
+        let key = if kind == Kind::ResourceTemplate {
+            template_space(id)
+        } else {
+            id
+        };
+        self.contested.contains(&(kind, key.to_string(), i))
     }
 
     /// Whether a group an upstream's item names for itself (its `groups`, `_meta` groups) is one
