@@ -27,6 +27,27 @@ impl Secrets {
         Secrets(Arc::new(v))
     }
 
+    /// The gateway's own secrets, read with `var` (the environment, the Worker's secrets): every
+    /// principal's token (`MCP_SIEVE_TOKENS`, a JSON object principal → token), the anonymous
+    /// `MCP_SIEVE_TOKEN` and `MCP_SIEVE_SESSION_SECRET`. No upstream is ever sent them, but none
+    /// may be repeated from what an upstream says either.
+    pub fn own(var: &dyn Fn(&str) -> Option<String>) -> Self {
+        let mut pairs = Vec::new();
+        if let Some(Ok(Value::Object(tokens))) = var("MCP_SIEVE_TOKENS").map(|t| serde_json::from_str::<Value>(&t)) {
+            for (principal, token) in tokens {
+                if let Value::String(t) = token {
+                    pairs.push((format!("MCP_SIEVE_TOKENS.{principal}"), t));
+                }
+            }
+        }
+        for name in ["MCP_SIEVE_TOKEN", "MCP_SIEVE_SESSION_SECRET"] {
+            if let Some(v) = var(name) {
+                pairs.push((name.to_string(), v));
+            }
+        }
+        Secrets::new(pairs)
+    }
+
     /// These secrets and `more`.
     pub fn with(&self, more: &Secrets) -> Secrets {
         Secrets::new(self.0.iter().chain(more.0.iter()).cloned())
@@ -130,5 +151,15 @@ mod tests {
             json!({"content": [{"text": "echo [redacted:GH]"}], "[redacted:GH]": 1})
         );
         assert!(matches!(Secrets::default().redact("x"), Cow::Borrowed(_)));
+        let vars = |n: &str| match n {
+            "MCP_SIEVE_TOKENS" => Some(r#"{"alice": "tok-alice-1", "bob": 5}"#.to_string()),
+            "MCP_SIEVE_SESSION_SECRET" => Some("session-key-9".to_string()),
+            _ => None,
+        };
+        let own = Secrets::own(&vars);
+        assert_eq!(
+            own.redact("tok-alice-1 / session-key-9"),
+            "[redacted:MCP_SIEVE_TOKENS.alice] / [redacted:MCP_SIEVE_SESSION_SECRET]"
+        );
     }
 }

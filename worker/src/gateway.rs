@@ -153,7 +153,10 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
     // Roots too, for clients that declare them: the Durable Object of a session reads its
     // upstream sessions' standalone streams, where servers ask for them (`standalone`).
-    let gateway = upstream::Gateway::with_secrets(ups, var)?.relaying().with_roots();
+    let gateway = upstream::Gateway::with_secrets(ups, var)?
+        .redacting(&upstream::Secrets::own(var))
+        .relaying()
+        .with_roots();
     STATE.with(|s| *s.borrow_mut() = Some(gateway));
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
