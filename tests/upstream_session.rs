@@ -433,3 +433,95 @@ fn an_abandoned_or_overdue_refresh_does_not_hold_the_gateway() {
         .unwrap();
     assert_eq!(done.server.catalog().section(Kind::Tool).items.len(), 3);
 }
+
+/// Runs each check against `answer` (per upstream index), ready for `Gateway::checked`.
+fn run_checks(
+    checks: Vec<mcp_sieve::upstream::Check>,
+    mut answer: impl FnMut(usize, &Value, &Post) -> HttpAnswer,
+) -> Vec<(mcp_sieve::upstream::Check, Result<mcp_sieve::upstream::Reply, Error>)> {
+    checks
+        .into_iter()
+        .map(|mut check| {
+            let member = check.member;
+            let (reply, _) = run(&mut check.conv, &mut check.exchange, |m, p| answer(member, m, p));
+            (check, reply)
+        })
+        .collect()
+}
+
+#[test]
+fn an_upstream_nobody_calls_is_checked_and_leaves_the_lists_when_it_is_dead() {
+    use mcp_sieve::upstream::{CHECK_AFTER_MS, CHECK_DEADLINE_MS};
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
+        "b": {"url": "http://127.0.0.1:9/b", "refreshSeconds": 600}
+    }});
+    let local = Catalog::load(&doc).unwrap();
+    let mut gw = Gateway::new_many(&local.upstreams);
+    let (mut a, mut b) = (Upstream1::new(2, 10), Upstream1::new(1, 10));
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    gw.refreshed(
+        &local,
+        run_jobs(jobs, |i, m, p| if i == 0 { a.answer(m, p) } else { b.answer(m, p) }),
+        1,
+    )
+    .unwrap();
+    assert!(
+        gw.checks(CHECK_AFTER_MS).is_empty(),
+        "heard from within the bound: no check"
+    );
+    assert!(!gw.check_due(CHECK_AFTER_MS));
+    // Nothing heard for CHECK_AFTER_MS: each upstream is pinged (no request needed).
+    let now = 1 + CHECK_AFTER_MS;
+    assert!(gw.check_due(now));
+    let checks = gw.checks(now);
+    assert_eq!(checks.iter().map(|c| c.member).collect::<Vec<_>>(), [0, 1]);
+    assert!(gw.checks(now).is_empty(), "one check in flight per upstream");
+    let mut pinged = Vec::new();
+    let done = run_checks(checks, |i, m, p| {
+        pinged.push((i, m["method"].clone()));
+        match i {
+            // a answers (an error is an answer too: it is there).
+            0 => a.answer(m, p),
+            // b's process died: nothing answers.
+            _ => HttpAnswer {
+                status: 502,
+                ..Default::default()
+            },
+        }
+    });
+    assert_eq!(
+        pinged,
+        [(0, json!("ping")), (1, json!("ping"))],
+        "a ping in the lists' session"
+    );
+    let changed = gw
+        .checked(&local, done, now + CHECK_DEADLINE_MS)
+        .unwrap()
+        .expect("b is down: a new server");
+    assert!(changed.failure.unwrap().to_string().contains("ping"));
+    let tools: Vec<String> = changed
+        .server
+        .catalog()
+        .section(Kind::Tool)
+        .items
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(tools, ["a_t0", "a_t1"], "b's tools left the lists");
+    assert!(changed.notifications.iter().any(|n| n.contains("tools/list_changed")));
+    let status = gw.status(now + CHECK_DEADLINE_MS);
+    assert_eq!(status["upstreams"][0]["state"], json!("up"));
+    assert_eq!(status["upstreams"][1]["state"], json!("down"));
+    assert!(
+        status["upstreams"][1]["error"].as_str().unwrap().contains("ping"),
+        "{status}"
+    );
+    // a answered: not checked again before another CHECK_AFTER_MS; b is retried, not checked.
+    let later = now + CHECK_DEADLINE_MS + CHECK_AFTER_MS - 1;
+    assert!(gw.checks(later).is_empty());
+    assert_eq!(gw.checks(later + 1).iter().map(|c| c.member).collect::<Vec<_>>(), [0]);
+    assert_eq!(gw.retries(later + 1).iter().map(|j| j.member).collect::<Vec<_>>(), [1]);
+}

@@ -471,8 +471,48 @@ impl Gateway {
                 if !jobs.is_empty() {
                     let _ = me.run(jobs).await;
                 }
+                let checks = me.state().checks(now_ms());
+                if !checks.is_empty() {
+                    me.check(checks).await;
+                }
             }
         });
+    }
+
+    /// Runs checks of upstreams nobody heard from lately (`upstream::Gateway::checks`: a
+    /// `ping` each, at once, within [`upstream::CHECK_DEADLINE_MS`]) and hands them to the
+    /// core: one that did not answer leaves the lists (its tools' `list_changed` reaches
+    /// subscribed clients through their streams' ticks) and is retried with backoff.
+    async fn check(&self, checks: Vec<upstream::Check>) {
+        let deadline = Duration::from_millis(upstream::CHECK_DEADLINE_MS as u64);
+        let running = checks.into_iter().map(|mut check| {
+            let me = self.clone();
+            tokio::spawn(async move {
+                let member = check.member;
+                let ping = upstream::drive(&mut check.conv, &mut check.exchange, |p| me.post(member, p, None));
+                let reply = tokio::time::timeout(deadline, ping)
+                    .await
+                    .unwrap_or_else(|_| Err(Error::Upstream(format!("no answer within {} s", deadline.as_secs()))));
+                (check, reply)
+            })
+        });
+        let mut done = Vec::new();
+        for task in running.collect::<Vec<_>>() {
+            if let Ok(d) = task.await {
+                done.push(d);
+            }
+        }
+        let checked = self.state().checked(self.0.local.catalog(), done, now_ms());
+        match checked {
+            Ok(Some(r)) => {
+                if let Some(e) = r.failure {
+                    eprintln!("mcp-sieve: {e}; it left the lists, the other upstreams keep serving");
+                }
+                crate::load::index_in_background(&r.server);
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("mcp-sieve: the lists were not rebuilt after a check: {e}"),
+        }
     }
 
     /// The server to run a request on: the upstreams' lists under the local document, refreshed

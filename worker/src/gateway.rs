@@ -458,13 +458,17 @@ pub(crate) async fn read_answer(
 /// The gateway's server when its lists are cached and no refresh is due (`Gateway::ready`): what
 /// the fast path answers from; `None` otherwise, and the full path ([`serving`]) runs.
 pub fn ready(local: &Server) -> Option<Arc<Server>> {
-    with(local, |g| g.ready(now_ms())).flatten()
+    with(local, |g| match g.check_due(now_ms()) {
+        true => None,
+        false => g.ready(now_ms()),
+    })
+    .flatten()
 }
 
 /// [`ready`], for a request that uses an item: also `None` while an upstream that is down is due
 /// for another try (the full path runs it, [`serving`]).
 pub fn ready_to_forward(local: &Server) -> Option<Arc<Server>> {
-    with(local, |g| match g.retry_due(now_ms()) {
+    with(local, |g| match g.retry_due(now_ms()) || g.check_due(now_ms()) {
         true => None,
         false => g.ready(now_ms()),
     })
@@ -513,6 +517,35 @@ async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Erro
     Ok(Some(done.server))
 }
 
+/// Runs checks of upstreams nobody heard from lately (`upstream::Gateway::checks`: a `ping`
+/// each, at once, within [`upstream::CHECK_DEADLINE_MS`]) and hands them to the core: one that
+/// did not answer leaves the lists (list_changed) and is retried with backoff.
+async fn check(local: &Server, checks: Vec<upstream::Check>) {
+    let running = checks.into_iter().map(|mut check| async move {
+        let member = check.member;
+        let ping = upstream::drive(&mut check.conv, &mut check.exchange, |p| send(member, p, None));
+        let late = Delay::from(Duration::from_millis(upstream::CHECK_DEADLINE_MS as u64));
+        let reply = match select(Box::pin(ping), late).await {
+            Either::Left((reply, _)) => reply,
+            Either::Right(_) => Err(Error::Upstream(format!(
+                "no answer within {} s",
+                upstream::CHECK_DEADLINE_MS / 1000
+            ))),
+        };
+        (check, reply)
+    });
+    let done = futures_util::future::join_all(running).await;
+    match with(local, |g| g.checked(local.catalog(), done, now_ms())) {
+        Some(Ok(Some(r))) => {
+            if let Some(e) = r.failure {
+                console_error!("mcp-sieve: {e}; it left the lists, the other upstreams keep serving");
+            }
+        }
+        Some(Err(e)) => console_error!("mcp-sieve: the lists were not rebuilt after a check: {e}"),
+        _ => {}
+    }
+}
+
 /// The server to run requests on: `None` when `local` has no upstream; else the gateway's
 /// server over the upstreams' lists (refreshed when due, one refresh per upstream at a time; a
 /// stale one keeps serving while it runs). Upstreams that are down are tried again (with
@@ -524,6 +557,9 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
     let started = now_ms();
     if let Some(retries) = with(local, |g| g.retries(now_ms())).filter(|r| !r.is_empty()) {
         run(local, retries).await?;
+    }
+    if let Some(checks) = with(local, |g| g.checks(now_ms())).filter(|c| !c.is_empty()) {
+        check(local, checks).await;
     }
     loop {
         let Some(serving) = with(local, |g| g.serving(now_ms())) else {
