@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
-use mcp_sieve::catalog::{Transport, Upstream};
+use mcp_sieve::catalog::{Limits, Transport, Upstream};
 use mcp_sieve::http;
 use mcp_sieve::pin::{Mode, Pins};
 use mcp_sieve::protocol::{Server, Session};
@@ -29,9 +29,7 @@ use crate::relay::{Downstream, Relaying};
 use crate::sessions::{WriteBack, MAX_RUNS};
 use crate::stdio::{Pipe, Spec};
 
-/// Largest upstream answer read, bytes.
-const MAX_ANSWER: usize = 16 << 20;
-/// Longest one upstream exchange may take.
+/// Longest the closing of an upstream session may take.
 const DEADLINE: Duration = Duration::from_secs(30);
 /// How often upstreams that are down are looked at for another try.
 const RETRY_TICK: Duration = Duration::from_millis(250);
@@ -70,6 +68,8 @@ enum Driver {
 struct Inner {
     state: Mutex<upstream::Gateway>,
     drivers: Vec<Driver>,
+    /// Each upstream's budgets (`limits`), by member: its answers' size, its calls' deadline.
+    limits: Vec<Limits>,
     client: Client<HttpConnector, Full<Bytes>>,
     /// The local document's server (the catalog is rebuilt over it).
     local: Arc<Server>,
@@ -143,6 +143,7 @@ impl Gateway {
         let g = Gateway(Arc::new(Inner {
             state: Mutex::new(state),
             drivers,
+            limits: ups.iter().map(|u| u.limits).collect(),
             client: Client::builder(TokioExecutor::new()).build_http(),
             local,
             lock,
@@ -246,31 +247,40 @@ impl Gateway {
         status
     }
 
-    /// One message to upstream `member`, within [`DEADLINE`] (of silence, when the upstream's
-    /// requests and notifications are relayed meanwhile by `relaying`: answering a question
-    /// takes the client's time).
+    /// Upstream `member`'s budgets.
+    fn limits(&self, member: usize) -> Limits {
+        self.0.limits.get(member).copied().unwrap_or_default()
+    }
+
+    /// One message to upstream `member`, all of it (its answer read to the end, what the
+    /// upstream asks or tells meanwhile relayed by `relaying`) within the upstream's
+    /// `limits.callTimeoutSeconds`, from now: not of silence, nor per frame.
     pub(crate) async fn post(
         &self,
         member: usize,
         post: Post,
         relaying: Option<&mut Relaying<'_>>,
     ) -> Result<HttpAnswer, Error> {
-        let late = || Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs()));
-        match self.0.drivers.get(member) {
-            Some(Driver::Stdio(p)) => p.post(post, DEADLINE, relaying).await,
-            Some(Driver::Http { url }) if relaying.is_some() => self.post_http(url, post, relaying).await,
-            Some(Driver::Http { url }) => tokio::time::timeout(DEADLINE, self.post_http(url, post, None))
-                .await
-                .map_err(|_| late())?,
-            None => Err(Error::Internal(format!("no upstream number {member}"))),
-        }
+        let limits = self.limits(member);
+        let deadline = Duration::from_millis(limits.call_ms);
+        let method = method_of(&post.body);
+        let answer = match self.0.drivers.get(member) {
+            Some(Driver::Stdio(p)) => return p.post(post, deadline, relaying).await,
+            Some(Driver::Http { url }) => {
+                tokio::time::timeout(deadline, self.post_http(url, post, relaying, limits.max_answer_bytes)).await
+            }
+            None => return Err(Error::Internal(format!("no upstream number {member}"))),
+        };
+        answer.map_err(|_| late(&method, limits.call_ms))?
     }
 
+    /// `post` to `url`, its answer read up to `max` bytes (no deadline of its own: the caller's).
     pub(crate) async fn post_http(
         &self,
         url: &str,
         post: Post,
         mut relaying: Option<&mut Relaying<'_>>,
+        max: usize,
     ) -> Result<HttpAnswer, Error> {
         let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {url}: {e}"));
         let mut req = hyper::Request::post(url);
@@ -281,11 +291,7 @@ impl Gateway {
         let req = req
             .body(Full::new(Bytes::from(request.clone())))
             .map_err(|e| unreachable(&e))?;
-        let late = || Error::Upstream(format!("no answer within {} s", DEADLINE.as_secs()));
-        let resp = tokio::time::timeout(DEADLINE, self.0.client.request(req))
-            .await
-            .map_err(|_| late())?
-            .map_err(|e| unreachable(&e))?;
+        let resp = self.0.client.request(req).await.map_err(|e| unreachable(&e))?;
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -298,9 +304,9 @@ impl Gateway {
             header("content-type").unwrap_or_default(),
         );
         // Read until the body ends, or until an SSE stream carries the response (it may stay open).
-        let mut reader = upstream::AnswerReader::new(&content_type, &request, MAX_ANSWER);
+        let mut reader = upstream::AnswerReader::new(&content_type, &request, max);
         let mut body = resp.into_body();
-        while let Some(frame) = tokio::time::timeout(DEADLINE, body.frame()).await.map_err(|_| late())? {
+        while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| unreachable(&e))?;
             if let Some(data) = frame.data_ref() {
                 let done = reader.push(data)?;
@@ -312,7 +318,7 @@ impl Gateway {
                         };
                         // In the same upstream session; its reply (202) carries nothing.
                         let post = upstream::answer_post(&post.headers, &answer);
-                        if let Err(e) = Box::pin(self.post_http(url, post, None)).await {
+                        if let Err(e) = Box::pin(self.post_http(url, post, None, max)).await {
                             eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
                         }
                     }
@@ -586,7 +592,15 @@ impl Gateway {
         // A 2025-11-25 tasks/result waiting for a task at an upstream without one sleeps here.
         let wait = |ms| tokio::time::sleep(Duration::from_millis(ms));
         let signer = Some((&self.0.secret, now_ms()));
-        let reply = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, wait, signer).await;
+        // One deadline for the whole exchange, from its start (not per message, per frame or
+        // per relayed question): the upstream's `limits.callTimeoutSeconds`. When it passes (or
+        // the caller goes away: the task running this is dropped), the exchange is dropped, and
+        // with it the upstream request.
+        let call_ms = self.limits(member).call_ms;
+        let rounds = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, wait, signer);
+        let reply = tokio::time::timeout(Duration::from_millis(call_ms), rounds)
+            .await
+            .unwrap_or_else(|_| Err(late(&f.method, call_ms)));
         // Notifications the relay took as they came are not passed on again with the result.
         let relaying = relaying.into_inner();
         let reply = reply.map(|mut r| {
@@ -622,6 +636,24 @@ impl Gateway {
                 http::failed()
             })
     }
+}
+
+/// The method of the JSON-RPC message `body` (empty when it has none).
+fn method_of(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|m| m.get("method").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The error of an exchange (a `method` request) that outlived the upstream's deadline of
+/// `call_ms` (the core adds the upstream's name).
+pub(crate) fn late(method: &str, call_ms: u64) -> Error {
+    let what = if method.is_empty() { "a request" } else { method };
+    Error::Upstream(format!(
+        "did not answer {what} within {} s (limits.callTimeoutSeconds)",
+        call_ms.div_ceil(1000)
+    ))
 }
 
 /// The key of the gateway's `requestState` (see `Inner::secret`).

@@ -125,7 +125,9 @@ impl Downstream for Parking {
 }
 
 /// Runs `exchange` (the forward, given where to report) on its own; what it reports, its answer
-/// last, comes on the receiver.
+/// last, comes on the receiver. When nobody holds the receiver any more (the client went away:
+/// its request's future, or its response's stream, was dropped; a parked exchange's wait ended),
+/// the exchange is dropped, and with it its upstream request.
 pub(crate) fn spawn<F, Fut>(exchange: F) -> mpsc::UnboundedReceiver<Out>
 where
     F: FnOnce(mpsc::UnboundedSender<Out>) -> Fut,
@@ -134,8 +136,12 @@ where
     let (tx, rx) = mpsc::unbounded_channel();
     let running = exchange(tx.clone());
     tokio::spawn(async move {
-        let done = running.await;
-        let _ = tx.send(Out::Done(Box::new(done)));
+        tokio::select! {
+            done = running => {
+                let _ = tx.send(Out::Done(Box::new(done)));
+            }
+            _ = tx.closed() => {}
+        }
     });
     rx
 }

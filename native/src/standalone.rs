@@ -22,6 +22,10 @@ use crate::gateway::Gateway;
 const OPEN_WAIT: Duration = Duration::from_secs(2);
 /// Most bytes read from one stream before it is opened again (its events are kept till then).
 const MAX_STREAM: usize = 4 << 20;
+/// How long the delivery of a client's answer to an upstream's request may take.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
+/// Largest reply to such a delivery read, bytes (it is a `202`).
+const ANSWER_MAX: usize = 1 << 20;
 /// The wait before a stream that ended is opened again; it is not, after this many ends in a
 /// row that came sooner than [`QUICK_END`] after opening.
 const REOPEN_WAIT: Duration = Duration::from_secs(1);
@@ -162,7 +166,11 @@ impl Gateway {
     }
 
     async fn answer_upstream(&self, url: &str, post: Post) {
-        if let Err(e) = self.post_http(url, post, None).await {
+        let bounded = tokio::time::timeout(ANSWER_DEADLINE, self.post_http(url, post, None, ANSWER_MAX));
+        if let Err(e) = bounded
+            .await
+            .unwrap_or_else(|_| Err(crate::gateway::late("", ANSWER_DEADLINE.as_millis() as u64)))
+        {
             eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
         }
     }

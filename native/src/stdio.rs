@@ -186,15 +186,18 @@ impl Pipe {
         Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p != 0)
     }
 
-    /// Sends one message and waits for its response (`deadline`: of silence, when `relaying`
-    /// carries what the process asks or tells meanwhile to the call's client), as an
-    /// HTTP-shaped answer.
+    /// Sends one message and waits for its response, all within `deadline` from now (what the
+    /// process asks or tells meanwhile, carried by `relaying` to the call's client, does not
+    /// restart it), as an HTTP-shaped answer. A request given up (the deadline passed, or the
+    /// caller dropped this future: its client went away) is cancelled at the process
+    /// (`notifications/cancelled`).
     pub async fn post(
         &self,
         post: Post,
         deadline: Duration,
         relaying: Option<&mut Relaying<'_>>,
     ) -> Result<HttpAnswer, Error> {
+        let until = tokio::time::Instant::now() + deadline;
         let msg: Value = serde_json::from_str(&post.body).map_err(|e| self.fail(e))?;
         let method = msg["method"].as_str().unwrap_or_default().to_string();
         let id = msg.get("id").cloned();
@@ -240,6 +243,12 @@ impl Pipe {
             return Err(self.fail(format!("cannot write to the process: {e}")));
         }
         drop(guard);
+        // Until it is answered: given up, it is forgotten here and cancelled at the process.
+        let mut asking = Asking {
+            pipe: self,
+            id: ours,
+            answered: false,
+        };
         let mut relaying = relaying;
         let got = loop {
             // What came before the response is relayed before it.
@@ -247,10 +256,10 @@ impl Pipe {
                 biased;
                 Some(msg) = events.recv() => self.relay(msg, relaying.as_deref_mut()).await,
                 got = &mut rx => break Some(got),
-                _ = tokio::time::sleep(deadline) => break None,
+                _ = tokio::time::sleep_until(until) => break None,
             }
         };
-        locked(&self.pending).remove(&ours);
+        asking.answered = matches!(got, Some(Ok(_)));
         locked(&self.listeners).remove(&ours);
         while let Ok(msg) = events.try_recv() {
             self.relay(msg, relaying.as_deref_mut()).await;
@@ -258,8 +267,11 @@ impl Pipe {
         let mut reply = match got {
             Some(Ok(r)) => r,
             Some(Err(_)) => return Err(self.fail("the process exited before it answered")),
-            None => return Err(self.fail(format!("no answer within {} s", deadline.as_secs()))),
+            None => {
+                return Err(crate::gateway::late(&method, deadline.as_millis() as u64));
+            }
         };
+        drop(asking);
         reply["id"] = id;
         Ok(self.answer(vec![reply]))
     }
@@ -429,6 +441,27 @@ impl Pipe {
             });
         }
         Ok(process)
+    }
+}
+
+/// A request sent to the process and not yet answered: dropped unanswered (its deadline passed,
+/// or its caller went away), it is forgotten and the process is told to stop working on it.
+struct Asking<'a> {
+    pipe: &'a Pipe,
+    id: u64,
+    answered: bool,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        locked(&self.pipe.pending).remove(&self.id);
+        locked(&self.pipe.listeners).remove(&self.id);
+        if !self.answered {
+            if let Some(w) = locked(&self.pipe.answers).as_ref() {
+                let _ = w.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": self.id, "reason": "the gateway's caller gave up (deadline or gone)"}}));
+            }
+        }
     }
 }
 

@@ -6,14 +6,20 @@
 // - item 5: a stdio upstream sees only the official SDK's default variables (HOME, PATH, …) and
 //   its own `env`, never the gateway's secrets (MCP_SIEVE_TOKENS, MCP_SIEVE_SESSION_SECRET, the
 //   other upstreams' header secrets).
+// - item 4: a forwarded call has one deadline, the upstream's `limits.callTimeoutSeconds`, from
+//   its start: an HTTP upstream that answers `200 application/json` and then one space every
+//   500 ms, or an SSE stream of `: keep-alive` comments, or a stdio upstream that only sends
+//   progress and log messages, fails the call naming the upstream; and a client that goes away
+//   takes its upstream request with it.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { call, openSession } from '../common/mcp-raw.mjs';
-import { native, startWith, ROOT } from './helpers.mjs';
+import { call, openSession, sessionHeaders } from '../common/mcp-raw.mjs';
+import { native, startWith, sleep, ROOT } from './helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 const RAW = path.join(ROOT, 'tests', 'fixtures', 'raw-stdio-upstream.mjs');
@@ -81,4 +87,110 @@ test('item 5: a stdio upstream without env sees PATH and HOME and its own env, n
   const started = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((r) => r.env);
   for (const name of Object.keys(SECRETS)) assert.ok(!started.env.includes(name), `tools: the stdio upstream sees ${name}`);
   assert.ok(started.env.includes('PATH') && started.env.includes('RAW_OWN_FLAG'), started.env.join(' '));
+});
+
+/**
+ * An HTTP MCP upstream on 127.0.0.1 whose tools/call never ends: `trickle` answers 200
+ * application/json and then one space every 500 ms; `keepalive` answers an SSE stream of
+ * `: keep-alive` comments every 500 ms. `calls` records each call: { name, opened, closed }
+ * (ms timestamps; closed when its connection closed).
+ */
+async function tricklingUpstream() {
+  const calls = [];
+  const tools = ['trickle', 'keepalive'].map((name) => ({ name, description: `Never ends (${name})`, inputSchema: { type: 'object' } }));
+  const srv = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const c of req) raw += c;
+    const msg = raw ? JSON.parse(raw) : {};
+    const reply = (result) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Mcp-Session-Id': 'trickle-1' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    };
+    if (msg.id === undefined) { res.writeHead(202).end(); return; }
+    if (msg.method === 'initialize') {
+      reply({ protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'trickle', version: '1' } });
+    } else if (msg.method === 'tools/list') {
+      reply({ tools });
+    } else if (msg.method === 'tools/call') {
+      const call = { name: msg.params?.name, opened: Date.now(), closed: null };
+      calls.push(call);
+      const sse = call.name === 'keepalive';
+      res.writeHead(200, { 'Content-Type': sse ? 'text/event-stream' : 'application/json' });
+      const t = setInterval(() => res.write(sse ? ': keep-alive\n\n' : ' '), 500);
+      res.on('close', () => { clearInterval(t); call.closed = Date.now(); });
+      res.on('error', () => {});
+    } else {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'no' } }));
+    }
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  cleanup.push(async () => { srv.closeAllConnections?.(); await new Promise((r) => srv.close(r)); });
+  return { url: `http://127.0.0.1:${srv.address().port}/mcp`, calls };
+}
+
+/** POSTs `message` to `url` with `headers` and closes the connection `ms` later, whatever came. */
+function abandonedCall(url, headers, message, ms) {
+  return new Promise((resolve) => {
+    const body = JSON.stringify(message);
+    const req = http.request(url, { method: 'POST', headers: {
+      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), ...headers,
+    } }, (res) => res.resume());
+    req.on('error', () => {});
+    req.end(body);
+    setTimeout(() => { req.destroy(); resolve(); }, ms);
+  });
+}
+
+/** Calls `tool` in a new session of alice; resolves { ms, answer }. */
+async function timedCall(url, tool, args = {}, opts = {}) {
+  const { sessionId } = await sessionOf(url, 'alice');
+  const started = Date.now();
+  const answer = await call(url, sessionId, 'tools/call', { name: tool, arguments: args, ...opts }, { headers: auth('alice') });
+  return { ms: Date.now() - started, answer };
+}
+
+test('item 4: a trickling HTTP upstream (spaces after 200 application/json, or SSE keep-alive comments) fails the call at limits.callTimeoutSeconds, naming it', { skip, timeout: 60_000 }, async () => {
+  const up = await tricklingUpstream();
+  const gw = await serve({ upstreams: { slow: { url: up.url, limits: { callTimeoutSeconds: 2 } } } }, { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
+  for (const tool of ['slow_trickle', 'slow_keepalive']) {
+    const { ms, answer } = await timedCall(gw.url, tool);
+    const err = answer.response?.error;
+    assert.ok(err, `${tool}: an error: ${answer.body.slice(0, 300)}`);
+    assert.match(err.message, /upstream "slow"/, err.message);
+    assert.match(err.message, /2 s/, err.message);
+    assert.match(err.message, /callTimeoutSeconds/, err.message);
+    assert.ok(ms >= 1_800 && ms <= 4_000, `${tool}: the call failed after ${ms} ms, expected about 2,000`);
+    await sleep(500);
+    const last = up.calls.at(-1);
+    assert.ok(last.closed, `${tool}: the upstream request is still open after the deadline`);
+  }
+});
+
+test('item 4: a client that goes away takes its upstream request with it (HTTP serve, JSON and SSE upstream answers)', { skip, timeout: 60_000 }, async () => {
+  const up = await tricklingUpstream();
+  const gw = await serve({ upstreams: { patient: { url: up.url, limits: { callTimeoutSeconds: 60 } } } }, { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
+  for (const tool of ['patient_trickle', 'patient_keepalive']) {
+    const { sessionId } = await sessionOf(gw.url, 'alice');
+    const before = up.calls.length;
+    // The client gives up after 1 s and closes its connection.
+    await abandonedCall(gw.url, { ...sessionHeaders(sessionId), ...auth('alice') }, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: {} } }, 1_000);
+    const gone = Date.now();
+    while (!up.calls[before]?.closed && Date.now() - gone < 5_000) await sleep(50);
+    const c = up.calls[before];
+    assert.ok(c, `${tool}: the call reached the upstream`);
+    assert.ok(c.closed, `${tool}: the upstream request is still open 5 s after the client went away`);
+    const ms = c.closed - gone;
+    assert.ok(ms <= 2_000, `${tool}: the upstream request closed ${ms} ms after the client went away`);
+  }
+});
+
+test('item 4: a stdio upstream that only sends progress and log messages fails the call at limits.callTimeoutSeconds', { skip, timeout: 60_000 }, async () => {
+  const gw = await serve({ upstreams: { chatty: { command: process.execPath, args: [RAW], limits: { callTimeoutSeconds: 2 } } } }, { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
+  const { ms, answer } = await timedCall(gw.url, 'chatty_silent', {}, { _meta: { progressToken: 'p-1' } });
+  const err = answer.response?.error;
+  assert.ok(err, `an error: ${answer.body.slice(0, 500)}`);
+  assert.match(err.message, /upstream "chatty".*2 s/, err.message);
+  assert.ok(answer.notifications.some((n) => n.method === 'notifications/progress'), 'its progress was relayed meanwhile');
+  assert.ok(ms >= 1_800 && ms <= 4_000, `the call failed after ${ms} ms, expected about 2,000`);
 });
