@@ -28,7 +28,7 @@ pub use options::{Options, DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE};
 pub use overlay::Overlay;
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
-pub use upstream::{Limits, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
+pub use upstream::{Limits, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
 pub use views::{Lockdown, Mode, View, Views};
 
 /// A loaded, validated, compiled catalog.

@@ -78,6 +78,59 @@ impl Limits {
     }
 }
 
+/// How an https:// upstream is spoken to beyond the platform's trust store (`caFile`,
+/// `clientCert`, `clientKey` in its entry): PEM file paths, as written (a relative one is
+/// resolved by the shell against the document's folder).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tls {
+    /// CA certificates trusted for this upstream besides the platform's: `caFile`.
+    pub ca_file: Option<String>,
+    /// The client certificate (chain) shown to it (mTLS): `clientCert`.
+    pub client_cert: Option<String>,
+    /// That certificate's private key: `clientKey`.
+    pub client_key: Option<String>,
+}
+
+impl Tls {
+    fn parse(o: &Map<String, Value>, path: &str, transport: &Transport) -> Result<Tls> {
+        let file = |k: &str| -> Result<Option<String>> {
+            match opt_string(o, k, path)? {
+                Some(f) if f.trim().is_empty() => Err(Error::Catalog(format!(
+                    "{path}.{k} must name a PEM file, got an empty string"
+                ))),
+                f => Ok(f),
+            }
+        };
+        let tls = Tls {
+            ca_file: file("caFile")?,
+            client_cert: file("clientCert")?,
+            client_key: file("clientKey")?,
+        };
+        if tls == Tls::default() {
+            return Ok(tls);
+        }
+        let https = matches!(transport, Transport::Http(u) if u.starts_with("https://"));
+        if !https {
+            let k = ["caFile", "clientCert", "clientKey"]
+                .into_iter()
+                .find(|k| o.get(*k).is_some_and(|v| !v.is_null()))
+                .unwrap_or("caFile");
+            return Err(Error::Catalog(format!(
+                "{path}.{k} is only for an upstream reached at an https:// url"
+            )));
+        }
+        match (&tls.client_cert, &tls.client_key) {
+            (Some(_), None) => Err(Error::Catalog(format!(
+                "{path}.clientCert needs clientKey too (the PEM file of the certificate's private key)"
+            ))),
+            (None, Some(_)) => Err(Error::Catalog(format!(
+                "{path}.clientKey needs clientCert too (the PEM file of the client certificate)"
+            ))),
+            _ => Ok(tls),
+        }
+    }
+}
+
 /// How an upstream is reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -119,12 +172,14 @@ pub struct Upstream {
     pub tags_from_annotations: bool,
     /// Its budgets.
     pub limits: Limits,
+    /// Its TLS settings (https:// only).
+    pub tls: Tls,
 }
 
 /// Headers the conversation itself sets: an upstream's `headers` may not replace them.
 const RESERVED: [&str; 4] = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
 
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 15] = [
     "url",
     "command",
     "args",
@@ -137,6 +192,9 @@ const FIELDS: [&str; 12] = [
     "refreshSeconds",
     "tagsFromAnnotations",
     "limits",
+    "caFile",
+    "clientCert",
+    "clientKey",
 ];
 
 fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
@@ -333,6 +391,7 @@ impl Upstream {
                 )))
             }
         };
+        let tls = Tls::parse(obj, path, &transport)?;
         Ok(Upstream {
             name: name.into(),
             title: opt_string(obj, "title", path)?,
@@ -342,6 +401,7 @@ impl Upstream {
             refresh_ms: secs as i64 * 1000,
             tags_from_annotations,
             limits: Limits::parse(obj.get("limits"), path)?,
+            tls,
         })
     }
 
@@ -548,6 +608,38 @@ mod tests {
         );
         let e = Upstream::parse_all(None, Some(&json!({"a b": {"url": "http://x"}}))).unwrap_err();
         assert!(e.to_string().contains("upstreams[\"a b\"]"));
+    }
+
+    #[test]
+    fn tls_files_are_for_https_upstreams_and_a_key_goes_with_its_certificate() {
+        let u = Upstream::parse(Some(&json!({
+            "url": "https://api.example.com/mcp",
+            "caFile": "ca.pem",
+            "clientCert": "me.pem",
+            "clientKey": "me.key"
+        })))
+        .unwrap()
+        .unwrap();
+        assert_eq!(u.tls.ca_file.as_deref(), Some("ca.pem"));
+        assert_eq!(u.tls.client_cert.as_deref(), Some("me.pem"));
+        assert_eq!(u.tls.client_key.as_deref(), Some("me.key"));
+        let plain = Upstream::parse(Some(&json!({"url": "https://a.example/mcp"}))).unwrap().unwrap();
+        assert_eq!(plain.tls, Tls::default());
+        for (doc, want) in [
+            (json!({"url": "https://a.example/mcp", "caFile": 3}), "upstream.caFile must be a string, got a number"),
+            (json!({"url": "https://a.example/mcp", "caFile": " "}), "upstream.caFile must name a PEM file"),
+            (json!({"url": "http://a.example/mcp", "caFile": "ca.pem"}), "upstream.caFile is only for an upstream reached at an https:// url"),
+            (json!({"command": "srv", "clientCert": "c.pem", "clientKey": "k.pem"}), "upstream.clientCert is only for an upstream reached at an https:// url"),
+            (json!({"url": "https://a.example/mcp", "clientCert": "c.pem"}), "upstream.clientCert needs clientKey too"),
+            (json!({"url": "https://a.example/mcp", "clientKey": "k.pem"}), "upstream.clientKey needs clientCert too"),
+        ] {
+            let e = Upstream::parse(Some(&doc)).unwrap_err().to_string();
+            assert!(e.contains(want), "{doc}: {e}");
+        }
+        let e = Upstream::parse_all(None, Some(&json!({"gh": {"url": "https://a.example/mcp", "clientKey": false}})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("upstreams.gh.clientKey must be a string, got a boolean"), "{e}");
     }
 }
 

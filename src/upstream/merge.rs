@@ -318,6 +318,7 @@ pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
         refresh_ms: 0,
         tags_from_annotations: false,
         limits: Default::default(),
+        tls: Default::default(),
     });
     build_many(
         local,
