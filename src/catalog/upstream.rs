@@ -623,23 +623,49 @@ mod tests {
         assert_eq!(u.tls.ca_file.as_deref(), Some("ca.pem"));
         assert_eq!(u.tls.client_cert.as_deref(), Some("me.pem"));
         assert_eq!(u.tls.client_key.as_deref(), Some("me.key"));
-        let plain = Upstream::parse(Some(&json!({"url": "https://a.example/mcp"}))).unwrap().unwrap();
+        let plain = Upstream::parse(Some(&json!({"url": "https://a.example/mcp"})))
+            .unwrap()
+            .unwrap();
         assert_eq!(plain.tls, Tls::default());
         for (doc, want) in [
-            (json!({"url": "https://a.example/mcp", "caFile": 3}), "upstream.caFile must be a string, got a number"),
-            (json!({"url": "https://a.example/mcp", "caFile": " "}), "upstream.caFile must name a PEM file"),
-            (json!({"url": "http://a.example/mcp", "caFile": "ca.pem"}), "upstream.caFile is only for an upstream reached at an https:// url"),
-            (json!({"command": "srv", "clientCert": "c.pem", "clientKey": "k.pem"}), "upstream.clientCert is only for an upstream reached at an https:// url"),
-            (json!({"url": "https://a.example/mcp", "clientCert": "c.pem"}), "upstream.clientCert needs clientKey too"),
-            (json!({"url": "https://a.example/mcp", "clientKey": "k.pem"}), "upstream.clientKey needs clientCert too"),
+            (
+                json!({"url": "https://a.example/mcp", "caFile": 3}),
+                "upstream.caFile must be a string, got a number",
+            ),
+            (
+                json!({"url": "https://a.example/mcp", "caFile": " "}),
+                "upstream.caFile must name a PEM file",
+            ),
+            (
+                json!({"url": "http://a.example/mcp", "caFile": "ca.pem"}),
+                "upstream.caFile is only for an upstream reached at an https:// url",
+            ),
+            (
+                json!({"command": "srv", "clientCert": "c.pem", "clientKey": "k.pem"}),
+                "upstream.clientCert is only for an upstream reached at an https:// url",
+            ),
+            (
+                json!({"url": "https://a.example/mcp", "clientCert": "c.pem"}),
+                "upstream.clientCert needs clientKey too",
+            ),
+            (
+                json!({"url": "https://a.example/mcp", "clientKey": "k.pem"}),
+                "upstream.clientKey needs clientCert too",
+            ),
         ] {
             let e = Upstream::parse(Some(&doc)).unwrap_err().to_string();
             assert!(e.contains(want), "{doc}: {e}");
         }
-        let e = Upstream::parse_all(None, Some(&json!({"gh": {"url": "https://a.example/mcp", "clientKey": false}})))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("upstreams.gh.clientKey must be a string, got a boolean"), "{e}");
+        let e = Upstream::parse_all(
+            None,
+            Some(&json!({"gh": {"url": "https://a.example/mcp", "clientKey": false}})),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("upstreams.gh.clientKey must be a string, got a boolean"),
+            "{e}"
+        );
     }
 }
 
