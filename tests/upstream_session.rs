@@ -525,3 +525,50 @@ fn an_upstream_nobody_calls_is_checked_and_leaves_the_lists_when_it_is_dead() {
     assert_eq!(gw.checks(later + 1).iter().map(|c| c.member).collect::<Vec<_>>(), [0]);
     assert_eq!(gw.retries(later + 1).iter().map(|j| j.member).collect::<Vec<_>>(), [1]);
 }
+
+#[test]
+fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unknown() {
+    use mcp_sieve::upstream::CHECK_AFTER_MS;
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
+        "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
+    }, "policy": {"rules": [{"hide": {"namePatterns": ["a_t1"]}}]}});
+    let local = Catalog::load(&doc).unwrap();
+    let mut gw = Gateway::new_many(&local.upstreams);
+    let (mut a, mut c) = (Upstream1::new(2, 10), Upstream1::new(2, 10));
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    gw.refreshed(
+        &local,
+        run_jobs(jobs, |i, m, p| if i == 0 { a.answer(m, p) } else { c.answer(m, p) }),
+        1,
+    )
+    .unwrap();
+    let now = 1 + CHECK_AFTER_MS;
+    let done = run_checks(gw.checks(now), |i, m, p| match i {
+        0 => a.answer(m, p),
+        _ => HttpAnswer {
+            status: 503,
+            ..Default::default()
+        },
+    });
+    let server = gw.checked(&local, done, now).unwrap().unwrap().server;
+    let mut h = common::Harness::with_catalog(server.catalog().clone());
+    h.init();
+    let e = h.rpc_err("tools/call", json!({"name": "c_t0", "arguments": {}}));
+    assert_eq!(e["code"], json!(-32602));
+    let msg = e["message"].as_str().unwrap();
+    assert!(msg.contains("upstream \"c\" is down ("), "{msg}");
+    assert!(msg.contains("HTTP 503"), "the last error: {msg}");
+    assert!(msg.contains("\"c_t0\" is unavailable until it is back"), "{msg}");
+    assert!(!msg.contains("Unknown"), "{msg}");
+    // A tool the policy hides (its upstream up) and a name no upstream serves stay "Unknown".
+    let hidden = h.rpc_err("tools/call", json!({"name": "a_t1", "arguments": {}}));
+    assert_eq!(hidden["message"], json!("Unknown tool: \"a_t1\""));
+    let nobody = h.rpc_err("tools/call", json!({"name": "zz_t0", "arguments": {}}));
+    assert_eq!(nobody["message"], json!("Unknown tool: \"zz_t0\""));
+    // Prompts too.
+    let p = h.rpc_err("prompts/get", json!({"name": "c_greet"}));
+    assert!(p["message"].as_str().unwrap().contains("upstream \"c\" is down"), "{p}");
+}

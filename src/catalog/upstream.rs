@@ -685,6 +685,9 @@ pub struct Origins {
     /// The upstreams (indices in `Catalog::upstreams`) whose items are not in the lists: down,
     /// or not fitting with the others (`sieve/explain` names them as `upstream-down:<name>`).
     pub down: Vec<usize>,
+    /// Why each upstream of `down` is down (its last error, as the status shows it), filled by
+    /// the gateway: a use of an item in its name space names it and why.
+    pub why_down: Vec<(usize, String)>,
     /// Items an upstream listed that were left out (index of the upstream, why): names that
     /// break the rules or belong to another upstream's space (`upstream::space`).
     pub refused: Vec<(usize, String)>,

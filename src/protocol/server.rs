@@ -143,11 +143,47 @@ impl Server {
             _ => "resource",
         };
         let unknown = || Error::params(format!("Unknown {what}: \"{id}\""));
-        let pos = section.find(id).ok_or_else(unknown)?;
+        let Some(pos) = section.find(id) else {
+            return Err(self.down_item(kind, what, id, call).unwrap_or_else(unknown));
+        };
         if !self.chain.allows(kind, section, pos, &call.ctx, log) {
             return Err(unknown());
         }
         Ok(pos)
+    }
+
+    /// The error for a tool or prompt `id` the catalog does not hold whose name falls in the
+    /// name space (the prefix; the longest that matches) of an upstream that is down: it names
+    /// the upstream and why, instead of "Unknown". Not through a view (an endpoint that
+    /// narrows the catalog learns nothing of what lies outside it), and never for an item the
+    /// catalog holds (one hidden by policy stays "Unknown").
+    #[cfg(feature = "gateway")]
+    fn down_item(&self, kind: Kind, what: &str, id: &str, call: &Call) -> Option<Error> {
+        let origins = &self.catalog.origins;
+        if call.ctx.view.is_some() || !matches!(kind, Kind::Tool | Kind::Prompt) {
+            return None;
+        }
+        let (i, up) = origins
+            .down
+            .iter()
+            .filter_map(|&i| Some((i, self.catalog.upstreams.get(i)?)))
+            .filter(|(_, up)| id.starts_with(up.prefix.as_str()))
+            .max_by_key(|(_, up)| up.prefix.len())?;
+        let label = up.label();
+        let why = origins
+            .why_down
+            .iter()
+            .find(|(j, _)| *j == i)
+            .map(|(_, why)| why.strip_prefix(&format!("{label}: ")).unwrap_or(why).to_string())
+            .unwrap_or_else(|| "it is out of the lists".into());
+        Some(Error::params(format!(
+            "{label} is down ({why}); its {what} \"{id}\" is unavailable until it is back (the operator's status at /mcp-sieve/upstreams says when it is tried again)"
+        )))
+    }
+
+    #[cfg(not(feature = "gateway"))]
+    fn down_item(&self, _: Kind, _: &str, _: &str, _: &Call) -> Option<Error> {
+        None
     }
 
     pub(crate) fn arguments<'a>(call: &'a Call) -> Result<std::borrow::Cow<'a, Map<String, Value>>> {

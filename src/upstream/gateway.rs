@@ -678,7 +678,16 @@ impl Gateway {
                 })
             })
             .collect();
-        build_claimed(document, &sources, &self.pins, &self.claims)
+        let mut catalog = build_claimed(document, &sources, &self.pins, &self.claims)?;
+        // A use of a down upstream's item names it and why (`Server::usable`).
+        catalog.origins.why_down = self
+            .members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((i, m.error.clone()?)))
+            .filter(|(i, _)| catalog.origins.down.contains(i))
+            .collect();
+        Ok(catalog)
     }
 
     /// The upstream (`member`), the conversation and the exchange that perform `forward`: in
