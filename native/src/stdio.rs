@@ -11,9 +11,12 @@
 //!   downstream session's upstream tasks are its own, `OwnedTask`).
 //! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
 //!   back on the way out; the upstream's requests to us are answered, never left hanging: `ping`
-//!   here, a question (`sampling/createMessage`, `elicitation/create`) by the client of the one
-//!   forwarded call in flight that relays (see `relay`; with none or several in flight, nothing
-//!   on a pipe says which call asked, so it is refused with `-32601`), anything else `-32601`.
+//!   here, a question (`sampling/createMessage`, `elicitation/create`) by the client of the call
+//!   it belongs to: the relaying call it names (`_meta.progressToken`, the related task), else
+//!   the one relaying call in flight if it has been alone on the pipe since it was sent (nothing
+//!   else on a pipe says which call asked: with none, several, or one that overlapped another —
+//!   a late question of a call that returned — it is refused with `-32603`, never put to a
+//!   client it may not belong to); what its relay does not carry is refused by the relay.
 //!   Progress notifications go to every relaying call (each keeps only its own token, unique to
 //!   the call). Log messages (`notifications/message`) go to the server's log with the
 //!   upstream's name, and to every downstream session whose client set a logging level at or
@@ -124,7 +127,30 @@ impl Drop for Process {
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 /// The forwarded calls in flight that relay what the process asks or tells meanwhile, by our id.
-type Listeners = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Value>>>>;
+type Listeners = Arc<Mutex<HashMap<u64, Listener>>>;
+
+/// A forwarded call in flight, and what could tie a question of the process to it.
+struct Listener {
+    /// Where what the process sends for it goes.
+    to: mpsc::UnboundedSender<Value>,
+    /// The progress token it was sent with (`_meta.progressToken`), if any.
+    token: Option<Value>,
+    /// The task it is about (`params.taskId`: `tasks/result`, `tasks/get`), if any.
+    task: Option<Value>,
+    /// Whether it has been the only call in flight on the pipe since it was sent: only then can
+    /// a question that names no call be its own (a pipe carries no other correlation).
+    alone: bool,
+}
+
+impl Listener {
+    /// Whether the question `msg` names this call (its progress token or its related task).
+    fn named_by(&self, msg: &Value) -> bool {
+        let meta = &msg["params"]["_meta"];
+        let token = meta.get("progressToken").filter(|t| !t.is_null());
+        let task = meta["io.modelcontextprotocol/related-task"].get("taskId");
+        (token.is_some() && token == self.token.as_ref()) || (task.is_some() && task == self.task.as_ref())
+    }
+}
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -235,7 +261,22 @@ impl Pipe {
         locked(&self.pending).insert(ours, tx);
         let (events_tx, mut events) = mpsc::unbounded_channel();
         if relaying.is_some() {
-            locked(&self.listeners).insert(ours, events_tx);
+            let mut listeners = locked(&self.listeners);
+            // Calls in flight together: none is alone any more (see `Listener::alone`).
+            let alone = listeners.is_empty();
+            for l in listeners.values_mut() {
+                l.alone = false;
+            }
+            let meta = &msg["params"]["_meta"];
+            listeners.insert(
+                ours,
+                Listener {
+                    to: events_tx,
+                    token: meta.get("progressToken").filter(|t| !t.is_null()).cloned(),
+                    task: msg["params"].get("taskId").cloned(),
+                    alone,
+                },
+            );
         }
         if let Err(e) = write(&mut process.stdin, &out) {
             locked(&self.pending).remove(&ours);
@@ -561,13 +602,21 @@ impl Reader {
                 }
             }
             (Some(id), Some(method)) => {
-                // The upstream asks us something: the one relaying call in flight relays it (its
-                // relay answers a ping, or refuses what it does not relay); else answered here.
+                // The upstream asks us something: relayed (its relay answers a ping, or refuses
+                // what it does not relay) only by the call it belongs to — the one it names (its
+                // progress token, its related task), else the one call in flight that has been
+                // alone on the pipe since it was sent; otherwise refused, never put to a client
+                // whose call it may not be (a question that comes after its call returned, while
+                // another client's call runs, is not that client's).
                 let listeners = locked(&self.listeners);
-                let only = (listeners.len() == 1).then(|| listeners.values().next()).flatten();
+                let named = listeners.values().find(|l| l.named_by(&msg));
+                let alone = (listeners.len() == 1)
+                    .then(|| listeners.values().next())
+                    .flatten()
+                    .filter(|l| l.alone);
                 if method != "ping" {
-                    if let Some(l) = only {
-                        if l.send(msg.clone()).is_ok() {
+                    if let Some(l) = named.or(alone) {
+                        if l.to.send(msg.clone()).is_ok() {
                             return;
                         }
                     }
@@ -576,11 +625,12 @@ impl Reader {
                     json!({"jsonrpc": "2.0", "id": id, "result": {}})
                 } else {
                     let why = match listeners.len() {
-                        0 => "no call that could relay it is in flight".to_string(),
-                        n => format!("{n} calls are in flight and nothing says which one asked"),
+                        0 => "no call is in flight".to_string(),
+                        1 => "the one call in flight was not alone on the pipe since it was sent, and the question names no call (_meta.progressToken, io.modelcontextprotocol/related-task)".to_string(),
+                        n => format!("{n} calls are in flight and the question names none of them (_meta.progressToken, io.modelcontextprotocol/related-task)"),
                     };
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                        "message": format!("the gateway cannot relay {method} from this stdio upstream: {why}")}})
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
+                        "message": format!("no client call this question belongs to: the gateway does not relay {method} from this stdio upstream, as {why}")}})
                 };
                 let _ = answers.send(reply);
             }
@@ -588,7 +638,7 @@ impl Reader {
             (None, Some("notifications/progress")) => {
                 // Each relaying call keeps the progress of its own token only.
                 for l in locked(&self.listeners).values() {
-                    let _ = l.send(msg.clone());
+                    let _ = l.to.send(msg.clone());
                 }
             }
             (None, Some("notifications/message")) => {

@@ -11,6 +11,9 @@
 //   500 ms, or an SSE stream of `: keep-alive` comments, or a stdio upstream that only sends
 //   progress and log messages, fails the call naming the upstream; and a client that goes away
 //   takes its upstream request with it.
+// - item 7: a stdio upstream's late question (elicitation after the call it belongs to returned)
+//   reaches no other client: alice's call in flight is not asked bravo's question; the upstream
+//   gets an error.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -18,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { call, openSession, sessionHeaders } from '../common/mcp-raw.mjs';
+import { call, initialize, openSession, post, sessionHeaders } from '../common/mcp-raw.mjs';
 import { native, startWith, sleep, ROOT } from './helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -48,10 +51,7 @@ async function serve(doc, env = {}) {
 
 /** A session of `who` (a principal of PRINCIPALS) that can be asked (elicitation). */
 const sessionOf = (url, who) => openSession(url, { headers: auth(who) });
-const capsSession = async (url, who) => {
-  const { initialize } = await import('../common/mcp-raw.mjs');
-  return initialize(url, { headers: auth(who), capabilities: { elicitation: {} }, clientInfo: { name: who, version: '1' } });
-};
+const capsSession = (url, who) => initialize(url, { headers: auth(who), capabilities: { elicitation: {} }, clientInfo: { name: who, version: '1' } });
 
 /** The text of a tools/call answer's first content item. */
 const textOf = (a) => a.response?.result?.content?.[0]?.text;
@@ -193,4 +193,63 @@ test('item 4: a stdio upstream that only sends progress and log messages fails t
   assert.match(err.message, /upstream "chatty".*2 s/, err.message);
   assert.ok(answer.notifications.some((n) => n.method === 'notifications/progress'), 'its progress was relayed meanwhile');
   assert.ok(ms >= 1_800 && ms <= 4_000, `the call failed after ${ms} ms, expected about 2,000`);
+});
+
+/**
+ * A tools/call of `who` in `session` whose SSE stream is read as it comes: a question the
+ * upstream asks (elicitation/create) is answered (accept, {ok: true}) by POSTing to the session,
+ * as a client does. Resolves { messages, asked } (the questions it saw).
+ */
+function answeringCall(url, who, session, id, params) {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params });
+    const headers = { ...sessionHeaders(session), ...auth(who) };
+    const asked = [];
+    const req = http.request(url, { method: 'POST', headers: {
+      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body), ...headers,
+    } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => {
+        text += c;
+        for (const m of text.matchAll(/^data: (.*)$/gm)) {
+          const msg = JSON.parse(m[1]);
+          if (msg.method === 'elicitation/create' && !asked.some((a) => a.id === msg.id)) {
+            asked.push(msg);
+            post(url, { jsonrpc: '2.0', id: msg.id, result: { action: 'accept', content: { ok: true } } }, { headers }).catch(() => {});
+          }
+        }
+      });
+      res.on('end', () => resolve({ text, asked }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test("item 7: a stdio upstream's late question for bravo is not put to alice, whose call is in flight; the upstream gets an error", { skip, timeout: 60_000 }, async () => {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-38-late-'));
+  cleanup.push(() => rmSync(tmp, { recursive: true, force: true }));
+  const log = path.join(tmp, 'record.jsonl');
+  const gw = await serve({ upstreams: { raw: { command: process.execPath, args: [RAW], env: { RAW_UPSTREAM_RECORD: log } } } },
+    { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
+  const alice = await capsSession(gw.url, 'alice');
+  const bravo = await capsSession(gw.url, 'bravo');
+  // alice's call is in flight for 4 s; bravo's returns at once, and its upstream asks 1.5 s later.
+  const aliceCall = answeringCall(gw.url, 'alice', alice.sessionId, 71, { name: 'raw_hold', arguments: { ms: 4000 } });
+  await sleep(300);
+  const bravoCall = await answeringCall(gw.url, 'bravo', bravo.sessionId, 72, { name: 'raw_late', arguments: { caller: 'bravo', afterMs: 1500 } });
+  assert.match(bravoCall.text, /done for bravo/);
+  const a = await aliceCall;
+  assert.match(a.text, /held/, `alice's call answered: ${a.text.slice(0, 300)}`);
+  assert.deepEqual(a.asked.map((q) => q.params?.message), [], 'alice was asked a question that is not hers');
+  await sleep(300);
+  const records = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(records.some((r) => r.asking === 'ask-1'), 'the upstream asked');
+  const answer = records.find((r) => r.answer?.id === 'ask-1')?.answer;
+  assert.ok(answer, `the upstream got an answer to its question: ${JSON.stringify(records)}`);
+  assert.ok(answer.error && !answer.result, `the upstream got an error, not an answer: ${JSON.stringify(answer)}`);
+  assert.equal(answer.error.code, -32603);
+  assert.match(answer.error.message, /no client call this question belongs to/);
 });
