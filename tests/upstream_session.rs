@@ -348,14 +348,21 @@ fn a_failed_refresh_takes_the_upstream_out_until_a_retry_brings_it_back() {
         status: 503,
         ..Default::default()
     };
-    let e = gw.refreshed(&local, run_jobs(jobs, failed), 1).unwrap_err();
+    // Nothing up at the start: the local document alone serves (initialize answers, empty
+    // lists), saying why; the upstream joins when a retry brings it up.
+    let empty = gw.refreshed(&local, run_jobs(jobs, failed), 1).unwrap();
+    let e = empty.failure.unwrap();
     assert!(e.to_string().contains("HTTP 503"), "{e}");
+    assert_eq!(empty.server.catalog().section(Kind::Tool).items.len(), 0);
+    assert_eq!(gw.retries(1).len(), 0, "after the backoff");
     let mut up = Upstream1::new(2, 10);
-    let Serving::Refresh(jobs) = gw.serving(2) else {
-        panic!("nothing cached: try again")
-    };
-    gw.refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 3)
+    let jobs = gw.retries(1 + 1_000);
+    assert_eq!(jobs.len(), 1, "retried off the request path once a server exists");
+    let back = gw
+        .refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 2)
         .unwrap();
+    assert_eq!(back.server.catalog().section(Kind::Tool).items.len(), 2);
+    assert!(back.notifications.iter().any(|n| n.contains("tools/list_changed")));
     let Serving::Refresh(jobs) = gw.serving(3 + 60_000) else {
         panic!()
     };

@@ -77,8 +77,23 @@ pub async fn serving(catalog: Catalog, folder: &std::path::Path) -> Result<Arc<S
     Ok(match Gateway::new(local.clone(), folder, Wait::ForAll)? {
         Some(g) => {
             let server = g.serving(&local).await;
-            for line in crate::progress::lines(&g.status()) {
+            let status = g.status();
+            for line in crate::progress::lines(&status) {
                 eprintln!("{line}");
+            }
+            // A one-shot report over no upstream at all reports nothing: say why instead (a
+            // server starts empty and fills in as upstreams come up).
+            let ups = status["upstreams"].as_array().cloned().unwrap_or_default();
+            if !ups.iter().any(|u| u["state"] == "up") {
+                let why: Vec<String> = ups
+                    .iter()
+                    .filter_map(|u| u["error"].as_str().map(str::to_string))
+                    .collect();
+                return Err(mcp_sieve::Error::Upstream(format!(
+                    "no upstream answered ({}); start them, or check their url or command",
+                    why.join("; ")
+                ))
+                .into());
             }
             server?
         }

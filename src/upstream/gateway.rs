@@ -509,8 +509,8 @@ impl Gateway {
 
     /// Ends refreshes begun by [`Gateway::serving`] or [`Gateway::retries`]: each upstream that
     /// answered takes its new lists; each that failed leaves the lists until a retry succeeds;
-    /// the catalog is rebuilt over `local`'s document. With no server built yet and no
-    /// upstream up, the error says why.
+    /// the catalog is rebuilt over `local`'s document (with no upstream up, over it alone:
+    /// `failure` says why).
     pub fn refreshed(&mut self, local: &Catalog, done: Vec<(Job, Result<Lists>)>, now_ms: i64) -> Result<Refreshed> {
         let mut failure = None;
         let mut batch = Vec::new();
@@ -572,10 +572,12 @@ impl Gateway {
                 }
             }
         };
+        // No upstream up yet: the local document's catalog alone serves (initialize answers,
+        // the lists hold its own items), and each upstream joins when a retry brings it up
+        // (`retries`, list_changed): a client never sees the gateway itself as broken.
         let up = self.members.iter().any(|m| m.lists.is_some());
-        if !up && self.server.is_none() {
-            let e = failure.unwrap_or_else(|| Error::Upstream("no upstream answered".into()));
-            return Err(self.secrets.redact_error(e));
+        if !up && self.server.is_none() && failure.is_none() {
+            failure = Some(Error::Upstream("no upstream answered".into()));
         }
         let failure = failure.map(|e| self.secrets.redact_error(e));
         let mut done = self.install(catalog, failure);
@@ -951,6 +953,7 @@ impl Gateway {
                     "fetchedMs": m.fetched_ms,
                     "quarantined": quarantined,
                     "refused": refused.iter().take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>(),
+                    "shortened": self.server.as_ref().map(|s| s.catalog().origins.shortened.iter().filter(|(u, _)| *u == i).map(|(_, w)| w.clone()).take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>()).unwrap_or_default(),
                     "refusedCount": refused.len(),
                 })
             })
