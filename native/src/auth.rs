@@ -1,15 +1,14 @@
 //! Token verification for the native server: the core decides (`mcp_sieve::auth`: which key,
-//! which claims, when to fetch keys); this file fetches the issuer's JWKS (https:// with rustls and
-//! the webpki roots; http:// for loopback issuers, as the catalog allows) and checks
+//! which claims, when to fetch keys); this file fetches the issuer's JWKS (https:// with the
+//! upstreams' connector, `crate::tls`: rustls, the webpki roots and the platform's store,
+//! proxies; http:// for loopback issuers, as the catalog allows) and checks
 //! signatures with pure-Rust crates (RS256: `rsa`, ES256: `p256`, EdDSA: `ed25519-dalek`).
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
+use hyper_util::client::legacy::Client;
 use mcp_sieve::auth::{self, Alg, AuthConfig, Identity, Issuer, Jwk, KeyCache, KeySet, Rejection};
 use mcp_sieve::http::Party;
 
@@ -31,7 +30,7 @@ struct Keys {
 pub struct Verifier {
     oauth: Option<Keys>,
     access: Option<Keys>,
-    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
+    client: Client<crate::tls::Connector, Empty<Bytes>>,
 }
 
 /// Whether `signature` over `input` verifies with `key`.
@@ -81,17 +80,6 @@ pub fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
     }
 }
 
-/// A connector for https:// (rustls, ring, webpki roots) and http://.
-fn https() -> HttpsConnector<HttpConnector> {
-    let b = hyper_rustls::HttpsConnectorBuilder::new();
-    let b = match b.with_provider_and_webpki_roots(rustls::crypto::ring::default_provider()) {
-        Ok(b) => b,
-        // The ring provider always supports the default protocol versions; kept total anyway.
-        Err(_) => hyper_rustls::HttpsConnectorBuilder::new().with_webpki_roots(),
-    };
-    b.https_or_http().enable_http1().build()
-}
-
 impl Verifier {
     /// The verifier for the catalog's `auth` block.
     pub fn new(auth: &AuthConfig) -> Verifier {
@@ -104,7 +92,7 @@ impl Verifier {
         Verifier {
             oauth: keys(&auth.oauth),
             access: keys(&auth.access),
-            client: Client::builder(TokioExecutor::new()).build(https()),
+            client: crate::tls::client(crate::tls::Connector::plain()),
         }
     }
 
@@ -112,7 +100,7 @@ impl Verifier {
     async fn fetch(&self, url: &str) -> Result<KeySet, String> {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("bad JWKS URL {url}: {e}"))?;
         let get = async {
-            let res = self.client.get(uri).await.map_err(|e| e.to_string())?;
+            let res = self.client.get(uri).await.map_err(|e| crate::tls::explain(&e))?;
             if !res.status().is_success() {
                 return Err(format!("HTTP {}", res.status()));
             }

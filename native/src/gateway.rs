@@ -12,8 +12,6 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
 use mcp_sieve::catalog::{Limits, Transport, Upstream};
 use mcp_sieve::http;
 use mcp_sieve::pin::{Mode, Pins};
@@ -70,7 +68,9 @@ struct Inner {
     drivers: Vec<Driver>,
     /// Each upstream's budgets (`limits`), by member: its answers' size, its calls' deadline.
     limits: Vec<Limits>,
-    client: Client<HttpConnector, Full<Bytes>>,
+    /// The HTTP upstreams' clients (`crate::tls`: https with the upstream's own TLS settings,
+    /// proxies, h2).
+    client: crate::tls::HttpClients<Full<Bytes>>,
     /// The local document's server (the catalog is rebuilt over it).
     local: Arc<Server>,
     /// The pin lock file, and what it looked like when last read (modified time, length).
@@ -144,7 +144,7 @@ impl Gateway {
             state: Mutex::new(state),
             drivers,
             limits: ups.iter().map(|u| u.limits).collect(),
-            client: Client::builder(TokioExecutor::new()).build_http(),
+            client: crate::tls::HttpClients::new(&ups, folder).map_err(Error::Config)?,
             local,
             lock,
             lock_seen: Mutex::new(None),
@@ -229,7 +229,7 @@ impl Gateway {
     }
 
     /// The HTTP client the upstreams are reached with.
-    pub(crate) fn http_client(&self) -> &Client<HttpConnector, Full<Bytes>> {
+    pub(crate) fn http_client(&self) -> &crate::tls::HttpClients<Full<Bytes>> {
         &self.0.client
     }
 

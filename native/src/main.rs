@@ -28,6 +28,7 @@ mod standalone;
 mod stdio;
 mod stdio_serve;
 mod task_asks;
+mod tls;
 mod tools;
 mod watch;
 
