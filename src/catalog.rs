@@ -19,6 +19,8 @@ pub use check::Secrets;
 pub mod explain;
 mod options;
 mod overlay;
+#[cfg(feature = "gateway")]
+mod rewrite;
 mod upstream;
 mod views;
 
@@ -26,6 +28,8 @@ mod views;
 pub use crate::filter::Section;
 pub use options::{Options, DEFAULT_LIST_TTL_MS, DEFAULT_PAGE_SIZE};
 pub use overlay::Overlay;
+#[cfg(feature = "gateway")]
+pub use rewrite::{ArgRule, Rewrite};
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
 pub use upstream::{Limits, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};

@@ -459,3 +459,101 @@ proptest! {
         prop_assert_eq!(both.aliases.get("read_old").map(String::as_str), Some("b_read"));
     }
 }
+
+/// Issue 39, item 3: the document rewrites what an upstream publishes; calls go back.
+#[test]
+fn the_overlay_rewrites_a_tool_and_its_calls_are_translated_back() {
+    let doc = json!({
+        "upstreams": {"gh": {"url": "http://a/mcp"}},
+        "overlay": {
+            "gh_create_issue": {
+                "name": "open_issue", "title": "Open an issue", "description": "Open an issue in acme/app",
+                "annotations": {"destructiveHint": false}, "groups": ["issues"], "aliases": ["file_bug"],
+                "arguments": {"repo": {"hide": true, "value": "acme/app"}, "body": {"rename": "text"}, "labels": {"default": ["triage"]}}
+            },
+            "open_issue": {"tags": ["write"]}
+        }
+    });
+    let gh = lists(&[(
+        Kind::Tool,
+        json!([{"name": "create_issue", "description": "Create an issue", "inputSchema": {"type": "object",
+            "properties": {"repo": {"type": "string"}, "title": {"type": "string"}, "body": {"type": "string"}, "labels": {"type": "array"}},
+            "required": ["repo", "title"]}}, {"name": "list_issues"}]),
+    )]);
+    let cat = build(&doc, &[Some(&gh)], &Claims::default());
+    assert_eq!(tool_names(&cat), ["open_issue", "gh_list_issues"]);
+    let t = &cat.section(Kind::Tool).items[0];
+    assert_eq!(t.groups, ["gh", "issues"]);
+    assert_eq!(t.tags, ["write"]);
+    let json: Value = serde_json::from_str(&t.fragment).unwrap();
+    assert_eq!(json["title"], "Open an issue");
+    assert_eq!(json["annotations"]["destructiveHint"], false);
+    let props: Vec<&String> = json["inputSchema"]["properties"].as_object().unwrap().keys().collect();
+    assert!(
+        !props.contains(&&"repo".to_string()) && props.contains(&&"text".to_string()),
+        "{props:?}"
+    );
+    // The pin is the upstream's own definition's, not the rewritten one's.
+    let own = mcp_sieve::pin::digest(&json!({"name": "gh_create_issue", "description": "Create an issue",
+        "inputSchema": gh.items(Kind::Tool)[0]["inputSchema"], "groups": ["gh"], "tags": []}));
+    assert_eq!(json["_meta"][mcp_sieve::pin::META_DIGEST], json!(own));
+
+    let mut h = common::Harness::with_catalog(cat);
+    h.init();
+    for name in ["open_issue", "file_bug"] {
+        let r = h.post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": name, "arguments": {"title": "t", "text": "b", "repo": "evil/x"}}}),
+            &[],
+        );
+        let f = r.forward.unwrap_or_else(|| panic!("forwarded: {}", r.body));
+        assert_eq!(
+            f.params,
+            json!({"name": "create_issue", "arguments": {"title": "t", "body": "b", "repo": "acme/app", "labels": ["triage"]}}),
+            "{name}"
+        );
+    }
+}
+
+/// Issue 39, item 3: a prefixed tool name over 64 characters is shortened deterministically
+/// when the document chooses (`longNames: "shorten"`), else refused by name.
+#[test]
+fn long_names_are_shortened_deterministically_or_refused() {
+    let long = format!("list_{}", "organization_repository_".repeat(3));
+    let doc = json!({"upstreams": {
+        "github_enterprise": {"url": "http://a/mcp", "longNames": "shorten"},
+        "other": {"url": "http://b/mcp"}
+    }});
+    let l = lists(&[(Kind::Tool, json!([{"name": long}, {"name": format!("{long}2")}]))]);
+    let cat = build(&doc, &[Some(&l), Some(&l)], &Claims::default());
+    let names = tool_names(&cat);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.len() == 64 && n.starts_with("github_enterprise_list_organization")),
+        "{names:?}"
+    );
+    assert_ne!(names[0], names[1]);
+    assert_eq!(cat.origins.tools[&names[0]], (0, long.clone()));
+    assert_eq!(cat.origins.shortened.len(), 2);
+    assert_eq!(
+        build(&doc, &[Some(&l), None], &Claims::default())
+            .section(Kind::Tool)
+            .items[0]
+            .name,
+        names[0]
+    );
+    assert_eq!(
+        cat.origins.refused.len(),
+        2,
+        "the other upstream refuses them: {:?}",
+        cat.origins.refused
+    );
+    let e = Catalog::load(&json!({"upstreams": {"x": {"url": "http://x/mcp", "longNames": "cut"}}})).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("upstreams.x.longNames must be \"shorten\" or \"refuse\""),
+        "{e}"
+    );
+}

@@ -18,6 +18,9 @@ struct Entry {
     /// Old names of a renamed tool (servers only: feature `standards`).
     #[cfg(feature = "standards")]
     aliases: Vec<String>,
+    /// What it rewrites in an upstream's tools (gateway only).
+    #[cfg(feature = "gateway")]
+    rewrite: Option<super::rewrite::Rewrite>,
 }
 
 /// The document's `overlay`: `{"<name or glob>": {"groups": [..], "tags": [..], "aliases": [..]}}`.
@@ -49,14 +52,16 @@ impl Overlay {
                     type_name(e)
                 ))
             })?;
+            #[allow(unused_mut)]
+            let mut fields: Vec<&str> = vec!["groups", "tags"];
             #[cfg(feature = "standards")]
-            const FIELDS: &[&str] = &["groups", "tags", "aliases"];
-            #[cfg(not(feature = "standards"))]
-            const FIELDS: &[&str] = &["groups", "tags"];
-            if let Some(k) = e.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            fields.push("aliases");
+            #[cfg(feature = "gateway")]
+            fields.extend(super::rewrite::FIELDS);
+            if let Some(k) = e.keys().find(|k| !fields.contains(&k.as_str())) {
                 return Err(Error::Catalog(format!(
                     "{path} has an unknown field \"{k}\"; expected {}",
-                    FIELDS.join(", ")
+                    fields.join(", ")
                 )));
             }
             let groups = str_array(e.get("groups"), &format!("{path}.groups")).map_err(Error::in_catalog)?;
@@ -68,6 +73,8 @@ impl Overlay {
                 // A renamed tool's old names (an upstream renamed it; clients still call the old).
                 #[cfg(feature = "standards")]
                 aliases: str_array(e.get("aliases"), &format!("{path}.aliases")).map_err(Error::in_catalog)?,
+                #[cfg(feature = "gateway")]
+                rewrite: super::rewrite::Rewrite::parse(pattern, e, &path)?,
             });
         }
         Ok(Overlay(entries))
@@ -84,6 +91,16 @@ impl Overlay {
             .collect();
         #[cfg(not(feature = "standards"))]
         Vec::new()
+    }
+
+    /// The rewrites of the entries matching the tool `name`, in the document's order (gateway).
+    #[cfg(feature = "gateway")]
+    pub fn rewrites(&self, name: &str) -> Vec<&super::rewrite::Rewrite> {
+        self.0
+            .iter()
+            .filter(|e| glob::matches(&e.pattern, name))
+            .filter_map(|e| e.rewrite.as_ref())
+            .collect()
     }
 
     /// `item` with the groups and tags of every entry matching its name added (unchanged when

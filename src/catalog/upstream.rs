@@ -42,10 +42,12 @@ impl Limits {
         let o = match v {
             None | Some(Value::Null) => return Ok(l),
             Some(Value::Object(o)) => o,
-            Some(other) => return Err(Error::Catalog(format!(
+            Some(other) => {
+                return Err(Error::Catalog(format!(
                 "{path}.limits must be an object such as {{\"maxItems\": 10000, \"callTimeoutSeconds\": 30}}, got {}",
                 type_name(other)
-            ))),
+            )))
+            }
         };
         const KEYS: [&str; 4] = ["maxItems", "maxListBytes", "maxAnswerBytes", "callTimeoutSeconds"];
         if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
@@ -174,12 +176,15 @@ pub struct Upstream {
     pub limits: Limits,
     /// Its TLS settings (https:// only).
     pub tls: Tls,
+    /// Whether a tool name longer than 64 characters after the prefix is listed shortened
+    /// (`"longNames": "shorten"`) rather than refused (`"refuse"`, the default).
+    pub shorten_long_names: bool,
 }
 
 /// Headers the conversation itself sets: an upstream's `headers` may not replace them.
 const RESERVED: [&str; 4] = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
 
-const FIELDS: [&str; 15] = [
+const FIELDS: [&str; 16] = [
     "url",
     "command",
     "args",
@@ -195,6 +200,7 @@ const FIELDS: [&str; 15] = [
     "caFile",
     "clientCert",
     "clientKey",
+    "longNames",
 ];
 
 fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
@@ -402,6 +408,16 @@ impl Upstream {
             tags_from_annotations,
             limits: Limits::parse(obj.get("limits"), path)?,
             tls,
+            shorten_long_names: match obj.get("longNames") {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) if s == "refuse" => false,
+                Some(Value::String(s)) if s == "shorten" => true,
+                Some(other) => {
+                    return Err(Error::Catalog(format!(
+                        "{path}.longNames must be \"shorten\" or \"refuse\" (a tool name over 64 characters with its prefix), got {other}"
+                    )))
+                }
+            },
         })
     }
 
@@ -691,6 +707,11 @@ pub struct Origins {
     /// Items an upstream listed that were left out (index of the upstream, why): names that
     /// break the rules or belong to another upstream's space (`upstream::space`).
     pub refused: Vec<(usize, String)>,
+    /// A rewritten tool's argument rules, by its listed name: a call's arguments are translated
+    /// back with them before it leaves (`ArgRule::back`).
+    pub arguments: std::collections::HashMap<String, Vec<super::ArgRule>>,
+    /// Tool names over 64 characters listed shortened (index of the upstream, what became what).
+    pub shortened: Vec<(usize, String)>,
 }
 
 #[cfg(feature = "gateway")]

@@ -307,6 +307,21 @@ impl Server {
             *v = Value::String(name.clone());
             Some(*up)
         };
+        if method == "tools/call" {
+            // A rewritten tool's arguments go back to the upstream's own names and values.
+            let rules = params
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|n| origins.arguments.get(n));
+            if let (Some(rules), true) = (rules, params.is_object()) {
+                if !params["arguments"].is_object() {
+                    params["arguments"] = Value::Object(Default::default());
+                }
+                if let Value::Object(args) = &mut params["arguments"] {
+                    crate::catalog::ArgRule::back(rules, args);
+                }
+            }
+        }
         let routed = match method {
             "tools/call" => params.get_mut("name").and_then(|v| rename(&origins.tools, v)),
             "prompts/get" => params.get_mut("name").and_then(|v| rename(&origins.prompts, v)),

@@ -953,6 +953,7 @@ impl Gateway {
                     "fetchedMs": m.fetched_ms,
                     "quarantined": quarantined,
                     "refused": refused.iter().take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>(),
+                    "shortened": self.server.as_ref().map(|s| s.catalog().origins.shortened.iter().filter(|(u, _)| *u == i).map(|(_, w)| w.clone()).take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>()).unwrap_or_default(),
                     "refusedCount": refused.len(),
                 })
             })

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::pages::Lists;
-use super::space::{shown, template_space, Claims, Space};
+use super::space::{shortened, shown, template_space, Claims, Space};
 use crate::catalog::{Catalog, Origins, Overlay, Upstream};
 use crate::error::{type_name, Error, Result};
 use crate::model::{Kind, Primitive, META_GROUPS};
@@ -219,10 +219,17 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
                     origins.refused.push((s.index, why));
                     continue;
                 };
-                let id = match kind {
+                let mut id = match kind {
                     Kind::Tool | Kind::Prompt => format!("{}{id}", s.upstream.prefix),
                     _ => id.to_string(),
                 };
+                if let (Kind::Tool, true, Some(short)) = (kind, s.upstream.shorten_long_names, shortened(&id)) {
+                    origins.shortened.push((
+                        s.index,
+                        format!("\"{}\" is listed as \"{short}\" (over 64 characters)", shown(&id)),
+                    ));
+                    id = short;
+                }
                 match space.admit(kind, &id, s.index) {
                     Ok(()) => these.push((s, item, id)),
                     Err(why) => origins.refused.push((s.index, why)),
@@ -249,6 +256,9 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
                 index: s.index,
             };
             let mut v = import(kind, item, s.upstream, &joining);
+            if let (Kind::Tool, Value::Object(o)) = (kind, &mut v) {
+                o.insert("name".into(), json!(id)); // shortened, when it was too long
+            }
             // An item the catalog would not load is refused alone, not the whole merge.
             if let Err(e) =
                 Primitive::from_json(kind, v.clone(), &format!("its {} \"{}\"", kind.key(), shown(&id)), None)
@@ -258,6 +268,26 @@ pub fn build_claimed(local: &Value, sources: &[Source], pins: &Pins, claims: &Cl
             }
             if kind == Kind::Tool && !pinned(&mut v, &mut report, pins, s.index) {
                 continue;
+            }
+            // The document's rewrites, after the digest (pinning watches the upstream's own tool).
+            let mut id = id;
+            if kind == Kind::Tool {
+                let rewrites = overlay.rewrites(&id);
+                if let (false, Value::Object(o)) = (rewrites.is_empty(), &mut v) {
+                    // The entries naming the old name give their groups, tags and aliases first.
+                    if let Value::Object(with) = overlay.apply(&Value::Object(o.clone())).into_owned() {
+                        *o = with;
+                    }
+                    let mut rules = Vec::new();
+                    for r in rewrites {
+                        r.apply(o);
+                        rules.extend(r.arguments.iter().cloned());
+                    }
+                    id = o.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                    if !rules.is_empty() {
+                        origins.arguments.insert(id.clone(), rules);
+                    }
+                }
             }
             let original = || item["name"].as_str().unwrap_or_default().to_string();
             match kind {
@@ -319,6 +349,7 @@ pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
         tags_from_annotations: false,
         limits: Default::default(),
         tls: Default::default(),
+        shorten_long_names: false,
     });
     build_many(
         local,
@@ -411,7 +442,7 @@ mod tests {
             "{:?}",
             c.origins.refused
         );
-        // Same resource URI from two upstreams: an error.
+        // Same resource URI from two upstreams at once.
         let mut r1 = Lists::new(json!({}));
         r1.set(Kind::Resource, vec![json!({"name": "x", "uri": "file:///a"})]);
         let sources = [
@@ -426,15 +457,9 @@ mod tests {
                 lists: &r1,
             },
         ];
+        // A tie (neither held it before): neither serves it; both are reported.
         let c = build_many(&local, &sources).unwrap();
-        assert_eq!(c.origins.resources["file:///a"], 0);
-        assert_eq!(c.origins.refused.len(), 1);
-        assert!(
-            c.origins.refused[0]
-                .1
-                .contains("overlaps the URIs upstream \"b\" serves"),
-            "{:?}",
-            c.origins.refused
-        );
+        assert!(c.origins.resources.is_empty());
+        assert_eq!(c.origins.refused.len(), 2, "{:?}", c.origins.refused);
     }
 }

@@ -154,6 +154,19 @@ pub fn shown(s: &str) -> String {
     out
 }
 
+/// `name` cut to 64 characters, deterministically, when it is a valid name of 65 to 128: its
+/// first 55 characters, `_` and 8 hex digits of its FNV-1a hash (so two long names that share
+/// their start stay apart). `None` when it needs no shortening or breaks other rules.
+pub fn shortened(name: &str) -> Option<String> {
+    if name.len() <= MAX_TOOL_NAME || !name_ok(name, 128) {
+        return None;
+    }
+    let hash = name
+        .bytes()
+        .fold(0x811c_9dc5_u32, |h, b| (h ^ b as u32).wrapping_mul(0x0100_0193));
+    Some(format!("{}_{hash:08x}", &name[..55]))
+}
+
 /// Why an item two upstreams list in one build, neither holding it before, is refused from both.
 fn contest(named: &str, other: &str) -> String {
     format!("{named} is also claimed by {other}; neither serves it while both list it")
