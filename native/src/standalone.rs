@@ -167,10 +167,12 @@ impl Gateway {
 
     async fn answer_upstream(&self, url: &str, post: Post) {
         let bounded = tokio::time::timeout(ANSWER_DEADLINE, self.post_http(url, post, None, ANSWER_MAX));
-        if let Err(e) = bounded
-            .await
-            .unwrap_or_else(|_| Err(crate::gateway::late("", ANSWER_DEADLINE.as_millis() as u64)))
-        {
+        if let Err(e) = bounded.await.unwrap_or_else(|_| {
+            Err(mcp_sieve::Error::Upstream(format!(
+                "it did not take the answer within {} s",
+                ANSWER_DEADLINE.as_secs()
+            )))
+        }) {
             eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
         }
     }
