@@ -579,3 +579,57 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
     let p = h.rpc_err("prompts/get", json!({"name": "c_greet"}));
     assert!(p["message"].as_str().unwrap().contains("upstream \"c\" is down"), "{p}");
 }
+
+#[test]
+fn an_upstream_refusing_a_call_with_an_http_status_is_named_with_the_status_and_its_error() {
+    let local = Catalog::load(&json!({"upstreams": {"gh": {"url": "http://127.0.0.1:9/gh"}}})).unwrap();
+    let mut gw = Gateway::new_many(&local.upstreams);
+    let mut up = Upstream1::new(1, 10);
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    gw.refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 1)
+        .unwrap();
+    let mut call = |status: u16, body: &str| {
+        let forward = Forward {
+            method: "tools/call".into(),
+            params: json!({"name": "t0", "arguments": {}}),
+            upstream_name: "gh".into(),
+            ..Forward::default()
+        };
+        let (_, mut conv, mut exchange) = gw.forward(&forward).unwrap();
+        let mut up = Upstream1::new(1, 10);
+        let (reply, _) = run(&mut conv, &mut exchange, |m, p| match m["method"].as_str() {
+            Some("tools/call") => HttpAnswer {
+                status,
+                content_type: "application/json".into(),
+                body: body.into(),
+                ..Default::default()
+            },
+            _ => up.answer(m, p),
+        });
+        mcp_sieve::upstream::named(&local.upstreams[0], reply.unwrap_err()).to_string()
+    };
+    // A token that expired: RFC 6750's body, no JSON-RPC error.
+    let e = call(
+        401,
+        r#"{"error": "invalid_token", "error_description": "The access token expired"}"#,
+    );
+    assert!(
+        e.contains("upstream \"gh\": it refused tools/call with HTTP 401 Unauthorized: invalid_token (The access token expired)"),
+        "{e}"
+    );
+    assert!(!e.contains("without a message"), "{e}");
+    // Another status with no body.
+    let e = call(429, "");
+    assert!(
+        e.contains("upstream \"gh\": it refused tools/call with HTTP 429 Too Many Requests"),
+        "{e}"
+    );
+    // A JSON-RPC error with its message stays the upstream's own words.
+    let e = call(
+        400,
+        r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad arguments"}}"#,
+    );
+    assert!(e.contains("bad arguments"), "{e}");
+}

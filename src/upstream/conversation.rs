@@ -265,9 +265,54 @@ fn http_failure(what: &str, a: &HttpAnswer, id: Option<u64>) -> Error {
         .and_then(|r| r.response)
         .or_else(|| serde_json::from_str::<Value>(&a.body).ok());
     match carried.as_ref().and_then(|m| m.get("error")) {
-        Some(e) => Error::from_rpc(what, e),
-        None => Error::Upstream(format!("it answered {what} with HTTP {}", a.status)),
+        // A JSON-RPC error with a message: the upstream's own words.
+        Some(e) if e.get("message").is_some_and(Value::is_string) => Error::from_rpc(what, e),
+        // Anything else (an OAuth-style `{"error": "invalid_token", "error_description": …}` of
+        // a 401, a bare status): the status and what the body says of it.
+        _ => {
+            let said = carried.as_ref().and_then(oauth_error).map(|s| format!(": {s}"));
+            Error::Upstream(format!(
+                "it refused {what} with HTTP {}{}{}",
+                a.status,
+                reason(a.status).map(|r| format!(" {r}")).unwrap_or_default(),
+                said.unwrap_or_default()
+            ))
+        }
     }
+}
+
+/// An OAuth error body's `error` and `error_description` (RFC 6750), shortened.
+fn oauth_error(body: &Value) -> Option<String> {
+    let short = |s: &str| s.chars().take(200).collect::<String>();
+    let code = short(body.get("error")?.as_str()?);
+    Some(match body.get("error_description").and_then(Value::as_str) {
+        Some(d) => format!("{code} ({})", short(d)),
+        None => code,
+    })
+}
+
+/// The reason phrase of an HTTP status an upstream may refuse with.
+fn reason(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => return None,
+    })
 }
 
 /// Where an exchange stands.
