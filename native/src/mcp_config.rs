@@ -362,6 +362,14 @@ impl Conv<'_> {
                 return;
             }
         };
+        // `npx mcp-remote <url> [--header "Name: value"]…` wraps a remote server in a stdio
+        // bridge: mcp-sieve reaches the server itself, over HTTPS (and signs in where it asks).
+        if stdio {
+            if let Some(remote) = mcp_remote(obj) {
+                self.remote(path, name, obj, remote);
+                return;
+            }
+        }
         // A client configuration usually lists mcp-sieve itself: launching it again would recurse.
         let launches_sieve = stdio
             && std::iter::once(obj.get("command"))
@@ -449,6 +457,57 @@ impl Conv<'_> {
         if self.out.errors.len() != errors {
             return;
         }
+        self.add(path, name, up);
+    }
+
+    /// An `mcp-remote` entry as the direct HTTP upstream it bridges to: its URL, and its
+    /// `--header "Name: value"` arguments, `${VAR}` in them read from the entry's `env` first
+    /// (as mcp-remote does), then the environment. Its other options are said to be ignored.
+    fn remote(&mut self, path: &[&str], name: &str, obj: &Map<String, Value>, remote: Remote) {
+        let errors = self.out.errors.len();
+        let f = [path, &["args"]].concat();
+        let env: Map<String, Value> = obj.get("env").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut up = Map::new();
+        match self.resolve(&f, &remote.url, false) {
+            Some(u) if u.starts_with("http://") || u.starts_with("https://") => drop(up.insert("url".into(), json!(u))),
+            Some(_) => self.error(
+                &f,
+                format!("mcp-remote's URL must be http:// or https://, got \"{}\"", remote.url),
+            ),
+            None => {}
+        }
+        let mut headers = Map::new();
+        for h in &remote.headers {
+            let Some((k, v)) = h.split_once(':') else {
+                self.error(&f, format!("mcp-remote's --header \"{h}\" must be \"Name: value\""));
+                continue;
+            };
+            // The entry's own env first, as mcp-remote substitutes it.
+            let own = |n: &str| env.get(n).and_then(Value::as_str).map(str::to_string);
+            let mut value = v.trim().to_string();
+            for (n, val) in env.keys().filter_map(|n| Some((n.clone(), own(n)?))) {
+                value = value.replace(&format!("${{{n}}}"), &val);
+            }
+            if let Some(v) = self.resolve(&f, &value, true) {
+                headers.insert(k.trim().to_string(), json!(v));
+            }
+        }
+        if !headers.is_empty() {
+            up.insert("headers".into(), Value::Object(headers));
+        }
+        for ignored in &remote.ignored {
+            self.warn(
+                &f,
+                &format!("mcp-remote's {ignored} is ignored: mcp-sieve reaches the server itself"),
+            );
+        }
+        if self.out.errors.len() == errors {
+            self.add(path, name, up);
+        }
+    }
+
+    /// Adds the upstream `up` for the server `name`.
+    fn add(&mut self, path: &[&str], name: &str, up: Map<String, Value>) {
         // An upstream's name is 1 to 64 letters, digits, '_' or '-' (its tools are `<name>_…`).
         let mut id: String = name
             .chars()
@@ -473,6 +532,63 @@ impl Conv<'_> {
         }
         self.out.upstreams.insert(id, Value::Object(up));
     }
+}
+
+/// What an `mcp-remote` launch line says.
+#[derive(Debug, PartialEq)]
+struct Remote {
+    url: String,
+    /// `--header` values, as written (`Name: value`).
+    headers: Vec<String>,
+    /// Options mcp-sieve does not need (said in a warning).
+    ignored: Vec<String>,
+}
+
+/// The `mcp-remote` bridge an entry launches (`npx [-y] mcp-remote[@version] <url> …`, the same
+/// through `bunx`/`pnpx`/`pnpm dlx`/`yarn dlx`, or `mcp-remote` itself), if it does.
+fn mcp_remote(obj: &Map<String, Value>) -> Option<Remote> {
+    let command = obj.get("command")?.as_str()?;
+    let base = command
+        .rsplit(['/', '\\'])
+        .next()?
+        .trim_end_matches(".cmd")
+        .trim_end_matches(".exe");
+    let args: Vec<&str> = obj.get("args")?.as_array()?.iter().filter_map(Value::as_str).collect();
+    let is_bridge = |a: &str| a == "mcp-remote" || a.starts_with("mcp-remote@");
+    let rest: &[&str] = if is_bridge(base) {
+        &args
+    } else if matches!(base, "npx" | "bunx" | "pnpx" | "pnpm" | "yarn") {
+        let at = args.iter().position(|a| is_bridge(a))?;
+        // Only launcher flags before it (`-y`, `--yes`, `dlx`, `-p pkg`…), never another package.
+        if args[..at].iter().any(|a| !a.starts_with('-') && *a != "dlx") {
+            return None;
+        }
+        &args[at + 1..]
+    } else {
+        return None;
+    };
+    let (url, options) = rest.split_first()?;
+    let mut remote = Remote {
+        url: url.to_string(),
+        headers: Vec::new(),
+        ignored: Vec::new(),
+    };
+    let mut it = options.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--header" => remote.headers.extend(it.next().map(|h| h.to_string())),
+            "--transport"
+            | "--host"
+            | "--resource"
+            | "--auth-timeout"
+            | "--static-oauth-client-metadata"
+            | "--static-oauth-client-info" => {
+                remote.ignored.push(format!("{a} {}", it.next().unwrap_or(&"")));
+            }
+            other => remote.ignored.push(other.to_string()),
+        }
+    }
+    Some(remote)
 }
 
 #[cfg(test)]
@@ -656,6 +772,40 @@ mod tests {
                 "mcpServers.c"
             ]
         );
+    }
+
+    #[test]
+    fn mcp_remote_entries_become_direct_upstreams() {
+        let c = ok(r#"{"mcpServers": {
+            "linear": {"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.linear.app/mcp"]},
+            "sentry": {"command": "npx", "args": ["mcp-remote@0.1.29", "https://mcp.sentry.dev/mcp",
+                "--header", "Authorization:${AUTH_HEADER}", "--transport", "http-only", "9696"],
+                "env": {"AUTH_HEADER": "Bearer s3cr3t"}},
+            "other": {"command": "npx", "args": ["-y", "some-server", "mcp-remote"]}
+        }}"#);
+        assert_eq!(c.upstreams["linear"], json!({"url": "https://mcp.linear.app/mcp"}));
+        assert_eq!(
+            c.upstreams["sentry"],
+            json!({"url": "https://mcp.sentry.dev/mcp", "headers": {"Authorization": "Bearer s3cr3t"}})
+        );
+        assert!(
+            c.upstreams["other"].get("command").is_some(),
+            "another package is left as it is"
+        );
+        let warned: Vec<String> = c.warnings.iter().map(|w| w.message.clone()).collect();
+        assert!(
+            warned.iter().any(|w| w.contains("--transport http-only is ignored")),
+            "{warned:?}"
+        );
+        assert!(!warned.iter().any(|w| w.contains("s3cr3t")), "{warned:?}");
+        let e = errors(
+            r#"{"mcpServers": {"x": {"command": "npx", "args": ["mcp-remote", "ftp://x", "--header", "nocolon"]}}}"#,
+        );
+        assert!(
+            e.iter().any(|p| p.message.contains("must be http:// or https://")),
+            "{e:?}"
+        );
+        assert!(e.iter().any(|p| p.message.contains("must be \"Name: value\"")), "{e:?}");
     }
 
     #[test]
