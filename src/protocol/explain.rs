@@ -142,7 +142,10 @@ impl Server {
             callable: true,
         };
         self.check_reasons(&call.ctx, &mut answer);
-        if let Some(q) = self.quarantine_reason(kind, id) {
+        // A quarantined tool exists (its upstream serves it), hidden as policy hides one.
+        let quarantined = self.quarantine_reason(kind, id);
+        let held = quarantined.is_some();
+        if let Some(q) = quarantined {
             answer.blocks(q);
         }
         let section = self.catalog.section(kind);
@@ -158,7 +161,7 @@ impl Server {
         let mut out = Map::new();
         out.insert("kind".into(), json!(kind_word(kind)));
         out.insert(kind.id_field().into(), json!(id));
-        out.insert("exists".into(), json!(found.is_some()));
+        out.insert("exists".into(), json!(found.is_some() || held));
         out.insert("visible".into(), json!(answer.visible));
         out.insert("callable".into(), json!(answer.callable));
         // Search mode lists find_tools and call_tool (and the pinned tools) instead of the rest.
