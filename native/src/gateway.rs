@@ -117,7 +117,11 @@ impl Gateway {
         let env = |name: &str| std::env::var(name).ok();
         // Their questions mid-call are relayed to the client that made the call (`relay`), and
         // what they send on their sessions' GET streams, roots questions among it (`standalone`).
-        let state = upstream::Gateway::with_secrets(&ups, &env)?.relaying().with_roots();
+        let state = upstream::Gateway::with_secrets(&ups, &env)?
+            .redacting(&upstream::Secrets::own(&env))
+            .relaying()
+            .with_roots();
+        let secrets = state.secrets().clone();
         let mut drivers = Vec::new();
         let (logs, logs_rx) = mpsc::unbounded_channel();
         for (member, up) in ups.iter().enumerate() {
@@ -130,6 +134,7 @@ impl Gateway {
                     env: up.resolved_env(&env)?,
                     cwd: cwd.clone(),
                     logs: (member, logs.clone()),
+                    secrets: secrets.clone(),
                 }))),
                 Transport::Service(b) => {
                     return Err(Error::Catalog(format!(

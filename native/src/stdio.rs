@@ -106,6 +106,8 @@ pub struct Spec {
     pub cwd: Option<String>,
     /// Where its log messages go (its index among the upstreams, and the gateway's channel).
     pub logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
+    /// The gateway's secrets, redacted from what it writes to stderr and logs.
+    pub secrets: mcp_sieve::upstream::Secrets,
 }
 
 /// One running process.
@@ -398,9 +400,10 @@ impl Pipe {
             return Err(self.fail("its pipes could not be opened"));
         };
         let name = spec.name.clone();
+        let secrets = spec.secrets.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                eprintln!("mcp-sieve: [{name}] {line}");
+                eprintln!("mcp-sieve: [{name}] {}", secrets.redact(&line));
             }
         });
         let dead = Arc::new(AtomicBool::new(false));
@@ -418,6 +421,7 @@ impl Pipe {
             init: Some(init_tx),
             garbage: garbage.clone(),
             logs: spec.logs.clone(),
+            secrets: spec.secrets.clone(),
         };
         // Answers to the upstream's own requests go through a second handle on stdin.
         let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
@@ -538,6 +542,7 @@ struct Reader {
     init: Option<oneshot::Sender<Value>>,
     garbage: Garbage,
     logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
+    secrets: mcp_sieve::upstream::Secrets,
 }
 
 impl Reader {
@@ -564,6 +569,7 @@ impl Reader {
                 if !text.is_empty() {
                     garbage_lines += 1;
                     if garbage_lines <= GARBAGE_LOGGED {
+                        let text = self.secrets.redact(text);
                         eprintln!("mcp-sieve: [{}] not JSON-RPC on stdout: {text}", self.name);
                     }
                     let mut first = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
@@ -646,7 +652,9 @@ impl Reader {
                 let p = &msg["params"];
                 let data = p["data"].as_str().map_or_else(|| p["data"].to_string(), str::to_string);
                 let level = p["level"].as_str().unwrap_or("info");
-                eprintln!("mcp-sieve: [{}] log {level}: {data}", self.name);
+                eprintln!("mcp-sieve: [{}] log {level}: {}", self.name, self.secrets.redact(&data));
+                let mut msg = msg;
+                self.secrets.redact_value(&mut msg);
                 let _ = self.logs.1.send((self.logs.0, msg));
             }
             // Other notifications concern the shared session, not a call.

@@ -238,10 +238,29 @@ impl Gateway {
             .collect::<Result<Vec<_>>>()?;
         let mut gateway = Self::of(resolved);
         for m in &mut gateway.members {
-            let own = Secrets::new(m.upstream.references().into_iter().filter_map(|n| {
+            let referenced = m.upstream.references().into_iter().filter_map(|n| {
                 let v = secret(&n)?;
                 Some((n, v))
-            }));
+            });
+            // Written into the document as they are (an `mcpServers` file's literal headers and
+            // env): a header's value (and its token after the scheme), an env value whose name
+            // says it is secret.
+            let literal = m.config.headers.iter().flat_map(|(k, v)| {
+                let token = v.rsplit_once(' ').map(|(_, t)| (format!("{k} header"), t.to_string()));
+                [(format!("{k} header"), v.clone())].into_iter().chain(token)
+            });
+            let env = match &m.upstream.transport {
+                crate::catalog::Transport::Stdio { env, .. } => env.clone(),
+                _ => Vec::new(),
+            };
+            let secretive = |k: &str| {
+                let k = k.to_ascii_uppercase();
+                ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL"]
+                    .iter()
+                    .any(|w| k.contains(w))
+            };
+            let literal_env = env.into_iter().filter(|(k, v)| secretive(k) && !v.contains("${"));
+            let own = Secrets::new(referenced.chain(literal).chain(literal_env));
             gateway.secrets = gateway.secrets.with(&own);
             m.config.secrets = own;
             m.conv = Conversation::new(m.list_config());
@@ -254,6 +273,11 @@ impl Gateway {
     pub fn redacting(mut self, more: &Secrets) -> Self {
         self.secrets = self.secrets.with(more);
         self
+    }
+
+    /// Every secret the gateway knows (to redact what upstreams say where the shell relays it).
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// `text` (an upstream's words) with every secret the gateway knows redacted.

@@ -21,8 +21,9 @@ impl Secrets {
     /// These `(name, value)` pairs (values shorter than 4 characters are never redacted).
     pub fn new(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
         let mut v: Vec<(String, String)> = pairs.into_iter().filter(|(_, v)| v.len() >= MIN_LEN).collect();
-        // Longest first: a secret that contains another is replaced whole.
-        v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+        // Longest first: a secret that contains another is replaced whole; of two names for one
+        // value, the first given is kept.
+        v.sort_by(|a, b| b.1.len().cmp(&a.1.len()));
         v.dedup_by(|a, b| a.1 == b.1);
         Secrets(Arc::new(v))
     }

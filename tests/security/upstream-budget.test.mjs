@@ -76,3 +76,18 @@ test('the gateway\'s peak memory stays bounded (native)', { skip: !native() && '
   const peak = Number(/VmHWM:\s+(\d+) kB/.exec(statusFile)[1]);
   assert.ok(peak < MAX_PEAK_KB, `peak RSS ${peak} kB < ${MAX_PEAK_KB} kB`);
 });
+
+test('what a stdio upstream writes to stderr never repeats a secret (native)', { skip: !native() && 'native only: stdio upstreams' }, async () => {
+  const SECRET = 'sk-stdio-secret-0123456789';
+  const script = "console.error('my token is ' + process.env.API_TOKEN + ' and ' + process.env.MCP_SIEVE_TOKEN)";
+  const s = await startWith({ upstreams: { leaky: { command: process.execPath, args: ['-e', script], env: { API_TOKEN: '${LEAKY_TOKEN}' } } } },
+    { MCP_SIEVE_TOKEN: TOKEN, LEAKY_TOKEN: SECRET });
+  try {
+    let out = '';
+    for (let i = 0; i < 50 && !out.includes('my token is'); i++) { await new Promise((r) => setTimeout(r, 100)); out = s.output(); }
+    assert.match(out, /my token is \[redacted:LEAKY_TOKEN\] and undefined/);
+    assert.ok(!out.includes(SECRET), out);
+  } finally {
+    await s.stop();
+  }
+});
