@@ -245,10 +245,22 @@ impl Gateway {
             // Written into the document as they are (an `mcpServers` file's literal headers and
             // env): a header's value (and its token after the scheme), an env value whose name
             // says it is secret.
-            let literal = m.config.headers.iter().flat_map(|(k, v)| {
-                let token = v.rsplit_once(' ').map(|(_, t)| (format!("{k} header"), t.to_string()));
-                [(format!("{k} header"), v.clone())].into_iter().chain(token)
-            });
+            let written: Vec<&str> = m
+                .upstream
+                .headers
+                .iter()
+                .filter(|(_, v)| !v.contains("${"))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            let literal = m
+                .config
+                .headers
+                .iter()
+                .filter(|(k, _)| written.contains(&k.as_str()))
+                .flat_map(|(k, v)| {
+                    let token = v.rsplit_once(' ').map(|(_, t)| (format!("{k} header"), t.to_string()));
+                    [(format!("{k} header"), v.clone())].into_iter().chain(token)
+                });
             let env = match &m.upstream.transport {
                 crate::catalog::Transport::Stdio { env, .. } => env.clone(),
                 _ => Vec::new(),
