@@ -216,3 +216,40 @@ fn a_renamed_tools_old_name_is_callable_unlisted_and_logged() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn an_overlay_alias_counts_in_x_mcp_tools_over_a_gateway_catalog() {
+    use mcp_sieve::catalog::Upstream;
+    use mcp_sieve::model::Kind;
+    use mcp_sieve::upstream::{build_many, Lists, Source};
+    let doc = json!({
+        "upstreams": {"gh": {"url": "http://127.0.0.1:9/gh"}},
+        "overlay": {"gh_create_issue": {"aliases": ["open_issue"]}}
+    });
+    let ups = Upstream::parse_all(doc.get("upstream"), doc.get("upstreams")).unwrap();
+    let mut lists = Lists::new(json!({"capabilities": {"tools": {}}}));
+    lists.set(
+        Kind::Tool,
+        serde_json::from_value(json!([
+            {"name": "create_issue", "description": "Open an issue", "inputSchema": {"type": "object"}},
+            {"name": "list_issues", "description": "List issues", "inputSchema": {"type": "object"}}
+        ]))
+        .unwrap(),
+    );
+    let sources = [Source {
+        index: 0,
+        upstream: &ups[0],
+        lists: &lists,
+    }];
+    let c = build_many(&doc, &sources).unwrap();
+    assert_eq!(
+        c.aliases.get("open_issue").map(String::as_str),
+        Some("gh_create_issue"),
+        "{:?}",
+        c.aliases
+    );
+    let mut h = on(&c, "/mcp", &[("x-mcp-tools", "open_issue")]);
+    assert_eq!(h.tool_names(json!({})), ["gh_create_issue"]);
+    let mut h = on(&c, "/mcp", &[("x-mcp-exclude-tools", "open_issue")]);
+    assert_eq!(h.tool_names(json!({})), ["gh_list_issues"]);
+}

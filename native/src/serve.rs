@@ -241,8 +241,10 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     };
     // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
     let principal = caller.principal.clone();
+    // Over the catalog served (in gateway mode the upstreams' tools, whose overlay aliases
+    // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog).
     let view = match http::endpoint_view_for(
-        app.server.catalog(),
+        server.catalog(),
         &path,
         &query,
         &header,

@@ -122,8 +122,11 @@ pub fn caller_of(
     who: http::Caller,
 ) -> std::result::Result<Caller, Box<http::Response>> {
     let (path, query) = path_and_query(url);
+    // Over the catalog served: in gateway mode the upstreams' tools, whose overlay aliases
+    // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog.
+    let served = crate::gateway::with(server, |g| g.server()).flatten();
     let view = http::endpoint_view_for(
-        server.catalog(),
+        served.as_deref().unwrap_or(server).catalog(),
         path,
         query,
         header,
