@@ -100,7 +100,8 @@ impl Verifier {
     async fn fetch(&self, url: &str) -> Result<KeySet, String> {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("bad JWKS URL {url}: {e}"))?;
         let get = async {
-            let res = self.client.get(uri).await.map_err(|e| crate::tls::explain(&e))?;
+            let host = uri.host().unwrap_or_default().to_string();
+            let res = self.client.get(uri).await.map_err(|e| crate::tls::explain(&e, &host))?;
             if !res.status().is_success() {
                 return Err(format!("HTTP {}", res.status()));
             }

@@ -1,7 +1,9 @@
 //! `mcp-sieve check FILE`: validates a catalog document or an MCP client configuration and prints
 //! every error with its file, line and column, and field (a catalog document's from
 //! `Catalog::problems`; a secret the environment lacks is a warning: it may be set where the
-//! document is served); the exit code is 1 when there are errors.
+//! document is served); the exit code is 1 when there are errors. What would stop an http upstream
+//! from being reached is an error too: a `caFile`, `clientCert` or `clientKey` that cannot be read
+//! or used, a proxy variable that does not parse (`crate::tls`).
 
 use std::path::Path;
 
@@ -29,7 +31,16 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
         for p in &c.errors {
             println!("{}", p.show(&file));
         }
-        return match c.errors.len() {
+        let reached = c.upstreams.values().any(|up| up.get("url").is_some());
+        let tls = if reached {
+            tls_problems(&[], Path::new("."))
+        } else {
+            Vec::new()
+        };
+        for p in &tls {
+            println!("{file}: {p}");
+        }
+        return match c.errors.len() + tls.len() {
             0 => {
                 let servers: Vec<String> = c
                     .upstreams
@@ -64,6 +75,20 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
         return Err(ServerError::Check(problems.len()));
     }
     let c = mcp_sieve::Catalog::from_json_str(&text)?;
+    let reached = c.upstreams.iter().any(|u| u.url().is_some());
+    if reached {
+        let folder = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tls = tls_problems(&c.upstreams, folder);
+        for p in &tls {
+            println!("{file}: {p}");
+        }
+        if !tls.is_empty() {
+            return Err(ServerError::Check(tls.len()));
+        }
+    }
     println!(
         "{file}: a valid catalog document: {} tools, {} groups, {} tags, {} views",
         c.section(mcp_sieve::model::Kind::Tool).items.len(),
@@ -72,4 +97,20 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
         c.views.len()
     );
     Err(ServerError::Check(0))
+}
+
+/// What would stop the http upstreams `ups` from being reached (their TLS files, relative to
+/// `folder`; the proxy variables), each an error; what the platform's trust store lacks is a
+/// warning, printed here (the webpki roots still serve).
+fn tls_problems(ups: &[mcp_sieve::catalog::Upstream], folder: &Path) -> Vec<String> {
+    let mut out: Vec<String> = ups
+        .iter()
+        .filter(|u| u.url().is_some())
+        .filter_map(|u| crate::tls::upstream_config(u, folder).err())
+        .collect();
+    out.extend(crate::tls::proxy_problems());
+    for w in crate::tls::store_problems() {
+        println!("warning: {w}");
+    }
+    out
 }

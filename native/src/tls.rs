@@ -92,9 +92,12 @@ fn config_with(
         .with_root_certificates(roots);
     let mut config = match client {
         None => builder.with_no_client_auth(),
-        Some((chain, key)) => builder
-            .with_client_auth_cert(chain, key)
-            .map_err(|e| format!("clientKey does not go with clientCert: {e}"))?,
+        Some((chain, key)) => builder.with_client_auth_cert(chain, key).map_err(|e| match e {
+            rustls::Error::InconsistentKeys(_) => {
+                "clientKey is not the private key of the certificate in clientCert".to_string()
+            }
+            e => format!("clientKey does not go with clientCert: {e}"),
+        })?,
     };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
@@ -322,7 +325,7 @@ impl Connector {
             .tls
             .connect(name, tcp)
             .await
-            .map_err(|e| fail(format!("TLS with {host} failed: {}", tls_reason(&e))))?;
+            .map_err(|e| fail(format!("TLS with {host} failed: {}", tls_reason(&e, &host))))?;
         Ok(Stream::Tls(Box::new(TokioIo::new(tls))))
     }
 
@@ -394,7 +397,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Why a TLS handshake failed, in words.
-fn tls_reason(e: &io::Error) -> String {
+fn tls_reason(e: &io::Error, host: &str) -> String {
     let Some(inner) = e.get_ref() else {
         return match e.kind() {
             io::ErrorKind::UnexpectedEof => {
@@ -404,15 +407,15 @@ fn tls_reason(e: &io::Error) -> String {
         };
     };
     match inner.downcast_ref::<rustls::Error>() {
-        Some(r) => rustls_reason(r),
+        Some(r) => rustls_reason(r, host),
         None => chain(inner),
     }
 }
 
-fn rustls_reason(e: &rustls::Error) -> String {
+fn rustls_reason(e: &rustls::Error, host: &str) -> String {
     use rustls::AlertDescription as A;
     match e {
-        rustls::Error::InvalidCertificate(c) => certificate_reason(c),
+        rustls::Error::InvalidCertificate(c) => certificate_reason(c, host),
         rustls::Error::AlertReceived(A::CertificateRequired) | rustls::Error::AlertReceived(A::HandshakeFailure) => {
             "the server refused the handshake: it may require a client certificate (set clientCert and clientKey)"
                 .into()
@@ -429,19 +432,21 @@ fn rustls_reason(e: &rustls::Error) -> String {
     }
 }
 
-fn certificate_reason(c: &CertificateError) -> String {
+fn certificate_reason(c: &CertificateError, host: &str) -> String {
     match c {
         CertificateError::UnknownIssuer => {
             "the certificate's issuer is unknown (add its CA with caFile or SSL_CERT_FILE)".into()
         }
-        CertificateError::NotValidForName => "name mismatch: the certificate is not valid for this host name".into(),
-        CertificateError::NotValidForNameContext { expected, presented } => {
-            let presented = if presented.is_empty() {
+        CertificateError::NotValidForName => format!("name mismatch: the certificate is not valid for {host}"),
+        CertificateError::NotValidForNameContext { presented, .. } => {
+            // Names come as `DnsName("a.example")` or `IpAddress(…)`: the quoted name is shown.
+            let names: Vec<&str> = presented.iter().map(|n| n.split('"').nth(1).unwrap_or(n)).collect();
+            let names = if names.is_empty() {
                 "no names".to_string()
             } else {
-                presented.join(", ")
+                names.join(", ")
             };
-            format!("name mismatch: the certificate is not valid for {expected:?} (it is for {presented})")
+            format!("name mismatch: the certificate is not valid for {host} (it is for {names})")
         }
         CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
             "the certificate has expired (or this machine's clock is wrong)".into()
@@ -459,12 +464,22 @@ fn certificate_reason(c: &CertificateError) -> String {
     }
 }
 
-/// What a hyper client error says, with the reason a connection failed when there is one.
-pub fn explain(e: &(dyn std::error::Error + 'static)) -> String {
+/// What a hyper client error says, with the reason a connection failed when there is one: a
+/// TLS error that comes after the handshake (TLS 1.3 servers refuse a missing client certificate
+/// with the first read) is said in words too, naming `host`.
+pub fn explain(e: &(dyn std::error::Error + 'static), host: &str) -> String {
     let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = next {
         if let Some(c) = s.downcast_ref::<ConnectError>() {
             return c.0.clone();
+        }
+        let tls = s.downcast_ref::<rustls::Error>().or_else(|| {
+            s.downcast_ref::<io::Error>()?
+                .get_ref()?
+                .downcast_ref::<rustls::Error>()
+        });
+        if let Some(t) = tls {
+            return format!("TLS with {host} failed: {}", rustls_reason(t, host));
         }
         next = s.source();
     }
@@ -677,7 +692,8 @@ where
                 req.headers_mut().insert(hyper::header::PROXY_AUTHORIZATION, auth);
             }
         }
-        client.request(req).await.map_err(|e| RequestError(explain(&e)))
+        let host = req.uri().host().unwrap_or_default().to_string();
+        client.request(req).await.map_err(|e| RequestError(explain(&e, &host)))
     }
 }
 
@@ -701,13 +717,25 @@ mod tests {
 
     #[test]
     fn certificate_errors_are_said_in_words() {
-        assert!(certificate_reason(&CertificateError::UnknownIssuer).contains("issuer is unknown"));
-        assert!(certificate_reason(&CertificateError::NotValidForName).contains("name mismatch"));
-        assert!(certificate_reason(&CertificateError::Expired).contains("expired"));
+        let says = |c: CertificateError| certificate_reason(&c, "api.example.com");
+        assert!(says(CertificateError::UnknownIssuer).contains("issuer is unknown"));
+        assert_eq!(
+            says(CertificateError::NotValidForName),
+            "name mismatch: the certificate is not valid for api.example.com"
+        );
+        let other = CertificateError::NotValidForNameContext {
+            expected: ServerName::try_from("api.example.com").unwrap(),
+            presented: vec!["DnsName(\"other.example\")".into()],
+        };
+        assert_eq!(
+            says(other),
+            "name mismatch: the certificate is not valid for api.example.com (it is for other.example)"
+        );
+        assert!(says(CertificateError::Expired).contains("expired"));
         let e = io::Error::new(
             io::ErrorKind::InvalidData,
             rustls::Error::InvalidCertificate(CertificateError::Expired),
         );
-        assert!(tls_reason(&e).contains("has expired"));
+        assert!(tls_reason(&e, "h").contains("has expired"));
     }
 }
