@@ -235,6 +235,21 @@ fn proxy_url(value: &str) -> Result<(), String> {
     }
 }
 
+/// The environment's proxies. `NO_PROXY=*` bypasses every host, IP addresses included, as in
+/// curl (hyper-util's matcher applies `*` to names only).
+fn env_matcher() -> Matcher {
+    let no = ["NO_PROXY", "no_proxy"].iter().find_map(|n| std::env::var(n).ok());
+    if no.is_some_and(|v| no_proxy_all(&v)) {
+        return Matcher::builder().build();
+    }
+    Matcher::from_env()
+}
+
+/// Whether a `NO_PROXY` value bypasses every host.
+fn no_proxy_all(value: &str) -> bool {
+    value.split(',').any(|e| e.trim() == "*")
+}
+
 /// A connector: TCP (direct or through the environment's proxy), then TLS for `https://`.
 #[derive(Clone)]
 pub struct Connector {
@@ -253,7 +268,7 @@ impl Connector {
         Connector {
             http,
             tls: TlsConnector::from(config),
-            proxy: Arc::new(Matcher::from_env()),
+            proxy: Arc::new(env_matcher()),
         }
     }
 
@@ -713,6 +728,12 @@ mod tests {
         assert!(proxy_url("https://proxy.example")
             .unwrap_err()
             .contains("https:// proxy is not supported"));
+    }
+
+    #[test]
+    fn no_proxy_star_bypasses_everything() {
+        assert!(no_proxy_all("*") && no_proxy_all("example.com, *"));
+        assert!(!no_proxy_all("*.example.com") && !no_proxy_all(""));
     }
 
     #[test]

@@ -215,6 +215,10 @@ test('HTTPS_PROXY: the connection goes through a CONNECT tunnel; NO_PROXY bypass
   const direct = await sieve(['tools', '--catalog', catalog], { https_proxy: `http://127.0.0.1:${proxyPort}`, NO_PROXY: 'example.com,127.0.0.1' });
   assert.equal(direct.code, 0, direct.stderr);
   assert.deepEqual(targets, []);
+  // NO_PROXY=* bypasses every host, an IP address too (as in curl).
+  const star = await sieve(['tools', '--catalog', catalog], { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`, NO_PROXY: '*' });
+  assert.equal(star.code, 0, star.stderr);
+  assert.deepEqual(targets, []);
   // HTTP_PROXY: a plain http upstream is asked through the proxy in absolute form.
   targets.length = 0;
   const plainPort = await listen(http.createServer(mcpHandler([])));
