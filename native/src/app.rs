@@ -33,6 +33,8 @@ pub(crate) struct App {
     pub(crate) verifier: Option<Verifier>,
     /// What waits for each session's standalone stream (see `outbox`).
     pub(crate) outbox: Outboxes,
+    /// Forwarded calls a client may cancel (`notifications/cancelled`).
+    pub(crate) cancels: crate::cancels::Cancels,
 }
 
 /// Its tasks' questions are parked per caller's principal (`task_asks`).

@@ -6,6 +6,7 @@
 
 mod app;
 mod auth;
+mod cancels;
 mod check;
 mod cli;
 mod error;

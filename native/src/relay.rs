@@ -133,14 +133,38 @@ where
     F: FnOnce(mpsc::UnboundedSender<Out>) -> Fut,
     Fut: std::future::Future<Output = http::Response> + Send + 'static,
 {
+    spawn_cancellable(exchange, None)
+}
+
+/// [`spawn`], also dropped when `registered` is cancelled (the client's
+/// `notifications/cancelled`, see `cancels`): the client hears no answer, as the spec says.
+pub(crate) fn spawn_cancellable<F, Fut>(
+    exchange: F,
+    registered: Option<crate::cancels::Registered>,
+) -> mpsc::UnboundedReceiver<Out>
+where
+    F: FnOnce(mpsc::UnboundedSender<Out>) -> Fut,
+    Fut: std::future::Future<Output = http::Response> + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let running = exchange(tx.clone());
     tokio::spawn(async move {
+        let (cancelled, _guard) = match registered {
+            Some(r) => (Some(r.cancelled), Some(r.guard)),
+            None => (None, None),
+        };
+        let cancelled = async move {
+            match cancelled {
+                Some(c) => drop(c.await),
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             done = running => {
                 let _ = tx.send(Out::Done(Box::new(done)));
             }
             _ = tx.closed() => {}
+            _ = cancelled => {}
         }
     });
     rx

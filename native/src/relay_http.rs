@@ -86,18 +86,27 @@ pub(crate) async fn respond(
         None => {
             let (sse, stateless) = (f.sse, f.stateless);
             let (gateway, me) = (gateway.clone(), app.clone());
-            let rx = relay::spawn(move |out| async move {
-                if stateless {
-                    gateway.finish(answer, &me.store, &Parking(out)).await
-                } else {
-                    let client = HttpClient {
-                        app: me.clone(),
-                        sse,
-                        out,
-                    };
-                    gateway.finish(answer, &me.store, &client).await
-                }
-            });
+            let owner = f
+                .session
+                .clone()
+                .or_else(|| principal.map(str::to_string))
+                .unwrap_or_default();
+            let registered = app.cancels.register(&owner, &f.id);
+            let rx = relay::spawn_cancellable(
+                move |out| async move {
+                    if stateless {
+                        gateway.finish(answer, &me.store, &Parking(out)).await
+                    } else {
+                        let client = HttpClient {
+                            app: me.clone(),
+                            sse,
+                            out,
+                        };
+                        gateway.finish(answer, &me.store, &client).await
+                    }
+                },
+                Some(registered),
+            );
             app.parked.first(rx, None, principal).await
         }
     };

@@ -76,6 +76,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         gateway,
         answers: Mutex::new(Answers::default()),
         parked: Default::default(),
+        cancels: Default::default(),
         asking: Default::default(),
         verifier,
         outbox: Default::default(),
@@ -288,6 +289,13 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         // The session ended (DELETE, or found expired): so do its upstream sessions.
         let g = g.clone();
         tokio::spawn(async move { g.close(&ended).await });
+    }
+    if answer.status == 202 && app.gateway.is_some() {
+        // A client's cancel of its own forwarded call: that exchange is dropped.
+        let owner = header("mcp-session-id")
+            .or_else(|| principal.clone())
+            .unwrap_or_default();
+        app.cancels.cancel(&owner, &body);
     }
     if let (Some(g), Some(id), 202) = (&app.gateway, header("mcp-session-id"), answer.status) {
         // A client's notification some upstream sessions of its session need (its roots changed).

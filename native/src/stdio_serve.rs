@@ -375,6 +375,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     let mut input = BufReader::new(tokio::io::stdin());
     let (mut buf, mut too_long) = (Vec::new(), false);
     let mut waiting = tokio::task::JoinSet::new();
+    let mut running: std::collections::HashMap<String, tokio::task::AbortHandle> = std::collections::HashMap::new();
     let mut signalled = false;
     loop {
         let more = tokio::select! {
@@ -395,11 +396,28 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         let line = String::from_utf8_lossy(&buf).into_owned();
         // Lines are handled in order; what waits (an upstream, a task, the client's answer)
         // waits on its own, so the next line is read meanwhile.
+        // The client's `notifications/cancelled` drops the call it names (its upstream request
+        // with it); a request that waits is kept by its id until then.
+        let msg: Option<serde_json::Value> = serde_json::from_str(&line).ok();
+        let named = |k: &str| msg.as_ref().and_then(|m| m.get(k)).map(|v| v.to_string());
+        if named("method").as_deref() == Some("\"notifications/cancelled\"") {
+            let id = msg
+                .as_ref()
+                .and_then(|m| m["params"].get("requestId"))
+                .map(|v| v.to_string());
+            if let Some(handle) = id.and_then(|id| running.remove(&id)) {
+                handle.abort();
+            }
+        }
         let mut step = link.receive(&line).await;
         if write(&link, &mut step) {
-            waiting.spawn(finish(link.clone(), line, step));
+            let handle = waiting.spawn(finish(link.clone(), line, step));
+            if let Some(id) = named("id").filter(|_| named("method").is_some()) {
+                running.insert(id, handle);
+            }
         }
         while waiting.try_join_next().is_some() {}
+        running.retain(|_, h| !h.is_finished());
     }
     // stdin closed: answers under way get a moment to be written, then the process ends (and
     // with it the upstreams it started). Terminated (SIGTERM: a client's disposal, which ends

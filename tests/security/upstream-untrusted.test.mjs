@@ -185,6 +185,59 @@ test('item 4: a client that goes away takes its upstream request with it (HTTP s
   }
 });
 
+test('item 4: a client\'s notifications/cancelled drops its forwarded call and the upstream request (HTTP serve; not another session\'s)', { skip, timeout: 60_000 }, async () => {
+  const up = await tricklingUpstream();
+  const gw = await serve({ upstreams: { patient: { url: up.url, limits: { callTimeoutSeconds: 60 } } } }, { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
+  const { sessionId } = await sessionOf(gw.url, 'alice');
+  const other = await sessionOf(gw.url, 'alice');
+  const headers = { ...sessionHeaders(sessionId), ...auth('alice') };
+  const before = up.calls.length;
+  // The call stays open (its connection too) while the client cancels it on another POST.
+  const pending = post(gw.url, { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'patient_trickle', arguments: {} } }, { headers }).catch((e) => e);
+  while (!up.calls[before]) await sleep(20);
+  const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 41, reason: 'user' } };
+  // Another session's cancel of the same id changes nothing.
+  assert.equal((await post(gw.url, cancel, { headers: { ...sessionHeaders(other.sessionId), ...auth('alice') } })).status, 202);
+  await sleep(700);
+  assert.equal(up.calls[before].closed, null, 'another session cannot cancel it');
+  const sent = Date.now();
+  assert.equal((await post(gw.url, cancel, { headers })).status, 202);
+  while (!up.calls[before].closed && Date.now() - sent < 5_000) await sleep(20);
+  const ms = up.calls[before].closed - sent;
+  assert.ok(up.calls[before].closed && ms <= 2_000, `the upstream request closed ${ms} ms after the cancel`);
+  await pending;
+});
+
+test('item 4: over mcp-sieve stdio, the client\'s notifications/cancelled drops its call and the upstream request', { skip, timeout: 60_000 }, async () => {
+  const up = await tricklingUpstream();
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-cancel-'));
+  cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+  const doc = path.join(dir, 'catalog.json');
+  writeFileSync(doc, JSON.stringify({ upstreams: { patient: { url: up.url, limits: { callTimeoutSeconds: 60 } } } }));
+  const { spawn } = await import('node:child_process');
+  const child = spawn(BIN, ['stdio', '--catalog', doc], { stdio: ['pipe', 'pipe', 'pipe'] });
+  cleanup.push(async () => { child.kill('SIGKILL'); });
+  let out = '';
+  child.stdout.on('data', (c) => { out += c; });
+  const send = (m) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+  while (!out.includes('"id":1')) await sleep(20);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const before = up.calls.length;
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'patient_trickle', arguments: {} } });
+  const opened = Date.now();
+  while (!up.calls[before] && Date.now() - opened < 10_000) await sleep(20);
+  assert.ok(up.calls[before], 'the call reached the upstream');
+  const sent = Date.now();
+  send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+  while (!up.calls[before].closed && Date.now() - sent < 5_000) await sleep(20);
+  const ms = up.calls[before].closed - sent;
+  assert.ok(up.calls[before].closed && ms <= 2_000, `the upstream request closed ${ms} ms after the cancel`);
+  send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+  while (!out.includes('"id":3')) await sleep(20);
+  assert.ok(!out.includes('"id":2'), 'a cancelled call is not answered');
+});
+
 test('item 4: a stdio upstream that only sends progress and log messages fails the call at limits.callTimeoutSeconds', { skip, timeout: 60_000 }, async () => {
   const gw = await serve({ upstreams: { chatty: { command: process.execPath, args: [RAW], limits: { callTimeoutSeconds: 2 } } } }, { MCP_SIEVE_TOKENS: SECRETS.MCP_SIEVE_TOKENS });
   const { ms, answer } = await timedCall(gw.url, 'chatty_silent', {}, { _meta: { progressToken: 'p-1' } });
