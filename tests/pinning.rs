@@ -112,7 +112,11 @@ fn a_changed_description_is_quarantined_until_approved_and_a_rename_is_a_new_too
         "a quarantined tool exists, hidden (as one policy hides): {why}"
     );
     let new = h.rpc_ok("sieve/explain", json!({"name": "sum"}));
-    assert_eq!((new["exists"].clone(), new["cause"].clone()), (json!(true), json!("quarantine")), "{new}");
+    assert_eq!(
+        (new["exists"].clone(), new["cause"].clone()),
+        (json!(true), json!("quarantine")),
+        "{new}"
+    );
     let report = g.pin_report();
     let q = report.quarantined("echo").unwrap();
     assert_eq!((q.change(), q.pinned.as_deref()), ("changed", Some(digest.as_str())));

@@ -560,11 +560,15 @@ fn long_names_are_shortened_deterministically_or_refused() {
 
 #[test]
 fn a_literal_header_an_upstream_quotes_back_is_redacted_by_its_name() {
-    let doc = json!({"upstreams": {"a": {"url": "http://a/mcp", "headers": {"Authorization": "Bearer lit-0123456789"}}}});
+    let doc =
+        json!({"upstreams": {"a": {"url": "http://a/mcp", "headers": {"Authorization": "Bearer lit-0123456789"}}}});
     let local = Catalog::load(&doc).unwrap();
     let mut gw = Gateway::with_secrets(&local.upstreams, &|_| None).unwrap();
     let done = refresh(&mut gw, &local, 1_000, |_| upstream(1, 1, true)).unwrap();
     let e = done.failure.unwrap().to_string();
-    assert!(e.contains("the token [redacted:Authorization header] is not valid"), "{e}");
+    assert!(
+        e.contains("the token [redacted:Authorization header] is not valid"),
+        "{e}"
+    );
     assert!(!gw.status(1_000).to_string().contains("lit-0123456789"));
 }
