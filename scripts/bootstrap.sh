@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the two README commands need, only what is missing, from the package registries
 # only: the wasm target, wasm-pack, wasm-bindgen-cli (the version pinned in Cargo.lock),
-# worker-build, the npm tools (`npm ci`), and Debian's chromium + chromium-driver.
+# worker-build, mdbook (the documentation book), the npm tools (`npm ci`), and Debian's chromium +
+# chromium-driver.
 # Idempotent: a second run finishes in seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,8 @@ fi
 have wasm-pack || { say "installing wasm-pack"; cargo install wasm-pack --version '^0.15' --locked; }
 worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
   || { say "installing worker-build 0.8.7"; cargo install worker-build --version '=0.8.7' --locked --force; }
+mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
+  || { say "installing mdbook 0.5 (builds docs/)"; cargo install mdbook --version '^0.5' --locked; }
 
 stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)

@@ -2,7 +2,7 @@
 # Checks the npm package like a published one (run after scripts/build.sh): `npm pack` pkg/,
 # install the tarball into fresh temporary projects and use it from Node, an esbuild bundle, a
 # Vite build and a plain import map in Chromium; publint and arethetypeswrong on the tarball; tsc
-# on tests/types/consumer.ts against the installed types; the README's JavaScript examples; the
+# on tests/types/consumer.ts against the installed types; the JavaScript examples of the README and the book; the
 # generated API reference (target/site/api).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -17,13 +17,14 @@ step() {
 }
 step "cargo fmt --check" cargo fmt --all -- --check
 step "no import cycles between core modules or the files of one folder" python3 scripts/check-cycles.py
+step "documentation book (mdbook build docs; every relative link and #anchor of README.md and docs/src)" sh -c 'mdbook build docs && python3 scripts/check-docs.py'
 step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
 step "cargo test" cargo test --workspace --features mcp-sieve/testing
 step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
 if step "build" scripts/build.sh; then
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh
-  step "npm package as published (npm pack; Node, esbuild, Vite, webpack, import map in Chromium; publint, attw, tsc; README examples)" scripts/check-package.sh
+  step "npm package as published (npm pack; Node, esbuild, Vite, webpack, import map in Chromium; publint, attw, tsc; README and book examples)" scripts/check-package.sh
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
   step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
   step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/gateway-refresh.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs tests/security/upstream-untrusted.test.mjs tests/security/upstream-space.test.mjs tests/security/upstream-budget.test.mjs

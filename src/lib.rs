@@ -37,3 +37,10 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 #[cfg(feature = "wasm")]
 pub mod wasm;
+
+/// The book's chapter "From Rust" (`docs/src/rust.md`), whose examples run as doctests here as
+/// the README's did: the crate docs are the README (the front page), the Rust examples live in the
+/// book.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/src/rust.md")]
+mod book_rust {}

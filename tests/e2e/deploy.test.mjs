@@ -1,4 +1,4 @@
-// The README's "Deploy for a team" (issue 28), checked offline: each `auth` block it shows is a
+// The book's "Deploy for a team" (docs/src/identity.md; issue 28), checked offline: each `auth` block it shows is a
 // valid catalog (`mcp-sieve check`), `wrangler deploy --dry-run` bundles the built Worker with such a
 // catalog and lists its bindings without uploading, and the Worker's wasm is within 1 MB gzipped.
 // Needs scripts/build.sh (worker/build, target/site, target/debug/mcp-sieve).
@@ -12,20 +12,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const start = README.indexOf('### Deploy for a team');
-const section = README.slice(start, README.indexOf('\n#', start + 1));
+const CHAPTER = readFileSync(path.join(ROOT, 'docs', 'src', 'identity.md'), 'utf8');
+const start = CHAPTER.indexOf('## Deploy for a team');
+const next = CHAPTER.indexOf('\n#', start + 1);
+const section = CHAPTER.slice(start, next < 0 ? undefined : next);
 const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]));
 const base = () => JSON.parse(readFileSync(path.join(ROOT, 'catalog', 'default.json'), 'utf8'));
 
-/** The default catalog with a README block's fields (its views added to the default ones). */
+/** The default catalog with a block's fields (its views added to the default ones). */
 function catalogWith(block) {
   const doc = base();
   for (const [k, v] of Object.entries(block)) doc[k] = k === 'views' ? { ...doc.views, ...v } : v;
   return doc;
 }
 
-test('the README shows an OIDC and a Cloudflare Access block, each a valid catalog', () => {
+test('the book shows an OIDC and a Cloudflare Access block, each a valid catalog', () => {
   assert.equal(blocks.length, 2, 'two json blocks in "Deploy for a team"');
   assert.ok(blocks[0].auth.issuer && blocks[1].auth.cloudflareAccess);
   const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-deploy-'));

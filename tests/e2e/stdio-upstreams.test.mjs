@@ -3,7 +3,7 @@
 // Streamable HTTP server (@modelcontextprotocol/server-everything, with a header that names an
 // environment variable), a server that does not start, one that speaks garbage, and an entry that
 // launches mcp-sieve itself — behind `mcp-sieve stdio --mcp-config FILE`, launched by the official
-// SDKs' stdio transports exactly as the README's client snippets say (the Claude Desktop / Cursor /
+// SDKs' stdio transports exactly as the book's client snippets say (docs/src/desktop.md: the Claude Desktop / Cursor /
 // Claude Code and VS Code JSON entries by the TypeScript SDK, the `claude mcp add` line by the
 // Python SDK's stdio_client). Lists, searches and calls
 // through it; the bad servers are named on stderr and leave their tools out; closing stdin ends
@@ -49,14 +49,12 @@ after(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-/** The README's section "Use it from Claude Desktop…". */
+/** The book's chapter "Use it from Claude Desktop…" (docs/src/desktop.md), whole. */
 function readmeSection() {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Use it from Claude Desktop, Claude Code, Cursor or VS Code');
-  return readme.slice(start, readme.indexOf('\n## ', start + 10));
+  return readFileSync(path.join(ROOT, 'docs', 'src', 'desktop.md'), 'utf8');
 }
 
-/** The `sieve` entries of the README's client snippets, each with the clients it says it is for. */
+/** The `sieve` entries of the chapter's client snippets, each with the clients it says it is for. */
 function readmeSnippets() {
   const section = readmeSection();
   return [...section.matchAll(/\n\n((?:[^\n]+\n)+)\n```json\n([\s\S]*?)```/g)].map((m) => {
@@ -65,10 +63,10 @@ function readmeSnippets() {
   });
 }
 
-/** Claude Code's command line in the README (`claude mcp add sieve -- mcp-sieve …`): the entry it makes. */
+/** Claude Code's command line in the chapter (`claude mcp add sieve -- mcp-sieve …`): the entry it makes. */
 function claudeCodeCommand() {
   const m = readmeSection().match(/`claude mcp add sieve -- (mcp-sieve [^`]+)`/);
-  assert.ok(m, 'the README gives the claude mcp add line');
+  assert.ok(m, 'the chapter gives the claude mcp add line');
   const [command, ...args] = m[1].split(/\s+/);
   return { command, args };
 }
@@ -99,7 +97,7 @@ async function allNames(client) {
 
 const pidAlive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
-test('the README snippets (Claude Desktop/Cursor/Claude Code and VS Code) launch mcp-sieve stdio over the configuration: search finds and calls tools of every upstream', { timeout: 120_000 }, async () => {
+test('the client snippets of the book (Claude Desktop/Cursor/Claude Code and VS Code) launch mcp-sieve stdio over the configuration: search finds and calls tools of every upstream', { timeout: 120_000 }, async () => {
   const entries = readmeSnippets();
   assert.equal(entries.length, 2, 'two snippets: mcpServers and VS Code servers');
   assert.match(entries[0].clients, /Claude Desktop.*Cursor.*Claude Code/);
@@ -171,7 +169,7 @@ test('closing stdin ends mcp-sieve and the servers it started', { timeout: 60_00
   assert.deepEqual(children.filter(pidAlive), [], 'its children ended with it');
 });
 
-test("the official Python SDK's stdio_client over the configuration, the search session launched as the README's claude mcp add line says", { timeout: 60_000 }, () => {
+test("the official Python SDK's stdio_client over the configuration, the search session launched as the book's claude mcp add line says", { timeout: 60_000 }, () => {
   const claude = launch(claudeCodeCommand());
   const spec = {
     command: BIN,

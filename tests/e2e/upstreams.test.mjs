@@ -9,7 +9,7 @@
 // Authorization never does and the secret shows nowhere (log, errors, server/discover, status); a
 // missing secret stops the server naming it; killing one stdio upstream mid-test takes only its
 // tools out, and it comes back by itself, and killing the FastMCP server (by PID) takes its tools
-// out until it is started again, while the others keep answering. The README's "Put it in front
+// out until it is started again, while the others keep answering. The book's "Put it in front
 // of your servers" document, exactly as printed, passes `mcp-sieve check` and serves with local
 // stand-ins for its URLs and paths. Against the Worker (the tests/e2e/ folder runs whole against
 // it): HTTP upstreams (FastMCP among them) with a secret header (a second copy of the same server
@@ -241,10 +241,9 @@ test('credentials: the secret reaches the upstream; the client token never does;
   assert.ok(!server.output().includes(SECRET), 'the log never holds the secret');
 });
 
-test(`the README's "Put it in front of your servers" document: mcp-sieve check on it as printed, then served with local stand-ins`, { timeout: 120_000, ...nativeOnly }, async () => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Put it in front of your servers'));
-  const printed = section.match(/```json\n([\s\S]*?)\n```/)[1];
+test(`the book's "Put it in front of your servers" document (docs/src/gateway.md): mcp-sieve check on it as printed, then served with local stand-ins`, { timeout: 120_000, ...nativeOnly }, async () => {
+  const chapter = readFileSync(path.join(ROOT, 'docs', 'src', 'gateway.md'), 'utf8');
+  const printed = chapter.match(/```json\n([\s\S]*?)\n```/)[1];
   const file = path.join(tmp, 'readme-catalog.json');
   writeFileSync(file, printed);
   const checked = await execFileP(path.join(ROOT, 'target', 'debug', 'mcp-sieve'), ['check', file]);

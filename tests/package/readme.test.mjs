@@ -1,34 +1,39 @@
-// The README's JavaScript examples run as tests, so the front door never shows code that does not
-// work. Every ```js block must follow a marker `<!-- readme-test: ENV... -->`: `node` runs it as a
+// The JavaScript examples of the README and of the book (docs/src/**/*.md) run as tests, so the
+// documentation never shows code that does not work. Every ```js block must follow a marker `<!-- readme-test: ENV... -->`: `node` runs it as a
 // module in a fresh project with the packed tarball installed, `browser` runs it as a module in
 // Chromium on a page of the running Worker (its import map resolves 'mcp-sieve' to the package's
 // browser entry), `server` gives it a running Worker (the README's `http://127.0.0.1:8787` is that
 // Worker's address). What it prints must be what its `// → ...` comments say, in order.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { startWorker } from '../e2e/harness.mjs';
 import { CHROMIUM_FLAGS, ROOT, cleanup, pack, project, sh } from './helpers.mjs';
 
-const README = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+/** README.md and every chapter of the book, by their path from the repository's root. */
+async function documents() {
+  const book = (await readdir(path.join(ROOT, 'docs', 'src'), { recursive: true }))
+    .filter((f) => f.endsWith('.md')).sort().map((f) => path.join('docs', 'src', f));
+  return Promise.all(['README.md', ...book].map(async (file) => [file, await readFile(path.join(ROOT, file), 'utf8')]));
+}
 const RUN_ADDRESS = 'http://127.0.0.1:8787';
 
-/** The ```js blocks with their markers and expected output lines. */
-function examples(markdown) {
+/** The ```js blocks of one document with their markers and expected output lines. */
+function examples(file, markdown) {
   const out = [];
   const re = /(?:<!-- readme-test: ([^>]*?) -->\s*\n)?```js\n([\s\S]*?)```/g;
   for (const m of markdown.matchAll(re)) {
     const line = markdown.slice(0, m.index).split('\n').length;
     const envs = (m[1] ?? '').split(/\s+/).filter(Boolean);
     const expected = [...m[2].matchAll(/\/\/ → (.*)$/gm)].map((e) => e[1].trim());
-    out.push({ line, envs, code: m[2], expected });
+    out.push({ where: `${file}:${line}`, envs, code: m[2], expected });
   }
   return out;
 }
 
-const blocks = examples(README);
+const blocks = (await documents()).flatMap(([file, text]) => examples(file, text));
 let tarball;
 let node;
 let worker;
@@ -47,11 +52,11 @@ after(async () => {
   await cleanup();
 });
 
-test('every ```js block of the README has a readme-test marker naming where it runs', () => {
-  assert.ok(blocks.length >= 3, `the README has its JavaScript examples (found ${blocks.length})`);
+test('every ```js block of the README and the book has a readme-test marker naming where it runs', () => {
+  assert.ok(blocks.length >= 4, `the README and the book have their JavaScript examples (found ${blocks.length})`);
   for (const b of blocks) {
-    assert.ok(b.envs.includes('node') || b.envs.includes('browser'), `README.md:${b.line} has a marker with node or browser`);
-    assert.ok(b.expected.length > 0, `README.md:${b.line} shows what it prints (// → ...)`);
+    assert.ok(b.envs.includes('node') || b.envs.includes('browser'), `${b.where} has a marker with node or browser`);
+    assert.ok(b.expected.length > 0, `${b.where} shows what it prints (// → ...)`);
   }
 });
 
@@ -59,7 +64,7 @@ const withServer = (code) => code.replaceAll(RUN_ADDRESS, worker.base);
 
 for (const [n, b] of blocks.entries()) {
   if (b.envs.includes('node')) {
-    test(`README.md:${b.line} runs in Node and prints what it says`, async () => {
+    test(`${b.where} runs in Node and prints what it says`, async () => {
       const file = `example-${n}.mjs`;
       await import('node:fs/promises').then((fs) => fs.writeFile(path.join(node, file), withServer(b.code)));
       const printed = (await sh('node', [file], { cwd: node })).trim().split('\n');
@@ -67,7 +72,7 @@ for (const [n, b] of blocks.entries()) {
     });
   }
   if (b.envs.includes('browser')) {
-    test(`README.md:${b.line} runs in Chromium and prints what it says`, async () => {
+    test(`${b.where} runs in Chromium and prints what it says`, async () => {
       const context = await browser.newContext();
       try {
         const page = await context.newPage();
