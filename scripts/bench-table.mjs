@@ -1,4 +1,4 @@
-// Reads criterion's estimates under target/criterion and prints the README's benchmark table.
+// Reads criterion's estimates under target/criterion and prints the benchmark table of docs/src/performance.md.
 import { readFileSync, existsSync } from 'node:fs';
 
 const est = (group, impl, n) => {

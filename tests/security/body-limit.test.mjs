@@ -142,7 +142,7 @@ function listeningPorts(pid) {
 // The Worker's own part of item 10, without wrangler's ProxyWorker: straight to the workerd
 // socket that serves the Worker, an endless chunked body (which the Worker must cut, unread, one
 // second past the limit) is 413 and the next request on a new connection is served the first
-// time. (Through the proxy, that next request can get its 503; see the README.)
+// time. (Through the proxy, that next request can get its 503; see docs/src/security.md.)
 test('23.10 straight to workerd (no wrangler proxy), the request after a cut-off endless body is served the first time', { skip: native() && 'the Worker only', timeout: 120_000 }, async () => {
   const init = { jsonrpc: '2.0', id: 4, method: 'initialize',
     params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } } };

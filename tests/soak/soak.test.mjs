@@ -4,7 +4,7 @@
 // catalog document by the written rule (not by asking the server). The Worker's own memory (its
 // wasm instance, reported per response with MCP_SIEVE_DIAGNOSTICS) must stay flat; the runtime
 // processes' RSS is reported beside it (under wrangler dev it grows with traffic for a Worker
-// that does nothing too: see the README).
+// that does nothing too: see docs/src/security.md).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// A web host using the npm package as its README shows; `tsc --noEmit` must accept every line,
+// A web host using the npm package as its README and docs/src/package.md show; `tsc --noEmit` must accept every line,
 // and each `@ts-expect-error` proves a misuse is caught by the hand-written types.
 import init, {
   Sieve, McpClient, filterTasks, saveConcernPreferences, loadConcernPreferences, clearConcernPreferences,
