@@ -32,7 +32,7 @@ pub use overlay::Overlay;
 pub use rewrite::{ArgRule, Rewrite};
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
-pub use upstream::{Limits, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
+pub use upstream::{Grant, Limits, OAuth, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
 pub use views::{Lockdown, Mode, View, Views};
 
 /// A loaded, validated, compiled catalog.

@@ -15,6 +15,8 @@ mod conversation;
 mod gateway;
 #[cfg(feature = "gateway")]
 mod merge;
+#[cfg(feature = "gateway")]
+pub mod oauth;
 mod pages;
 #[cfg(feature = "gateway")]
 mod redact;

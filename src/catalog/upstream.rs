@@ -179,12 +179,118 @@ pub struct Upstream {
     /// Whether a tool name longer than 64 characters after the prefix is listed shortened
     /// (`"longNames": "shorten"`) rather than refused (`"refuse"`, the default).
     pub shorten_long_names: bool,
+    /// How the gateway signs in to it as an OAuth 2.1 client (`auth`; HTTP upstreams only).
+    pub auth: Option<OAuth>,
+}
+
+/// Which OAuth grant the gateway uses for an upstream (`auth.grant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Grant {
+    /// A person signs in once (`mcp-sieve login NAME`), the gateway refreshes: `authorization_code`.
+    #[default]
+    AuthorizationCode,
+    /// The gateway gets its own token, no person involved: `client_credentials`.
+    ClientCredentials,
+}
+
+/// An upstream's `auth`: `"oauth"`, or `{"type": "oauth", "clientId", "clientSecret", "scopes",
+/// "grant", "clientMetadataUrl"}`. The tokens themselves are never in the document.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OAuth {
+    /// A client id registered with the upstream's authorization server beforehand: `clientId`.
+    pub client_id: Option<String>,
+    /// Its secret, as written (`${NAME}` references, resolved by the shell): `clientSecret`.
+    pub client_secret: Option<String>,
+    /// The https URL of this gateway's Client ID Metadata Document, used as its client id where
+    /// the authorization server supports such documents: `clientMetadataUrl`.
+    pub client_metadata_url: Option<String>,
+    /// The scopes to ask for (none: the upstream's challenge, else its `scopes_supported`).
+    pub scopes: Vec<String>,
+    /// The grant: `grant`.
+    pub grant: Grant,
+}
+
+impl OAuth {
+    fn parse(v: &Value, path: &str) -> Result<OAuth> {
+        let path = format!("{path}.auth");
+        let o = match v {
+            Value::String(s) if s == "oauth" => return Ok(OAuth::default()),
+            Value::Object(o) => o,
+            other => {
+                return Err(Error::Catalog(format!(
+                    "{path} must be \"oauth\" or an object such as {{\"type\": \"oauth\", \"scopes\": [\"read\"]}}, got {other}"
+                )))
+            }
+        };
+        const KEYS: [&str; 6] = [
+            "type",
+            "clientId",
+            "clientSecret",
+            "clientMetadataUrl",
+            "scopes",
+            "grant",
+        ];
+        if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(Error::Catalog(format!(
+                "{path} has an unknown field \"{k}\"; expected {}",
+                KEYS.join(", ")
+            )));
+        }
+        match o.get("type") {
+            Some(Value::String(t)) if t == "oauth" => {}
+            other => {
+                return Err(Error::Catalog(format!(
+                    "{path}.type must be \"oauth\", got {}",
+                    other.map_or("nothing".to_string(), |v| v.to_string())
+                )))
+            }
+        }
+        let grant = match o.get("grant") {
+            None | Some(Value::Null) => Grant::AuthorizationCode,
+            Some(Value::String(g)) if g == "authorization_code" => Grant::AuthorizationCode,
+            Some(Value::String(g)) if g == "client_credentials" => Grant::ClientCredentials,
+            Some(other) => {
+                return Err(Error::Catalog(format!(
+                    "{path}.grant must be \"authorization_code\" or \"client_credentials\", got {other}"
+                )))
+            }
+        };
+        let scopes = crate::json::str_array(o.get("scopes"), &format!("{path}.scopes")).map_err(Error::in_catalog)?;
+        if let Some(s) = scopes.iter().find(|s| s.is_empty() || s.contains(' ')) {
+            return Err(Error::Catalog(format!(
+                "{path}.scopes holds one scope per string, without spaces, got \"{s}\""
+            )));
+        }
+        let client_secret = opt_string(o, "clientSecret", &path)?;
+        if let Some(s) = &client_secret {
+            references(s, &format!("{path}.clientSecret"))?;
+        }
+        let client_metadata_url = opt_string(o, "clientMetadataUrl", &path)?;
+        if let Some(u) = &client_metadata_url {
+            let has_path = u
+                .strip_prefix("https://")
+                .and_then(|r| r.find('/'))
+                .is_some_and(|i| i > 0);
+            if !has_path {
+                return Err(Error::Catalog(format!(
+                    "{path}.clientMetadataUrl must be an https:// URL with a path (where the client metadata document is served), got \"{u}\""
+                )));
+            }
+        }
+        Ok(OAuth {
+            client_id: opt_string(o, "clientId", &path)?.filter(|s| !s.is_empty()),
+            client_secret,
+            client_metadata_url,
+            scopes,
+            grant,
+        })
+    }
 }
 
 /// Headers the conversation itself sets: an upstream's `headers` may not replace them.
 const RESERVED: [&str; 4] = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version"];
 
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "url",
     "command",
     "args",
@@ -201,6 +307,7 @@ const FIELDS: [&str; 16] = [
     "clientCert",
     "clientKey",
     "longNames",
+    "auth",
 ];
 
 fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
@@ -398,7 +505,24 @@ impl Upstream {
             }
         };
         let tls = Tls::parse(obj, path, &transport)?;
+        let auth = match obj.get("auth") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(OAuth::parse(v, path)?),
+        };
+        if auth.is_some() {
+            if !matches!(transport, Transport::Http(_)) {
+                return Err(Error::Catalog(format!(
+                    "{path}.auth is for an upstream reached at a url (OAuth is an HTTP sign-in)"
+                )));
+            }
+            if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization")) {
+                return Err(Error::Catalog(format!(
+                    "{path}.auth and {path}.headers[\"Authorization\"] both say how to sign in: keep one"
+                )));
+            }
+        }
         Ok(Upstream {
+            auth,
             name: name.into(),
             title: opt_string(obj, "title", path)?,
             prefix,
@@ -461,7 +585,12 @@ impl Upstream {
             _ => &[],
         };
         let mut names = Vec::new();
-        for (_, v) in self.headers.iter().chain(env) {
+        let secret = self
+            .auth
+            .as_ref()
+            .and_then(|a| a.client_secret.clone())
+            .map(|s| (String::new(), s));
+        for (_, v) in self.headers.iter().chain(env).chain(secret.iter()) {
             let mut rest = v.as_str();
             while let Some(at) = rest.find("${") {
                 let tail = &rest[at + 2..];
@@ -473,6 +602,23 @@ impl Upstream {
             }
         }
         names
+    }
+
+    /// Its `auth.clientSecret` with its secret references resolved (see
+    /// [`Upstream::resolved_headers`]).
+    pub fn resolved_client_secret(&self, secret: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>> {
+        match self.auth.as_ref().and_then(|a| a.client_secret.as_deref()) {
+            Some(v) => self.substitute(v, "auth.clientSecret", secret).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether it is sent a static `Authorization` header (`headers`): then a Bearer challenge
+    /// does not make it an OAuth upstream.
+    pub fn static_authorization(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
     }
 
     /// A stdio upstream's `env` with its secret references resolved (see
@@ -541,6 +687,77 @@ fn references(value: &str, path: &str) -> Result<()> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn auth_is_oauth_with_its_fields_checked_by_name() {
+        let one = |v: Value| Upstream::parse(Some(&v));
+        let u = one(json!({"url": "https://x/mcp", "auth": "oauth"})).unwrap().unwrap();
+        assert_eq!(u.auth, Some(OAuth::default()));
+        let u = one(json!({"url": "https://x/mcp", "auth": {"type": "oauth", "clientId": "id", "clientSecret": "${S}", "scopes": ["a", "b"], "grant": "client_credentials"}}))
+            .unwrap()
+            .unwrap();
+        let a = u.auth.clone().unwrap();
+        assert_eq!(
+            (a.client_id.as_deref(), a.grant, a.scopes.len()),
+            (Some("id"), Grant::ClientCredentials, 2)
+        );
+        assert_eq!(u.references(), vec!["S".to_string()]);
+        assert_eq!(
+            u.resolved_client_secret(&|_| Some("s3".into())).unwrap().as_deref(),
+            Some("s3")
+        );
+        assert!(u
+            .resolved_client_secret(&|_| None)
+            .unwrap_err()
+            .to_string()
+            .contains("auth.clientSecret uses the secret ${S}"));
+        assert_eq!(one(json!({"url": "https://x/mcp"})).unwrap().unwrap().auth, None);
+        for (doc, want) in [
+            (
+                json!({"url": "https://x", "auth": "basic"}),
+                "upstream.auth must be \"oauth\" or an object",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "scope": []}}),
+                "upstream.auth has an unknown field \"scope\"",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"clientId": "a"}}),
+                "upstream.auth.type must be \"oauth\"",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "grant": "password"}}),
+                "upstream.auth.grant must be",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "scopes": ["a b"]}}),
+                "upstream.auth.scopes holds one scope",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "scopes": "a"}}),
+                "upstream.auth.scopes",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "clientSecret": "${1}"}}),
+                "upstream.auth.clientSecret: a secret reference",
+            ),
+            (
+                json!({"url": "https://x", "auth": {"type": "oauth", "clientMetadataUrl": "http://a/b"}}),
+                "upstream.auth.clientMetadataUrl must be an https://",
+            ),
+            (
+                json!({"command": "node", "auth": "oauth"}),
+                "upstream.auth is for an upstream reached at a url",
+            ),
+            (
+                json!({"url": "https://x", "auth": "oauth", "headers": {"authorization": "Bearer ${T}"}}),
+                "keep one",
+            ),
+        ] {
+            let e = one(doc.clone()).unwrap_err().to_string();
+            assert!(e.contains(want), "{doc}: {e}");
+        }
+    }
 
     #[test]
     fn upstream_is_validated_with_field_names() {

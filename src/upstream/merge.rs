@@ -350,6 +350,7 @@ pub fn build(local: &Value, lists: &Lists) -> Result<Catalog> {
         limits: Default::default(),
         tls: Default::default(),
         shorten_long_names: false,
+        auth: None,
     });
     build_many(
         local,
