@@ -20,7 +20,7 @@ use mcp_sieve::Error;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use crate::gateway::{self, Refusing, DEADLINE_MS, MAX_ANSWER};
+use crate::gateway::{self, Refusing};
 use crate::platform::now_ms;
 use crate::shell;
 
@@ -46,9 +46,11 @@ thread_local! {
     static WAITING: RefCell<(u32, HashMap<u32, Waiting>)> = RefCell::new((0, HashMap::new()));
 }
 
-/// An exchange still waiting this long was dropped by its request (the client went away): it
-/// is forgotten.
-const FORGET_MS: i64 = 2 * DEADLINE_MS as i64 + mcp_sieve::protocol::ask::ANSWER_WAIT_MS;
+/// An exchange with upstream `member` still waiting this long was dropped by its request (the
+/// client went away): it is forgotten (twice its deadline, and a question's wait).
+fn forget_ms(member: usize) -> i64 {
+    2 * gateway::limits(member).call_ms as i64 + mcp_sieve::protocol::ask::ANSWER_WAIT_MS
+}
 
 /// Whether `method` is a use of an item that a gateway forwards.
 pub fn is_use(method: &str) -> bool {
@@ -288,7 +290,7 @@ fn send(mut w: Waiting, post: Post) -> JsValue {
             WAITING
                 .with(|p| {
                     let (counter, map) = &mut *p.borrow_mut();
-                    map.retain(|_, o| w.since_ms - o.since_ms < FORGET_MS);
+                    map.retain(|_, o| w.since_ms - o.since_ms < forget_ms(o.member));
                     *counter = counter.wrapping_add(1);
                     let text = plan(*counter, &w);
                     map.insert(*counter, w);
@@ -313,10 +315,13 @@ fn plan(handle: u32, w: &Waiting) -> String {
     use std::fmt::Write;
     let heads: usize = w.post.headers.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
     let mut s = String::with_capacity(w.url.len() + heads + w.post.body.len() + 48);
+    let limits = gateway::limits(w.member);
     let _ = write!(
         s,
-        "{handle}\n{}\n{DEADLINE_MS}\n{MAX_ANSWER}\n{}\n",
+        "{handle}\n{}\n{}\n{}\n{}\n",
         w.url,
+        limits.call_ms,
+        limits.max_answer_bytes,
         w.post.headers.len()
     );
     for (k, v) in &w.post.headers {
@@ -349,10 +354,13 @@ pub fn sieve_fast_answer(
     let Some(mut w) = take(handle) else {
         return done(shell::respond(http::failed()));
     };
-    if body.len() > MAX_ANSWER {
+    let max = gateway::limits(w.member).max_answer_bytes;
+    if body.len() > max {
         return finish_now(
             w,
-            Err(Error::Upstream(format!("its answer is larger than {MAX_ANSWER} bytes"))),
+            Err(Error::Upstream(format!(
+                "its answer is larger than {max} bytes (limits.maxAnswerBytes)"
+            ))),
         );
     }
     if let Some(answer) = spliced(&w, status, &content_type, body) {
@@ -397,10 +405,10 @@ pub fn sieve_fast_failed(handle: u32, error: JsValue, timed_out: bool) -> JsValu
         return done(shell::respond(http::failed()));
     };
     let why = match timed_out {
-        true => format!("no answer within {} s", DEADLINE_MS / 1000),
-        false => format!("cannot reach {}: {}", w.url, worker::Error::from(error)),
+        true => gateway::late(&gateway::limits(w.member)),
+        false => Error::Upstream(format!("cannot reach {}: {}", w.url, worker::Error::from(error))),
     };
-    finish_now(w, Err(Error::Upstream(why)))
+    finish_now(w, Err(why))
 }
 
 /// Exchange `handle`'s POST was answered with `response`, an SSE stream or a body of unknown
@@ -414,9 +422,19 @@ pub fn sieve_fast_stream(handle: u32, response: web_sys::Response, signal: web_s
     let signal = worker::AbortSignal::from(signal);
     wasm_bindgen_futures::future_to_promise(async move {
         let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
-        let read = gateway::read_answer(&w.url, None, &w.post, response, &signal, Some(&refusing)).await;
+        let limits = gateway::limits(w.member);
+        let read = gateway::read_answer(
+            &w.url,
+            None,
+            &w.post,
+            response,
+            &signal,
+            Some(&refusing),
+            limits.max_answer_bytes,
+        )
+        .await;
         let read = match read {
-            Err(_) if signal.aborted() => Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000))),
+            Err(_) if signal.aborted() => Err(gateway::late(&limits)),
             r => r,
         };
         let reply = go_on(&mut w, read, &refusing).await;

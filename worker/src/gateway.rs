@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use mcp_sieve::catalog::Transport;
+use mcp_sieve::catalog::{Limits, Transport};
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
@@ -98,6 +98,8 @@ enum Driver {
 thread_local! {
     static STATE: RefCell<Option<upstream::Gateway>> = const { RefCell::new(None) };
     static DRIVERS: RefCell<Vec<Driver>> = const { RefCell::new(Vec::new()) };
+    /// Each upstream's budgets (its `limits`), in the catalog's order.
+    static LIMITS: RefCell<Vec<Limits>> = const { RefCell::new(Vec::new()) };
     /// The KV namespace holding the pins (`pins`), when bound.
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
 }
@@ -159,6 +161,7 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         .with_roots();
     STATE.with(|s| *s.borrow_mut() = Some(gateway));
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
+    LIMITS.with(|l| *l.borrow_mut() = ups.iter().map(|u| u.limits).collect());
     PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
     Ok(())
 }
@@ -206,7 +209,7 @@ pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) ->
 /// the core's relay says for a caller it cannot reach).
 pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
     match target(member) {
-        Some((url, via)) => post(&url, via, p, relaying).await,
+        Some((url, via)) => post(&url, via, p, relaying, limits(member)).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
     }
 }
@@ -328,24 +331,36 @@ pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
     }
 }
 
-/// Largest upstream answer read, bytes (a larger one is an error, not a larger heap).
-pub(crate) const MAX_ANSWER: usize = 16 << 20;
-/// Longest one upstream POST (sending it and reading its answer) may take.
+/// Upstream `member`'s budgets (the defaults when it has none).
+pub(crate) fn limits(member: usize) -> Limits {
+    LIMITS.with(|l| l.borrow().get(member).copied().unwrap_or_default())
+}
+
+/// The error of an exchange past its upstream's deadline.
+pub(crate) fn late(limits: &Limits) -> Error {
+    Error::Upstream(format!(
+        "no answer within {} s (limits.callTimeoutSeconds)",
+        limits.call_ms / 1000
+    ))
+}
+/// How long closing an upstream session (its DELETE) may take.
 pub(crate) const DEADLINE_MS: u64 = 30_000;
 
-/// One POST at the upstream within [`DEADLINE_MS`] (then it is aborted; longer by the client's
-/// time to answer when its questions are relayed), its answer read up to [`MAX_ANSWER`] bytes
+/// One POST at the upstream within its `limits.callTimeoutSeconds` (then it is aborted; longer by
+/// the client's time to answer when its questions are relayed), its answer read up to its
+/// `limits.maxAnswerBytes`
 /// (an SSE stream that stays open is read until it carries the response).
 async fn post(
     url: &str,
     via: Option<Fetcher>,
     post: Post,
     relaying: Option<&dyn Relaying>,
+    limits: Limits,
 ) -> Result<HttpAnswer, Error> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let exchange = std::pin::pin!(post_once(url, via, post, &signal, relaying));
-    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(DEADLINE_MS)));
+    let exchange = std::pin::pin!(post_once(url, via, post, &signal, relaying, limits.max_answer_bytes));
+    let deadline = std::pin::pin!(Delay::from(Duration::from_millis(limits.call_ms)));
     let outcome = match select(exchange, deadline).await {
         Either::Left((answer, _)) => Some(answer),
         // A question went to the client: the upstream waits on its answer, so it gets that long too.
@@ -369,7 +384,7 @@ async fn post(
         }
         None => {
             controller.abort();
-            Err(Error::Upstream(format!("no answer within {} s", DEADLINE_MS / 1000)))
+            Err(late(&limits))
         }
     }
 }
@@ -380,16 +395,17 @@ async fn post_once(
     post: Post,
     signal: &AbortSignal,
     relaying: Option<&dyn Relaying>,
+    max: usize,
 ) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let resp = fetch(url, via.clone(), "POST", &post.headers, Some(&post.body), Some(signal))
         .await
         .map_err(unreachable)?;
-    read_answer(url, via, &post, resp, signal, relaying).await
+    read_answer(url, via, &post, resp, signal, relaying, max).await
 }
 
-/// Reads the upstream's answer `resp` to `post` (sent to `url`, over `via`) up to [`MAX_ANSWER`]
-/// bytes: a JSON body of known length in one go, an SSE stream as it comes, carrying out what the
+/// Reads the upstream's answer `resp` to `post` (sent to `url`, over `via`) up to `max` bytes
+/// (its `limits.maxAnswerBytes`): a JSON body of known length in one go, an SSE stream as it comes, carrying out what the
 /// upstream sends meanwhile with `relaying` (an answer to its question goes back in the same
 /// upstream session, aborted with `signal`).
 pub(crate) async fn read_answer(
@@ -399,6 +415,7 @@ pub(crate) async fn read_answer(
     resp: web_sys::Response,
     signal: &AbortSignal,
     relaying: Option<&dyn Relaying>,
+    max: usize,
 ) -> Result<HttpAnswer, Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let js = |e: wasm_bindgen::JsValue| unreachable(worker::Error::from(e));
@@ -413,11 +430,11 @@ pub(crate) async fn read_answer(
         .flatten()
         .and_then(|l| l.trim().parse::<usize>().ok());
     let status = resp.status();
-    let mut reader = upstream::AnswerReader::new(&content_type, &post.body, MAX_ANSWER);
+    let mut reader = upstream::AnswerReader::new(&content_type, &post.body, max);
     match length {
         // A body of known length within the cap, not an SSE stream: read in one go (one crossing
         // and one copy, where a stream takes a promise per chunk).
-        Some(n) if n <= MAX_ANSWER && !content_type.to_ascii_lowercase().starts_with("text/event-stream") => {
+        Some(n) if n <= max && !content_type.to_ascii_lowercase().starts_with("text/event-stream") => {
             let buffer = wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(js)?)
                 .await
                 .map_err(js)?;
@@ -436,7 +453,7 @@ pub(crate) async fn read_answer(
                         };
                         // In the same upstream session; its reply (202) carries nothing.
                         let answered = upstream::answer_post(&post.headers, &answer);
-                        if let Err(e) = Box::pin(post_once(url, via.clone(), answered, signal, None)).await {
+                        if let Err(e) = Box::pin(post_once(url, via.clone(), answered, signal, None, max)).await {
                             console_error!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
                         }
                     }
