@@ -32,8 +32,10 @@ stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing npm tools (npm ci)"
-  # npm 11 writes only this platform's optional packages (rollup's, via vite) into the lock, and
-  # `npm ci` then refuses it as out of sync; `npm install` installs the same locked versions.
+  # The committed lock lists every platform's optional packages (rollup's, esbuild's, workerd's;
+  # scripts/check-lock.py checks it), so `npm ci` takes it unchanged. Should a lock lacking some
+  # come back, `npm ci` refuses it as out of sync: fall back to `npm install` of the locked
+  # versions (then regenerate it with `npm install --package-lock-only` and commit it).
   npm ci --no-audit --no-fund || {
     say "npm ci refused the lock file; installing the locked versions with npm install"
     npm install --no-audit --no-fund

@@ -16,6 +16,7 @@ step() {
   else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 step "cargo fmt --check" cargo fmt --all -- --check
+step "package-lock.json lists every platform's optional packages (npm ci takes it unchanged)" python3 scripts/check-lock.py
 step "no import cycles between core modules or the files of one folder" python3 scripts/check-cycles.py
 step "documentation book (mdbook build docs; every relative link and #anchor of README.md and docs/src)" sh -c 'mdbook build docs && python3 scripts/check-docs.py'
 step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
