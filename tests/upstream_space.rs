@@ -50,16 +50,7 @@ fn tool_names(c: &Catalog) -> Vec<String> {
 
 /// The claims a gateway keeps after building `c` (what each upstream now holds).
 fn claims_of(c: &Catalog, before: &Claims) -> Claims {
-    let o = &c.origins;
-    let held = (o.tools.iter().map(|(id, (i, _))| (Kind::Tool, id.clone(), *i)))
-        .chain(o.prompts.iter().map(|(id, (i, _))| (Kind::Prompt, id.clone(), *i)))
-        .chain(o.resources.iter().map(|(id, i)| (Kind::Resource, id.clone(), *i)))
-        .chain(
-            o.templates
-                .iter()
-                .map(|(id, i)| (Kind::ResourceTemplate, id.clone(), *i)),
-        );
-    before.after(held, &o.down)
+    before.after_build(&c.origins)
 }
 
 #[test]

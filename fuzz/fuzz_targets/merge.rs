@@ -39,11 +39,7 @@ fuzz_target!(|data: &[u8]| {
         Source { index, upstream: &ups[index], lists }
     }
     let alone = build_claimed(&doc, &[src(&ups, 1, &b)], &Pins::default(), &Claims::default()).unwrap();
-    let o = &alone.origins;
-    let held = (o.tools.iter().map(|(id, (i, _))| (Kind::Tool, id.clone(), *i)))
-        .chain(o.resources.iter().map(|(id, i)| (Kind::Resource, id.clone(), *i)))
-        .chain(o.templates.iter().map(|(id, i)| (Kind::ResourceTemplate, id.clone(), *i)));
-    let claims = Claims::default().after(held, &[]);
+    let claims = Claims::default().after_build(&alone.origins);
     // A catalog error here would be a hostile upstream taking the others down: not allowed.
     let both = build_claimed(&doc, &[src(&ups, 0, &a), src(&ups, 1, &b)], &Pins::default(), &claims)
         .unwrap_or_else(|e| panic!("the merge failed over a hostile upstream's lists: {e}"));

@@ -32,7 +32,6 @@ use super::task_list::TaskList;
 use crate::catalog::{Catalog, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
-use crate::model::Kind;
 use crate::pin::{Pins, Report};
 use crate::protocol::{Forward, Server, Session, UpstreamLink};
 
@@ -509,10 +508,7 @@ impl Gateway {
         let Some(failure) = failure else {
             return Ok(None);
         };
-        let document = local
-            .document
-            .as_deref()
-            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        let document = kept(local)?;
         // Fewer upstreams than a catalog built before: nothing can collide.
         let catalog = self.build(document)?;
         Ok(Some(self.install(catalog, Some(failure))))
@@ -571,10 +567,7 @@ impl Gateway {
                 }
             }
         }
-        let document = local
-            .document
-            .as_deref()
-            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        let document = kept(local)?;
         let catalog = match self.build(document) {
             Ok(c) => c,
             // The lists just fetched do not fit with the others (a name two upstreams serve): the
@@ -647,16 +640,7 @@ impl Gateway {
                 log.push(format!("{}: {why}; left out", m.upstream.label()));
             }
         }
-        let o = &catalog.origins;
-        let held = (o.tools.iter().map(|(id, (i, _))| (Kind::Tool, id.clone(), *i)))
-            .chain(o.prompts.iter().map(|(id, (i, _))| (Kind::Prompt, id.clone(), *i)))
-            .chain(o.resources.iter().map(|(id, i)| (Kind::Resource, id.clone(), *i)))
-            .chain(
-                o.templates
-                    .iter()
-                    .map(|(id, i)| (Kind::ResourceTemplate, id.clone(), *i)),
-            );
-        self.claims = self.claims.after(held, &o.down);
+        self.claims = self.claims.after_build(&catalog.origins);
         let (server, notes) = match &self.server {
             // Same server, new catalog: the version moves on, so older cursors are refused.
             Some(prev) => {
@@ -687,10 +671,7 @@ impl Gateway {
         if self.server.is_none() {
             return Ok(None);
         }
-        let document = local
-            .document
-            .as_deref()
-            .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))?;
+        let document = kept(local)?;
         let catalog = self.build(document)?;
         Ok(Some(self.install(catalog, None)))
     }
@@ -999,6 +980,14 @@ impl Gateway {
         self.secrets.redact_value(&mut status);
         status
     }
+}
+
+/// The document a gateway's catalog is rebuilt from (kept by `Catalog::load` in gateway mode).
+fn kept(local: &Catalog) -> Result<&Value> {
+    local
+        .document
+        .as_deref()
+        .ok_or_else(|| Error::Internal("the local catalog document was not kept".into()))
 }
 
 /// `e`, saying which upstream it came from when it has a name.

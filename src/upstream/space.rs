@@ -140,6 +140,22 @@ impl Claims {
     }
 }
 
+impl Claims {
+    /// The claims after a build whose catalog came from `o`: what each upstream now lists, and
+    /// what upstreams that are down held before.
+    pub fn after_build(&self, o: &crate::catalog::Origins) -> Claims {
+        let held = (o.tools.iter().map(|(id, (i, _))| (Kind::Tool, id.clone(), *i)))
+            .chain(o.prompts.iter().map(|(id, (i, _))| (Kind::Prompt, id.clone(), *i)))
+            .chain(o.resources.iter().map(|(id, i)| (Kind::Resource, id.clone(), *i)))
+            .chain(
+                o.templates
+                    .iter()
+                    .map(|(id, i)| (Kind::ResourceTemplate, id.clone(), *i)),
+            );
+        self.after(held, &o.down)
+    }
+}
+
 /// A template's URI space: its text before the first `{`.
 pub fn template_space(template: &str) -> &str {
     template.split('{').next().unwrap_or_default()
