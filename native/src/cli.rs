@@ -29,7 +29,9 @@ Examples:
       a starter catalog document for your servers (a group each, a search view)
   mcp-sieve pin --catalog sieve.json
       pin the upstreams' tool definitions (mcp-sieve.lock.json beside it); \"pinning\": \"enforce\"
-      then quarantines a tool that changes until `mcp-sieve pin --approve NAME`";
+      then quarantines a tool that changes until `mcp-sieve pin --approve NAME`
+  mcp-sieve login github --catalog sieve.json
+      sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token";
 
 /// Filtering for the Model Context Protocol: put mcp-sieve in front of your MCP servers (or a
 /// catalog document) and clients see only the tools a view selects.
@@ -71,6 +73,28 @@ pub enum Command {
     /// Pin the upstreams' tool definitions: write each tool's digest to the lock file that
     /// `"pinning": "enforce"` (or `"warn"`) checks, or approve some tools as they are now.
     Pin(PinArgs),
+    /// Sign in to an upstream that asks for OAuth (its `"auth": "oauth"`, or a 401 with a Bearer
+    /// challenge): opens the authorization server's page in the browser (or prints its URL),
+    /// takes the redirect on http://127.0.0.1:PORT/callback, and keeps the tokens for `serve`
+    /// and `stdio` (refreshed by them) in $XDG_CONFIG_HOME/mcp-sieve/tokens.json (mode 0600).
+    Login(LoginArgs),
+    /// Forget the tokens `login` kept for an upstream.
+    Logout {
+        /// The upstream's name (its key in `upstreams`, or in the client configuration).
+        name: String,
+    },
+}
+
+/// `login`'s flags.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The upstream's name (its key in `upstreams`, or in the client configuration).
+    pub name: String,
+    #[command(flatten)]
+    pub source: Source,
+    /// Do not try to open a browser: only print the URL to open.
+    #[arg(long)]
+    pub no_browser: bool,
 }
 
 /// `pin`'s flags.

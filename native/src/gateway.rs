@@ -71,6 +71,11 @@ struct Inner {
     /// The HTTP upstreams' clients (`crate::tls`: https with the upstream's own TLS settings,
     /// proxies, h2).
     client: crate::tls::HttpClients<Full<Bytes>>,
+    /// Each HTTP upstream's OAuth sign-in (`crate::oauth`), by member; none for stdio upstreams
+    /// and those sent a static Authorization header.
+    auth: Vec<Option<Arc<crate::oauth::Auth>>>,
+    /// The client of metadata, registration and token requests.
+    oauth_http: crate::oauth::Http,
     /// The local document's server (the catalog is rebuilt over it).
     local: Arc<Server>,
     /// The pin lock file, and what it looked like when last read (modified time, length).
@@ -144,12 +149,24 @@ impl Gateway {
                 }
             });
         }
+        let auth = ups
+            .iter()
+            .map(|u| crate::oauth::Auth::new(u, &env))
+            .collect::<Result<Vec<_>, Error>>()?;
+        if auth.iter().flatten().any(|a| a.active()) {
+            eprintln!(
+                "mcp-sieve: upstream tokens are kept in {} (a file only its owner reads; no OS keychain is used)",
+                crate::oauth::store_path().display()
+            );
+        }
         let lock = lock_path(&local.catalog().pinning, folder);
         let g = Gateway(Arc::new(Inner {
             state: Mutex::new(state),
             drivers,
             limits: ups.iter().map(|u| u.limits).collect(),
             client: crate::tls::HttpClients::new(&ups, folder).map_err(Error::Config)?,
+            auth,
+            oauth_http: crate::oauth::Http::new(),
             local,
             lock,
             lock_seen: Mutex::new(None),
@@ -243,9 +260,17 @@ impl Gateway {
     pub fn status(&self) -> Value {
         let mut status = self.state().status(now_ms());
         if let Some(Value::Array(ups)) = status.get_mut("upstreams") {
-            for (up, driver) in ups.iter_mut().zip(&self.0.drivers) {
+            for ((up, driver), auth) in ups.iter_mut().zip(&self.0.drivers).zip(&self.0.auth) {
                 if let Driver::Stdio(p) = driver {
                     up["pid"] = serde_json::json!(p.pid());
+                }
+                if let Some(a) = auth.as_ref().filter(|a| a.active()) {
+                    up["auth"] = "oauth".into();
+                    if a.needs_login() {
+                        let name = up["name"].as_str().unwrap_or_default().to_string();
+                        up["state"] = "needs-login".into();
+                        up["login"] = format!("mcp-sieve login {name}").into();
+                    }
                 }
             }
         }
@@ -272,11 +297,62 @@ impl Gateway {
         let answer = match self.0.drivers.get(member) {
             Some(Driver::Stdio(p)) => return p.post(post, deadline, relaying).await,
             Some(Driver::Http { url }) => {
-                tokio::time::timeout(deadline, self.post_http(url, post, relaying, limits.max_answer_bytes)).await
+                let auth = self.0.auth.get(member).and_then(Option::as_ref);
+                let posting = self.post_signed_in(auth, url, post, relaying, limits.max_answer_bytes);
+                tokio::time::timeout(deadline, posting).await
             }
             None => return Err(Error::Internal(format!("no upstream number {member}"))),
         };
         answer.map_err(|_| late(&method, limits.call_ms))?
+    }
+
+    /// The `Authorization` header last sent to upstream `member` (its OAuth token), for
+    /// requests that do not wait for token work (DELETE, GET streams).
+    pub(crate) fn current_authorization(&self, member: usize) -> Option<String> {
+        self.0.auth.get(member)?.as_ref()?.current()
+    }
+
+    /// `post` to `url` with the upstream's OAuth token when it signs in (`auth`): refreshed
+    /// when it expires soon; on 401 refreshed (or, for an upstream without `auth` answering
+    /// with a Bearer challenge, looked up) and sent once more; on 403 `insufficient_scope`
+    /// stepped up (client_credentials) or the upstream needs a sign-in.
+    async fn post_signed_in(
+        &self,
+        auth: Option<&Arc<crate::oauth::Auth>>,
+        url: &str,
+        post: Post,
+        mut relaying: Option<&mut Relaying<'_>>,
+        max: usize,
+    ) -> Result<HttpAnswer, Error> {
+        let Some(auth) = auth else {
+            return self.post_http(url, post, relaying, max).await;
+        };
+        let mut again = false;
+        loop {
+            let bearer = auth.bearer(&self.0.oauth_http, false).await?;
+            let mut p = post.clone();
+            if let Some(b) = &bearer {
+                p.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+                p.headers.push(("Authorization".into(), b.clone()));
+            }
+            let (answer, www) = self.post_http_with(url, p, relaying.as_deref_mut(), max).await?;
+            let refused = answer.status == 401 || (answer.status == 403 && bearer.is_some());
+            if !refused {
+                return Ok(answer);
+            }
+            if again {
+                return Err(auth.refused_again().await);
+            }
+            match auth
+                .refused(&self.0.oauth_http, answer.status, www.as_deref(), bearer.as_deref())
+                .await
+            {
+                crate::oauth::Refused::Retry => again = true,
+                crate::oauth::Refused::Fail(e) if answer.status == 401 || auth.needs_login() => return Err(e),
+                // A 403 that is no step-up: the upstream's own answer.
+                crate::oauth::Refused::Fail(_) => return Ok(answer),
+            }
+        }
     }
 
     /// `post` to `url`, its answer read up to `max` bytes (no deadline of its own: the caller's).
@@ -284,9 +360,20 @@ impl Gateway {
         &self,
         url: &str,
         post: Post,
-        mut relaying: Option<&mut Relaying<'_>>,
+        relaying: Option<&mut Relaying<'_>>,
         max: usize,
     ) -> Result<HttpAnswer, Error> {
+        Ok(self.post_http_with(url, post, relaying, max).await?.0)
+    }
+
+    /// [`Gateway::post_http`], with the answer's `WWW-Authenticate` header.
+    async fn post_http_with(
+        &self,
+        url: &str,
+        post: Post,
+        mut relaying: Option<&mut Relaying<'_>>,
+        max: usize,
+    ) -> Result<(HttpAnswer, Option<String>), Error> {
         let unreachable = |e: &dyn std::fmt::Display| Error::Upstream(format!("cannot reach {url}: {e}"));
         let mut req = hyper::Request::post(url);
         for (k, v) in &post.headers {
@@ -303,10 +390,11 @@ impl Gateway {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
         };
-        let (status, session, content_type) = (
+        let (status, session, content_type, www) = (
             resp.status().as_u16(),
             header("mcp-session-id"),
             header("content-type").unwrap_or_default(),
+            header("www-authenticate"),
         );
         // Read until the body ends, or until an SSE stream carries the response (it may stay open).
         let mut reader = upstream::AnswerReader::new(&content_type, &request, max);
@@ -333,12 +421,13 @@ impl Gateway {
                 }
             }
         }
-        Ok(HttpAnswer {
+        let answer = HttpAnswer {
             status,
             session,
             content_type,
             body: reader.body(),
-        })
+        };
+        Ok((answer, www))
     }
 
     /// Closes the upstream sessions `ended` (a downstream session that ended) held (see
@@ -378,6 +467,9 @@ impl Gateway {
             let mut req = hyper::Request::delete(url);
             for (k, v) in &headers {
                 req = req.header(k, v);
+            }
+            if let Some(bearer) = self.current_authorization(member) {
+                req = req.header("authorization", bearer);
             }
             let Ok(req) = req.body(Full::new(Bytes::new())) else {
                 continue;

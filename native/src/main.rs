@@ -16,6 +16,7 @@ mod init;
 mod load;
 mod locate;
 mod mcp_config;
+mod oauth;
 mod outbox;
 mod pin;
 mod platform;
@@ -82,6 +83,11 @@ fn main() {
         Command::Export(a) => load::document(&a.tools.source)
             .and_then(|doc| on_runtime(export::run(doc, &load::folder(&a.tools.source), a))),
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
+        Command::Login(a) => load::document(&a.source).and_then(|doc| {
+            let ups = doc.catalog(&doc.text)?.upstreams;
+            on_runtime(async move { Ok(oauth::login(&ups, &a.name, a.no_browser).await?) })
+        }),
+        Command::Logout { name } => oauth::logout(&name).map_err(ServerError::from),
     };
     match result {
         Ok(()) => {}

@@ -63,6 +63,9 @@ impl Gateway {
             for (k, v) in &headers {
                 req = req.header(k, v);
             }
+            if let Some(bearer) = self.current_authorization(member) {
+                req = req.header("authorization", bearer);
+            }
             let Ok(req) = req.body(Full::new(Bytes::new())) else {
                 return;
             };

@@ -1,0 +1,741 @@
+//! The gateway as an OAuth 2.1 client of its upstreams — the shell's part: the HTTP requests
+//! the core's decisions name (`mcp_sieve::upstream::oauth`: discovery, registration, tokens),
+//! the browser and the loopback listener of `mcp-sieve login NAME`, and the token store. Each
+//! upstream's tokens are kept under its name with the resource they were issued for, and sent
+//! only to an upstream whose URL lies within that resource.
+//!
+//! The token store is a JSON file readable only by its owner (0600, in a 0700 folder):
+//! `$XDG_CONFIG_HOME/mcp-sieve/tokens.json` (`~/.config/...`; `%APPDATA%\mcp-sieve\...` on
+//! Windows). No OS keychain is used (the `keyring` crate would bring D-Bus / platform libraries;
+//! a headless Linux machine has no Secret Service anyway). Tokens are never written to the
+//! document, the log, the status or an error.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client as HyperClient;
+use mcp_sieve::catalog::{Grant, OAuth, Upstream};
+use mcp_sieve::upstream::oauth::{
+    self, authorization_server_metadata_urls, choose_client, needs_login_error, parse_challenge, parse_registration,
+    parse_token_response, registration_request, resource_metadata_urls, select_scope, step_up_scope, token_request,
+    AuthServer, Challenge, Client, Identity, ResourceMetadata, SignIn, Store, TokenGrant,
+};
+use mcp_sieve::Error;
+
+use crate::platform::now_ms;
+use crate::tls::{client, Connector};
+
+/// Longest one request to an authorization server or a metadata URL may take.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+/// Largest answer read from one.
+const MAX_ANSWER: usize = 1 << 20;
+/// How long `login` waits for the browser to come back.
+const LOGIN_WAIT: Duration = Duration::from_secs(600);
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+/// The client for metadata, registration and token requests (platform trust store, proxies).
+#[derive(Clone)]
+pub struct Http(HyperClient<Connector, Full<Bytes>>);
+
+/// An answer: status, `WWW-Authenticate`, body.
+pub struct Answer {
+    pub status: u16,
+    pub www_authenticate: Option<String>,
+    pub body: String,
+}
+
+impl Http {
+    pub fn new() -> Http {
+        Http(client(Connector::plain()))
+    }
+
+    async fn send(&self, req: hyper::Request<Full<Bytes>>) -> Result<Answer, Error> {
+        let url = req.uri().to_string();
+        let host = req.uri().host().unwrap_or_default().to_string();
+        let work = async {
+            let resp = self
+                .0
+                .request(req)
+                .await
+                .map_err(|e| Error::Upstream(format!("cannot reach {url}: {}", crate::tls::explain(&e, &host))))?;
+            let status = resp.status().as_u16();
+            let www_authenticate = resp
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let body = Limited::new(resp.into_body(), MAX_ANSWER)
+                .collect()
+                .await
+                .map_err(|e| Error::Upstream(format!("{url} answered {status} but its body could not be read: {e}")))?
+                .to_bytes();
+            Ok(Answer {
+                status,
+                www_authenticate,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            })
+        };
+        tokio::time::timeout(REQUEST_DEADLINE, work)
+            .await
+            .map_err(|_| Error::Upstream(format!("{url} did not answer within {} s", REQUEST_DEADLINE.as_secs())))?
+    }
+
+    pub async fn get(&self, url: &str) -> Result<Answer, Error> {
+        let req = hyper::Request::get(url)
+            .header("accept", "application/json")
+            .header("mcp-protocol-version", mcp_sieve::upstream::PROTOCOL_VERSION)
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| Error::Upstream(format!("cannot ask {url}: {e}")))?;
+        self.send(req).await
+    }
+
+    pub async fn post(&self, url: &str, headers: &[(String, String)], body: String) -> Result<Answer, Error> {
+        let mut req = hyper::Request::post(url);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| Error::Upstream(format!("cannot post to {url}: {e}")))?;
+        self.send(req).await
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Discovery
+
+/// What discovery found for one MCP server.
+pub struct Discovered {
+    pub resource: ResourceMetadata,
+    pub server: AuthServer,
+}
+
+/// The challenge the MCP server at `url` answers an unauthenticated `initialize` with, if any.
+pub async fn probe(http: &Http, url: &str) -> Result<Option<Challenge>, Error> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": mcp_sieve::upstream::PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "mcp-sieve", "version": env!("CARGO_PKG_VERSION")}}});
+    let headers = [
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "application/json, text/event-stream".to_string()),
+    ];
+    let a = http.post(url, &headers, body.to_string()).await?;
+    Ok(match a.status {
+        401 | 403 => a.www_authenticate.as_deref().and_then(parse_challenge),
+        _ => None,
+    })
+}
+
+/// The Protected Resource Metadata of the MCP server at `url` (from the challenge's URL, else
+/// the well-known ones in order) and its first authorization server's metadata (RFC 8414, then
+/// OpenID Connect Discovery).
+pub async fn discover(http: &Http, url: &str, challenge: Option<&Challenge>) -> Result<Discovered, Error> {
+    let mut resource = None;
+    let mut tried = Vec::new();
+    for u in resource_metadata_urls(url, challenge)? {
+        let a = http.get(&u).await?;
+        if a.status == 200 {
+            resource = Some(ResourceMetadata::parse(&a.body, url)?);
+            break;
+        }
+        tried.push(format!("{u} ({})", a.status));
+    }
+    let resource = resource.ok_or_else(|| {
+        Error::Upstream(format!(
+            "no protected resource metadata for {url} (tried {}): it does not say where to sign in",
+            tried.join(", ")
+        ))
+    })?;
+    let issuer = resource.authorization_servers[0].clone();
+    let mut tried = Vec::new();
+    for u in authorization_server_metadata_urls(&issuer)? {
+        let a = http.get(&u).await?;
+        if a.status == 200 {
+            let server = AuthServer::parse(&a.body, &issuer)?;
+            return Ok(Discovered { resource, server });
+        }
+        tried.push(format!("{u} ({})", a.status));
+    }
+    Err(Error::Upstream(format!(
+        "no metadata for the authorization server {issuer} (tried {})",
+        tried.join(", ")
+    )))
+}
+
+/// A registered client at `endpoint` (RFC 7591).
+async fn register(
+    http: &Http,
+    endpoint: &str,
+    grant: Grant,
+    redirect_uri: Option<&str>,
+    scope: Option<&str>,
+) -> Result<Client, Error> {
+    let headers = [("content-type".to_string(), "application/json".to_string())];
+    let a = http
+        .post(endpoint, &headers, registration_request(grant, redirect_uri, scope))
+        .await?;
+    parse_registration(a.status, &a.body)
+}
+
+/// The tokens of `grant` (its errors said by the core: [`oauth::TokenError`]).
+async fn tokens(
+    http: &Http,
+    server: &AuthServer,
+    client: &Client,
+    grant: &TokenGrant<'_>,
+    resource: &str,
+) -> Result<Result<oauth::Tokens, oauth::TokenError>, Error> {
+    let r = token_request(server, client, grant, resource);
+    let a = http.post(&r.url, &r.headers, r.body).await?;
+    Ok(parse_token_response(a.status, &a.body, now_ms()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The token store
+
+/// Where the tokens are kept.
+pub fn store_path() -> PathBuf {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            if cfg!(windows) {
+                std::env::var_os("APPDATA").map(PathBuf::from)
+            } else {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config"))
+            }
+        })
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("mcp-sieve").join("tokens.json")
+}
+
+/// One process changes the file at a time.
+static STORE_LOCK: Mutex<()> = Mutex::new(());
+
+/// The store's contents (none yet: empty).
+pub fn load_store() -> Result<Store, Error> {
+    let path = store_path();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Store::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+        Err(e) => Err(Error::Config(format!(
+            "cannot read the token store {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Changes the store with `change` and writes it back (0600, replaced whole).
+pub fn update_store(change: impl FnOnce(&mut Store)) -> Result<(), Error> {
+    let _held = STORE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = load_store()?;
+    change(&mut store);
+    let path = store_path();
+    let fail = |e: std::io::Error| Error::Config(format!("cannot write the token store {}: {e}", path.display()));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    let tmp = path.with_extension(format!("json.{}", std::process::id()));
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.mode(0o600);
+    }
+    {
+        use std::io::Write;
+        let mut f = open.open(&tmp).map_err(fail)?;
+        f.write_all(store.to_text().as_bytes()).map_err(fail)?;
+        f.sync_all().map_err(fail)?;
+    }
+    std::fs::rename(&tmp, &path).map_err(fail)
+}
+
+// ---------------------------------------------------------------------------------------------
+// While serving
+
+/// One HTTP upstream's sign-in while the gateway serves.
+pub struct Auth {
+    name: String,
+    url: String,
+    config: OAuth,
+    /// The resolved `clientSecret`.
+    secret: Option<String>,
+    /// Whether it signs in: its document says `auth`, or it answered 401 with a Bearer challenge
+    /// (and has no static Authorization header).
+    active: AtomicBool,
+    /// Whether only a person signing in helps now (the status says `needs-login`).
+    needs_login: AtomicBool,
+    state: tokio::sync::Mutex<Option<SignIn>>,
+    /// The header last used, for requests made without waiting (DELETE, GET streams).
+    current: Mutex<Option<String>>,
+}
+
+/// What to do after an upstream refused a request made with [`Auth::bearer`]'s token.
+pub enum Refused {
+    /// Send it again (a new token was obtained, or the upstream turned out to need one).
+    Retry,
+    /// Give up with this error.
+    Fail(Error),
+}
+
+impl Auth {
+    /// The sign-in state of upstream `up` (an HTTP one without a static Authorization header):
+    /// active from the start when its document says `auth`.
+    pub fn new(up: &Upstream, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Arc<Auth>>, Error> {
+        let Some(url) = up.url() else { return Ok(None) };
+        if up.static_authorization() {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(Auth {
+            name: up.name.clone(),
+            url: url.to_string(),
+            config: up.auth.clone().unwrap_or_default(),
+            secret: up.resolved_client_secret(env)?,
+            active: AtomicBool::new(up.auth.is_some()),
+            needs_login: AtomicBool::new(false),
+            state: tokio::sync::Mutex::new(None),
+            current: Mutex::new(None),
+        })))
+    }
+
+    /// Whether it signs in.
+    pub fn active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// Whether a person must sign in (`mcp-sieve login NAME`).
+    pub fn needs_login(&self) -> bool {
+        self.needs_login.load(Ordering::Relaxed)
+    }
+
+    /// The `Authorization` header last sent (no token work).
+    pub fn current(&self) -> Option<String> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_current(&self, h: Option<String>) {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = h;
+    }
+
+    fn login_needed(&self, why: &str) -> Error {
+        self.needs_login.store(true, Ordering::Relaxed);
+        self.set_current(None);
+        needs_login_error(&self.name, why)
+    }
+
+    /// The `Authorization` header for the next request: the token held, refreshed when it
+    /// expires soon (or `force`d); the stored one (`mcp-sieve login`) when none is held; a new
+    /// one without a user for `client_credentials`. `None`: it does not sign in.
+    pub async fn bearer(&self, http: &Http, force: bool) -> Result<Option<String>, Error> {
+        if !self.active() {
+            return Ok(None);
+        }
+        let mut held = self.state.lock().await;
+        if held.is_none() && self.config.grant == Grant::AuthorizationCode {
+            let stored = load_store()?.upstreams.remove(&self.name);
+            if let Some(s) = stored {
+                if s.bearer_for(&self.url).is_none() {
+                    return Err(self.login_needed(&format!(
+                        "the stored token was issued for {}, not {}",
+                        s.resource, self.url
+                    )));
+                }
+                *held = Some(s);
+            }
+        }
+        let now = now_ms();
+        let due = held.as_ref().is_some_and(|s| force || s.tokens.expiring(now));
+        if due {
+            let s = held.as_ref().map(Clone::clone);
+            if let Some(s) = s {
+                match &s.tokens.refresh_token {
+                    Some(rt) => {
+                        let grant = TokenGrant::Refresh {
+                            refresh_token: rt,
+                            scope: None,
+                        };
+                        match tokens(http, &s.server, &s.client, &grant, &s.resource).await? {
+                            Ok(t) => {
+                                let next = SignIn {
+                                    tokens: t.refreshed(&s.tokens),
+                                    ..s
+                                };
+                                if self.config.grant == Grant::AuthorizationCode {
+                                    let (name, kept) = (self.name.clone(), next.clone());
+                                    if let Err(e) = update_store(|st| {
+                                        st.upstreams.insert(name, kept);
+                                    }) {
+                                        eprintln!(
+                                            "mcp-sieve: upstream \"{}\": the refreshed token was not stored: {e}",
+                                            self.name
+                                        );
+                                    }
+                                }
+                                *held = Some(next);
+                            }
+                            Err(e) if e.needs_login() => {
+                                *held = None;
+                                if self.config.grant == Grant::AuthorizationCode {
+                                    return Err(self.login_needed(&format!("the refresh token was refused: {e}")));
+                                }
+                            }
+                            Err(e) => return Err(Error::Upstream(e.to_string())),
+                        }
+                    }
+                    None if self.config.grant == Grant::ClientCredentials => *held = None,
+                    None => {
+                        *held = None;
+                        return Err(self.login_needed("the access token expired and there is no refresh token"));
+                    }
+                }
+            }
+        }
+        if held.is_none() {
+            match self.config.grant {
+                Grant::AuthorizationCode => return Err(self.login_needed("no token is stored for it")),
+                Grant::ClientCredentials => *held = Some(self.client_credentials(http, None).await?),
+            }
+        }
+        let header = held.as_ref().and_then(|s| s.bearer_for(&self.url));
+        if header.is_none() {
+            return Err(self.login_needed("its token is for another resource"));
+        }
+        self.needs_login.store(false, Ordering::Relaxed);
+        self.set_current(header.clone());
+        Ok(header)
+    }
+
+    /// The gateway's own token (`client_credentials`), with `scope` (else the document's, the
+    /// challenge's or the resource's).
+    async fn client_credentials(&self, http: &Http, scope: Option<String>) -> Result<SignIn, Error> {
+        let challenge = probe(http, &self.url).await?;
+        let d = discover(http, &self.url, challenge.as_ref()).await?;
+        let scope = scope.or_else(|| select_scope(&self.config.scopes, challenge.as_ref(), &d.resource));
+        let client = match choose_client(&self.config, self.secret.clone(), &d.server, &self.name)? {
+            Identity::Ready(c) => c,
+            Identity::Register(endpoint) => {
+                register(http, &endpoint, Grant::ClientCredentials, None, scope.as_deref()).await?
+            }
+        };
+        let grant = TokenGrant::ClientCredentials {
+            scope: scope.as_deref(),
+        };
+        let t = tokens(http, &d.server, &client, &grant, &d.resource.resource)
+            .await?
+            .map_err(|e| Error::Upstream(e.to_string()))?;
+        Ok(SignIn {
+            resource: d.resource.resource,
+            server: d.server,
+            client,
+            scope,
+            tokens: t,
+        })
+    }
+
+    /// The upstream answered `status` (401 or 403) to a request sent with `sent`: whether to try
+    /// once more (a refreshed or new token; an upstream that turned out to need one), or why not.
+    pub async fn refused(&self, http: &Http, status: u16, www: Option<&str>, sent: Option<&str>) -> Refused {
+        let challenge = www.and_then(parse_challenge);
+        if !self.active() {
+            // No `auth`, but it asks for a Bearer token: it is an OAuth upstream (see `Auth::new`).
+            if status == 401 && challenge.is_some() {
+                self.active.store(true, Ordering::Relaxed);
+                eprintln!(
+                    "mcp-sieve: upstream \"{}\" asks for an OAuth sign-in; tokens are kept in {}",
+                    self.name,
+                    store_path().display()
+                );
+                return Refused::Retry;
+            }
+            return Refused::Fail(Error::Upstream(format!("it answered HTTP {status}")));
+        }
+        if status == 403 {
+            let granted = self.state.lock().await.as_ref().and_then(|s| s.tokens.scope.clone());
+            let Some(more) = step_up_scope(status, challenge.as_ref(), granted.as_deref()) else {
+                return Refused::Fail(Error::Upstream("it refused the request (HTTP 403)".into()));
+            };
+            return match self.config.grant {
+                Grant::ClientCredentials => match self.client_credentials(http, Some(more.clone())).await {
+                    Ok(s) => {
+                        *self.state.lock().await = Some(s);
+                        Refused::Retry
+                    }
+                    Err(e) => Refused::Fail(e),
+                },
+                Grant::AuthorizationCode => {
+                    let name = self.name.clone();
+                    let wider = more.clone();
+                    let _ = update_store(|st| {
+                        if let Some(s) = st.upstreams.get_mut(&name) {
+                            s.scope = Some(wider);
+                        }
+                    });
+                    Refused::Fail(self.login_needed(&format!("it needs the scopes \"{more}\"")))
+                }
+            };
+        }
+        // 401 with a token: refresh it (or get a new one) once.
+        if sent.is_none() {
+            return Refused::Fail(self.login_needed("the upstream asks for a token"));
+        }
+        match self.bearer(http, true).await {
+            Ok(_) => Refused::Retry,
+            Err(e) => Refused::Fail(e),
+        }
+    }
+
+    /// The error after the upstream refused a fresh token too.
+    pub async fn refused_again(&self) -> Error {
+        *self.state.lock().await = None;
+        match self.config.grant {
+            Grant::AuthorizationCode => self.login_needed("the upstream refused its token"),
+            Grant::ClientCredentials => {
+                self.set_current(None);
+                Error::Upstream("it refused the gateway's client_credentials token".into())
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `mcp-sieve login` / `logout`
+
+/// The upstream named `name` among `ups`, or an error listing them.
+fn named<'a>(ups: &'a [Upstream], name: &str) -> Result<&'a Upstream, Error> {
+    ups.iter().find(|u| u.name == name).ok_or_else(|| {
+        let names: Vec<&str> = ups.iter().map(|u| u.name.as_str()).filter(|n| !n.is_empty()).collect();
+        Error::Config(format!(
+            "no upstream named \"{name}\" in the catalog (its upstreams: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))
+    })
+}
+
+/// Tries to open `url` in the user's browser.
+fn open_browser(url: &str) -> bool {
+    let tries: &[(&str, &[&str])] = if cfg!(target_os = "macos") {
+        &[("open", &[])]
+    } else if cfg!(windows) {
+        &[("cmd", &["/C", "start", ""])]
+    } else {
+        &[("xdg-open", &[])]
+    };
+    for (cmd, args) in tries {
+        let child = std::process::Command::new(cmd)
+            .args(*args)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if let Ok(mut c) = child {
+            std::thread::spawn(move || c.wait());
+            return true;
+        }
+    }
+    false
+}
+
+/// Waits on `listener` for the browser's redirect carrying the code of `state`, answering it
+/// with a page; other requests (a favicon) get 404.
+async fn callback(listener: tokio::net::TcpListener, state: &str, issuer: &str) -> Result<String, Error> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let (mut sock, _) = listener
+            .accept()
+            .await
+            .map_err(|e| Error::Upstream(format!("the sign-in listener failed: {e}")))?;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 2048];
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+            match tokio::time::timeout(Duration::from_secs(10), sock.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                _ => break,
+            }
+        }
+        let head = String::from_utf8_lossy(&buf);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("GET "))
+            .and_then(|l| l.split(' ').next())
+            .unwrap_or_default()
+            .to_string();
+        let outcome = oauth::parse_callback(&target, state, issuer);
+        let (status, page) = match &outcome {
+            Ok(Some(_)) => (
+                "200 OK",
+                "Signed in: mcp-sieve has its token. You can close this tab.".to_string(),
+            ),
+            Ok(None) => ("404 Not Found", "Not found".to_string()),
+            Err(e) => ("400 Bad Request", format!("The sign-in failed: {e}")),
+        };
+        let page = page.replace('&', "&amp;").replace('<', "&lt;");
+        let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{page}</p>");
+        let resp = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = sock.write_all(resp.as_bytes()).await;
+        let _ = sock.shutdown().await;
+        match outcome {
+            Ok(Some(code)) => return Ok(code),
+            Ok(None) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// `mcp-sieve login NAME`: the authorization-code flow with PKCE for upstream `name` of `ups`,
+/// its tokens stored. The authorization URL is printed on stderr (and opened in the browser
+/// unless `no_browser`).
+pub async fn login(ups: &[Upstream], name: &str, no_browser: bool) -> Result<(), Error> {
+    let up = named(ups, name)?;
+    let Some(url) = up.url() else {
+        return Err(Error::Config(format!(
+            "upstream \"{name}\" is not reached at a url: only HTTP upstreams sign in"
+        )));
+    };
+    if up.static_authorization() {
+        return Err(Error::Config(format!(
+            "upstream \"{name}\" is sent a static Authorization header (upstreams.{name}.headers): remove it to sign in with OAuth"
+        )));
+    }
+    let config = up.auth.clone().unwrap_or_default();
+    if config.grant == Grant::ClientCredentials {
+        return Err(Error::Config(format!(
+            "upstream \"{name}\" uses the client_credentials grant: the gateway gets its token itself, nobody signs in"
+        )));
+    }
+    let http = Http::new();
+    let challenge = probe(&http, url).await?;
+    let d = discover(&http, url, challenge.as_ref()).await?;
+    let endpoint = d.server.check_authorization_code()?.to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| Error::Upstream(format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| Error::Upstream(format!("the sign-in listener has no port: {e}")))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}{}", oauth::CALLBACK_PATH);
+    let mut scope = select_scope(&config.scopes, challenge.as_ref(), &d.resource);
+    // Scopes a step-up asked for while serving (kept in the store).
+    if let Some(wider) = load_store()
+        .ok()
+        .and_then(|s| s.upstreams.get(name).and_then(|s| s.scope.clone()))
+    {
+        scope = step_up_scope(
+            403,
+            Some(&Challenge {
+                error: Some("insufficient_scope".into()),
+                scope: Some(wider),
+                ..Default::default()
+            }),
+            scope.as_deref(),
+        );
+    }
+    let secret = up.resolved_client_secret(&|n| std::env::var(n).ok())?;
+    let client = match choose_client(&config, secret, &d.server, name)? {
+        Identity::Ready(c) => c,
+        Identity::Register(endpoint) => {
+            register(
+                &http,
+                &endpoint,
+                Grant::AuthorizationCode,
+                Some(&redirect_uri),
+                scope.as_deref(),
+            )
+            .await?
+        }
+    };
+    let mut random = [0u8; 48];
+    getrandom::fill(&mut random).map_err(|e| Error::Internal(format!("no random bytes for PKCE: {e}")))?;
+    let (a, b) = random.split_at(32);
+    let pkce = oauth::Pkce::new(a.try_into().unwrap_or(&[0u8; 32]));
+    let state = oauth::state_of(b.try_into().unwrap_or(&[0u8; 16]));
+    let authorize = oauth::authorize_url(&oauth::Authorize {
+        endpoint: &endpoint,
+        client_id: &client.client_id,
+        redirect_uri: &redirect_uri,
+        scope: scope.as_deref(),
+        state: &state,
+        code_challenge: &pkce.challenge,
+        resource: &d.resource.resource,
+    });
+    eprintln!("mcp-sieve: sign in to upstream \"{name}\" at {}:", d.server.issuer);
+    eprintln!("{authorize}");
+    if no_browser || !open_browser(&authorize) {
+        eprintln!("mcp-sieve: open that URL in a browser on this machine; waiting for its redirect to {redirect_uri}");
+    } else {
+        eprintln!("mcp-sieve: a browser was opened; waiting for its redirect to {redirect_uri}");
+    }
+    let code = tokio::time::timeout(LOGIN_WAIT, callback(listener, &state, &d.server.issuer))
+        .await
+        .map_err(|_| {
+            Error::Upstream(format!(
+                "nobody signed in within {} minutes; run `mcp-sieve login {name}` again",
+                LOGIN_WAIT.as_secs() / 60
+            ))
+        })??;
+    let grant = TokenGrant::AuthorizationCode {
+        code: &code,
+        verifier: &pkce.verifier,
+        redirect_uri: &redirect_uri,
+    };
+    let t = tokens(&http, &d.server, &client, &grant, &d.resource.resource)
+        .await?
+        .map_err(|e| Error::Upstream(e.to_string()))?;
+    let refresh = t.refresh_token.is_some();
+    let sign_in = SignIn {
+        resource: d.resource.resource,
+        server: d.server,
+        client,
+        scope,
+        tokens: t,
+    };
+    update_store(|s| {
+        s.upstreams.insert(name.to_string(), sign_in);
+    })?;
+    eprintln!(
+        "mcp-sieve: signed in to upstream \"{name}\"{}; the token is kept in {}",
+        if refresh { " (with a refresh token)" } else { "" },
+        store_path().display()
+    );
+    Ok(())
+}
+
+/// `mcp-sieve logout NAME`: forgets the upstream's tokens.
+pub fn logout(name: &str) -> Result<(), Error> {
+    let mut had = false;
+    update_store(|s| had = s.upstreams.remove(name).is_some())?;
+    if had {
+        eprintln!(
+            "mcp-sieve: the tokens of upstream \"{name}\" were deleted from {}",
+            store_path().display()
+        );
+    } else {
+        eprintln!(
+            "mcp-sieve: no tokens of upstream \"{name}\" were kept in {}",
+            store_path().display()
+        );
+    }
+    Ok(())
+}

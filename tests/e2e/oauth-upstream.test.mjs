@@ -1,0 +1,303 @@
+// E2E (native): the gateway as an OAuth 2.1 client of its upstreams, against parts nobody here
+// wrote, all on 127.0.0.1: a real authorization server (npm `oidc-provider`: dynamic client
+// registration, resource indicators with JWT access tokens, refresh tokens, client credentials,
+// revocation, its development login and consent pages) and real MCP servers (the official SDK's
+// McpServer + StreamableHTTPServerTransport) that check each access token with `jose` against
+// the server's JWKS (issuer and audience = their own URL) and publish Protected Resource Metadata.
+//
+// `mcp-sieve login a` signs in (the test is the browser: it follows the printed authorization
+// URL through the login and consent forms to the loopback redirect); then the official SDK
+// client over `mcp-sieve stdio` lists and calls the protected server's tools; a token that
+// expires is refreshed without anyone; client_credentials needs nobody; a second upstream never
+// sees a token; a revoked refresh token makes the upstream `needs-login`, its calls fail naming
+// `mcp-sieve login a`, and the status says so.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, statSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Provider, { errors } from 'oidc-provider';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { freePort } from './harness.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+const TTL = 4; // access tokens live 4 s: the refresh is seen within the test
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (process.env.SIEVE_TARGET !== 'native') {
+  test('oauth upstreams (native only)', { skip: 'set SIEVE_TARGET=native' }, () => {});
+} else {
+  test('the gateway signs in to OAuth upstreams: login, refresh, client_credentials, isolation, revocation', { timeout: 180_000 }, async (t) => {
+    const [asPort, aPort, bPort, cPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const issuer = `http://127.0.0.1:${asPort}`;
+    const resourceA = `http://127.0.0.1:${aPort}/mcp`;
+    const resourceC = `http://127.0.0.1:${cPort}/mcp`;
+
+    // The authorization server.
+    const provider = new Provider(issuer, {
+      clients: [{
+        client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
+        redirect_uris: [], response_types: [], scope: 'mcp',
+      }],
+      scopes: ['mcp'],
+      features: {
+        devInteractions: { enabled: true },
+        registration: { enabled: true },
+        revocation: { enabled: true },
+        clientCredentials: { enabled: true },
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: () => resourceA,
+          useGrantedResource: () => true,
+          getResourceServerInfo: (_ctx, indicator) => {
+            if (![resourceA, resourceC].includes(indicator)) throw new errors.InvalidTarget();
+            return { scope: 'mcp', audience: indicator, accessTokenTTL: TTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+          },
+        },
+      },
+      issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+      pkce: { required: () => true },
+    });
+    const asServer = http.createServer(provider.callback());
+    await new Promise((r) => asServer.listen(asPort, '127.0.0.1', r));
+    t.after(() => { asServer.closeAllConnections(); asServer.close(); });
+
+    // The protected MCP servers (a: a person's tokens; c: the gateway's own) and an open one (b).
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    const seen = { a: [], b: [], c: [] };
+    async function startMcp(name, port, resource) {
+      const srv = http.createServer(async (req, res) => {
+        try {
+          seen[name].push(req.headers.authorization);
+          if (req.url.startsWith('/.well-known/oauth-protected-resource')) {
+            if (!resource || req.url !== '/.well-known/oauth-protected-resource/mcp') { res.writeHead(404).end(); return; }
+            res.writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ resource, authorization_servers: [issuer], scopes_supported: ['mcp'] }));
+            return;
+          }
+          let who = 'anyone';
+          if (resource) {
+            const challenge = `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp", scope="mcp"`;
+            const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+            if (!token) { res.writeHead(401, { 'www-authenticate': challenge }).end(); return; }
+            try {
+              const { payload } = await jwtVerify(token, jwks, { issuer, audience: resource });
+              who = payload.sub ?? payload.client_id;
+            } catch {
+              res.writeHead(401, { 'www-authenticate': `${challenge}, error="invalid_token"` }).end();
+              return;
+            }
+          }
+          let raw = '';
+          for await (const chunk of req) raw += chunk;
+          const s = new McpServer({ name: `up-${name}`, version: '1.0.0' });
+          s.registerTool('whoami', { description: 'Who the token is for' }, async () => ({ content: [{ type: 'text', text: who }] }));
+          s.registerTool('echo', { description: 'Echoes', inputSchema: { m: z.string() } }, async ({ m }) => ({ content: [{ type: 'text', text: m }] }));
+          const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+          await s.connect(transport);
+          await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
+        } catch (e) {
+          if (!res.headersSent) res.writeHead(500).end(String(e));
+        }
+      });
+      await new Promise((r) => srv.listen(port, '127.0.0.1', r));
+      t.after(() => { srv.closeAllConnections(); srv.close(); });
+    }
+    await startMcp('a', aPort, resourceA);
+    await startMcp('b', bPort, null);
+    await startMcp('c', cPort, resourceC);
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const catalog = path.join(dir, 'sieve.json');
+    writeFileSync(catalog, JSON.stringify({
+      tools: [],
+      upstreams: {
+        // No `auth`: it answers 401 with a Bearer challenge, so it is an OAuth upstream.
+        a: { url: resourceA },
+        b: { url: `http://127.0.0.1:${bPort}/mcp` },
+        c: { url: resourceC, auth: { type: 'oauth', clientId: 'svc', clientSecret: '${SVC_SECRET}', grant: 'client_credentials', scopes: ['mcp'] } },
+      },
+    }));
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, SVC_SECRET: 'svc-secret-1234567890' };
+    const store = path.join(dir, 'mcp-sieve', 'tokens.json');
+
+    // mcp-sieve login a: the test is the browser.
+    const login = spawn(BIN, ['login', 'a', '--catalog', catalog, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const authorizeUrl = await new Promise((resolve, reject) => {
+      login.stderr.on('data', (d) => {
+        err += d;
+        const line = err.split('\n').find((l) => l.startsWith(`${issuer}/`));
+        if (line) resolve(line.trim());
+      });
+      login.on('exit', (code) => reject(new Error(`login ended (${code}) before printing a URL: ${err}`)));
+    });
+    const u = new URL(authorizeUrl);
+    assert.equal(u.searchParams.get('resource'), resourceA, 'the authorization request names the resource');
+    assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(u.searchParams.get('scope'), 'mcp', 'the challenge scope');
+    assert.ok(u.searchParams.get('state'));
+    // A redirect with another state is discarded (and the sign-in goes on waiting for its own).
+    const redirect = u.searchParams.get('redirect_uri');
+    assert.match(redirect, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    const forged = await fetch(`${redirect}?code=x&state=forged`);
+    assert.equal(forged.status, 400);
+    // That ended this sign-in (a forged redirect is an error, not ignored): sign in again.
+    await new Promise((r) => (login.exitCode !== null ? r() : login.on('exit', r)));
+    assert.notEqual(login.exitCode, 0);
+    assert.match(err, /another state than the one sent/);
+    await signInWith(catalog, env, 'alice', issuer);
+    const kept = JSON.parse(readFileSync(store, 'utf8'));
+    assert.equal(statSync(store).mode & 0o777, 0o600, 'the token store is readable by its owner only');
+    assert.equal(kept.upstreams.a.resource, resourceA);
+    assert.ok(kept.upstreams.a.tokens.refresh_token, 'a refresh token was kept');
+    const firstAccess = kept.upstreams.a.tokens.access_token;
+    assert.ok(!readFileSync(catalog, 'utf8').includes(firstAccess), 'no token in the document');
+
+    // The official SDK client over `mcp-sieve stdio`.
+    const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env, stderr: 'pipe' });
+    let log = '';
+    transport.stderr?.on('data', (d) => { log += d; });
+    const client = new Client({ name: 'oauth-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    t.after(() => client.close());
+    const names = (await client.listTools()).tools.map((x) => x.name).sort();
+    assert.deepEqual(names, ['a_echo', 'a_whoami', 'b_echo', 'b_whoami', 'c_echo', 'c_whoami'], log);
+    const text = async (name, args = {}) => (await client.callTool({ name, arguments: args })).content[0].text;
+    assert.equal(await text('a_whoami'), 'alice', 'the signed-in user\'s token reached upstream a');
+    assert.equal(await text('c_whoami'), 'svc', 'client_credentials: the gateway\'s own token, no login');
+    assert.equal(await text('b_whoami'), 'anyone');
+
+    // The access token expires (4 s): refreshed without anyone.
+    await sleep((TTL + 1) * 1000);
+    assert.equal(await text('a_whoami'), 'alice');
+    assert.equal(await text('c_whoami'), 'svc');
+    const refreshed = JSON.parse(readFileSync(store, 'utf8')).upstreams.a.tokens;
+    assert.notEqual(refreshed.access_token, firstAccess, 'a new access token was stored');
+    const tokensOfA = new Set(seen.a.filter(Boolean));
+    assert.ok(tokensOfA.size >= 2, 'upstream a saw a refreshed token');
+
+    // The open upstream never saw any token (none of a's, none of c's).
+    assert.ok(seen.b.length > 0);
+    assert.deepEqual(seen.b.filter((h) => h !== undefined), [], 'upstream b got no Authorization header');
+    for (const h of seen.c.filter(Boolean)) assert.ok(!tokensOfA.has(h), 'upstream c never got a\'s token');
+    for (const secret of [firstAccess, refreshed.access_token, refreshed.refresh_token]) {
+      assert.ok(!log.includes(secret), 'no token in the log');
+    }
+
+    // The refresh token is revoked at the authorization server: once the access token expires,
+    // the upstream needs a sign-in, and its calls say how.
+    const revoke = await fetch(`${issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: refreshed.refresh_token, token_type_hint: 'refresh_token', client_id: kept.upstreams.a.client.client_id }),
+    });
+    assert.equal(revoke.status, 200, await revoke.text());
+    await sleep((TTL + 1) * 1000);
+    const failed = await client.callTool({ name: 'a_whoami', arguments: {} }).then((r) => JSON.stringify(r), (e) => String(e));
+    assert.match(failed, /mcp-sieve login a/, failed);
+    assert.equal(await text('b_echo', { m: 'still here' }), 'still here', 'the other upstreams keep serving');
+    await client.close();
+
+    // `serve`'s status says needs-login.
+    const port = await freePort();
+    const serve = spawn(BIN, ['serve', '--catalog', catalog, '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let serveLog = '';
+    serve.stderr.on('data', (d) => { serveLog += d; });
+    t.after(() => { try { process.kill(serve.pid); } catch { /* gone */ } });
+    let status;
+    for (let i = 0; i < 100; i += 1) {
+      await sleep(200);
+      const r = await fetch(`http://127.0.0.1:${port}/mcp-sieve/upstreams`).catch(() => null);
+      if (!r?.ok) continue;
+      status = await r.json();
+      if (status.upstreams?.find((x) => x.name === 'a')?.state === 'needs-login') break;
+    }
+    const a = status?.upstreams?.find((x) => x.name === 'a');
+    assert.equal(a?.state, 'needs-login', `${JSON.stringify(status)}\n${serveLog}`);
+    assert.equal(a.login, 'mcp-sieve login a');
+    assert.match(a.error, /mcp-sieve login a/);
+    assert.equal(status.upstreams.find((x) => x.name === 'c').state, 'up');
+    assert.ok(!JSON.stringify(status).includes(refreshed.access_token));
+
+    // logout deletes them.
+    const out = await run(BIN, ['logout', 'a'], env);
+    assert.equal(out.code, 0, out.err);
+    assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a, undefined);
+  });
+}
+
+/** Runs `cmd args` to its end: { code, err }. */
+function run(cmd, args, env) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code) => resolve({ code, err }));
+  });
+}
+
+/**
+ * `mcp-sieve login a` signed in as `login`: follows the printed authorization URL as a browser
+ * would (cookies, redirects, oidc-provider's development login and consent forms) to the
+ * loopback redirect, which it delivers; waits for login to end with 0.
+ */
+async function signInWith(catalog, env, login, issuer) {
+  const p = spawn(BIN, ['login', 'a', '--catalog', catalog, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const exited = new Promise((r) => p.on('exit', r));
+  const url = await new Promise((resolve, reject) => {
+    p.stderr.on('data', (d) => {
+      err += d;
+      const line = err.split('\n').find((l) => l.startsWith(`${issuer}/`));
+      if (line) resolve(line.trim());
+    });
+    p.on('exit', (code) => reject(new Error(`login ended (${code}): ${err}`)));
+  });
+  const redirect = new URL(url).searchParams.get('redirect_uri');
+  const jar = new Map();
+  const go = async (to, init = {}) => {
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const r = await fetch(to, { ...init, redirect: 'manual', headers: { ...init.headers, ...(cookie ? { cookie } : {}) } });
+    for (const c of r.headers.getSetCookie()) {
+      const kv = c.split(';')[0];
+      const i = kv.indexOf('=');
+      jar.set(kv.slice(0, i), kv.slice(i + 1));
+    }
+    return r;
+  };
+  let r = await go(url);
+  for (let step = 0; step < 20; step += 1) {
+    const location = r.headers.get('location');
+    if (location) {
+      const next = new URL(location, url);
+      if (next.href.startsWith(redirect)) {
+        const page = await fetch(next);
+        assert.equal(page.status, 200, await page.text());
+        const code = await exited;
+        assert.equal(code, 0, err);
+        return;
+      }
+      r = await go(next);
+      continue;
+    }
+    const html = await r.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`no form on the page (HTTP ${r.status}): ${html.slice(0, 300)}\n${err}`);
+    const body = html.includes('name="login"')
+      ? new URLSearchParams({ prompt: 'login', login, password: 'any' })
+      : new URLSearchParams({ prompt: 'consent' });
+    r = await go(new URL(action, url), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+  throw new Error(`sign-in did not reach the redirect URI\n${err}`);
+}
