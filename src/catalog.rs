@@ -35,6 +35,11 @@ pub use upstream::Origins;
 pub use upstream::{Grant, Limits, OAuth, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
 pub use views::{Lockdown, Mode, View, Views};
 
+/// The built-in demo catalog (`catalog/default.json`: 74 tools in 13 groups), the document the
+/// native server and the Worker serve when given none. Kept in the core so the published crates
+/// carry it (a crate may include only files inside its own folder).
+pub const DEMO_CATALOG: &str = include_str!("../catalog/default.json");
+
 /// A loaded, validated, compiled catalog.
 #[derive(Debug, Clone)]
 pub struct Catalog {

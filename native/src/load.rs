@@ -15,7 +15,7 @@ use crate::error::ServerError;
 use crate::mcp_config;
 
 /// The built-in demo catalog.
-pub const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
+pub const DEFAULT_CATALOG: &str = mcp_sieve::catalog::DEMO_CATALOG;
 
 /// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
 /// program as written: no shell expands them).
