@@ -99,6 +99,16 @@ pub struct Catalog {
     /// the Worker on the first search. Shared by the catalog's clones.
     #[cfg(feature = "search-index")]
     pub search: std::sync::Arc<std::sync::OnceLock<crate::search::SearchIndex>>,
+    /// The document's `search` settings and the slot the tools' sentence vectors arrive in, from
+    /// a shell that runs the encoder (`crate::search::hybrid`); lexical search until they do.
+    #[cfg(feature = "search-index")]
+    pub meaning: std::sync::Arc<crate::search::hybrid::Slot>,
+    /// Rate limits (the document's `limits`). Servers only (feature `operate`).
+    #[cfg(feature = "operate")]
+    pub limits: crate::operate::limits::Limits,
+    /// The audit trail's settings (the document's `audit`). Servers only (feature `operate`).
+    #[cfg(feature = "operate")]
+    pub audit: crate::operate::audit::Audit,
 }
 
 /// The document's `upstream` and `upstreams` (feature `gateway`: the Worker and the native
@@ -225,6 +235,8 @@ impl Catalog {
             KNOWN_FIELDS.contains(&k)
                 || (cfg!(feature = "gateway") && k == "pinning")
                 || (cfg!(feature = "standards") && k == "lockdown")
+                || (cfg!(feature = "search-index") && k == "search")
+                || (cfg!(feature = "operate") && (k == "limits" || k == "audit"))
         };
         if let Some(k) = doc.keys().find(|k| !known(k)) {
             return Err(Error::Catalog(format!(
@@ -452,6 +464,14 @@ impl Catalog {
             explain: explain::parse(doc.get("explain"))?,
             #[cfg(feature = "search-index")]
             search: Default::default(),
+            #[cfg(feature = "search-index")]
+            meaning: std::sync::Arc::new(crate::search::hybrid::Slot::new(
+                crate::search::hybrid::Settings::parse(doc.get("search"))?,
+            )),
+            #[cfg(feature = "operate")]
+            limits: crate::operate::limits::Limits::parse(doc.get("limits"))?,
+            #[cfg(feature = "operate")]
+            audit: crate::operate::audit::Audit::parse(doc.get("audit"))?,
         })
     }
 

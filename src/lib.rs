@@ -17,6 +17,8 @@ pub mod http;
 mod json;
 pub mod middleware;
 pub mod model;
+#[cfg(feature = "operate")]
+pub mod operate;
 #[cfg(feature = "gateway")]
 pub mod pin;
 pub mod protocol;

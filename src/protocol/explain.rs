@@ -321,4 +321,47 @@ impl Server {
         }
         Ok(())
     }
+
+    /// The reason codes against a use of one item by `ctx`'s caller, blocking ones first as
+    /// `sieve/explain` orders them (quarantine, `upstream-down:<name>` and `unknown` for an item
+    /// the catalog lacks, the view, policy rules for the use's method): what an audit record
+    /// names for a refused use. Initial checks are not asked (a caller they refuse uses nothing).
+    #[cfg(feature = "operate")]
+    pub(crate) fn use_reasons(&self, kind: Kind, id: &str, ctx: &FilterContext) -> Vec<String> {
+        let mut codes = Vec::new();
+        let code = |v: Value| v["code"].as_str().unwrap_or_default().to_string();
+        if let Some(q) = self.quarantine_reason(kind, id) {
+            codes.push(code(q));
+        }
+        let section = self.catalog.section(kind);
+        let Some(pos) = section.find(id) else {
+            let mut answer = Answer {
+                reasons: Vec::new(),
+                visible: false,
+                callable: false,
+            };
+            self.upstream_reasons(kind, id, &mut answer);
+            codes.extend(answer.reasons.into_iter().map(code));
+            codes.push("unknown".into());
+            return codes;
+        };
+        if ctx.view.as_ref().is_some_and(|v| !v.visible(kind, section).get(pos)) {
+            codes.push("view".into());
+        }
+        let used = FilterContext {
+            method: use_method(kind).into(),
+            ..ctx.clone()
+        };
+        for (n, f) in self.chain.filters().iter().enumerate() {
+            if !f.applies_to(kind) || f.test(&section.items[pos], &used) != Ok(false) {
+                continue;
+            }
+            codes.push(match f.rule() {
+                Some(r) if r.audit => format!("audit:{}", r.id),
+                Some(r) => format!("policy:{}", r.id),
+                None => format!("policy:chain-{n}"),
+            });
+        }
+        codes
+    }
 }

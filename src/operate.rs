@@ -1,0 +1,160 @@
+//! Operating a server (feature `operate`: the native server and the Worker, not the package):
+//! what one use of an item is ([`Use`]: a tool call, a prompt get, a resource read, a task
+//! created), its rate limits (`limits`), its audit record (`audit`) and the reason a refused use
+//! was refused — all pure: the shells keep the buckets, write the records and count the metrics.
+
+pub mod audit;
+pub mod limits;
+
+use serde_json::Value;
+
+use crate::filter::FilterContext;
+use crate::model::Kind;
+use crate::protocol::{Env, Server};
+
+/// One use of an item, as the request names it (before the core decides).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Use {
+    /// The JSON-RPC request id.
+    pub id: Value,
+    /// `tools/call`, `prompts/get` or `resources/read`.
+    pub method: String,
+    /// The item's kind.
+    pub kind: Kind,
+    /// The tool's or prompt's name, or the resource's URI (in search mode, the tool `call_tool`
+    /// names).
+    pub item: String,
+    /// A `tools/call` that creates a task (`params.task`).
+    pub task: bool,
+    /// The upstream serving the item (gateway), by name (`upstream` for the unnamed one).
+    pub upstream: Option<String>,
+    /// The item's groups with their ancestors.
+    pub groups: Vec<String>,
+    /// Who calls, if known.
+    pub principal: Option<String>,
+    /// The caller's roles (from its verified token).
+    pub roles: Vec<String>,
+    /// The endpoint's view (its label), if any.
+    pub view: Option<String>,
+    /// The arguments sent (a tool's `arguments`, a prompt's), for audit payloads.
+    pub arguments: Value,
+}
+
+/// Whether `body` may be a use: a cheap look before it is parsed again.
+fn may_be_use(body: &[u8]) -> bool {
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    has(b"tools/call") || has(b"prompts/get") || has(b"resources/read")
+}
+
+impl Server {
+    /// The use a request body makes, if it is a `tools/call`, `prompts/get` or
+    /// `resources/read` request naming its item; `None` for anything else (a batch, a
+    /// notification, another method, a body that does not parse: the core answers those).
+    pub fn use_of(&self, body: &[u8], env: &Env) -> Option<Use> {
+        if !may_be_use(body) {
+            return None;
+        }
+        let msg: Value = serde_json::from_slice(body).ok()?;
+        let method = msg.get("method")?.as_str()?;
+        let id = msg.get("id").filter(|i| !i.is_null())?.clone();
+        let params = msg.get("params").unwrap_or(&Value::Null);
+        let (kind, field) = match method {
+            "tools/call" => (Kind::Tool, "name"),
+            "prompts/get" => (Kind::Prompt, "name"),
+            "resources/read" => (Kind::Resource, "uri"),
+            _ => return None,
+        };
+        let mut item = params.get(field)?.as_str()?.to_string();
+        let mut arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        // Search mode: `call_tool` calls the tool it names.
+        let searching = env.view.as_ref().is_some_and(|v| v.search);
+        if searching && kind == Kind::Tool && item == "call_tool" {
+            if let Some(named) = arguments["name"].as_str() {
+                item = named.to_string();
+                arguments = arguments["arguments"].clone();
+            }
+        }
+        let groups = self
+            .catalog
+            .section(kind)
+            .find(&item)
+            .map(|pos| {
+                let mut all: Vec<String> = Vec::new();
+                for g in &self.catalog.section(kind).items[pos].groups {
+                    for a in self.ancestors(g) {
+                        if !all.contains(&a) {
+                            all.push(a);
+                        }
+                    }
+                }
+                all
+            })
+            .unwrap_or_default();
+        Some(Use {
+            id,
+            method: method.to_string(),
+            kind,
+            task: kind == Kind::Tool && params.get("task").is_some_and(|t| !t.is_null()),
+            upstream: self.upstream_of(kind, &item),
+            groups,
+            principal: env.principal.clone(),
+            roles: roles(env),
+            view: env.view.as_ref().map(|v| v.label.clone()),
+            item,
+            arguments,
+        })
+    }
+
+    /// The name of the upstream serving an item (gateway mode).
+    fn upstream_of(&self, _kind: Kind, _item: &str) -> Option<String> {
+        #[cfg(feature = "gateway")]
+        {
+            let o = &self.catalog.origins;
+            let i = match _kind {
+                Kind::Tool => o.tools.get(_item).map(|x| x.0),
+                Kind::Prompt => o.prompts.get(_item).map(|x| x.0),
+                _ => o.resource(_item),
+            }?;
+            let name = &self.catalog.upstreams.get(i)?.name;
+            return Some(if name.is_empty() {
+                "upstream".into()
+            } else {
+                name.clone()
+            });
+        }
+        #[cfg(not(feature = "gateway"))]
+        None
+    }
+
+    /// The document's rate limits.
+    pub fn limits(&self) -> &limits::Limits {
+        &self.catalog.limits
+    }
+
+    /// The document's audit settings.
+    pub fn audit(&self) -> &audit::Audit {
+        &self.catalog.audit
+    }
+
+    /// Why the use `u` was refused as unknown (`-32602`): the first blocking reason code
+    /// `sieve/explain` would give (`initial-check:<name>`, `quarantine`, `view`,
+    /// `policy:<id>`, `upstream-down:<name>`), or `unknown` (the item does not exist); `None`
+    /// when the item is usable (the error was about something else, such as its arguments).
+    pub fn refusal_reason(&self, u: &Use, env: &Env) -> Option<String> {
+        let ctx = self.context(&u.method, &u.id, &Value::Null, None, env);
+        self.use_reason(u.kind, &u.item, &ctx)
+    }
+
+    fn use_reason(&self, kind: Kind, item: &str, ctx: &FilterContext) -> Option<String> {
+        let reasons = self.use_reasons(kind, item, ctx);
+        reasons.into_iter().find(|c| !c.starts_with("audit:"))
+    }
+}
+
+/// The caller's roles (from its verified token).
+fn roles(_env: &Env) -> Vec<String> {
+    #[cfg(feature = "auth")]
+    return _env.identity.as_ref().map(|i| i.roles.clone()).unwrap_or_default();
+    #[cfg(not(feature = "auth"))]
+    Vec::new()
+}

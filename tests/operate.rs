@@ -1,0 +1,292 @@
+//! Operating a server (issue 42): rate limits (the document's `limits`: parsing, matching, token
+//! bucket math, the refusal's shape), the reason a use was refused, and the audit record.
+#![cfg(feature = "operate")]
+
+use mcp_sieve::operate::audit::{self, Audit, Ended, Query};
+use mcp_sieve::operate::limits::{Bucket, Limiter, Limits, Take};
+use mcp_sieve::protocol::{Env, Server};
+use mcp_sieve::Catalog;
+use serde_json::{json, Value};
+
+fn server(extra: Value) -> Server {
+    let mut doc = json!({
+        "groups": [{"name": "github"}, {"name": "pulls", "parent": "github"}],
+        "tools": [
+            {"name": "gh_search", "inputSchema": {"type": "object"}, "groups": ["pulls"]},
+            {"name": "gh_delete", "inputSchema": {"type": "object"}, "groups": ["github"], "tags": ["destructive"]},
+            {"name": "echo", "inputSchema": {"type": "object"}}
+        ],
+        "prompts": [{"name": "greet"}]
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        doc[k] = v.clone();
+    }
+    Server::new(Catalog::load(&doc).unwrap())
+}
+
+fn env(principal: Option<&str>) -> Env {
+    Env {
+        now_ms: 1_000_000,
+        principal: principal.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+fn call(name: &str) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": {"q": "x"}}})
+        .to_string()
+        .into_bytes()
+}
+
+fn take(rate: u32, window_ms: i64, burst: u32) -> Take {
+    Take {
+        id: "t".into(),
+        key: "k".into(),
+        burst,
+        rate,
+        window_ms,
+    }
+}
+
+#[test]
+fn a_bucket_allows_its_burst_then_asks_to_wait_for_the_next_token() {
+    let t = take(3, 60_000, 3);
+    let mut b = Bucket::full(&t, 0);
+    for _ in 0..3 {
+        b = b.take(&t, 0).unwrap();
+    }
+    // One token every 20 s.
+    assert_eq!(b.take(&t, 0), Err(20_000));
+    assert_eq!(b.take(&t, 15_000), Err(5_000));
+    assert!(b.take(&t, 20_000).is_ok());
+    // Never more than the burst, however long it waited; time going back adds nothing.
+    let long = b.at(&t, 10_000_000);
+    assert_eq!(long.tokens, 3.0);
+    assert_eq!(b.at(&t, -5).tokens, b.tokens);
+}
+
+#[test]
+fn burst_and_rate_differ() {
+    // 60 per minute, 10 at once: ten pass at once, then one a second.
+    let t = take(60, 60_000, 10);
+    let mut b = Bucket::full(&t, 0);
+    for _ in 0..10 {
+        b = b.take(&t, 0).unwrap();
+    }
+    assert_eq!(b.take(&t, 0), Err(1000));
+    assert!(b.take(&t, 1000).is_ok());
+}
+
+#[test]
+fn a_limiter_takes_from_every_bucket_or_from_none() {
+    let mut l = Limiter::default();
+    let a = Take {
+        id: "a".into(),
+        ..take(1, 1000, 1)
+    };
+    let b = Take {
+        id: "b".into(),
+        ..take(5, 1000, 5)
+    };
+    l.take(&[a.clone(), b.clone()], 0).unwrap();
+    // a is empty: refused, and b keeps its tokens (4 left, not 3).
+    let r = l.take(&[a.clone(), b.clone()], 0).unwrap_err();
+    assert_eq!((r.id.as_str(), r.retry_after_ms), ("a", 1000));
+    for _ in 0..4 {
+        l.take(&[b.clone()], 0).unwrap();
+    }
+    assert!(l.take(&[b], 0).is_err());
+}
+
+#[test]
+fn limits_match_as_policy_does_and_count_per_key() {
+    let s = server(json!({"limits": {"rates": [
+        {"id": "paid", "per": "principal", "match": {"tools": ["gh_*"], "principals": ["alice", "role:ops"]}, "rate": 3, "perSeconds": 60},
+        {"id": "grp", "per": "group", "match": {"groups": ["github"]}, "rate": 100, "window": "1h", "burst": 10},
+        {"id": "all", "per": "global", "match": {"methods": ["prompts/get"]}, "rate": 1, "window": "1m"}
+    ]}}));
+    let alice = s.use_of(&call("gh_search"), &env(Some("alice"))).unwrap();
+    assert_eq!(alice.groups, ["pulls", "github"]);
+    let takes = s.limits().takes(&alice);
+    let keys: Vec<_> = takes.iter().map(|t| (t.id.as_str(), t.key.as_str())).collect();
+    // Per group: only the groups match.groups names (github, which pulls is inside).
+    assert_eq!(keys, [("paid", "alice"), ("grp", "github")]);
+    assert_eq!((takes[1].burst, takes[1].window_ms), (10, 3_600_000));
+    // Another principal, another tool: not under "paid".
+    let bob = s.use_of(&call("gh_search"), &env(Some("bob"))).unwrap();
+    assert!(s.limits().takes(&bob).iter().all(|t| t.id != "paid"));
+    let echo = s.use_of(&call("echo"), &env(Some("alice"))).unwrap();
+    assert!(s.limits().takes(&echo).is_empty());
+    let prompt = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "greet"}});
+    let p = s.use_of(prompt.to_string().as_bytes(), &env(None)).unwrap();
+    let keys: Vec<_> = s.limits().takes(&p).into_iter().map(|t| (t.id, t.key)).collect();
+    assert_eq!(keys, [("all".to_string(), "*".to_string())]);
+    // Not a use: lists, notifications, bodies that do not parse.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call""#,
+    ] {
+        assert!(s.use_of(body.as_bytes(), &env(None)).is_none(), "{body}");
+    }
+}
+
+#[test]
+fn the_fourth_call_is_refused_naming_the_limit_and_when_to_retry() {
+    let s = server(json!({"limits": {"rates": [
+        {"id": "paid-api", "match": {"tools": ["gh_search"]}, "rate": 3, "perSeconds": 60}
+    ]}}));
+    let mut l = Limiter::default();
+    let u = s.use_of(&call("gh_search"), &env(Some("alice"))).unwrap();
+    for _ in 0..3 {
+        l.take(&s.limits().takes(&u), 0).unwrap();
+    }
+    let r = l.take(&s.limits().takes(&u), 0).unwrap_err();
+    assert_eq!(r.reason(), "rate-limit:paid-api");
+    let resp = r.response(&json!(7));
+    assert_eq!(resp.status, 429);
+    assert!(resp.headers.contains(&("Retry-After".into(), "20".into())));
+    let body: Value = serde_json::from_str(&resp.body).unwrap();
+    assert_eq!(body["id"], 7);
+    assert_eq!(body["error"]["code"], -32602);
+    assert_eq!(
+        body["error"]["data"],
+        json!({"limit": "paid-api", "retryAfterMs": 20000, "reason": "rate-limit:paid-api"})
+    );
+    let msg = body["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("rate limit \"paid-api\" reached: 3 uses per 1 min for alice; retry in 20 s"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn limit_documents_with_mistakes_are_refused_naming_the_field() {
+    for (limits, wanted) in [
+        (
+            json!({"rates": [{"rate": 3, "perSeconds": 1}]}),
+            "limits.rates[0].id is required",
+        ),
+        (
+            json!({"rates": [{"id": "a", "perSeconds": 1}]}),
+            "limits.rates[0].rate is required",
+        ),
+        (json!({"rates": [{"id": "a", "rate": 1}]}), "needs its window"),
+        (
+            json!({"rates": [{"id": "a", "rate": 1, "window": "1w"}]}),
+            "\"1w\" is not a duration",
+        ),
+        (
+            json!({"rates": [{"id": "a", "rate": 1, "window": "1m", "per": "planet"}]}),
+            "per \"planet\" is not known",
+        ),
+        (
+            json!({"rates": [{"id": "a", "rate": 0, "window": "1m"}]}),
+            "rate must be an integer from 1",
+        ),
+        (
+            json!({"rates": [{"id": "a", "rate": 1, "window": "1m", "match": {"tool": []}}]}),
+            "unknown field \"tool\"",
+        ),
+        (
+            json!({"rates": [{"id": "a", "rate": 1, "window": "1m", "match": {"methods": ["tools/list"]}}]}),
+            "not a use",
+        ),
+        (
+            json!({"rates": [{"id": "a", "rate": 1, "window": "1m"}, {"id": "a", "rate": 1, "window": "1m"}]}),
+            "must be unique",
+        ),
+        (json!({"rate": []}), "limits has an unknown field \"rate\""),
+    ] {
+        let e = Limits::parse(Some(&limits)).unwrap_err().to_string();
+        assert!(e.contains(wanted), "{limits}: {e}");
+    }
+}
+
+#[test]
+fn a_refused_use_names_the_policy_rule_or_unknown() {
+    let s = server(json!({"policy": {"rules": [
+        {"id": "no-destructive", "when": {"principal": "bob"}, "hide": {"tags": ["destructive"]}}
+    ]}}));
+    let e = env(Some("bob"));
+    let u = s.use_of(&call("gh_delete"), &e).unwrap();
+    assert_eq!(s.refusal_reason(&u, &e).as_deref(), Some("policy:no-destructive"));
+    let u = s.use_of(&call("nope"), &e).unwrap();
+    assert_eq!(s.refusal_reason(&u, &e).as_deref(), Some("unknown"));
+    let u = s.use_of(&call("echo"), &e).unwrap();
+    assert_eq!(s.refusal_reason(&u, &e), None);
+}
+
+#[test]
+fn an_audit_record_holds_the_use_and_payloads_only_when_asked_redacted() {
+    let s = server(json!({}));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "mail bob@example.com"}, "task": {"ttl": 1000}}});
+    let u = s.use_of(body.to_string().as_bytes(), &env(Some("alice"))).unwrap();
+    let ended = Ended::of_body(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"reply to carol@example.org"}]}}"#,
+    );
+    let plain: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, false)).unwrap();
+    assert_eq!(
+        plain,
+        json!({"time": "1970-01-01T00:00:00.000Z", "principal": "alice", "view": null, "method": "tasks/create",
+               "item": "echo", "decision": "allowed", "reason": "allowed", "upstream": null, "durationMs": 12, "outcome": "ok"})
+    );
+    let full: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, true)).unwrap();
+    assert_eq!(full["arguments"]["text"], "mail [EMAIL_1]");
+    assert!(!full.to_string().contains("bob@example.com"));
+    assert!(!full.to_string().contains("carol@example.org"), "{full}");
+    let refused = Ended::of_body(
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"x\"}}\n\n",
+    );
+    let r: Value = serde_json::from_str(&audit::record(&u, 0, 1, Some("rate-limit:paid"), &refused, false)).unwrap();
+    assert_eq!(
+        (
+            r["decision"].as_str(),
+            r["reason"].as_str(),
+            r["outcome"].as_str(),
+            r["errorCode"].as_i64()
+        ),
+        (Some("refused"), Some("rate-limit:paid"), Some("error"), Some(-32602))
+    );
+}
+
+#[test]
+fn audit_settings_and_queries() {
+    let a = Audit::parse(Some(
+        &json!({"file": "a.jsonl", "maxBytes": 2048, "keep": 2, "payloads": true}),
+    ))
+    .unwrap();
+    assert_eq!(
+        (a.on, a.file.as_deref(), a.max_bytes, a.keep, a.payloads),
+        (true, Some("a.jsonl"), 2048, 2, true)
+    );
+    assert!(!Audit::parse(None).unwrap().on);
+    for (v, wanted) in [
+        (json!({"file": "a", "stdout": true}), "choose one sink"),
+        (
+            json!({"maxBytes": 10}),
+            "audit.maxBytes must be an integer of at least 1024",
+        ),
+        (json!({"files": "a"}), "unknown field \"files\""),
+        (json!("a.jsonl"), "audit must be an object"),
+    ] {
+        let e = Audit::parse(Some(&v)).unwrap_err().to_string();
+        assert!(e.contains(wanted), "{v}: {e}");
+    }
+    let now = 10 * 86_400_000;
+    let q = Query {
+        item: Some("delete_*".into()),
+        principal: None,
+        since_ms: Some(audit::since("7d", now).unwrap()),
+    };
+    let rec = |item: &str, day: i64| json!({"item": item, "principal": "a", "time": mcp_sieve::time::format_iso(day * 86_400_000, 0)});
+    assert!(q.keeps(&rec("delete_repo", 5)));
+    assert!(!q.keeps(&rec("delete_repo", 2)));
+    assert!(!q.keeps(&rec("create_repo", 5)));
+    assert_eq!(audit::since("1970-01-02", now).unwrap(), 86_400_000);
+    assert!(audit::since("soon", now)
+        .unwrap_err()
+        .to_string()
+        .contains("neither a duration"));
+}
