@@ -6,6 +6,7 @@
 
 mod fields;
 mod fx;
+pub mod hybrid;
 mod index;
 mod memo;
 mod names;

@@ -25,6 +25,14 @@ pub const CALL: &str = "call_tool";
 /// as the `Mcp-Param-Tool` header, where intermediaries can see it (`Mcp-Name` mirrors
 /// `params.name`, which is `call_tool`), and the server checks it against the body.
 pub const PARAM_HEADER: &str = "Tool";
+/// The tools `find_tools` answers for `query` among `visible`, best first, at most `limit`: the
+/// lexical index fused with sentence vectors once a shell has filled the catalog's
+/// (`crate::search::hybrid`), else the lexical index alone. For shells and tests.
+#[cfg(feature = "search-index")]
+pub fn ranked(catalog: &crate::Catalog, query: &str, visible: &crate::filter::Bits, limit: usize) -> Vec<usize> {
+    search_index::rank_with_meaning(catalog, query, visible, limit)
+}
+
 /// Most definitions one `find_tools` answers.
 pub const MAX_LIMIT: u64 = 20;
 /// Where the search tools' arguments are, in error messages.
@@ -184,7 +192,7 @@ impl Server {
         let section = self.catalog.section(Kind::Tool);
         #[cfg(feature = "search-index")]
         let (ranked, compact) = (
-            search_index::rank(self.catalog.search_index(), &query, &visible, limit),
+            search_index::rank_with_meaning(&self.catalog, &query, &visible, limit),
             search_index::compact_asked(args, ARGS)?,
         );
         #[cfg(not(feature = "search-index"))]

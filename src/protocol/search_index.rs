@@ -63,6 +63,30 @@ pub(crate) fn rank(index: &SearchIndex, query: &str, visible: &Bits, limit: usiz
         .collect()
 }
 
+/// The best `limit` visible tools for `query`, best first: the lexical index fused with the
+/// cosine of the query's sentence vector and the tools' (`crate::search::hybrid`) once a shell
+/// has filled the catalog's vectors; the lexical index alone until then, without a model, or
+/// when the query's encoding fails.
+pub(crate) fn rank_with_meaning(catalog: &crate::Catalog, query: &str, visible: &Bits, limit: usize) -> Vec<usize> {
+    use crate::search::hybrid::{self, Fusion, POOL};
+    let slot = &catalog.meaning;
+    let Some((m, q)) = slot.meaning().and_then(|m| Some((m, (m.encode)(query)?))) else {
+        return rank(catalog.search_index(), query, visible, limit);
+    };
+    let lexical = catalog.search_index().search(query, visible, POOL);
+    let by_cosine = hybrid::top_k(hybrid::cosines(&m.vectors, m.dim, &q, visible), POOL.max(limit));
+    let cosine_of = |d: usize| {
+        m.vectors
+            .get(d * m.dim..(d + 1) * m.dim)
+            .map_or(0.0, |v| hybrid::dot(v, &q))
+    };
+    let weight = slot.settings.weight.unwrap_or(hybrid::DEFAULT_WEIGHT);
+    hybrid::fuse(&lexical, &by_cosine, cosine_of, Fusion::Weighted(weight), limit)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect()
+}
+
 /// One tool's compact form, from its wire JSON: name, title, the description's first line
 /// (cut at `LINE` characters), groups.
 pub(crate) fn compact(fragment: &str) -> String {

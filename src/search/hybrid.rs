@@ -1,0 +1,379 @@
+//! Meaning beside words (issue 40; DESIGN.md "Meaning, not only words"): `find_tools` ranked by
+//! the lexical index fused with the cosine similarity of sentence embeddings. Pure functions over
+//! vectors — cosine, top-k, the fusion — and the catalog's slot the vectors arrive in. The model
+//! itself runs in a shell (the native server: `native/src/encoder.rs`), which fills the slot
+//! off the path of requests; until it is filled, and whenever no model is configured, search is
+//! the lexical index alone, as before.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::filter::Bits;
+
+/// The fused score's weight on the cosine when the document gives none: chosen on the tuning
+/// queries only (`examples/search_hybrid.rs`, docs/src/search.md "Meaning").
+pub const DEFAULT_WEIGHT: f32 = 0.7;
+/// How many of each ranking's best tools the fusion considers (the lexical index's and the
+/// cosine's); a tool outside both cannot be in the answer.
+pub const POOL: usize = 50;
+
+/// The document's `search` object: where the sentence encoder's files are (`model`, a folder
+/// with `model.safetensors`, `config.json` and `tokenizer.json`), where the tools' vectors are
+/// cached (`cache`; the shell's default when absent), and the cosine's weight in the fused score
+/// (`weight`, 0 to 1). Absent: search is lexical only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// The model's folder.
+    pub model: Option<String>,
+    /// The vector cache's folder.
+    pub cache: Option<String>,
+    /// The cosine's weight in the fused score.
+    pub weight: Option<f32>,
+}
+
+impl Settings {
+    /// Reads the document's `search` field.
+    pub fn parse(v: Option<&Value>) -> Result<Settings> {
+        let o = match v {
+            None | Some(Value::Null) => return Ok(Settings::default()),
+            Some(Value::Object(o)) => o,
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "search must be an object like {{\"model\": \"<folder>\"}}, got {v}"
+                )))
+            }
+        };
+        if let Some(k) = o.keys().find(|k| !["model", "cache", "weight"].contains(&k.as_str())) {
+            return Err(Error::Catalog(format!(
+                "search.{k} is not a field of search; expected model, cache or weight"
+            )));
+        }
+        let text = |k: &str| match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(v) => Err(Error::Catalog(format!(
+                "search.{k} must be a folder's path (a non-empty string), got {v}"
+            ))),
+        };
+        let weight = match o.get("weight") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64().filter(|w| (0.0..=1.0).contains(w)) {
+                Some(w) => Some(w as f32),
+                None => {
+                    return Err(Error::Catalog(format!(
+                        "search.weight must be a number from 0 to 1 (the cosine's share of the score), got {v}"
+                    )))
+                }
+            },
+        };
+        Ok(Settings {
+            model: text("model")?,
+            cache: text("cache")?,
+            weight,
+        })
+    }
+}
+
+/// Encodes a query to a unit vector (`None`: the encoder failed; the search is lexical then).
+pub type QueryEncoder = dyn Fn(&str) -> Option<Vec<f32>> + Send + Sync;
+
+/// The tools' vectors, ready: one unit row of `dim` numbers per tool, in the catalog's order (a
+/// tool the encoder could not read has a row of zeros), and the query encoder that goes with them.
+pub struct Meaning {
+    /// Numbers per vector.
+    pub dim: usize,
+    /// `dim` numbers per tool, tool after tool.
+    pub vectors: Vec<f32>,
+    /// The query's encoder.
+    pub encode: Arc<QueryEncoder>,
+}
+
+impl std::fmt::Debug for Meaning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meaning")
+            .field("dim", &self.dim)
+            .field("tools", &(self.vectors.len() / self.dim.max(1)))
+            .finish()
+    }
+}
+
+/// A catalog's place for its tools' vectors: the settings it was loaded with, how far the shell
+/// is (`done` of `total`), and the vectors once all are there. Shared by the catalog's clones; a
+/// refreshed catalog has a new, empty one.
+#[derive(Debug, Default)]
+pub struct Slot {
+    /// The document's `search` settings.
+    pub settings: Settings,
+    ready: OnceLock<Meaning>,
+    done: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl Slot {
+    /// An empty slot for `settings`.
+    pub fn new(settings: Settings) -> Slot {
+        Slot {
+            settings,
+            ..Slot::default()
+        }
+    }
+
+    /// The vectors, once ready.
+    pub fn meaning(&self) -> Option<&Meaning> {
+        self.ready.get()
+    }
+
+    /// The shell's progress: `done` of `total` tools have a vector.
+    pub fn progress(&self, done: usize, total: usize) {
+        self.total.store(total, Ordering::Relaxed);
+        self.done.store(done, Ordering::Relaxed);
+    }
+
+    /// (tools with a vector, tools) so far.
+    pub fn status(&self) -> (usize, usize) {
+        (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+
+    /// Hands over the finished vectors (`Err`: a mismatch, or they were already there).
+    pub fn fill(&self, meaning: Meaning) -> std::result::Result<(), String> {
+        if meaning.dim == 0 || meaning.vectors.len() % meaning.dim != 0 {
+            return Err(format!(
+                "{} numbers are not whole vectors of {}",
+                meaning.vectors.len(),
+                meaning.dim
+            ));
+        }
+        let n = meaning.vectors.len() / meaning.dim;
+        self.ready
+            .set(meaning)
+            .map_err(|_| "the vectors were already filled".to_string())?;
+        self.progress(n, n);
+        Ok(())
+    }
+}
+
+/// The dot product of two vectors of equal length (the cosine of unit vectors), in eight
+/// independent sums so the compiler keeps them in SIMD registers.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// `v` scaled to length 1 (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = dot(v, v).sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x /= norm;
+        }
+    }
+}
+
+/// The cosine of `query` with every visible tool's row of `vectors` (unit rows and query).
+pub fn cosines(vectors: &[f32], dim: usize, query: &[f32], visible: &Bits) -> Vec<(usize, f32)> {
+    if dim == 0 || query.len() != dim {
+        return Vec::new();
+    }
+    let rows = vectors.len() / dim;
+    visible
+        .ones()
+        .filter(|&i| i < rows)
+        .map(|i| (i, dot(&vectors[i * dim..(i + 1) * dim], query)))
+        .collect()
+}
+
+/// The `k` best of `scored`, best first (ties: the lower index first), without sorting the rest.
+pub fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return Vec::new();
+    }
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, order);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(order);
+    scored
+}
+
+/// How the two rankings are combined (the choice is measured, docs/src/search.md "Meaning").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// `w × cosine + (1 − w) × lexical / the query's best lexical score`.
+    Weighted(f32),
+    /// Reciprocal rank fusion: Σ 1 / (k + rank) over the two rankings.
+    Rrf(f32),
+}
+
+/// The best `limit` tools of the fused ranking, best first, from the lexical index's ranking
+/// (`lexical`, best first, scores ≥ 0), the cosine's (`by_cosine`, best first, e.g. `top_k` of
+/// `cosines` at `POOL`) and the cosine of any tool (`cosine_of`, for lexical candidates the
+/// cosine's top does not hold). The pool is the two lists.
+pub fn fuse(
+    lexical: &[(usize, f32)],
+    by_cosine: &[(usize, f32)],
+    cosine_of: impl Fn(usize) -> f32,
+    fusion: Fusion,
+    limit: usize,
+) -> Vec<(usize, f32)> {
+    let lex_top = lexical.first().map_or(0.0, |&(_, s)| s);
+    let mut pool: Vec<(usize, Option<usize>, Option<usize>)> = Vec::with_capacity(lexical.len() + by_cosine.len());
+    for (r, &(d, _)) in lexical.iter().enumerate() {
+        pool.push((d, Some(r), None));
+    }
+    for (r, &(d, _)) in by_cosine.iter().enumerate() {
+        match pool.iter_mut().find(|p| p.0 == d) {
+            Some(p) => p.2 = Some(r),
+            None => pool.push((d, None, Some(r))),
+        }
+    }
+    let scored = pool
+        .into_iter()
+        .map(|(d, lr, cr)| {
+            let score = match fusion {
+                Fusion::Weighted(w) => {
+                    let lex = lr.map_or(0.0, |r| lexical[r].1);
+                    let lex = if lex_top > 0.0 { lex / lex_top } else { 0.0 };
+                    let cos = cr.map_or_else(|| cosine_of(d), |r| by_cosine[r].1);
+                    w * cos + (1.0 - w) * lex
+                }
+                Fusion::Rrf(k) => {
+                    let r = |rank: Option<usize>| rank.map_or(0.0, |r| 1.0 / (k + r as f32 + 1.0));
+                    r(lr) + r(cr)
+                }
+            };
+            (d, score)
+        })
+        .collect();
+    top_k(scored, limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(n: usize, on: &[usize]) -> Bits {
+        let mut b = Bits::empty(n);
+        for &i in on {
+            b.set(i);
+        }
+        b
+    }
+
+    #[test]
+    fn dot_and_normalize() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32).collect();
+        let expect: f32 = a.iter().map(|x| x * x).sum();
+        assert_eq!(dot(&a, &a), expect);
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert_eq!(v, vec![0.6, 0.8]);
+        let mut z = vec![0.0; 3];
+        normalize(&mut z);
+        assert_eq!(z, vec![0.0; 3]);
+    }
+
+    #[test]
+    fn cosines_only_visible_rows() {
+        // Three tools of dimension 2: along x, along y, diagonal.
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        let vectors = [1.0, 0.0, 0.0, 1.0, h, h];
+        let got = cosines(&vectors, 2, &[1.0, 0.0], &bits(3, &[0, 2]));
+        assert_eq!(got, vec![(0, 1.0), (2, h)]);
+        assert!(
+            cosines(&vectors, 2, &[1.0, 0.0, 0.0], &bits(3, &[0])).is_empty(),
+            "a query of another dimension"
+        );
+    }
+
+    #[test]
+    fn top_k_best_first_ties_by_index() {
+        let s = vec![(0, 0.1), (1, 0.9), (2, 0.5), (3, 0.9), (4, 0.2)];
+        assert_eq!(top_k(s.clone(), 3), vec![(1, 0.9), (3, 0.9), (2, 0.5)]);
+        assert_eq!(top_k(s.clone(), 10).len(), 5);
+        assert!(top_k(s, 0).is_empty());
+    }
+
+    #[test]
+    fn weighted_fusion_lets_meaning_win_where_words_do_not_match() {
+        // Lexically tool 0 is first, tool 1 unmatched; by meaning tool 1 is far closer.
+        let lexical = vec![(0, 4.0), (2, 2.0)];
+        let cosine = [0.1, 0.8, 0.3];
+        let by_cos = top_k(cosine.iter().copied().enumerate().collect(), POOL);
+        let of = |d: usize| cosine[d];
+        let ids = |v: Vec<(usize, f32)>| v.into_iter().map(|x| x.0).collect::<Vec<_>>();
+        // 0.7 × 0.8 = 0.56 for tool 1; 0.7 × 0.1 + 0.3 = 0.37 for tool 0; 0.21 + 0.15 for tool 2.
+        assert_eq!(
+            ids(fuse(&lexical, &by_cos, of, Fusion::Weighted(0.7), 3)),
+            vec![1, 0, 2]
+        );
+        // Words only: the lexical order, the unmatched tool last.
+        assert_eq!(
+            ids(fuse(&lexical, &by_cos, of, Fusion::Weighted(0.0), 3)),
+            vec![0, 2, 1]
+        );
+        // Reciprocal rank fusion (k = 60): tool 0 is 1st and 3rd (1/61 + 1/63), tool 2 2nd and
+        // 2nd (2/62, just lower), tool 1 only the cosine's 1st (1/61).
+        assert_eq!(ids(fuse(&lexical, &by_cos, of, Fusion::Rrf(60.0), 3)), vec![0, 2, 1]);
+        // A lexical candidate outside the cosine's list gets its cosine from `cosine_of`.
+        let short = top_k(cosine.iter().copied().enumerate().collect(), 1);
+        let fused = fuse(&lexical, &short, of, Fusion::Weighted(1.0), 3);
+        assert_eq!(fused, vec![(1, 0.8), (2, 0.3), (0, 0.1)]);
+    }
+
+    #[test]
+    fn fusion_without_lexical_matches_is_the_cosine_order() {
+        let cosine = top_k(vec![(5, 0.2), (6, 0.9), (7, 0.5)], POOL);
+        let fused = fuse(&[], &cosine, |_| 0.0, Fusion::Weighted(0.7), 2);
+        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![6, 7]);
+    }
+
+    #[test]
+    fn settings_parse_and_errors_name_the_field() {
+        assert_eq!(Settings::parse(None).unwrap(), Settings::default());
+        let s = Settings::parse(Some(&serde_json::json!({"model": "m", "weight": 0.5}))).unwrap();
+        assert_eq!((s.model.as_deref(), s.weight), (Some("m"), Some(0.5)));
+        let e = Settings::parse(Some(&serde_json::json!({"modle": "m"})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("search.modle") && e.contains("expected model"), "{e}");
+        let e = Settings::parse(Some(&serde_json::json!({"weight": 2})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("search.weight must be a number from 0 to 1"), "{e}");
+        let e = Settings::parse(Some(&serde_json::json!("m"))).unwrap_err().to_string();
+        assert!(e.contains("search must be an object"), "{e}");
+    }
+
+    #[test]
+    fn a_slot_fills_once() {
+        let slot = Slot::new(Settings::default());
+        assert!(slot.meaning().is_none());
+        slot.progress(3, 10);
+        assert_eq!(slot.status(), (3, 10));
+        let meaning = || Meaning {
+            dim: 2,
+            vectors: vec![1.0, 0.0, 0.0, 1.0],
+            encode: Arc::new(|_: &str| Some(vec![1.0, 0.0])),
+        };
+        slot.fill(meaning()).unwrap();
+        assert_eq!(slot.status(), (2, 2));
+        assert!(slot.fill(meaning()).is_err());
+        let bad = Slot::default().fill(Meaning { dim: 3, ..meaning() }).unwrap_err();
+        assert!(bad.contains("not whole vectors of 3"), "{bad}");
+    }
+}
