@@ -348,6 +348,8 @@ impl Gateway {
                 .await
             {
                 crate::oauth::Refused::Retry => again = true,
+                // Not an OAuth upstream (no Bearer challenge): its own answer, as before.
+                crate::oauth::Refused::Fail(_) if !auth.active() => return Ok(answer),
                 crate::oauth::Refused::Fail(e) if answer.status == 401 || auth.needs_login() => return Err(e),
                 // A 403 that is no step-up: the upstream's own answer.
                 crate::oauth::Refused::Fail(_) => return Ok(answer),
