@@ -1,4 +1,5 @@
-//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `export`, `init`, `pin`, with `--help` and
+//! The command line (clap): `serve`, `stdio`, `check`, `tools`, `export`, `init`, `pin`, `connect`,
+//! `disconnect`, with `--help` and
 //! `--version`. A view chosen with flags becomes the query a URL would carry and goes through the
 //! core's own view parser (`mcp_sieve::http::endpoint_view`), so flags and URLs mean the same.
 
@@ -31,7 +32,10 @@ Examples:
       pin the upstreams' tool definitions (mcp-sieve.lock.json beside it); \"pinning\": \"enforce\"
       then quarantines a tool that changes until `mcp-sieve pin --approve NAME`
   mcp-sieve login github --catalog sieve.json
-      sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token";
+      sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token
+  mcp-sieve connect claude-desktop --search --dry-run
+      what putting mcp-sieve in front of Claude Desktop's servers would change (a diff);
+      without --dry-run it does it, and `mcp-sieve disconnect claude-desktop` undoes it";
 
 /// Filtering for the Model Context Protocol: put mcp-sieve in front of your MCP servers (or a
 /// catalog document) and clients see only the tools a view selects.
@@ -83,6 +87,60 @@ pub enum Command {
         /// The upstream's name (its key in `upstreams`, or in the client configuration).
         name: String,
     },
+    /// Put mcp-sieve in front of a desktop client's MCP servers: they move to mcp-sieve's
+    /// servers file, and the client gets one "sieve" entry launching `mcp-sieve stdio` over them
+    /// (its file backed up first as FILE.mcp-sieve-backup; its other settings untouched).
+    Connect(ConnectArgs),
+    /// Give a desktop client its MCP servers back (undoes `connect`): its file as before when
+    /// nothing else changed, else the servers put back into the file as it is now.
+    Disconnect(DisconnectArgs),
+}
+
+/// Which client file and servers file `connect` and `disconnect` change.
+#[derive(Debug, Args)]
+pub struct Where {
+    /// The client's configuration file (default: where the client keeps it on this OS).
+    #[arg(long, value_name = "FILE")]
+    pub config_path: Option<PathBuf>,
+    /// The project's file instead of the user's (Claude Code .mcp.json, .cursor/mcp.json,
+    /// .vscode/mcp.json, .zed/settings.json in the current folder).
+    #[arg(long)]
+    pub project: bool,
+    /// mcp-sieve's servers file (default ~/.config/mcp-sieve/servers.json).
+    #[arg(long, value_name = "FILE")]
+    pub servers: Option<PathBuf>,
+    /// Print the unified diff of what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `connect`'s flags.
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The client.
+    #[arg(value_enum)]
+    pub client: crate::connect::clients::Client,
+    #[command(flatten)]
+    pub at: Where,
+    /// The client sees find_tools and call_tool instead of every tool (`stdio --search`).
+    #[arg(long)]
+    pub search: bool,
+    /// A named view of the catalog document (`stdio --view NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub view: Option<String>,
+    /// A catalog document on top of the servers (`stdio --catalog FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub catalog: Option<PathBuf>,
+}
+
+/// `disconnect`'s flags.
+#[derive(Debug, Args)]
+pub struct DisconnectArgs {
+    /// The client.
+    #[arg(value_enum)]
+    pub client: crate::connect::clients::Client,
+    #[command(flatten)]
+    pub at: Where,
 }
 
 /// `login`'s flags.

@@ -1,5 +1,6 @@
 //! The native binary: the core behind hyper on tokio (`serve`), over stdio for desktop clients
-//! (`stdio`), and the tools around them (`check`, `tools`, `export`, `init`, `pin`). `mcp-sieve --help` lists them
+//! (`stdio`), and the tools around them (`check`, `tools`, `export`, `init`, `pin`, `connect`,
+//! `disconnect`). `mcp-sieve --help` lists them
 //! with examples. Environment for `serve`: MCP_SIEVE_ALLOWED_ORIGINS, MCP_SIEVE_TOKEN,
 //! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -9,6 +10,7 @@ mod auth;
 mod cancels;
 mod check;
 mod cli;
+mod connect;
 mod error;
 mod export;
 mod gateway;
@@ -83,6 +85,8 @@ fn main() {
         Command::Export(a) => load::document(&a.tools.source)
             .and_then(|doc| on_runtime(export::run(doc, &load::folder(&a.tools.source), a))),
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
+        Command::Connect(a) => connect::connect(&a),
+        Command::Disconnect(a) => connect::disconnect(&a),
         Command::Login(a) => load::document(&a.source).and_then(|doc| {
             let ups = doc.catalog(&doc.text)?.upstreams;
             on_runtime(async move { Ok(oauth::login(&ups, &a.name, a.no_browser).await?) })
