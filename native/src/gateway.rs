@@ -328,8 +328,17 @@ impl Gateway {
             return self.post_http(url, post, relaying, max).await;
         };
         let mut again = false;
+        // What the upstream said when it refused (said with the sign-in's error).
+        let mut refusal: Option<String> = None;
+        let said = |refusal: &Option<String>, e: Error| match (refusal, e) {
+            (Some(r), Error::Upstream(m)) => Error::Upstream(format!("{r}: {m}")),
+            (_, e) => e,
+        };
         loop {
-            let bearer = auth.bearer(&self.0.oauth_http, false).await?;
+            let bearer = match auth.bearer(&self.0.oauth_http, false).await {
+                Ok(b) => b,
+                Err(e) => return Err(said(&refusal, e)),
+            };
             let mut p = post.clone();
             if let Some(b) = &bearer {
                 p.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
@@ -340,8 +349,24 @@ impl Gateway {
             if !refused {
                 return Ok(answer);
             }
+            let reason = if answer.status == 401 {
+                "Unauthorized"
+            } else {
+                "Forbidden"
+            };
+            let error = www
+                .as_deref()
+                .and_then(mcp_sieve::upstream::oauth::parse_challenge)
+                .and_then(|c| c.error)
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            refusal = Some(format!(
+                "it refused {} with HTTP {} {reason}{error}",
+                method_of(&post.body),
+                answer.status
+            ));
             if again {
-                return Err(auth.refused_again().await);
+                return Err(said(&refusal, auth.refused_again().await));
             }
             match auth
                 .refused(&self.0.oauth_http, answer.status, www.as_deref(), bearer.as_deref())
@@ -350,7 +375,9 @@ impl Gateway {
                 crate::oauth::Refused::Retry => again = true,
                 // Not an OAuth upstream (no Bearer challenge): its own answer, as before.
                 crate::oauth::Refused::Fail(_) if !auth.active() => return Ok(answer),
-                crate::oauth::Refused::Fail(e) if answer.status == 401 || auth.needs_login() => return Err(e),
+                crate::oauth::Refused::Fail(e) if answer.status == 401 || auth.needs_login() => {
+                    return Err(said(&refusal, e))
+                }
                 // A 403 that is no step-up: the upstream's own answer.
                 crate::oauth::Refused::Fail(_) => return Ok(answer),
             }
