@@ -132,7 +132,7 @@ impl Verifier {
                 Ok(set) => cache.store(set, now_ms()),
                 Err(e) => {
                     cache.failed(now_ms());
-                    eprintln!("mcp-sieve: {e}");
+                    tracing::warn!("{e}");
                 }
             }
         }

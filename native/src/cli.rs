@@ -42,6 +42,12 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(name = "mcp-sieve", version, after_help = EXAMPLES)]
 pub struct Cli {
+    /// How log lines on stderr are written: `human` lines, or `json` (one object a line). Which
+    /// are written: MCP_SIEVE_LOG, else RUST_LOG (`info` by default; e.g. `debug`,
+    /// `warn,mcp_sieve::gateway=debug`). Traces: OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_*
+    /// variables (serve and stdio).
+    #[arg(long, value_enum, global = true, default_value = "human", value_name = "FORMAT")]
+    pub log_format: crate::telemetry::LogFormat,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -56,7 +56,7 @@ pub fn upstreams(path: &Path) -> Result<Map<String, Value>, ServerError> {
     let file = path.display().to_string();
     let c = mcp_config::convert(&text, &|name| std::env::var(name).ok(), &workspace(path));
     for w in &c.warnings {
-        eprintln!("mcp-sieve: warning: {}", w.show(&file));
+        tracing::warn!("{}", w.show(&file));
     }
     if c.errors.is_empty() {
         Ok(c.upstreams)
@@ -119,7 +119,7 @@ pub fn index_in_background(server: &mcp_sieve::protocol::Server) {
     let job = server.search_job();
     let spawned = std::thread::Builder::new().name("search-index".into()).spawn(job);
     if let Err(e) = spawned {
-        eprintln!("mcp-sieve: the search index is built on the first search ({e})");
+        tracing::info!("the search index is built on the first search ({e})");
     }
 }
 

@@ -32,6 +32,7 @@ mod standalone;
 mod stdio;
 mod stdio_serve;
 mod task_asks;
+mod telemetry;
 mod tls;
 mod tools;
 mod watch;
@@ -51,6 +52,8 @@ fn on_runtime<F: std::future::Future<Output = Result<(), ServerError>>>(f: F) ->
         .map_err(|e| ServerError::Io("cannot start the runtime".into(), e))?;
     let result = rt.block_on(f);
     rt.shutdown_timeout(Duration::from_secs(1));
+    // The spans not yet exported go out now (the exporter has a runtime of its own).
+    telemetry::shutdown();
     result
 }
 
@@ -67,9 +70,12 @@ fn default_sigpipe() {
 
 fn main() {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_) | Command::Stdio(_)) {
+    let serving = matches!(cli.command, Command::Serve(_) | Command::Stdio(_));
+    if !serving {
         default_sigpipe();
     }
+    // Logs on stderr for every command; traces for the servers only.
+    telemetry::init(cli.log_format, serving);
     let result = match cli.command {
         Command::Serve(a) => load::document(&a.source)
             .and_then(|doc| on_runtime(serve::run(doc, &load::folder(&a.source), &a.host, a.port))),
@@ -99,7 +105,7 @@ fn main() {
         Err(e) => {
             // One line per error (a configuration's are all said at once).
             for line in e.to_string().lines() {
-                eprintln!("mcp-sieve: {line}");
+                tracing::error!("{line}");
             }
             std::process::exit(2);
         }

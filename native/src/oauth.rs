@@ -378,8 +378,8 @@ impl Auth {
                                     if let Err(e) = update_store(|st| {
                                         st.upstreams.insert(name, kept);
                                     }) {
-                                        eprintln!(
-                                            "mcp-sieve: upstream \"{}\": the refreshed token was not stored: {e}",
+                                        tracing::warn!(
+                                            "upstream \"{}\": the refreshed token was not stored: {e}",
                                             self.name
                                         );
                                     }
@@ -453,8 +453,8 @@ impl Auth {
             // No `auth`, but it asks for a Bearer token: it is an OAuth upstream (see `Auth::new`).
             if status == 401 && challenge.is_some() {
                 self.active.store(true, Ordering::Relaxed);
-                eprintln!(
-                    "mcp-sieve: upstream \"{}\" asks for an OAuth sign-in; tokens are kept in {}",
+                tracing::info!(
+                    "upstream \"{}\" asks for an OAuth sign-in; tokens are kept in {}",
                     self.name,
                     store_path().display()
                 );

@@ -22,6 +22,7 @@ use mcp_sieve::auth::Rejection;
 use mcp_sieve::http::{self, SessionStore, Who};
 use mcp_sieve::protocol::{Answers, Env, Server};
 use tokio::net::TcpListener;
+use tracing::Instrument;
 
 use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
@@ -87,18 +88,18 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         g.attach(Arc::downgrade(&clients));
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&app.server).await {
-            eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
+            tracing::warn!("the upstreams are not reachable yet: {e}");
         }
         // Which upstreams are up, which failed and why (their tools are left out until they answer).
         for line in crate::progress::lines(&g.status()) {
-            eprintln!("{line}");
+            crate::telemetry::progress(&line);
         }
         g.keep_retrying();
     }
     let listener = TcpListener::bind((host, port))
         .await
         .map_err(|e| ServerError::Io(format!("cannot listen on {host}:{port}"), e))?;
-    eprintln!("mcp-sieve: serving MCP at http://{host}:{port}/mcp");
+    tracing::info!("serving MCP at http://{host}:{port}/mcp");
     // Idle sessions are evicted even if nobody asks for them again.
     let sweeper = app.clone();
     tokio::spawn(async move {
@@ -130,7 +131,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
             (Err(_), _) => break,
             (Ok(slot), Ok((stream, _))) => (stream, slot),
             (_, Err(e)) => {
-                eprintln!("mcp-sieve: accept failed: {e}");
+                tracing::warn!("accept failed: {e}");
                 continue;
             }
         };
@@ -168,7 +169,21 @@ fn text(status: u16, body: &str) -> Reply {
     })
 }
 
+/// One request, in its span (see `crate::telemetry`): every log line about it carries its
+/// method, id, principal and view, and with traces on it is the trace's SERVER span.
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
+    let span = crate::telemetry::request_span("tcp");
+    let started = std::time::Instant::now();
+    let reply = handle_in(app, req, &span).instrument(span.clone()).await;
+    let status = reply.status().as_u16();
+    if crate::telemetry::traces_on() && status >= 400 {
+        crate::telemetry::failed_http(&span, status);
+    }
+    span.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
+    reply
+}
+
+async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing::Span) -> Reply {
     let path = req.uri().path().to_string();
     // Protected Resource Metadata (RFC 9728), public.
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
@@ -225,10 +240,19 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         Ok(None) => return reply(http::too_large(limit)),
         Err(_) => return text(408, "the request body did not arrive in time"),
     };
+    if !span.is_disabled() {
+        // What the message says about itself (method, id, tool), and its trace context.
+        if let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&body) {
+            let traceparent = header("traceparent");
+            let tracestate = header("tracestate");
+            let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
+            crate::telemetry::describe(span, &msg, context);
+        }
+    }
     let id = match fresh_id() {
         Ok(id) => app.cfg.session_id(&id),
         Err(e) => {
-            eprintln!("mcp-sieve: {e}");
+            tracing::error!("{e}");
             return reply(http::failed());
         }
     };
@@ -255,6 +279,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         Ok(v) => v,
         Err(refusal) => return reply(*refusal),
     };
+    let label = view.as_ref().map_or("", |v| v.label.as_str());
+    let session = header("mcp-session-id");
+    crate::telemetry::record(span, principal.as_deref(), label, session.as_deref());
     let started = now_ms();
     let answer = loop {
         let env = Env {
@@ -267,16 +294,19 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
         let answer = {
             let (app, server, env) = (app.clone(), server.clone(), env.clone());
             let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
-            tokio::task::spawn_blocking(move || run_rules(&app, &server, &method, &headers, &body, &env))
-                .await
-                .unwrap_or_else(|e| {
-                    eprintln!("mcp-sieve: a request failed: {e}");
-                    http::failed()
-                })
+            let span = span.clone();
+            tokio::task::spawn_blocking(move || {
+                span.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
+            })
+            .await
+            .unwrap_or_else(|e| {
+                tracing::error!("a request failed: {e}");
+                http::failed()
+            })
         };
         // Filter failures and ignored inputs reach stderr (no conversation content).
         for line in &answer.log {
-            eprintln!("mcp-sieve: {line}");
+            tracing::info!("{line}");
         }
         match answer.retry_at {
             Some(at) if at - started <= MAX_WAIT_MS => {
@@ -285,6 +315,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
             _ => break answer,
         }
     };
+    crate::telemetry::answered(span, &answer.body);
     if let (Some(g), Some(ended)) = (&app.gateway, answer.ended.clone()) {
         // The session ended (DELETE, or found expired): so do its upstream sessions.
         let g = g.clone();
@@ -364,7 +395,7 @@ fn run_rules(
     app.store
         .write_back(|store| http::serve(server, &app.cfg, request, store, env))
         .unwrap_or_else(|| {
-            eprintln!("mcp-sieve: a request was refused: its session changed under it {MAX_RUNS} times");
+            tracing::warn!("a request was refused: its session changed under it {MAX_RUNS} times");
             http::failed()
         })
 }

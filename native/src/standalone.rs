@@ -80,14 +80,11 @@ impl Gateway {
                 // of the session opens another, and its stream then).
                 Ok(Ok(r)) if matches!(r.status().as_u16(), 404 | 405) => return,
                 Ok(Ok(r)) => {
-                    eprintln!(
-                        "mcp-sieve: {label} answered its session's GET stream with HTTP {}",
-                        r.status()
-                    );
+                    tracing::warn!("{label} answered its session's GET stream with HTTP {}", r.status());
                     return;
                 }
                 Ok(Err(e)) => {
-                    eprintln!("mcp-sieve: {label}: its session's GET stream did not open: {e}");
+                    tracing::warn!("{label}: its session's GET stream did not open: {e}");
                     return;
                 }
                 Err(_) => return,
@@ -176,7 +173,7 @@ impl Gateway {
                 ANSWER_DEADLINE.as_secs()
             )))
         }) {
-            eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+            tracing::warn!("an answer to an upstream's request was not delivered: {e}");
         }
     }
 
@@ -205,7 +202,7 @@ impl Gateway {
         let sends = self.state().notifying(session, body);
         for (member, mut conv, mut exchange) in sends {
             if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| self.post(member, p, None)).await {
-                eprintln!("mcp-sieve: a client's notification was not passed on: {e}");
+                tracing::warn!("a client's notification was not passed on: {e}");
             }
         }
     }

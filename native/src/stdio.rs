@@ -389,12 +389,7 @@ impl Pipe {
         let mut child = cmd
             .spawn()
             .map_err(|e| self.fail(format!("cannot start \"{}\": {e}", spec.command)))?;
-        eprintln!(
-            "mcp-sieve: [{}] started \"{}\" (pid {})",
-            spec.name,
-            spec.command,
-            child.id()
-        );
+        tracing::info!("[{}] started \"{}\" (pid {})", spec.name, spec.command, child.id());
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             return Err(self.fail("its pipes could not be opened"));
@@ -403,7 +398,7 @@ impl Pipe {
         let secrets = spec.secrets.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                eprintln!("mcp-sieve: [{name}] {}", secrets.redact(&line));
+                tracing::info!("[{name}] {}", secrets.redact(&line));
             }
         });
         let dead = Arc::new(AtomicBool::new(false));
@@ -555,8 +550,8 @@ impl Reader {
             match std::io::Read::take(&mut lines, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(_) if buf.len() > MAX_LINE => {
-                    eprintln!(
-                        "mcp-sieve: [{}] a message longer than {MAX_LINE} bytes: stopping the process",
+                    tracing::warn!(
+                        "[{}] a message longer than {MAX_LINE} bytes: stopping the process",
                         self.name
                     );
                     break;
@@ -570,7 +565,7 @@ impl Reader {
                     garbage_lines += 1;
                     if garbage_lines <= GARBAGE_LOGGED {
                         let text = self.secrets.redact(text);
-                        eprintln!("mcp-sieve: [{}] not JSON-RPC on stdout: {text}", self.name);
+                        tracing::warn!("[{}] not JSON-RPC on stdout: {text}", self.name);
                     }
                     let mut first = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
                     if first.is_none() {
@@ -587,7 +582,7 @@ impl Reader {
         self.life.lock().unwrap_or_else(|p| p.into_inner()).died = Some(Instant::now());
         // Pending requests fail at once: dropping their senders wakes them.
         self.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        eprintln!("mcp-sieve: [{}] the process exited", self.name);
+        tracing::warn!("[{}] the process exited", self.name);
     }
 
     fn take(&mut self, msg: Value, answers: &std::sync::mpsc::Sender<Value>) {
@@ -652,7 +647,7 @@ impl Reader {
                 let p = &msg["params"];
                 let data = p["data"].as_str().map_or_else(|| p["data"].to_string(), str::to_string);
                 let level = p["level"].as_str().unwrap_or("info");
-                eprintln!("mcp-sieve: [{}] log {level}: {}", self.name, self.secrets.redact(&data));
+                tracing::info!("[{}] log {level}: {}", self.name, self.secrets.redact(&data));
                 let mut msg = msg;
                 self.secrets.redact_value(&mut msg);
                 let _ = self.logs.1.send((self.logs.0, msg));

@@ -9,6 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tracing::Instrument;
 
 use mcp_sieve::filter::EndpointView;
 use mcp_sieve::http::{self, MemoryStore, SessionStore};
@@ -128,7 +129,7 @@ impl Link {
 /// for it; `true` when something is left to wait for (a retry, a forward, a question, a watch).
 fn write(link: &Link, step: &mut Step) -> bool {
     for l in &step.log {
-        eprintln!("mcp-sieve: {l}");
+        tracing::info!("{l}");
     }
     if let Some((key, reply)) = step.answered.take() {
         lock(&link.answers).put(key, &reply, now_ms());
@@ -145,7 +146,7 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
     let started = now_ms();
     while let Some(at) = step.retry_at {
         if at - started > MAX_WAIT_MS {
-            eprintln!("mcp-sieve: a tasks/result waited {} s; giving up", MAX_WAIT_MS / 1000);
+            tracing::warn!("a tasks/result waited {} s; giving up", MAX_WAIT_MS / 1000);
             return;
         }
         tokio::time::sleep(Duration::from_millis((at - now_ms()).clamp(1, 60_000) as u64)).await;
@@ -333,11 +334,11 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     if let Some(g) = &gateway {
         // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
         if let Err(e) = g.serving(&server).await {
-            eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
+            tracing::warn!("the upstreams are not reachable yet: {e}");
         }
         // Which upstreams are up, which failed and why (their tools are left out until they answer).
         for line in crate::progress::lines(&g.status()) {
-            eprintln!("{line}");
+            crate::telemetry::progress(&line);
         }
         g.keep_retrying();
     }
@@ -371,7 +372,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         let clients: Arc<dyn Clients> = link.clone();
         g.attach(Arc::downgrade(&clients));
     }
-    eprintln!("mcp-sieve: serving MCP over stdio");
+    tracing::info!("serving MCP over stdio");
     let mut input = BufReader::new(tokio::io::stdin());
     let (mut buf, mut too_long) = (Vec::new(), false);
     let mut waiting = tokio::task::JoinSet::new();
@@ -409,9 +410,17 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
                 handle.abort();
             }
         }
-        let mut step = link.receive(&line).await;
-        if write(&link, &mut step) {
-            let handle = waiting.spawn(finish(link.clone(), line, step));
+        // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
+        // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
+        let span = crate::telemetry::request_span("pipe");
+        if let Some(m) = &msg {
+            crate::telemetry::describe(&span, m, None);
+        }
+        let label = link.view.as_ref().map_or("", |v| v.label.as_str());
+        crate::telemetry::record(&span, None, label, None);
+        let mut step = link.receive(&line).instrument(span.clone()).await;
+        if span.in_scope(|| write(&link, &mut step)) {
+            let handle = waiting.spawn(finish(link.clone(), line, step).instrument(span));
             if let Some(id) = named("id").filter(|_| named("method").is_some()) {
                 running.insert(id, handle);
             }

@@ -681,7 +681,7 @@ where
                 return Err(p);
             }
             for w in store_problems() {
-                eprintln!("mcp-sieve: warning: {w}");
+                tracing::warn!("{w}");
             }
         }
         let shared = Connector::plain();

@@ -1,0 +1,589 @@
+//! Logs and traces of the native binary (issue 42). Logs are `tracing` events, written on stderr
+//! (never stdout: `mcp-sieve stdio` speaks the protocol there) as human lines
+//! (`mcp-sieve: message key=value [method=… id=… principal=… view=…]`) or, with
+//! `--log-format json`, one JSON object a line with the request span's fields; the level filter
+//! comes from `MCP_SIEVE_LOG`, else `RUST_LOG` (their syntax), else `info`. Traces are the same
+//! spans exported over OTLP/HTTP (protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (sampler, service name and batching from the other
+//! standard `OTEL_*` variables): a SERVER span per MCP request following the OpenTelemetry MCP
+//! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
+//! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use serde_json::Value;
+use tracing::field::{Empty, Field, Visit};
+use tracing::{Event, Span, Subscriber};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::filter::{EnvFilter, Targets};
+use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormattedFields};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{Layer, Registry};
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `mcp-sieve: message key=value [request fields]`, for people.
+    #[default]
+    Human,
+    /// One JSON object a line (timestamp, level, fields, the request span's fields under `span`).
+    Json,
+}
+
+/// The variables the log filter is read from, first set wins.
+const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
+
+/// The provider exporting spans, when traces are on (flushed by [`shutdown`]).
+static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
+
+/// Whether spans are exported (an OTLP endpoint is set): trace context is read and passed on
+/// only then.
+pub fn traces_on() -> bool {
+    PROVIDER.get().is_some()
+}
+
+/// Installs the logger (and, with `traces` and an OTLP endpoint in the environment, the trace
+/// exporter). A filter that does not parse is said on stderr and `info` is used; an exporter
+/// that cannot be built is said and traces stay off: neither stops the server.
+pub fn init(format: LogFormat, traces: bool) {
+    let (filter, bad) = filter();
+    let fmt = match format {
+        LogFormat::Human => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .fmt_fields(Short)
+            .event_format(Human)
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_filter(filter)
+            .boxed(),
+    };
+    let (otel, problem) = match traces.then(exporter).flatten() {
+        Some(Ok(provider)) => {
+            let tracer = provider.tracer("mcp-sieve");
+            let _ = PROVIDER.set(provider);
+            // Only this binary's spans (and the events in them), at info and above.
+            let only_ours = Targets::new().with_target("mcp_sieve", tracing::Level::INFO);
+            let layer = tracing_opentelemetry::layer()
+                .with_tracer(tracer)
+                .with_location(false)
+                .with_threads(false)
+                .with_tracked_inactivity(false)
+                .with_filter(only_ours);
+            (Some(layer), None)
+        }
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    let _ = Registry::default().with(fmt).with(otel).try_init();
+    if let Some(bad) = bad {
+        tracing::warn!("{bad}; logging at info");
+    }
+    if let Some(e) = problem {
+        tracing::warn!("traces are off: {e}");
+    } else if traces_on() {
+        tracing::info!(endpoint = %endpoint().unwrap_or_default(), "exporting traces over OTLP/HTTP");
+    }
+}
+
+/// One line of an upstream's state (`crate::progress`), as an info event.
+pub fn progress(line: &str) {
+    tracing::info!("{}", line.strip_prefix("mcp-sieve: ").unwrap_or(line));
+}
+
+/// Sends the spans not yet exported (at most a few seconds), then stops the exporter.
+pub fn shutdown() {
+    if let Some(p) = PROVIDER.get() {
+        if let Err(e) = p.shutdown() {
+            tracing::warn!("the last spans were not exported: {e}");
+        }
+    }
+}
+
+/// The log filter, and why the one set was not used.
+fn filter() -> (EnvFilter, Option<String>) {
+    for var in FILTER_VARS {
+        let Ok(value) = std::env::var(var) else { continue };
+        if value.trim().is_empty() {
+            continue;
+        }
+        return match EnvFilter::try_new(&value) {
+            Ok(f) => (f, None),
+            Err(e) => (
+                EnvFilter::new("info"),
+                Some(format!(
+                    "{var}={value:?} is not a log filter ({e}); write a level (error, warn, info, debug, trace) or target=level pairs separated by commas"
+                )),
+            ),
+        };
+    }
+    (EnvFilter::new("info"), None)
+}
+
+/// Where spans go: the traces endpoint as given, or the general one with `/v1/traces`.
+fn endpoint() -> Option<String> {
+    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT").map(|e| format!("{}/v1/traces", e.trim_end_matches('/'))))
+}
+
+/// The trace provider, when an endpoint is set.
+fn exporter() -> Option<Result<SdkTracerProvider, String>> {
+    use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+    let endpoint = endpoint()?;
+    let client = match OtlpClient::new() {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(endpoint.clone())
+        .with_http_client(client)
+        .build();
+    let exporter = match exporter {
+        Ok(e) => e,
+        Err(e) => return Some(Err(format!("the OTLP exporter for {endpoint} was not built: {e}"))),
+    };
+    // OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names the service; else "mcp-sieve".
+    let named = ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"]
+        .iter()
+        .any(|v| std::env::var(v).is_ok_and(|s| s.contains("service.name") || *v == "OTEL_SERVICE_NAME"));
+    let mut resource = opentelemetry_sdk::Resource::builder();
+    if !named {
+        resource = resource.with_service_name("mcp-sieve");
+    }
+    let resource = resource
+        .with_attribute(opentelemetry::KeyValue::new(
+            "service.version",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .build();
+    // The sampler comes from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (the SDK's default
+    // configuration reads them), batching from OTEL_BSP_*.
+    let provider = SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build();
+    Some(Ok(provider))
+}
+
+/// The OTLP exporter's HTTP client: this binary's hyper client (http and https, the
+/// environment's proxies), on a runtime of its own, so the exporter's thread can send from
+/// outside the server's runtime and the last spans still go out after it stopped.
+#[derive(Debug)]
+struct OtlpClient {
+    runtime: tokio::runtime::Runtime,
+    client: hyper_util::client::legacy::Client<crate::tls::Connector, http_body_util::Full<bytes::Bytes>>,
+}
+
+/// Longest one export may take.
+const EXPORT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl OtlpClient {
+    fn new() -> Result<Self, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("mcp-sieve-otlp")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the exporter's runtime: {e}"))?;
+        let client = {
+            let _in = runtime.enter();
+            crate::tls::client(crate::tls::Connector::plain())
+        };
+        Ok(OtlpClient { runtime, client })
+    }
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for OtlpClient {
+    async fn send_bytes(
+        &self,
+        request: opentelemetry_http::Request<bytes::Bytes>,
+    ) -> Result<opentelemetry_http::Response<bytes::Bytes>, opentelemetry_http::HttpError> {
+        use http_body_util::BodyExt;
+        let (parts, body) = request.into_parts();
+        let request = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
+        let client = self.client.clone();
+        let exchange = async move {
+            let response = client.request(request).await?;
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await?.to_bytes();
+            Ok::<_, opentelemetry_http::HttpError>(hyper::Response::from_parts(parts, body))
+        };
+        let timed = async move {
+            tokio::time::timeout(EXPORT_DEADLINE, exchange)
+                .await
+                .map_err(|_| format!("no answer within {} s", EXPORT_DEADLINE.as_secs()))?
+        };
+        self.runtime
+            .spawn(timed)
+            .await
+            .map_err(|e| format!("the export stopped: {e}"))?
+    }
+}
+
+/// The span of one MCP request (server side): every log line while it is handled carries its
+/// fields, and it is the SERVER span of the trace. Filled in by [`describe`] and [`record`].
+pub fn request_span(transport: &'static str) -> Span {
+    tracing::info_span!(
+        "request",
+        otel.name = Empty,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        "mcp.method.name" = Empty,
+        "jsonrpc.request.id" = Empty,
+        "gen_ai.tool.name" = Empty,
+        "gen_ai.prompt.name" = Empty,
+        "gen_ai.operation.name" = Empty,
+        "mcp.resource.uri" = Empty,
+        "mcp.session.id" = Empty,
+        "mcp.protocol.version" = Empty,
+        "mcp_sieve.principal" = Empty,
+        "mcp_sieve.view" = Empty,
+        "rpc.response.status_code" = Empty,
+        "error.type" = Empty,
+        "network.transport" = transport,
+        "jsonrpc.protocol.version" = "2.0",
+    )
+}
+
+/// What `message` (one JSON-RPC message) says about itself, recorded on `span`; with traces on,
+/// its trace context (`params._meta.traceparent`, else `header`, the HTTP `traceparent`)
+/// becomes the span's parent.
+pub fn describe(span: &Span, message: &Value, header: Option<(&str, Option<&str>)>) {
+    if span.is_disabled() {
+        return;
+    }
+    let method = message.get("method").and_then(Value::as_str);
+    let params = message.get("params");
+    let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    if let Some(m) = method {
+        span.record("mcp.method.name", m);
+    }
+    match message.get("id") {
+        Some(Value::String(s)) => {
+            span.record("jsonrpc.request.id", s.as_str());
+        }
+        Some(Value::Number(n)) => {
+            span.record("jsonrpc.request.id", n.to_string().as_str());
+        }
+        _ => {}
+    }
+    let target = match method {
+        Some("tools/call") => {
+            let name = string(params.and_then(|p| p.get("name")));
+            if let Some(n) = &name {
+                span.record("gen_ai.tool.name", n.as_str());
+                span.record("gen_ai.operation.name", "execute_tool");
+            }
+            name
+        }
+        Some("prompts/get") => {
+            let name = string(params.and_then(|p| p.get("name")));
+            if let Some(n) = &name {
+                span.record("gen_ai.prompt.name", n.as_str());
+            }
+            name
+        }
+        Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
+            if let Some(uri) = string(params.and_then(|p| p.get("uri"))) {
+                span.record("mcp.resource.uri", uri.as_str());
+            }
+            None
+        }
+        _ => None,
+    };
+    let meta = params.and_then(|p| p.get("_meta"));
+    let version = string(params.and_then(|p| p.get("protocolVersion")))
+        .or_else(|| string(meta.and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))));
+    if let Some(v) = version {
+        span.record("mcp.protocol.version", v.as_str());
+    }
+    if !traces_on() {
+        return;
+    }
+    let name = match (method, target) {
+        (Some(m), Some(t)) => format!("{m} {t}"),
+        (Some(m), None) => m.to_string(),
+        (None, _) => "response".to_string(),
+    };
+    span.record("otel.name", name.as_str());
+    let from_meta = meta
+        .and_then(|m| m.get("traceparent"))
+        .and_then(Value::as_str)
+        .map(|tp| (tp, meta.and_then(|m| m.get("tracestate")).and_then(Value::as_str)));
+    if let Some((traceparent, tracestate)) = from_meta.or(header) {
+        let mut carrier = HashMap::new();
+        carrier.insert("traceparent".to_string(), traceparent.to_string());
+        if let Some(s) = tracestate {
+            carrier.insert("tracestate".to_string(), s.to_string());
+        }
+        let parent = TraceContextPropagator::new().extract(&carrier);
+        let _ = span.set_parent(parent);
+    }
+}
+
+/// The caller and the view of the request of `span` (`None` and `""`: none).
+pub fn record(span: &Span, principal: Option<&str>, view: &str, session: Option<&str>) {
+    if let Some(p) = principal {
+        span.record("mcp_sieve.principal", p);
+    }
+    if !view.is_empty() {
+        span.record("mcp_sieve.view", view);
+    }
+    if let Some(s) = session {
+        span.record("mcp.session.id", s);
+    }
+}
+
+/// Marks the request of `span` failed with JSON-RPC error `code` (a SERVER span's error).
+pub fn failed(span: &Span, code: i64) {
+    span.record("rpc.response.status_code", code);
+    span.record("error.type", code.to_string().as_str());
+    span.record("otel.status_code", "ERROR");
+}
+
+/// Marks the request of `span` answered with HTTP `status` (400 and up: an error).
+pub fn failed_http(span: &Span, status: u16) {
+    span.record("error.type", status.to_string().as_str());
+    span.record("otel.status_code", "ERROR");
+}
+
+/// With traces on, marks the request of `span` failed when `body` (its JSON answer) is a
+/// JSON-RPC error.
+pub fn answered(span: &Span, body: &str) {
+    if !traces_on() || !body.starts_with('{') || !body.contains("\"error\"") {
+        return;
+    }
+    if let Some(code) = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64))
+    {
+        failed(span, code);
+    }
+}
+
+/// The CLIENT span of one exchange with upstream `name` (its era: `stateless` 2026-07-28,
+/// `session`, or `stdio`), for `message` (the JSON-RPC message sent).
+pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Option<&str>, message: &str) -> Span {
+    let span = tracing::info_span!(
+        "upstream",
+        otel.name = Empty,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        "mcp.method.name" = Empty,
+        "gen_ai.tool.name" = Empty,
+        "mcp.protocol.version" = version,
+        "mcp_sieve.upstream.name" = name,
+        "mcp_sieve.upstream.era" = era,
+        "network.transport" = transport,
+        "error.type" = Empty,
+    );
+    if span.is_disabled() || !traces_on() {
+        return span;
+    }
+    if let Ok(msg) = serde_json::from_str::<Value>(message) {
+        let method = msg.get("method").and_then(Value::as_str).unwrap_or("response");
+        span.record("mcp.method.name", method);
+        let tool = match method {
+            "tools/call" => msg.pointer("/params/name").and_then(Value::as_str),
+            _ => None,
+        };
+        if let Some(t) = tool {
+            span.record("gen_ai.tool.name", t);
+        }
+        let name = match tool {
+            Some(t) => format!("{method} {t}"),
+            None => method.to_string(),
+        };
+        span.record("otel.name", name.as_str());
+    }
+    span
+}
+
+/// Marks the upstream exchange of `span` failed (`why`: a short kind, such as `timeout`).
+pub fn upstream_failed(span: &Span, why: &str) {
+    span.record("error.type", why);
+    span.record("otel.status_code", "ERROR");
+}
+
+/// The W3C trace context of `span` (`traceparent`, and `tracestate` when set), with traces on
+/// and the span sampled or not (the flag says which).
+pub fn context_of(span: &Span) -> Vec<(String, String)> {
+    if !traces_on() {
+        return Vec::new();
+    }
+    let mut carrier = HashMap::new();
+    TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    let mut out: Vec<(String, String)> = carrier.into_iter().collect();
+    out.sort();
+    out
+}
+
+/// `message` with `context` in `params._meta` (stdio upstreams get trace context there, the MCP
+/// convention); unchanged when it is not a JSON object or holds no params object to add to.
+pub fn with_meta_context(message: String, context: &[(String, String)]) -> String {
+    if context.is_empty() {
+        return message;
+    }
+    let Ok(mut msg) = serde_json::from_str::<Value>(&message) else {
+        return message;
+    };
+    let Some(obj) = msg.as_object_mut() else {
+        return message;
+    };
+    if !obj.contains_key("method") {
+        return message;
+    }
+    let params = obj.entry("params").or_insert_with(|| Value::Object(Default::default()));
+    let Some(params) = params.as_object_mut() else {
+        return message;
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Some(meta) = meta.as_object_mut() else {
+        return message;
+    };
+    for (k, v) in context {
+        meta.insert(k.clone(), Value::String(v.clone()));
+    }
+    serde_json::to_string(&msg).unwrap_or(message)
+}
+
+/// Human lines: `mcp-sieve: [level: ]message key=value [the request span's fields]`.
+struct Human;
+
+impl<S, N> FormatEvent<S, N> for Human
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let level = *event.metadata().level();
+        let tag = match level {
+            tracing::Level::ERROR => "error: ",
+            tracing::Level::WARN => "warning: ",
+            tracing::Level::INFO => "",
+            tracing::Level::DEBUG => "debug: ",
+            tracing::Level::TRACE => "trace: ",
+        };
+        let mut fields = Collect::default();
+        event.record(&mut fields);
+        // A message that says its own level ("warning: …") is not tagged twice.
+        let tag = if fields.message.starts_with(tag) { "" } else { tag };
+        write!(w, "mcp-sieve: {tag}{}{}", fields.message, fields.rest)?;
+        if let Some(scope) = ctx.event_scope() {
+            let mut first = true;
+            for span in scope.from_root() {
+                let ext = span.extensions();
+                let Some(f) = ext.get::<FormattedFields<N>>() else {
+                    continue;
+                };
+                let f = f.trim();
+                if f.is_empty() {
+                    continue;
+                }
+                w.write_str(if first { " [" } else { " " })?;
+                w.write_str(f)?;
+                first = false;
+            }
+            if !first {
+                w.write_str("]")?;
+            }
+        }
+        writeln!(w)
+    }
+}
+
+/// A human line's view of a span's fields: the request's method, id, principal, view and
+/// session, the upstream's name, under short names; the rest (trace attributes) left out.
+struct Short;
+
+impl<'w> FormatFields<'w> for Short {
+    fn format_fields<R: tracing_subscriber::field::RecordFields>(&self, mut w: Writer<'w>, fields: R) -> fmt::Result {
+        let mut v = ShortVisitor { out: String::new() };
+        fields.record(&mut v);
+        w.write_str(v.out.trim_start())
+    }
+}
+
+struct ShortVisitor {
+    out: String,
+}
+
+impl ShortVisitor {
+    fn put(&mut self, field: &Field, value: &dyn fmt::Display) {
+        let short = match field.name() {
+            "mcp.method.name" => "method",
+            "jsonrpc.request.id" => "id",
+            "mcp_sieve.principal" => "principal",
+            "mcp_sieve.view" => "view",
+            "mcp.session.id" => "session",
+            "mcp_sieve.upstream.name" => "upstream",
+            _ => return,
+        };
+        use std::fmt::Write;
+        let _ = write!(self.out, " {short}={value}");
+    }
+}
+
+impl Visit for ShortVisitor {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.put(field, &value);
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.put(field, &value);
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.put(field, &value);
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.put(field, &format_args!("{value:?}"));
+    }
+}
+
+/// An event's message and its other fields (` key=value`).
+#[derive(Default)]
+struct Collect {
+    message: String,
+    rest: String,
+}
+
+impl Visit for Collect {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            self.message.push_str(value);
+        } else if value.contains(char::is_whitespace) || value.is_empty() {
+            let _ = write!(self.rest, " {}={value:?}", field.name());
+        } else {
+            let _ = write!(self.rest, " {}={value}", field.name());
+        }
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            let _ = write!(self.message, "{value:?}");
+        } else {
+            let _ = write!(self.rest, " {}={value:?}", field.name());
+        }
+    }
+}
