@@ -55,6 +55,8 @@ fi
 debs=()
 have chromium && have chromedriver || debs+=(chromium chromium-driver)
 have musl-gcc || debs+=(musl-tools)
+# prometheus: the real scraper of the native server's /metrics in tests/e2e/operate-native.test.mjs.
+have prometheus || debs+=(prometheus)
 if [ ${#debs[@]} -gt 0 ]; then
   say "installing Debian ${debs[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

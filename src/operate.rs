@@ -106,8 +106,8 @@ impl Server {
     }
 
     /// The name of the upstream serving an item (gateway mode).
+    #[cfg(feature = "gateway")]
     fn upstream_of(&self, _kind: Kind, _item: &str) -> Option<String> {
-        #[cfg(feature = "gateway")]
         {
             let o = &self.catalog.origins;
             let i = match _kind {
@@ -116,13 +116,16 @@ impl Server {
                 _ => o.resource(_item),
             }?;
             let name = &self.catalog.upstreams.get(i)?.name;
-            return Some(if name.is_empty() {
+            Some(if name.is_empty() {
                 "upstream".into()
             } else {
                 name.clone()
-            });
+            })
         }
-        #[cfg(not(feature = "gateway"))]
+    }
+
+    #[cfg(not(feature = "gateway"))]
+    fn upstream_of(&self, _kind: Kind, _item: &str) -> Option<String> {
         None
     }
 

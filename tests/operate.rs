@@ -93,7 +93,7 @@ fn a_limiter_takes_from_every_bucket_or_from_none() {
     let r = l.take(&[a.clone(), b.clone()], 0).unwrap_err();
     assert_eq!((r.id.as_str(), r.retry_after_ms), ("a", 1000));
     for _ in 0..4 {
-        l.take(&[b.clone()], 0).unwrap();
+        l.take(std::slice::from_ref(&b), 0).unwrap();
     }
     assert!(l.take(&[b], 0).is_err());
 }

@@ -35,6 +35,8 @@ pub(crate) struct App {
     pub(crate) outbox: Outboxes,
     /// Forwarded calls a client may cancel (`notifications/cancelled`).
     pub(crate) cancels: crate::cancels::Cancels,
+    /// Rate limits' buckets, the audit sink, the metrics (`operate`).
+    pub(crate) operate: crate::operate::Operate,
 }
 
 /// Its tasks' questions are parked per caller's principal (`task_asks`).

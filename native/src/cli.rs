@@ -65,6 +65,10 @@ pub enum Command {
         /// The file: a catalog document, or a Claude Desktop / Cursor / Claude Code / VS Code configuration.
         file: PathBuf,
     },
+    /// Print the audit records (JSON lines, oldest first, rotated files included) of a tool, a
+    /// principal, a time span: "who called delete_repo this week" is
+    /// `mcp-sieve audit --tool delete_repo --since 7d`.
+    Audit(AuditArgs),
     /// Print the tools a view serves, as a table (name, upstream, groups, tags, tokens), and the token total.
     Tools(StdioArgs),
     /// Print what a host passes to a model API for a view's tools: Anthropic's MCP connector
@@ -192,6 +196,23 @@ pub struct Source {
     pub mcp_config: Option<PathBuf>,
 }
 
+/// `audit`'s flags.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The audit file (the document's `audit.file`); its rotated files (FILE.1, FILE.2, …) are read too.
+    #[arg(long, value_name = "FILE", default_value = "audit.jsonl")]
+    pub file: PathBuf,
+    /// Only uses of this item: a tool's or prompt's name, or a resource's URI (globs: `delete_*`).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    /// Only uses by this principal (glob).
+    #[arg(long, value_name = "P")]
+    pub principal: Option<String>,
+    /// Only records since then: a duration back from now (7d, 12h, 30m) or a date or time (2025-11-20).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+}
+
 /// `serve`'s flags.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -203,6 +224,30 @@ pub struct ServeArgs {
     /// Port to listen on.
     #[arg(long, default_value_t = 8788)]
     pub port: u16,
+    /// Prometheus metrics: `on` (at /metrics on this port, behind the same token as /mcp) or `off`.
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub metrics: String,
+    /// Serve /metrics on this port instead (same host, no token asked: keep it private).
+    #[arg(long, value_name = "PORT")]
+    pub metrics_port: Option<u16>,
+}
+
+impl ServeArgs {
+    /// Where the metrics are served, from `--metrics` and `--metrics-port`.
+    pub fn metrics_at(&self) -> Result<crate::operate::MetricsAt, crate::error::ServerError> {
+        use crate::operate::MetricsAt;
+        match (self.metrics.as_str(), self.metrics_port) {
+            ("off", None) => Ok(MetricsAt::Off),
+            ("off", Some(_)) => Err(crate::error::ServerError::Config(
+                "--metrics off and --metrics-port contradict each other; give one".into(),
+            )),
+            ("on", Some(p)) => Ok(MetricsAt::Port(p)),
+            ("on", None) => Ok(MetricsAt::Endpoint),
+            (other, _) => Err(crate::error::ServerError::Config(format!(
+                "--metrics \"{other}\" is not known; expected on (the default) or off"
+            ))),
+        }
+    }
 }
 
 /// `stdio`'s and `tools`' flags: a catalog and a view.

@@ -29,6 +29,7 @@ use crate::auth::Verifier;
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
 use crate::load::Document;
+use crate::operate::{MetricsAt, Operate};
 use crate::platform::{fresh_id, now_ms};
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
 
@@ -46,7 +47,13 @@ const MAX_WAIT_MS: i64 = 30_000;
 /// Loads the catalog document `doc` and the transport options, then serves until it is
 /// terminated (SIGTERM, or SIGINT: Ctrl-C); it then stops accepting and closes every upstream
 /// session it holds (its sessions' and the gateway's own) before it exits.
-pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16) -> Result<(), ServerError> {
+pub async fn run(
+    doc: Document,
+    folder: &std::path::Path,
+    host: &str,
+    port: u16,
+    metrics_at: MetricsAt,
+) -> Result<(), ServerError> {
     fresh_id()?;
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
     let text = match mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
@@ -67,6 +74,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    let operate = Operate::new(&server, folder, metrics_at)?;
     // Taken from here on, so a signal during the startup fetch waits for it (its session is
     // then held, and closed below) instead of killing the process.
     let mut term = crate::shutdown::terminated(true)?;
@@ -81,6 +89,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
         asking: Default::default(),
         verifier,
         outbox: Default::default(),
+        operate,
     });
     if let Some(g) = &app.gateway {
         // What upstreams send outside any request reaches the sessions (`standalone`).
@@ -118,6 +127,9 @@ pub async fn run(doc: Document, folder: &std::path::Path, host: &str, port: u16)
             }
         }
     });
+    if let MetricsAt::Port(p) = metrics_at {
+        crate::operate::listen(app.clone(), host, p).await?;
+    }
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let accepted = tokio::select! {
@@ -190,7 +202,12 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
         return reply(r);
     }
     let status = path == crate::gateway::STATUS_PATH;
-    if !(status || path == http::ENDPOINT || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/'))) {
+    let metrics = path == crate::metrics::PATH && app.operate.metrics_at == MetricsAt::Endpoint;
+    if !(status
+        || metrics
+        || path == http::ENDPOINT
+        || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/')))
+    {
         return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
     let query = req.uri().query().unwrap_or_default().to_string();
@@ -232,6 +249,9 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
     };
     if status {
         return reply(crate::gateway::status(app.gateway.as_ref(), parts.method.as_str()));
+    }
+    if metrics {
+        return reply(crate::operate::metrics_response(app, parts.method.as_str()));
     }
     // Counted while read (a chunked body has no declared length), and within a deadline.
     let limit = app.cfg.limits.max_body;
@@ -282,6 +302,18 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
     let label = view.as_ref().map_or("", |v| v.label.as_str());
     let session = header("mcp-session-id");
     crate::telemetry::record(span, principal.as_deref(), label, session.as_deref());
+    // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
+    let first = Env {
+        now_ms: now_ms(),
+        principal: principal.clone(),
+        fresh_id: String::new(),
+        view: view.clone(),
+        identity: caller.identity.clone(),
+    };
+    let (seen, over) = app.operate.before(&server, &body, &first);
+    if let Some(r) = over {
+        return reply(r);
+    }
     let started = now_ms();
     let answer = loop {
         let env = Env {
@@ -335,7 +367,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             tokio::spawn(async move { g.pass_on(&s, &body).await });
         }
     }
-    match &app.gateway {
+    let out = match &app.gateway {
         Some(g) if answer.forward.is_some() => {
             crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
         }
@@ -347,7 +379,8 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             crate::watch::stream(answer, app.clone(), listening)
         }
         _ => reply(answer),
-    }
+    };
+    app.operate.after(&server, &first, seen, out).await
 }
 
 /// The body, counted while read (a chunked one has no declared length); `None` past `limit`,

@@ -115,6 +115,17 @@ impl Sessions {
         evicted
     }
 
+    /// How many sessions are held, and how many tasks they hold (the metrics' gauges).
+    pub fn counts(&self) -> (usize, usize) {
+        let (mut sessions, mut tasks) = (0, 0);
+        for shard in &self.shards {
+            let s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            sessions += s.len();
+            tasks += s.values().map(|v| v.session.tasks.len()).sum::<usize>();
+        }
+        (sessions, tasks)
+    }
+
     /// Removes every session; returns them (the process ends, and a gateway closes their
     /// upstream sessions).
     pub fn drain(&self) -> Vec<Session> {

@@ -324,6 +324,12 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
 /// terminated (SIGTERM); either way it closes every upstream session it holds first.
 pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
     let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
+    if server.audit().stdout {
+        // Its stdout is the protocol: a record there would break the client's stream.
+        return Err(ServerError::Config(
+            "audit.stdout cannot be used with `mcp-sieve stdio`: its stdout carries the protocol; write the audit to a file (\"audit\": {\"file\": \"audit.jsonl\"}) or run `mcp-sieve serve`".into(),
+        ));
+    }
     crate::load::index_in_background(&server);
     let view = view.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;

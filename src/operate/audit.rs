@@ -103,10 +103,10 @@ impl Ended {
             Ok(v) => Some(v),
             Err(_) => body
                 .lines()
+                .rev()
                 .filter_map(|l| l.strip_prefix("data:"))
                 .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-                .filter(|m| m.get("result").is_some() || m.get("error").is_some())
-                .last(),
+                .find(|m| m.get("result").is_some() || m.get("error").is_some()),
         };
         match parsed {
             Some(m) => Ended {

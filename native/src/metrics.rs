@@ -1,0 +1,206 @@
+//! Prometheus metrics of the native server, written by hand in the text exposition format 0.0.4
+//! (counters and histograms under one short lock; no HTTP stack of their own): requests by
+//! method and outcome, uses by tool, upstream and outcome, refusals by reason code, latency
+//! histograms, upstream states, sessions and tasks, estimated tokens saved. Served at
+//! [`PATH`] behind the same gate as the status endpoint, or on a port of its own
+//! (`--metrics-port`), or not at all (`--metrics off`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+
+/// Where the metrics are served on the MCP port.
+pub const PATH: &str = "/metrics";
+
+/// Histogram bucket bounds, in seconds.
+const BOUNDS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Default)]
+struct Histogram {
+    counts: [u64; BOUNDS.len()],
+    sum: f64,
+    count: u64,
+}
+
+/// Labels as written: `k1="v1",k2="v2"`.
+type Labels = String;
+
+#[derive(Default)]
+struct Inner {
+    counters: BTreeMap<&'static str, BTreeMap<Labels, u64>>,
+    histograms: BTreeMap<&'static str, BTreeMap<Labels, Histogram>>,
+}
+
+/// The registry.
+#[derive(Default)]
+pub struct Metrics(Mutex<Inner>);
+
+/// Each metric's help text and type.
+const HELP: [(&str, &str, &str); 12] = [
+    (
+        "mcp_sieve_requests_total",
+        "counter",
+        "JSON-RPC requests by method and outcome (ok, error, refused)",
+    ),
+    (
+        "mcp_sieve_tool_calls_total",
+        "counter",
+        "Uses (tool calls, prompt gets, resource reads) by item, upstream and outcome",
+    ),
+    (
+        "mcp_sieve_refusals_total",
+        "counter",
+        "Refused uses by reason code (policy:<id>, view, rate-limit:<id>, upstream-down:<name>, unknown)",
+    ),
+    (
+        "mcp_sieve_tokens_saved_total",
+        "counter",
+        "Estimated tokens (4 bytes each) a full tools/list would have sent minus those sent, by how (view, search)",
+    ),
+    (
+        "mcp_sieve_request_duration_seconds",
+        "histogram",
+        "Time to answer a request, by method",
+    ),
+    (
+        "mcp_sieve_upstream_call_duration_seconds",
+        "histogram",
+        "Time of a use served by an upstream, by upstream",
+    ),
+    (
+        "mcp_sieve_search_duration_seconds",
+        "histogram",
+        "Time to answer a find_tools search",
+    ),
+    (
+        "mcp_sieve_upstream_up",
+        "gauge",
+        "Whether each upstream is in this state (up, down, starting, needs-login): 1 for its state",
+    ),
+    (
+        "mcp_sieve_upstream_failures",
+        "gauge",
+        "Failed fetches of each upstream's lists since it last answered",
+    ),
+    (
+        "mcp_sieve_sessions",
+        "gauge",
+        "Sessions held (2025-11-25 sessions and 2026-07-28 task holders)",
+    ),
+    ("mcp_sieve_tasks", "gauge", "Tasks held in sessions"),
+    ("mcp_sieve_up", "gauge", "1 while the server runs"),
+];
+
+/// A label value escaped for the exposition format.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// `[("method", "tools/call")]` → `method="tools/call"`.
+pub fn labels(pairs: &[(&str, &str)]) -> String {
+    let mut s = String::new();
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "{k}=\"{}\"", escape(v));
+    }
+    s
+}
+
+impl Metrics {
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds `n` to counter `name` with `labels`.
+    pub fn add(&self, name: &'static str, labels: Labels, n: u64) {
+        *self
+            .inner()
+            .counters
+            .entry(name)
+            .or_default()
+            .entry(labels)
+            .or_default() += n;
+    }
+
+    /// Observes `seconds` in histogram `name` with `labels`.
+    pub fn observe(&self, name: &'static str, labels: Labels, seconds: f64) {
+        let mut inner = self.inner();
+        let h = inner.histograms.entry(name).or_default().entry(labels).or_default();
+        if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
+            h.counts[i] += 1;
+        }
+        h.sum += seconds;
+        h.count += 1;
+    }
+
+    /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
+    /// measured by the caller now.
+    pub fn render(&self, gauges: &[(&'static str, Labels, f64)]) -> String {
+        let inner = self.inner();
+        let mut out = String::new();
+        for (name, kind, help) in HELP {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            if let Some(series) = inner.counters.get(name) {
+                for (l, v) in series {
+                    let _ = writeln!(out, "{name}{{{l}}} {v}");
+                }
+            }
+            if let Some(series) = inner.histograms.get(name) {
+                for (l, h) in series {
+                    let sep = if l.is_empty() { "" } else { "," };
+                    let mut cumulative = 0;
+                    for (b, c) in BOUNDS.iter().zip(h.counts) {
+                        cumulative += c;
+                        let _ = writeln!(out, "{name}_bucket{{{l}{sep}le=\"{b}\"}} {cumulative}");
+                    }
+                    let _ = writeln!(out, "{name}_bucket{{{l}{sep}le=\"+Inf\"}} {}", h.count);
+                    let _ = writeln!(out, "{name}_sum{{{l}}} {}\n{name}_count{{{l}}} {}", h.sum, h.count);
+                }
+            }
+            for (g, l, v) in gauges.iter().filter(|(g, ..)| *g == name) {
+                let _ = writeln!(out, "{g}{{{l}}} {v}");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_histograms_and_gauges_in_the_text_format() {
+        let m = Metrics::default();
+        m.add(
+            "mcp_sieve_requests_total",
+            labels(&[("method", "tools/call"), ("outcome", "ok")]),
+            2,
+        );
+        m.observe("mcp_sieve_search_duration_seconds", String::new(), 0.003);
+        let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
+        assert!(
+            text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_sieve_search_duration_seconds_bucket{le=\"0.0025\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_sieve_search_duration_seconds_bucket{le=\"0.005\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_sieve_search_duration_seconds_bucket{le=\"+Inf\"} 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("mcp_sieve_search_duration_seconds_count{} 1\n"), "{text}");
+        assert!(text.contains("# TYPE mcp_sieve_up gauge\nmcp_sieve_up{} 1\n"), "{text}");
+        assert_eq!(labels(&[("a", "x\"y")]), "a=\"x\\\"y\"");
+    }
+}

@@ -1,0 +1,415 @@
+//! Operating the native server (issue 42): the rate limits' buckets in this process, the audit
+//! sink (a JSON-lines file rotated by size, or stdout) and the metrics, around each request:
+//! [`Operate::before`] finds the use a request makes and refuses it over a limit (429);
+//! [`Operate::after`] writes its audit record and counts it. The records, refusals and reasons
+//! are built by the core (`mcp_sieve::operate`).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use http_body_util::{BodyExt, Full};
+use mcp_sieve::http;
+use mcp_sieve::operate::audit::{self, Ended};
+use mcp_sieve::operate::limits::Limiter;
+use mcp_sieve::operate::Use;
+use mcp_sieve::protocol::{Env, Server};
+
+use crate::app::Reply;
+use crate::error::ServerError;
+use crate::metrics::{labels, Metrics};
+
+/// Where audit records go.
+enum Sink {
+    File(Mutex<Rotating>),
+    Stdout,
+}
+
+/// A JSON-lines file rotated by size: `audit.jsonl` → `audit.jsonl.1` → … → `audit.jsonl.N`.
+struct Rotating {
+    path: PathBuf,
+    file: Option<File>,
+    size: u64,
+    max_bytes: u64,
+    keep: u32,
+}
+
+impl Rotating {
+    fn open(path: PathBuf, max_bytes: u64, keep: u32) -> Result<Self, ServerError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| ServerError::Io(format!("cannot open the audit file {}", path.display()), e))?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(Rotating {
+            path,
+            file: Some(file),
+            size,
+            max_bytes,
+            keep,
+        })
+    }
+
+    fn rotated(&self, n: u32) -> PathBuf {
+        let mut p = self.path.clone().into_os_string();
+        p.push(format!(".{n}"));
+        p.into()
+    }
+
+    /// Writes one line, rotating first when it would pass `max_bytes`.
+    fn write(&mut self, line: &str) -> std::io::Result<()> {
+        let len = line.len() as u64 + 1;
+        if self.size > 0 && self.size + len > self.max_bytes {
+            self.file = None;
+            if self.keep == 0 {
+                std::fs::remove_file(&self.path)?;
+            } else {
+                let _ = std::fs::remove_file(self.rotated(self.keep));
+                for n in (1..self.keep).rev() {
+                    let from = self.rotated(n);
+                    if from.exists() {
+                        std::fs::rename(&from, self.rotated(n + 1))?;
+                    }
+                }
+                std::fs::rename(&self.path, self.rotated(1))?;
+            }
+            self.size = 0;
+        }
+        if self.file.is_none() {
+            self.file = Some(OpenOptions::new().create(true).append(true).open(&self.path)?);
+        }
+        let f = self
+            .file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("audit file not open"))?;
+        f.write_all(format!("{line}\n").as_bytes())?;
+        self.size += len;
+        Ok(())
+    }
+}
+
+/// Metrics: served with the MCP endpoint, on a port of their own, or not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetricsAt {
+    /// At `/metrics` on the MCP port, behind its gate.
+    #[default]
+    Endpoint,
+    /// At `/metrics` on this port (same host).
+    Port(u16),
+    /// Not kept.
+    Off,
+}
+
+/// What a request's operating hooks share.
+pub(crate) struct Operate {
+    limiter: Mutex<Limiter>,
+    sink: Option<Sink>,
+    payloads: bool,
+    pub(crate) metrics: Option<Metrics>,
+    pub(crate) metrics_at: MetricsAt,
+}
+
+/// A use seen before the core ran, with when it started.
+pub(crate) struct Seen {
+    method: Option<String>,
+    usage: Option<Use>,
+    started_ms: i64,
+    started: Instant,
+}
+
+impl Operate {
+    /// The hooks for `server`'s document (`audit`, `limits`); relative audit paths are beside
+    /// the document (`folder`).
+    pub(crate) fn new(server: &Server, folder: &Path, metrics_at: MetricsAt) -> Result<Self, ServerError> {
+        let a = server.audit();
+        let sink = match (&a.file, a.stdout) {
+            (Some(f), _) => Some(Sink::File(Mutex::new(Rotating::open(
+                folder.join(f),
+                a.max_bytes,
+                a.keep,
+            )?))),
+            (None, true) => Some(Sink::Stdout),
+            (None, false) if a.on => {
+                return Err(ServerError::Config(
+                    "audit needs a sink: \"file\": \"audit.jsonl\" (rotated by maxBytes, keep) or \"stdout\": true"
+                        .into(),
+                ))
+            }
+            _ => None,
+        };
+        Ok(Operate {
+            limiter: Mutex::default(),
+            sink,
+            payloads: a.payloads,
+            metrics: (metrics_at != MetricsAt::Off).then(Metrics::default),
+            metrics_at,
+        })
+    }
+
+    /// Whether anything is kept per request (else the hooks do nothing).
+    fn active(&self, server: &Server) -> bool {
+        self.sink.is_some() || self.metrics.is_some() || !server.limits().is_empty()
+    }
+
+    /// Before the core: the use `body` makes, and the refusal when it is over a rate limit
+    /// (already audited and counted).
+    pub(crate) fn before(&self, server: &Server, body: &[u8], env: &Env) -> (Seen, Option<http::Response>) {
+        let mut seen = Seen {
+            method: None,
+            usage: None,
+            started_ms: env.now_ms,
+            started: Instant::now(),
+        };
+        if !self.active(server) {
+            return (seen, None);
+        }
+        seen.method = mcp_sieve::protocol::jsonrpc::method_of(body);
+        seen.usage = server.use_of(body, env);
+        let Some(u) = &seen.usage else { return (seen, None) };
+        let takes = server.limits().takes(u);
+        if takes.is_empty() {
+            return (seen, None);
+        }
+        let verdict = self
+            .limiter
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(&takes, env.now_ms);
+        match verdict {
+            Ok(()) => (seen, None),
+            Err(r) => {
+                let answer = r.response(&u.id);
+                self.finish(&seen, Some(&r.reason()), &Ended::of_body(&answer.body), 429);
+                (seen, Some(answer))
+            }
+        }
+    }
+
+    /// After the core (and the upstream): audits and counts the request whose answer is
+    /// `reply` (its JSON body read when it is whole; a stream's outcome is `unknown`).
+    pub(crate) async fn after(&self, server: &Server, env: &Env, seen: Seen, reply: Reply) -> Reply {
+        if seen.method.is_none() {
+            return reply;
+        }
+        let json = reply
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !json {
+            self.finish(
+                &seen,
+                None,
+                &Ended {
+                    unknown: true,
+                    ..Ended::default()
+                },
+                reply.status().as_u16(),
+            );
+            return reply;
+        }
+        let (parts, body) = reply.into_parts();
+        let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        let ended = match &seen.usage {
+            Some(_) => Ended::of_body(&text),
+            None => Ended {
+                error_code: rpc_error_code(&text),
+                ..Ended::default()
+            },
+        };
+        let refused = match (&seen.usage, ended.error_code) {
+            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(u, env),
+            _ => None,
+        };
+        self.finish(&seen, refused.as_deref(), &ended, parts.status.as_u16());
+        if let Some(m) = &self.metrics {
+            tokens_saved(m, server, env, seen.method.as_deref(), &text);
+        }
+        hyper::Response::from_parts(parts, Full::new(bytes).boxed())
+    }
+
+    /// Writes the record and counts the request.
+    fn finish(&self, seen: &Seen, refused: Option<&str>, ended: &Ended, status: u16) {
+        let elapsed = seen.started.elapsed();
+        if let Some(m) = &self.metrics {
+            let method = seen.method.as_deref().unwrap_or("(none)");
+            let outcome = match (status, ended.error_code, refused) {
+                (_, _, Some(_)) => "refused",
+                (200..=299, None, _) => "ok",
+                (200..=299, Some(_), _) => "error",
+                _ => "refused",
+            };
+            m.add(
+                "mcp_sieve_requests_total",
+                labels(&[("method", method), ("outcome", outcome)]),
+                1,
+            );
+            m.observe(
+                "mcp_sieve_request_duration_seconds",
+                labels(&[("method", method)]),
+                elapsed.as_secs_f64(),
+            );
+            if let Some(u) = &seen.usage {
+                let upstream = u.upstream.as_deref().unwrap_or("");
+                let o = if refused.is_some() { "refused" } else { ended.outcome() };
+                m.add(
+                    "mcp_sieve_tool_calls_total",
+                    labels(&[("tool", &u.item), ("upstream", upstream), ("outcome", o)]),
+                    1,
+                );
+                if let Some(r) = refused {
+                    m.add("mcp_sieve_refusals_total", labels(&[("reason", r)]), 1);
+                }
+                if !upstream.is_empty() && refused.is_none() {
+                    let l = labels(&[("upstream", upstream)]);
+                    m.observe("mcp_sieve_upstream_call_duration_seconds", l, elapsed.as_secs_f64());
+                }
+                if u.item == "find_tools" {
+                    m.observe(
+                        "mcp_sieve_search_duration_seconds",
+                        String::new(),
+                        elapsed.as_secs_f64(),
+                    );
+                }
+            }
+        }
+        let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
+            return;
+        };
+        let duration = elapsed.as_millis() as i64;
+        let line = audit::record(u, seen.started_ms, duration, refused, ended, self.payloads);
+        match sink {
+            Sink::Stdout => println!("{line}"),
+            Sink::File(f) => {
+                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = f.write(&line) {
+                    eprintln!(
+                        "mcp-sieve: the audit record could not be written to {}: {e}",
+                        f.path.display()
+                    );
+                }
+            }
+        }
+    }
+
+    /// The exposition text now (the gauges measured at this moment).
+    pub(crate) fn metrics_text(&self, app: &crate::app::App) -> Option<String> {
+        let m = self.metrics.as_ref()?;
+        let (sessions, tasks) = app.store.counts();
+        let mut gauges = vec![
+            ("mcp_sieve_up", String::new(), 1.0),
+            ("mcp_sieve_sessions", String::new(), sessions as f64),
+            ("mcp_sieve_tasks", String::new(), tasks as f64),
+        ];
+        if let Some(g) = &app.gateway {
+            let status = g.status();
+            for up in status["upstreams"].as_array().into_iter().flatten() {
+                let name = up["name"].as_str().filter(|n| !n.is_empty()).unwrap_or("upstream");
+                let state = up["state"].as_str().unwrap_or("unknown");
+                for s in ["up", "down", "starting", "needs-login"] {
+                    let v = if s == state { 1.0 } else { 0.0 };
+                    gauges.push(("mcp_sieve_upstream_up", labels(&[("upstream", name), ("state", s)]), v));
+                }
+                let failures = up["failures"].as_f64().unwrap_or(0.0);
+                gauges.push(("mcp_sieve_upstream_failures", labels(&[("upstream", name)]), failures));
+            }
+        }
+        Some(m.render(&gauges))
+    }
+}
+
+/// The JSON-RPC error code of a response body, looked for only where it would be (after
+/// `jsonrpc` and `id`): a large list is not parsed to count it.
+fn rpc_error_code(body: &str) -> Option<i32> {
+    let head = &body[..body.len().min(300)];
+    let at = head.find("\"error\":{\"code\":")? + "\"error\":{\"code\":".len();
+    let digits: String = head[at..]
+        .chars()
+        .take_while(|c| *c == '-' || c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// Counts the tokens a whole, unfiltered `tools/list` page would have sent beyond what this one
+/// sent, when a view or search mode narrowed it (estimated at four bytes a token).
+fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, body: &str) {
+    let Some(view) = env.view.as_ref().filter(|_| method == Some("tools/list")) else {
+        return;
+    };
+    if body.contains("\"nextCursor\"") {
+        return;
+    }
+    let full: usize = server
+        .catalog()
+        .section(mcp_sieve::model::Kind::Tool)
+        .items
+        .iter()
+        .map(|t| t.fragment.len() + 1)
+        .sum();
+    if full > body.len() {
+        let how = if view.search { "search" } else { "view" };
+        m.add(
+            "mcp_sieve_tokens_saved_total",
+            labels(&[("how", how)]),
+            ((full - body.len()) / 4) as u64,
+        );
+    }
+}
+
+/// `GET /metrics`: the exposition text (405 for another method).
+pub(crate) fn metrics_response(app: &crate::app::App, method: &str) -> http::Response {
+    let (status, kind, body) = match (method, app.operate.metrics_text(app)) {
+        ("GET", Some(text)) => (200, "text/plain; version=0.0.4; charset=utf-8", text),
+        ("GET", None) => (404, "text/plain", "metrics are off (--metrics off)".to_string()),
+        _ => (405, "text/plain", "GET the metrics".to_string()),
+    };
+    http::Response {
+        status,
+        headers: vec![("Content-Type".into(), kind.into())],
+        body,
+        ..Default::default()
+    }
+}
+
+/// Serves `/metrics` alone on `host:port` (`--metrics-port`): for a scraper kept off the MCP
+/// port; no token is asked there, so keep it on loopback or a private network.
+pub(crate) async fn listen(app: std::sync::Arc<crate::app::App>, host: &str, port: u16) -> Result<(), ServerError> {
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    let listener = tokio::net::TcpListener::bind((host, port))
+        .await
+        .map_err(|e| ServerError::Io(format!("cannot listen for metrics on {host}:{port}"), e))?;
+    eprintln!(
+        "mcp-sieve: serving metrics at http://{host}:{port}{}",
+        crate::metrics::PATH
+    );
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let app = app.clone();
+                    async move {
+                        let r = match req.uri().path() == crate::metrics::PATH {
+                            true => metrics_response(&app, req.method().as_str()),
+                            false => http::Response {
+                                status: 404,
+                                body: format!("Not found: metrics are at {}", crate::metrics::PATH),
+                                ..Default::default()
+                            },
+                        };
+                        Ok::<_, std::convert::Infallible>(crate::app::reply(r))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(())
+}

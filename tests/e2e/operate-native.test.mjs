@@ -1,0 +1,217 @@
+// Audit trail and metrics of the native server (issue 42 items 3 and 4), always against
+// target/debug/mcp-sieve: one audit record per use (two principals, a call refused by policy,
+// one by a rate limit, an unknown tool) with the right fields; payloads absent by default, present
+// and PII-redacted when the document opts in; rotation at maxBytes; `mcp-sieve audit --tool X
+// --since 7d` lists the right records; /metrics behind the token, scraped by a real Prometheus
+// (Debian's `prometheus`, its own storage in a temp dir, 1 s scrapes, a rules file) whose HTTP API
+// answers the expected series.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startNative, freePort } from './harness.mjs';
+import { ROOT, sleep } from '../security/helpers.mjs';
+
+const TOKENS = { alice: 'token-alice-0123456789', bob: 'token-bob-0123456789' };
+const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+const stops = [];
+after(async () => { for (const s of stops.reverse()) await s(); });
+
+function docWith(extra) {
+  return {
+    tools: [
+      { name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } },
+      { name: 'delete_repo', description: 'Delete', inputSchema: { type: 'object' }, tags: ['destructive'] },
+      { name: 'gh_search', description: 'Search', inputSchema: { type: 'object' } },
+    ],
+    policy: { rules: [{ id: 'no-delete-bob', when: { principal: 'bob' }, hide: { tags: ['destructive'] } }] },
+    limits: { rates: [{ id: 'paid-api', match: { tools: ['gh_*'] }, rate: 2, perSeconds: 60 }] },
+    ...extra,
+  };
+}
+
+async function serve(doc, args = []) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-op-'));
+  writeFileSync(path.join(dir, 'catalog.json'), JSON.stringify(doc));
+  const s = await startNative({ extraArgs: ['--catalog', path.join(dir, 'catalog.json'), ...args], env: { MCP_SIEVE_TOKENS: JSON.stringify(TOKENS) } });
+  stops.push(async () => { await s.stop(); rmSync(dir, { recursive: true, force: true }); });
+  return { ...s, dir };
+}
+
+async function call(s, who, name, args = {}, id = 1) {
+  const res = await fetch(s.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS[who]}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+const records = (file) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+test('one audit record per use, with who, what, the decision and its reason; no payloads by default', async () => {
+  const s = await serve(docWith({ audit: { file: 'audit.jsonl' } }));
+  assert.equal((await call(s, 'alice', 'echo', { message: 'mail alice@example.com' })).status, 200);
+  assert.equal((await call(s, 'bob', 'echo', { message: 'x' })).status, 200);
+  assert.equal((await call(s, 'alice', 'delete_repo')).status, 200);
+  const refused = await call(s, 'bob', 'delete_repo');
+  assert.equal(refused.body.error.code, -32602);
+  await call(s, 'alice', 'gh_search');
+  await call(s, 'alice', 'gh_search');
+  assert.equal((await call(s, 'alice', 'gh_search')).status, 429);
+  await call(s, 'alice', 'nope');
+  // A list is not a use: no record.
+  await fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${TOKENS.alice}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
+  const r = records(path.join(s.dir, 'audit.jsonl'));
+  assert.deepEqual(r.map((x) => [x.principal, x.item, x.decision, x.reason, x.outcome]), [
+    ['alice', 'echo', 'allowed', 'allowed', 'ok'],
+    ['bob', 'echo', 'allowed', 'allowed', 'ok'],
+    ['alice', 'delete_repo', 'allowed', 'allowed', 'ok'],
+    ['bob', 'delete_repo', 'refused', 'policy:no-delete-bob', 'error'],
+    ['alice', 'gh_search', 'allowed', 'allowed', 'ok'],
+    ['alice', 'gh_search', 'allowed', 'allowed', 'ok'],
+    ['alice', 'gh_search', 'refused', 'rate-limit:paid-api', 'error'],
+    ['alice', 'nope', 'refused', 'unknown', 'error'],
+  ]);
+  for (const x of r) {
+    assert.equal(x.method, 'tools/call');
+    assert.ok(Date.parse(x.time) > Date.now() - 60_000, x.time);
+    assert.ok(Number.isInteger(x.durationMs) && x.durationMs >= 0);
+    assert.ok('upstream' in x && 'view' in x);
+    assert.ok(!('arguments' in x) && !('result' in x), JSON.stringify(x));
+  }
+  assert.equal(r[3].errorCode, -32602);
+  // Who called delete_repo this week.
+  const out = execFileSync(BIN, ['audit', '--file', path.join(s.dir, 'audit.jsonl'), '--tool', 'delete_repo', '--since', '7d'], { encoding: 'utf8' });
+  assert.deepEqual(out.trim().split('\n').map((l) => JSON.parse(l).principal), ['alice', 'bob']);
+  const none = execFileSync(BIN, ['audit', '--file', path.join(s.dir, 'audit.jsonl'), '--tool', 'delete_repo', '--since', '2999-01-01'], { encoding: 'utf8' });
+  assert.equal(none, '');
+});
+
+test('payloads when the document opts in, PII-redacted; the file rotates at maxBytes', async () => {
+  const s = await serve(docWith({ audit: { file: 'audit.jsonl', payloads: true, maxBytes: 1024, keep: 2 } }));
+  for (let i = 0; i < 12; i++) {
+    assert.equal((await call(s, 'alice', 'echo', { message: `write to carol${i}@example.org` }, i)).status, 200);
+  }
+  const files = readdirSync(s.dir).filter((f) => f.startsWith('audit.jsonl')).sort();
+  assert.deepEqual(files, ['audit.jsonl', 'audit.jsonl.1', 'audit.jsonl.2']);
+  for (const f of files) assert.ok(readFileSync(path.join(s.dir, f)).length <= 1024, f);
+  const last = records(path.join(s.dir, 'audit.jsonl')).at(-1);
+  assert.deepEqual(last.arguments, { message: 'write to [EMAIL_1]' });
+  assert.equal(last.result.content[0].text, 'write to [EMAIL_1]');
+  for (const f of files) assert.ok(!readFileSync(path.join(s.dir, f), 'utf8').includes('@example.org'), f);
+  // The CLI reads the rotated files too, oldest first.
+  const out = execFileSync(BIN, ['audit', '--file', path.join(s.dir, 'audit.jsonl'), '--tool', 'echo'], { encoding: 'utf8' });
+  const n = out.trim().split('\n').length;
+  assert.ok(n >= 5 && n <= 12, `${n} records`);
+});
+
+test('audit to stdout is refused for mcp-sieve stdio, whose stdout is the protocol', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-op-'));
+  writeFileSync(path.join(dir, 'c.json'), JSON.stringify(docWith({ audit: { stdout: true } })));
+  let err;
+  try { execFileSync(BIN, ['stdio', '--catalog', path.join(dir, 'c.json')], { input: '', encoding: 'utf8', stdio: 'pipe' }); } catch (e) { err = e; }
+  rmSync(dir, { recursive: true, force: true });
+  assert.ok(err, 'stdio should refuse audit.stdout');
+  assert.match(err.stderr, /audit\.stdout cannot be used with `mcp-sieve stdio`/);
+});
+
+test('/metrics behind the token, scraped by Prometheus, whose queries answer the expected series', async (t) => {
+  let prom;
+  try { prom = execFileSync('sh', ['-c', 'command -v prometheus'], { encoding: 'utf8' }).trim(); } catch { /* absent */ }
+  const s = await serve(docWith({ views: { ro: { filter: { namePatterns: ['echo'] } } } }), []);
+  const token = 'metrics-token-0123456789';
+  // The gate: no token, no metrics.
+  const anon = await fetch(`${s.base}/metrics`);
+  assert.equal(anon.status, 401);
+  const auth = { authorization: `Bearer ${TOKENS.alice}` };
+  for (let i = 0; i < 3; i++) await call(s, 'alice', 'echo', { message: 'x' }, i);
+  await call(s, 'bob', 'delete_repo');
+  for (let i = 0; i < 3; i++) await call(s, 'bob', 'gh_search', {}, i);
+  // A view's tools/list saves tokens.
+  await fetch(`${s.base}/mcp/ro`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
+  const text = await (await fetch(`${s.base}/metrics`, { headers: auth })).text();
+  assert.match(text, /^mcp_sieve_tool_calls_total\{tool="echo",upstream="",outcome="ok"\} 3$/m);
+  assert.match(text, /^mcp_sieve_refusals_total\{reason="policy:no-delete-bob"\} 1$/m);
+  assert.match(text, /^mcp_sieve_refusals_total\{reason="rate-limit:paid-api"\} 1$/m);
+  assert.match(text, /^mcp_sieve_requests_total\{method="tools\/call",outcome="ok"\} 5$/m);
+  assert.match(text, /^mcp_sieve_request_duration_seconds_count\{method="tools\/call"\} 7$/m);
+  assert.match(text, /^mcp_sieve_tokens_saved_total\{how="view"\} [1-9]\d*$/m);
+  assert.match(text, /^mcp_sieve_sessions\{\} 0$/m);
+  if (!prom) {
+    t.skip('Debian prometheus is not installed (scripts/bootstrap.sh installs it)');
+    return;
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-prom-'));
+  const port = await freePort();
+  const target = new URL(s.base).host;
+  writeFileSync(path.join(dir, 'rules.yml'), [
+    'groups:',
+    '  - name: mcp-sieve',
+    '    interval: 1s',
+    '    rules:',
+    '      - record: mcp_sieve:echo_calls',
+    '        expr: sum(mcp_sieve_tool_calls_total{tool="echo"})',
+    '      - record: mcp_sieve:rate_limited',
+    '        expr: sum(mcp_sieve_refusals_total{reason="rate-limit:paid-api"})',
+    '',
+  ].join('\n'));
+  writeFileSync(path.join(dir, 'prometheus.yml'), [
+    'global: {scrape_interval: 1s, evaluation_interval: 1s}',
+    'rule_files: [rules.yml]',
+    'scrape_configs:',
+    '  - job_name: mcp-sieve',
+    '    metrics_path: /metrics',
+    `    authorization: {credentials: ${TOKENS.alice}}`,
+    `    static_configs: [{targets: ["${target}"]}]`,
+    '',
+  ].join('\n'));
+  const child = spawn(prom, [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (c) => { log = (log + c).slice(-4000); });
+  stops.push(async () => {
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    await sleep(500);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const query = async (q) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
+    const body = await res.json();
+    return body.data?.result ?? [];
+  };
+  let echo = [], limited = [], up = [];
+  for (let i = 0; i < 60; i++) {
+    await sleep(500);
+    try {
+      up = await query('up{job="mcp-sieve"}');
+      echo = await query('mcp_sieve:echo_calls');
+      limited = await query('mcp_sieve:rate_limited');
+      if (echo.length && limited.length) break;
+    } catch { /* not up yet */ }
+  }
+  assert.equal(up[0]?.value?.[1], '1', `scrape target not up; prometheus log:\n${log}`);
+  assert.equal(echo[0]?.value?.[1], '3', `echo calls; log:\n${log}`);
+  assert.ok(Number(limited[0]?.value?.[1]) > 0, 'rate-limited refusals');
+  // A latency quantile needs two scrapes of the histogram.
+  let hist = [];
+  for (let i = 0; i < 20 && !hist.length; i++) {
+    hist = await query('histogram_quantile(0.99, sum by (le) (rate(mcp_sieve_request_duration_seconds_bucket[1m])))');
+    if (!hist.length) await sleep(500);
+  }
+  assert.equal(hist.length, 1, 'the p99 latency query answers a series');
+  const direct = await query('sum(mcp_sieve_tool_calls_total{tool="echo"})');
+  assert.equal(direct[0]?.value?.[1], '3');
+});
+
+test('--metrics off serves no metrics; --metrics-port serves them on a port of their own', async () => {
+  const off = await serve(docWith({}), ['--metrics', 'off']);
+  assert.equal((await fetch(`${off.base}/metrics`, { headers: { authorization: `Bearer ${TOKENS.alice}` } })).status, 404);
+  const mport = await freePort();
+  const own = await serve(docWith({}), ['--metrics-port', String(mport)]);
+  await call(own, 'alice', 'echo', { message: 'x' });
+  const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+  assert.match(text, /^mcp_sieve_tool_calls_total\{tool="echo",upstream="",outcome="ok"\} 1$/m);
+  assert.equal((await fetch(`${own.base}/metrics`, { headers: { authorization: `Bearer ${TOKENS.alice}` } })).status, 404);
+});
