@@ -186,7 +186,7 @@ fn text(status: u16, body: &str) -> Reply {
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let span = crate::telemetry::request_span("tcp");
     let started = std::time::Instant::now();
-    let reply = handle_in(app, req, &span).instrument(span.clone()).await;
+    let reply = handle_in(app, req, &span).await;
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
         crate::telemetry::failed_http(&span, status);
@@ -269,118 +269,124 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             crate::telemetry::describe(span, &msg, context);
         }
     }
-    let id = match fresh_id() {
-        Ok(id) => app.cfg.session_id(&id),
-        Err(e) => {
-            tracing::error!("{e}");
-            return reply(http::failed());
-        }
-    };
-    // Gateway mode: the catalog over the upstream's lists; calls are performed there.
-    let server = match &app.gateway {
-        None => app.server.clone(),
-        Some(g) => match g.serving(&app.server).await {
-            Ok(s) => s,
-            Err(e) => return reply(mcp_sieve::upstream::unavailable(&e)),
-        },
-    };
-    // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
-    let principal = caller.principal.clone();
-    // Over the catalog served (in gateway mode the upstreams' tools, whose overlay aliases
-    // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog).
-    let view = match http::endpoint_view_for(
-        server.catalog(),
-        &path,
-        &query,
-        &header,
-        principal.as_deref(),
-        caller.roles(),
-    ) {
-        Ok(v) => v,
-        Err(refusal) => return reply(*refusal),
-    };
-    let label = view.as_ref().map_or("", |v| v.label.as_str());
-    let session = header("mcp-session-id");
-    crate::telemetry::record(span, principal.as_deref(), label, session.as_deref());
-    // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
-    let first = Env {
-        now_ms: now_ms(),
-        principal: principal.clone(),
-        fresh_id: String::new(),
-        view: view.clone(),
-        identity: caller.identity.clone(),
-    };
-    let (seen, over) = app.operate.before(&server, &body, &first);
-    if let Some(r) = over {
-        return reply(r);
-    }
-    let started = now_ms();
-    let answer = loop {
-        let env = Env {
+    // In the request's span from here on (entered only now: its name and parent, set above,
+    // are fixed when it is first entered).
+    async {
+        let id = match fresh_id() {
+            Ok(id) => app.cfg.session_id(&id),
+            Err(e) => {
+                tracing::error!("{e}");
+                return reply(http::failed());
+            }
+        };
+        // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+        let server = match &app.gateway {
+            None => app.server.clone(),
+            Some(g) => match g.serving(&app.server).await {
+                Ok(s) => s,
+                Err(e) => return reply(mcp_sieve::upstream::unavailable(&e)),
+            },
+        };
+        // The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers).
+        let principal = caller.principal.clone();
+        // Over the catalog served (in gateway mode the upstreams' tools, whose overlay aliases
+        // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog).
+        let view = match http::endpoint_view_for(
+            server.catalog(),
+            &path,
+            &query,
+            &header,
+            principal.as_deref(),
+            caller.roles(),
+        ) {
+            Ok(v) => v,
+            Err(refusal) => return reply(*refusal),
+        };
+        let label = view.as_ref().map_or("", |v| v.label.as_str());
+        let session = header("mcp-session-id");
+        crate::telemetry::record(span, principal.as_deref(), label, session.as_deref());
+        // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
+        let first = Env {
             now_ms: now_ms(),
             principal: principal.clone(),
-            fresh_id: id.clone(),
+            fresh_id: String::new(),
             view: view.clone(),
             identity: caller.identity.clone(),
         };
-        let answer = {
-            let (app, server, env) = (app.clone(), server.clone(), env.clone());
-            let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
-            let span = span.clone();
-            tokio::task::spawn_blocking(move || {
-                span.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
-            })
-            .await
-            .unwrap_or_else(|e| {
-                tracing::error!("a request failed: {e}");
-                http::failed()
-            })
-        };
-        // Filter failures and ignored inputs reach stderr (no conversation content).
-        for line in &answer.log {
-            tracing::info!("{line}");
+        let (seen, over) = app.operate.before(&server, &body, &first);
+        if let Some(r) = over {
+            return reply(r);
         }
-        match answer.retry_at {
-            Some(at) if at - started <= MAX_WAIT_MS => {
-                tokio::time::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64)).await
+        let started = now_ms();
+        let answer = loop {
+            let env = Env {
+                now_ms: now_ms(),
+                principal: principal.clone(),
+                fresh_id: id.clone(),
+                view: view.clone(),
+                identity: caller.identity.clone(),
+            };
+            let answer = {
+                let (app, server, env) = (app.clone(), server.clone(), env.clone());
+                let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
+                let span = span.clone();
+                tokio::task::spawn_blocking(move || {
+                    span.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
+                })
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::error!("a request failed: {e}");
+                    http::failed()
+                })
+            };
+            // Filter failures and ignored inputs reach stderr (no conversation content).
+            for line in &answer.log {
+                tracing::info!("{line}");
             }
-            _ => break answer,
+            match answer.retry_at {
+                Some(at) if at - started <= MAX_WAIT_MS => {
+                    tokio::time::sleep(Duration::from_millis((at - env.now_ms).clamp(1, MAX_WAIT_MS) as u64)).await
+                }
+                _ => break answer,
+            }
+        };
+        crate::telemetry::answered(span, &answer.body);
+        if let (Some(g), Some(ended)) = (&app.gateway, answer.ended.clone()) {
+            // The session ended (DELETE, or found expired): so do its upstream sessions.
+            let g = g.clone();
+            tokio::spawn(async move { g.close(&ended).await });
         }
-    };
-    crate::telemetry::answered(span, &answer.body);
-    if let (Some(g), Some(ended)) = (&app.gateway, answer.ended.clone()) {
-        // The session ended (DELETE, or found expired): so do its upstream sessions.
-        let g = g.clone();
-        tokio::spawn(async move { g.close(&ended).await });
+        if answer.status == 202 && app.gateway.is_some() {
+            // A client's cancel of its own forwarded call: that exchange is dropped.
+            let owner = header("mcp-session-id")
+                .or_else(|| principal.clone())
+                .unwrap_or_default();
+            app.cancels.cancel(&owner, &body);
+        }
+        if let (Some(g), Some(id), 202) = (&app.gateway, header("mcp-session-id"), answer.status) {
+            // A client's notification some upstream sessions of its session need (its roots changed).
+            if let Some(s) = app.store.snapshot().load(&id) {
+                let (g, body) = (g.clone(), body.clone());
+                tokio::spawn(async move { g.pass_on(&s, &body).await });
+            }
+        }
+        let out = match &app.gateway {
+            Some(g) if answer.forward.is_some() => {
+                crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
+            }
+            _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
+                // A session's GET stream also carries what its upstreams send outside its requests.
+                let listening = (parts.method == hyper::Method::GET && answer.watch.is_some())
+                    .then(|| header("mcp-session-id"))
+                    .flatten();
+                crate::watch::stream(answer, app.clone(), listening)
+            }
+            _ => reply(answer),
+        };
+        app.operate.after(&server, &first, seen, out).await
     }
-    if answer.status == 202 && app.gateway.is_some() {
-        // A client's cancel of its own forwarded call: that exchange is dropped.
-        let owner = header("mcp-session-id")
-            .or_else(|| principal.clone())
-            .unwrap_or_default();
-        app.cancels.cancel(&owner, &body);
-    }
-    if let (Some(g), Some(id), 202) = (&app.gateway, header("mcp-session-id"), answer.status) {
-        // A client's notification some upstream sessions of its session need (its roots changed).
-        if let Some(s) = app.store.snapshot().load(&id) {
-            let (g, body) = (g.clone(), body.clone());
-            tokio::spawn(async move { g.pass_on(&s, &body).await });
-        }
-    }
-    let out = match &app.gateway {
-        Some(g) if answer.forward.is_some() => {
-            crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
-        }
-        _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
-            // A session's GET stream also carries what its upstreams send outside its requests.
-            let listening = (parts.method == hyper::Method::GET && answer.watch.is_some())
-                .then(|| header("mcp-session-id"))
-                .flatten();
-            crate::watch::stream(answer, app.clone(), listening)
-        }
-        _ => reply(answer),
-    };
-    app.operate.after(&server, &first, seen, out).await
+    .instrument(span.clone())
+    .await
 }
 
 /// The body, counted while read (a chunked one has no declared length); `None` past `limit`,

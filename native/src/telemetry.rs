@@ -82,6 +82,8 @@ pub fn init(format: LogFormat, traces: bool) {
             let layer = tracing_opentelemetry::layer()
                 .with_tracer(tracer)
                 .with_location(false)
+                .with_target(false)
+                .with_level(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
                 .with_filter(only_ours);
