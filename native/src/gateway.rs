@@ -81,6 +81,8 @@ struct Inner {
     /// The pin lock file, and what it looked like when last read (modified time, length).
     lock: PathBuf,
     lock_seen: Mutex<Option<(SystemTime, u64)>>,
+    /// Set when a reload replaced this gateway (`retire`): its retries end.
+    retired: std::sync::atomic::AtomicBool,
     /// How long a refresh waits for every upstream (`None`: until each answered or failed).
     patience: Option<Duration>,
     /// The key of the `requestState` a 2026-07-28 client gets with an upstream's questions
@@ -170,6 +172,7 @@ impl Gateway {
             local,
             lock,
             lock_seen: Mutex::new(None),
+            retired: std::sync::atomic::AtomicBool::new(false),
             patience: (wait == Wait::Patient).then_some(PATIENCE),
             secret: state_secret()?,
             clients: Mutex::new(None),
@@ -587,6 +590,17 @@ impl Gateway {
         Ok(refreshed.server)
     }
 
+    /// Stops this gateway for good, a reload having replaced it: its retries end and its stdio
+    /// upstreams' processes are stopped (and not started again by a request still under way).
+    pub async fn retire(&self) {
+        self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        for driver in &self.0.drivers {
+            if let Driver::Stdio(p) = driver {
+                p.stop().await;
+            }
+        }
+    }
+
     /// Tries the upstreams that are down again, each after its backoff, every [`RETRY_TICK`] —
     /// whether or not requests come (a client may serve its lists from its own cache) — until
     /// the process ends; and reads the pin lock file again when it changed (an approval). A
@@ -596,6 +610,9 @@ impl Gateway {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(RETRY_TICK).await;
+                if me.0.retired.load(std::sync::atomic::Ordering::SeqCst) {
+                    break;
+                }
                 if let Err(e) = me.read_pins(false) {
                     eprintln!("mcp-sieve: pinning: {e}; the pins read before stay");
                 }

@@ -6,7 +6,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod app;
-mod audit;
 mod auth;
 mod cancels;
 mod check;
@@ -19,15 +18,14 @@ mod init;
 mod load;
 mod locate;
 mod mcp_config;
-mod metrics;
 mod oauth;
-mod operate;
 mod outbox;
 mod pin;
 mod platform;
 mod progress;
 mod relay;
 mod relay_http;
+mod reload;
 mod serve;
 mod sessions;
 mod shutdown;
@@ -80,19 +78,12 @@ fn main() {
     // Logs on stderr for every command; traces for the servers only.
     telemetry::init(cli.log_format, serving);
     let result = match cli.command {
-        Command::Serve(a) => load::document(&a.source).and_then(|doc| {
-            on_runtime(serve::run(
-                doc,
-                &load::folder(&a.source),
-                &a.host,
-                a.port,
-                a.metrics_at()?,
-            ))
-        }),
-        Command::Stdio(a) => load::document(&a.source)
-            .and_then(|doc| on_runtime(stdio_serve::run(doc, &load::folder(&a.source), &a.view))),
+        Command::Serve(a) => load::document(&a.source)
+            .and_then(|doc| on_runtime(serve::run(doc, &load::folder(&a.source), &a.host, a.port))),
+        Command::Stdio(a) => {
+            load::document(&a.source).and_then(|doc| on_runtime(stdio_serve::run(doc, &a.source, &a.view)))
+        }
         Command::Check { file } => check::run(&file),
-        Command::Audit(a) => audit::run(&a),
         Command::Tools(a) => {
             load::document(&a.source).and_then(|doc| on_runtime(tools::run(doc, &load::folder(&a.source), a.view)))
         }

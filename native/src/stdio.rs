@@ -182,6 +182,8 @@ pub struct Pipe {
     life: Arc<Mutex<Life>>,
     /// The running process's id (0: none), cleared by the reader when it exits.
     pid: Arc<AtomicU32>,
+    /// Set by `stop`: the process is not started again.
+    stopped: AtomicBool,
 }
 
 impl Pipe {
@@ -201,7 +203,17 @@ impl Pipe {
                 backoff: FIRST_BACKOFF,
             })),
             pid: Arc::default(),
+            stopped: AtomicBool::new(false),
         }
+    }
+
+    /// Stops the process for good (a reload left this upstream out or replaced it).
+    pub async fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        let process = self.process.lock().await.take();
+        // Killed and waited for on a blocking thread (`Process`'s drop).
+        let _ = tokio::task::spawn_blocking(move || drop(process)).await;
+        self.pid.store(0, Ordering::SeqCst);
     }
 
     /// An error of this upstream (the core adds its name).
@@ -230,6 +242,9 @@ impl Pipe {
         let method = msg["method"].as_str().unwrap_or_default().to_string();
         let id = msg.get("id").cloned();
         let mut guard = self.process.lock().await;
+        if self.stopped.load(Ordering::SeqCst) {
+            return Err(self.fail("it was stopped: the configuration was reloaded without it"));
+        }
         if guard.as_ref().is_none_or(|p| p.dead.load(Ordering::SeqCst)) {
             *guard = None;
             *guard = Some(self.start(deadline).await?);

@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
 
-use mcp_sieve::filter::EndpointView;
 use mcp_sieve::http::{self, MemoryStore, SessionStore};
 use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
 use mcp_sieve::stdio::{one_line, Connection, Step};
@@ -24,6 +23,7 @@ use crate::load::Document;
 use crate::outbox::Clients;
 use crate::platform::now_ms;
 use crate::relay::{self, BoxFuture, Downstream, First, ParkedCalls, Parking};
+use crate::reload::{Holder, Live};
 use crate::task_asks::{self, ParkedTasks};
 
 /// How often a question's answer, a waiting task and the list watch are looked at.
@@ -34,9 +34,10 @@ const MAX_WAIT_MS: i64 = 10 * 60_000;
 
 /// Everything the lines of one stdio connection share.
 struct Link {
-    server: Arc<Server>,
-    gateway: Option<Gateway>,
-    view: Option<Arc<EndpointView>>,
+    /// The server, its gateway and the view, swapped whole by a reload (`reload`).
+    live: Mutex<Live>,
+    /// Whether its files are watched (so even a local catalog's lists may change).
+    reloads: bool,
     conn: Mutex<Connection>,
     store: Mutex<MemoryStore>,
     answers: Mutex<Answers>,
@@ -63,11 +64,22 @@ fn fresh_id() -> String {
 }
 
 impl Link {
+    /// What runs now (a reload replaces it).
+    fn live(&self) -> Live {
+        lock(&self.live).clone()
+    }
+
+    /// The gateway now, if the configuration has upstreams.
+    fn gateway(&self) -> Option<Gateway> {
+        lock(&self.live).gateway.clone()
+    }
+
     /// The server a line runs on now (in gateway mode, over the upstream's lists).
     async fn current(&self) -> Result<Arc<Server>, mcp_sieve::Error> {
-        match &self.gateway {
-            None => Ok(self.server.clone()),
-            Some(g) => g.serving(&self.server).await,
+        let live = self.live();
+        match &live.gateway {
+            None => Ok(live.server),
+            Some(g) => g.serving(&live.server).await,
         }
     }
 
@@ -97,7 +109,7 @@ impl Link {
             now_ms: now_ms(),
             principal: None,
             fresh_id: fresh_id(),
-            view: self.view.clone(),
+            view: self.live().view,
             identity: None,
         };
         let (step, opened) = {
@@ -107,7 +119,7 @@ impl Link {
             (step, !had_session && conn.session_id().is_some())
         };
         if let (Some(g), Some(id), true) = (
-            &self.gateway,
+            &self.gateway(),
             self.listening().pop(),
             line.contains("roots/list_changed"),
         ) {
@@ -117,11 +129,18 @@ impl Link {
                 tokio::spawn(async move { g.pass_on(&s, line.as_bytes()).await });
             }
         }
-        if opened && self.gateway.is_some() {
+        if opened && (self.reloads || self.gateway().is_some()) {
             // A 2025-11-25 session over stdio hears about list changes without asking for a stream.
             tokio::spawn(watch(self.clone(), Watch::session(&server)));
         }
         step
+    }
+}
+
+/// A reload swaps what the connection runs on; its session, and so its view's name, stay.
+impl Holder for Link {
+    fn replace(&self, live: Live) -> Live {
+        std::mem::replace(&mut *lock(&self.live), live)
     }
 }
 
@@ -153,7 +172,7 @@ async fn finish(link: Arc<Link>, line: String, mut step: Step) {
         step = link.receive(&line).await;
         write(&link, &mut step);
     }
-    if let (Some(f), Some(g)) = (step.forward.take(), &link.gateway) {
+    if let (Some(f), Some(g)) = (step.forward.take(), &link.gateway()) {
         let stateless = f.stateless;
         let pending = http::Response {
             status: 200,
@@ -275,10 +294,10 @@ async fn wait_for(ask: &Ask, link: &Link) -> Option<serde_json::Value> {
     None
 }
 
-/// Sends what `w` reports, every second, while the process lives (only a gateway's lists change:
-/// a local catalog is fixed for the process's life).
+/// Sends what `w` reports, every second, while the process lives (only a gateway's lists change,
+/// and a reloaded configuration's: a local catalog not watched is fixed for the process's life).
 async fn watch(link: Arc<Link>, mut w: Watch) {
-    if link.gateway.is_none() {
+    if link.gateway().is_none() && !link.reloads {
         return;
     }
     loop {
@@ -322,16 +341,15 @@ async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
 
 /// Serves the catalog document `doc` over stdio through `view` until stdin closes or it is
 /// terminated (SIGTERM); either way it closes every upstream session it holds first.
-pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::ViewArgs) -> Result<(), ServerError> {
+pub async fn run(
+    doc: Document,
+    source: &crate::cli::Source,
+    view_args: &crate::cli::ViewArgs,
+) -> Result<(), ServerError> {
+    let folder = &crate::load::folder(source);
     let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
-    if server.audit().stdout {
-        // Its stdout is the protocol: a record there would break the client's stream.
-        return Err(ServerError::Config(
-            "audit.stdout cannot be used with `mcp-sieve stdio`: its stdout carries the protocol; write the audit to a file (\"audit\": {\"file\": \"audit.jsonl\"}) or run `mcp-sieve serve`".into(),
-        ));
-    }
     crate::load::index_in_background(&server);
-    let view = view.resolve(server.catalog())?;
+    let view = view_args.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
     // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
@@ -362,10 +380,10 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
             }
         }
     });
+    let reloads = !crate::reload::files(source).is_empty();
     let link = Arc::new(Link {
-        server,
-        gateway,
-        view,
+        live: Mutex::new(Live { server, gateway, view }),
+        reloads,
         conn: Mutex::new(Connection::new(limits)),
         store: Mutex::new(MemoryStore::default()),
         answers: Mutex::new(Answers::default()),
@@ -373,11 +391,20 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         asking: ParkedTasks::default(),
         out: tx,
     });
-    if let Some(g) = &link.gateway {
-        // What upstreams send outside any request reaches the client (`standalone`).
-        let clients: Arc<dyn Clients> = link.clone();
+    // What upstreams send outside any request reaches the client (`standalone`).
+    let clients: Arc<dyn Clients> = link.clone();
+    if let Some(g) = &link.gateway() {
         g.attach(Arc::downgrade(&clients));
     }
+    // An edit of its files is picked up (`reload`).
+    let holder: Arc<dyn Holder> = link.clone();
+    let watched = (source.clone(), Some(view_args.clone()));
+    crate::reload::spawn(
+        holder,
+        Arc::downgrade(&clients),
+        watched,
+        "the files' paths and the view flags",
+    );
     tracing::info!("serving MCP over stdio");
     let mut input = BufReader::new(tokio::io::stdin());
     let (mut buf, mut too_long) = (Vec::new(), false);
@@ -422,7 +449,8 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
         if let Some(m) = &msg {
             crate::telemetry::describe(&span, m, None);
         }
-        let label = link.view.as_ref().map_or("", |v| v.label.as_str());
+        let view = link.live().view;
+        let label = view.as_ref().map_or("", |v| v.label.as_str());
         crate::telemetry::record(&span, None, label, None);
         let mut step = link.receive(&line).instrument(span.clone()).await;
         if span.in_scope(|| write(&link, &mut step)) {
@@ -447,7 +475,7 @@ pub async fn run(doc: Document, folder: &std::path::Path, view: &crate::cli::Vie
     // The client's session ends with its connection, and every upstream session the process
     // opened is closed with it: its session's, its tasks' holder's (`tasks:#`), the one its
     // stateless calls share and the lists'.
-    if let Some(g) = &link.gateway {
+    if let Some(g) = &link.gateway() {
         let ended: Vec<_> = lock(&link.store).sessions().cloned().collect();
         crate::shutdown::close(g, &ended).await;
     }

@@ -1,0 +1,119 @@
+// E2E: change without a restart (native `mcp-sieve stdio`). The servers file given with
+// --mcp-config is replaced by an atomic rename (as editors save) while the official SDK's client
+// is connected: an upstream added starts, the client gets notifications/tools/list_changed and
+// lists its tools; a broken edit keeps the running tools and the log names the file, line and
+// field; an upstream removed stops (its child process is gone) and its tools leave the list.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { binOf, ROOT, sleep } from '../security/helpers.mjs';
+
+const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+let tmp;
+before(() => { tmp = mkdtempSync(path.join(tmpdir(), 'sieve-reload-')); });
+after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
+
+const files = () => ({ command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), tmp] });
+const memory = () => ({
+  command: process.execPath,
+  args: [binOf('@modelcontextprotocol/server-memory')],
+  env: { MEMORY_FILE_PATH: path.join(tmp, 'memory.jsonl') },
+});
+
+/** Replaces `file` with `text` the way editors save: a new file renamed over it. */
+function save(file, text) {
+  writeFileSync(`${file}.swp`, text);
+  renameSync(`${file}.swp`, file);
+}
+
+/** The command lines of the processes whose parent is `pid`. */
+function children(pid) {
+  try {
+    return execFileSync('ps', ['-o', 'args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return ''; // no children
+  }
+}
+
+async function until(what, check, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = await check();
+    if (v) return v;
+    await sleep(100);
+  }
+  assert.fail(`${what} within ${ms} ms`);
+}
+
+test('stdio picks up an edited servers file: added upstream starts, broken edit kept out, removed one stops', { timeout: 120_000 }, async () => {
+  const config = path.join(tmp, 'servers.json');
+  writeFileSync(config, JSON.stringify({ mcpServers: { files: files() } }, null, 2));
+  const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--mcp-config', config], stderr: 'pipe' });
+  let log = '';
+  transport.stderr.on('data', (d) => { log += d; });
+  const client = new Client({ name: 'reload-test', version: '1.0.0' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+  await client.connect(transport);
+  try {
+    const names = async () => (await client.listTools()).tools.map((t) => t.name);
+    const first = await names();
+    assert.ok(first.includes('files_read_text_file'), first.join());
+    assert.ok(!first.some((n) => n.startsWith('memory_')));
+
+    // An upstream added: it starts, and the client hears of it.
+    const saved = Date.now();
+    save(config, JSON.stringify({ mcpServers: { files: files(), memory: memory() } }, null, 2));
+    await until('list_changed after adding memory', () => changes >= 1);
+    const heard = Date.now() - saved;
+    const added = await names();
+    assert.ok(added.includes('memory_read_graph') && added.includes('files_read_text_file'), added.join());
+    assert.match(children(transport.pid), /server-memory/);
+    console.log(`# reload reached the client in ${heard} ms`);
+
+    // A broken edit: the running tools stay; the log names file, line and field.
+    const before = changes;
+    save(config, '{\n  "mcpServers": {\n    "files": {"command": 42}\n  }\n}\n');
+    await until('the broken edit logged', () => /not applied/.test(log));
+    assert.match(log, new RegExp(`${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+: mcpServers\\.files\\.command`), log);
+    await sleep(1500);
+    assert.equal(changes, before, 'no list change');
+    assert.deepEqual((await names()).sort(), added.sort());
+
+    // An upstream removed: it stops, its tools leave.
+    save(config, JSON.stringify({ mcpServers: { files: files() } }, null, 2));
+    await until('list_changed after removing memory', () => changes > before);
+    const left = await names();
+    assert.ok(!left.some((n) => n.startsWith('memory_')), left.join());
+    assert.ok(left.includes('files_read_text_file'));
+    await until('the memory server process gone', () => !/server-memory/.test(children(transport.pid)));
+    assert.match(log, /reload: .* applied in \d+ ms \(1 upstreams, stopped: memory\)/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('stdio with a catalog document: an edited tool list reaches the client', { timeout: 60_000 }, async () => {
+  const doc = path.join(tmp, 'sieve.json');
+  const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } });
+  writeFileSync(doc, JSON.stringify({ tools: [tool('alpha')] }));
+  const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', doc], stderr: 'pipe' });
+  const client = new Client({ name: 'reload-test', version: '1.0.0' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+  await client.connect(transport);
+  try {
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['alpha']);
+    save(doc, JSON.stringify({ tools: [tool('alpha'), tool('beta')] }));
+    await until('list_changed', () => changes >= 1);
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['alpha', 'beta']);
+  } finally {
+    await client.close();
+  }
+});
