@@ -6,6 +6,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod app;
+mod audit;
 mod auth;
 mod cancels;
 mod check;
@@ -18,7 +19,9 @@ mod init;
 mod load;
 mod locate;
 mod mcp_config;
+mod metrics;
 mod oauth;
+mod operate;
 mod outbox;
 mod pin;
 mod platform;
@@ -78,12 +81,20 @@ fn main() {
     // Logs on stderr for every command; traces for the servers only.
     telemetry::init(cli.log_format, serving);
     let result = match cli.command {
-        Command::Serve(a) => load::document(&a.source)
-            .and_then(|doc| on_runtime(serve::run(doc, &load::folder(&a.source), &a.host, a.port))),
+        Command::Serve(a) => load::document(&a.source).and_then(|doc| {
+            on_runtime(serve::run(
+                doc,
+                &load::folder(&a.source),
+                &a.host,
+                a.port,
+                a.metrics_at()?,
+            ))
+        }),
         Command::Stdio(a) => {
             load::document(&a.source).and_then(|doc| on_runtime(stdio_serve::run(doc, &a.source, &a.view)))
         }
         Command::Check { file } => check::run(&file),
+        Command::Audit(a) => audit::run(&a),
         Command::Tools(a) => {
             load::document(&a.source).and_then(|doc| on_runtime(tools::run(doc, &load::folder(&a.source), a.view)))
         }

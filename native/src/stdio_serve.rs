@@ -348,6 +348,12 @@ pub async fn run(
 ) -> Result<(), ServerError> {
     let folder = &crate::load::folder(source);
     let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
+    if server.audit().stdout {
+        // Its stdout is the protocol: a record there would break the client's stream.
+        return Err(ServerError::Config(
+            "audit.stdout cannot be used with `mcp-sieve stdio`: its stdout carries the protocol; write the audit to a file (\"audit\": {\"file\": \"audit.jsonl\"}) or run `mcp-sieve serve`".into(),
+        ));
+    }
     crate::load::index_in_background(&server);
     let view = view_args.resolve(server.catalog())?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
