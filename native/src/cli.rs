@@ -31,6 +31,10 @@ Examples:
   mcp-sieve pin --catalog sieve.json
       pin the upstreams' tool definitions (mcp-sieve.lock.json beside it); \"pinning\": \"enforce\"
       then quarantines a tool that changes until `mcp-sieve pin --approve NAME`
+  mcp-sieve stdio --catalog sieve.json --search
+      with \"search\": {\"model\": \"target/models/all-minilm-l6-v2\"} in sieve.json, find_tools ranks
+      by meaning too (a sentence encoder's folder: config.json, tokenizer.json, model.safetensors;
+      vectors made in the background and cached, lexical until they are ready)
   mcp-sieve login github --catalog sieve.json
       sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token
   mcp-sieve connect claude-desktop --search --dry-run

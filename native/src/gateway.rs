@@ -267,6 +267,9 @@ impl Gateway {
                 if let Driver::Stdio(p) = driver {
                     up["pid"] = serde_json::json!(p.pid());
                 }
+        if let Some(search) = crate::meaning::status() {
+            status["search"] = search;
+        }
                 if let Some(a) = auth.as_ref().filter(|a| a.active()) {
                     up["auth"] = "oauth".into();
                     if a.needs_login() {

@@ -95,7 +95,7 @@ impl Document {
     /// once; when it does not load, every error of it, each naming the file, the line and
     /// column, and the field.
     pub fn catalog(&self, text: &str) -> Result<Catalog, ServerError> {
-        Catalog::from_json_str(text).map_err(|first| {
+        let catalog = Catalog::from_json_str(text).map_err(|first| {
             let (file, file_text) = self
                 .origin
                 .clone()
@@ -109,7 +109,10 @@ impl Document {
             } else {
                 shown.join("\n")
             })
-        })
+        })?;
+        // A model named by `search.model` must be there (the error names the missing file).
+        crate::meaning::check(&catalog).map_err(ServerError::Config)?;
+        Ok(catalog)
     }
 }
 
@@ -121,6 +124,8 @@ pub fn index_in_background(server: &mcp_sieve::protocol::Server) {
     if let Err(e) = spawned {
         tracing::info!("the search index is built on the first search ({e})");
     }
+    // The tools' sentence vectors, when the document names a model (`meaning`).
+    crate::meaning::start(server);
 }
 
 /// The catalog document of `source`, read but not loaded ([`Document::catalog`] loads it).

@@ -1,0 +1,230 @@
+//! Sentence vectors for the search quality script (issue 40): encodes a catalog's tools (the same
+//! text and encoder as the native server, `src/encoder.rs`) and every query of the labelled query
+//! files, and writes them as one JSON file that `examples/search_rank.rs` (core, no model) reads
+//! with `SEARCH_VECTORS` to rank through `find_tools`' fused path. Also times the encoder.
+//! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL CATALOG OUT QUERIES...`
+//! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL --time N` (query
+//! encoding p50 over N calls).
+//! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL --bench 5000,50000`:
+//! the native server's background encoding of the public catalog (tools per second, sorted
+//! batches, through `src/meaning.rs` with a fresh cache), a cached restart at each size, and
+//! `find_tools`' ranking p50 at each size (the public catalog repeated with numbered names, as
+//! benches/search.rs; each copy's vector the original's), query encoding included.
+
+#[path = "../src/encoder.rs"]
+#[allow(dead_code)]
+mod encoder;
+#[path = "../src/meaning.rs"]
+#[allow(dead_code)]
+mod meaning;
+
+/// What `meaning` needs of the binary's `load` (paths are used as given here).
+mod load {
+    pub fn expand_home(p: &std::path::Path) -> std::path::PathBuf {
+        p.to_path_buf()
+    }
+}
+
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("search_encode: {e}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [model, catalog, rest @ ..] = args.as_slice() else {
+        return Err("usage: search_encode MODEL CATALOG OUT QUERIES... | MODEL --time N".into());
+    };
+    let began = Instant::now();
+    let enc = encoder::Encoder::load(std::path::Path::new(model))?;
+    eprintln!("model loaded in {:.2} s", began.elapsed().as_secs_f64());
+    if catalog == "--bench" {
+        return bench(enc, rest.first().map_or("5000,50000", String::as_str));
+    }
+    if catalog == "--time" {
+        return time(&enc, rest.first().and_then(|n| n.parse().ok()).unwrap_or(50));
+    }
+    let [out, queries @ ..] = rest else {
+        return Err("usage: search_encode MODEL CATALOG OUT QUERIES...".into());
+    };
+    let doc = std::fs::read_to_string(catalog).map_err(|e| format!("cannot read {catalog}: {e}"))?;
+    let cat = mcp_sieve::Catalog::from_json_str(&doc).map_err(|e| format!("{catalog}: {e}"))?;
+    let mut tools = Map::new();
+    let items = &cat.section(mcp_sieve::model::Kind::Tool).items;
+    let began = Instant::now();
+    let texts: Vec<String> = items
+        .iter()
+        .map(|t| encoder::tool_text(&serde_json::from_str(&t.fragment).unwrap_or(Value::Null)))
+        .collect();
+    for (chunk, names) in texts.chunks(32).zip(items.chunks(32)) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        for (v, t) in enc.encode(&refs)?.into_iter().zip(names) {
+            tools.insert(t.name.clone(), json!(v));
+        }
+    }
+    eprintln!(
+        "{} tools encoded in {:.2} s",
+        items.len(),
+        began.elapsed().as_secs_f64()
+    );
+    let mut qs = Map::new();
+    for path in queries {
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?)
+                .map_err(|e| format!("{path}: {e}"))?;
+        for k in ["queries", "heldOut"] {
+            for q in file[k].as_array().into_iter().flatten() {
+                if let Some(text) = q["query"].as_str() {
+                    let v = enc.encode(&[text])?.pop().unwrap_or_default();
+                    qs.insert(text.to_string(), json!(v));
+                }
+            }
+        }
+    }
+    let body = json!({"dim": enc.dim, "tools": tools, "queries": qs});
+    std::fs::write(out, body.to_string()).map_err(|e| format!("cannot write {out}: {e}"))
+}
+
+/// Query encoding p50 over `n` calls of the bench's three queries, and batch encoding speed.
+fn time(enc: &encoder::Encoder, n: usize) -> Result<(), String> {
+    for q in [
+        "create a branch",
+        "delete the synthetic item",
+        "show me the logs of the failed CI job on the main branch so I can see why the build broke",
+    ] {
+        enc.encode(&[q])?;
+        let mut times: Vec<f64> = (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = enc.encode(&[q]);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "encode {}-word query: p50 {:.2} ms, p90 {:.2} ms ({n} calls)",
+            q.split_whitespace().count(),
+            times[n / 2],
+            times[n * 9 / 10]
+        );
+    }
+    Ok(())
+}
+
+/// The public catalog's tools repeated with numbered names up to `n` (as benches/search.rs).
+fn public_times(n: usize) -> Result<mcp_sieve::Catalog, String> {
+    let text = std::fs::read_to_string("catalog/public-servers.json")
+        .map_err(|e| format!("catalog/public-servers.json: {e}"))?;
+    let mut doc: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let base = doc["tools"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut t = base[i % base.len()].clone();
+            if i >= base.len() {
+                t["name"] = json!(format!("{}_{}", t["name"].as_str().unwrap_or_default(), i / base.len()));
+            }
+            t
+        })
+        .collect();
+    doc["tools"] = json!(tools);
+    mcp_sieve::Catalog::from_json_str(&doc.to_string()).map_err(|e| e.to_string())
+}
+
+fn p50(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
+    use std::sync::Arc;
+    let enc = Arc::new(enc);
+    let dir = std::env::temp_dir().join(format!("search-encode-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let public = public_times(362)?;
+    let frags = |c: &mcp_sieve::Catalog| -> Vec<String> {
+        c.section(mcp_sieve::model::Kind::Tool)
+            .items
+            .iter()
+            .map(|t| t.fragment.clone())
+            .collect()
+    };
+    let base = frags(&public);
+    let began = Instant::now();
+    let mut cache = meaning::Cache::open(&dir, &enc);
+    let (base_vectors, made) = meaning::vectors(&base, &enc, &mut cache, &|_, _| {})?;
+    let secs = began.elapsed().as_secs_f64();
+    println!(
+        "background encoding: {} distinct public tools in {secs:.1} s = {:.1} tools/s ({} threads); 5,000 distinct tools would take {:.0} s",
+        made.encoded,
+        made.encoded as f64 / secs,
+        candle_core::utils::get_num_threads(),
+        5000.0 * secs / made.encoded as f64
+    );
+    let queries = [
+        "create a branch",
+        "delete the synthetic item",
+        "show me the logs of the failed CI job on the main branch so I can see why the build broke",
+    ];
+    for n in sizes.split(',').filter_map(|s| s.parse::<usize>().ok()) {
+        let cat = public_times(n)?;
+        let tools = frags(&cat);
+        let dim = enc.dim;
+        // The cache as a restart finds it: every tool's vector there (a copy's is the original's).
+        let mut vectors = Vec::with_capacity(n * dim);
+        let mut new = Vec::new();
+        for (i, t) in tools.iter().enumerate() {
+            let v = &base_vectors[(i % 362) * dim..(i % 362 + 1) * dim];
+            vectors.extend_from_slice(v);
+            let d = mcp_sieve::pin::digest(&serde_json::from_str(t).unwrap_or(Value::Null));
+            new.push((d.trim_start_matches("sha256:").to_string(), v.to_vec()));
+        }
+        let size_dir = dir.join(n.to_string());
+        meaning::Cache::open(&size_dir, &enc).add(new)?;
+        let began = Instant::now();
+        let mut again = meaning::Cache::open(&size_dir, &enc);
+        let (_, made) = meaning::vectors(&tools, &enc, &mut again, &|_, _| {})?;
+        println!(
+            "{n} tools: cached restart (cache read, every definition's digest, vectors laid out) {:.0} ms, {} encoded; vectors {} bytes per tool ({:.1} MB)",
+            began.elapsed().as_secs_f64() * 1e3,
+            made.encoded,
+            dim * 4,
+            (n * dim * 4) as f64 / 1e6
+        );
+        let q = Arc::clone(&enc);
+        cat.meaning
+            .fill(mcp_sieve::search::hybrid::Meaning {
+                dim,
+                vectors,
+                encode: Arc::new(move |t: &str| q.encode(&[t]).ok().and_then(|mut v| v.pop())),
+            })
+            .map_err(|e| e.to_string())?;
+        let all = mcp_sieve::filter::Bits::full(n);
+        for query in queries {
+            let _ = mcp_sieve::protocol::search::ranked(&cat, query, &all, 5);
+            let mut total = Vec::new();
+            let mut encode = Vec::new();
+            for _ in 0..30 {
+                let t = Instant::now();
+                let _ = enc.encode(&[query]);
+                encode.push(t.elapsed().as_secs_f64() * 1e3);
+                let t = Instant::now();
+                let _ = mcp_sieve::protocol::search::ranked(&cat, query, &all, 5);
+                total.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let (tot, enc_ms) = (p50(total), p50(encode));
+            println!(
+                "{n} tools, {}-word query: find_tools ranking p50 {tot:.2} ms (query encoding alone p50 {enc_ms:.2} ms, so the lexical index + cosine + fusion about {:.2} ms)",
+                query.split_whitespace().count(),
+                tot - enc_ms
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
