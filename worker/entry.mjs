@@ -17,7 +17,11 @@
 //! timer of its own, because a promise of one request may not be settled from another request's
 //! context (the trap happens in the context of the request that panicked). The next request
 //! starts a fresh instance, as worker-build's entrypoint class does; workers-rs logs the panic.
-import Generated, { SessionObject as GeneratedSessionObject, TaskLedger as GeneratedTaskLedger } from './build/index.js';
+import Generated, {
+  SessionObject as GeneratedSessionObject,
+  TaskLedger as GeneratedTaskLedger,
+  RateLimiter as GeneratedRateLimiter,
+} from './build/index.js';
 
 /** The handlers worker-build attaches to its entrypoint: `fetch` and the wasm-bindgen exports. */
 const rust = Generated.prototype;
@@ -163,6 +167,13 @@ export class SessionObject extends GeneratedSessionObject {
 
 /** The budget of 2026-07-28 tasks (worker/src/ledger.rs), guarded like the session objects. */
 export class TaskLedger extends GeneratedTaskLedger {
+  fetch(request) {
+    return guarded(() => super.fetch(request));
+  }
+}
+
+/** One limited key's token bucket (worker/src/limiter.rs), guarded like the session objects. */
+export class RateLimiter extends GeneratedRateLimiter {
   fetch(request) {
     return guarded(() => super.fetch(request));
   }

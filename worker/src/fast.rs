@@ -70,6 +70,11 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
         return None;
     }
     let (method, relays) = forward::peek(body)?;
+    // A use under rate limits (their Durable Objects) or audited: the full path.
+    let operated = !server.limits().is_empty() || server.audit().on;
+    if operated && matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
+        return None;
+    }
     let forwarding = server.is_gateway() && forward::is_use(&method);
     if forwarding && relays {
         // Its client may be asked, or it answers a question: the full path (a Durable Object).

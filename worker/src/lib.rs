@@ -10,6 +10,8 @@ mod fast;
 mod forward;
 mod gateway;
 mod ledger;
+mod limiter;
+mod operate;
 mod platform;
 mod relay;
 mod session_object;
@@ -25,6 +27,7 @@ use mcp_sieve::upstream;
 use worker::{console_error, event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
 pub use ledger::TaskLedger;
+pub use limiter::RateLimiter;
 pub use session_object::SessionObject;
 
 /// The Durable Object namespace binding of sessions.
@@ -55,6 +58,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         return Response::error("Not found: MCP is served at /mcp, the demo page at /", 404);
     }
     let loaded = config::load(&env).await;
+    operate::bind(&env);
     let cfg = match &loaded.transport {
         Ok(c) => c,
         // Without valid transport options no caller can be authenticated: the detail goes to
@@ -104,6 +108,21 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     } else {
         Vec::new()
     };
+    // Rate limits (their Durable Objects) before anything of the use runs.
+    if !server.limits().is_empty() {
+        let served = match gateway::serving(server).await {
+            Ok(g) => g,
+            Err(e) => return shell::respond(mcp_sieve::upstream::unavailable(&e)),
+        };
+        let served = served.as_deref().unwrap_or(server);
+        if let Some(u) = served.use_of(&body, &operate::core_env(&caller)) {
+            if let Some((r, refusal)) = limiter::check(&env, served, &u).await {
+                let seen = operate::seen(served, &body, &caller);
+                operate::finish(served, &caller, seen, &refusal, Some(&r.reason()));
+                return shell::respond(refusal);
+            }
+        }
+    }
     // Routed by the method the core will read (the same parser: a repeated key is the last one).
     let peeked = jsonrpc::peek(&body);
     let is_init = peeked.as_ref().is_some_and(|(m, _)| m == "initialize");

@@ -279,6 +279,7 @@ impl DurableObject for SessionObject {
         });
         // The gateway tasks whose records it keeps count in the server's task budget.
         crate::ledger::bind(&env);
+        crate::operate::bind(&env);
         SessionObject {
             state,
             env,

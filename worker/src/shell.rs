@@ -164,6 +164,8 @@ pub async fn run(
     };
     let server = gateway.as_deref().unwrap_or(server);
     let started = now_ms();
+    // Its audit record and counters (`operate`), when the document audits or a dataset counts.
+    let seen = crate::operate::seen(server, request.body, &caller);
     loop {
         let answer = serve_now(server, cfg, request, store, &fresh_id, &caller);
         // A gateway task is admitted in the server's task budget before its call leaves.
@@ -176,8 +178,15 @@ pub async fn run(
                 let wait = (at - now_ms()).clamp(1, MAX_WAIT_MS) as u64;
                 Delay::from(Duration::from_millis(wait)).await;
             }
-            _ if relay && gateway.is_some() && relayable(server, &answer) => return answer,
-            _ => return crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await,
+            _ if relay && gateway.is_some() && relayable(server, &answer) => {
+                crate::operate::finish(server, &caller, seen, &answer, None);
+                return answer;
+            }
+            _ => {
+                let answer = crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await;
+                crate::operate::finish(server, &caller, seen, &answer, None);
+                return answer;
+            }
         }
     }
 }

@@ -1,0 +1,110 @@
+//! Operating the Worker (issue 42): each use's audit record (built by the core) as one JSON line
+//! on the console (Workers Logs), and its counters as a data point in a Workers Analytics Engine
+//! dataset when one is bound as [`DATASET`] (blobs: method, item, upstream, outcome, reason,
+//! principal; doubles: duration in ms, 1 per use; index: the item). Rate limits are asked in
+//! `limiter.rs` before the use runs.
+
+use std::cell::RefCell;
+
+use mcp_sieve::http;
+use mcp_sieve::operate::audit::{self, Ended};
+use mcp_sieve::operate::Use;
+use mcp_sieve::protocol::{Env as CoreEnv, Server};
+use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
+
+use crate::platform::now_ms;
+use crate::shell::Caller;
+
+/// The Analytics Engine binding the counters go to, when bound.
+pub const DATASET: &str = "MCP_SIEVE_METRICS";
+
+thread_local! {
+    /// This isolate's dataset (set by [`bind`] on each request that has the env).
+    static METRICS: RefCell<Option<AnalyticsEngineDataset>> = const { RefCell::new(None) };
+}
+
+/// Keeps the dataset of `env`, if bound.
+pub fn bind(env: &Env) {
+    if let Ok(d) = env.analytics_engine(DATASET) {
+        METRICS.with(|m| *m.borrow_mut() = Some(d));
+    }
+}
+
+/// The core's view of `caller` now.
+pub fn core_env(caller: &Caller) -> CoreEnv {
+    CoreEnv {
+        now_ms: now_ms(),
+        principal: caller.principal.clone(),
+        fresh_id: String::new(),
+        view: caller.view.clone(),
+        identity: caller.identity.clone(),
+    }
+}
+
+/// A use seen before the core ran.
+pub struct Seen {
+    usage: Use,
+    started_ms: i64,
+}
+
+/// The use `body` makes, when the document audits or a dataset counts (else nothing is kept).
+pub fn seen(server: &Server, body: &[u8], caller: &Caller) -> Option<Seen> {
+    let counting = METRICS.with(|m| m.borrow().is_some());
+    if !server.audit().on && !counting {
+        return None;
+    }
+    let env = core_env(caller);
+    Some(Seen {
+        usage: server.use_of(body, &env)?,
+        started_ms: env.now_ms,
+    })
+}
+
+/// Writes the record and the data point of a use whose answer is `answer` (`refused`: a rate
+/// limit's reason code; a refusal as unknown is asked of the core).
+pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &http::Response, refused: Option<&str>) {
+    let Some(seen) = seen else { return };
+    let ended = match answer.forward.is_some() || answer.watch.is_some() || answer.ask.is_some() {
+        true => Ended {
+            unknown: true,
+            ..Ended::default()
+        },
+        false => Ended::of_body(&answer.body),
+    };
+    let reason = match (refused, ended.error_code) {
+        (Some(r), _) => Some(r.to_string()),
+        (None, Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(&seen.usage, &core_env(caller)),
+        _ => None,
+    };
+    let duration = now_ms() - seen.started_ms;
+    let u = &seen.usage;
+    if server.audit().on {
+        let line = audit::record(
+            u,
+            seen.started_ms,
+            duration,
+            reason.as_deref(),
+            &ended,
+            server.audit().payloads,
+        );
+        worker::console_log!("{line}");
+    }
+    METRICS.with(|m| {
+        let Some(d) = m.borrow().clone() else { return };
+        let outcome = if reason.is_some() { "refused" } else { ended.outcome() };
+        let point = AnalyticsEngineDataPointBuilder::new()
+            .indexes([u.item.as_str()])
+            .add_blob(u.method.as_str())
+            .add_blob(u.item.as_str())
+            .add_blob(u.upstream.as_deref().unwrap_or(""))
+            .add_blob(outcome)
+            .add_blob(reason.as_deref().unwrap_or(""))
+            .add_blob(u.principal.as_deref().unwrap_or(""))
+            .add_double(duration as f64)
+            .add_double(1.0)
+            .build();
+        if let Err(e) = d.write_data_point(&point) {
+            worker::console_error!("mcp-sieve: a metrics data point could not be written: {e}");
+        }
+    });
+}
