@@ -52,8 +52,8 @@ pub use pages::{Lists, Pages, Refresh, MAX_PAGES};
 pub use redact::Secrets;
 #[cfg(feature = "gateway")]
 pub use relay::{
-    answer_post, answering, await_answer, input_required, input_response, refusal, relayed_capabilities,
-    relays_stateless, unawaited, waiting_for, waiting_name, Relay, Relayed,
+    answer_post, answering, await_answer, carry, input_required, input_response, refusal, relayed_capabilities,
+    relays_stateless, unawaited, waiting_for, waiting_name, Carried, Downstream, Relay, Relayed,
 };
 pub use reply::{parse_reply, AnswerReader, Reply};
 #[cfg(feature = "gateway")]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::{ask::ANSWER_WAIT_MS, Ask};
-use mcp_sieve::upstream::{self, Relay, Relayed};
+use mcp_sieve::upstream::{self, Carried, Relay};
 use mcp_sieve::Error;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -51,27 +51,27 @@ impl<'a> Relaying<'a> {
     }
 
     /// Carries out what `msg`, sent by the upstream while the exchange runs, becomes; returns
-    /// the answer to send the upstream (in the same session), if any.
+    /// the answer to send the upstream (in the same session), if any (`upstream::carry`).
     pub(crate) async fn handle(&mut self, msg: Value) -> Option<Value> {
-        Some(match self.relay.on_message(&msg) {
-            Relayed::Drop => return None,
-            Relayed::Note(n) => {
-                self.down.send(n);
-                return None;
+        let step = self.relay.on_message(&msg);
+        match upstream::carry(self.down, step) {
+            Carried::Upstream(m) => m,
+            Carried::Ask { ask, upstream_id } => {
+                let got = self.down.ask(&ask).await;
+                Some(self.relay.answer(&upstream_id, got.as_ref()))
             }
-            Relayed::Reply(m) => m,
-            Relayed::Ask {
-                ask,
-                upstream_id,
-                method,
-            } => match self.down.expect(&ask, &method) {
-                Err(e) => upstream::refusal(&upstream_id, &e),
-                Ok(()) => {
-                    let got = self.down.ask(&ask).await;
-                    self.relay.answer(&upstream_id, got.as_ref())
-                }
-            },
-        })
+        }
+    }
+}
+
+/// Every native client is the core's downstream.
+impl<'d> upstream::Downstream for dyn Downstream + 'd {
+    fn send(&self, note: String) {
+        Downstream::send(self, note)
+    }
+
+    fn expect(&self, ask: &Ask, method: &str) -> Result<(), Error> {
+        Downstream::expect(self, ask, method)
     }
 }
 

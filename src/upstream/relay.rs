@@ -22,6 +22,53 @@ use crate::http::SessionStore;
 use crate::protocol::jsonrpc::ASKING_METHODS;
 use crate::protocol::{ask, Ask, Forward, Session};
 
+/// The downstream client of a relayed call, as a shell reaches it (an SSE stream or stdout, a
+/// Durable Object's queue, a 2026-07-28 caller's next call): what [`carry`] needs of it.
+pub trait Downstream {
+    /// Sends the client one notification during the call.
+    fn send(&self, note: String);
+    /// Records that the client owes the answer to `ask` (a question of `method`): a session's
+    /// [`await_answer`]; nothing for a stateless caller.
+    fn expect(&self, ask: &Ask, method: &str) -> Result<()>;
+}
+
+/// What is left of a relayed message once [`carry`] did its part.
+#[derive(Debug)]
+pub enum Carried {
+    /// Send this to the upstream (in the same session), or nothing.
+    Upstream(Option<Value>),
+    /// Put `ask` to the client, wait for its answer, and send the upstream
+    /// [`Relay::answer`]`(upstream_id, …)` — the one step a shell awaits.
+    Ask {
+        /// The question, as the client is asked it.
+        ask: Box<Ask>,
+        /// The upstream's id of its request.
+        upstream_id: Value,
+    },
+}
+
+/// Carries out `step` (what [`Relay::on_message`] made of an upstream's message) over `down`,
+/// written once for every shell: notifications go to the client, replies and refusals to the
+/// upstream, a question the client may be asked is left to the shell to ask ([`Carried::Ask`]).
+pub fn carry<D: Downstream + ?Sized>(down: &D, step: Relayed) -> Carried {
+    match step {
+        Relayed::Drop => Carried::Upstream(None),
+        Relayed::Note(n) => {
+            down.send(n);
+            Carried::Upstream(None)
+        }
+        Relayed::Reply(m) => Carried::Upstream(Some(m)),
+        Relayed::Ask {
+            ask,
+            upstream_id,
+            method,
+        } => match down.expect(&ask, &method) {
+            Err(e) => Carried::Upstream(Some(refusal(&upstream_id, &e))),
+            Ok(()) => Carried::Ask { ask, upstream_id },
+        },
+    }
+}
+
 /// The client capabilities the gateway declares to its upstreams when its shell relays their
 /// questions (an upstream asks nothing of a client that did not declare the capability). Not
 /// `roots`: servers ask for roots outside any call (at initialization, on their standalone
@@ -380,6 +427,50 @@ mod tests {
             session: session.map(str::to_string),
             ..Forward::default()
         }
+    }
+
+    /// A downstream that records what it is sent and refuses or accepts to be asked.
+    struct Recording(std::cell::RefCell<Vec<String>>, bool);
+
+    impl Downstream for Recording {
+        fn send(&self, note: String) {
+            self.0.borrow_mut().push(note);
+        }
+        fn expect(&self, _ask: &Ask, method: &str) -> Result<()> {
+            match self.1 {
+                true => Ok(()),
+                false => Err(Error::params(format!("the client cannot answer {method}"))),
+            }
+        }
+    }
+
+    #[test]
+    fn carry_sends_notes_down_replies_up_and_leaves_only_the_wait_to_the_shell() {
+        let (mut r, _) = Relay::new(&call(Some("s1")), "n1", true);
+        let down = Recording(Default::default(), true);
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "relay-n1", "progress": 1}});
+        assert!(matches!(carry(&down, r.on_message(&progress)), Carried::Upstream(None)));
+        let noted: Value = serde_json::from_str(&down.0.borrow()[0]).unwrap();
+        assert_eq!(noted["params"]["progressToken"], json!(3), "the client's own token");
+        let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+        let Carried::Upstream(Some(pong)) = carry(&down, r.on_message(&ping)) else {
+            panic!("a ping is answered")
+        };
+        assert_eq!(pong["id"], json!(9));
+        let q = json!({"jsonrpc": "2.0", "id": 0, "method": "sampling/createMessage", "params": {}});
+        let Carried::Ask { ask, upstream_id } = carry(&down, r.on_message(&q)) else {
+            panic!("asked")
+        };
+        assert_eq!((ask.session.as_str(), upstream_id), ("s1", json!(0)));
+        // A client that cannot be asked: the upstream hears a refusal at once.
+        let refusing = Recording(Default::default(), false);
+        let Carried::Upstream(Some(no)) = carry(&refusing, r.on_message(&q)) else {
+            panic!("refused")
+        };
+        assert!(
+            no["error"]["message"].as_str().unwrap().contains("cannot answer"),
+            "{no}"
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::time::Duration;
 use futures_util::stream;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{ask::ANSWER_WAIT_MS, Forward};
-use mcp_sieve::upstream::{self, Relay, Relayed};
+use mcp_sieve::upstream::{self, Carried, Relay};
 use mcp_sieve::Error;
 use serde_json::Value;
 use worker::{Delay, ResponseBuilder};
@@ -122,34 +122,33 @@ impl Relaying {
 
     async fn step(&self, msg: Value) -> Option<Value> {
         let step = self.relay.borrow_mut().on_message(&msg);
-        Some(match step {
-            Relayed::Drop => return None,
-            Relayed::Note(n) => {
-                self.out.borrow_mut().push_back(Out::Event(n));
-                return None;
-            }
-            Relayed::Reply(m) => m,
-            Relayed::Ask { ask, upstream_id, .. } if self.stateless => {
-                // No session: the call's own capabilities were checked by the relay.
-                let got = self.input(&ask).await;
-                self.relay.borrow().answer(&upstream_id, got.as_ref())
-            }
-            Relayed::Ask {
-                ask,
-                upstream_id,
-                method,
-            } => {
-                let expected = upstream::await_answer(&mut **self.store.borrow_mut(), &ask, &method, now_ms());
-                match expected {
-                    Err(e) => upstream::refusal(&upstream_id, &e),
-                    Ok(()) => {
+        match upstream::carry(self, step) {
+            Carried::Upstream(m) => m,
+            Carried::Ask { ask, upstream_id } => {
+                let got = match self.stateless {
+                    true => self.input(&ask).await,
+                    false => {
                         self.out.borrow_mut().push_back(Out::Event(ask.request.clone()));
-                        let got = crate::watch::wait_for(&ask).await;
-                        self.relay.borrow().answer(&upstream_id, got.as_ref())
+                        crate::watch::wait_for(&ask).await
                     }
-                }
+                };
+                Some(self.relay.borrow().answer(&upstream_id, got.as_ref()))
             }
-        })
+        }
+    }
+}
+
+impl upstream::Downstream for Relaying {
+    fn send(&self, note: String) {
+        self.out.borrow_mut().push_back(Out::Event(note));
+    }
+
+    fn expect(&self, ask: &mcp_sieve::protocol::Ask, method: &str) -> Result<(), Error> {
+        match self.stateless {
+            // No session: the call's own capabilities were checked by the relay.
+            true => Ok(()),
+            false => upstream::await_answer(&mut **self.store.borrow_mut(), ask, method, now_ms()),
+        }
     }
 }
 
