@@ -74,22 +74,7 @@ impl Server {
                 arguments = arguments["arguments"].clone();
             }
         }
-        let groups = self
-            .catalog
-            .section(kind)
-            .find(&item)
-            .map(|pos| {
-                let mut all: Vec<String> = Vec::new();
-                for g in &self.catalog.section(kind).items[pos].groups {
-                    for a in self.ancestors(g) {
-                        if !all.contains(&a) {
-                            all.push(a);
-                        }
-                    }
-                }
-                all
-            })
-            .unwrap_or_default();
+        let groups = self.groups_of(kind, &item);
         Some(Use {
             id,
             method: method.to_string(),
@@ -103,6 +88,41 @@ impl Server {
             item,
             arguments,
         })
+    }
+
+    /// The groups of an item, with their ancestors.
+    fn groups_of(&self, kind: Kind, item: &str) -> Vec<String> {
+        let section = self.catalog.section(kind);
+        let mut all: Vec<String> = Vec::new();
+        for g in section.find(item).iter().flat_map(|&pos| &section.items[pos].groups) {
+            for a in self.ancestors(g) {
+                if !all.contains(&a) {
+                    all.push(a);
+                }
+            }
+        }
+        all
+    }
+
+    /// The use `ctx`'s caller would make of an item (what `sieve/explain` asks the limits about).
+    pub(crate) fn use_for(&self, kind: Kind, item: &str, method: &str, ctx: &FilterContext) -> Use {
+        #[cfg(feature = "auth")]
+        let roles = ctx.identity.as_ref().map(|i| i.roles.clone()).unwrap_or_default();
+        #[cfg(not(feature = "auth"))]
+        let roles = Vec::new();
+        Use {
+            id: ctx.request_id.clone(),
+            method: method.into(),
+            kind,
+            item: item.into(),
+            task: false,
+            upstream: self.upstream_of(kind, item),
+            groups: self.groups_of(kind, item),
+            principal: ctx.principal.clone(),
+            roles,
+            view: ctx.view.as_ref().map(|v| v.label.clone()),
+            arguments: Value::Null,
+        }
     }
 
     /// The name of the upstream serving an item (gateway mode).

@@ -290,3 +290,34 @@ fn audit_settings_and_queries() {
         .to_string()
         .contains("neither a duration"));
 }
+
+#[test]
+fn explain_names_the_rate_limits_a_use_counts_against_without_hiding_the_item() {
+    use mcp_sieve::protocol::Incoming;
+    let s = server(json!({"explain": true, "limits": {"rates": [
+        {"id": "paid-api", "match": {"tools": ["gh_*"]}, "rate": 3, "perSeconds": 60}
+    ]}}));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}});
+    let ask = |name: &str| {
+        let msg = Incoming::Request {
+            id: json!(1),
+            method: "sieve/explain".into(),
+            params: json!({"name": name, "_meta": meta}),
+        };
+        let out = s.handle(msg, &mut None, &env(Some("alice")));
+        let v: Value = serde_json::from_str(&out.response.unwrap()).unwrap();
+        v["result"].clone()
+    };
+    let r = ask("gh_search");
+    assert_eq!(
+        (r["visible"].as_bool(), r["callable"].as_bool()),
+        (Some(true), Some(true)),
+        "{r}"
+    );
+    assert!(r.get("cause").is_none(), "{r}");
+    assert_eq!(r["reasons"][0]["code"], "rate-limit:paid-api");
+    assert_eq!(r["reasons"][0]["key"], "alice");
+    assert_eq!(r["reasons"][0]["windowMs"], 60000);
+    assert_eq!(ask("echo")["reasons"], json!([]));
+}

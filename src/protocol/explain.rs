@@ -158,6 +158,8 @@ impl Server {
             }
             Some(pos) => self.item_reasons(kind, section, pos, call, &mut answer, log)?,
         }
+        #[cfg(feature = "operate")]
+        self.limit_reasons(kind, id, &call.ctx, &mut answer);
         let mut out = Map::new();
         out.insert("kind".into(), json!(kind_word(kind)));
         out.insert(kind.id_field().into(), json!(id));
@@ -175,11 +177,29 @@ impl Server {
                 .reasons
                 .iter()
                 .filter_map(|r| r["code"].as_str())
-                .find(|c| !c.starts_with("audit:"));
+                .find(|c| !c.starts_with("audit:") && !c.starts_with("rate-limit:"));
             out.insert("cause".into(), json!(blocking.map_or("catalog", category)));
         }
         out.insert("reasons".into(), Value::Array(answer.reasons));
         Ok(Value::Object(out).to_string())
+    }
+
+    /// The rate limits a use of the item by this caller counts against (`rate-limit:<id>`, with
+    /// the key of its bucket): they refuse a use only while that bucket is empty, which the
+    /// shell knows, so they hide nothing here.
+    #[cfg(feature = "operate")]
+    fn limit_reasons(&self, kind: Kind, id: &str, ctx: &FilterContext, answer: &mut Answer) {
+        let u = self.use_for(kind, id, use_method(kind), ctx);
+        for t in self.catalog.limits.takes(&u) {
+            answer.reasons.push(json!({
+                "code": format!("rate-limit:{}", t.id),
+                "key": t.key,
+                "rate": t.rate,
+                "windowMs": t.window_ms,
+                "burst": t.burst,
+                "message": "a use counts against this limit; over it, uses are refused (HTTP 429) until its bucket refills",
+            }));
+        }
     }
 
     /// Initial checks this caller fails (a session opened before a check was added, or a
