@@ -14,15 +14,16 @@ use mcp_sieve::protocol::{Answers, Server};
 use crate::auth::Verifier;
 use crate::gateway::Gateway;
 use crate::outbox::Outboxes;
+use crate::reload::Live;
 use crate::sessions::Sessions;
 
 /// Everything a request needs.
 pub(crate) struct App {
-    pub(crate) server: Arc<Server>,
+    /// The server and its gateway, swapped whole by a reload (`reload`).
+    pub(crate) live: Mutex<Live>,
     pub(crate) cfg: http::Config,
     /// Sessions, read and written back under short locks (see `sessions`).
     pub(crate) store: Sessions,
-    pub(crate) gateway: Option<Gateway>,
     /// Clients' answers to questions asked mid-call, until the waiting stream takes them.
     pub(crate) answers: Mutex<Answers>,
     /// Upstream exchanges waiting for a 2026-07-28 client to call again with its answer.
@@ -51,12 +52,30 @@ impl crate::task_asks::Shell for App {
 }
 
 impl App {
+    /// What runs now (a reload replaces it).
+    pub(crate) fn live(&self) -> Live {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The gateway now, if the configuration has upstreams.
+    pub(crate) fn gateway(&self) -> Option<Gateway> {
+        self.live().gateway
+    }
+
     /// The server a request would run on now (in gateway mode, over the upstream's lists).
     pub(crate) async fn current(&self) -> Option<Arc<Server>> {
-        match &self.gateway {
-            None => Some(self.server.clone()),
-            Some(g) => g.serving(&self.server).await.ok(),
+        let live = self.live();
+        match &live.gateway {
+            None => Some(live.server),
+            Some(g) => g.serving(&live.server).await.ok(),
         }
+    }
+}
+
+/// A reload swaps what requests run on; sessions (and the views their endpoints name) stay.
+impl crate::reload::Holder for App {
+    fn replace(&self, live: Live) -> Live {
+        std::mem::replace(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()), live)
     }
 }
 

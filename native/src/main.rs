@@ -83,15 +83,8 @@ fn main() {
     // Logs on stderr for every command; traces for the servers only.
     telemetry::init(cli.log_format, serving);
     let result = match cli.command {
-        Command::Serve(a) => load::document(&a.source).and_then(|doc| {
-            on_runtime(serve::run(
-                doc,
-                &load::folder(&a.source),
-                &a.host,
-                a.port,
-                a.metrics_at()?,
-            ))
-        }),
+        Command::Serve(a) => load::document(&a.source)
+            .and_then(|doc| on_runtime(serve::run(doc, &a.source, &a.host, a.port, a.metrics_at()?))),
         Command::Stdio(a) => {
             load::document(&a.source).and_then(|doc| on_runtime(stdio_serve::run(doc, &a.source, &a.view)))
         }

@@ -305,7 +305,7 @@ impl Operate {
             ("mcp_sieve_sessions", String::new(), sessions as f64),
             ("mcp_sieve_tasks", String::new(), tasks as f64),
         ];
-        if let Some(g) = &app.gateway {
+        if let Some(g) = &app.gateway() {
             let status = g.status();
             for up in status["upstreams"].as_array().into_iter().flatten() {
                 let name = up["name"].as_str().filter(|n| !n.is_empty()).unwrap_or("upstream");

@@ -68,11 +68,17 @@ fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
         .collect()
 }
 
-/// Builds what `source` describes now: the server, its view (`view`: stdio's flags), and a
-/// gateway over its upstreams whose lists are fetched (the slow ones join later).
+/// Builds what `source` describes now: the server, its view (`view`: stdio's flags; `None`:
+/// serve's), and a gateway over its upstreams whose lists are fetched (the slow ones join later).
 pub async fn build(source: &Source, view: Option<&ViewArgs>) -> Result<Live, ServerError> {
     let doc = crate::load::document(source)?;
-    let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
+    // `serve` (no view flags) applies the lockdown variable as at its start.
+    let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
+    let text = match view.is_none() && mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
+        true => mcp_sieve::catalog::Lockdown::enable_in(&doc.text)?,
+        false => doc.text.clone(),
+    };
+    let server = Arc::new(Server::new(doc.catalog(&text)?));
     crate::load::index_in_background(&server);
     let view = match view {
         Some(v) => v.resolve(server.catalog())?,

@@ -49,12 +49,13 @@ const MAX_WAIT_MS: i64 = 30_000;
 /// session it holds (its sessions' and the gateway's own) before it exits.
 pub async fn run(
     doc: Document,
-    folder: &std::path::Path,
+    source: &crate::cli::Source,
     host: &str,
     port: u16,
     metrics_at: MetricsAt,
 ) -> Result<(), ServerError> {
     fresh_id()?;
+    let folder = &crate::load::folder(source);
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
     let text = match mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
         true => mcp_sieve::catalog::Lockdown::enable_in(&doc.text)?,
@@ -79,10 +80,13 @@ pub async fn run(
     // then held, and closed below) instead of killing the process.
     let mut term = crate::shutdown::terminated(true)?;
     let app = Arc::new(App {
-        server,
+        live: Mutex::new(crate::reload::Live {
+            server,
+            gateway,
+            view: None,
+        }),
         cfg,
         store: Sessions::default(),
-        gateway,
         answers: Mutex::new(Answers::default()),
         parked: Default::default(),
         cancels: Default::default(),
@@ -91,12 +95,12 @@ pub async fn run(
         outbox: Default::default(),
         operate,
     });
-    if let Some(g) = &app.gateway {
-        // What upstreams send outside any request reaches the sessions (`standalone`).
-        let clients: Arc<dyn crate::outbox::Clients> = app.clone();
+    // What upstreams send outside any request reaches the sessions (`standalone`).
+    let clients: Arc<dyn crate::outbox::Clients> = app.clone();
+    if let Some(g) = &app.gateway() {
         g.attach(Arc::downgrade(&clients));
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
-        if let Err(e) = g.serving(&app.server).await {
+        if let Err(e) = g.serving(&app.live().server).await {
             tracing::warn!("the upstreams are not reachable yet: {e}");
         }
         // Which upstreams are up, which failed and why (their tools are left out until they answer).
@@ -105,6 +109,11 @@ pub async fn run(
         }
         g.keep_retrying();
     }
+    // An edit of its files is picked up (`reload`).
+    let holder: Arc<dyn crate::reload::Holder> = app.clone();
+    let watched = (source.clone(), None);
+    let fixed = "the port, --host, the auth block, rate limits and the audit";
+    crate::reload::spawn(holder, Arc::downgrade(&clients), watched, fixed);
     let listener = TcpListener::bind((host, port))
         .await
         .map_err(|e| ServerError::Io(format!("cannot listen on {host}:{port}"), e))?;
@@ -120,7 +129,7 @@ pub async fn run(
             for s in &evicted {
                 mcp_sieve::http::released(s, &mut sweeper.store.snapshot(), now_ms());
             }
-            if let Some(g) = &sweeper.gateway {
+            if let Some(g) = &sweeper.gateway() {
                 for s in &evicted {
                     g.close(s).await;
                 }
@@ -166,7 +175,7 @@ pub async fn run(
     // session it opened is closed with it (as `mcp-sieve stdio` does): each session's, its tasks'
     // holders', the one stateless calls share and the lists'.
     drop(listener);
-    if let Some(g) = &app.gateway {
+    if let Some(g) = &app.gateway() {
         crate::shutdown::close(g, &app.store.drain()).await;
     }
     Ok(())
@@ -248,7 +257,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
         }
     };
     if status {
-        return reply(crate::gateway::status(app.gateway.as_ref(), parts.method.as_str()));
+        return reply(crate::gateway::status(app.gateway().as_ref(), parts.method.as_str()));
     }
     if metrics {
         return reply(crate::operate::metrics_response(app, parts.method.as_str()));
@@ -280,9 +289,10 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             }
         };
         // Gateway mode: the catalog over the upstream's lists; calls are performed there.
-        let server = match &app.gateway {
-            None => app.server.clone(),
-            Some(g) => match g.serving(&app.server).await {
+        let live = app.live();
+        let server = match &live.gateway {
+            None => live.server.clone(),
+            Some(g) => match g.serving(&live.server).await {
                 Ok(s) => s,
                 Err(e) => return reply(mcp_sieve::upstream::unavailable(&e)),
             },
@@ -351,26 +361,26 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             }
         };
         crate::telemetry::answered(span, &answer.body);
-        if let (Some(g), Some(ended)) = (&app.gateway, answer.ended.clone()) {
+        if let (Some(g), Some(ended)) = (&app.gateway(), answer.ended.clone()) {
             // The session ended (DELETE, or found expired): so do its upstream sessions.
             let g = g.clone();
             tokio::spawn(async move { g.close(&ended).await });
         }
-        if answer.status == 202 && app.gateway.is_some() {
+        if answer.status == 202 && app.gateway().is_some() {
             // A client's cancel of its own forwarded call: that exchange is dropped.
             let owner = header("mcp-session-id")
                 .or_else(|| principal.clone())
                 .unwrap_or_default();
             app.cancels.cancel(&owner, &body);
         }
-        if let (Some(g), Some(id), 202) = (&app.gateway, header("mcp-session-id"), answer.status) {
+        if let (Some(g), Some(id), 202) = (&app.gateway(), header("mcp-session-id"), answer.status) {
             // A client's notification some upstream sessions of its session need (its roots changed).
             if let Some(s) = app.store.snapshot().load(&id) {
                 let (g, body) = (g.clone(), body.clone());
                 tokio::spawn(async move { g.pass_on(&s, &body).await });
             }
         }
-        let out = match &app.gateway {
+        let out = match &app.gateway() {
             Some(g) if answer.forward.is_some() => {
                 crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
             }

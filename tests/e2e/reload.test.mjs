@@ -1,16 +1,17 @@
-// E2E: change without a restart (native `mcp-sieve stdio`). The servers file given with
+// E2E: change without a restart (native `mcp-sieve stdio` and `mcp-sieve serve`). The servers file given with
 // --mcp-config is replaced by an atomic rename (as editors save) while the official SDK's client
 // is connected: an upstream added starts, the client gets notifications/tools/list_changed and
 // lists its tools; a broken edit keeps the running tools and the log names the file, line and
 // field; an upstream removed stops (its child process is gone) and its tools leave the list.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { binOf, ROOT, sleep } from '../security/helpers.mjs';
 
@@ -115,5 +116,54 @@ test('stdio with a catalog document: an edited tool list reaches the client', { 
     assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['alpha', 'beta']);
   } finally {
     await client.close();
+  }
+});
+
+test('serve picks up an edited catalog document: a session gets list_changed on its stream, upstreams start and stop', { timeout: 120_000 }, async () => {
+  const doc = path.join(tmp, 'served.json');
+  const write = (upstreams, views = {}) => JSON.stringify({ upstreams, views }, null, 2);
+  writeFileSync(doc, write({ files: files() }));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = spawn(BIN, ['serve', '--catalog', doc, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  server.stderr.on('data', (d) => { log += d; });
+  try {
+    await until('serve listening', () => /serving MCP at/.test(log));
+    const client = new Client({ name: 'reload-test', version: '1.0.0' });
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();
+    const first = await names();
+    assert.ok(first.includes('files_read_text_file') && !first.some((n) => n.startsWith('memory_')), first.join());
+    await sleep(1500); // the session's GET stream is open
+
+    // An upstream added: it starts, the session hears of it on its stream.
+    const saved = Date.now();
+    save(doc, write({ files: files(), memory: memory() }));
+    await until('list_changed after the edit', () => changes >= 1);
+    console.log(`# serve: reload reached the session in ${Date.now() - saved} ms`);
+    await until('the memory tools listed', async () => (await names()).includes('memory_read_graph'));
+    assert.ok((await names()).includes('files_read_text_file'));
+    assert.match(children(server.pid), /server-memory/);
+
+    // A broken edit: kept out, named with its line and field.
+    const before = await names();
+    save(doc, write({ files: files() }, { odd: { mode: 'grid' } }));
+    await until('the broken edit logged', () => /not applied/.test(log));
+    const line = write({ files: files() }, { odd: { mode: 'grid' } }).split('\n').findIndex((l) => l.includes('"mode"')) + 1;
+    assert.match(log, new RegExp(`served\\.json:${line}:\\d+: views\\.odd\\.mode`), log);
+    assert.deepEqual(await names(), before);
+
+    // The upstream removed: its process is gone, its tools leave.
+    const seen = changes;
+    save(doc, write({ files: files() }));
+    await until('list_changed after removing memory', () => changes > seen);
+    assert.deepEqual(await names(), first);
+    await until('the memory server process gone', () => !/server-memory/.test(children(server.pid)));
+    assert.match(log, /take effect at the next start/);
+    await client.close();
+  } finally {
+    server.kill('SIGTERM');
   }
 });
