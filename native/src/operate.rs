@@ -213,11 +213,12 @@ impl Operate {
         }
         let (parts, body) = reply.into_parts();
         let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-        let text = String::from_utf8_lossy(&bytes);
+        // A use's answer is read whole (its outcome, its payload); any other only where an
+        // error code would be (a large list is not read again).
         let ended = match &seen.usage {
-            Some(_) => Ended::of_body(&text),
+            Some(_) => Ended::of_body(&String::from_utf8_lossy(&bytes)),
             None => Ended {
-                error_code: rpc_error_code(&text),
+                error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
                 ..Ended::default()
             },
         };
@@ -227,7 +228,7 @@ impl Operate {
         };
         self.finish(&seen, refused.as_deref(), &ended, parts.status.as_u16());
         if let Some(m) = &self.metrics {
-            tokens_saved(m, server, env, seen.method.as_deref(), &text);
+            tokens_saved(m, server, env, seen.method.as_deref(), &bytes);
         }
         hyper::Response::from_parts(parts, Full::new(bytes).boxed())
     }
@@ -322,10 +323,9 @@ impl Operate {
     }
 }
 
-/// The JSON-RPC error code of a response body, looked for only where it would be (after
-/// `jsonrpc` and `id`): a large list is not parsed to count it.
-fn rpc_error_code(body: &str) -> Option<i32> {
-    let head = &body[..body.len().min(300)];
+/// The JSON-RPC error code in the head of a response body (its first 300 bytes: after `jsonrpc`
+/// and `id`, where it would be), so a large list is not parsed to count it.
+fn rpc_error_code(head: &str) -> Option<i32> {
     let at = head.find("\"error\":{\"code\":")? + "\"error\":{\"code\":".len();
     let digits: String = head[at..]
         .chars()
@@ -336,11 +336,13 @@ fn rpc_error_code(body: &str) -> Option<i32> {
 
 /// Counts the tokens a whole, unfiltered `tools/list` page would have sent beyond what this one
 /// sent, when a view or search mode narrowed it (estimated at four bytes a token).
-fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, body: &str) {
+fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, body: &[u8]) {
     let Some(view) = env.view.as_ref().filter(|_| method == Some("tools/list")) else {
         return;
     };
-    if body.contains("\"nextCursor\"") {
+    // A page with more to come is not the whole list: `nextCursor` ends the result.
+    let tail = &body[body.len().saturating_sub(1024)..];
+    if tail.windows(12).any(|w| w == b"\"nextCursor\"") {
         return;
     }
     let full: usize = server
@@ -412,4 +414,22 @@ pub(crate) async fn listen(app: std::sync::Arc<crate::app::App>, host: &str, por
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rpc_error_code;
+
+    #[test]
+    fn the_error_code_is_read_from_the_head_of_a_body() {
+        assert_eq!(
+            rpc_error_code(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
+            Some(-32602)
+        );
+        assert_eq!(rpc_error_code(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        // A multi-byte character across byte 300 of the body: no panic (the head is cut from bytes).
+        let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"result\":{{}}}}", "é".repeat(200));
+        let head = String::from_utf8_lossy(&body.as_bytes()[..300]);
+        assert_eq!(rpc_error_code(&head), None);
+    }
 }
