@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { startWith, sleep } from '../security/helpers.mjs';
 
 const TOKENS = { alice: 'token-alice-0123456789', bob: 'token-bob-0123456789' };
@@ -92,6 +93,19 @@ test('the official SDK client (a 2025-11-25 session) surfaces the refusal messag
     // The session goes on: another tool still answers.
     const ok = await client.callTool({ name: 'echo', arguments: { message: 'hi' } });
     assert.equal(ok.content[0].text, 'hi');
+  } finally {
+    await client.close();
+  }
+});
+
+test('the SDK v2 client, pinned to 2026-07-28, surfaces it too', async () => {
+  const client = new ClientV2({ name: 'limits-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new TransportV2(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${TOKENS.alice}` } } }));
+  try {
+    await assert.rejects(client.callTool({ name: 'gh_search', arguments: {} }), (err) => {
+      assert.match(String(err.message), /rate limit \\?"paid-api\\?" reached/, String(err));
+      return true;
+    });
   } finally {
     await client.close();
   }
