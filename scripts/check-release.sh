@@ -12,7 +12,8 @@
 #   3. cargo install from the packaged crates (the library patched in from its own tarball: it is
 #      not on crates.io yet)
 #   4. the shell installer, its download pointed at a loopback HTTP server holding the archive
-#   5. the npm launcher, packed and installed from its tarball, downloading from that server
+#   5. the npm launcher, packed and installed from its tarball, downloading from that server; run
+#      as node_modules/.bin/mcp-sieve and as `npx mcp-sieve-server`
 #   6. the Homebrew formula: this archive's URL and sha256; the PowerShell installer: its URL
 #   7. the Dockerfile: hadolint (no Docker engine here to build it)
 #
@@ -184,6 +185,10 @@ tgz=$(cd "$work" && npm pack --silent "$pkgdir" | tail -1)
 (cd "$work/npm-user" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "$work/$tgz") \
   || fail "npm install of the packed launcher"
 check_binary "npm launcher" "$work/npm-user/node_modules/.bin/mcp-sieve"
+# As a user types it: `npx mcp-sieve-server …` in the project that installed it.
+printf '#!/bin/sh\ncd "%s" && exec npx --no-install %s "$@"\n' "$work/npm-user" "$app" >"$work/npx-mcp-sieve"
+chmod +x "$work/npx-mcp-sieve"
+check_binary "npx $app" "$work/npx-mcp-sieve"
 
 # --- 6. Homebrew formula and PowerShell installer -------------------------------------------------
 formula="$distrib/$app.rb"
