@@ -262,14 +262,14 @@ impl Gateway {
     /// process id.
     pub fn status(&self) -> Value {
         let mut status = self.state().status(now_ms());
+        if let Some(search) = crate::meaning::status() {
+            status["search"] = search;
+        }
         if let Some(Value::Array(ups)) = status.get_mut("upstreams") {
             for ((up, driver), auth) in ups.iter_mut().zip(&self.0.drivers).zip(&self.0.auth) {
                 if let Driver::Stdio(p) = driver {
                     up["pid"] = serde_json::json!(p.pid());
                 }
-        if let Some(search) = crate::meaning::status() {
-            status["search"] = search;
-        }
                 if let Some(a) = auth.as_ref().filter(|a| a.active()) {
                     up["auth"] = "oauth".into();
                     if a.needs_login() {
