@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
+use tracing::Instrument;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -66,6 +67,8 @@ enum Driver {
 struct Inner {
     state: Mutex<upstream::Gateway>,
     drivers: Vec<Driver>,
+    /// Each upstream's name, by member (its spans carry it).
+    names: Vec<String>,
     /// Each upstream's budgets (`limits`), by member: its answers' size, its calls' deadline.
     limits: Vec<Limits>,
     /// The HTTP upstreams' clients (`crate::tls`: https with the upstream's own TLS settings,
@@ -130,6 +133,7 @@ impl Gateway {
             .with_roots();
         let secrets = state.secrets().clone();
         let mut drivers = Vec::new();
+        let names = ups.iter().map(|u| u.name.clone()).collect();
         let (logs, logs_rx) = mpsc::unbounded_channel();
         for (member, up) in ups.iter().enumerate() {
             drivers.push(match &up.transport {
@@ -156,8 +160,8 @@ impl Gateway {
             .map(|u| crate::oauth::Auth::new(u, &env))
             .collect::<Result<Vec<_>, Error>>()?;
         if auth.iter().flatten().any(|a| a.active()) {
-            eprintln!(
-                "mcp-sieve: upstream tokens are kept in {} (a file only its owner reads; no OS keychain is used)",
+            tracing::info!(
+                "upstream tokens are kept in {} (a file only its owner reads; no OS keychain is used)",
                 crate::oauth::store_path().display()
             );
         }
@@ -165,6 +169,7 @@ impl Gateway {
         let g = Gateway(Arc::new(Inner {
             state: Mutex::new(state),
             drivers,
+            names,
             limits: ups.iter().map(|u| u.limits).collect(),
             client: crate::tls::HttpClients::new(&ups, folder).map_err(Error::Config)?,
             auth,
@@ -202,8 +207,8 @@ impl Gateway {
             Ok(text) => Pins::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?,
             Err(_) => {
                 if mode != Mode::Off {
-                    eprintln!(
-                        "mcp-sieve: pinning: no lock file at {} yet: every tool is unpinned (write it with `mcp-sieve pin`)",
+                    tracing::warn!(
+                        "pinning: no lock file at {} yet: every tool is unpinned (write it with `mcp-sieve pin`)",
                         path.display()
                     );
                 }
@@ -212,9 +217,9 @@ impl Gateway {
         };
         let changed = self.state().set_pins(self.0.local.catalog(), pins)?;
         if let Some(r) = changed {
-            eprintln!("mcp-sieve: pinning: read {}", path.display());
+            tracing::info!("pinning: read {}", path.display());
             for line in &r.log {
-                eprintln!("mcp-sieve: {line}");
+                tracing::info!("{line}");
             }
         }
         Ok(())
@@ -291,7 +296,50 @@ impl Gateway {
     /// One message to upstream `member`, all of it (its answer read to the end, what the
     /// upstream asks or tells meanwhile relayed by `relaying`) within the upstream's
     /// `limits.callTimeoutSeconds`, from now: not of silence, nor per frame.
+    ///
+    /// In a CLIENT span of its own (`crate::telemetry`): the upstream's name, era and method;
+    /// with traces on, its trace context goes along (an HTTP upstream's `traceparent` header, a
+    /// stdio upstream's `params._meta.traceparent`).
     pub(crate) async fn post(
+        &self,
+        member: usize,
+        mut post: Post,
+        relaying: Option<&mut Relaying<'_>>,
+    ) -> Result<HttpAnswer, Error> {
+        let version = post
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("mcp-protocol-version"))
+            .map(|(_, v)| v.clone());
+        let stdio = matches!(self.0.drivers.get(member), Some(Driver::Stdio(_)));
+        let era = match (stdio, version.as_deref()) {
+            (true, _) => "stdio",
+            (false, None) => "discovery",
+            (false, Some(v)) if v >= "2026-07-28" => "stateless",
+            (false, Some(_)) => "session",
+        };
+        let name = self.0.names.get(member).map_or("", String::as_str);
+        let transport = if stdio { "pipe" } else { "tcp" };
+        let span = crate::telemetry::upstream_span(name, transport, era, version.as_deref(), &post.body);
+        let context = crate::telemetry::context_of(&span);
+        if stdio {
+            post.body = crate::telemetry::with_meta_context(post.body, &context);
+        } else {
+            post.headers
+                .retain(|(k, _)| !context.iter().any(|(c, _)| k.eq_ignore_ascii_case(c)));
+            post.headers.extend(context);
+        }
+        let answer = self.post_now(member, post, relaying).instrument(span.clone()).await;
+        match &answer {
+            Err(e) => crate::telemetry::upstream_failed(&span, &e.code().to_string()),
+            Ok(a) if a.status >= 400 => crate::telemetry::upstream_failed(&span, &a.status.to_string()),
+            Ok(_) => {}
+        }
+        answer
+    }
+
+    /// [`Gateway::post`], without its span.
+    async fn post_now(
         &self,
         member: usize,
         post: Post,
@@ -447,7 +495,7 @@ impl Gateway {
                         // In the same upstream session; its reply (202) carries nothing.
                         let post = upstream::answer_post(&post.headers, &answer);
                         if let Err(e) = Box::pin(self.post_http(url, post, None, max)).await {
-                            eprintln!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+                            tracing::warn!("an answer to an upstream's request was not delivered: {e}");
                         }
                     }
                 }
@@ -513,11 +561,8 @@ impl Gateway {
             deletes.push(tokio::spawn(async move {
                 match tokio::time::timeout(DEADLINE, client.request(req)).await {
                     Ok(Ok(_)) => {}
-                    Ok(Err(e)) => eprintln!("mcp-sieve: an upstream session was not closed: {e}"),
-                    Err(_) => eprintln!(
-                        "mcp-sieve: an upstream session was not closed within {} s",
-                        DEADLINE.as_secs()
-                    ),
+                    Ok(Err(e)) => tracing::warn!("an upstream session was not closed: {e}"),
+                    Err(_) => tracing::warn!("an upstream session was not closed within {} s", DEADLINE.as_secs()),
                 }
             }));
         }
@@ -558,7 +603,7 @@ impl Gateway {
             match next {
                 Some(d) => done.push(d),
                 None => {
-                    eprintln!("mcp-sieve: an upstream refresh stopped");
+                    tracing::warn!("an upstream refresh stopped");
                     break;
                 }
             }
@@ -572,7 +617,7 @@ impl Gateway {
                     let _ = me.install(vec![late]);
                     // The late upstream's state, as at startup (up with its tools, or why not).
                     if let Some(line) = crate::progress::lines(&me.status()).get(member) {
-                        eprintln!("{line}");
+                        crate::telemetry::progress(line);
                     }
                 }
             });
@@ -584,10 +629,10 @@ impl Gateway {
     fn install(&self, done: Vec<(Job, Result<Lists, Error>)>) -> Result<Arc<Server>, Error> {
         let refreshed = self.state().refreshed(self.0.local.catalog(), done, now_ms())?;
         if let Some(e) = refreshed.failure {
-            eprintln!("mcp-sieve: {e}; the other upstreams keep serving");
+            tracing::warn!("{e}; the other upstreams keep serving");
         }
         for line in &refreshed.log {
-            eprintln!("mcp-sieve: {line}");
+            tracing::info!("{line}");
         }
         crate::load::index_in_background(&refreshed.server);
         Ok(refreshed.server)
@@ -617,7 +662,7 @@ impl Gateway {
                     break;
                 }
                 if let Err(e) = me.read_pins(false) {
-                    eprintln!("mcp-sieve: pinning: {e}; the pins read before stay");
+                    tracing::warn!("pinning: {e}; the pins read before stay");
                 }
                 let jobs = me.state().retries(now_ms());
                 if !jobs.is_empty() {
@@ -658,12 +703,12 @@ impl Gateway {
         match checked {
             Ok(Some(r)) => {
                 if let Some(e) = r.failure {
-                    eprintln!("mcp-sieve: {e}; it left the lists, the other upstreams keep serving");
+                    tracing::warn!("{e}; it left the lists, the other upstreams keep serving");
                 }
                 crate::load::index_in_background(&r.server);
             }
             Ok(None) => {}
-            Err(e) => eprintln!("mcp-sieve: the lists were not rebuilt after a check: {e}"),
+            Err(e) => tracing::warn!("the lists were not rebuilt after a check: {e}"),
         }
     }
 
@@ -776,9 +821,7 @@ impl Gateway {
         sessions
             .write_back(|store| upstream::forwarded(answer.clone(), &conv, reply.clone(), store, now_ms()))
             .unwrap_or_else(|| {
-                eprintln!(
-                    "mcp-sieve: a forwarded answer was not recorded: its session changed under it {MAX_RUNS} times"
-                );
+                tracing::warn!("a forwarded answer was not recorded: its session changed under it {MAX_RUNS} times");
                 http::failed()
             })
     }
@@ -840,7 +883,7 @@ impl Gateway {
         sessions
             .write_back(|store| upstream::gathered(&server, answer.clone(), done.clone(), store, now_ms()))
             .unwrap_or_else(|| {
-                eprintln!("mcp-sieve: a task list was not recorded: its session changed under it {MAX_RUNS} times");
+                tracing::warn!("a task list was not recorded: its session changed under it {MAX_RUNS} times");
                 http::failed()
             })
     }
