@@ -94,8 +94,11 @@ const HELP: [(&str, &str, &str); 12] = [
 ];
 
 /// A label value escaped for the exposition format.
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+fn escape(v: &str) -> std::borrow::Cow<'_, str> {
+    if !v.contains(['\\', '"', '\n']) {
+        return v.into();
+    }
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").into()
 }
 
 /// `[("method", "tools/call")]` → `method="tools/call"`.

@@ -166,8 +166,12 @@ impl Operate {
         if !self.active(server) {
             return (seen, None);
         }
-        seen.method = mcp_sieve::protocol::jsonrpc::method_of(body);
         seen.usage = server.use_of(body, env);
+        seen.method = match &seen.usage {
+            Some(u) => Some(u.method.clone()),
+            // Read without building the document (other than a task's or a use's).
+            None => mcp_sieve::protocol::jsonrpc::method_of(body),
+        };
         let Some(u) = &seen.usage else { return (seen, None) };
         let takes = server.limits().takes(u);
         if takes.is_empty() {
@@ -216,7 +220,13 @@ impl Operate {
         // A use's answer is read whole (its outcome, its payload); any other only where an
         // error code would be (a large list is not read again).
         let ended = match &seen.usage {
-            Some(_) => Ended::of_body(&String::from_utf8_lossy(&bytes)),
+            // Payloads in the record: the answer read whole.
+            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(&bytes)),
+            Some(_) => Ended {
+                error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
+                tool_error: bytes.windows(15).any(|w| w == b"\"isError\":true"),
+                ..Ended::default()
+            },
             None => Ended {
                 error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
                 ..Ended::default()
