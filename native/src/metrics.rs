@@ -129,15 +129,21 @@ impl Metrics {
             .or_default() += n;
     }
 
-    /// Observes `seconds` in histogram `name` with `labels`.
-    pub fn observe(&self, name: &'static str, labels: Labels, seconds: f64) {
+    /// Adds to counters and observes histograms under one lock: `(name, labels, n)` and
+    /// `(name, labels, seconds)`.
+    pub fn batch(&self, adds: &mut Vec<(&'static str, Labels, u64)>, observes: &mut Vec<(&'static str, Labels, f64)>) {
         let mut inner = self.inner();
-        let h = inner.histograms.entry(name).or_default().entry(labels).or_default();
-        if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
-            h.counts[i] += 1;
+        for (name, labels, n) in adds.drain(..) {
+            *inner.counters.entry(name).or_default().entry(labels).or_default() += n;
         }
-        h.sum += seconds;
-        h.count += 1;
+        for (name, labels, seconds) in observes.drain(..) {
+            let h = inner.histograms.entry(name).or_default().entry(labels).or_default();
+            if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
+                h.counts[i] += 1;
+            }
+            h.sum += seconds;
+            h.count += 1;
+        }
     }
 
     /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
@@ -184,7 +190,10 @@ mod tests {
             labels(&[("method", "tools/call"), ("outcome", "ok")]),
             2,
         );
-        m.observe("mcp_sieve_search_duration_seconds", String::new(), 0.003);
+        m.batch(
+            &mut vec![],
+            &mut vec![("mcp_sieve_search_duration_seconds", String::new(), 0.003)],
+        );
         let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),

@@ -254,39 +254,34 @@ impl Operate {
                 (200..=299, Some(_), _) => "error",
                 _ => "refused",
             };
-            m.add(
+            let secs = elapsed.as_secs_f64();
+            let mut adds = vec![(
                 "mcp_sieve_requests_total",
                 labels(&[("method", method), ("outcome", outcome)]),
                 1,
-            );
-            m.observe(
+            )];
+            let mut observes = vec![(
                 "mcp_sieve_request_duration_seconds",
                 labels(&[("method", method)]),
-                elapsed.as_secs_f64(),
-            );
+                secs,
+            )];
             if let Some(u) = &seen.usage {
                 let upstream = u.upstream.as_deref().unwrap_or("");
                 let o = if refused.is_some() { "refused" } else { ended.outcome() };
-                m.add(
-                    "mcp_sieve_tool_calls_total",
-                    labels(&[("tool", &u.item), ("upstream", upstream), ("outcome", o)]),
-                    1,
-                );
+                let l = labels(&[("tool", &u.item), ("upstream", upstream), ("outcome", o)]);
+                adds.push(("mcp_sieve_tool_calls_total", l, 1));
                 if let Some(r) = refused {
-                    m.add("mcp_sieve_refusals_total", labels(&[("reason", r)]), 1);
+                    adds.push(("mcp_sieve_refusals_total", labels(&[("reason", r)]), 1));
                 }
                 if !upstream.is_empty() && refused.is_none() {
                     let l = labels(&[("upstream", upstream)]);
-                    m.observe("mcp_sieve_upstream_call_duration_seconds", l, elapsed.as_secs_f64());
+                    observes.push(("mcp_sieve_upstream_call_duration_seconds", l, secs));
                 }
                 if u.item == "find_tools" {
-                    m.observe(
-                        "mcp_sieve_search_duration_seconds",
-                        String::new(),
-                        elapsed.as_secs_f64(),
-                    );
+                    observes.push(("mcp_sieve_search_duration_seconds", String::new(), secs));
                 }
             }
+            m.batch(&mut adds, &mut observes);
         }
         let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
             return;

@@ -252,7 +252,7 @@ impl Limiter {
                 .get(&name)
                 .map_or_else(|| Bucket::full(t, now_ms), |(b, _)| *b);
             match b.take(t, now_ms) {
-                Ok(b) => after.push((name, (b, t.clone()))),
+                Ok(b) => after.push((name, b, t)),
                 Err(ms) if refused.as_ref().is_none_or(|r| r.retry_after_ms < ms) => refused = Some(Refusal::of(t, ms)),
                 Err(_) => {}
             }
@@ -265,7 +265,14 @@ impl Limiter {
             self.buckets
                 .retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
         }
-        self.buckets.extend(after);
+        for (name, b, t) in after {
+            match self.buckets.get_mut(&name) {
+                Some(kept) => kept.0 = b,
+                None => {
+                    self.buckets.insert(name, (b, t.clone()));
+                }
+            }
+        }
         Ok(())
     }
 }
