@@ -133,7 +133,7 @@ pub struct Where {
 pub struct ConnectArgs {
     /// The client.
     #[arg(value_enum)]
-    pub client: crate::connect::clients::Client,
+    pub client: Client,
     #[command(flatten)]
     pub at: Where,
     /// The client sees find_tools and call_tool instead of every tool (`stdio --search`).
@@ -152,7 +152,7 @@ pub struct ConnectArgs {
 pub struct DisconnectArgs {
     /// The client.
     #[arg(value_enum)]
-    pub client: crate::connect::clients::Client,
+    pub client: Client,
     #[command(flatten)]
     pub at: Where,
 }
@@ -437,4 +437,21 @@ mod tests {
         let e = unknown.resolve(&catalog).unwrap_err().to_string();
         assert!(e.contains("unknown view \"nope\""), "{e}");
     }
+}
+
+/// A desktop MCP client (`connect`/`disconnect`; where each keeps its servers: `connect::clients`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Client {
+    /// Claude Desktop: claude_desktop_config.json, `mcpServers`.
+    ClaudeDesktop,
+    /// Claude Code: ~/.claude.json (user `mcpServers`), or .mcp.json with --project.
+    ClaudeCode,
+    /// Cursor: ~/.cursor/mcp.json, or .cursor/mcp.json with --project.
+    Cursor,
+    /// VS Code: the user folder's mcp.json (`servers`), or .vscode/mcp.json with --project.
+    Vscode,
+    /// Windsurf: ~/.codeium/windsurf/mcp_config.json, `mcpServers`.
+    Windsurf,
+    /// Zed: ~/.config/zed/settings.json (`context_servers`), or .zed/settings.json with --project.
+    Zed,
 }

@@ -22,3 +22,13 @@ pub enum ServerError {
     #[error("no secure random source for ids: {0}")]
     Random(String),
 }
+
+/// The error of an exchange (a `method` request) that outlived the upstream's deadline of
+/// `call_ms` (the core adds the upstream's name).
+pub(crate) fn late(method: &str, call_ms: u64) -> mcp_sieve::Error {
+    let what = if method.is_empty() { "a request" } else { method };
+    mcp_sieve::Error::Upstream(format!(
+        "did not answer {what} within {} s (limits.callTimeoutSeconds)",
+        call_ms.div_ceil(1000)
+    ))
+}

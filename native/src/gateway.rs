@@ -357,7 +357,7 @@ impl Gateway {
             }
             None => return Err(Error::Internal(format!("no upstream number {member}"))),
         };
-        answer.map_err(|_| late(&method, limits.call_ms))?
+        answer.map_err(|_| crate::error::late(&method, limits.call_ms))?
     }
 
     /// The `Authorization` header last sent to upstream `member` (its OAuth token), for
@@ -791,7 +791,7 @@ impl Gateway {
         let rounds = upstream::drive_rounds(&f, &mut conv, exchange, send, ask, wait, signer);
         let reply = tokio::time::timeout(Duration::from_millis(call_ms), rounds)
             .await
-            .unwrap_or_else(|_| Err(late(&f.method, call_ms)));
+            .unwrap_or_else(|_| Err(crate::error::late(&f.method, call_ms)));
         // Notifications the relay took as they came are not passed on again with the result.
         let relaying = relaying.into_inner();
         let reply = reply.map(|mut r| {
@@ -835,16 +835,6 @@ fn method_of(body: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The error of an exchange (a `method` request) that outlived the upstream's deadline of
-/// `call_ms` (the core adds the upstream's name).
-pub(crate) fn late(method: &str, call_ms: u64) -> Error {
-    let what = if method.is_empty() { "a request" } else { method };
-    Error::Upstream(format!(
-        "did not answer {what} within {} s (limits.callTimeoutSeconds)",
-        call_ms.div_ceil(1000)
-    ))
-}
-
 /// The key of the gateway's `requestState` (see `Inner::secret`).
 fn state_secret() -> Result<http::Secret, Error> {
     if let Some(s) = http::Config::from_vars(&|n| std::env::var(n).ok())?.session_secret {
@@ -859,7 +849,7 @@ fn state_secret() -> Result<http::Secret, Error> {
 /// [`mcp_sieve::pin::DEFAULT_LOCK`] in `folder`.
 pub fn lock_path(pinning: &mcp_sieve::pin::Pinning, folder: &Path) -> PathBuf {
     let name = pinning.lock.as_deref().unwrap_or(mcp_sieve::pin::DEFAULT_LOCK);
-    folder.join(crate::load::expand_home(Path::new(name)))
+    folder.join(crate::platform::expand_home(Path::new(name)))
 }
 
 impl Gateway {

@@ -88,7 +88,7 @@ pub async fn run(config: &Path, output: Option<&Path>) -> Result<(), ServerError
     let text = serde_json::to_string_pretty(&starter).unwrap_or_default() + "\n";
     match output {
         Some(path) => {
-            let path = load::expand_home(path);
+            let path = crate::platform::expand_home(path);
             std::fs::write(&path, text).map_err(|e| ServerError::Io(format!("cannot write {}", path.display()), e))?;
             eprintln!(
                 "mcp-sieve: wrote {}; use it with: mcp-sieve stdio --mcp-config {} --catalog {} --search",

@@ -13,18 +13,10 @@ use mcp_sieve::Catalog;
 use crate::cli::Source;
 use crate::error::ServerError;
 use crate::mcp_config;
+use crate::platform::expand_home;
 
 /// The built-in demo catalog.
 pub const DEFAULT_CATALOG: &str = mcp_sieve::catalog::DEMO_CATALOG;
-
-/// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
-/// program as written: no shell expands them).
-pub fn expand_home(path: &Path) -> std::path::PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => Path::new(&home).join(rest),
-        _ => path.to_path_buf(),
-    }
-}
 
 /// The text of a file, or an error naming it.
 pub fn read(path: &Path) -> Result<String, ServerError> {

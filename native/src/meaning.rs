@@ -44,7 +44,7 @@ pub fn model_dir(slot: &Slot) -> Option<PathBuf> {
     slot.settings
         .model
         .as_deref()
-        .map(|m| crate::load::expand_home(Path::new(m)))
+        .map(|m| crate::platform::expand_home(Path::new(m)))
 }
 
 /// Checks at startup that the configured model's files are there (an error names the missing one).
@@ -56,7 +56,7 @@ pub fn check(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
 /// else `~/.cache/mcp-sieve/vectors`.
 pub fn cache_dir(slot: &Slot) -> PathBuf {
     if let Some(c) = &slot.settings.cache {
-        return crate::load::expand_home(Path::new(c));
+        return crate::platform::expand_home(Path::new(c));
     }
     match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
         (Some(x), _) if !x.is_empty() => Path::new(&x).join("mcp-sieve/vectors"),

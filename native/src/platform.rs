@@ -18,3 +18,12 @@ pub fn fresh_id() -> Result<String, ServerError> {
     getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
+
+/// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
+/// program as written: no shell expands them).
+pub fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}

@@ -46,7 +46,7 @@ pub fn files(source: &Source) -> Vec<PathBuf> {
     [&source.catalog, &source.mcp_config]
         .into_iter()
         .flatten()
-        .map(|p| crate::load::expand_home(p))
+        .map(|p| crate::platform::expand_home(p))
         .collect()
 }
 

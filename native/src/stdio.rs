@@ -326,7 +326,7 @@ impl Pipe {
             Some(Ok(r)) => r,
             Some(Err(_)) => return Err(self.fail("the process exited before it answered")),
             None => {
-                return Err(crate::gateway::late(&method, deadline.as_millis() as u64));
+                return Err(crate::error::late(&method, deadline.as_millis() as u64));
             }
         };
         drop(asking);

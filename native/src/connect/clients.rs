@@ -5,22 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-/// A desktop MCP client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Client {
-    /// Claude Desktop: claude_desktop_config.json, `mcpServers`.
-    ClaudeDesktop,
-    /// Claude Code: ~/.claude.json (user `mcpServers`), or .mcp.json with --project.
-    ClaudeCode,
-    /// Cursor: ~/.cursor/mcp.json, or .cursor/mcp.json with --project.
-    Cursor,
-    /// VS Code: the user folder's mcp.json (`servers`), or .vscode/mcp.json with --project.
-    Vscode,
-    /// Windsurf: ~/.codeium/windsurf/mcp_config.json, `mcpServers`.
-    Windsurf,
-    /// Zed: ~/.config/zed/settings.json (`context_servers`), or .zed/settings.json with --project.
-    Zed,
-}
+pub use crate::cli::Client;
 
 /// The environment a path is found from (tests give their own).
 pub struct Places {

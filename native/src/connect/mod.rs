@@ -26,7 +26,7 @@ pub fn backup_of(file: &Path) -> PathBuf {
 
 /// `path` made absolute (from the current folder), `~/` expanded.
 fn absolute(path: &Path) -> PathBuf {
-    let path = crate::load::expand_home(path);
+    let path = crate::platform::expand_home(path);
     std::path::absolute(&path).unwrap_or(path)
 }
 
