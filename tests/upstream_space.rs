@@ -5,6 +5,8 @@
 //! a relayed answer. Merge-level cases over `build_claimed`, gateway-level ones over a scripted
 //! upstream, and a property test that no upstream's items change another's listed set.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 mod common;
 
 use mcp_sieve::catalog::Upstream;
