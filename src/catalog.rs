@@ -15,13 +15,19 @@ use crate::model::{Group, Kind, Primitive, Tag};
 mod check;
 #[cfg(feature = "check")]
 pub use check::Secrets;
+#[cfg(feature = "operate")]
+pub mod audit;
 #[cfg(feature = "explain")]
 pub mod explain;
+#[cfg(feature = "operate")]
+pub mod limits;
 mod options;
 mod overlay;
 #[cfg(feature = "gateway")]
 mod rewrite;
 mod upstream;
+#[cfg(feature = "operate")]
+mod usage;
 mod views;
 
 /// The section type lives with the filter; re-exported where the catalog's users look for it.
@@ -33,6 +39,8 @@ pub use rewrite::{ArgRule, Rewrite};
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
 pub use upstream::{Grant, Limits, OAuth, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
+#[cfg(feature = "operate")]
+pub use usage::Use;
 pub use views::{Lockdown, Mode, View, Views};
 
 /// The built-in demo catalog (`catalog/default.json`: 74 tools in 13 groups), the document the
@@ -105,10 +113,10 @@ pub struct Catalog {
     pub meaning: std::sync::Arc<crate::search::hybrid::Slot>,
     /// Rate limits (the document's `limits`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
-    pub limits: crate::operate::limits::Limits,
+    pub limits: limits::Limits,
     /// The audit trail's settings (the document's `audit`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
-    pub audit: crate::operate::audit::Audit,
+    pub audit: audit::Audit,
 }
 
 /// The document's `upstream` and `upstreams` (feature `gateway`: the Worker and the native
@@ -469,9 +477,9 @@ impl Catalog {
                 crate::search::hybrid::Settings::parse(doc.get("search"))?,
             )),
             #[cfg(feature = "operate")]
-            limits: crate::operate::limits::Limits::parse(doc.get("limits"))?,
+            limits: limits::Limits::parse(doc.get("limits"))?,
             #[cfg(feature = "operate")]
-            audit: crate::operate::audit::Audit::parse(doc.get("audit"))?,
+            audit: audit::Audit::parse(doc.get("audit"))?,
         })
     }
 

@@ -3,42 +3,13 @@
 //! created), its rate limits (`limits`), its audit record (`audit`) and the reason a refused use
 //! was refused — all pure: the shells keep the buckets, write the records and count the metrics.
 
-pub mod audit;
-pub mod limits;
+pub use crate::catalog::{audit, limits, Use};
 
 use serde_json::Value;
 
 use crate::filter::FilterContext;
 use crate::model::Kind;
 use crate::protocol::{Env, Server};
-
-/// One use of an item, as the request names it (before the core decides).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Use {
-    /// The JSON-RPC request id.
-    pub id: Value,
-    /// `tools/call`, `prompts/get` or `resources/read`.
-    pub method: String,
-    /// The item's kind.
-    pub kind: Kind,
-    /// The tool's or prompt's name, or the resource's URI (in search mode, the tool `call_tool`
-    /// names).
-    pub item: String,
-    /// A `tools/call` that creates a task (`params.task`).
-    pub task: bool,
-    /// The upstream serving the item (gateway), by name (`upstream` for the unnamed one).
-    pub upstream: Option<String>,
-    /// The item's groups with their ancestors.
-    pub groups: Vec<String>,
-    /// Who calls, if known.
-    pub principal: Option<String>,
-    /// The caller's roles (from its verified token).
-    pub roles: Vec<String>,
-    /// The endpoint's view (its label), if any.
-    pub view: Option<String>,
-    /// The arguments sent (a tool's `arguments`, a prompt's), for audit payloads.
-    pub arguments: Value,
-}
 
 /// Whether `body` may be a use: a cheap look before it is parsed again.
 fn may_be_use(body: &[u8]) -> bool {
@@ -180,4 +151,20 @@ fn roles(_env: &Env) -> Vec<String> {
     return _env.identity.as_ref().map(|i| i.roles.clone()).unwrap_or_default();
     #[cfg(not(feature = "auth"))]
     Vec::new()
+}
+
+/// The HTTP answer to a use `refusal` refused (request `request_id`): `429` with `Retry-After`
+/// (whole seconds, rounded up) and the JSON-RPC error as the body, so a client that reads only
+/// bodies still hears which limit and when.
+pub fn refused(refusal: &limits::Refusal, request_id: &Value) -> crate::http::Response {
+    let secs = ((refusal.retry_after_ms + 999) / 1000).max(1);
+    crate::http::Response {
+        status: 429,
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("Retry-After".into(), secs.to_string()),
+        ],
+        body: crate::protocol::jsonrpc::error(request_id, &refusal.error()),
+        ..Default::default()
+    }
 }

@@ -143,7 +143,7 @@ fn the_fourth_call_is_refused_naming_the_limit_and_when_to_retry() {
     }
     let r = l.take(&s.limits().takes(&u), 0).unwrap_err();
     assert_eq!(r.reason(), "rate-limit:paid-api");
-    let resp = r.response(&json!(7));
+    let resp = mcp_sieve::operate::refused(&r, &json!(7));
     assert_eq!(resp.status, 429);
     assert!(resp.headers.contains(&("Retry-After".into(), "20".into())));
     let body: Value = serde_json::from_str(&resp.body).unwrap();

@@ -18,8 +18,8 @@ mod encoder;
 #[allow(dead_code)]
 mod meaning;
 
-/// What `meaning` needs of the binary's `load` (paths are used as given here).
-mod load {
+/// What `meaning` needs of the binary's `platform` (paths are used as given here).
+mod platform {
     pub fn expand_home(p: &std::path::Path) -> std::path::PathBuf {
         p.to_path_buf()
     }

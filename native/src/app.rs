@@ -2,16 +2,13 @@
 //! the sessions, the gateway, the answers to questions asked mid-call), and how a core
 //! response becomes a hyper one ([`reply`]).
 
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
 use mcp_sieve::http;
 use mcp_sieve::protocol::{Answers, Server};
 
 use crate::auth::Verifier;
+use crate::error::ServerError;
 use crate::gateway::Gateway;
 use crate::outbox::Outboxes;
 use crate::reload::Live;
@@ -79,20 +76,62 @@ impl crate::reload::Holder for App {
     }
 }
 
-/// A hyper response with a body that is whole or streamed.
-pub(crate) type Reply = hyper::Response<BoxBody<Bytes, Infallible>>;
+pub(crate) use crate::reply::{reply, Reply};
 
-/// The hyper response for a core response (status, headers, body).
-pub(crate) fn reply(answer: http::Response) -> Reply {
-    let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)).boxed());
-    *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
-    for (k, v) in &answer.headers {
-        if let (Ok(k), Ok(v)) = (
-            hyper::header::HeaderName::from_bytes(k.as_bytes()),
-            hyper::header::HeaderValue::from_str(v),
-        ) {
-            r.headers_mut().append(k, v);
-        }
+/// `GET /metrics`: the exposition text (405 for another method).
+pub(crate) fn metrics_response(app: &App, method: &str) -> http::Response {
+    let (status, kind, body) = match (
+        method,
+        app.operate
+            .metrics_text(app.store.counts(), app.gateway().map(|g| g.status())),
+    ) {
+        ("GET", Some(text)) => (200, "text/plain; version=0.0.4; charset=utf-8", text),
+        ("GET", None) => (404, "text/plain", "metrics are off (--metrics off)".to_string()),
+        _ => (405, "text/plain", "GET the metrics".to_string()),
+    };
+    http::Response {
+        status,
+        headers: vec![("Content-Type".into(), kind.into())],
+        body,
+        ..Default::default()
     }
-    r
+}
+
+/// Serves `/metrics` alone on `host:port` (`--metrics-port`): for a scraper kept off the MCP
+/// port; no token is asked there, so keep it on loopback or a private network.
+pub(crate) async fn listen_metrics(app: Arc<App>, host: &str, port: u16) -> Result<(), ServerError> {
+    use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
+    let listener = tokio::net::TcpListener::bind((host, port))
+        .await
+        .map_err(|e| ServerError::Io(format!("cannot listen for metrics on {host}:{port}"), e))?;
+    eprintln!(
+        "mcp-sieve: serving metrics at http://{host}:{port}{}",
+        crate::metrics::PATH
+    );
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let app = app.clone();
+                    async move {
+                        let r = match req.uri().path() == crate::metrics::PATH {
+                            true => metrics_response(&app, req.method().as_str()),
+                            false => http::Response {
+                                status: 404,
+                                body: format!("Not found: metrics are at {}", crate::metrics::PATH),
+                                ..Default::default()
+                            },
+                        };
+                        Ok::<_, std::convert::Infallible>(reply(r))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(())
 }

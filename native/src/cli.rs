@@ -238,8 +238,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// Where the metrics are served, from `--metrics` and `--metrics-port`.
-    pub fn metrics_at(&self) -> Result<crate::operate::MetricsAt, crate::error::ServerError> {
-        use crate::operate::MetricsAt;
+    pub fn metrics_at(&self) -> Result<MetricsAt, crate::error::ServerError> {
         match (self.metrics.as_str(), self.metrics_port) {
             ("off", None) => Ok(MetricsAt::Off),
             ("off", Some(_)) => Err(crate::error::ServerError::Config(
@@ -454,4 +453,16 @@ pub enum Client {
     Windsurf,
     /// Zed: ~/.config/zed/settings.json (`context_servers`), or .zed/settings.json with --project.
     Zed,
+}
+
+/// Metrics: served with the MCP endpoint, on a port of their own, or not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetricsAt {
+    /// At `/metrics` on the MCP port, behind its gate.
+    #[default]
+    Endpoint,
+    /// At `/metrics` on this port (same host).
+    Port(u16),
+    /// Not kept.
+    Off,
 }

@@ -31,6 +31,7 @@ mod progress;
 mod relay;
 mod relay_http;
 mod reload;
+mod reply;
 mod serve;
 mod sessions;
 mod shutdown;

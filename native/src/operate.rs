@@ -17,9 +17,9 @@ use mcp_sieve::operate::limits::Limiter;
 use mcp_sieve::operate::Use;
 use mcp_sieve::protocol::{Env, Server};
 
-use crate::app::Reply;
 use crate::error::ServerError;
 use crate::metrics::{labels, Metrics};
+use crate::reply::Reply;
 
 /// Where audit records go.
 enum Sink {
@@ -91,17 +91,7 @@ impl Rotating {
     }
 }
 
-/// Metrics: served with the MCP endpoint, on a port of their own, or not kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MetricsAt {
-    /// At `/metrics` on the MCP port, behind its gate.
-    #[default]
-    Endpoint,
-    /// At `/metrics` on this port (same host).
-    Port(u16),
-    /// Not kept.
-    Off,
-}
+pub(crate) use crate::cli::MetricsAt;
 
 /// What a request's operating hooks share.
 pub(crate) struct Operate {
@@ -185,7 +175,7 @@ impl Operate {
         match verdict {
             Ok(()) => (seen, None),
             Err(r) => {
-                let answer = r.response(&u.id);
+                let answer = mcp_sieve::operate::refused(&r, &u.id);
                 self.finish(&seen, Some(&r.reason()), &Ended::of_body(&answer.body), 429);
                 (seen, Some(answer))
             }
@@ -302,17 +292,20 @@ impl Operate {
         }
     }
 
-    /// The exposition text now (the gauges measured at this moment).
-    pub(crate) fn metrics_text(&self, app: &crate::app::App) -> Option<String> {
+    /// The exposition text now (the gauges measured at this moment: `sessions` and `tasks` in
+    /// use, and the gateway's `status`, if any).
+    pub(crate) fn metrics_text(
+        &self,
+        (sessions, tasks): (usize, usize),
+        status: Option<serde_json::Value>,
+    ) -> Option<String> {
         let m = self.metrics.as_ref()?;
-        let (sessions, tasks) = app.store.counts();
         let mut gauges = vec![
             ("mcp_sieve_up", String::new(), 1.0),
             ("mcp_sieve_sessions", String::new(), sessions as f64),
             ("mcp_sieve_tasks", String::new(), tasks as f64),
         ];
-        if let Some(g) = &app.gateway() {
-            let status = g.status();
+        if let Some(status) = status {
             for up in status["upstreams"].as_array().into_iter().flatten() {
                 let name = up["name"].as_str().filter(|n| !n.is_empty()).unwrap_or("upstream");
                 let state = up["state"].as_str().unwrap_or("unknown");
@@ -365,60 +358,6 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, b
             ((full - body.len()) / 4) as u64,
         );
     }
-}
-
-/// `GET /metrics`: the exposition text (405 for another method).
-pub(crate) fn metrics_response(app: &crate::app::App, method: &str) -> http::Response {
-    let (status, kind, body) = match (method, app.operate.metrics_text(app)) {
-        ("GET", Some(text)) => (200, "text/plain; version=0.0.4; charset=utf-8", text),
-        ("GET", None) => (404, "text/plain", "metrics are off (--metrics off)".to_string()),
-        _ => (405, "text/plain", "GET the metrics".to_string()),
-    };
-    http::Response {
-        status,
-        headers: vec![("Content-Type".into(), kind.into())],
-        body,
-        ..Default::default()
-    }
-}
-
-/// Serves `/metrics` alone on `host:port` (`--metrics-port`): for a scraper kept off the MCP
-/// port; no token is asked there, so keep it on loopback or a private network.
-pub(crate) async fn listen(app: std::sync::Arc<crate::app::App>, host: &str, port: u16) -> Result<(), ServerError> {
-    use hyper::service::service_fn;
-    use hyper_util::rt::TokioIo;
-    let listener = tokio::net::TcpListener::bind((host, port))
-        .await
-        .map_err(|e| ServerError::Io(format!("cannot listen for metrics on {host}:{port}"), e))?;
-    eprintln!(
-        "mcp-sieve: serving metrics at http://{host}:{port}{}",
-        crate::metrics::PATH
-    );
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let app = app.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let app = app.clone();
-                    async move {
-                        let r = match req.uri().path() == crate::metrics::PATH {
-                            true => metrics_response(&app, req.method().as_str()),
-                            false => http::Response {
-                                status: 404,
-                                body: format!("Not found: metrics are at {}", crate::metrics::PATH),
-                                ..Default::default()
-                            },
-                        };
-                        Ok::<_, std::convert::Infallible>(crate::app::reply(r))
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    Ok(())
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ pub async fn run(
         }
     });
     if let MetricsAt::Port(p) = metrics_at {
-        crate::operate::listen(app.clone(), host, p).await?;
+        crate::app::listen_metrics(app.clone(), host, p).await?;
     }
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -260,7 +260,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
         return reply(crate::gateway::status(app.gateway().as_ref(), parts.method.as_str()));
     }
     if metrics {
-        return reply(crate::operate::metrics_response(app, parts.method.as_str()));
+        return reply(crate::app::metrics_response(app, parts.method.as_str()));
     }
     // Counted while read (a chunked body has no declared length), and within a deadline.
     let limit = app.cfg.limits.max_body;

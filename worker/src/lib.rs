@@ -5,6 +5,7 @@
 //! are static assets served by the platform before this code runs.
 
 mod auth;
+mod caller;
 mod config;
 mod fast;
 mod forward;

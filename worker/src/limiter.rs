@@ -152,6 +152,6 @@ pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http
             );
         }
     }
-    let response = r.response(&u.id);
+    let response = mcp_sieve::operate::refused(&r, &u.id);
     Some((r, response))
 }

@@ -12,8 +12,8 @@ use mcp_sieve::operate::Use;
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
 
+use crate::caller::Caller;
 use crate::platform::now_ms;
-use crate::shell::Caller;
 
 /// The Analytics Engine binding the counters go to, when bound.
 pub const DATASET: &str = "MCP_SIEVE_METRICS";

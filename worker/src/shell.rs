@@ -3,11 +3,9 @@
 //! deliberate panic on request (`X-Sieve-Panic`) and the isolate's wasm memory size on every
 //! response (`X-Sieve-Wasm-Memory`), so tests can prove panic recovery and a flat heap.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
-use mcp_sieve::filter::EndpointView;
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use wasm_bindgen::{JsCast, JsValue};
@@ -103,15 +101,7 @@ pub fn path_and_query(url: &str) -> (&str, &str) {
     rest.split_once('?').unwrap_or((rest, ""))
 }
 
-/// Who calls and through which view.
-pub struct Caller {
-    /// The principal its bearer token names (`MCP_SIEVE_TOKENS`, or a verified access token), if any.
-    pub principal: Option<String>,
-    /// The verified access token behind it (roles, claims), if any.
-    pub identity: Option<Arc<mcp_sieve::auth::Identity>>,
-    /// The view the request's URL and headers choose (see `http::endpoint_view`).
-    pub view: Option<Arc<EndpointView>>,
-}
+pub use crate::caller::Caller;
 
 /// The caller `who` (authenticated already: `auth::authenticate`) of a request to `url`, with the
 /// view it chooses; an error response for a view that is unknown, malformed or not open to it.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::Use;
+use super::usage::Use;
 use crate::error::{type_name, Error, Result};
 use crate::filter::glob;
 use crate::model::Kind;
@@ -201,21 +201,6 @@ impl Refusal {
             ),
             json!({"limit": self.id, "retryAfterMs": self.retry_after_ms, "reason": self.reason()}),
         )
-    }
-
-    /// The HTTP answer: `429` with `Retry-After` (whole seconds, rounded up) and the JSON-RPC
-    /// error as the body, so a client that reads only bodies still hears which limit and when.
-    pub fn response(&self, request_id: &Value) -> crate::http::Response {
-        let secs = ((self.retry_after_ms + 999) / 1000).max(1);
-        crate::http::Response {
-            status: 429,
-            headers: vec![
-                ("Content-Type".into(), "application/json".into()),
-                ("Retry-After".into(), secs.to_string()),
-            ],
-            body: crate::protocol::jsonrpc::error(request_id, &self.error()),
-            ..Default::default()
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::Use;
+use super::usage::Use;
 use crate::error::{type_name, Error, Result};
 use crate::middleware::detect::Options;
 use crate::middleware::pii_redaction::Redactor;
