@@ -269,19 +269,27 @@ fn http_failure(what: &str, a: &HttpAnswer, id: Option<u64>) -> Error {
         Some(e) if e.get("message").is_some_and(Value::is_string) => Error::from_rpc(what, e),
         // Anything else (an OAuth-style `{"error": "invalid_token", "error_description": …}` of
         // a 401, a bare status): the status and what the body says of it.
+        // (The package's client says the status only: its wasm has a size budget.)
         _ => {
-            let said = carried.as_ref().and_then(oauth_error).map(|s| format!(": {s}"));
-            Error::Upstream(format!(
-                "it refused {what} with HTTP {}{}{}",
-                a.status,
+            #[cfg(feature = "gateway")]
+            let detail = format!(
+                "{}{}",
                 reason(a.status).map(|r| format!(" {r}")).unwrap_or_default(),
-                said.unwrap_or_default()
-            ))
+                carried
+                    .as_ref()
+                    .and_then(oauth_error)
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default()
+            );
+            #[cfg(not(feature = "gateway"))]
+            let detail = "";
+            Error::Upstream(format!("it refused {what} with HTTP {}{detail}", a.status))
         }
     }
 }
 
 /// An OAuth error body's `error` and `error_description` (RFC 6750), shortened.
+#[cfg(feature = "gateway")]
 fn oauth_error(body: &Value) -> Option<String> {
     let short = |s: &str| s.chars().take(200).collect::<String>();
     let code = short(body.get("error")?.as_str()?);
@@ -292,6 +300,7 @@ fn oauth_error(body: &Value) -> Option<String> {
 }
 
 /// The reason phrase of an HTTP status an upstream may refuse with.
+#[cfg(feature = "gateway")]
 fn reason(status: u16) -> Option<&'static str> {
     Some(match status {
         400 => "Bad Request",

@@ -21,8 +21,10 @@ pub struct Pages {
     pages: usize,
     missing_ok: bool,
     current: Option<Exchange>,
-    /// Most items, and most bytes of answers, taken before the upstream is refused.
+    /// Most items, and most bytes of answers, taken before the upstream is refused (gateway).
+    #[cfg(feature = "gateway")]
     budget: (usize, usize),
+    #[cfg(feature = "gateway")]
     bytes: usize,
 }
 
@@ -40,7 +42,9 @@ impl Pages {
             pages: 0,
             missing_ok: false,
             current: None,
+            #[cfg(feature = "gateway")]
             budget: (usize::MAX, usize::MAX),
+            #[cfg(feature = "gateway")]
             bytes: 0,
         }
     }
@@ -76,8 +80,9 @@ impl Pages {
                 result.get(&self.key).map_or("nothing", type_name)
             ))
         })?;
-        let (max_items, _) = self.budget;
-        if self.items.len().saturating_add(items.len()) > max_items {
+        #[cfg(feature = "gateway")]
+        if self.items.len().saturating_add(items.len()) > self.budget.0 {
+            let max_items = self.budget.0;
             return Err(Error::Upstream(format!(
                 "its {what} has more than {max_items} items (limits.maxItems)"
             )));
@@ -118,13 +123,15 @@ impl Machine for Pages {
     }
 
     fn receive(&mut self, conv: &mut Conversation, answer: HttpAnswer) -> Result<()> {
-        self.bytes = self.bytes.saturating_add(answer.body.len());
-        let (_, max_bytes) = self.budget;
-        if self.bytes > max_bytes {
-            return Err(Error::Upstream(format!(
-                "its {} pages are more than {max_bytes} bytes (limits.maxListBytes)",
-                self.method
-            )));
+        #[cfg(feature = "gateway")]
+        {
+            self.bytes = self.bytes.saturating_add(answer.body.len());
+            if self.bytes > self.budget.1 {
+                return Err(Error::Upstream(format!(
+                    "its {} pages are more than {} bytes (limits.maxListBytes)",
+                    self.method, self.budget.1
+                )));
+            }
         }
         match &mut self.current {
             Some(ex) => ex.receive(conv, answer),
@@ -180,7 +187,9 @@ impl Lists {
 pub struct Refresh {
     open: Option<Exchange>,
     /// Most items per list, and most bytes of all its pages (see [`Refresh::within`]).
+    #[cfg(feature = "gateway")]
     budget: (usize, usize),
+    #[cfg(feature = "gateway")]
     bytes: usize,
     lists: Option<Lists>,
     todo: Vec<Kind>,
@@ -192,7 +201,9 @@ impl Refresh {
     pub fn new(conv: &Conversation) -> Self {
         Refresh {
             open: Some(conv.open()),
+            #[cfg(feature = "gateway")]
             budget: (usize::MAX, usize::MAX),
+            #[cfg(feature = "gateway")]
             bytes: 0,
             lists: None,
             todo: Vec::new(),
@@ -203,6 +214,7 @@ impl Refresh {
     /// The same refresh within an upstream's budgets: at most `limits.max_items` items per list
     /// and `limits.max_list_bytes` bytes of pages in all; past either the refresh fails, naming
     /// the limit, before more is read.
+    #[cfg(feature = "gateway")]
     pub fn within(self, limits: &crate::catalog::Limits) -> Self {
         Refresh {
             budget: (limits.max_items, limits.max_list_bytes),
@@ -232,8 +244,12 @@ impl Machine for Refresh {
             if self.current.is_none() {
                 match self.todo.pop() {
                     Some(kind) => {
+                        #[cfg_attr(not(feature = "gateway"), allow(unused_mut))]
                         let mut pages = Pages::of(kind);
-                        pages.budget = (self.budget.0, self.budget.1.saturating_sub(self.bytes));
+                        #[cfg(feature = "gateway")]
+                        {
+                            pages.budget = (self.budget.0, self.budget.1.saturating_sub(self.bytes));
+                        }
                         self.current = Some((kind, pages));
                     }
                     None => return Ok(Step::Done(self.lists.take().unwrap_or_default())),
@@ -246,7 +262,10 @@ impl Machine for Refresh {
                 Step::Send(p) => return Ok(Step::Send(p)),
                 Step::Done(items) => {
                     let kind = *kind;
-                    self.bytes = self.bytes.saturating_add(pages.bytes);
+                    #[cfg(feature = "gateway")]
+                    {
+                        self.bytes = self.bytes.saturating_add(pages.bytes);
+                    }
                     self.current = None;
                     if let Some(l) = &mut self.lists {
                         l.set(kind, items);
