@@ -1,6 +1,6 @@
 // The book's "Deploy for a team" (docs/src/identity.md; issue 28), checked offline: each `auth` block it shows is a
 // valid catalog (`mcp-sieve check`), `wrangler deploy --dry-run` bundles the built Worker with such a
-// catalog and lists its bindings without uploading, and the Worker's wasm is within 1 MB gzipped.
+// catalog and lists its bindings without uploading, and the Worker's wasm is within its 1.5 MB gzipped budget.
 // Needs scripts/build.sh (worker/build, target/site, target/debug/mcp-sieve).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,8 +57,8 @@ test('wrangler deploy --dry-run bundles the Worker with an auth catalog, offline
     assert.match(text, /env\.SESSIONS \(SessionObject\)\s+Durable Object/);
     assert.match(text, /env\.MCP_SIEVE_KV\s+KV Namespace/);
     const gz = Number(/Total Upload: [\d.]+ KiB \/ gzip: ([\d.]+) KiB/.exec(text)?.[1]);
-    assert.ok(gz > 0 && gz <= 1024, `upload ${gz} KiB gzipped`);
+    assert.ok(gz > 0 && gz <= 1536, `upload ${gz} KiB gzipped (budget 1.5 MB)`);
   } finally { rmSync(out, { recursive: true, force: true }); }
   const wasm = gzipSync(readFileSync(path.join(ROOT, 'worker', 'build', 'index_bg.wasm')), { level: 9 }).length;
-  assert.ok(wasm <= 1_048_576, `the Worker's wasm is ${wasm} bytes gzipped`);
+  assert.ok(wasm <= 1_572_864, `the Worker's wasm is ${wasm} bytes gzipped (budget 1.5 MB)`);
 });
