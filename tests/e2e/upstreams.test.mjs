@@ -55,7 +55,8 @@ before(async () => {
   };
   if (!NATIVE) {
     // The Worker: HTTP upstreams only. The same server a second time (under another prefix)
-    // serves the same resource URIs: a collision, so it stays out while the first serves.
+    // serves the same resource URIs: a collision of items, not of upstreams — the URIs both
+    // claim at once are refused from both (a tie nobody wins), their tools serve.
     delete doc.upstreams.files;
     delete doc.upstreams.memory;
     doc.upstreams.mirror = { url: everything.url, prefix: 'mirror_' };
@@ -375,12 +376,15 @@ test('a killed HTTP upstream (the FastMCP server, by PID) leaves the lists and c
   }
 });
 
-test('Worker: an upstream whose URIs collide stays out while the other serves; a missing secret and a stdio upstream are configuration errors', { timeout: 120_000, skip: NATIVE && 'the Worker part' }, async () => {
+test('Worker: upstreams whose URIs collide both serve their tools, the colliding URIs refused by name; a missing secret and a stdio upstream are configuration errors', { timeout: 120_000, skip: NATIVE && 'the Worker part' }, async () => {
   const client = await connect();
   try {
     const all = await names(client);
-    assert.ok(all.includes('everything_echo') && !all.some((n) => n.startsWith('mirror_')), all.join(', '));
+    assert.ok(all.includes('everything_echo') && all.includes('mirror_echo'), all.join(', '));
     assert.match(text(await client.callTool({ name: 'everything_echo', arguments: { message: 'second' } })), /second/);
+    assert.match(text(await client.callTool({ name: 'mirror_echo', arguments: { message: 'mirrored' } })), /mirrored/);
+    const uris = (await client.listResources()).resources.map((r) => r.uri);
+    assert.equal(new Set(uris).size, uris.length, `no URI is served twice: ${uris.join(', ')}`);
   } finally {
     await client.close();
   }
