@@ -943,19 +943,13 @@ impl Gateway {
                     .filter(|(n, u)| u.upstream == i && report.quarantined(n).is_some())
                     .map(|(n, _)| n)
                     .collect();
-                let refused = self
-                    .server
-                    .as_ref()
-                    .map(|s| {
-                        s.catalog()
-                            .origins
-                            .refused
-                            .iter()
-                            .filter(|(u, _)| *u == i)
-                            .map(|(_, why)| why.clone())
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default();
+                // This upstream's entries of a list the build kept (refusals, shortened names).
+                let of = |list: fn(&crate::catalog::Origins) -> &Vec<(usize, String)>| -> Vec<String> {
+                    let Some(s) = &self.server else { return Vec::new() };
+                    let entries = list(&s.catalog().origins).iter().filter(|(u, _)| *u == i);
+                    entries.map(|(_, why)| why.clone()).collect()
+                };
+                let refused = of(|o| &o.refused);
                 json!({
                     "name": m.upstream.name,
                     "prefix": m.upstream.prefix,
@@ -970,7 +964,7 @@ impl Gateway {
                     "fetchedMs": m.fetched_ms,
                     "quarantined": quarantined,
                     "refused": refused.iter().take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>(),
-                    "shortened": self.server.as_ref().map(|s| s.catalog().origins.shortened.iter().filter(|(u, _)| *u == i).map(|(_, w)| w.clone()).take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>()).unwrap_or_default(),
+                    "shortened": of(|o| &o.shortened).iter().take(MAX_REFUSALS_SHOWN).collect::<Vec<_>>(),
                     "refusedCount": refused.len(),
                 })
             })
