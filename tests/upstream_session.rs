@@ -45,6 +45,9 @@ struct Upstream1 {
     tools: Vec<Value>,
     page: usize,
     inits: u32,
+    /// Resources and templates, listed in one page each (none: no resources capability).
+    resources: Vec<Value>,
+    templates: Vec<Value>,
 }
 
 impl Upstream1 {
@@ -57,6 +60,8 @@ impl Upstream1 {
                 .collect(),
             page,
             inits: 0,
+            resources: Vec::new(),
+            templates: Vec::new(),
         }
     }
 
@@ -66,11 +71,15 @@ impl Upstream1 {
             "initialize" => {
                 self.inits += 1;
                 self.sessions += 1;
+                let mut capabilities = json!({"tools": {"listChanged": true}});
+                if !self.resources.is_empty() || !self.templates.is_empty() {
+                    capabilities["resources"] = json!({});
+                }
                 HttpAnswer {
                     session: Some(format!("s{}", self.sessions)),
                     ..json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {
                         "protocolVersion": "2025-06-18",
-                        "capabilities": {"tools": {"listChanged": true}},
+                        "capabilities": capabilities,
                         "serverInfo": {"name": "up", "version": "1"}}}))
                 }
             }
@@ -91,6 +100,12 @@ impl Upstream1 {
                     result["nextCursor"] = json!(end.to_string());
                 }
                 json_answer(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            "resources/list" => {
+                json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"resources": self.resources}}))
+            }
+            "resources/templates/list" => {
+                json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"resourceTemplates": self.templates}}))
             }
             "tools/call" => HttpAnswer {
                 status: 200,
@@ -578,6 +593,52 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
     // Prompts too.
     let p = h.rpc_err("prompts/get", json!({"name": "c_greet"}));
     assert!(p["message"].as_str().unwrap().contains("upstream \"c\" is down"), "{p}");
+}
+
+#[test]
+fn a_read_of_a_uri_a_down_upstream_held_names_it_and_why_with_the_not_found_code() {
+    use mcp_sieve::upstream::CHECK_AFTER_MS;
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
+        "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
+    }});
+    let local = Catalog::load(&doc).unwrap();
+    let mut gw = Gateway::new_many(&local.upstreams);
+    let (mut a, mut c) = (Upstream1::new(1, 10), Upstream1::new(1, 10));
+    c.resources = vec![json!({"uri": "notes://c/readme", "name": "readme"})];
+    c.templates = vec![json!({"uriTemplate": "notes://c/items/{id}", "name": "item"})];
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    gw.refreshed(
+        &local,
+        run_jobs(jobs, |i, m, p| if i == 0 { a.answer(m, p) } else { c.answer(m, p) }),
+        1,
+    )
+    .unwrap();
+    let now = 1 + CHECK_AFTER_MS;
+    let done = run_checks(gw.checks(now), |i, m, p| match i {
+        0 => a.answer(m, p),
+        _ => HttpAnswer {
+            status: 503,
+            ..Default::default()
+        },
+    });
+    let server = gw.checked(&local, done, now).unwrap().unwrap().server;
+    let mut h = common::Harness::with_catalog(server.catalog().clone());
+    h.init();
+    for uri in ["notes://c/readme", "notes://c/items/7"] {
+        let e = h.rpc_err("resources/read", json!({ "uri": uri }));
+        assert_eq!(e["code"], json!(-32002), "{e}");
+        assert_eq!(e["data"]["uri"], json!(uri));
+        let msg = e["message"].as_str().unwrap();
+        assert!(msg.contains("upstream \"c\" is down ("), "{msg}");
+        assert!(msg.contains("HTTP 503"), "the last error: {msg}");
+        assert!(msg.contains(&format!("its resource \"{uri}\" is unavailable")), "{msg}");
+    }
+    // A URI no upstream held stays unknown.
+    let e = h.rpc_err("resources/read", json!({"uri": "notes://a/other"}));
+    assert_eq!(e["message"], json!("Unknown resource: \"notes://a/other\""));
 }
 
 #[test]

@@ -921,6 +921,9 @@ pub struct Origins {
     /// Why each upstream of `down` is down (its last error, as the status shows it), filled by
     /// the gateway: a use of an item in its name space names it and why.
     pub why_down: Vec<(usize, String)>,
+    /// The resource URIs and template spaces (`(template, key, upstream)`) the upstreams of
+    /// `down` held when last up (`upstream::space::Claims`): a read of one names its upstream.
+    pub down_uris: Vec<(bool, String, usize)>,
     /// Items an upstream listed that were left out (index of the upstream, why): names that
     /// break the rules or belong to another upstream's space (`upstream::space`).
     pub refused: Vec<(usize, String)>,

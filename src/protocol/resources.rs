@@ -49,14 +49,20 @@ impl Server {
     pub(crate) fn resolve_uri(&self, call: &Call, log: &mut Vec<String>) -> Result<(Kind, usize, Vars)> {
         let uri = string_param(call.params, "params", "uri")?;
         // -32002 in the 2025 era (the spec's "resource not found"); -32602 in 2026-07-28.
-        let unknown = || match call.stateless {
-            true => Error::params(format!("Unknown resource: \"{uri}\"")),
+        // A URI the catalog does not hold that an upstream now down held says so (gateway).
+        let not_found = |message: String| match call.stateless {
+            true => Error::params(message),
             false => Error::Rpc {
                 code: crate::error::code::RESOURCE_NOT_FOUND,
-                message: format!("Unknown resource: \"{uri}\""),
+                message,
                 data: Some(serde_json::json!({ "uri": uri })),
             },
         };
+        let unknown = || not_found(format!("Unknown resource: \"{uri}\""));
+        #[cfg(feature = "gateway")]
+        let absent = || self.down_uri(uri, call).map_or_else(unknown, not_found);
+        #[cfg(not(feature = "gateway"))]
+        let absent = unknown;
         let resources = self.catalog.section(Kind::Resource);
         if let Some(pos) = resources.find(uri) {
             return if self.chain.allows(Kind::Resource, resources, pos, &call.ctx, log) {
@@ -68,8 +74,10 @@ impl Server {
         let templates = self.catalog.section(Kind::ResourceTemplate);
         // Policy over the templates once, not again for each template the URI matches.
         let mut allowed: Option<crate::filter::Bits> = None;
+        let mut matched = false;
         for (pos, t) in templates.items.iter().enumerate() {
             if let Some(vars) = match_template(&t.id, uri) {
+                matched = true;
                 let allowed = allowed
                     .get_or_insert_with(|| self.chain.visible(Kind::ResourceTemplate, templates, &call.ctx, log));
                 if allowed.get(pos) {
@@ -77,7 +85,8 @@ impl Server {
                 }
             }
         }
-        Err(unknown())
+        // One hidden by policy stays "Unknown".
+        Err(if matched { unknown() } else { absent() })
     }
     /// `resources/read` of a catalog resource or of a URI matching a resource template.
     pub(crate) fn read_uri(&self, call: &Call, out: &mut Outcome) -> Result<String> {

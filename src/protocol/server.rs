@@ -163,22 +163,53 @@ impl Server {
         if call.ctx.view.is_some() || !matches!(kind, Kind::Tool | Kind::Prompt) {
             return None;
         }
-        let (i, up) = origins
+        let (i, _) = origins
             .down
             .iter()
             .filter_map(|&i| Some((i, self.catalog.upstreams.get(i)?)))
             .filter(|(_, up)| id.starts_with(up.prefix.as_str()))
             .max_by_key(|(_, up)| up.prefix.len())?;
-        let label = up.label();
+        Some(Error::params(self.down_message(i, what, id)))
+    }
+
+    /// The message for a read of a URI the catalog does not hold that an upstream now down
+    /// held when last up (the resource itself, or a template space that starts it; the longest
+    /// wins), under the same conditions as [`Server::down_item`].
+    #[cfg(feature = "gateway")]
+    pub(crate) fn down_uri(&self, uri: &str, call: &Call) -> Option<String> {
+        if call.ctx.view.is_some() {
+            return None;
+        }
+        let (_, _, i) = self
+            .catalog
+            .origins
+            .down_uris
+            .iter()
+            .filter(|(space, key, _)| {
+                if *space {
+                    uri.starts_with(key.as_str())
+                } else {
+                    uri == key
+                }
+            })
+            .max_by_key(|(_, key, _)| key.len())?;
+        Some(self.down_message(*i, "resource", uri))
+    }
+
+    /// "`upstream` is down (why); its `what` "`id`" is unavailable until it is back".
+    #[cfg(feature = "gateway")]
+    fn down_message(&self, i: usize, what: &str, id: &str) -> String {
+        let origins = &self.catalog.origins;
+        let label = self.catalog.upstreams.get(i).map(|up| up.label()).unwrap_or_default();
         let why = origins
             .why_down
             .iter()
             .find(|(j, _)| *j == i)
             .map(|(_, why)| why.strip_prefix(&format!("{label}: ")).unwrap_or(why).to_string())
             .unwrap_or_else(|| "it is out of the lists".into());
-        Some(Error::params(format!(
+        format!(
             "{label} is down ({why}); its {what} \"{id}\" is unavailable until it is back (the operator's status at /mcp-sieve/upstreams says when it is tried again)"
-        )))
+        )
     }
 
     #[cfg(not(feature = "gateway"))]

@@ -706,6 +706,8 @@ impl Gateway {
             .filter_map(|(i, m)| Some((i, m.error.clone()?)))
             .filter(|(i, _)| catalog.origins.down.contains(i))
             .collect();
+        // The URIs they held at the last build, so a read of one names its upstream too.
+        catalog.origins.down_uris = self.claims.uris_of(&catalog.origins.down);
         Ok(catalog)
     }
 

@@ -141,6 +141,17 @@ impl Claims {
 }
 
 impl Claims {
+    /// The resource URIs and template spaces (`(template, key, upstream)`) that the upstreams of
+    /// `members` hold: a read of one while its upstream is down names it.
+    pub fn uris_of(&self, members: &[usize]) -> Vec<(bool, String, usize)> {
+        let mut out = Vec::new();
+        for (&i, held) in self.uris.iter().filter(|(i, _)| members.contains(i)) {
+            out.extend(held.resources.iter().map(|u| (false, u.clone(), i)));
+            out.extend(held.spaces.iter().map(|u| (true, u.clone(), i)));
+        }
+        out
+    }
+
     /// The claims after a build whose catalog came from `o`: what each upstream now lists, and
     /// what upstreams that are down held before.
     pub fn after_build(&self, o: &crate::catalog::Origins) -> Claims {
