@@ -21,6 +21,8 @@ pub mod audit;
 pub mod explain;
 #[cfg(feature = "operate")]
 pub mod limits;
+#[cfg(feature = "check")]
+pub mod locate;
 mod options;
 mod overlay;
 #[cfg(feature = "gateway")]

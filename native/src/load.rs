@@ -138,7 +138,7 @@ pub fn problems(doc: &Value, file: &str, text: &str, secrets: bool) -> Vec<Strin
                 mcp_sieve::Error::Catalog(m) => m,
                 other => other.to_string(),
             };
-            match crate::locate::position(text, &crate::locate::leading_path(&message)) {
+            match mcp_sieve::catalog::locate::position(text, &mcp_sieve::catalog::locate::leading_path(&message)) {
                 Some((line, column)) => format!("{file}:{line}:{column}: {message}"),
                 None => format!("{file}: {message}"),
             }

@@ -18,7 +18,6 @@ mod export;
 mod gateway;
 mod init;
 mod load;
-mod locate;
 mod mcp_config;
 mod meaning;
 mod metrics;

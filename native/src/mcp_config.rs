@@ -167,7 +167,7 @@ struct Conv<'a> {
 
 impl Conv<'_> {
     fn problem(&self, path: &[&str], message: String) -> Problem {
-        let (line, column) = crate::locate::position(self.text, path).unwrap_or_default();
+        let (line, column) = mcp_sieve::catalog::locate::position(self.text, path).unwrap_or_default();
         Problem {
             line,
             column,
