@@ -1,8 +1,9 @@
 //! Operating the native server (issue 42): the rate limits' buckets in this process, the audit
-//! sink (a JSON-lines file rotated by size, or stdout) and the metrics, around each request:
-//! [`Operate::before`] finds the use a request makes and refuses it over a limit (429);
-//! [`Operate::after`] writes its audit record and counts it. The records, refusals and reasons
-//! are built by the core (`mcp_sieve::operate`).
+//! sink (a JSON-lines file rotated by size, or stdout) and the metrics, around each request of
+//! `serve` and each line of `stdio`: [`Operate::before`] finds the use a request makes and
+//! refuses it over a limit (429 over HTTP); [`Operate::after`] (an HTTP reply) or
+//! [`Operate::answered`] (a whole JSON answer, as `stdio` writes it) writes its audit record and
+//! counts it. The records, refusals and reasons are built by the core (`mcp_sieve::operate`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -110,6 +111,13 @@ pub(crate) struct Seen {
     started: Instant,
 }
 
+impl Seen {
+    /// The JSON-RPC id of the use it is, as JSON text (`None`: not a use, nothing to audit).
+    pub(crate) fn use_id(&self) -> Option<String> {
+        self.usage.as_ref().map(|u| u.id.to_string())
+    }
+}
+
 impl Operate {
     /// The hooks for `server`'s document (`audit`, `limits`); relative audit paths are beside
     /// the document (`folder`).
@@ -207,11 +215,21 @@ impl Operate {
         }
         let (parts, body) = reply.into_parts();
         let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        self.answered(server, env, &seen, &bytes, parts.status.as_u16());
+        hyper::Response::from_parts(parts, Full::new(bytes).boxed())
+    }
+
+    /// After the core (and the upstream): audits and counts the request whose whole JSON answer
+    /// is `bytes`, sent with HTTP `status` (200 for a line of `stdio`).
+    pub(crate) fn answered(&self, server: &Server, env: &Env, seen: &Seen, bytes: &[u8], status: u16) {
+        if seen.method.is_none() {
+            return;
+        }
         // A use's answer is read whole (its outcome, its payload); any other only where an
         // error code would be (a large list is not read again).
         let ended = match &seen.usage {
             // Payloads in the record: the answer read whole.
-            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(&bytes)),
+            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => Ended {
                 error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
                 tool_error: bytes.windows(15).any(|w| w == b"\"isError\":true"),
@@ -226,11 +244,19 @@ impl Operate {
             (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(u, env),
             _ => None,
         };
-        self.finish(&seen, refused.as_deref(), &ended, parts.status.as_u16());
+        self.finish(seen, refused.as_deref(), &ended, status);
         if let Some(m) = &self.metrics {
-            tokens_saved(m, server, env, seen.method.as_deref(), &bytes);
+            tokens_saved(m, server, env, seen.method.as_deref(), bytes);
         }
-        hyper::Response::from_parts(parts, Full::new(bytes).boxed())
+    }
+
+    /// A request that got no answer (a `stdio` call its client cancelled): its outcome `unknown`.
+    pub(crate) fn unanswered(&self, seen: &Seen) {
+        let ended = Ended {
+            unknown: true,
+            ..Ended::default()
+        };
+        self.finish(seen, None, &ended, 200);
     }
 
     /// Writes the record and counts the request.

@@ -4,9 +4,12 @@
 //! writer task (so messages never interleave), logs to stderr only, and performs the effects:
 //! a `tasks/result` that waits, a forward to the upstream, a question asked mid-call (its answer
 //! comes back on stdin; a 2026-07-28 client's with its next call, see `relay::ParkedCalls`, or
-//! for its task's question with its `tasks/update`, see `task_asks`), list changes. stdin
-//! closing ends the process.
+//! for its task's question with its `tasks/update`, see `task_asks`), list changes. The
+//! document's rate limits and audit trail apply as in `serve` (`operate`): a use over a limit
+//! gets the same JSON-RPC error (there is no HTTP 429 here), and each use's record is written
+//! when its answer goes out. stdin closing ends the process.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tracing::Instrument;
@@ -20,6 +23,7 @@ use tokio::sync::mpsc;
 use crate::error::ServerError;
 use crate::gateway::{Gateway, Wait};
 use crate::load::Document;
+use crate::operate::{MetricsAt, Operate, Seen};
 use crate::outbox::Clients;
 use crate::platform::now_ms;
 use crate::relay::{self, BoxFuture, Downstream, First, ParkedCalls, Parking};
@@ -31,6 +35,9 @@ const POLL: Duration = Duration::from_millis(50);
 const TICK: Duration = Duration::from_secs(1);
 /// Longest a `tasks/result` is held open before it is answered with an error.
 const MAX_WAIT_MS: i64 = 10 * 60_000;
+
+/// A use waiting for its answer: the server and the caller it ran on, and what `operate` saw.
+type Pending = (Arc<Server>, Env, Seen);
 
 /// Everything the lines of one stdio connection share.
 struct Link {
@@ -46,6 +53,11 @@ struct Link {
     /// Its tasks' `tasks/result` exchanges waiting for its `tasks/update` (`task_asks`).
     asking: ParkedTasks,
     out: mpsc::UnboundedSender<String>,
+    /// Rate limits' buckets and the audit sink (`operate`; no metrics: nothing serves them here).
+    operate: Operate,
+    /// Uses waiting for their answer to be written, by their JSON-RPC id (as JSON text), with
+    /// the server and the caller they ran on.
+    uses: Mutex<HashMap<String, Pending>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -84,7 +96,60 @@ impl Link {
     }
 
     fn send(&self, line: String) {
+        self.audit(&line);
         let _ = self.out.send(one_line(line));
+    }
+
+    /// The caller's view of the server now (the process's: no principal, the flags' view).
+    fn env(&self) -> Env {
+        Env {
+            now_ms: now_ms(),
+            principal: None,
+            fresh_id: fresh_id(),
+            view: self.live().view,
+            identity: None,
+        }
+    }
+
+    /// Before a line runs, rate limits and audit as `serve` applies them (`operate`): a use over
+    /// a limit gets its refusal here (its record written); another waits for its answer
+    /// ([`Link::audit`]).
+    async fn admit(&self, line: &str) -> Option<String> {
+        // An upstream that cannot be listed: the line gets the reason from `receive`.
+        let server = self.current().await.ok()?;
+        let env = self.env();
+        let (seen, over) = self.operate.before(&server, line.as_bytes(), &env);
+        if let Some(refusal) = over {
+            return Some(refusal.body);
+        }
+        if let Some(id) = seen.use_id() {
+            lock(&self.uses).insert(id, (server, env, seen));
+        }
+        None
+    }
+
+    /// Writes the audit record of the use `line` answers, if it is one.
+    fn audit(&self, line: &str) {
+        if lock(&self.uses).is_empty() {
+            return;
+        }
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            return;
+        };
+        // An answer has an id and no method (a request of the server's has both).
+        let (Some(id), None) = (msg.get("id"), msg.get("method")) else {
+            return;
+        };
+        if let Some((server, env, seen)) = lock(&self.uses).remove(&id.to_string()) {
+            self.operate.answered(&server, &env, &seen, line.as_bytes(), 200);
+        }
+    }
+
+    /// A use its client cancelled (`id`: its JSON-RPC id as JSON text): recorded unanswered.
+    fn cancelled(&self, id: &str) {
+        if let Some((_, _, seen)) = lock(&self.uses).remove(id) {
+            self.operate.unanswered(&seen);
+        }
     }
 
     /// Runs one line through the core.
@@ -105,13 +170,7 @@ impl Link {
                 };
             }
         };
-        let env = Env {
-            now_ms: now_ms(),
-            principal: None,
-            fresh_id: fresh_id(),
-            view: self.live().view,
-            identity: None,
-        };
+        let env = self.env();
         let (step, opened) = {
             let mut conn = lock(&self.conn);
             let had_session = conn.session_id().is_some();
@@ -356,6 +415,7 @@ pub async fn run(
     }
     crate::load::index_in_background(&server);
     let view = view_args.resolve(server.catalog())?;
+    let operate = Operate::new(&server, folder, MetricsAt::Off)?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
     // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
@@ -396,6 +456,8 @@ pub async fn run(
         parked: ParkedCalls::default(),
         asking: ParkedTasks::default(),
         out: tx,
+        operate,
+        uses: Mutex::default(),
     });
     // What upstreams send outside any request reaches the client (`standalone`).
     let clients: Arc<dyn Clients> = link.clone();
@@ -445,8 +507,11 @@ pub async fn run(
                 .as_ref()
                 .and_then(|m| m["params"].get("requestId"))
                 .map(|v| v.to_string());
-            if let Some(handle) = id.and_then(|id| running.remove(&id)) {
-                handle.abort();
+            if let Some(id) = id {
+                if let Some(handle) = running.remove(&id) {
+                    handle.abort();
+                }
+                link.cancelled(&id);
             }
         }
         // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
@@ -458,6 +523,10 @@ pub async fn run(
         let view = link.live().view;
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         crate::telemetry::record(&span, None, label, None);
+        if let Some(refusal) = link.admit(&line).instrument(span.clone()).await {
+            link.send(refusal);
+            continue;
+        }
         let mut step = link.receive(&line).instrument(span.clone()).await;
         if span.in_scope(|| write(&link, &mut step)) {
             let handle = waiting.spawn(finish(link.clone(), line, step).instrument(span));

@@ -2,7 +2,8 @@
 // target/debug/mcp-sieve: one audit record per use (two principals, a call refused by policy,
 // one by a rate limit, an unknown tool) with the right fields; payloads absent by default, present
 // and PII-redacted when the document opts in; rotation at maxBytes; `mcp-sieve audit --tool X
-// --since 7d` lists the right records; /metrics behind the token, scraped by a real Prometheus
+// --since 7d` lists the right records; `mcp-sieve stdio` (launched by the official SDK's
+// StdioClientTransport) applies the same rate limits and audit trail; /metrics behind the token, scraped by a real Prometheus
 // (Debian's `prometheus`, its own storage in a temp dir, 1 s scrapes, a rules file) whose HTTP API
 // answers the expected series.
 import { test, after } from 'node:test';
@@ -11,6 +12,8 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startNative, freePort } from './harness.mjs';
 import { ROOT, sleep } from '../security/helpers.mjs';
 
@@ -116,6 +119,43 @@ test('audit to stdout is refused for mcp-sieve stdio, whose stdout is the protoc
   rmSync(dir, { recursive: true, force: true });
   assert.ok(err, 'stdio should refuse audit.stdout');
   assert.match(err.stderr, /audit\.stdout cannot be used with `mcp-sieve stdio`/);
+});
+
+test('mcp-sieve stdio: a call over the limit gets the same JSON-RPC error, every use one record in the audit file', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-op-'));
+  stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'c.json'), JSON.stringify(docWith({ audit: { file: 'audit.jsonl', payloads: true } })));
+  const client = new Client({ name: 'stdio-operate', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', path.join(dir, 'c.json')], stderr: 'pipe' }));
+  try {
+    assert.equal((await client.callTool({ name: 'echo', arguments: { message: 'to erin@example.com' } })).content[0].text, 'to erin@example.com');
+    await client.callTool({ name: 'gh_search', arguments: {} });
+    await client.callTool({ name: 'gh_search', arguments: {} });
+    await assert.rejects(client.callTool({ name: 'gh_search', arguments: {} }), (err) => {
+      assert.equal(err.code, -32602, String(err));
+      assert.match(err.message, /rate limit "paid-api" reached: 2 uses per 1 min for \(anonymous\); retry in \d+ s/);
+      assert.equal(err.data.limit, 'paid-api');
+      assert.equal(err.data.reason, 'rate-limit:paid-api');
+      assert.ok(err.data.retryAfterMs > 0);
+      return true;
+    });
+    // Still serving after the refusal; a list is not a use.
+    assert.ok((await client.listTools()).tools.length > 0);
+    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }));
+  } finally {
+    await client.close();
+  }
+  const r = records(path.join(dir, 'audit.jsonl'));
+  assert.deepEqual(r.map((x) => [x.principal, x.method, x.item, x.decision, x.reason, x.outcome]), [
+    [null, 'tools/call', 'echo', 'allowed', 'allowed', 'ok'],
+    [null, 'tools/call', 'gh_search', 'allowed', 'allowed', 'ok'],
+    [null, 'tools/call', 'gh_search', 'allowed', 'allowed', 'ok'],
+    [null, 'tools/call', 'gh_search', 'refused', 'rate-limit:paid-api', 'error'],
+    [null, 'tools/call', 'nope', 'refused', 'unknown', 'error'],
+  ]);
+  assert.deepEqual(r[0].arguments, { message: 'to [EMAIL_1]' });
+  assert.equal(r[3].errorCode, -32602);
+  assert.ok(!readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').includes('erin@example.com'));
 });
 
 test('/metrics behind the token, scraped by Prometheus, whose queries answer the expected series', async (t) => {
