@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ROOT, native, startWith, sleep } from '../security/helpers.mjs';
+import { logText } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -120,9 +121,9 @@ for (const [name, mode] of [['legacy', 'legacy'], ['pinned 2026-07-28', { pin: '
 test('the audit rule\'s "would hide" lines reach the server log, naming the rule and the tool', { timeout: 30_000 }, async () => {
   const deadline = Date.now() + 10_000;
   const want = /audit: policy rule "try-no-echo" \(mode audit\) would hide from tools\/call \(tools\): "echo"/;
-  while (!want.test(server.output()) && Date.now() < deadline) await sleep(200);
-  assert.match(server.output(), want);
-  assert.match(server.output(), /audit: policy rule "try-no-echo" \(mode audit\) would hide from tools\/list \(tools\): "echo"/);
+  while (!want.test(logText(server.output())) && Date.now() < deadline) await sleep(200);
+  assert.match(logText(server.output()), want);
+  assert.match(logText(server.output()), /audit: policy rule "try-no-echo" \(mode audit\) would hide from tools\/list \(tools\): "echo"/);
 });
 
 test('over stdio (mcp-sieve stdio, SDK v2 stdio client): the same answers, audit lines on stderr', { skip: native() && 'run once, with the Worker run', timeout: 60_000 }, async () => {

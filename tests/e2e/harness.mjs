@@ -142,6 +142,23 @@ export async function startNative({ port, extraArgs = [], env = {} } = {}) {
   return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve', env);
 }
 
+/**
+ * A server's output as text to match: each JSON log line of the Worker (`{"level":…,"message":…}`,
+ * worker/src/log.rs; wrangler dev colours a warning's and an error's) becomes its message; other
+ * lines (the native server's) stay as they are.
+ */
+export function logText(output) {
+  return output.split('\n').map((line) => {
+    const l = line.replace(/\x1b\[[0-9;]*m/g, '');
+    const at = l.indexOf('{"');
+    if (at < 0) return l;
+    try {
+      const { message } = JSON.parse(l.slice(at));
+      return typeof message === 'string' ? message : line;
+    } catch { return line; }
+  }).join('\n');
+}
+
 /** The server under test: the Worker, or the native server when SIEVE_TARGET=native. */
 export const startTarget = (opts) => (process.env.SIEVE_TARGET === 'native' ? startNative(opts) : startWorker(opts));
 

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort, startNative, startWorker } from './harness.mjs';
+import { freePort, logText, startNative, startWorker } from './harness.mjs';
 import { ROOT, native, sleep } from '../security/helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -104,8 +104,8 @@ test('enforce: a changed description and a renamed tool are quarantined until ap
     const echo = s.pinning.unpinned.find((u) => u.name === 'up_echo');
     assert.deepEqual([echo.reason, echo.change, echo.pinned, echo.upstream], ['quarantine', 'changed', lock.tools.up_echo, 'up']);
     assert.equal(s.pinning.unpinned.find((u) => u.name === 'up_sum').change, 'new');
-    assert.match(gw.output(), /the tool "up_echo" is quarantined \(not listed, not callable\): its definition changed since it was pinned/);
-    assert.match(gw.output(), /the tool "up_sum" is quarantined .*: it is new/);
+    assert.match(logText(gw.output()), /the tool "up_echo" is quarantined \(not listed, not callable\): its definition changed since it was pinned/);
+    assert.match(logText(gw.output()), /the tool "up_sum" is quarantined .*: it is new/);
 
     // Approving one name: the running gateway reads the lock again; the other stays out.
     const approved = pin('--catalog', doc, '--approve', 'up_echo');
@@ -151,7 +151,7 @@ test('warn: unpinned tools stay listed, marked in _meta, and are logged', { skip
     assert.deepEqual(tools.map((t) => [t.name, t._meta[UNPINNED]]), [['up_echo', 'changed'], ['up_sum', 'new']]);
     assert.match(tools[0].description, /id_rsa/, 'listed as the upstream has it now');
     assert.match((await client.callTool({ name: 'up_sum', arguments: {} })).content[0].text, /simulated\] sum/, 'callable, and reaches the upstream');
-    assert.match(gw.output(), /the tool "up_echo" is listed, but not pinned: its definition changed since it was pinned/);
+    assert.match(logText(gw.output()), /the tool "up_echo" is listed, but not pinned: its definition changed since it was pinned/);
     const s = await status(gw);
     assert.deepEqual(s.upstreams[0].quarantined, []);
     assert.equal(s.pinning.unpinned.length, 2);
@@ -187,7 +187,7 @@ test('the Worker: pins from KV key "pins"; a changed tool is quarantined until a
     tools = await listedAfterRefresh(client);
     assert.deepEqual(tools.map((t) => t.name), []);
     await assert.rejects(client.callTool({ name: 'up_echo', arguments: {} }), /Unknown tool/);
-    assert.match(worker.output(), /the tool "up_echo" is quarantined/);
+    assert.match(logText(worker.output()), /the tool "up_echo" is quarantined/);
     const s = await status(worker);
     assert.deepEqual(s.upstreams[0].quarantined, ['up_echo', 'up_sum']);
     assert.equal(s.pinning.unpinned.find((u) => u.name === 'up_echo').reason, 'quarantine');

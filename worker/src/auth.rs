@@ -13,7 +13,7 @@ use mcp_sieve::http::{self, Caller, Party, Who};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{console_error, AbortController, Delay, Fetch, Request, RequestInit};
+use worker::{AbortController, Delay, Fetch, Request, RequestInit};
 
 use crate::platform::now_ms;
 
@@ -62,7 +62,7 @@ async fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
     )
     .await;
     let Ok(public) = imported else {
-        console_error!("mcp-sieve: WebCrypto refused a published key ({:?})", key.alg);
+        crate::log::error(format_args!("WebCrypto refused a published key ({:?})", key.alg));
         return false;
     };
     let sig = Uint8Array::from(signature);
@@ -138,7 +138,7 @@ async fn keys(issuer: &Issuer, party: Party, unknown_kid: bool) -> KeySet {
             Ok(set) => with_cache(party, |c| c.store(set, now_ms())),
             Err(e) => {
                 with_cache(party, |c| c.failed(now_ms()));
-                console_error!("mcp-sieve: {e}");
+                crate::log::error(&e);
             }
         }
     }

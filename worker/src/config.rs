@@ -11,7 +11,7 @@ use std::rc::Rc;
 use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::{Catalog, Error};
-use worker::{console_warn, Env};
+use worker::Env;
 
 use crate::platform;
 
@@ -54,7 +54,7 @@ async fn read(env: &Env) -> Config {
             // Without a configured secret, session ids are tagged with one of this isolate's:
             // sound for one isolate (`wrangler dev`); a deployment sets the secret so that every
             // isolate recognises every session.
-            console_warn!("mcp-sieve: MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
+            crate::log::warn("MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
             cfg.session_secret = Some(http::Secret::new(format!(
                 "{}{}",
                 platform::fresh_id(),

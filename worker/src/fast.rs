@@ -12,7 +12,6 @@
 use mcp_sieve::http;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
-use worker::console_error;
 
 use crate::{config, forward, gateway, shell};
 
@@ -123,7 +122,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     let answer =
         if answer.retry_at.is_some() || answer.watch.is_some() || answer.ask.is_some() || answer.forward.is_some() {
             // `is_fast` keeps these methods off this path; an answer that still needs one is a bug.
-            console_error!("mcp-sieve: the fast path got an answer that needs the full path");
+            crate::log::error("the fast path got an answer that needs the full path");
             http::failed()
         } else {
             answer

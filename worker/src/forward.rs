@@ -506,7 +506,7 @@ fn completed(mut w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
 /// marked as the fast path's with diagnostics on.
 fn done(r: worker::Result<worker::Response>) -> JsValue {
     let r = r.or_else(|e| {
-        worker::console_error!("mcp-sieve: a response could not be built: {e}");
+        crate::log::error(format_args!("a response could not be built: {e}"));
         shell::respond(http::failed())
     });
     let Ok(r) = r else {

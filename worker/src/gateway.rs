@@ -21,7 +21,7 @@ use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
 use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
-use worker::{console_error, console_warn, AbortController, AbortSignal, Delay, Env, Fetcher, Request};
+use worker::{AbortController, AbortSignal, Delay, Env, Fetcher, Request};
 
 use crate::platform::now_ms;
 
@@ -179,19 +179,23 @@ async fn read_pins(local: &Server) {
         Ok(Some(text)) => match mcp_sieve::pin::Pins::parse(&text) {
             Ok(p) => p,
             Err(e) => {
-                console_error!("mcp-sieve: pinning: {PINS_BINDING} key \"{PINS_KEY}\": {e}; the pins read before stay");
+                crate::log::error(format_args!(
+                    "pinning: {PINS_BINDING} key \"{PINS_KEY}\": {e}; the pins read before stay"
+                ));
                 return;
             }
         },
         Ok(None) => mcp_sieve::pin::Pins::default(),
         Err(e) => {
-            console_error!("mcp-sieve: pinning: cannot read {PINS_BINDING} key \"{PINS_KEY}\": {e}");
+            crate::log::error(format_args!(
+                "pinning: cannot read {PINS_BINDING} key \"{PINS_KEY}\": {e}"
+            ));
             return;
         }
     };
     match with(local, |g| g.set_pins(local.catalog(), pins)) {
-        Some(Ok(Some(r))) => r.log.iter().for_each(|l| console_warn!("mcp-sieve: {l}")),
-        Some(Err(e)) => console_error!("mcp-sieve: pinning: {e}"),
+        Some(Ok(Some(r))) => r.log.iter().for_each(crate::log::warn),
+        Some(Err(e)) => crate::log::error(format_args!("pinning: {e}")),
         _ => {}
     }
 }
@@ -286,7 +290,7 @@ pub async fn pass_on(server: &Server, session: &mcp_sieve::protocol::Session, bo
     let sends = with(server, |g| g.notifying(session, body)).unwrap_or_default();
     for (member, mut conv, mut exchange) in sends {
         if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, None)).await {
-            console_error!("mcp-sieve: a client's notification was not passed on: {e}");
+            crate::log::error(format_args!("a client's notification was not passed on: {e}"));
         }
     }
 }
@@ -325,8 +329,10 @@ pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
         let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
         match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
             Either::Left((None | Some(Ok(_)), _)) => {}
-            Either::Left((Some(Err(e)), _)) => console_error!("mcp-sieve: an upstream session was not closed: {e}"),
-            Either::Right(_) => console_error!("mcp-sieve: an upstream session was not closed in time"),
+            Either::Left((Some(Err(e)), _)) => {
+                crate::log::error(format_args!("an upstream session was not closed: {e}"))
+            }
+            Either::Right(_) => crate::log::error("an upstream session was not closed in time"),
         }
     }
 }
@@ -454,7 +460,9 @@ pub(crate) async fn read_answer(
                         // In the same upstream session; its reply (202) carries nothing.
                         let answered = upstream::answer_post(&post.headers, &answer);
                         if let Err(e) = Box::pin(post_once(url, via.clone(), answered, signal, None, max)).await {
-                            console_error!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+                            crate::log::error(format_args!(
+                                "an answer to an upstream's request was not delivered: {e}"
+                            ));
                         }
                     }
                 }
@@ -526,10 +534,10 @@ async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Erro
     let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
         .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
     if let Some(e) = done.failure {
-        console_error!("mcp-sieve: {e}; the other upstreams keep serving");
+        crate::log::error(format_args!("{e}; the other upstreams keep serving"));
     }
     for line in &done.log {
-        console_warn!("mcp-sieve: {line}");
+        crate::log::warn(line);
     }
     Ok(Some(done.server))
 }
@@ -555,10 +563,10 @@ async fn check(local: &Server, checks: Vec<upstream::Check>) {
     match with(local, |g| g.checked(local.catalog(), done, now_ms())) {
         Some(Ok(Some(r))) => {
             if let Some(e) = r.failure {
-                console_error!("mcp-sieve: {e}; it left the lists, the other upstreams keep serving");
+                crate::log::error(format_args!("{e}; it left the lists, the other upstreams keep serving"));
             }
         }
-        Some(Err(e)) => console_error!("mcp-sieve: the lists were not rebuilt after a check: {e}"),
+        Some(Err(e)) => crate::log::error(format_args!("the lists were not rebuilt after a check: {e}")),
         _ => {}
     }
 }
@@ -769,7 +777,7 @@ async fn finish_gather(
 pub async fn status(local: &Server, method: &str) -> http::Response {
     if method == "GET" {
         if let Err(e) = serving(local).await {
-            console_error!("mcp-sieve: {e}");
+            crate::log::error(&e);
         }
     }
     upstream::status_response(with(local, |g| g.status(now_ms())), method)

@@ -162,7 +162,7 @@ pub async fn admit(server: &Server, mut answer: http::Response) -> http::Respons
     let refusal = match send(&ns, &ask_of(server, BudgetStep::Admit(a.entry), true)).await {
         Ok(r) => r,
         Err(e) => {
-            worker::console_error!("mcp-sieve: the task ledger could not be asked: {e}");
+            crate::log::error(format_args!("the task ledger could not be asked: {e}"));
             None
         }
     };
@@ -189,7 +189,7 @@ pub async fn flush(server: &Server) {
     };
     for step in steps {
         if let Err(e) = send(&ns, &ask_of(server, step, true)).await {
-            worker::console_error!("mcp-sieve: the task ledger could not be told: {e}");
+            crate::log::error(format_args!("the task ledger could not be told: {e}"));
         }
     }
 }
@@ -333,7 +333,7 @@ impl DurableObject for TaskLedger {
         for id in &evicted {
             // A failed deletion leaves a finished task to its own TTL; the budget already let it go.
             if let Err(e) = self.evict(id).await {
-                worker::console_error!("mcp-sieve: cannot delete an evicted task: {e}");
+                crate::log::error(format_args!("cannot delete an evicted task: {e}"));
             }
         }
         Response::from_json(&answer)

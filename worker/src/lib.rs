@@ -12,6 +12,7 @@ mod forward;
 mod gateway;
 mod ledger;
 mod limiter;
+mod log;
 mod operate;
 mod platform;
 mod relay;
@@ -25,7 +26,7 @@ mod watch;
 use mcp_sieve::http;
 use mcp_sieve::protocol::{self, jsonrpc, BudgetStep};
 use mcp_sieve::upstream;
-use worker::{console_error, event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
+use worker::{event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
 pub use ledger::TaskLedger;
 pub use limiter::RateLimiter;
@@ -65,7 +66,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         // Without valid transport options no caller can be authenticated: the detail goes to
         // the log, not to whoever asks.
         Err(e) => {
-            console_error!("mcp-sieve: invalid transport configuration: {e}");
+            log::error(format_args!("invalid transport configuration: {e}"));
             return shell::respond(http::misconfigured_privately());
         }
     };
@@ -194,7 +195,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
                     // Stateless: no Durable Object; a request that needs a session is refused by
                     // the core.
                     let mut store = http::MemoryStore::default();
-                    let answer = shell::run(server, cfg, request, &mut store, fresh.clone(), caller, true).await;
+                    let answer = shell::run(server, cfg, request, &mut store, fresh.clone(), &caller, true).await;
                     if !shell::relayable(server, &answer) {
                         return watch::respond(answer, loaded.clone());
                     }
@@ -238,7 +239,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     // A session object that failed (a panic, a storage outage) is logged without content; the
     // client gets a JSON-RPC error, and the object starts afresh from its storage next time.
     answer.or_else(|e| {
-        console_error!("mcp-sieve: a session object failed: {e}");
+        log::About::of(&caller, &body).error(format_args!("a session object failed: {e}"));
         shell::respond(http::failed())
     })
 }

@@ -127,7 +127,9 @@ pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http
     let ns = match env.durable_object(BINDING) {
         Ok(ns) => ns,
         Err(e) => {
-            worker::console_error!("mcp-sieve: rate limits need the {BINDING} Durable Object binding: {e}");
+            crate::log::About::of_use(u).error(format_args!(
+                "rate limits need the {BINDING} Durable Object binding: {e}"
+            ));
             return None;
         }
     };
@@ -140,16 +142,18 @@ pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http
                 refused = Some(Refusal::of(t, ms))
             }
             Ok(Some(_)) => {}
-            Err(e) => worker::console_error!("mcp-sieve: the rate limit \"{}\" could not be asked: {e}", t.id),
+            Err(e) => {
+                crate::log::About::of_use(u).error(format_args!("the rate limit \"{}\" could not be asked: {e}", t.id))
+            }
         }
     }
     let r = refused?;
     for t in given {
         if let Err(e) = send(&ns, t, "refund").await {
-            worker::console_error!(
-                "mcp-sieve: a token of rate limit \"{}\" could not be given back: {e}",
+            crate::log::About::of_use(u).error(format_args!(
+                "a token of rate limit \"{}\" could not be given back: {e}",
                 t.id
-            );
+            ));
         }
     }
     let response = mcp_sieve::operate::refused(&r, &u.id);

@@ -104,7 +104,7 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
             .add_double(1.0)
             .build();
         if let Err(e) = d.write_data_point(&point) {
-            worker::console_error!("mcp-sieve: a metrics data point could not be written: {e}");
+            crate::log::About::of_use(u).error(format_args!("a metrics data point could not be written: {e}"));
         }
     });
 }

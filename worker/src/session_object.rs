@@ -11,7 +11,7 @@ use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::Session;
 use mcp_sieve::task::Task;
 use serde::Deserialize;
-use worker::{console_error, console_log, durable_object, DurableObject, Env, Request, Response, Result, State};
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 use worker::{ScheduledTime, SqlStorage, SqlStorageValue};
 
 use crate::{config, platform, shell};
@@ -187,7 +187,7 @@ impl SessionStore for SqlStore {
         }
         let loaded = self
             .try_load(id)
-            .inspect_err(|e| console_error!("mcp-sieve: cannot load a session: {e}"))
+            .inspect_err(|e| crate::log::error(format_args!("cannot load a session: {e}")))
             .ok()
             .flatten();
         self.cache.replace(loaded.clone());
@@ -199,7 +199,7 @@ impl SessionStore for SqlStore {
         match self.try_save(session, before.as_ref()) {
             Ok(()) => self.cache.replace(Some(session.clone())),
             Err(e) => {
-                console_error!("mcp-sieve: cannot save a session: {e}");
+                crate::log::error(format_args!("cannot save a session: {e}"));
                 self.cache.replace(None)
             }
         };
@@ -225,7 +225,7 @@ impl SessionStore for SqlStore {
             .exec("DELETE FROM task WHERE session = ?", vec![id.into()])
             .and_then(|_| self.exec("DELETE FROM session WHERE id = ?", vec![id.into()]));
         if let Err(e) = gone {
-            console_error!("mcp-sieve: cannot delete a session: {e}");
+            crate::log::error(format_args!("cannot delete a session: {e}"));
         }
     }
 }
@@ -348,7 +348,7 @@ impl DurableObject for SessionObject {
             Ok(c) => c,
             Err(refusal) => return shell::respond(*refusal),
         };
-        let answer = shell::run(server, cfg, request, &mut store, fresh, caller, true).await;
+        let answer = shell::run(server, cfg, request, &mut store, fresh, &caller, true).await;
         crate::ledger::flush(server).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
@@ -432,14 +432,14 @@ impl DurableObject for SessionObject {
             store.delete_all()?;
             self.cache.replace(None);
             self.state.storage().delete_alarm().await?;
-            console_log!("mcp-sieve: alarm deleted an idle session");
+            crate::log::info("alarm deleted an idle session");
             return Response::empty();
         }
         let removed = store.expire(now)?;
         // The expired tasks are gone from SQLite; the next request reads the session afresh.
         self.cache.replace(None);
         // Counts only: no ids, no content.
-        console_log!("mcp-sieve: alarm removed {removed} expired task(s)");
+        crate::log::info(format_args!("alarm removed {removed} expired task(s)"));
         self.schedule(&store, idle_ms).await?;
         Response::empty()
     }

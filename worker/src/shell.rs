@@ -144,7 +144,7 @@ pub async fn run(
     request: http::Request<'_>,
     store: &mut dyn SessionStore,
     fresh_id: String,
-    caller: Caller,
+    caller: &Caller,
     relay: bool,
 ) -> http::Response {
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
@@ -155,9 +155,9 @@ pub async fn run(
     let server = gateway.as_deref().unwrap_or(server);
     let started = now_ms();
     // Its audit record and counters (`operate`), when the document audits or a dataset counts.
-    let seen = crate::operate::seen(server, request.body, &caller);
+    let seen = crate::operate::seen(server, request.body, caller);
     loop {
-        let answer = serve_now(server, cfg, request, store, &fresh_id, &caller);
+        let answer = serve_now(server, cfg, request, store, &fresh_id, caller);
         // A gateway task is admitted in the server's task budget before its call leaves.
         let answer = match answer.forward.as_ref().is_some_and(|f| f.admit.is_some()) {
             true => crate::ledger::admit(server, answer).await,
@@ -169,12 +169,12 @@ pub async fn run(
                 Delay::from(Duration::from_millis(wait)).await;
             }
             _ if relay && gateway.is_some() && relayable(server, &answer) => {
-                crate::operate::finish(server, &caller, seen, &answer, None);
+                crate::operate::finish(server, caller, seen, &answer, None);
                 return answer;
             }
             _ => {
                 let answer = crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await;
-                crate::operate::finish(server, &caller, seen, &answer, None);
+                crate::operate::finish(server, caller, seen, &answer, None);
                 return answer;
             }
         }
@@ -216,8 +216,9 @@ pub fn serve_now(
     };
     let answer = http::serve(server, cfg, request, store, &env);
     // Filter failures and ignored inputs reach the platform's log (no conversation content).
-    for line in &answer.log {
-        worker::console_log!("mcp-sieve: {line}");
+    if !answer.log.is_empty() {
+        let about = crate::log::About::of(caller, request.body);
+        answer.log.iter().for_each(|line| about.info(line));
     }
     answer
 }

@@ -23,7 +23,7 @@ use mcp_sieve::http::SessionStore;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::upstream::{self, FromStream, Post, Relayed};
 use serde_json::Value;
-use worker::{console_error, AbortController, Delay};
+use worker::{AbortController, Delay};
 
 use crate::platform::{self, now_ms};
 
@@ -178,7 +178,7 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
     let outcome = stream(member, &headers, &session, &controller, &opened).await;
     done(&opened);
     if let Err(e) = outcome {
-        console_error!("mcp-sieve: an upstream session's GET stream: {e}");
+        crate::log::error(format_args!("an upstream session's GET stream: {e}"));
     }
     controller.abort();
     READING.with(|r| r.borrow_mut().remove(&id));
@@ -282,6 +282,8 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
 
 async fn answer_upstream(member: usize, post: Post) {
     if let Err(e) = crate::gateway::send(member, post, None).await {
-        console_error!("mcp-sieve: an answer to an upstream's request was not delivered: {e}");
+        crate::log::error(format_args!(
+            "an answer to an upstream's request was not delivered: {e}"
+        ));
     }
 }
