@@ -10,6 +10,7 @@ mod config;
 mod fast;
 mod forward;
 mod gateway;
+mod heap;
 mod ledger;
 mod limiter;
 mod log;

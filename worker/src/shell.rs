@@ -20,6 +20,8 @@ const PANIC_HEADER: &str = "X-Sieve-Panic";
 pub const PATH_HEADER: &str = "X-Sieve-Path";
 /// Response header carrying the wasm memory size in bytes (with diagnostics on).
 const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
+/// The diagnostics header with the bytes the heap holds ([`crate::heap`]).
+const HEAP_HEADER: &str = "X-Sieve-Wasm-Heap";
 
 /// Longest a `tasks/result` waits in one request.
 const MAX_WAIT_MS: i64 = 30_000;
@@ -232,6 +234,7 @@ pub fn respond(a: http::Response) -> Result<Response> {
     }
     if crate::config::diagnostics() {
         b = b.with_header(MEMORY_HEADER, &wasm_memory_bytes().to_string())?;
+        b = b.with_header(HEAP_HEADER, &crate::heap::live_bytes().to_string())?;
     }
     Ok(if a.body.is_empty() {
         b.empty()
