@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # What operating costs (issue 42 item 6; a script, not a test): the native server (release) with
-# metrics off and no limits, then with metrics on (the default) and one rate limit that every call
-# counts against (never reached), under wrk (bench/wrk-list.lua, 2026-07-28 stateless requests,
+# logs, metrics and traces off and no limits, then with logs at info and metrics on (the
+# defaults), traces sampled at 10% (OTEL_TRACES_SAMPLER=traceidratio, exported over OTLP/HTTP to a
+# loopback sink that answers 200) and one rate limit that every call counts against (never
+# reached), under wrk (bench/wrk-list.lua, 2026-07-28 stateless requests,
 # 127.0.0.1 only): tools/call of `echo` and a filtered tools/list over a 1,000-tool catalog.
-# Prints requests/s, p50 and p99 of each, and the ratios (goal: >= 95% of the throughput, p99 not
-# more than 10% worse).
+# Each part is also measured alone (logs, metrics, traces, the limit), so the table says where the
+# cost is. Prints requests/s, p50, p99 and the server's CPU time per request (its own user + system
+# time over the requests served: steadier than throughput on a machine doing other work) of each,
+# and the ratios to everything off (goal: >= 95% of the throughput, p99 not more than 10% worse).
 #   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +18,12 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2
 cargo build -q --release -p mcp-sieve-server
 work="$(mktemp -d)"
 pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; rm -rf "$work"; }
+sink=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  [ -n "$sink" ] && kill "$sink" 2>/dev/null || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 
@@ -29,37 +38,71 @@ require("fs").writeFileSync(process.argv[3], JSON.stringify({ jsonrpc: "2.0", id
 require("fs").writeFileSync(process.argv[4], JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { filter: { groups: ["g3"] }, _meta: meta } }) + "\n");
 ' "$work/plain.json" "$work/limited.json" "$work/call.txt" "$work/list.txt"
 
-run() { # label catalog bodies extra-args...
-  local label="$1" catalog="$2" bodies="$3"; shift 3
-  local port; port="$(free_port)"
-  target/release/mcp-sieve serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "$@" > "$work/server.log" 2>&1 &
+# The OTLP sink: takes every export and answers 200 (what is exported is checked by
+# tests/e2e/otel.test.mjs; here only its cost counts).
+sink_port="$(free_port)"
+python3 - "$sink_port" >"$work/sink.log" 2>&1 <<'PY' &
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+PY
+sink=$!
+
+# run LABEL WHAT: the server with the parts LABEL names (off, logs, metrics, traces, limit, all)
+# under wrk with WHAT's requests (call, list); one JSON line.
+run() {
+  local label="$1" what="$2" port catalog="$work/plain.json" args=(--metrics off) env=(MCP_SIEVE_LOG=off)
+  port="$(free_port)"
+  local traces=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink_port" OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1)
+  case "$label" in
+    logs) env=(MCP_SIEVE_LOG=info) ;;
+    metrics) args=() ;;
+    traces) env+=("${traces[@]}") ;;
+    limit) catalog="$work/limited.json" ;;
+    all) env=(MCP_SIEVE_LOG=info "${traces[@]}"); args=(); catalog="$work/limited.json" ;;
+  esac
+  env "${env[@]}" target/release/mcp-sieve serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "http://127.0.0.1:$port/mcp" && break
     sleep 0.1
   done
-  BODIES="$bodies" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
-  local out; out=$(BODIES="$bodies" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
+  BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
+  local t0 t1 out
+  t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  out=$(BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
+  t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-  echo "$label $out"
+  printf '{"what":"%s","label":"%s","ticks":%s,"wrk":%s}\n' "$what" "$label" "$((t1 - t0))" "$out"
 }
 
-results="$work/results.txt"
+results="$work/results.jsonl"
 # Alternated, twice each: the best run of each counts (a shared machine's noise only slows).
 for round in 1 2; do
   for what in call list; do
-    run "$what off" "$work/plain.json" "$work/$what.txt" --metrics off >> "$results"
-    run "$what on" "$work/limited.json" "$work/$what.txt" >> "$results"
+    for label in off logs metrics traces limit all; do
+      run "$label" "$what" >> "$results"
+    done
   done
 done
 node -e '
-const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => { const i = l.indexOf("{"); const [what, mode] = l.slice(0, i).trim().split(" "); return { what, mode, ...JSON.parse(l.slice(i)) }; });
-const pick = (w, m) => lines.filter((x) => x.what === w && x.mode === m).sort((a, b) => b.rps - a.rps)[0];
-const rps = (x) => x.rps;
-console.log("| request | metrics off, no limit: req/s, p50, p99 (ms) | metrics on + one limit: req/s, p50, p99 (ms) | throughput ratio | p99 ratio | errors |");
-console.log("|---|---|---|---|---|---|");
+const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const tick = 1e6 / Number(process.argv[2]);
+const best = (w, l) => rows.filter((x) => x.what === w && x.label === l).sort((a, b) => b.wrk.rps - a.wrk.rps)[0];
+const cpu = (w, l) => Math.min(...rows.filter((x) => x.what === w && x.label === l).map((x) => x.ticks * tick / x.wrk.requests));
+const names = { off: "everything off", logs: "logs at info", metrics: "metrics on", traces: "traces sampled at 10% (OTLP)", limit: "one rate limit", all: "all four" };
+console.log("| request | server | req/s | p50 (ms) | p99 (ms) | server CPU per request (µs) | throughput vs off | p99 vs off | CPU vs off |");
+console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const w of ["call", "list"]) {
-  const a = pick(w, "off"), b = pick(w, "on");
-  console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${Math.round(rps(a))}, ${a.p50}, ${a.p99} | ${Math.round(rps(b))}, ${b.p50}, ${b.p99} | ${(100 * rps(b) / rps(a)).toFixed(1)}% | ${(b.p99 / a.p99).toFixed(2)} | ${a.errors}/${b.errors} |`);
+  const off = best(w, "off");
+  for (const l of Object.keys(names)) {
+    const x = best(w, l);
+    console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${names[l]} | ${Math.round(x.wrk.rps)} | ${x.wrk.p50} | ${x.wrk.p99} | ${cpu(w, l).toFixed(1)} | ${(100 * x.wrk.rps / off.wrk.rps).toFixed(1)}% | ${(x.wrk.p99 / off.wrk.p99).toFixed(2)} | +${(cpu(w, l) - cpu(w, "off")).toFixed(1)} µs |`);
+  }
 }
-' "$results"
+' "$results" "$(getconf CLK_TCK)"
