@@ -1,24 +1,37 @@
-//! The Worker's configuration, read once per isolate: the catalog document (the
-//! `MCP_SIEVE_CONFIG` variable, else the `config` key of the `MCP_SIEVE_KV` namespace when bound,
-//! else the embedded default) and the transport options (`http::Config::from_vars`). Validated
+//! The Worker's configuration: the catalog document (the `MCP_SIEVE_CONFIG` variable, else the
+//! `config` key of the `MCP_SIEVE_KV` namespace when bound, else the embedded default) and the
+//! transport options (`http::Config::from_vars`), read on an isolate's first request. Validated
 //! together; an invalid configuration is kept as its error, which every request then receives.
+//! Change without a restart: when the document is not the variable's and the namespace is
+//! bound, each isolate reads the `config` key again on requests (a GET stream's ticks among
+//! them), at most every [`CHECK_MS`]; a changed value is built whole — server, gateway over its
+//! upstreams — and only then put in place for the requests that follow (a session keeps its
+//! view and concerns; its GET stream sends `list_changed`); a value with errors changes nothing
+//! and logs each error with its line and field. Variables, secrets and bindings (among them
+//! `MCP_SIEVE_CONFIG` and the upstreams' service bindings) change only with a deploy.
 //! `MCP_SIEVE_DIAGNOSTICS` (for tests only) turns on the shell's diagnostics (`shell::respond`,
 //! `shell::run`).
 
 use std::cell::{Cell, RefCell};
+use std::hash::Hasher;
 use std::rc::Rc;
 
+use mcp_sieve::catalog::locate;
 use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::{Catalog, Error};
+use worker::kv::KvStore;
 use worker::Env;
 
 use crate::platform;
 
 /// The embedded default catalog.
 const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
-/// The KV binding that may hold the catalog document under the key `config`.
+/// The KV binding that may hold the catalog document under the key [`KV_KEY`].
 const KV_BINDING: &str = "MCP_SIEVE_KV";
+const KV_KEY: &str = "config";
+/// How often an isolate reads the KV key again, at most (on requests).
+const CHECK_MS: i64 = 5_000;
 
 /// The transport options and the catalog, each validated, or what is wrong with it. They are kept
 /// apart so that the transport's gate (Origin, token) runs before a catalog error is shown.
@@ -72,42 +85,248 @@ async fn read(env: &Env) -> Config {
     Config { transport, server }
 }
 
+/// Where the catalog document came from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    Var,
+    Kv,
+    Embedded,
+}
+
+impl Source {
+    fn name(self) -> &'static str {
+        match self {
+            Source::Var => "MCP_SIEVE_CONFIG",
+            Source::Kv => "MCP_SIEVE_KV key \"config\"",
+            Source::Embedded => "the embedded catalog",
+        }
+    }
+}
+
+/// The catalog document's text and where it came from (the embedded catalog when the variable
+/// is empty and the KV key absent or unbound).
+async fn document(env: &Env) -> Result<(String, Source), Error> {
+    if let Some(t) = var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
+        return Ok((t, Source::Var));
+    }
+    match env.kv(KV_BINDING) {
+        Ok(kv) => kv_document(&kv).await,
+        Err(_) => Ok((DEFAULT_CATALOG.to_string(), Source::Embedded)),
+    }
+}
+
+async fn kv_document(kv: &KvStore) -> Result<(String, Source), Error> {
+    match kv.get(KV_KEY).text().await {
+        Ok(Some(t)) => Ok((t, Source::Kv)),
+        Ok(None) => Ok((DEFAULT_CATALOG.to_string(), Source::Embedded)),
+        Err(e) => Err(Error::Config(format!("cannot read {KV_BINDING} key \"{KV_KEY}\": {e}"))),
+    }
+}
+
 async fn read_catalog(env: &Env) -> Result<Server, Error> {
-    let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
-        Some(t) => (t, "MCP_SIEVE_CONFIG"),
-        None => match env.kv(KV_BINDING) {
-            Ok(kv) => match kv.get("config").text().await {
-                Ok(Some(t)) => (t, "MCP_SIEVE_KV key \"config\""),
-                Ok(None) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
-                Err(e) => return Err(Error::Config(format!("cannot read {KV_BINDING} key \"config\": {e}"))),
-            },
-            Err(_) => (DEFAULT_CATALOG.to_string(), "the embedded catalog"),
-        },
-    };
-    let lockdown = mcp_sieve::catalog::Lockdown::var_enables(var(env, mcp_sieve::catalog::Lockdown::VAR).as_deref());
-    let text = match lockdown {
-        true => mcp_sieve::catalog::Lockdown::enable_in(&text).map_err(|e| Error::Config(format!("{source}: {e}")))?,
-        false => text,
-    };
-    let catalog =
-        Catalog::from_json_str(&text).map_err(|e| Error::Config(format!("{source}: {}", every_error(&text, e))))?;
-    let server = Server::new(catalog);
-    crate::gateway::configure(&server, env, &|name| var(env, name))
-        .map_err(|e| Error::Config(format!("{source}: {e}")))?;
+    let (text, source) = document(env).await?;
+    if source != Source::Var {
+        if let Ok(kv) = env.kv(KV_BINDING) {
+            watch(kv, env, (source == Source::Kv).then(|| digest(&text)));
+        }
+    }
+    let (server, setup) = build(env, &text, source).map_err(|e| e.joined())?;
+    crate::gateway::install(setup);
     Ok(server)
 }
 
-/// What is wrong with a catalog document the loader refused (`first`): every error of it, so an
-/// operator fixes them in one go (only when it did not load: a valid one is never read twice).
-fn every_error(text: &str, first: Error) -> String {
-    let all = serde_json::from_str(text)
+/// What is wrong with a document that did not load: each error on its own, placed at its line
+/// where the error names a field written in the document.
+struct Refused {
+    source: Source,
+    errors: Vec<String>,
+}
+
+impl Refused {
+    /// One error naming them all (what every request then receives).
+    fn joined(self) -> Error {
+        let all = match self.errors.len() {
+            1 => self.errors.concat(),
+            n => format!("{n} errors: {}", self.errors.join("; ")),
+        };
+        Error::Config(format!("{}: {all}", self.source.name()))
+    }
+}
+
+/// The server over the document `text` from `source`, and its gateway, built but not in place
+/// (the lockdown variable applied, as at the first load).
+fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<crate::gateway::Setup>), Refused> {
+    let refused = |errors| Refused { source, errors };
+    let lockdown = mcp_sieve::catalog::Lockdown::var_enables(var(env, mcp_sieve::catalog::Lockdown::VAR).as_deref());
+    let loaded = match lockdown {
+        true => mcp_sieve::catalog::Lockdown::enable_in(text).map_err(|e| refused(vec![e.to_string()]))?,
+        false => text.to_string(),
+    };
+    let catalog = Catalog::from_json_str(&loaded).map_err(|e| refused(every_error(text, &loaded, e)))?;
+    let server = Server::new(catalog);
+    let setup = crate::gateway::configure(&server, env, &|name| var(env, name))
+        .map_err(|e| refused(vec![placed(text, e.to_string())]))?;
+    Ok((server, setup))
+}
+
+/// Every error of a catalog document the loader refused (`first`; `loaded`: the text it was
+/// given, `text` with the lockdown applied), so an operator fixes them in one go, each placed at
+/// its line in `text` (only when it did not load: a valid one is never read twice).
+fn every_error(text: &str, loaded: &str, first: Error) -> Vec<String> {
+    let all = serde_json::from_str(loaded)
         .map(|doc| Catalog::problems(&doc, None))
         .unwrap_or_default();
     if all.len() < 2 {
-        return first.to_string();
+        return vec![placed(text, first.to_string())];
     }
-    let all: Vec<String> = all.iter().map(Error::to_string).collect();
-    format!("{} errors: {}", all.len(), all.join("; "))
+    all.iter().map(|e| placed(text, e.to_string())).collect()
+}
+
+/// `message` (a core error naming a field of the document `text`) with the line and column
+/// where that field is written, when it is.
+fn placed(text: &str, message: String) -> String {
+    let bare = message.strip_prefix("invalid catalog: ").unwrap_or(&message);
+    match locate::position(text, &locate::leading_path(bare)) {
+        Some((line, column)) => format!("line {line}, column {column}: {message}"),
+        None => message,
+    }
+}
+
+/// The `config` key of KV, looked at again on requests (see [`check`]).
+struct Watched {
+    kv: KvStore,
+    env: Env,
+    /// The digest of the value last seen there, applied or refused (`None`: no value).
+    seen: Option<u64>,
+    checked_ms: i64,
+    checking: bool,
+}
+
+thread_local! {
+    static WATCHED: RefCell<Option<Watched>> = const { RefCell::new(None) };
+}
+
+fn digest(text: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
+/// Watches the `config` key of `kv`, whose value was just read (`seen`: its digest; `None`: it
+/// had none).
+fn watch(kv: KvStore, env: &Env, seen: Option<u64>) {
+    WATCHED.set(Some(Watched {
+        kv,
+        env: env.clone(),
+        seen,
+        checked_ms: platform::now_ms(),
+        checking: false,
+    }));
+}
+
+/// Whether the `config` key is due to be looked at again (the fast path leaves such a request
+/// to the full one, which looks).
+pub fn check_due() -> bool {
+    WATCHED.with_borrow(|w| {
+        w.as_ref()
+            .is_some_and(|w| !w.checking && platform::now_ms() - w.checked_ms >= CHECK_MS)
+    })
+}
+
+/// Ends a check when dropped (also when the request running it is dropped mid-read).
+struct Checking;
+
+impl Drop for Checking {
+    fn drop(&mut self) {
+        WATCHED.with_borrow_mut(|w| {
+            if let Some(w) = w.as_mut() {
+                w.checking = false;
+            }
+        });
+    }
+}
+
+/// Reads the `config` key again when due (one read at a time, at most every [`CHECK_MS`]); a
+/// changed value is built whole and then put in place; one with errors changes nothing.
+async fn check() {
+    let due = WATCHED.with_borrow_mut(|w| {
+        let w = w.as_mut().filter(|w| !w.checking)?;
+        let now = platform::now_ms();
+        if now - w.checked_ms < CHECK_MS {
+            return None;
+        }
+        (w.checking, w.checked_ms) = (true, now);
+        Some((w.kv.clone(), w.env.clone(), w.seen))
+    });
+    let Some((kv, env, seen)) = due else {
+        return;
+    };
+    let _checking = Checking;
+    let (text, source) = match kv_document(&kv).await {
+        Ok(d) => d,
+        Err(e) => return crate::log::error(format_args!("reload: {e}; the running configuration stays")),
+    };
+    let now_seen = (source == Source::Kv).then(|| digest(&text));
+    if now_seen == seen {
+        return;
+    }
+    WATCHED.with_borrow_mut(|w| w.as_mut().map(|w| w.seen = now_seen));
+    let started = platform::now_ms();
+    match build(&env, &text, source) {
+        Err(refused) => {
+            for e in &refused.errors {
+                crate::log::error(format_args!("reload: {}: {e}", source.name()));
+            }
+            crate::log::error(format_args!(
+                "reload: {} not applied ({} error(s)); the running configuration stays",
+                source.name(),
+                refused.errors.len()
+            ));
+        }
+        Ok((mut server, setup)) => {
+            let Some(old) = loaded() else { return };
+            let before = upstream_names(old.server.as_ref().ok());
+            let after = upstream_names(Some(&server));
+            if let Ok(s) = &old.server {
+                // Cursors issued before the change are refused.
+                server.version = s.version + 1;
+            }
+            // The transport's options are variables (a deploy changes them) and its session
+            // secret stays (a random one too: sessions carry on); who may call is the catalog's.
+            let transport = old.transport.clone().map(|mut cfg| {
+                cfg.auth = server.catalog().auth.clone();
+                cfg
+            });
+            crate::gateway::install(setup);
+            LOADED.set(Some(Rc::new(Config {
+                transport,
+                server: Ok(server),
+            })));
+            crate::log::info(format_args!(
+                "reload: {} applied in {} ms ({} upstreams{}{}); bindings, variables and secrets change only with a deploy",
+                source.name(),
+                platform::now_ms() - started,
+                after.len(),
+                list(", started: ", after.iter().filter(|n| !before.contains(n))),
+                list(", stopped: ", before.iter().filter(|n| !after.contains(n))),
+            ));
+        }
+    }
+}
+
+fn upstream_names(server: Option<&Server>) -> Vec<String> {
+    server.map_or_else(Vec::new, |s| {
+        s.catalog().upstreams.iter().map(|u| u.name.clone()).collect()
+    })
+}
+
+/// `prefix` and the names, or nothing when there are none.
+fn list<'a>(prefix: &str, names: impl Iterator<Item = &'a String>) -> String {
+    let names: Vec<&str> = names.map(String::as_str).collect();
+    match names.is_empty() {
+        true => String::new(),
+        false => format!("{prefix}{}", names.join(", ")),
+    }
 }
 
 /// The configuration of this isolate, if a request has read it already.
@@ -115,9 +334,18 @@ pub fn loaded() -> Option<Loaded> {
     LOADED.with(|c| c.borrow().clone())
 }
 
+/// The configuration requests run on now, after looking at the KV key `config` again when due
+/// (`None` before the first request read it).
+pub async fn current() -> Option<Loaded> {
+    if loaded().is_some() {
+        check().await;
+    }
+    loaded()
+}
+
 /// The configuration of this isolate (read on first use).
 pub async fn load(env: &Env) -> Loaded {
-    if let Some(l) = loaded() {
+    if let Some(l) = current().await {
         return l;
     }
     DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| matches!(v.trim(), "1" | "true")));

@@ -4,7 +4,8 @@
 //! thrown to its caller, which answers it). In gateway mode it answers lists from the upstream's
 //! cached lists while they are fresh, and a use of an upstream's item (`tools/call`, …) with the
 //! upstream's POST sent by `entry.mjs` (`forward.rs`) while no refresh or retry is due. What this
-//! path does not take — before the configuration is loaded, a method that may wait, stream or ask
+//! path does not take — before the configuration is loaded or when the catalog document in KV is
+//! due to be read again (`config`), a method that may wait, stream or ask
 //! the client, in gateway mode a refresh or a retry that is due, a body that is not a JSON-RPC
 //! request — returns `undefined`, and `entry.mjs` hands the request, with its body, to the full
 //! path (`fetch` in lib.rs), which answers every request alike.
@@ -60,6 +61,10 @@ pub fn sieve_fast(url: &str, head: &str, body: &[u8]) -> JsValue {
 }
 
 fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
+    // A look at the catalog document in KV is due: the full path looks (it awaits the read).
+    if config::check_due() {
+        return None;
+    }
     let loaded = config::loaded()?;
     let (Ok(cfg), Ok(server)) = (&loaded.transport, &loaded.server) else {
         return None;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use mcp_sieve::catalog::{Limits, Transport};
+use mcp_sieve::catalog::{Limits, Transport, Upstream};
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
@@ -96,12 +96,23 @@ enum Driver {
 }
 
 thread_local! {
-    static STATE: RefCell<Option<upstream::Gateway>> = const { RefCell::new(None) };
+    /// The gateway in place, and the upstreams it was built for (see [`with`]).
+    static STATE: RefCell<Option<(Vec<Upstream>, upstream::Gateway)>> = const { RefCell::new(None) };
     static DRIVERS: RefCell<Vec<Driver>> = const { RefCell::new(Vec::new()) };
     /// Each upstream's budgets (its `limits`), in the catalog's order.
     static LIMITS: RefCell<Vec<Limits>> = const { RefCell::new(Vec::new()) };
     /// The KV namespace holding the pins (`pins`), when bound.
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
+}
+
+/// A gateway built for one catalog's upstreams ([`configure`]), not yet in place ([`install`]):
+/// a reload builds the new one whole before the old one is dropped.
+pub struct Setup {
+    upstreams: Vec<Upstream>,
+    gateway: upstream::Gateway,
+    drivers: Vec<Driver>,
+    limits: Vec<Limits>,
+    pins: Option<KvStore>,
 }
 
 /// What opens the standalone stream of a session's upstream session once it is confirmed: upstream,
@@ -122,13 +133,13 @@ pub fn set_opener(open: Opener) {
 const PINS_BINDING: &str = "MCP_SIEVE_KV";
 const PINS_KEY: &str = "pins";
 
-/// Sets up this isolate's gateway for `server`'s upstreams (nothing when it names none): their
-/// headers' secrets from `env`, their service bindings. A stdio upstream, a missing secret or a
-/// missing binding is a configuration error naming it.
-pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+/// Builds a gateway for `server`'s upstreams (`None` when it names none): their headers'
+/// secrets from `env`, their service bindings. A stdio upstream, a missing secret or a missing
+/// binding is a configuration error naming it. Nothing is put in place ([`install`] does).
+pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Setup>, Error> {
     let ups = &server.catalog().upstreams;
     if ups.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut drivers = Vec::new();
     for up in ups {
@@ -159,11 +170,28 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         .redacting(&upstream::Secrets::own(var))
         .relaying()
         .with_roots();
-    STATE.with(|s| *s.borrow_mut() = Some(gateway));
+    Ok(Some(Setup {
+        upstreams: ups.clone(),
+        gateway,
+        drivers,
+        limits: ups.iter().map(|u| u.limits).collect(),
+        pins: env.kv(PINS_BINDING).ok(),
+    }))
+}
+
+/// Puts `setup` in place as this isolate's gateway (`None`: no gateway, a catalog of its own).
+/// The one in place before is dropped: its upstream sessions are left to expire at their
+/// upstreams, its cached lists go, and a request that began on it and uses it after this finds
+/// none ([`with`]) unless the new one fronts the same upstreams.
+pub fn install(setup: Option<Setup>) {
+    let (state, drivers, limits, pins) = match setup {
+        Some(s) => (Some((s.upstreams, s.gateway)), s.drivers, s.limits, s.pins),
+        None => (None, Vec::new(), Vec::new(), None),
+    };
+    STATE.with(|s| *s.borrow_mut() = state);
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
-    LIMITS.with(|l| *l.borrow_mut() = ups.iter().map(|u| u.limits).collect());
-    PINS.with(|p| *p.borrow_mut() = env.kv(PINS_BINDING).ok());
-    Ok(())
+    LIMITS.with(|l| *l.borrow_mut() = limits);
+    PINS.with(|p| *p.borrow_mut() = pins);
 }
 
 /// Reads the pins from KV and hands them to the core (which rebuilds at once when they
@@ -200,12 +228,16 @@ async fn read_pins(local: &Server) {
     }
 }
 
-/// Runs `f` on this isolate's gateway state (`None` when not a gateway).
+/// Runs `f` on this isolate's gateway state (`None` when not a gateway, or when `server` was
+/// built for upstreams a reload has replaced since: `config`).
 pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) -> T) -> Option<T> {
     if !server.is_gateway() {
         return None;
     }
-    STATE.with(|s| s.borrow_mut().as_mut().map(f))
+    STATE.with(|s| match s.borrow_mut().as_mut() {
+        Some((ups, g)) if *ups == server.catalog().upstreams => Some(f(g)),
+        _ => None,
+    })
 }
 
 /// One message to upstream `member` over its driver.
@@ -270,7 +302,7 @@ pub(crate) fn label(member: usize) -> String {
     STATE.with(|s| {
         s.borrow()
             .as_ref()
-            .and_then(|g| g.upstream_at(member).map(|u| u.label()))
+            .and_then(|(_, g)| g.upstream_at(member).map(|u| u.label()))
             .unwrap_or_default()
     })
 }
@@ -278,7 +310,7 @@ pub(crate) fn label(member: usize) -> String {
 /// Upstream `member` announced that its lists changed: they are fetched again.
 pub(crate) fn note_announced(member: usize) {
     STATE.with(|s| {
-        if let Some(g) = s.borrow_mut().as_mut() {
+        if let Some((_, g)) = s.borrow_mut().as_mut() {
             g.note_announced(member);
         }
     });

@@ -1,6 +1,7 @@
 //! Long-lived SSE answers in the Worker: a session's GET stream (served by its Durable Object)
 //! and a 2026-07-28 `subscriptions/listen` (served here, statelessly) tick every second with the
-//! server requests would run on now — in gateway mode the upstream's refreshed lists — and send
+//! server requests would run on now — in gateway mode the upstream's refreshed lists, after a
+//! reload of the catalog document (`config`) the new configuration's — and send
 //! what the core's `Watch` reports (and, in a gateway session's object, what its upstream
 //! sessions' standalone streams bring it, as it arrives: `standalone`), a keep-alive comment when
 //! nothing happens, and after
@@ -168,6 +169,10 @@ async fn next(o: &mut Open) -> Option<String> {
                     .close()
                     .map_or_else(String::new, |end| http::sse_body(&[], Some(&end))),
             );
+        }
+        // A reload (`config`) puts a new configuration in place: the stream goes on over it.
+        if let Some(current) = crate::config::current().await {
+            o.loaded = current;
         }
         let events = match &o.loaded.server {
             Ok(local) => match gateway::serving(local).await {

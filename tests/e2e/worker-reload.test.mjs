@@ -1,0 +1,113 @@
+// E2E (the Worker): change without a restart. The catalog document is the MCP_SIEVE_KV key
+// "config", written to the local KV while `wrangler dev` runs (as an operator runs
+// `wrangler kv key put config`). The official SDK's client, connected before each change, gets
+// notifications/tools/list_changed on its session's GET stream and lists the new tools: its own
+// tools edited, then an upstream (server-everything) in their place; a stateless request (the
+// fast path) sees them too. An edit with errors keeps the running tools, the Worker keeps
+// serving, and the log names each error with its line and field. Removing the upstream brings
+// the document's own tools back. The native servers' twin is reload.test.mjs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { logText, startWorker } from './harness.mjs';
+import { stateless } from '../common/mcp-raw.mjs';
+import { ROOT, native, sleep, startEverything } from '../security/helpers.mjs';
+
+const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } });
+const doc = (...names) => JSON.stringify({ tools: names.map(tool) }, null, 2);
+
+let tmp;
+before(() => { tmp = mkdtempSync(path.join(tmpdir(), 'sieve-worker-reload-')); });
+after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
+
+/** Writes `text` as the key "config" of the Worker's local KV in `state`. */
+function putConfig(state, text) {
+  const file = path.join(tmp, 'config.json');
+  writeFileSync(file, text);
+  execFileSync(path.join(ROOT, 'node_modules', '.bin', 'wrangler'),
+    ['kv', 'key', 'put', 'config', '--path', file, '--binding', 'MCP_SIEVE_KV', '--local', '--cwd', 'worker', '--persist-to', state],
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true' }, stdio: 'ignore' });
+}
+
+async function until(what, check, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = await check();
+    if (v) return v;
+    await sleep(100);
+  }
+  assert.fail(`${what} within ${ms} ms`);
+}
+
+test('the Worker picks up an edited catalog document in KV: list_changed, new tools, an upstream added and removed, a broken edit kept out', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 240_000 }, async () => {
+  const state = path.join(tmp, 'state');
+  putConfig(state, doc('alpha'));
+  const upstream = await startEverything();
+  const worker = await startWorker({ persistTo: state, logLevel: 'log' });
+  const client = new Client({ name: 'worker-reload-e2e', version: '1.0.0' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(worker.url)));
+    const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();
+    const statelessNames = async () => {
+      const r = await stateless(worker.url, 'tools/list');
+      assert.equal(r.status, 200, r.body);
+      return r.response.result.tools.map((t) => t.name).sort();
+    };
+    assert.deepEqual(await names(), ['alpha']);
+    assert.deepEqual(await statelessNames(), ['alpha']);
+    await sleep(1_500); // the session's GET stream is open
+
+    // The document's own tools edited.
+    let saved = Date.now();
+    putConfig(state, doc('alpha', 'beta'));
+    await until('list_changed after adding beta', () => changes >= 1);
+    console.log(`# the edit reached the client's stream in ${Date.now() - saved} ms (KV read again at most every 5 s)`);
+    assert.deepEqual(await names(), ['alpha', 'beta'], 'the session lists the new tools');
+    assert.deepEqual(await statelessNames(), ['alpha', 'beta'], 'and so does a stateless request');
+    assert.match(logText(worker.output()), /reload: MCP_SIEVE_KV key "config" applied in \d+ ms \(0 upstreams\)/);
+
+    // An edit with errors: every one logged with its line and field; nothing changes.
+    const before = changes;
+    putConfig(state, '{\n  "tools": [\n    {"name": 42, "inputSchema": {"type": "object"}}\n  ],\n  "views": {"v": {"mode": "grid"}}\n}\n');
+    await until('the broken edit logged', () => /reload: MCP_SIEVE_KV key "config" not applied/.test(logText(worker.output())));
+    const log = logText(worker.output());
+    assert.match(log, /reload: MCP_SIEVE_KV key "config": line 3, column \d+: .*tools\[0\]\.name/, log);
+    assert.match(log, /reload: MCP_SIEVE_KV key "config": line 5, column \d+: .*views\.v\.mode/, log);
+    assert.match(log, /not applied \(2 error\(s\)\); the running configuration stays/);
+    await sleep(1_500);
+    assert.equal(changes, before, 'no list change');
+    assert.deepEqual(await names(), ['alpha', 'beta'], 'the running tools stay');
+    assert.deepEqual(await statelessNames(), ['alpha', 'beta']);
+
+    // An upstream in place of the document's own tools: its gateway starts.
+    saved = Date.now();
+    putConfig(state, JSON.stringify({ upstreams: { ev: { url: upstream.url } } }));
+    await until('list_changed after adding the upstream', () => changes > before);
+    console.log(`# the upstream's tools reached the client's stream in ${Date.now() - saved} ms`);
+    const gatewayed = await names();
+    assert.ok(gatewayed.includes('ev_echo') && !gatewayed.includes('alpha'), gatewayed.join());
+    assert.match((await client.callTool({ name: 'ev_echo', arguments: { message: 'through' } })).content[0].text, /through/);
+    assert.deepEqual(await statelessNames(), gatewayed);
+    assert.match(logText(worker.output()), /applied in \d+ ms \(1 upstreams, started: ev\)/);
+
+    // The upstream removed: the document's own tools again.
+    const gatewayChanges = changes;
+    putConfig(state, doc('gamma'));
+    await until('list_changed after removing the upstream', () => changes > gatewayChanges);
+    assert.deepEqual(await names(), ['gamma']);
+    assert.deepEqual(await statelessNames(), ['gamma']);
+    assert.match(logText(worker.output()), /applied in \d+ ms \(0 upstreams, stopped: ev\)/);
+  } finally {
+    await client.close().catch(() => {});
+    await worker.stop();
+    await upstream.stop();
+  }
+});
