@@ -48,12 +48,13 @@ async function until(what, check, ms = 30_000) {
 test('the Worker picks up an edited catalog document in KV: list_changed, new tools, an upstream added and removed, a broken edit kept out', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 240_000 }, async () => {
   const state = path.join(tmp, 'state');
   putConfig(state, doc('alpha'));
-  const upstream = await startEverything();
-  const worker = await startWorker({ persistTo: state, logLevel: 'log' });
+  let upstream, worker;
   const client = new Client({ name: 'worker-reload-e2e', version: '1.0.0' });
   let changes = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes += 1; });
   try {
+    upstream = await startEverything();
+    worker = await startWorker({ persistTo: state, logLevel: 'log' });
     await client.connect(new StreamableHTTPClientTransport(new URL(worker.url)));
     const names = async () => (await client.listTools()).tools.map((t) => t.name).sort();
     const statelessNames = async () => {
@@ -66,8 +67,8 @@ test('the Worker picks up an edited catalog document in KV: list_changed, new to
     await sleep(1_500); // the session's GET stream is open
 
     // The document's own tools edited.
-    let saved = Date.now();
     putConfig(state, doc('alpha', 'beta'));
+    let saved = Date.now(); // the write is done (wrangler's CLI takes a second or two)
     await until('list_changed after adding beta', () => changes >= 1);
     console.log(`# the edit reached the client's stream in ${Date.now() - saved} ms (KV read again at most every 5 s)`);
     assert.deepEqual(await names(), ['alpha', 'beta'], 'the session lists the new tools');
@@ -88,8 +89,8 @@ test('the Worker picks up an edited catalog document in KV: list_changed, new to
     assert.deepEqual(await statelessNames(), ['alpha', 'beta']);
 
     // An upstream in place of the document's own tools: its gateway starts.
-    saved = Date.now();
     putConfig(state, JSON.stringify({ upstreams: { ev: { url: upstream.url } } }));
+    saved = Date.now();
     await until('list_changed after adding the upstream', () => changes > before);
     console.log(`# the upstream's tools reached the client's stream in ${Date.now() - saved} ms`);
     const gatewayed = await names();
@@ -107,7 +108,7 @@ test('the Worker picks up an edited catalog document in KV: list_changed, new to
     assert.match(logText(worker.output()), /applied in \d+ ms \(0 upstreams, stopped: ev\)/);
   } finally {
     await client.close().catch(() => {});
-    await worker.stop();
-    await upstream.stop();
+    await worker?.stop();
+    await upstream?.stop();
   }
 });
