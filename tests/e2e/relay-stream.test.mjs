@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { startEverything, startWith, native, sleep, ROOT } from '../security/helpers.mjs';
+import { startEverything, startWith, native, sleep, until, ROOT } from '../security/helpers.mjs';
 
 const skip = !native() && 'native server only: stdio transports';
 let everything, server;
@@ -53,13 +53,6 @@ async function connect(url, capabilities = {}, { roots, mode = 'legacy' } = {}) 
   return client;
 }
 
-async function until(what, f, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!(await f())) {
-    assert.ok(Date.now() < deadline, what);
-    await sleep(50);
-  }
-}
 
 const text = (r) => r.content.map((c) => c.text).join('\n');
 

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { binOf, ROOT, sleep } from '../security/helpers.mjs';
+import { binOf, ROOT, sleep, until } from '../security/helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 let tmp;
@@ -42,15 +42,6 @@ function children(pid) {
   }
 }
 
-async function until(what, check, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const v = await check();
-    if (v) return v;
-    await sleep(100);
-  }
-  assert.fail(`${what} within ${ms} ms`);
-}
 
 test('stdio picks up an edited servers file: added upstream starts, broken edit kept out, removed one stops', { timeout: 120_000 }, async () => {
   const config = path.join(tmp, 'servers.json');

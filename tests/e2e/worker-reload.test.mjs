@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { logText, startWorker } from './harness.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { ROOT, native, sleep, startEverything } from '../security/helpers.mjs';
+import { ROOT, native, sleep, startEverything, until } from '../security/helpers.mjs';
 
 const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } });
 const doc = (...names) => JSON.stringify({ tools: names.map(tool) }, null, 2);
@@ -35,15 +35,6 @@ function putConfig(state, text) {
     { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true' }, stdio: 'ignore' });
 }
 
-async function until(what, check, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const v = await check();
-    if (v) return v;
-    await sleep(100);
-  }
-  assert.fail(`${what} within ${ms} ms`);
-}
 
 test('the Worker picks up an edited catalog document in KV: list_changed, new tools, an upstream added and removed, a broken edit kept out', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 240_000 }, async () => {
   const state = path.join(tmp, 'state');

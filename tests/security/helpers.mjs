@@ -17,6 +17,17 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const native = () => process.env.SIEVE_TARGET === 'native';
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `check` every 100 ms until it returns something truthy (returned), failing with `what` after `ms`. */
+export async function until(what, check, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = await check();
+    if (v) return v;
+    await sleep(100);
+  }
+  assert.fail(`${what} within ${ms} ms`);
+}
+
 /**
  * Starts the server under test serving `doc` (an object or JSON text; null: the default catalog)
  * with `vars` (MCP_SIEVE_* settings: Worker variables, or the native server's environment).
