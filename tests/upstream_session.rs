@@ -548,16 +548,12 @@ fn an_upstream_nobody_calls_is_checked_and_leaves_the_lists_when_it_is_dead() {
     assert_eq!(gw.retries(later + 1).iter().map(|j| j.member).collect::<Vec<_>>(), [1]);
 }
 
-#[test]
-fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unknown() {
+/// A client session on the gateway of `doc`'s upstreams `a` and `c` after both were listed and
+/// then `c`'s health check failed with HTTP 503 (so `c` is down, its claims kept).
+fn with_c_down(doc: &Value, mut a: Upstream1, mut c: Upstream1) -> common::Harness {
     use mcp_sieve::upstream::CHECK_AFTER_MS;
-    let doc = json!({"upstreams": {
-        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
-        "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
-    }, "policy": {"rules": [{"hide": {"namePatterns": ["a_t1"]}}]}});
-    let local = Catalog::load(&doc).unwrap();
+    let local = Catalog::load(doc).unwrap();
     let mut gw = Gateway::new_many(&local.upstreams);
-    let (mut a, mut c) = (Upstream1::new(2, 10), Upstream1::new(2, 10));
     let Serving::Refresh(jobs) = gw.serving(0) else {
         panic!("the first request refreshes")
     };
@@ -578,6 +574,16 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
     let server = gw.checked(&local, done, now).unwrap().unwrap().server;
     let mut h = common::Harness::with_catalog(server.catalog().clone());
     h.init();
+    h
+}
+
+#[test]
+fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unknown() {
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
+        "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
+    }, "policy": {"rules": [{"hide": {"namePatterns": ["a_t1"]}}]}});
+    let mut h = with_c_down(&doc, Upstream1::new(2, 10), Upstream1::new(2, 10));
     let e = h.rpc_err("tools/call", json!({"name": "c_t0", "arguments": {}}));
     assert_eq!(e["code"], json!(-32602));
     let msg = e["message"].as_str().unwrap();
@@ -597,36 +603,14 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
 
 #[test]
 fn a_read_of_a_uri_a_down_upstream_held_names_it_and_why_with_the_not_found_code() {
-    use mcp_sieve::upstream::CHECK_AFTER_MS;
     let doc = json!({"upstreams": {
         "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
         "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
     }});
-    let local = Catalog::load(&doc).unwrap();
-    let mut gw = Gateway::new_many(&local.upstreams);
-    let (mut a, mut c) = (Upstream1::new(1, 10), Upstream1::new(1, 10));
+    let mut c = Upstream1::new(1, 10);
     c.resources = vec![json!({"uri": "notes://c/readme", "name": "readme"})];
     c.templates = vec![json!({"uriTemplate": "notes://c/items/{id}", "name": "item"})];
-    let Serving::Refresh(jobs) = gw.serving(0) else {
-        panic!("the first request refreshes")
-    };
-    gw.refreshed(
-        &local,
-        run_jobs(jobs, |i, m, p| if i == 0 { a.answer(m, p) } else { c.answer(m, p) }),
-        1,
-    )
-    .unwrap();
-    let now = 1 + CHECK_AFTER_MS;
-    let done = run_checks(gw.checks(now), |i, m, p| match i {
-        0 => a.answer(m, p),
-        _ => HttpAnswer {
-            status: 503,
-            ..Default::default()
-        },
-    });
-    let server = gw.checked(&local, done, now).unwrap().unwrap().server;
-    let mut h = common::Harness::with_catalog(server.catalog().clone());
-    h.init();
+    let mut h = with_c_down(&doc, Upstream1::new(1, 10), c);
     for uri in ["notes://c/readme", "notes://c/items/7"] {
         let e = h.rpc_err("resources/read", json!({ "uri": uri }));
         assert_eq!(e["code"], json!(-32002), "{e}");
