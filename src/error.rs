@@ -22,6 +22,9 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
     /// MCP 2026-07-28: the request needs a client capability its `clientCapabilities` lack.
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
+    /// MCP 2025-11-25: the request cannot go on until the user completes a URL-mode
+    /// elicitation (`data.elicitations`).
+    pub const URL_ELICITATION_REQUIRED: i32 = -32042;
 }
 
 /// Everything that can go wrong in the core. Messages say what was wrong and what would be right.

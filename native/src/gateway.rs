@@ -360,6 +360,26 @@ impl Gateway {
         answer.map_err(|_| crate::error::late(&method, limits.call_ms))?
     }
 
+    /// `e`, the error of a request that needed upstream `member`, or, when that upstream needs a
+    /// person to sign in, the URL-mode elicitation of its sign-in (MCP 2025-11-25 `-32042`).
+    async fn sign_in_instead(&self, member: usize, e: Error) -> Error {
+        let Some(auth) = self.0.auth.get(member).and_then(Option::as_ref) else {
+            return e;
+        };
+        if !auth.needs_login() {
+            return e;
+        }
+        match crate::sign_in::asked_of_client(auth).await {
+            Ok((id, url)) => {
+                mcp_sieve::upstream::oauth::url_elicitation_required(auth.name(), &id, &url, "it needs your sign-in")
+            }
+            Err(why) => {
+                tracing::warn!("upstream \"{}\": no sign-in URL for the client: {why}", auth.name());
+                e
+            }
+        }
+    }
+
     /// The `Authorization` header last sent to upstream `member` (its OAuth token), for
     /// requests that do not wait for token work (DELETE, GET streams).
     pub(crate) fn current_authorization(&self, member: usize) -> Option<String> {
@@ -808,6 +828,12 @@ impl Gateway {
                 (Err(e), Some(up)) => Err(upstream::named(up, e)),
                 (r, _) => r,
             }
+        };
+        // An upstream that needs a person to sign in, for a client that declared URL-mode
+        // elicitation: the sign-in URL (`-32042`) in place of `mcp-sieve login NAME`.
+        let reply = match reply {
+            Err(e) if f.url_elicitation => Err(self.sign_in_instead(member, e).await),
+            r => r,
         };
         if f.session.is_none() {
             // A stateless request's upstream session: kept when shared, else closed now.

@@ -34,6 +34,7 @@ mod reply;
 mod serve;
 mod sessions;
 mod shutdown;
+mod sign_in;
 mod standalone;
 mod stdio;
 mod stdio_serve;
@@ -103,7 +104,7 @@ fn main() {
         Command::Disconnect(a) => connect::disconnect(&a),
         Command::Login(a) => load::document(&a.source).and_then(|doc| {
             let ups = doc.catalog(&doc.text)?.upstreams;
-            on_runtime(async move { Ok(oauth::login(&ups, &a.name, a.no_browser).await?) })
+            on_runtime(async move { Ok(sign_in::login(&ups, &a.name, a.no_browser).await?) })
         }),
         Command::Logout { name } => oauth::logout(&name).map_err(ServerError::from),
     };

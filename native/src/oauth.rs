@@ -33,8 +33,6 @@ use crate::tls::{client, Connector};
 const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 /// Largest answer read from one.
 const MAX_ANSWER: usize = 1 << 20;
-/// How long `login` waits for the browser to come back.
-const LOGIN_WAIT: Duration = Duration::from_secs(600);
 
 // ---------------------------------------------------------------------------------------------
 // HTTP
@@ -169,7 +167,7 @@ pub async fn discover(http: &Http, url: &str, challenge: Option<&Challenge>) -> 
 }
 
 /// A registered client at `endpoint` (RFC 7591).
-async fn register(
+pub(crate) async fn register(
     http: &Http,
     endpoint: &str,
     grant: Grant,
@@ -184,7 +182,7 @@ async fn register(
 }
 
 /// The tokens of `grant` (its errors said by the core: [`oauth::TokenError`]).
-async fn tokens(
+pub(crate) async fn tokens(
     http: &Http,
     server: &AuthServer,
     client: &Client,
@@ -281,6 +279,9 @@ pub struct Auth {
     state: tokio::sync::Mutex<Option<SignIn>>,
     /// The header last used, for requests made without waiting (DELETE, GET streams).
     current: Mutex<Option<String>>,
+    /// The sign-in a client was asked to open by URL-mode elicitation and that is still
+    /// awaited: its elicitation id and URL (handed to every client asking meanwhile).
+    pub(crate) asked: tokio::sync::Mutex<Option<(String, String)>>,
 }
 
 /// What to do after an upstream refused a request made with [`Auth::bearer`]'s token.
@@ -308,7 +309,13 @@ impl Auth {
             needs_login: AtomicBool::new(false),
             state: tokio::sync::Mutex::new(None),
             current: Mutex::new(None),
+            asked: tokio::sync::Mutex::new(None),
         })))
+    }
+
+    /// The upstream's name.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Whether it signs in.
@@ -497,6 +504,17 @@ impl Auth {
         }
     }
 
+    /// The upstream's URL, its `auth` settings and its resolved client secret (a sign-in's).
+    pub(crate) fn sign_in_parts(&self) -> (&str, &OAuth, Option<String>) {
+        (&self.url, &self.config, self.secret.clone())
+    }
+
+    /// A person signed in (the tokens are in the store): the next request loads them.
+    pub(crate) async fn signed_in(&self) {
+        *self.state.lock().await = None;
+        self.needs_login.store(false, Ordering::Relaxed);
+    }
+
     /// The error after the upstream refused a fresh token too.
     pub async fn refused_again(&self) -> Error {
         *self.state.lock().await = None;
@@ -511,216 +529,7 @@ impl Auth {
 }
 
 // ---------------------------------------------------------------------------------------------
-// `mcp-sieve login` / `logout`
-
-/// The upstream named `name` among `ups`, or an error listing them.
-fn named<'a>(ups: &'a [Upstream], name: &str) -> Result<&'a Upstream, Error> {
-    ups.iter().find(|u| u.name == name).ok_or_else(|| {
-        let names: Vec<&str> = ups.iter().map(|u| u.name.as_str()).filter(|n| !n.is_empty()).collect();
-        Error::Config(format!(
-            "no upstream named \"{name}\" in the catalog (its upstreams: {})",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ))
-    })
-}
-
-/// Tries to open `url` in the user's browser.
-fn open_browser(url: &str) -> bool {
-    let tries: &[(&str, &[&str])] = if cfg!(target_os = "macos") {
-        &[("open", &[])]
-    } else if cfg!(windows) {
-        &[("cmd", &["/C", "start", ""])]
-    } else {
-        &[("xdg-open", &[])]
-    };
-    for (cmd, args) in tries {
-        let child = std::process::Command::new(cmd)
-            .args(*args)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        if let Ok(mut c) = child {
-            std::thread::spawn(move || c.wait());
-            return true;
-        }
-    }
-    false
-}
-
-/// Waits on `listener` for the browser's redirect carrying the code of `state`, answering it
-/// with a page; other requests (a favicon) get 404.
-async fn callback(listener: tokio::net::TcpListener, state: &str, issuer: &str) -> Result<String, Error> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    loop {
-        let (mut sock, _) = listener
-            .accept()
-            .await
-            .map_err(|e| Error::Upstream(format!("the sign-in listener failed: {e}")))?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 2048];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            match tokio::time::timeout(Duration::from_secs(10), sock.read(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                _ => break,
-            }
-        }
-        let head = String::from_utf8_lossy(&buf);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("GET "))
-            .and_then(|l| l.split(' ').next())
-            .unwrap_or_default()
-            .to_string();
-        let outcome = oauth::parse_callback(&target, state, issuer);
-        let (status, page) = match &outcome {
-            Ok(Some(_)) => (
-                "200 OK",
-                "Signed in: mcp-sieve has its token. You can close this tab.".to_string(),
-            ),
-            Ok(None) => ("404 Not Found", "Not found".to_string()),
-            Err(e) => ("400 Bad Request", format!("The sign-in failed: {e}")),
-        };
-        let page = page.replace('&', "&amp;").replace('<', "&lt;");
-        let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{page}</p>");
-        let resp = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = sock.write_all(resp.as_bytes()).await;
-        let _ = sock.shutdown().await;
-        match outcome {
-            Ok(Some(code)) => return Ok(code),
-            Ok(None) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// `mcp-sieve login NAME`: the authorization-code flow with PKCE for upstream `name` of `ups`,
-/// its tokens stored. The authorization URL is printed on stderr (and opened in the browser
-/// unless `no_browser`).
-pub async fn login(ups: &[Upstream], name: &str, no_browser: bool) -> Result<(), Error> {
-    let up = named(ups, name)?;
-    let Some(url) = up.url() else {
-        return Err(Error::Config(format!(
-            "upstream \"{name}\" is not reached at a url: only HTTP upstreams sign in"
-        )));
-    };
-    if up.static_authorization() {
-        return Err(Error::Config(format!(
-            "upstream \"{name}\" is sent a static Authorization header (upstreams.{name}.headers): remove it to sign in with OAuth"
-        )));
-    }
-    let config = up.auth.clone().unwrap_or_default();
-    if config.grant == Grant::ClientCredentials {
-        return Err(Error::Config(format!(
-            "upstream \"{name}\" uses the client_credentials grant: the gateway gets its token itself, nobody signs in"
-        )));
-    }
-    let http = Http::new();
-    let challenge = probe(&http, url).await?;
-    let d = discover(&http, url, challenge.as_ref()).await?;
-    let endpoint = d.server.check_authorization_code()?.to_string();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| Error::Upstream(format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}")))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| Error::Upstream(format!("the sign-in listener has no port: {e}")))?
-        .port();
-    let redirect_uri = format!("http://127.0.0.1:{port}{}", oauth::CALLBACK_PATH);
-    let mut scope = select_scope(&config.scopes, challenge.as_ref(), &d.resource);
-    // Scopes a step-up asked for while serving (kept in the store).
-    if let Some(wider) = load_store()
-        .ok()
-        .and_then(|s| s.upstreams.get(name).and_then(|s| s.scope.clone()))
-    {
-        scope = step_up_scope(
-            403,
-            Some(&Challenge {
-                error: Some("insufficient_scope".into()),
-                scope: Some(wider),
-                ..Default::default()
-            }),
-            scope.as_deref(),
-        );
-    }
-    let secret = up.resolved_client_secret(&|n| std::env::var(n).ok())?;
-    let client = match choose_client(&config, secret, &d.server, name)? {
-        Identity::Ready(c) => c,
-        Identity::Register(endpoint) => {
-            register(
-                &http,
-                &endpoint,
-                Grant::AuthorizationCode,
-                Some(&redirect_uri),
-                scope.as_deref(),
-            )
-            .await?
-        }
-    };
-    let mut random = [0u8; 48];
-    getrandom::fill(&mut random).map_err(|e| Error::Internal(format!("no random bytes for PKCE: {e}")))?;
-    let (a, b) = random.split_at(32);
-    let pkce = oauth::Pkce::new(a.try_into().unwrap_or(&[0u8; 32]));
-    let state = oauth::state_of(b.try_into().unwrap_or(&[0u8; 16]));
-    let authorize = oauth::authorize_url(&oauth::Authorize {
-        endpoint: &endpoint,
-        client_id: &client.client_id,
-        redirect_uri: &redirect_uri,
-        scope: scope.as_deref(),
-        state: &state,
-        code_challenge: &pkce.challenge,
-        resource: &d.resource.resource,
-    });
-    eprintln!("mcp-sieve: sign in to upstream \"{name}\" at {}:", d.server.issuer);
-    eprintln!("{authorize}");
-    if no_browser || !open_browser(&authorize) {
-        eprintln!("mcp-sieve: open that URL in a browser on this machine; waiting for its redirect to {redirect_uri}");
-    } else {
-        eprintln!("mcp-sieve: a browser was opened; waiting for its redirect to {redirect_uri}");
-    }
-    let code = tokio::time::timeout(LOGIN_WAIT, callback(listener, &state, &d.server.issuer))
-        .await
-        .map_err(|_| {
-            Error::Upstream(format!(
-                "nobody signed in within {} minutes; run `mcp-sieve login {name}` again",
-                LOGIN_WAIT.as_secs() / 60
-            ))
-        })??;
-    let grant = TokenGrant::AuthorizationCode {
-        code: &code,
-        verifier: &pkce.verifier,
-        redirect_uri: &redirect_uri,
-    };
-    let t = tokens(&http, &d.server, &client, &grant, &d.resource.resource)
-        .await?
-        .map_err(|e| Error::Upstream(e.to_string()))?;
-    let refresh = t.refresh_token.is_some();
-    let sign_in = SignIn {
-        resource: d.resource.resource,
-        server: d.server,
-        client,
-        scope,
-        tokens: t,
-    };
-    update_store(|s| {
-        s.upstreams.insert(name.to_string(), sign_in);
-    })?;
-    eprintln!(
-        "mcp-sieve: signed in to upstream \"{name}\"{}; the token is kept in {}",
-        if refresh { " (with a refresh token)" } else { "" },
-        store_path().display()
-    );
-    Ok(())
-}
+// `mcp-sieve logout` (`login`: see `sign_in`)
 
 /// `mcp-sieve logout NAME`: forgets the upstream's tokens.
 pub fn logout(name: &str) -> Result<(), Error> {

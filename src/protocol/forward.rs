@@ -50,6 +50,11 @@ pub struct Forward {
     /// declares roots too, and the upstream's `roots/list` is relayed to it.
     #[cfg(feature = "gateway")]
     pub roots: Option<Value>,
+    /// Whether the calling client declared URL-mode elicitation (`elicitation.url`, 2025-11-25):
+    /// an upstream that needs a person to sign in is then answered with a sign-in URL
+    /// (`-32042`, see `upstream::oauth::url_elicitation_required`).
+    #[cfg(feature = "gateway")]
+    pub url_elicitation: bool,
     /// Whether `params` are the client's request's own, apart from the name routing gave them
     /// (a shell may then write the upstream request from the client's text: the Worker's fast
     /// forward); `false` when the core built them (search mode's `call_tool`).
@@ -208,6 +213,10 @@ impl Forward {
         };
         let msg = match reply {
             Ok(m) => m,
+            // The gateway's own answer for a sign-in by URL-mode elicitation: its code and data.
+            Err(e @ Error::Rpc { code, .. }) if *code == crate::error::code::URL_ELICITATION_REQUIRED => {
+                return jsonrpc::error(&self.id, e)
+            }
             Err(why) => return failed(why.to_string()),
         };
         if let Some(result) = msg.get("result") {

@@ -284,6 +284,8 @@ impl Server {
                 .filter(|r| r.is_object())
                 .cloned(),
             #[cfg(feature = "gateway")]
+            url_elicitation: call.ctx.initialize["capabilities"]["elicitation"]["url"].is_object(),
+            #[cfg(feature = "gateway")]
             verbatim,
             ..Forward::default()
         });

@@ -1096,6 +1096,26 @@ pub fn needs_login_error(name: &str, why: &str) -> Error {
     Error::Upstream(format!("needs sign-in ({why}): run `mcp-sieve login {who}`"))
 }
 
+/// The answer to a request that needs upstream `name` while it needs a person to sign in, for a
+/// client that declared URL-mode elicitation (MCP 2025-11-25): `-32042` with one URL-mode
+/// elicitation, the sign-in page at `url` under `elicitation_id`. The request cannot go on until
+/// the person signed in, so it is the error (which the client retries after), not an
+/// `elicitation/create` request held open for minutes inside the call.
+pub fn url_elicitation_required(name: &str, elicitation_id: &str, url: &str, why: &str) -> Error {
+    let who = if name.is_empty() { "the upstream" } else { name };
+    let message = format!("Sign in to upstream \"{who}\" ({why}), then try again.");
+    Error::Rpc {
+        code: crate::error::code::URL_ELICITATION_REQUIRED,
+        message: message.clone(),
+        data: Some(serde_json::json!({"elicitations": [{
+            "mode": "url",
+            "elicitationId": elicitation_id,
+            "url": url,
+            "message": message,
+        }]})),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1530,6 +1550,15 @@ mod tests {
         assert_eq!(Store::parse(&store.to_text()).unwrap(), store);
         assert_eq!(Store::parse("").unwrap(), Store::default());
         assert!(Store::parse("{").unwrap_err().to_string().contains("mcp-sieve login"));
+        let e = url_elicitation_required("gh", "e1", "https://as.example/auth?x=1", "no token");
+        assert_eq!(e.code(), -32042);
+        let d = &e.to_json()["data"]["elicitations"][0];
+        assert_eq!(
+            (d["mode"].as_str(), d["elicitationId"].as_str()),
+            (Some("url"), Some("e1"))
+        );
+        assert_eq!(d["url"], "https://as.example/auth?x=1");
+        assert!(d["message"].as_str().unwrap().contains("\"gh\""));
         assert!(needs_login_error("gh", "no token")
             .to_string()
             .contains("`mcp-sieve login gh`"));

@@ -13,20 +13,15 @@
 // `mcp-sieve login a`, and the status says so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Provider, { errors } from 'oidc-provider';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { freePort } from './harness.mjs';
+import { startAuthServer, startMcp, signInWith as signIn, run } from './oauth-helpers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -38,83 +33,15 @@ if (process.env.SIEVE_TARGET !== 'native') {
 } else {
   test('the gateway signs in to OAuth upstreams: login, refresh, client_credentials, isolation, revocation', { timeout: 180_000 }, async (t) => {
     const [asPort, aPort, bPort, cPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const issuer = `http://127.0.0.1:${asPort}`;
     const resourceA = `http://127.0.0.1:${aPort}/mcp`;
     const resourceC = `http://127.0.0.1:${cPort}/mcp`;
-
-    // The authorization server.
-    const provider = new Provider(issuer, {
-      clients: [{
-        client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
-        redirect_uris: [], response_types: [], scope: 'mcp',
-      }],
-      scopes: ['mcp'],
-      features: {
-        devInteractions: { enabled: true },
-        registration: { enabled: true },
-        revocation: { enabled: true },
-        clientCredentials: { enabled: true },
-        resourceIndicators: {
-          enabled: true,
-          defaultResource: () => resourceA,
-          useGrantedResource: () => true,
-          getResourceServerInfo: (_ctx, indicator) => {
-            if (![resourceA, resourceC].includes(indicator)) throw new errors.InvalidTarget();
-            return { scope: 'mcp', audience: indicator, accessTokenTTL: TTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
-          },
-        },
-      },
-      issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-      pkce: { required: () => true },
-    });
-    const asServer = http.createServer(provider.callback());
-    await new Promise((r) => asServer.listen(asPort, '127.0.0.1', r));
-    t.after(() => { asServer.closeAllConnections(); asServer.close(); });
-
-    // The protected MCP servers (a: a person's tokens; c: the gateway's own) and an open one (b).
-    const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    // The authorization server; the protected MCP servers (a: a person's tokens; c: the
+    // gateway's own) and an open one (b).
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resourceA, resourceC], ttl: TTL });
     const seen = { a: [], b: [], c: [] };
-    async function startMcp(name, port, resource) {
-      const srv = http.createServer(async (req, res) => {
-        try {
-          seen[name].push(req.headers.authorization);
-          if (req.url.startsWith('/.well-known/oauth-protected-resource')) {
-            if (!resource || req.url !== '/.well-known/oauth-protected-resource/mcp') { res.writeHead(404).end(); return; }
-            res.writeHead(200, { 'content-type': 'application/json' })
-              .end(JSON.stringify({ resource, authorization_servers: [issuer], scopes_supported: ['mcp'] }));
-            return;
-          }
-          let who = 'anyone';
-          if (resource) {
-            const challenge = `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp", scope="mcp"`;
-            const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-            if (!token) { res.writeHead(401, { 'www-authenticate': challenge }).end(); return; }
-            try {
-              const { payload } = await jwtVerify(token, jwks, { issuer, audience: resource });
-              who = payload.sub ?? payload.client_id;
-            } catch {
-              res.writeHead(401, { 'www-authenticate': `${challenge}, error="invalid_token"` }).end();
-              return;
-            }
-          }
-          let raw = '';
-          for await (const chunk of req) raw += chunk;
-          const s = new McpServer({ name: `up-${name}`, version: '1.0.0' });
-          s.registerTool('whoami', { description: 'Who the token is for' }, async () => ({ content: [{ type: 'text', text: who }] }));
-          s.registerTool('echo', { description: 'Echoes', inputSchema: { m: z.string() } }, async ({ m }) => ({ content: [{ type: 'text', text: m }] }));
-          const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-          await s.connect(transport);
-          await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
-        } catch (e) {
-          if (!res.headersSent) res.writeHead(500).end(String(e));
-        }
-      });
-      await new Promise((r) => srv.listen(port, '127.0.0.1', r));
-      t.after(() => { srv.closeAllConnections(); srv.close(); });
-    }
-    await startMcp('a', aPort, resourceA);
-    await startMcp('b', bPort, null);
-    await startMcp('c', cPort, resourceC);
+    await startMcp(t, { name: 'a', port: aPort, resource: resourceA, issuer, seen: seen.a });
+    await startMcp(t, { name: 'b', port: bPort, seen: seen.b });
+    await startMcp(t, { name: 'c', port: cPort, resource: resourceC, issuer, seen: seen.c });
 
     const dir = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -237,67 +164,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
   });
 }
 
-/** Runs `cmd args` to its end: { code, err }. */
-function run(cmd, args, env) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('exit', (code) => resolve({ code, err }));
-  });
-}
-
-/**
- * `mcp-sieve login a` signed in as `login`: follows the printed authorization URL as a browser
- * would (cookies, redirects, oidc-provider's development login and consent forms) to the
- * loopback redirect, which it delivers; waits for login to end with 0.
- */
-async function signInWith(catalog, env, login, issuer) {
-  const p = spawn(BIN, ['login', 'a', '--catalog', catalog, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const exited = new Promise((r) => p.on('exit', r));
-  const url = await new Promise((resolve, reject) => {
-    p.stderr.on('data', (d) => {
-      err += d;
-      const line = err.split('\n').find((l) => l.startsWith(`${issuer}/`));
-      if (line) resolve(line.trim());
-    });
-    p.on('exit', (code) => reject(new Error(`login ended (${code}): ${err}`)));
-  });
-  const redirect = new URL(url).searchParams.get('redirect_uri');
-  const jar = new Map();
-  const go = async (to, init = {}) => {
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const r = await fetch(to, { ...init, redirect: 'manual', headers: { ...init.headers, ...(cookie ? { cookie } : {}) } });
-    for (const c of r.headers.getSetCookie()) {
-      const kv = c.split(';')[0];
-      const i = kv.indexOf('=');
-      jar.set(kv.slice(0, i), kv.slice(i + 1));
-    }
-    return r;
-  };
-  let r = await go(url);
-  for (let step = 0; step < 20; step += 1) {
-    const location = r.headers.get('location');
-    if (location) {
-      const next = new URL(location, url);
-      if (next.href.startsWith(redirect)) {
-        const page = await fetch(next);
-        assert.equal(page.status, 200, await page.text());
-        const code = await exited;
-        assert.equal(code, 0, err);
-        return;
-      }
-      r = await go(next);
-      continue;
-    }
-    const html = await r.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    if (!action) throw new Error(`no form on the page (HTTP ${r.status}): ${html.slice(0, 300)}\n${err}`);
-    const body = html.includes('name="login"')
-      ? new URLSearchParams({ prompt: 'login', login, password: 'any' })
-      : new URLSearchParams({ prompt: 'consent' });
-    r = await go(new URL(action, url), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-  }
-  throw new Error(`sign-in did not reach the redirect URI\n${err}`);
+/** `mcp-sieve login a` signed in as `login` (the test is the browser). */
+function signInWith(catalog, env, login, issuer) {
+  return signIn(BIN, catalog, env, login, issuer);
 }

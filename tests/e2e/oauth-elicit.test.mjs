@@ -1,0 +1,113 @@
+// E2E (native): an upstream that needs a person to sign in, seen by an official SDK client
+// (v1) that declared URL-mode elicitation (MCP 2025-11-25) over `mcp-sieve stdio`, against a real
+// authorization server (oidc-provider) and a real SDK MCP server checking its tokens (see
+// oauth-helpers.mjs).
+//
+// - Step-up: the token of `mcp-sieve login a` carries the scope `mcp`; the tool `admin` needs
+//   `admin` too and its server answers 403 insufficient_scope. The client's call gets -32042
+//   (URLElicitationRequiredError) with a sign-in URL asking for `mcp admin`; the test follows it
+//   as the browser; the gateway's own loopback listener takes the redirect and exchanges the
+//   code; the call tried again succeeds with the wider token.
+// - A revoked refresh token: once the access token expires, the call gets -32042 again; after
+//   the sign-in the call succeeds.
+// A client that did not declare URL-mode elicitation keeps the error naming `mcp-sieve login a`:
+// oauth-upstream.test.mjs (its client declares no capabilities).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ErrorCode, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { freePort } from './harness.mjs';
+import { startAuthServer, startMcp, signInWith, browse } from './oauth-helpers.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+const TTL = 4;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (process.env.SIEVE_TARGET !== 'native') {
+  test('url-mode elicitation of an upstream sign-in (native only)', { skip: 'set SIEVE_TARGET=native' }, () => {});
+} else {
+  test('a client that declared URL-mode elicitation is handed the sign-in URL: step-up and a revoked token', { timeout: 180_000 }, async (t) => {
+    const [asPort, aPort] = [await freePort(), await freePort()];
+    const resourceA = `http://127.0.0.1:${aPort}/mcp`;
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resourceA], ttl: TTL, scopes: ['mcp', 'admin'] });
+    const seen = [];
+    await startMcp(t, { name: 'a', port: aPort, resource: resourceA, issuer, seen, adminScope: 'admin' });
+
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-elicit-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const catalog = path.join(dir, 'sieve.json');
+    writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resourceA } } }));
+    const env = { ...process.env, XDG_CONFIG_HOME: dir };
+    const store = path.join(dir, 'mcp-sieve', 'tokens.json');
+    await signInWith(BIN, catalog, env, 'alice', issuer);
+    assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a.tokens.scope, 'mcp');
+
+    const connect = async (capabilities) => {
+      const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env, stderr: 'pipe' });
+      const out = { log: '' };
+      transport.stderr?.on('data', (d) => { out.log += d; });
+      const client = new Client({ name: 'elicit-e2e', version: '1.0.0' }, { capabilities });
+      await client.connect(transport);
+      t.after(() => client.close());
+      out.client = client;
+      return out;
+    };
+    const c = await connect({ elicitation: { url: {} } });
+    const { client } = c;
+    assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['a_admin', 'a_echo', 'a_whoami']);
+    const text = async (name) => (await client.callTool({ name, arguments: {} })).content[0].text;
+    assert.equal(await text('a_whoami'), 'alice');
+
+    // Signs in by the elicitation `e` (the test is the browser); the sign-in page says so.
+    const signInBy = async (e) => {
+      assert.ok(e instanceof UrlElicitationRequiredError, `${e}\n${c.log}`);
+      assert.equal(e.code, ErrorCode.UrlElicitationRequired);
+      const [el] = e.elicitations;
+      assert.equal(el.mode, 'url');
+      assert.ok(el.elicitationId);
+      assert.match(el.message, /upstream "a"/);
+      const u = new URL(el.url);
+      assert.ok(el.url.startsWith(`${issuer}/`), el.url);
+      assert.equal(u.searchParams.get('resource'), resourceA);
+      assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
+      const page = await browse(el.url, 'alice', u.searchParams.get('redirect_uri'), () => c.log);
+      assert.equal(page.status, 200, await page.text());
+      return u;
+    };
+    // Calls `name` until the sign-in's tokens are in use (the exchange ends just after the page).
+    const eventually = async (name) => {
+      let last;
+      for (let i = 0; i < 50; i += 1) {
+        try { return await text(name); } catch (e) { last = e; await sleep(100); }
+      }
+      throw last;
+    };
+
+    // Step-up: 403 insufficient_scope -> -32042 naming the wider scopes.
+    const stepUp = await client.callTool({ name: 'a_admin', arguments: {} }).then(() => null, (e) => e);
+    const u = await signInBy(stepUp);
+    assert.deepEqual(u.searchParams.get('scope').split(' ').sort(), ['admin', 'mcp'], 'the sign-in asks for the wider scopes');
+    assert.equal(await eventually('a_admin'), 'admin:alice', 'the call succeeds with the stepped-up token');
+    const kept = JSON.parse(readFileSync(store, 'utf8')).upstreams.a;
+    assert.deepEqual(kept.tokens.scope.split(' ').sort(), ['admin', 'mcp']);
+
+    // The refresh token revoked, the access token expired: -32042 again, then it works.
+    const revoke = await fetch(`${issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: kept.tokens.refresh_token, token_type_hint: 'refresh_token', client_id: kept.client.client_id }),
+    });
+    assert.equal(revoke.status, 200);
+    await sleep((TTL + 1) * 1000);
+    const again = await client.callTool({ name: 'a_whoami', arguments: {} }).then(() => null, (e) => e);
+    await signInBy(again);
+    assert.equal(await eventually('a_whoami'), 'alice');
+    for (const secret of [kept.tokens.access_token, kept.tokens.refresh_token]) assert.ok(!c.log.includes(secret), 'no token in the log');
+  });
+}

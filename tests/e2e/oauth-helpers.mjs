@@ -1,0 +1,176 @@
+// Shared parts of the upstream OAuth tests (oauth-upstream, oauth-elicit): a real authorization
+// server (npm `oidc-provider`: dynamic client registration, resource indicators with JWT access
+// tokens, refresh tokens, client credentials, revocation, its development login and consent
+// pages), real MCP servers (the official SDK's McpServer + StreamableHTTPServerTransport) that
+// check each access token with `jose` against its JWKS, and the test acting as the browser.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import Provider, { errors } from 'oidc-provider';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+
+/**
+ * The authorization server on `port`: JWT access tokens of `ttl` seconds for the `resources`
+ * (audience = the resource), granting `scopes`; a client_credentials client `svc`.
+ */
+export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'] }) {
+  const issuer = `http://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients: [{
+      client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
+      redirect_uris: [], response_types: [], scope: 'mcp',
+    }],
+    scopes,
+    features: {
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resources[0],
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (!resources.includes(indicator)) throw new errors.InvalidTarget();
+          return { scope: scopes.join(' '), audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+        },
+      },
+    },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    pkce: { required: () => true },
+  });
+  const server = http.createServer(provider.callback());
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  t.after(() => { server.closeAllConnections(); server.close(); });
+  return issuer;
+}
+
+/**
+ * An MCP server `name` on `port` with tools `whoami` and `echo` (and `admin` when `adminScope`
+ * is given: a token without that scope gets 403 insufficient_scope). With a `resource`, it asks
+ * for a token of `issuer` for that audience (401 with a Bearer challenge) and publishes its
+ * Protected Resource Metadata; `seen` collects the Authorization headers it got.
+ */
+export async function startMcp(t, { name, port, resource, issuer, seen = [], adminScope }) {
+  const jwks = issuer ? createRemoteJWKSet(new URL(`${issuer}/jwks`)) : null;
+  const metadata = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
+  const srv = http.createServer(async (req, res) => {
+    try {
+      seen.push(req.headers.authorization);
+      if (req.url.startsWith('/.well-known/oauth-protected-resource')) {
+        if (!resource || req.url !== '/.well-known/oauth-protected-resource/mcp') { res.writeHead(404).end(); return; }
+        res.writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ resource, authorization_servers: [issuer], scopes_supported: ['mcp', ...(adminScope ? [adminScope] : [])] }));
+        return;
+      }
+      let raw = '';
+      for await (const chunk of req) raw += chunk;
+      const body = raw ? JSON.parse(raw) : undefined;
+      let who = 'anyone';
+      if (resource) {
+        const challenge = `Bearer resource_metadata="${metadata}", scope="mcp"`;
+        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        if (!token) { res.writeHead(401, { 'www-authenticate': challenge }).end(); return; }
+        let payload;
+        try {
+          ({ payload } = await jwtVerify(token, jwks, { issuer, audience: resource }));
+        } catch {
+          res.writeHead(401, { 'www-authenticate': `${challenge}, error="invalid_token"` }).end();
+          return;
+        }
+        who = payload.sub ?? payload.client_id;
+        const granted = String(payload.scope ?? '').split(' ');
+        if (adminScope && body?.method === 'tools/call' && body.params?.name === 'admin' && !granted.includes(adminScope)) {
+          res.writeHead(403, {
+            'www-authenticate': `Bearer error="insufficient_scope", scope="mcp ${adminScope}", resource_metadata="${metadata}", error_description="admin needs ${adminScope}"`,
+          }).end();
+          return;
+        }
+      }
+      const s = new McpServer({ name: `up-${name}`, version: '1.0.0' });
+      s.registerTool('whoami', { description: 'Who the token is for' }, async () => ({ content: [{ type: 'text', text: who }] }));
+      s.registerTool('echo', { description: 'Echoes', inputSchema: { m: z.string() } }, async ({ m }) => ({ content: [{ type: 'text', text: m }] }));
+      if (adminScope) {
+        s.registerTool('admin', { description: `Needs the ${adminScope} scope` }, async () => ({ content: [{ type: 'text', text: `admin:${who}` }] }));
+      }
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await s.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(500).end(String(e));
+    }
+  });
+  await new Promise((r) => srv.listen(port, '127.0.0.1', r));
+  t.after(() => { srv.closeAllConnections(); srv.close(); });
+}
+
+/**
+ * Follows the authorization URL `url` as a browser would (cookies, redirects, oidc-provider's
+ * development login and consent forms, signed in as `login`) until it is sent to `redirect`,
+ * which it opens; the response of that last page.
+ */
+export async function browse(url, login, redirect, log = () => '') {
+  const jar = new Map();
+  const go = async (to, init = {}) => {
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const r = await fetch(to, { ...init, redirect: 'manual', headers: { ...init.headers, ...(cookie ? { cookie } : {}) } });
+    for (const c of r.headers.getSetCookie()) {
+      const kv = c.split(';')[0];
+      const i = kv.indexOf('=');
+      jar.set(kv.slice(0, i), kv.slice(i + 1));
+    }
+    return r;
+  };
+  let r = await go(url);
+  for (let step = 0; step < 20; step += 1) {
+    const location = r.headers.get('location');
+    if (location) {
+      const next = new URL(location, url);
+      if (next.href.startsWith(redirect)) return fetch(next);
+      r = await go(next);
+      continue;
+    }
+    const html = await r.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`no form on the page (HTTP ${r.status}): ${html.slice(0, 300)}\n${log()}`);
+    const body = html.includes('name="login"')
+      ? new URLSearchParams({ prompt: 'login', login, password: 'any' })
+      : new URLSearchParams({ prompt: 'consent' });
+    r = await go(new URL(action, url), { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+  throw new Error(`sign-in did not reach the redirect URI\n${log()}`);
+}
+
+/**
+ * `mcp-sieve login NAME` signed in as `login`: follows the printed authorization URL (see
+ * `browse`) and waits for login to end with 0.
+ */
+export async function signInWith(bin, catalog, env, login, issuer, name = 'a') {
+  const p = spawn(bin, ['login', name, '--catalog', catalog, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const exited = new Promise((r) => p.on('exit', r));
+  const url = await new Promise((resolve, reject) => {
+    p.stderr.on('data', (d) => {
+      err += d;
+      const line = err.split('\n').find((l) => l.startsWith(`${issuer}/`));
+      if (line) resolve(line.trim());
+    });
+    p.on('exit', (code) => reject(new Error(`login ended (${code}): ${err}`)));
+  });
+  const page = await browse(url, login, new URL(url).searchParams.get('redirect_uri'), () => err);
+  assert.equal(page.status, 200, await page.text());
+  assert.equal(await exited, 0, err);
+}
+
+/** Runs `cmd args` to its end: { code, err }. */
+export function run(cmd, args, env) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code) => resolve({ code, err }));
+  });
+}
