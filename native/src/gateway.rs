@@ -160,10 +160,7 @@ impl Gateway {
             .map(|u| crate::oauth::Auth::new(u, &env))
             .collect::<Result<Vec<_>, Error>>()?;
         if auth.iter().flatten().any(|a| a.active()) {
-            tracing::info!(
-                "upstream tokens are kept in {} (a file only its owner reads; no OS keychain is used)",
-                crate::oauth::store_path().display()
-            );
+            tracing::info!("upstream tokens are kept in {}", crate::oauth::kept_in());
         }
         let lock = lock_path(&local.catalog().pinning, folder);
         let g = Gateway(Arc::new(Inner {

@@ -43,6 +43,7 @@ mod telemetry;
 mod tls;
 mod tools;
 mod watch;
+mod token_store;
 
 use std::time::Duration;
 

@@ -4,11 +4,10 @@
 //! upstream's tokens are kept under its name with the resource they were issued for, and sent
 //! only to an upstream whose URL lies within that resource.
 //!
-//! The token store is a JSON file readable only by its owner (0600, in a 0700 folder):
-//! `$XDG_CONFIG_HOME/mcp-sieve/tokens.json` (`~/.config/...`; `%APPDATA%\mcp-sieve\...` on
-//! Windows). No OS keychain is used (the `keyring` crate would bring D-Bus / platform libraries;
-//! a headless Linux machine has no Secret Service anyway). Tokens are never written to the
-//! document, the log, the status or an error.
+//! The token store is one JSON text, kept in the OS keychain when one works, else in a file
+//! readable only by its owner (see `token_store`): `$XDG_CONFIG_HOME/mcp-sieve/tokens.json`
+//! (`~/.config/...`; `%APPDATA%\mcp-sieve\...` on Windows), whose path also names the keychain
+//! entry. Tokens are never written to the document, the log, the status or an error.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -219,46 +218,23 @@ static STORE_LOCK: Mutex<()> = Mutex::new(());
 /// The store's contents (none yet: empty).
 pub fn load_store() -> Result<Store, Error> {
     let path = store_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Store::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
-        Err(e) => Err(Error::Config(format!(
-            "cannot read the token store {}: {e}",
-            path.display()
-        ))),
+    match crate::token_store::read(&path)? {
+        Some(text) => Store::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
+        None => Ok(Store::default()),
     }
 }
 
-/// Changes the store with `change` and writes it back (0600, replaced whole).
+/// Changes the store with `change` and keeps it (the keychain, else the 0600 file).
 pub fn update_store(change: impl FnOnce(&mut Store)) -> Result<(), Error> {
     let _held = STORE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let mut store = load_store()?;
     change(&mut store);
-    let path = store_path();
-    let fail = |e: std::io::Error| Error::Config(format!("cannot write the token store {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-        }
-    }
-    let tmp = path.with_extension(format!("json.{}", std::process::id()));
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        open.mode(0o600);
-    }
-    {
-        use std::io::Write;
-        let mut f = open.open(&tmp).map_err(fail)?;
-        f.write_all(store.to_text().as_bytes()).map_err(fail)?;
-        f.sync_all().map_err(fail)?;
-    }
-    std::fs::rename(&tmp, &path).map_err(fail)
+    crate::token_store::write(&store_path(), &store.to_text())
+}
+
+/// Where the tokens are kept, said to the user.
+pub fn kept_in() -> String {
+    crate::token_store::describe(&store_path())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,7 +439,7 @@ impl Auth {
                 tracing::info!(
                     "upstream \"{}\" asks for an OAuth sign-in; tokens are kept in {}",
                     self.name,
-                    store_path().display()
+                    kept_in()
                 );
                 return Refused::Retry;
             }
@@ -538,13 +514,10 @@ pub fn logout(name: &str) -> Result<(), Error> {
     if had {
         eprintln!(
             "mcp-sieve: the tokens of upstream \"{name}\" were deleted from {}",
-            store_path().display()
+            kept_in()
         );
     } else {
-        eprintln!(
-            "mcp-sieve: no tokens of upstream \"{name}\" were kept in {}",
-            store_path().display()
-        );
+        eprintln!("mcp-sieve: no tokens of upstream \"{name}\" were kept in {}", kept_in());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use mcp_sieve::upstream::oauth::{
 };
 use mcp_sieve::Error;
 
-use crate::oauth::{discover, load_store, probe, register, store_path, tokens, update_store, Auth, Http};
+use crate::oauth::{discover, kept_in, load_store, probe, register, tokens, update_store, Auth, Http};
 
 /// How long a sign-in waits for the browser to come back.
 const LOGIN_WAIT: Duration = Duration::from_secs(600);
@@ -321,7 +321,7 @@ pub async fn login(ups: &[Upstream], name: &str, no_browser: bool) -> Result<(),
     eprintln!(
         "mcp-sieve: signed in to upstream \"{name}\"{}; the token is kept in {}",
         if refresh { " (with a refresh token)" } else { "" },
-        store_path().display()
+        kept_in()
     );
     Ok(())
 }

@@ -10,11 +10,13 @@
 //   code; the call tried again succeeds with the wider token.
 // - A revoked refresh token: once the access token expires, the call gets -32042 again; after
 //   the sign-in the call succeeds.
+// - The OS keychain where one works: login keeps the tokens there (no file) and a new gateway
+//   process uses them; skipped, saying why, where none works.
 // A client that did not declare URL-mode elicitation keeps the error naming `mcp-sieve login a`:
 // oauth-upstream.test.mjs (its client declares no capabilities).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +24,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from './harness.mjs';
-import { startAuthServer, startMcp, signInWith, browse } from './oauth-helpers.mjs';
+import { startAuthServer, startMcp, signInWith, browse, run } from './oauth-helpers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -43,13 +45,13 @@ if (process.env.SIEVE_TARGET !== 'native') {
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const catalog = path.join(dir, 'sieve.json');
     writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resourceA } } }));
-    const env = { ...process.env, XDG_CONFIG_HOME: dir };
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, MCP_SIEVE_TOKEN_STORE: 'file' }; // the file is read below
     const store = path.join(dir, 'mcp-sieve', 'tokens.json');
     await signInWith(BIN, catalog, env, 'alice', issuer);
     assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a.tokens.scope, 'mcp');
 
-    const connect = async (capabilities) => {
-      const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env, stderr: 'pipe' });
+    const connectWith = async (envOf, capabilities) => {
+      const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env: envOf, stderr: 'pipe' });
       const out = { log: '' };
       transport.stderr?.on('data', (d) => { out.log += d; });
       const client = new Client({ name: 'elicit-e2e', version: '1.0.0' }, { capabilities });
@@ -58,7 +60,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
       out.client = client;
       return out;
     };
-    const c = await connect({ elicitation: { url: {} } });
+    const c = await connectWith(env, { elicitation: { url: {} } });
     const { client } = c;
     assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['a_admin', 'a_echo', 'a_whoami']);
     const text = async (name) => (await client.callTool({ name, arguments: {} })).content[0].text;
@@ -109,5 +111,24 @@ if (process.env.SIEVE_TARGET !== 'native') {
     await signInBy(again);
     assert.equal(await eventually('a_whoami'), 'alice');
     for (const secret of [kept.tokens.access_token, kept.tokens.refresh_token]) assert.ok(!c.log.includes(secret), 'no token in the log');
+    await client.close();
+
+    // The OS keychain (the Linux kernel's keyutils here), where one works: login keeps the
+    // tokens there, no file is written, and a new gateway process finds them.
+    const kdir = mkdtempSync(path.join(tmpdir(), 'sieve-keychain-'));
+    t.after(() => rmSync(kdir, { recursive: true, force: true }));
+    const kenv = { ...process.env, XDG_CONFIG_HOME: kdir, MCP_SIEVE_TOKEN_STORE: '' };
+    const probe = await run(BIN, ['logout', 'a'], kenv);
+    if (!/OS keychain/.test(probe.err)) {
+      t.diagnostic(`keychain path skipped: no OS keychain works here (${probe.err.trim()})`);
+      return;
+    }
+    await signInWith(BIN, catalog, kenv, 'bob', issuer);
+    assert.ok(!existsSync(path.join(kdir, 'mcp-sieve', 'tokens.json')), 'no token file beside the keychain');
+    const k = await connectWith(kenv, {});
+    assert.match(k.log, /tokens are kept in the OS keychain/, 'the startup line says where tokens are');
+    assert.equal((await k.client.callTool({ name: 'a_whoami', arguments: {} })).content[0].text, 'bob');
+    await k.client.close();
+    assert.equal((await run(BIN, ['logout', 'a'], kenv)).code, 0);
   });
 }

@@ -55,7 +55,8 @@ if (process.env.SIEVE_TARGET !== 'native') {
         c: { url: resourceC, auth: { type: 'oauth', clientId: 'svc', clientSecret: '${SVC_SECRET}', grant: 'client_credentials', scopes: ['mcp'] } },
       },
     }));
-    const env = { ...process.env, XDG_CONFIG_HOME: dir, SVC_SECRET: 'svc-secret-1234567890' };
+    // The file store (read below); the keychain's path is tested in oauth-elicit.test.mjs.
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, SVC_SECRET: 'svc-secret-1234567890', MCP_SIEVE_TOKEN_STORE: 'file' };
     const store = path.join(dir, 'mcp-sieve', 'tokens.json');
 
     // mcp-sieve login a: the test is the browser.
