@@ -41,9 +41,9 @@ mod stdio_serve;
 mod task_asks;
 mod telemetry;
 mod tls;
+mod token_store;
 mod tools;
 mod watch;
-mod token_store;
 
 use std::time::Duration;
 
