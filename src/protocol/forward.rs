@@ -214,6 +214,7 @@ impl Forward {
         let msg = match reply {
             Ok(m) => m,
             // The gateway's own answer for a sign-in by URL-mode elicitation: its code and data.
+            #[cfg(feature = "gateway")]
             Err(e @ Error::Rpc { code, .. }) if *code == crate::error::code::URL_ELICITATION_REQUIRED => {
                 return jsonrpc::error(&self.id, e)
             }
