@@ -9,13 +9,15 @@
 # cost is. Prints requests/s, p50, p99 and the server's CPU time per request (its own user + system
 # time over the requests served: steadier than throughput on a machine doing other work) of each,
 # and the ratios to everything off (goal: >= 95% of the throughput, p99 not more than 10% worse).
-#   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]
+#   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]     (MCP_SIEVE_BIN=PATH: that binary, not a
+#   fresh release build of this tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
-cargo build -q --release -p mcp-sieve-server
+bin="${MCP_SIEVE_BIN:-}"
+[ -n "$bin" ] || { cargo build -q --release -p mcp-sieve-server; bin=target/release/mcp-sieve; }
 work="$(mktemp -d)"
 pid=""
 sink=""
@@ -66,7 +68,7 @@ run() {
     limit) catalog="$work/limited.json" ;;
     all) env=(MCP_SIEVE_LOG=info "${traces[@]}"); args=(); catalog="$work/limited.json" ;;
   esac
-  env "${env[@]}" target/release/mcp-sieve serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
+  env "${env[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "http://127.0.0.1:$port/mcp" && break

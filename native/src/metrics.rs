@@ -104,13 +104,39 @@ fn escape(v: &str) -> std::borrow::Cow<'_, str> {
 /// `[("method", "tools/call")]` → `method="tools/call"`.
 pub fn labels(pairs: &[(&str, &str)]) -> String {
     let mut s = String::new();
+    write_labels(&mut s, pairs);
+    s
+}
+
+/// Writes `pairs` as labels at the end of `s`.
+fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
         let _ = write!(s, "{k}=\"{}\"", escape(v));
     }
-    s
+}
+
+/// A counter's or histogram's label pairs, as a request has them (written out only for a
+/// series not seen before).
+pub type Pairs<'a> = &'a [(&'a str, &'a str)];
+
+/// The series of `name` with labels `pairs` in `map`, found through `buf` (the label text,
+/// written there; no allocation unless the series is new).
+fn series<'m, T: Default>(
+    map: &'m mut BTreeMap<&'static str, BTreeMap<Labels, T>>,
+    buf: &mut String,
+    name: &'static str,
+    pairs: Pairs<'_>,
+) -> Option<&'m mut T> {
+    buf.clear();
+    write_labels(buf, pairs);
+    let by_labels = map.entry(name).or_default();
+    if !by_labels.contains_key(buf.as_str()) {
+        by_labels.insert(buf.clone(), T::default());
+    }
+    by_labels.get_mut(buf.as_str())
 }
 
 impl Metrics {
@@ -119,31 +145,35 @@ impl Metrics {
     }
 
     /// Adds `n` to counter `name` with `labels`.
-    pub fn add(&self, name: &'static str, labels: Labels, n: u64) {
-        *self
-            .inner()
-            .counters
-            .entry(name)
-            .or_default()
-            .entry(labels)
-            .or_default() += n;
+    pub fn add(&self, name: &'static str, labels: Pairs<'_>, n: u64) {
+        self.batch(&[(name, labels, n)], &[]);
     }
 
     /// Adds to counters and observes histograms under one lock: `(name, labels, n)` and
-    /// `(name, labels, seconds)`.
-    pub fn batch(&self, adds: &mut Vec<(&'static str, Labels, u64)>, observes: &mut Vec<(&'static str, Labels, f64)>) {
-        let mut inner = self.inner();
-        for (name, labels, n) in adds.drain(..) {
-            *inner.counters.entry(name).or_default().entry(labels).or_default() += n;
+    /// `(name, labels, seconds)`. The label text is written into a buffer kept by the thread,
+    /// so a request allocates nothing here once its series exist.
+    pub fn batch(&self, adds: &[(&'static str, Pairs<'_>, u64)], observes: &[(&'static str, Pairs<'_>, f64)]) {
+        thread_local! {
+            static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
-        for (name, labels, seconds) in observes.drain(..) {
-            let h = inner.histograms.entry(name).or_default().entry(labels).or_default();
-            if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
-                h.counts[i] += 1;
+        BUF.with_borrow_mut(|buf| {
+            let mut inner = self.inner();
+            for (name, pairs, n) in adds {
+                if let Some(c) = series(&mut inner.counters, buf, name, pairs) {
+                    *c += n;
+                }
             }
-            h.sum += seconds;
-            h.count += 1;
-        }
+            for (name, pairs, seconds) in observes {
+                let Some(h) = series::<Histogram>(&mut inner.histograms, buf, name, pairs) else {
+                    continue;
+                };
+                if let Some(i) = BOUNDS.iter().position(|b| *seconds <= *b) {
+                    h.counts[i] += 1;
+                }
+                h.sum += seconds;
+                h.count += 1;
+            }
+        });
     }
 
     /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
@@ -187,13 +217,15 @@ mod tests {
         let m = Metrics::default();
         m.add(
             "mcp_sieve_requests_total",
-            labels(&[("method", "tools/call"), ("outcome", "ok")]),
-            2,
+            &[("method", "tools/call"), ("outcome", "ok")],
+            1,
         );
-        m.batch(
-            &mut vec![],
-            &mut vec![("mcp_sieve_search_duration_seconds", String::new(), 0.003)],
+        m.add(
+            "mcp_sieve_requests_total",
+            &[("method", "tools/call"), ("outcome", "ok")],
+            1,
         );
+        m.batch(&[], &[("mcp_sieve_search_duration_seconds", &[], 0.003)]);
         let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),

@@ -271,33 +271,30 @@ impl Operate {
                 _ => "refused",
             };
             let secs = elapsed.as_secs_f64();
-            let mut adds = vec![(
-                "mcp_sieve_requests_total",
-                labels(&[("method", method), ("outcome", outcome)]),
-                1,
-            )];
-            let mut observes = vec![(
-                "mcp_sieve_request_duration_seconds",
-                labels(&[("method", method)]),
-                secs,
-            )];
+            let (mut adds, mut observes) = (Vec::with_capacity(3), Vec::with_capacity(3));
+            let request = [("method", method), ("outcome", outcome)];
+            adds.push(("mcp_sieve_requests_total", &request[..], 1));
+            let by_method = [("method", method)];
+            observes.push(("mcp_sieve_request_duration_seconds", &by_method[..], secs));
+            let (use_labels, reason, by_upstream);
             if let Some(u) = &seen.usage {
                 let upstream = u.upstream.as_deref().unwrap_or("");
                 let o = if refused.is_some() { "refused" } else { ended.outcome() };
-                let l = labels(&[("tool", &u.item), ("upstream", upstream), ("outcome", o)]);
-                adds.push(("mcp_sieve_tool_calls_total", l, 1));
+                use_labels = [("tool", u.item.as_str()), ("upstream", upstream), ("outcome", o)];
+                adds.push(("mcp_sieve_tool_calls_total", &use_labels[..], 1));
                 if let Some(r) = refused {
-                    adds.push(("mcp_sieve_refusals_total", labels(&[("reason", r)]), 1));
+                    reason = [("reason", r)];
+                    adds.push(("mcp_sieve_refusals_total", &reason[..], 1));
                 }
                 if !upstream.is_empty() && refused.is_none() {
-                    let l = labels(&[("upstream", upstream)]);
-                    observes.push(("mcp_sieve_upstream_call_duration_seconds", l, secs));
+                    by_upstream = [("upstream", upstream)];
+                    observes.push(("mcp_sieve_upstream_call_duration_seconds", &by_upstream[..], secs));
                 }
                 if u.item == "find_tools" {
-                    observes.push(("mcp_sieve_search_duration_seconds", String::new(), secs));
+                    observes.push(("mcp_sieve_search_duration_seconds", &[][..], secs));
                 }
             }
-            m.batch(&mut adds, &mut observes);
+            m.batch(&adds, &observes);
         }
         let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
             return;
@@ -380,7 +377,7 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, b
         let how = if view.search { "search" } else { "view" };
         m.add(
             "mcp_sieve_tokens_saved_total",
-            labels(&[("how", how)]),
+            &[("how", how)],
             ((full - body.len()) / 4) as u64,
         );
     }
