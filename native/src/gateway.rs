@@ -357,6 +357,17 @@ impl Gateway {
         answer.map_err(|_| crate::error::late(&method, limits.call_ms))?
     }
 
+    /// The sign-ins of the upstreams that need a person now (`needs-login`).
+    pub(crate) fn needing_sign_in(&self) -> Vec<Arc<crate::oauth::Auth>> {
+        self.0
+            .auth
+            .iter()
+            .flatten()
+            .filter(|a| a.needs_login())
+            .cloned()
+            .collect()
+    }
+
     /// `e`, the error of a request that needed upstream `member`, or, when that upstream needs a
     /// person to sign in, the URL-mode elicitation of its sign-in (MCP 2025-11-25 `-32042`).
     async fn sign_in_instead(&self, member: usize, e: Error) -> Error {

@@ -188,11 +188,52 @@ impl Link {
                 tokio::spawn(async move { g.pass_on(&s, line.as_bytes()).await });
             }
         }
+        if line.contains("notifications/initialized") {
+            self.ask_to_sign_in();
+        }
         if opened && (self.reloads || self.gateway().is_some()) {
             // A 2025-11-25 session over stdio hears about list changes without asking for a stream.
             tokio::spawn(watch(self.clone(), Watch::session(&server)));
         }
         step
+    }
+}
+
+impl Link {
+    /// A client that declared URL-mode elicitation, once initialized, is asked to open the
+    /// sign-in page of each upstream that needs a person now (`elicitation/create`, mode `url`):
+    /// one not signed in at startup has no tools listed, so no call of its could ask. Its
+    /// answer is not awaited; the upstream comes up when the sign-in is done (its retry), and
+    /// the client hears `list_changed`.
+    fn ask_to_sign_in(self: &Arc<Self>) {
+        let Some(g) = self.gateway() else { return };
+        let declared = self
+            .listening()
+            .pop()
+            .and_then(|id| lock(&self.store).load(&id))
+            .is_some_and(|s| s.initialize["capabilities"]["elicitation"]["url"].is_object());
+        if !declared {
+            return;
+        }
+        for auth in g.needing_sign_in() {
+            let link = self.clone();
+            tokio::spawn(async move {
+                match crate::sign_in::asked_of_client(&auth).await {
+                    Ok((id, url)) => {
+                        let params = mcp_sieve::upstream::oauth::url_elicitation(
+                            auth.name(),
+                            &id,
+                            &url,
+                            "it needs your sign-in",
+                        );
+                        let ask = serde_json::json!({"jsonrpc": "2.0", "id": format!("sieve-sign-in-{id}"),
+                            "method": "elicitation/create", "params": params});
+                        link.send(ask.to_string());
+                    }
+                    Err(e) => tracing::warn!("upstream \"{}\": no sign-in URL for the client: {e}", auth.name()),
+                }
+            });
+        }
     }
 }
 

@@ -1102,18 +1102,24 @@ pub fn needs_login_error(name: &str, why: &str) -> Error {
 /// the person signed in, so it is the error (which the client retries after), not an
 /// `elicitation/create` request held open for minutes inside the call.
 pub fn url_elicitation_required(name: &str, elicitation_id: &str, url: &str, why: &str) -> Error {
-    let who = if name.is_empty() { "the upstream" } else { name };
-    let message = format!("Sign in to upstream \"{who}\" ({why}), then try again.");
+    let elicitation = url_elicitation(name, elicitation_id, url, why);
     Error::Rpc {
         code: crate::error::code::URL_ELICITATION_REQUIRED,
-        message: message.clone(),
-        data: Some(serde_json::json!({"elicitations": [{
-            "mode": "url",
-            "elicitationId": elicitation_id,
-            "url": url,
-            "message": message,
-        }]})),
+        message: elicitation["message"].as_str().unwrap_or_default().to_string(),
+        data: Some(serde_json::json!({ "elicitations": [elicitation] })),
     }
+}
+
+/// The URL-mode elicitation (the params of an `elicitation/create`, an entry of `-32042`'s
+/// `data.elicitations`) asking a person to sign in to upstream `name` at `url`.
+pub fn url_elicitation(name: &str, elicitation_id: &str, url: &str, why: &str) -> Value {
+    let who = if name.is_empty() { "the upstream" } else { name };
+    serde_json::json!({
+        "mode": "url",
+        "elicitationId": elicitation_id,
+        "url": url,
+        "message": format!("Sign in to upstream \"{who}\" ({why}), then try again."),
+    })
 }
 
 #[cfg(test)]

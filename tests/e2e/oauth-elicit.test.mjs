@@ -10,6 +10,8 @@
 //   code; the call tried again succeeds with the wider token.
 // - A revoked refresh token: once the access token expires, the call gets -32042 again; after
 //   the sign-in the call succeeds.
+// - Not signed in at startup: once initialized, the client is sent elicitation/create (mode
+//   url); after the sign-in the upstream comes up, is listed, and its call works.
 // - The OS keychain where one works: login keeps the tokens there (no file) and a new gateway
 //   process uses them; skipped, saying why, where none works.
 // A client that did not declare URL-mode elicitation keeps the error naming `mcp-sieve login a`:
@@ -22,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, UrlElicitationRequiredError, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from './harness.mjs';
 import { startAuthServer, startMcp, signInWith, browse, run } from './oauth-helpers.mjs';
 
@@ -50,11 +52,12 @@ if (process.env.SIEVE_TARGET !== 'native') {
     await signInWith(BIN, catalog, env, 'alice', issuer);
     assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a.tokens.scope, 'mcp');
 
-    const connectWith = async (envOf, capabilities) => {
+    const connectWith = async (envOf, capabilities, setup = () => {}) => {
       const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env: envOf, stderr: 'pipe' });
       const out = { log: '' };
       transport.stderr?.on('data', (d) => { out.log += d; });
       const client = new Client({ name: 'elicit-e2e', version: '1.0.0' }, { capabilities });
+      setup(client);
       await client.connect(transport);
       t.after(() => client.close());
       out.client = client;
@@ -112,6 +115,33 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.equal(await eventually('a_whoami'), 'alice');
     for (const secret of [kept.tokens.access_token, kept.tokens.refresh_token]) assert.ok(!c.log.includes(secret), 'no token in the log');
     await client.close();
+
+    // Not signed in at startup (a new store): the upstream's tools are not listed, so no call
+    // can ask; once initialized, the client is sent elicitation/create (mode url). After the
+    // sign-in the upstream comes up and its tools are listed.
+    const sdir = mkdtempSync(path.join(tmpdir(), 'sieve-startup-'));
+    t.after(() => rmSync(sdir, { recursive: true, force: true }));
+    const senv = { ...process.env, XDG_CONFIG_HOME: sdir, MCP_SIEVE_TOKEN_STORE: 'file' };
+    let asked;
+    const gotAsked = new Promise((resolve) => { asked = resolve; });
+    const s = await connectWith(senv, { elicitation: { url: {} } }, (cl) => {
+      cl.setRequestHandler(ElicitRequestSchema, async (req) => { asked(req.params); return { action: 'accept' }; });
+    });
+    assert.ok(!(await s.client.listTools()).tools.some((x) => x.name.startsWith('a_')), 'no tools of a before the sign-in');
+    const params = await Promise.race([gotAsked, sleep(20_000).then(() => { throw new Error(`no elicitation/create\n${s.log}`); })]);
+    assert.equal(params.mode, 'url');
+    assert.ok(params.elicitationId);
+    assert.match(params.message, /upstream "a"/);
+    const page = await browse(params.url, 'carol', new URL(params.url).searchParams.get('redirect_uri'), () => s.log);
+    assert.equal(page.status, 200);
+    let listed = [];
+    for (let i = 0; i < 100 && !listed.includes('a_whoami'); i += 1) {
+      await sleep(300);
+      listed = (await s.client.listTools()).tools.map((x) => x.name);
+    }
+    assert.ok(listed.includes('a_whoami'), `a came up after the sign-in\n${s.log}`);
+    assert.equal((await s.client.callTool({ name: 'a_whoami', arguments: {} })).content[0].text, 'carol');
+    await s.client.close();
 
     // The OS keychain (the Linux kernel's keyutils here), where one works: login keeps the
     // tokens there, no file is written, and a new gateway process finds them.
