@@ -24,7 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, UrlElicitationRequiredError, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, UrlElicitationRequiredError, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from './harness.mjs';
 import { startAuthServer, startMcp, signInWith, browse, run } from './oauth-helpers.mjs';
 
@@ -123,9 +123,11 @@ if (process.env.SIEVE_TARGET !== 'native') {
     t.after(() => rmSync(sdir, { recursive: true, force: true }));
     const senv = { ...process.env, XDG_CONFIG_HOME: sdir, MCP_SIEVE_TOKEN_STORE: 'file' };
     let asked;
+    let changed = 0;
     const gotAsked = new Promise((resolve) => { asked = resolve; });
     const s = await connectWith(senv, { elicitation: { url: {} } }, (cl) => {
       cl.setRequestHandler(ElicitRequestSchema, async (req) => { asked(req.params); return { action: 'accept' }; });
+      cl.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed += 1; });
     });
     assert.ok(!(await s.client.listTools()).tools.some((x) => x.name.startsWith('a_')), 'no tools of a before the sign-in');
     const params = await Promise.race([gotAsked, sleep(20_000).then(() => { throw new Error(`no elicitation/create\n${s.log}`); })]);
@@ -140,6 +142,8 @@ if (process.env.SIEVE_TARGET !== 'native') {
       listed = (await s.client.listTools()).tools.map((x) => x.name);
     }
     assert.ok(listed.includes('a_whoami'), `a came up after the sign-in\n${s.log}`);
+    for (let i = 0; i < 50 && changed === 0; i += 1) await sleep(100);
+    assert.ok(changed > 0, 'the client heard tools/list_changed');
     assert.equal((await s.client.callTool({ name: 'a_whoami', arguments: {} })).content[0].text, 'carol');
     await s.client.close();
 
