@@ -21,6 +21,7 @@ import Generated, {
   SessionObject as GeneratedSessionObject,
   TaskLedger as GeneratedTaskLedger,
   RateLimiter as GeneratedRateLimiter,
+  UpstreamTokens as GeneratedUpstreamTokens,
 } from './build/index.js';
 
 /** The handlers worker-build attaches to its entrypoint: `fetch` and the wasm-bindgen exports. */
@@ -174,6 +175,13 @@ export class TaskLedger extends GeneratedTaskLedger {
 
 /** One limited key's token bucket (worker/src/limiter.rs), guarded like the session objects. */
 export class RateLimiter extends GeneratedRateLimiter {
+  fetch(request) {
+    return guarded(() => super.fetch(request));
+  }
+}
+
+/** One principal's upstream sign-ins and tokens (worker/src/upstream_tokens.rs), guarded likewise. */
+export class UpstreamTokens extends GeneratedUpstreamTokens {
   fetch(request) {
     return guarded(() => super.fetch(request));
   }

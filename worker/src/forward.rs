@@ -178,7 +178,9 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
         return done(crate::watch::respond(answer, loaded));
     };
     let url = gateway::http_url(f.upstream);
-    let simple = f.session.is_none() && f.gather.is_empty() && answer.ended.is_none();
+    // An upstream each caller signs in to takes the full path (its token is asked for there).
+    let simple =
+        f.session.is_none() && f.gather.is_empty() && answer.ended.is_none() && gateway::signing(f.upstream).is_none();
     let (Some(url), true, false) = (url, simple, gateway::relays_stateless(&server, &f)) else {
         return full(answer, server, loaded);
     };

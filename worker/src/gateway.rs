@@ -21,7 +21,7 @@ use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
 use mcp_sieve::Error;
 use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
-use worker::{AbortController, AbortSignal, Delay, Env, Fetcher, Request};
+use worker::{AbortController, AbortSignal, Delay, Env, Fetcher, ObjectNamespace, Request};
 
 use crate::platform::now_ms;
 
@@ -103,6 +103,9 @@ thread_local! {
     static LIMITS: RefCell<Vec<Limits>> = const { RefCell::new(Vec::new()) };
     /// The KV namespace holding the pins (`pins`), when bound.
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
+    /// Each upstream's name when its callers sign in to it one by one (`signin`), and the
+    /// namespace of their tokens' objects.
+    static SIGNING: RefCell<(Vec<Option<String>>, Option<ObjectNamespace>)> = const { RefCell::new((Vec::new(), None)) };
 }
 
 /// A gateway built for one catalog's upstreams ([`configure`]), not yet in place ([`install`]):
@@ -113,6 +116,7 @@ pub struct Setup {
     drivers: Vec<Driver>,
     limits: Vec<Limits>,
     pins: Option<KvStore>,
+    signing: (Vec<Option<String>>, Option<ObjectNamespace>),
 }
 
 /// What opens the standalone stream of a session's upstream session once it is confirmed: upstream,
@@ -166,6 +170,24 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
     // Roots too, for clients that declare them: the Durable Object of a session reads its
     // upstream sessions' standalone streams, where servers ask for them (`standalone`).
+    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`).
+    let signing: Vec<Option<String>> = ups
+        .iter()
+        .map(|u| {
+            crate::upstream_tokens::signing_upstream(ups, &u.name)
+                .ok()
+                .map(|u| u.name.clone())
+        })
+        .collect();
+    let tokens = match signing.iter().any(Option::is_some) {
+        true => Some(env.durable_object(crate::upstream_tokens::BINDING).map_err(|_| {
+            Error::Catalog(format!(
+                "an upstream with \"auth\" needs the Durable Object binding {} (class UpstreamTokens) in wrangler.toml",
+                crate::upstream_tokens::BINDING
+            ))
+        })?),
+        false => None,
+    };
     let gateway = upstream::Gateway::with_secrets(ups, var)?
         .redacting(&upstream::Secrets::own(var))
         .relaying()
@@ -176,6 +198,7 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         drivers,
         limits: ups.iter().map(|u| u.limits).collect(),
         pins: env.kv(PINS_BINDING).ok(),
+        signing: (signing, tokens),
     }))
 }
 
@@ -184,10 +207,11 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
 /// upstreams, its cached lists go, and a request that began on it and uses it after this finds
 /// none ([`with`]) unless the new one fronts the same upstreams.
 pub fn install(setup: Option<Setup>) {
-    let (state, drivers, limits, pins) = match setup {
-        Some(s) => (Some((s.upstreams, s.gateway)), s.drivers, s.limits, s.pins),
-        None => (None, Vec::new(), Vec::new(), None),
+    let (state, drivers, limits, pins, signing) = match setup {
+        Some(s) => (Some((s.upstreams, s.gateway)), s.drivers, s.limits, s.pins, s.signing),
+        None => (None, Vec::new(), Vec::new(), None, (Vec::new(), None)),
     };
+    SIGNING.with(|s| *s.borrow_mut() = signing);
     STATE.with(|s| *s.borrow_mut() = state);
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     LIMITS.with(|l| *l.borrow_mut() = limits);
@@ -248,6 +272,34 @@ pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>
         Some((url, via)) => post(&url, via, p, relaying, limits(member)).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
     }
+}
+
+/// [`send`] on behalf of `principal`: to an upstream its callers sign in to, with that
+/// principal's token only (asked of its object, refreshed there when due), or not at all (the
+/// error says where to sign in); to any other, as [`send`].
+pub(crate) async fn send_for(
+    member: usize,
+    mut p: Post,
+    relaying: Option<&dyn Relaying>,
+    principal: Option<&str>,
+) -> Result<HttpAnswer, Error> {
+    let Some((name, ns)) = signing(member) else {
+        return send(member, p, relaying).await;
+    };
+    let url = http_url(member).unwrap_or_default();
+    let header = crate::signin::bearer(&ns, principal, &name, &url).await?;
+    p.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+    p.headers.push(("Authorization".into(), header));
+    let answer = send(member, p, relaying).await?;
+    if answer.status == 401 {
+        return Err(crate::signin::sign_in_error(&name, "the upstream refused your token"));
+    }
+    Ok(answer)
+}
+
+/// Upstream `member`'s name and the tokens' namespace, when its callers sign in to it one by one.
+pub(crate) fn signing(member: usize) -> Option<(String, ObjectNamespace)> {
+    SIGNING.with_borrow(|(names, ns)| Some((names.get(member)?.clone()?, ns.clone()?)))
 }
 
 /// Where upstream `member` is reached: its URL, and the service binding that reaches it, if any
@@ -552,13 +604,16 @@ impl Drop for Abandon<'_> {
 }
 
 /// Runs refreshes (each over its upstream's driver, all at once) and hands them to the core.
-async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Error> {
+async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<Option<Arc<Server>>, Error> {
     // Dropped before the refreshes end: the next request refreshes. (A request the runtime stops
     // without dropping it is covered by the refresh's deadline, `upstream::REFRESH_DEADLINE_MS`.)
     let guard = Abandon(Some((local, jobs.iter().map(|j| j.member).collect())));
     let running = jobs.into_iter().map(|mut job| async move {
         let member = job.member;
-        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| send(member, p, None)).await;
+        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| {
+            send_for(member, p, None, principal)
+        })
+        .await;
         (job, lists)
     });
     let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
@@ -577,10 +632,12 @@ async fn run(local: &Server, jobs: Vec<Job>) -> Result<Option<Arc<Server>>, Erro
 /// Runs checks of upstreams nobody heard from lately (`upstream::Gateway::checks`: a `ping`
 /// each, at once, within [`upstream::CHECK_DEADLINE_MS`]) and hands them to the core: one that
 /// did not answer leaves the lists (list_changed) and is retried with backoff.
-async fn check(local: &Server, checks: Vec<upstream::Check>) {
+async fn check(local: &Server, checks: Vec<upstream::Check>, principal: Option<&str>) {
     let running = checks.into_iter().map(|mut check| async move {
         let member = check.member;
-        let ping = upstream::drive(&mut check.conv, &mut check.exchange, |p| send(member, p, None));
+        let ping = upstream::drive(&mut check.conv, &mut check.exchange, |p| {
+            send_for(member, p, None, principal)
+        });
         let late = Delay::from(Duration::from_millis(upstream::CHECK_DEADLINE_MS as u64));
         let reply = match select(Box::pin(ping), late).await {
             Either::Left((reply, _)) => reply,
@@ -608,15 +665,22 @@ async fn check(local: &Server, checks: Vec<upstream::Check>) {
 /// stale one keeps serving while it runs). Upstreams that are down are tried again (with
 /// backoff) along with a request.
 pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
+    serving_for(local, None).await
+}
+
+/// [`serving`] for a request of `principal`: the lists of an upstream its callers sign in to
+/// are fetched with that principal's token (none: that upstream's refresh fails, saying where
+/// to sign in, and the others serve).
+pub async fn serving_for(local: &Server, principal: Option<&str>) -> Result<Option<Arc<Server>>, Error> {
     if !local.is_gateway() {
         return Ok(None);
     }
     let started = now_ms();
     if let Some(retries) = with(local, |g| g.retries(now_ms())).filter(|r| !r.is_empty()) {
-        run(local, retries).await?;
+        run(local, retries, principal).await?;
     }
     if let Some(checks) = with(local, |g| g.checks(now_ms())).filter(|c| !c.is_empty()) {
-        check(local, checks).await;
+        check(local, checks, principal).await;
     }
     loop {
         let Some(serving) = with(local, |g| g.serving(now_ms())) else {
@@ -626,7 +690,7 @@ pub async fn serving(local: &Server) -> Result<Option<Arc<Server>>, Error> {
             Serving::Ready(s) => return Ok(Some(s)),
             Serving::Wait if now_ms() - started < MAX_REFRESH_WAIT_MS => Delay::from(Duration::from_millis(10)).await,
             Serving::Wait => return Err(Error::Upstream("its lists are still being fetched".into())),
-            Serving::Refresh(jobs) => return run(local, jobs).await,
+            Serving::Refresh(jobs) => return run(local, jobs, principal).await,
         }
     }
 }
@@ -690,7 +754,7 @@ async fn rounds(
     let send = |p: Post| {
         let opens = listener.clone().zip(upstream::opens_stream(&p));
         async move {
-            let answer = send(member, p, Some(relaying)).await;
+            let answer = send_for(member, p, Some(relaying), f.principal.as_deref()).await;
             if let (Some((session, headers)), Ok(a)) = (opens, &answer) {
                 if let (true, Some(open)) = ((200..300).contains(&a.status), OPENER.with(|o| o.get())) {
                     open(member, headers, session).await;

@@ -17,11 +17,14 @@ mod log;
 mod operate;
 mod platform;
 mod relay;
+mod sealed;
 mod session_object;
 mod shell;
+mod signin;
 mod splice;
 mod standalone;
 mod task_asks;
+mod upstream_tokens;
 mod watch;
 
 use mcp_sieve::http;
@@ -32,6 +35,7 @@ use worker::{event, Context, Env, Headers, Method, Request, RequestInit, Respons
 pub use ledger::TaskLedger;
 pub use limiter::RateLimiter;
 pub use session_object::SessionObject;
+pub use upstream_tokens::UpstreamTokens;
 
 /// The Durable Object namespace binding of sessions.
 const SESSIONS: &str = "SESSIONS";
@@ -55,6 +59,9 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         {
             return shell::respond(r);
         }
+    }
+    if signin::is_route(path) {
+        return sign_in(&req, &env, &url, path, query).await;
     }
     let status = path == mcp_sieve::upstream::STATUS_PATH;
     if !status && !shell::is_endpoint(path) {
@@ -93,6 +100,8 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
+    // The sign-in URLs that errors give are on this origin.
+    signin::set_origin(signin::origin_of(&url));
     if status {
         // The upstreams' state as this isolate knows it (behind the same gate as /mcp).
         return shell::respond(gateway::status(server, &method).await);
@@ -113,7 +122,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     };
     // Rate limits (their Durable Objects) before anything of the use runs.
     if !server.limits().is_empty() {
-        let served = match gateway::serving(server).await {
+        let served = match gateway::serving_for(server, caller.principal.as_deref()).await {
             Ok(g) => g,
             Err(e) => return shell::respond(mcp_sieve::upstream::unavailable(&e)),
         };
@@ -220,6 +229,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     if let Some(id) = &minted {
         forwarded.set(session_object::MINTED_ID_HEADER, id)?;
     }
+    forwarded.set(signin::ORIGIN_HEADER, signin::origin_of(&url))?;
     let mut init = RequestInit::new();
     init.with_method(Method::from(method.clone()))
         .with_headers(Headers(forwarded));
@@ -243,4 +253,29 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         log::About::of(&caller, &body).error(format_args!("a session object failed: {e}"));
         shell::respond(http::failed())
     })
+}
+
+/// The sign-in routes (`signin`): the start, behind the same gate and authentication as `/mcp`;
+/// the callback, reached by the browser coming back from the authorization server (its `state`
+/// is the credential).
+async fn sign_in(req: &web_sys::Request, env: &Env, url: &str, path: &str, query: &str) -> Result<Response> {
+    if path == signin::CALLBACK {
+        return signin::callback(env, url, query).await;
+    }
+    let loaded = config::load(env).await;
+    let (cfg, server) = match (&loaded.transport, &loaded.server) {
+        (Ok(c), Ok(s)) => (c, s),
+        _ => return shell::respond(http::misconfigured_privately()),
+    };
+    let method = req.method();
+    let headers = req.headers();
+    let header = shell::header_fn(&headers);
+    if let Some(refusal) = signin::gate(cfg, &method, &header) {
+        return shell::respond(refusal);
+    }
+    let who = match auth::authenticate(cfg, &header).await {
+        Ok(c) => c,
+        Err(refusal) => return shell::respond(*refusal),
+    };
+    signin::start(env, server, who.principal.as_deref(), url, query).await
 }

@@ -309,6 +309,10 @@ impl DurableObject for SessionObject {
             }
             return Response::empty();
         }
+        if let Ok(Some(o)) = req.headers().get(crate::signin::ORIGIN_HEADER) {
+            // The front's public origin (the sign-in URLs of errors).
+            crate::signin::set_origin(&o);
+        }
         let loaded = config::load(&self.env).await;
         let (server, cfg) = match (&loaded.server, &loaded.transport) {
             // The Worker checked the id's tag before asking this object (whose isolate may hold

@@ -150,7 +150,7 @@ pub async fn run(
     relay: bool,
 ) -> http::Response {
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
-    let gateway = match crate::gateway::serving(server).await {
+    let gateway = match crate::gateway::serving_for(server, caller.principal.as_deref()).await {
         Ok(g) => g,
         Err(e) => return mcp_sieve::upstream::unavailable(&e),
     };

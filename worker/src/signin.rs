@@ -1,0 +1,264 @@
+//! The front Worker's side of per-principal upstream sign-in: the routes `START` (authenticated
+//! as the principal: redirects to the upstream's authorization server) and `CALLBACK` (where the
+//! authorization server sends the browser back; its `state` names the principal's object and a
+//! nonce that object holds), and [`bearer`]: the `Authorization` header a principal's request
+//! carries to an upstream, asked of that principal's `UpstreamTokens` object (which refreshes
+//! it when due). A principal without a token gets [`sign_in_error`]: MCP's URL elicitation
+//! error (`-32042`, 2025-11-25) with the sign-in URL on this Worker.
+
+use std::cell::RefCell;
+
+use mcp_sieve::http;
+use mcp_sieve::Error;
+use serde_json::{json, Value};
+use worker::{Env, Method, ObjectNamespace, Request, RequestInit, Response, Result};
+
+pub use crate::upstream_tokens::CALLBACK;
+use crate::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING};
+
+/// The route that begins a sign-in: `?upstream=NAME`.
+pub const START: &str = "/mcp-sieve/oauth/start";
+/// MCP's error for "the user must open a URL first" (URL-mode elicitation, 2025-11-25).
+pub const URL_ELICITATION_REQUIRED: i32 = -32042;
+/// The header that carries this Worker's public origin from the front to a session's object.
+pub const ORIGIN_HEADER: &str = "x-mcp-sieve-origin";
+
+thread_local! {
+    /// This Worker's public origin (`https://host`), as the requests it serves name it.
+    static ORIGIN: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Remembers this Worker's public origin (for the sign-in URLs errors give).
+pub fn set_origin(origin: &str) {
+    if !origin.is_empty() {
+        ORIGIN.with_borrow_mut(|o| {
+            if o != origin {
+                *o = origin.to_string();
+            }
+        });
+    }
+}
+
+/// This Worker's public origin, once a request named it.
+pub fn origin() -> String {
+    ORIGIN.with_borrow(Clone::clone)
+}
+
+/// The origin (`scheme://host[:port]`) of a serialized URL.
+pub fn origin_of(url: &str) -> &str {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "";
+    };
+    let host = rest.find(['/', '?', '#']).map_or(rest, |i| &rest[..i]);
+    &url[..scheme.len() + 3 + host.len()]
+}
+
+/// The principal and nonce of a `state`.
+fn parse_state(state: &str) -> Option<(String, String)> {
+    let (p, nonce) = state.split_once('.')?;
+    let principal = String::from_utf8(crate::sealed::unhex(p)?).ok()?;
+    (!principal.is_empty() && !nonce.is_empty()).then(|| (principal, nonce.to_string()))
+}
+
+/// The error of a call that needs `principal`'s sign-in to upstream `name` first (`why`).
+pub fn sign_in_error(name: &str, why: &str) -> Error {
+    let url = format!(
+        "{}{START}?upstream={}",
+        origin(),
+        mcp_sieve::upstream::oauth::form_encode(name)
+    );
+    let message = format!(
+        "upstream \"{name}\" needs you to sign in ({why}): open {url} with your credentials for this server, then call again"
+    );
+    Error::Rpc {
+        code: URL_ELICITATION_REQUIRED,
+        message: message.clone(),
+        data: Some(json!({
+            "elicitations": [{"mode": "url", "elicitationId": format!("sign-in:{name}"), "url": url, "message": message}],
+            "upstream": name,
+        })),
+    }
+}
+
+/// `principal`'s object.
+async fn ask(ns: &ObjectNamespace, op: &str, a: &Ask) -> std::result::Result<Value, String> {
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_body(Some(serde_json::to_string(a).map_err(|e| e.to_string())?.into()));
+    let req = Request::new_with_init(&format!("https://tokens.internal/{op}"), &init).map_err(|e| e.to_string())?;
+    let stub = ns.get_by_name(&a.principal).map_err(|e| e.to_string())?;
+    let mut res = stub.fetch_with_request(req).await.map_err(|e| e.to_string())?;
+    let v: Value = res.json().await.map_err(|e| e.to_string())?;
+    match v["error"].as_str() {
+        Some(e) => Err(e.to_string()),
+        None => Ok(v),
+    }
+}
+
+/// The `Authorization` header of `principal`'s request to upstream `name` at `url`, or the
+/// error that says where to sign in.
+pub async fn bearer(
+    ns: &ObjectNamespace,
+    principal: Option<&str>,
+    name: &str,
+    url: &str,
+) -> std::result::Result<String, Error> {
+    let Some(principal) = principal.filter(|p| !p.is_empty()) else {
+        return Err(sign_in_error(
+            name,
+            "this request names no principal, and upstream tokens are kept per principal",
+        ));
+    };
+    let a = Ask {
+        principal: principal.to_string(),
+        upstream: name.to_string(),
+        url: url.to_string(),
+        ..Ask::default()
+    };
+    let v = ask(ns, "token", &a)
+        .await
+        .map_err(|e| Error::Upstream(format!("its sign-in could not be read: {e}")))?;
+    match (v["authorization"].as_str(), v["signIn"].as_str()) {
+        (Some(h), _) => Ok(h.to_string()),
+        (None, Some(why)) => Err(sign_in_error(name, why)),
+        _ => Err(Error::Upstream("its sign-in could not be read".into())),
+    }
+}
+
+fn page(status: u16, text: &str) -> Result<Response> {
+    let text = text.replace('&', "&amp;").replace('<', "&lt;");
+    let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{text}</p>");
+    let mut r = Response::from_html(body)?.with_status(status);
+    r.headers_mut().set("cache-control", "no-store")?;
+    Ok(r)
+}
+
+fn query_value(query: &str, key: &str) -> Option<String> {
+    mcp_sieve::upstream::oauth::query_pairs(&format!("/?{query}"))
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+}
+
+/// `START`: the caller (authenticated as `principal`) is sent to the authorization server of
+/// upstream `?upstream=NAME`.
+pub async fn start(
+    env: &Env,
+    server: &mcp_sieve::protocol::Server,
+    principal: Option<&str>,
+    url: &str,
+    query: &str,
+) -> Result<Response> {
+    let Some(principal) = principal.filter(|p| !p.is_empty()) else {
+        return page(
+            403,
+            "Signing in to an upstream needs callers who are identified (MCP_SIEVE_TOKENS or the catalog's auth): tokens are kept per principal",
+        );
+    };
+    let Some(name) = query_value(query, "upstream") else {
+        return page(400, "Say which upstream: ?upstream=NAME");
+    };
+    let up = match signing_upstream(&server.catalog().upstreams, &name) {
+        Ok(u) => u,
+        Err(e) => return page(404, &e),
+    };
+    let var = |n: &str| env.secret(n).or_else(|_| env.var(n)).ok().map(|v| v.to_string());
+    let secret = match up.resolved_client_secret(&var) {
+        Ok(s) => s,
+        Err(e) => return page(500, &e.to_string()),
+    };
+    let a = Ask {
+        principal: principal.to_string(),
+        upstream: name.clone(),
+        url: up.url().unwrap_or_default().to_string(),
+        origin: origin_of(url).to_string(),
+        auth: Some(AuthAsk::of(up, secret)),
+        ..Ask::default()
+    };
+    match ask(&env.durable_object(BINDING)?, "begin", &a).await {
+        Ok(v) => match v["authorize"].as_str() {
+            Some(to) => {
+                let mut r = Response::empty()?.with_status(302);
+                r.headers_mut().set("location", to)?;
+                r.headers_mut().set("cache-control", "no-store")?;
+                Ok(r)
+            }
+            None => page(502, "The sign-in could not begin"),
+        },
+        Err(e) => {
+            crate::log::error(format_args!("sign-in to upstream \"{name}\" could not begin: {e}"));
+            page(502, &format!("The sign-in to upstream \"{name}\" could not begin: {e}"))
+        }
+    }
+}
+
+/// `CALLBACK`: the authorization server's redirect; the code goes to the object its `state` names.
+pub async fn callback(env: &Env, url: &str, query: &str) -> Result<Response> {
+    let Some((principal, nonce)) = query_value(query, "state").as_deref().and_then(parse_state) else {
+        return page(
+            400,
+            "This sign-in's redirect carries no state this server gave: discarded",
+        );
+    };
+    let a = Ask {
+        principal,
+        nonce,
+        query: query.to_string(),
+        origin: origin_of(url).to_string(),
+        ..Ask::default()
+    };
+    match ask(&env.durable_object(BINDING)?, "finish", &a).await {
+        Ok(v) => page(
+            200,
+            &format!(
+                "Signed in to upstream \"{}\": its token is kept for you. You can close this tab and call again.",
+                v["upstream"].as_str().unwrap_or_default()
+            ),
+        ),
+        Err(e) => page(400, &format!("The sign-in failed: {e}")),
+    }
+}
+
+/// Whether `path` is one of these routes.
+pub fn is_route(path: &str) -> bool {
+    path == START || path == CALLBACK
+}
+
+/// The gate's refusal of a request to `START` (Origin, token), as for `/mcp`.
+pub fn gate(cfg: &http::Config, method: &str, header: &dyn Fn(&str) -> Option<String>) -> Option<http::Response> {
+    http::gate(
+        cfg,
+        &http::Request {
+            method,
+            header,
+            body: &[],
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream_tokens::state;
+
+    #[test]
+    fn state_names_the_principal_and_the_nonce() {
+        let s = state("alice@example.com", "n0nce");
+        assert_eq!(parse_state(&s), Some(("alice@example.com".into(), "n0nce".into())));
+        assert_eq!(parse_state("zz.n"), None);
+        assert_eq!(parse_state(".n"), None);
+        assert_eq!(parse_state("6161."), None);
+        assert_eq!(parse_state("no-dot"), None);
+    }
+
+    #[test]
+    fn origin_is_cut_from_a_url() {
+        assert_eq!(
+            origin_of("https://h.example/mcp-sieve/oauth/start?upstream=a"),
+            "https://h.example"
+        );
+        assert_eq!(origin_of("http://127.0.0.1:8787/x"), "http://127.0.0.1:8787");
+        assert_eq!(origin_of("http://h?x"), "http://h");
+        assert_eq!(origin_of("nothing"), "");
+    }
+}

@@ -1,0 +1,463 @@
+//! Per-principal upstream sign-ins (the Worker as an OAuth 2.1 client of its upstreams, one
+//! person at a time, as Cloudflare's MCP portals do): a Durable Object class of its own,
+//! `UpstreamTokens`, one object per principal (named by it), holding that principal's pending
+//! sign-ins and tokens and nobody else's. A class of its own rather than a namespace of the
+//! session objects: a principal's tokens outlive its sessions, no session's code or storage can
+//! reach them, and one object per principal makes "two principals never see each other's
+//! tokens" hold by construction (an object is asked only for its own principal's).
+//!
+//! The protocol is the core's (`mcp_sieve::upstream::oauth`: discovery, client identity,
+//! PKCE S256, `resource`, the callback's checks, token bodies and answers); this file moves its
+//! bytes: `begin` (discovery, registration, a pending sign-in with its PKCE verifier, kept
+//! [`PENDING_MS`]), `finish` (the callback's code exchanged, the tokens sealed with AES-GCM,
+//! `sealed`), `token` (the `Authorization` header for one upstream URL, refreshed here when due;
+//! `None` with the reason when the principal must sign in).
+
+use std::cell::Cell;
+
+use mcp_sieve::catalog::{Grant, OAuth, Upstream};
+use mcp_sieve::upstream::oauth::{
+    self, authorization_server_metadata_urls, choose_client, parse_challenge, parse_registration, parse_token_response,
+    registration_request, resource_metadata_urls, select_scope, token_request, AuthServer, Challenge, Client, Identity,
+    ResourceMetadata, SignIn, TokenGrant,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use worker::{
+    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response, Result, State,
+};
+
+use crate::platform::now_ms;
+use crate::sealed;
+
+/// The Durable Object namespace binding.
+pub const BINDING: &str = "UPSTREAM_TOKENS";
+/// The redirect URI's path.
+pub const CALLBACK: &str = "/mcp-sieve/oauth/callback";
+/// How long a sign-in may take between `start` and the callback.
+pub const PENDING_MS: i64 = 10 * 60_000;
+/// Largest answer read from an authorization server or a metadata URL.
+const MAX_ANSWER: usize = 1 << 20;
+
+/// A sign-in begun and not yet finished (kept under `pending:<nonce>`).
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    upstream: String,
+    resource: String,
+    server: AuthServer,
+    client: Client,
+    scope: Option<String>,
+    verifier: String,
+    redirect_uri: String,
+    expires_ms: i64,
+}
+
+/// What the front Worker asks one principal's object (`POST /begin|/finish|/token`).
+#[derive(Serialize, Deserialize, Default)]
+pub struct Ask {
+    /// The principal the object is named by.
+    pub principal: String,
+    /// The upstream's name (`begin`, `token`).
+    #[serde(default)]
+    pub upstream: String,
+    /// The upstream's URL (`token`: the token is given only for it).
+    #[serde(default)]
+    pub url: String,
+    /// This Worker's origin (`begin`, `finish`: the redirect URI's).
+    #[serde(default)]
+    pub origin: String,
+    /// The callback's query (`finish`).
+    #[serde(default)]
+    pub query: String,
+    /// The state's nonce (`finish`).
+    #[serde(default)]
+    pub nonce: String,
+    /// The upstream's `auth` (`begin`), its `clientSecret` resolved.
+    #[serde(default)]
+    pub auth: Option<AuthAsk>,
+}
+
+/// An upstream's `auth` as the front Worker read it from the catalog (`begin`).
+#[derive(Serialize, Deserialize, Default)]
+pub struct AuthAsk {
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    pub client_metadata_url: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+impl AuthAsk {
+    /// `up`'s, with its secret `secret` (resolved by the caller).
+    pub fn of(up: &Upstream, secret: Option<String>) -> AuthAsk {
+        let a = up.auth.clone().unwrap_or_default();
+        AuthAsk {
+            client_id: a.client_id,
+            client_secret: secret,
+            client_metadata_url: a.client_metadata_url,
+            scopes: a.scopes,
+        }
+    }
+}
+
+/// The `state` of a sign-in of `principal`: the principal (hex) and the nonce its object keeps.
+pub fn state(principal: &str, nonce: &str) -> String {
+    format!("{}.{nonce}", sealed::hex(principal.as_bytes()))
+}
+
+/// One principal's upstream sign-ins.
+#[durable_object]
+pub struct UpstreamTokens {
+    state: State,
+    env: Env,
+    /// A refresh is running (one at a time: a rotated refresh token is spent once).
+    refreshing: Cell<bool>,
+}
+
+impl DurableObject for UpstreamTokens {
+    fn new(state: State, env: Env) -> Self {
+        UpstreamTokens {
+            state,
+            env,
+            refreshing: Cell::new(false),
+        }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let path = req.path();
+        let ask: Ask = req.json().await?;
+        let answer = match path.as_str() {
+            "/begin" => self.begin(&ask).await.map(|url| json!({ "authorize": url })),
+            "/finish" => self.finish(&ask).await.map(|up| json!({ "upstream": up })),
+            "/token" => self.token(&ask).await.map(|t| match t {
+                Ok(h) => json!({ "authorization": h }),
+                Err(why) => json!({ "signIn": why }),
+            }),
+            _ => Err(format!("no such operation {path}")),
+        };
+        Response::from_json(&match answer {
+            Ok(v) => v,
+            Err(e) => json!({ "error": e }),
+        })
+    }
+}
+
+/// The additional data a principal's token for `upstream` is sealed with.
+fn aad(principal: &str, upstream: &str) -> String {
+    format!("mcp-sieve upstream token\n{principal}\n{upstream}")
+}
+
+/// The upstream named `name` of the Worker's catalog, if it signs in per principal.
+pub fn signing_upstream<'a>(ups: &'a [Upstream], name: &str) -> std::result::Result<&'a Upstream, String> {
+    let up = ups
+        .iter()
+        .find(|u| u.name == name)
+        .ok_or_else(|| format!("no upstream named \"{name}\""))?;
+    match (&up.auth, up.url()) {
+        (Some(a), Some(_)) if a.grant == Grant::AuthorizationCode => Ok(up),
+        _ => Err(format!(
+            "upstream \"{name}\" does not sign in per person (its document entry needs \"auth\": \"oauth\" and a url)"
+        )),
+    }
+}
+
+impl UpstreamTokens {
+    fn secret(&self) -> std::result::Result<String, String> {
+        self.env
+            .secret(sealed::KEY_VAR)
+            .or_else(|_| self.env.var(sealed::KEY_VAR))
+            .map(|v| v.to_string())
+            .map_err(|_| {
+                format!(
+                    "the Worker has no secret {} to encrypt upstream tokens with (wrangler secret put {})",
+                    sealed::KEY_VAR,
+                    sealed::KEY_VAR
+                )
+            })
+    }
+
+    /// Discovery, the client identity and a pending sign-in: the authorization URL.
+    async fn begin(&self, ask: &Ask) -> std::result::Result<String, String> {
+        self.secret()?;
+        let auth = ask.auth.as_ref().ok_or("no upstream auth was given")?;
+        let url = ask.url.clone();
+        let config = OAuth {
+            client_id: auth.client_id.clone(),
+            client_secret: None,
+            client_metadata_url: auth.client_metadata_url.clone(),
+            scopes: auth.scopes.clone(),
+            grant: Grant::AuthorizationCode,
+        };
+        let challenge = probe(&url).await?;
+        let (resource, server) = discover(&url, challenge.as_ref()).await?;
+        let endpoint = server
+            .check_authorization_code()
+            .map_err(|e| e.to_string())?
+            .to_string();
+        let redirect_uri = format!("{}{CALLBACK}", ask.origin);
+        let scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
+        let secret = auth.client_secret.clone();
+        let client = match choose_client(&config, secret, &server, &ask.upstream).map_err(|e| e.to_string())? {
+            Identity::Ready(c) => c,
+            Identity::Register(endpoint) => {
+                // A web application's redirect (this Worker's https origin), not a native app's loopback.
+                let mut body: Value = serde_json::from_str(&registration_request(
+                    Grant::AuthorizationCode,
+                    Some(&redirect_uri),
+                    scope.as_deref(),
+                ))
+                .map_err(|e| e.to_string())?;
+                body["application_type"] = "web".into();
+                let (status, _, text) = send(
+                    "POST",
+                    &endpoint,
+                    &[("content-type", "application/json")],
+                    Some(body.to_string()),
+                )
+                .await?;
+                parse_registration(status, &text).map_err(|e| e.to_string())?
+            }
+        };
+        let random = sealed::random(48).map_err(|e| e.to_string())?;
+        let (a, b) = random.split_at(32);
+        let pkce = oauth::Pkce::new(a.try_into().map_err(|_| "no random bytes".to_string())?);
+        let nonce = oauth::state_of(b.get(..16).and_then(|b| b.try_into().ok()).ok_or("no random bytes")?);
+        let state = state(&ask.principal, &nonce);
+        let authorize = oauth::authorize_url(&oauth::Authorize {
+            endpoint: &endpoint,
+            client_id: &client.client_id,
+            redirect_uri: &redirect_uri,
+            scope: scope.as_deref(),
+            state: &state,
+            code_challenge: &pkce.challenge,
+            resource: &resource.resource,
+        });
+        let pending = Pending {
+            upstream: ask.upstream.clone(),
+            resource: resource.resource,
+            server,
+            client,
+            scope,
+            verifier: pkce.verifier.clone(),
+            redirect_uri,
+            expires_ms: now_ms() + PENDING_MS,
+        };
+        let storage = self.state.storage();
+        storage
+            .put(
+                &format!("pending:{nonce}"),
+                serde_json::to_string(&pending).map_err(|e| e.to_string())?,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(authorize)
+    }
+
+    /// The callback: the pending sign-in of the state's nonce (used once, within its time), its
+    /// code exchanged, the tokens sealed and kept. Returns the upstream's name.
+    async fn finish(&self, ask: &Ask) -> std::result::Result<String, String> {
+        let secret = self.secret()?;
+        let storage = self.state.storage();
+        let key = format!("pending:{}", ask.nonce);
+        let kept: Option<String> = storage.get(&key).await.ok().flatten();
+        let _ = storage.delete(&key).await;
+        let p: Pending = kept
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or("this sign-in is unknown or was used already: start it again")?;
+        if now_ms() > p.expires_ms {
+            return Err(format!(
+                "this sign-in took longer than {} minutes: start it again",
+                PENDING_MS / 60_000
+            ));
+        }
+        let state = state(&ask.principal, &ask.nonce);
+        let target = format!("{}?{}", oauth::CALLBACK_PATH, ask.query);
+        let code = oauth::parse_callback(&target, &state, &p.server.issuer)
+            .map_err(|e| e.to_string())?
+            .ok_or("the callback carries no code")?;
+        let grant = TokenGrant::AuthorizationCode {
+            code: &code,
+            verifier: &p.verifier,
+            redirect_uri: &p.redirect_uri,
+        };
+        let r = token_request(&p.server, &p.client, &grant, &p.resource);
+        let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+        let tokens = parse_token_response(status, &body, now_ms()).map_err(|e| e.to_string())?;
+        let sign_in = SignIn {
+            resource: p.resource,
+            server: p.server,
+            client: p.client,
+            scope: p.scope,
+            tokens,
+        };
+        self.keep(&secret, &ask.principal, &p.upstream, &sign_in).await?;
+        Ok(p.upstream)
+    }
+
+    async fn keep(&self, secret: &str, principal: &str, upstream: &str, s: &SignIn) -> std::result::Result<(), String> {
+        let text = serde_json::to_string(s).map_err(|e| e.to_string())?;
+        let sealed = sealed::seal(secret, &aad(principal, upstream), &text)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.state
+            .storage()
+            .put(&format!("token:{upstream}"), sealed)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// The `Authorization` header of `ask.principal` for `ask.upstream` at `ask.url`, refreshed
+    /// first when it expires soon; `Err(why)` inside when the principal must sign in.
+    async fn token(&self, ask: &Ask) -> std::result::Result<std::result::Result<String, String>, String> {
+        // One refresh at a time: a second asker waits for it, then reads what it stored.
+        let started = now_ms();
+        while self.refreshing.get() && now_ms() - started < 30_000 {
+            worker::Delay::from(std::time::Duration::from_millis(20)).await;
+        }
+        let secret = self.secret()?;
+        let key = format!("token:{}", ask.upstream);
+        let storage = self.state.storage();
+        let Some(sealed) = storage.get::<String>(&key).await.ok().flatten() else {
+            return Ok(Err("you have not signed in to it".into()));
+        };
+        let s: SignIn = match sealed::open(&secret, &aad(&ask.principal, &ask.upstream), &sealed).await {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| e.to_string())?,
+            Err(e) => {
+                crate::log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
+                let _ = storage.delete(&key).await;
+                return Ok(Err("the kept token could not be read".into()));
+            }
+        };
+        if !oauth::resource_allows(&s.resource, &ask.url) {
+            return Ok(Err(format!(
+                "your token was issued for {}, not {}",
+                s.resource, ask.url
+            )));
+        }
+        if !s.tokens.expiring(now_ms()) {
+            return Ok(s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string()));
+        }
+        let Some(rt) = s.tokens.refresh_token.clone() else {
+            let _ = storage.delete(&key).await;
+            return Ok(Err("your token expired and there is no refresh token".into()));
+        };
+        self.refreshing.set(true);
+        let refreshed = async {
+            let grant = TokenGrant::Refresh {
+                refresh_token: &rt,
+                scope: None,
+            };
+            let r = token_request(&s.server, &s.client, &grant, &s.resource);
+            let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+            Ok::<_, String>(parse_token_response(status, &body, now_ms()))
+        }
+        .await;
+        let out = match refreshed {
+            Ok(Ok(t)) => {
+                let next = SignIn {
+                    tokens: t.refreshed(&s.tokens),
+                    ..s
+                };
+                let kept = self.keep(&secret, &ask.principal, &ask.upstream, &next).await;
+                kept.map(|()| next.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string()))
+            }
+            Ok(Err(e)) if e.needs_login() => {
+                let _ = storage.delete(&key).await;
+                Ok(Err(format!("the refresh token was refused: {e}")))
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e),
+        };
+        self.refreshing.set(false);
+        out
+    }
+}
+
+/// One request: (status, `WWW-Authenticate`, body up to [`MAX_ANSWER`]).
+async fn send(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> std::result::Result<(u16, Option<String>, String), String> {
+    let h = Headers::new();
+    h.set("accept", "application/json").map_err(|e| e.to_string())?;
+    for (k, v) in headers {
+        h.set(k, v).map_err(|e| e.to_string())?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::from(method.to_string())).with_headers(h);
+    if let Some(b) = body {
+        init.with_body(Some(b.into()));
+    }
+    let req = Request::new_with_init(url, &init).map_err(|e| format!("cannot ask {url}: {e}"))?;
+    let mut res = Fetch::Request(req)
+        .send()
+        .await
+        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+    let status = res.status_code();
+    let www = res.headers().get("www-authenticate").ok().flatten();
+    let bytes = res
+        .bytes()
+        .await
+        .map_err(|e| format!("{url} answered {status} but its body could not be read: {e}"))?;
+    if bytes.len() > MAX_ANSWER {
+        return Err(format!("{url} answered more than {MAX_ANSWER} bytes"));
+    }
+    Ok((status, www, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The challenge the MCP server at `url` answers an unauthenticated `initialize` with, if any.
+async fn probe(url: &str) -> std::result::Result<Option<Challenge>, String> {
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": mcp_sieve::upstream::PROTOCOL_VERSION, "capabilities": {},
+        "clientInfo": {"name": "mcp-sieve", "version": env!("CARGO_PKG_VERSION")}}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let (status, www, _) = send("POST", url, &headers, Some(body.to_string())).await?;
+    Ok(match status {
+        401 | 403 => www.as_deref().and_then(parse_challenge),
+        _ => None,
+    })
+}
+
+/// The Protected Resource Metadata of the MCP server at `url` and its first authorization
+/// server's metadata.
+async fn discover(
+    url: &str,
+    challenge: Option<&Challenge>,
+) -> std::result::Result<(ResourceMetadata, AuthServer), String> {
+    let mut resource = None;
+    let mut tried = Vec::new();
+    for u in resource_metadata_urls(url, challenge).map_err(|e| e.to_string())? {
+        let (status, _, body) = send("GET", &u, &[], None).await?;
+        if status == 200 {
+            resource = Some(ResourceMetadata::parse(&body, url).map_err(|e| e.to_string())?);
+            break;
+        }
+        tried.push(format!("{u} ({status})"));
+    }
+    let resource = resource.ok_or_else(|| {
+        format!(
+            "no protected resource metadata for {url} (tried {}): it does not say where to sign in",
+            tried.join(", ")
+        )
+    })?;
+    let issuer = resource.authorization_servers[0].clone();
+    let mut tried = Vec::new();
+    for u in authorization_server_metadata_urls(&issuer).map_err(|e| e.to_string())? {
+        let (status, _, body) = send("GET", &u, &[], None).await?;
+        if status == 200 {
+            let server = AuthServer::parse(&body, &issuer).map_err(|e| e.to_string())?;
+            return Ok((resource, server));
+        }
+        tried.push(format!("{u} ({status})"));
+    }
+    Err(format!(
+        "no metadata for the authorization server {issuer} (tried {})",
+        tried.join(", ")
+    ))
+}
