@@ -128,7 +128,7 @@ fn meaning(catalog: &Catalog, file: &std::ffi::OsStr) -> std::collections::HashM
         .fill(mcp_sieve::search::hybrid::Meaning {
             dim,
             vectors: rows,
-            encode: Arc::new(move |q: &str| lookup.get(q).cloned()),
+            encode: Arc::new(move |q: &str| lookup.get(q).cloned().ok_or_else(|| format!("no vector for {q}"))),
         })
         .expect("filled once");
     queries

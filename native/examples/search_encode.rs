@@ -201,7 +201,10 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
             .fill(mcp_sieve::search::hybrid::Meaning {
                 dim,
                 vectors,
-                encode: Arc::new(move |t: &str| q.encode(&[t]).ok().and_then(|mut v| v.pop())),
+                encode: Arc::new(move |t: &str| {
+                    q.encode(&[t])
+                        .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
+                }),
             })
             .map_err(|e| e.to_string())?;
         let all = mcp_sieve::filter::Bits::full(n);

@@ -105,6 +105,12 @@ pub enum Command {
     /// servers file, and the client gets one "sieve" entry launching `mcp-sieve stdio` over them
     /// (its file backed up first as FILE.mcp-sieve-backup; its other settings untouched).
     Connect(ConnectArgs),
+    /// Compute the tools' sentence vectors with the document's `search.model` (the vector cache
+    /// reused) and write them for a Worker's KV, keyed by each tool's digest as the native cache
+    /// is: `search/<digest>` → 384 little-endian f32 as base64 text, and `search/model` → the model's
+    /// identity. Load with `wrangler kv bulk put --binding MCP_SIEVE_KV FILE`; the Worker encodes
+    /// queries through the document's `search.embeddings` URL (same model).
+    Index(IndexArgs),
     /// Give a desktop client its MCP servers back (undoes `connect`): its file as before when
     /// nothing else changed, else the servers put back into the file as it is now.
     Disconnect(DisconnectArgs),
@@ -198,6 +204,16 @@ pub struct Source {
     /// groups, tags, overlay, views, policy and concerns on top.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+}
+
+/// `index`'s flags.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    #[command(flatten)]
+    pub source: Source,
+    /// Where the `wrangler kv bulk put` file goes (default: stdout).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `audit`'s flags.

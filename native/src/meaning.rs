@@ -226,7 +226,11 @@ pub fn start(server: &mcp_sieve::protocol::Server) {
             slot.fill(Meaning {
                 dim: encoder.dim,
                 vectors,
-                encode: Arc::new(move |q: &str| query.encode(&[q]).ok().and_then(|mut v| v.pop())),
+                encode: Arc::new(move |q: &str| {
+                    query
+                        .encode(&[q])
+                        .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
+                }),
             })?;
             Ok(made)
         })();
@@ -316,7 +320,10 @@ mod tests {
             .fill(Meaning {
                 dim: enc.dim,
                 vectors: first,
-                encode: Arc::new(move |t: &str| q.encode(&[t]).ok().and_then(|mut v| v.pop())),
+                encode: Arc::new(move |t: &str| {
+                    q.encode(&[t])
+                        .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
+                }),
             })
             .unwrap();
         assert_eq!(top(&catalog, query), "create_refund", "lexical alone said {lexical}");

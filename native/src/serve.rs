@@ -212,8 +212,10 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
     }
     let status = path == crate::gateway::STATUS_PATH;
     let metrics = path == crate::metrics::PATH && app.operate.metrics_at == MetricsAt::Endpoint;
+    let embeddings = path == crate::embeddings::PATH;
     if !(status
         || metrics
+        || embeddings
         || path == http::ENDPOINT
         || path.strip_prefix(http::ENDPOINT).is_some_and(|r| r.starts_with('/')))
     {
@@ -269,6 +271,20 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
         Ok(None) => return reply(http::too_large(limit)),
         Err(_) => return text(408, "the request body did not arrive in time"),
     };
+    if embeddings {
+        // The document's sentence encoder for a Worker's queries (issue 40), off the runtime's thread.
+        let model = crate::meaning::model_dir(&app.live().server.catalog().meaning);
+        let method = parts.method.to_string();
+        let done = tokio::task::spawn_blocking(move || crate::embeddings::answer(model, &method, &body)).await;
+        let (status, value) =
+            done.unwrap_or_else(|_| (500, serde_json::json!({"error": {"message": "the encoder failed"}})));
+        return reply(http::Response {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: value.to_string(),
+            ..Default::default()
+        });
+    }
     if !span.is_disabled() {
         // What the message says about itself (method, id, tool), and its trace context.
         if let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&body) {

@@ -30,8 +30,13 @@ pub const PARAM_HEADER: &str = "Tool";
 /// (`crate::search::hybrid`), else the lexical index alone. For shells and tests.
 #[cfg(feature = "search-index")]
 pub fn ranked(catalog: &crate::Catalog, query: &str, visible: &crate::filter::Bits, limit: usize) -> Vec<usize> {
-    search_index::rank_with_meaning(catalog, query, visible, limit)
+    search_index::rank_with_meaning(catalog, query, visible, limit).0
 }
+
+/// The key of `find_tools`' `_meta` that says what ranked the answer when the document asks for
+/// meaning (`search`): `{"ranking": "hybrid"}`, or `{"ranking": "lexical", "reason": …}`.
+#[cfg(feature = "search-index")]
+pub const META_RANKING: &str = "dev.mcp-sieve/search";
 
 /// Most definitions one `find_tools` answers.
 pub const MAX_LIMIT: u64 = 20;
@@ -191,7 +196,7 @@ impl Server {
         let visible = self.selection(Kind::Tool, &as_list(call), &Filter::default(), &concerns, log);
         let section = self.catalog.section(Kind::Tool);
         #[cfg(feature = "search-index")]
-        let (ranked, compact) = (
+        let ((ranked, note), compact) = (
             search_index::rank_with_meaning(&self.catalog, &query, &visible, limit),
             search_index::compact_asked(args, ARGS)?,
         );
@@ -224,6 +229,14 @@ impl Server {
         } else {
             list.clone()
         };
+        // What ranked it, when the document asks for meaning (the package has no `search`).
+        #[cfg(feature = "search-index")]
+        return Ok(format!(
+            "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list}}}{}}}",
+            Value::String(text),
+            note.map_or_else(String::new, |n| format!(",\"_meta\":{{\"{META_RANKING}\":{n}}}"))
+        ));
+        #[cfg(not(feature = "search-index"))]
         Ok(format!(
             "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list}}}}}",
             Value::String(text)

@@ -66,12 +66,37 @@ pub(crate) fn rank(index: &SearchIndex, query: &str, visible: &Bits, limit: usiz
 /// The best `limit` visible tools for `query`, best first: the lexical index fused with the
 /// cosine of the query's sentence vector and the tools' (`crate::search::hybrid`) once a shell
 /// has filled the catalog's vectors; the lexical index alone until then, without a model, or
-/// when the query's encoding fails.
-pub(crate) fn rank_with_meaning(catalog: &crate::Catalog, query: &str, visible: &Bits, limit: usize) -> Vec<usize> {
+/// when the query's encoding fails. With the document's `search` set, also what answered, for
+/// the reply's `_meta` (`{"ranking": "hybrid"}`, or `"lexical"` with the reason).
+pub(crate) fn rank_with_meaning(
+    catalog: &crate::Catalog,
+    query: &str,
+    visible: &Bits,
+    limit: usize,
+) -> (Vec<usize>, Option<Value>) {
     use crate::search::hybrid::{self, Fusion, POOL};
     let slot = &catalog.meaning;
-    let Some((m, q)) = slot.meaning().and_then(|m| Some((m, (m.encode)(query)?))) else {
-        return rank(catalog.search_index(), query, visible, limit);
+    let lexical_because = |why: String| {
+        let note = slot
+            .settings
+            .wanted()
+            .then(|| json!({"ranking": "lexical", "reason": why}));
+        (rank(catalog.search_index(), query, visible, limit), note)
+    };
+    let Some(m) = slot.meaning() else {
+        let (done, total) = slot.status();
+        return lexical_because(format!("the tools' vectors are not ready ({done} of {total})"));
+    };
+    let q = match (m.encode)(query) {
+        Ok(q) if q.len() == m.dim => q,
+        Ok(q) => {
+            return lexical_because(format!(
+                "the query's vector has {} numbers, the tools' {}: not the same model",
+                q.len(),
+                m.dim
+            ))
+        }
+        Err(why) => return lexical_because(why),
     };
     let lexical = catalog.search_index().search(query, visible, POOL);
     let by_cosine = hybrid::top_k(hybrid::cosines(&m.vectors, m.dim, &q, visible), POOL.max(limit));
@@ -81,10 +106,11 @@ pub(crate) fn rank_with_meaning(catalog: &crate::Catalog, query: &str, visible: 
             .map_or(0.0, |v| hybrid::dot(v, &q))
     };
     let weight = slot.settings.weight.unwrap_or(hybrid::DEFAULT_WEIGHT);
-    hybrid::fuse(&lexical, &by_cosine, cosine_of, Fusion::Weighted(weight), limit)
+    let ranked = hybrid::fuse(&lexical, &by_cosine, cosine_of, Fusion::Weighted(weight), limit)
         .into_iter()
         .map(|(d, _)| d)
-        .collect()
+        .collect();
+    (ranked, Some(json!({"ranking": "hybrid"})))
 }
 
 /// One tool's compact form, from its wire JSON: name, title, the description's first line

@@ -23,7 +23,10 @@ pub const POOL: usize = 50;
 /// The document's `search` object: where the sentence encoder's files are (`model`, a folder
 /// with `model.safetensors`, `config.json` and `tokenizer.json`), where the tools' vectors are
 /// cached (`cache`; the shell's default when absent), and the cosine's weight in the fused score
-/// (`weight`, 0 to 1). Absent: search is lexical only.
+/// (`weight`, 0 to 1). Where no model runs in the process (the Worker), `embeddings` is an
+/// OpenAI-compatible `/v1/embeddings` URL that encodes the query with the same model the tools'
+/// vectors were made with (`mcp-sieve index`), waited for at most `deadlineMs`. Absent: search
+/// is lexical only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// The model's folder.
@@ -32,7 +35,21 @@ pub struct Settings {
     pub cache: Option<String>,
     /// The cosine's weight in the fused score.
     pub weight: Option<f32>,
+    /// An OpenAI-compatible embeddings URL for the query (the Worker).
+    pub embeddings: Option<String>,
+    /// How long a query's encoding is waited for, in milliseconds.
+    pub deadline_ms: Option<u64>,
 }
+
+impl Settings {
+    /// Whether the document asks for meaning in search at all (a model or an embeddings URL).
+    pub fn wanted(&self) -> bool {
+        self.model.is_some() || self.embeddings.is_some()
+    }
+}
+
+/// Longest `search.deadlineMs`.
+pub const MAX_DEADLINE_MS: u64 = 10_000;
 
 impl Settings {
     /// Reads the document's `search` field.
@@ -46,9 +63,12 @@ impl Settings {
                 )))
             }
         };
-        if let Some(k) = o.keys().find(|k| !["model", "cache", "weight"].contains(&k.as_str())) {
+        if let Some(k) = o
+            .keys()
+            .find(|k| !["model", "cache", "weight", "embeddings", "deadlineMs"].contains(&k.as_str()))
+        {
             return Err(Error::Catalog(format!(
-                "search.{k} is not a field of search; expected model, cache or weight"
+                "search.{k} is not a field of search; expected model, cache, weight, embeddings or deadlineMs"
             )));
         }
         let text = |k: &str| match o.get(k) {
@@ -69,16 +89,39 @@ impl Settings {
                 }
             },
         };
+        let embeddings = match o.get("embeddings") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(u)) if u.starts_with("http://") || u.starts_with("https://") => Some(u.clone()),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                "search.embeddings must be an http:// or https:// URL of an OpenAI-compatible /v1/embeddings, got {v}"
+            )))
+            }
+        };
+        let deadline_ms = match o.get("deadlineMs") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_u64().filter(|n| (1..=MAX_DEADLINE_MS).contains(n)) {
+                Some(n) => Some(n),
+                None => {
+                    return Err(Error::Catalog(format!(
+                        "search.deadlineMs must be an integer from 1 to {MAX_DEADLINE_MS}, got {v}"
+                    )))
+                }
+            },
+        };
         Ok(Settings {
             model: text("model")?,
             cache: text("cache")?,
             weight,
+            embeddings,
+            deadline_ms,
         })
     }
 }
 
-/// Encodes a query to a unit vector (`None`: the encoder failed; the search is lexical then).
-pub type QueryEncoder = dyn Fn(&str) -> Option<Vec<f32>> + Send + Sync;
+/// Encodes a query to a unit vector (`Err`: why it could not, and the search is lexical then;
+/// the reason goes in the answer's `_meta`).
+pub type QueryEncoder = dyn Fn(&str) -> std::result::Result<Vec<f32>, String> + Send + Sync;
 
 /// The tools' vectors, ready: one unit row of `dim` numbers per tool, in the catalog's order (a
 /// tool the encoder could not read has a row of zeros), and the query encoder that goes with them.
@@ -355,6 +398,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("search.weight must be a number from 0 to 1"), "{e}");
+        let s = Settings::parse(Some(
+            &serde_json::json!({"embeddings": "http://127.0.0.1:1/v1/embeddings", "deadlineMs": 300}),
+        ))
+        .unwrap();
+        assert!(s.wanted() && s.deadline_ms == Some(300));
+        let e = Settings::parse(Some(&serde_json::json!({"embeddings": "ftp://x"})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("search.embeddings must be an http"), "{e}");
+        let e = Settings::parse(Some(&serde_json::json!({"deadlineMs": 0})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("search.deadlineMs must be an integer"), "{e}");
         let e = Settings::parse(Some(&serde_json::json!("m"))).unwrap_err().to_string();
         assert!(e.contains("search must be an object"), "{e}");
     }
@@ -368,7 +424,7 @@ mod tests {
         let meaning = || Meaning {
             dim: 2,
             vectors: vec![1.0, 0.0, 0.0, 1.0],
-            encode: Arc::new(|_: &str| Some(vec![1.0, 0.0])),
+            encode: Arc::new(|_: &str| Ok(vec![1.0, 0.0])),
         };
         slot.fill(meaning()).unwrap();
         assert_eq!(slot.status(), (2, 2));

@@ -1,0 +1,99 @@
+//! `mcp-sieve index` (issue 40 item 3): the document's tools' sentence vectors, computed with its
+//! `search.model` through the same cache as `serve` (`meaning`), written as a `wrangler kv bulk
+//! put` file for the Worker: `search/<digest>` → the vector (little-endian f32, as base64 text), keyed by
+//! the tool's pin digest as the native cache is, and `search/model` → the model's identity. The
+//! Worker never runs the model: it reads these and encodes only the query, through the document's
+//! `search.embeddings` URL. Only the document's own tools are indexed (an upstream's are listed
+//! by the Worker at run time; their vectors are not made here).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::error::ServerError;
+use crate::load::Document;
+
+/// The KV key of a tool's vector (`digest`: hex, without `sha256:`).
+pub fn key(digest: &str) -> String {
+    format!("search/{digest}")
+}
+
+/// Writes the vectors of `doc`'s tools to `output` (stdout when `None`).
+pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
+    let catalog = doc.catalog(&doc.text)?;
+    let dir = crate::meaning::model_dir(&catalog.meaning).ok_or_else(|| {
+        ServerError::Usage("index needs the document's search.model (a sentence encoder's folder)".into())
+    })?;
+    let encoder = crate::meaning::encoder(&dir).map_err(ServerError::Config)?;
+    let tools: Vec<String> = catalog
+        .section(mcp_sieve::model::Kind::Tool)
+        .items
+        .iter()
+        .map(|p| p.fragment.clone())
+        .collect();
+    let mut cache = crate::meaning::Cache::open(&crate::meaning::cache_dir(&catalog.meaning), &encoder);
+    let (vectors, made) =
+        crate::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {}).map_err(ServerError::Config)?;
+    let mut entries = vec![json!({"key": "search/model", "value": encoder.identity})];
+    let mut seen = std::collections::HashSet::new();
+    for (i, fragment) in tools.iter().enumerate() {
+        let Ok(tool) = serde_json::from_str::<Value>(fragment) else {
+            continue;
+        };
+        let digest = mcp_sieve::pin::digest(&tool);
+        let hex = digest.strip_prefix("sha256:").unwrap_or(&digest).to_string();
+        if !seen.insert(hex.clone()) {
+            continue;
+        }
+        let bytes: Vec<u8> = vectors[i * encoder.dim..(i + 1) * encoder.dim]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        // Base64 as the value's text (not `"base64": true`): `wrangler kv bulk put --local`
+        // stored decoded binary values as lossy UTF-8, so the Worker decodes it itself.
+        entries.push(json!({"key": key(&hex), "value": base64(&bytes)}));
+    }
+    let text = serde_json::to_string(&entries).unwrap_or_default();
+    match output {
+        Some(path) => std::fs::write(path, text).map_err(|e| ServerError::Io(path.display().to_string(), e))?,
+        None => println!("{text}"),
+    }
+    eprintln!(
+        "mcp-sieve: {} tool vectors ({} from the cache, {} encoded) for the Worker's KV; load them with \
+         `wrangler kv bulk put --binding MCP_SIEVE_KV FILE`",
+        entries.len() - 1,
+        made.cached,
+        made.encoded
+    );
+    Ok(())
+}
+
+/// `bytes` in standard, padded Base64 (the Worker's `meaning::unbase64` reads it).
+fn base64(bytes: &[u8]) -> String {
+    const CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                CHARS[(n >> (18 - 6 * i) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_as_rfc_4648() {
+        assert_eq!(super::base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(super::base64(b"fooba"), "Zm9vYmE=");
+        assert_eq!(super::base64(b"foob"), "Zm9vYg==");
+    }
+}
