@@ -224,6 +224,12 @@ fn watch(kv: KvStore, env: &Env, seen: Option<u64>) {
     }));
 }
 
+/// The `MCP_SIEVE_KV` namespace, once a request has loaded the configuration with it bound (the
+/// tools' search vectors are read from it: `meaning`).
+pub fn kv() -> Option<KvStore> {
+    WATCHED.with_borrow(|w| w.as_ref().map(|w| w.kv.clone()))
+}
+
 /// Whether the `config` key is due to be looked at again (the fast path leaves such a request
 /// to the full one, which looks).
 pub fn check_due() -> bool {

@@ -14,6 +14,7 @@ mod heap;
 mod ledger;
 mod limiter;
 mod log;
+mod meaning;
 mod operate;
 mod platform;
 mod relay;

@@ -1,0 +1,206 @@
+//! Meaning in the Worker's `find_tools` (issue 40 item 3). No model runs here: the tools' vectors
+//! come from KV (`search/<digest>`, base64 text written by `mcp-sieve index` with the document's model, keyed
+//! by each tool's pin digest as the native cache is) and the query's from the document's
+//! `search.embeddings` URL (an OpenAI-compatible `/v1/embeddings`: OpenAI, Ollama, vLLM, TEI, or
+//! `mcp-sieve serve` with the same model), waited for at most `search.deadlineMs`. The core's
+//! encoder (`hybrid::Meaning::encode`) is synchronous, so before a `find_tools` call runs,
+//! [`prepare`] fetches its query's vector and leaves it here for the core to take. Past the
+//! deadline, on any failure, or while the tools' vectors are not in KV, the core ranks lexically
+//! and says so, with the reason, in the answer's `_meta` (`dev.mcp-sieve/search`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::{join_all, select, Either};
+use mcp_sieve::protocol::Server;
+use mcp_sieve::search::hybrid::Meaning;
+use serde_json::{json, Value};
+use wasm_bindgen::JsCast;
+use worker::{AbortController, Delay};
+
+/// How long a query's vector is waited for when the document gives no `search.deadlineMs`.
+const DEADLINE_MS: u64 = 500;
+/// Tool vectors read from KV at once.
+const READS: usize = 50;
+
+thread_local! {
+    /// Query → its vector (or why there is none), left by [`prepare`] for the core's encoder.
+    static QUERIES: RefCell<HashMap<String, Result<Vec<f32>, String>>> = RefCell::new(HashMap::new());
+}
+
+/// The core's query encoder here: the vector [`prepare`] fetched for `query`.
+fn take(query: &str) -> Result<Vec<f32>, String> {
+    QUERIES
+        .with_borrow_mut(|q| q.remove(query))
+        .unwrap_or_else(|| Err("the query's vector was not fetched".into()))
+}
+
+/// Before `body` runs on `server`: when it is a `find_tools` call and the document has
+/// `search.embeddings`, the tools' vectors are read from KV (once per catalog) and the query's
+/// fetched under the deadline, for the core to fuse.
+pub async fn prepare(server: &Server, body: &[u8]) {
+    let catalog = server.catalog();
+    let settings = &catalog.meaning.settings;
+    let Some(url) = settings.embeddings.clone() else { return };
+    let Some(query) = find_query(body) else { return };
+    if catalog.meaning.meaning().is_none() {
+        if let Err(e) = load_vectors(catalog).await {
+            crate::log::warn(format_args!("search: {e}; find_tools stays lexical"));
+            return;
+        }
+    }
+    let deadline = settings.deadline_ms.unwrap_or(DEADLINE_MS);
+    let model = settings.model.clone();
+    let vector = embed(&url, model.as_deref(), &query, deadline).await;
+    if let Err(e) = &vector {
+        crate::log::warn(format_args!("search: {e}; this find_tools is lexical"));
+    }
+    QUERIES.with_borrow_mut(|q| q.insert(query, vector));
+}
+
+/// The query of a `tools/call` of `find_tools`.
+fn find_query(body: &[u8]) -> Option<String> {
+    let (method, params) = mcp_sieve::protocol::jsonrpc::peek(body)?;
+    (method == "tools/call" && params.get("name")?.as_str()? == mcp_sieve::protocol::search::FIND)
+        .then(|| params.get("arguments")?.get("query")?.as_str().map(str::to_string))
+        .flatten()
+}
+
+/// Reads the catalog's tools' vectors from KV and fills its slot (a tool without one gets a row
+/// of zeros: only its words rank it); an error when KV holds none of them.
+async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
+    let kv = crate::config::kv().ok_or("no MCP_SIEVE_KV binding to read the tools' vectors from")?;
+    let tools = &catalog.section(mcp_sieve::model::Kind::Tool).items;
+    let keys: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let tool = serde_json::from_str::<Value>(&t.fragment).unwrap_or(Value::Null);
+            let digest = mcp_sieve::pin::digest(&tool);
+            format!("search/{}", digest.strip_prefix("sha256:").unwrap_or(&digest))
+        })
+        .collect();
+    let mut rows: Vec<Option<Vec<f32>>> = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(READS) {
+        let read = join_all(chunk.iter().map(|k| kv.get(k).text())).await;
+        rows.extend(read.into_iter().map(|r| {
+            let bytes = r.ok().flatten().and_then(|t| unbase64(t.trim()));
+            bytes.filter(|b| !b.is_empty() && b.len() % 4 == 0).map(|b| {
+                b.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            })
+        }));
+    }
+    let dim = rows.iter().flatten().map(Vec::len).next().ok_or_else(|| {
+        format!(
+            "none of the {} tools has a vector in KV (run `mcp-sieve index` and load its file)",
+            tools.len()
+        )
+    })?;
+    let found = rows.iter().flatten().filter(|r| r.len() == dim).count();
+    let mut vectors = vec![0f32; rows.len() * dim];
+    for (i, row) in rows.iter().enumerate() {
+        if let Some(r) = row.as_ref().filter(|r| r.len() == dim) {
+            vectors[i * dim..(i + 1) * dim].copy_from_slice(r);
+        }
+    }
+    catalog.meaning.fill(Meaning {
+        dim,
+        vectors,
+        encode: Arc::new(take),
+    })?;
+    crate::log::info(format_args!(
+        "search: {found} of {} tools' vectors read from KV",
+        rows.len()
+    ));
+    Ok(())
+}
+
+/// The bytes of standard Base64 `text` (`mcp-sieve index` writes each vector so); `None` when it
+/// is not.
+fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let digits = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .try_fold(0u32, |n, (i, &c)| Some(n | u32::from(value(c)?) << (18 - 6 * i)))?;
+        (0..chunk.len().saturating_sub(1)).for_each(|i| out.push((n >> (16 - 8 * i)) as u8));
+    }
+    Some(out)
+}
+
+/// The vector of `text` from the embeddings URL, within `deadline_ms`.
+async fn embed(url: &str, model: Option<&str>, text: &str, deadline_ms: u64) -> Result<Vec<f32>, String> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let asked = std::pin::pin!(post(url, model, text, &signal));
+    let late = std::pin::pin!(Delay::from(Duration::from_millis(deadline_ms)));
+    match select(asked, late).await {
+        Either::Left((answer, _)) => answer,
+        Either::Right(_) => {
+            controller.abort();
+            Err(format!(
+                "the embeddings endpoint did not answer within {deadline_ms} ms (search.deadlineMs)"
+            ))
+        }
+    }
+}
+
+async fn post(url: &str, model: Option<&str>, text: &str, signal: &worker::AbortSignal) -> Result<Vec<f32>, String> {
+    let failed = |e: wasm_bindgen::JsValue| format!("cannot reach the embeddings endpoint {url}: {e:?}");
+    let mut body = json!({"input": text});
+    if let Some(m) = model {
+        body["model"] = json!(m);
+    }
+    let headers = web_sys::Headers::new().map_err(failed)?;
+    headers.set("content-type", "application/json").map_err(failed)?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&body.to_string().into());
+    init.set_signal(Some(signal));
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
+    let resp: web_sys::Response = sent.await.map_err(failed)?.dyn_into().map_err(failed)?;
+    let text = wasm_bindgen_futures::JsFuture::from(resp.text().map_err(failed)?)
+        .await
+        .map_err(failed)?
+        .as_string()
+        .unwrap_or_default();
+    if !resp.ok() {
+        let cut: String = text.chars().take(200).collect();
+        return Err(format!(
+            "the embeddings endpoint answered HTTP {}: {cut}",
+            resp.status()
+        ));
+    }
+    vector_of(&text)
+}
+
+/// The first vector of an OpenAI-shaped embeddings answer, scaled to length 1.
+fn vector_of(text: &str) -> Result<Vec<f32>, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
+    let numbers = v
+        .pointer("/data/0/embedding")
+        .and_then(Value::as_array)
+        .ok_or("the embeddings answer has no data[0].embedding")?;
+    let mut out: Vec<f32> = numbers
+        .iter()
+        .map(|x| x.as_f64().map(|f| f as f32))
+        .collect::<Option<_>>()
+        .ok_or("data[0].embedding holds something other than numbers")?;
+    mcp_sieve::search::hybrid::normalize(&mut out);
+    Ok(out)
+}
