@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
 # Native load benchmark (a script, not a test): filtered tools/list over a synthetic catalog of N
-# tools (default 5,000), 32 connections, SECONDS (default 10) per configuration, wrk as the load
-# generator (a C program with a Lua request script, bench/wrk-list.lua), 127.0.0.1 only, against
+# tools (default 5,000; 24 groups, 16 tags, two concerns declared with defaults, so every request
+# applies them) with the server's page size PAGE (default 50, the default a host gets), 32
+# connections, wrk as the load generator (a C program with a Lua request script,
+# bench/wrk-list.lua), a 3 s warm-up then SECONDS (default 10) per target, ROUNDS (default 2)
+# rounds that run every target in turn, 127.0.0.1 only, against
 #   - the native server (target/release/mcp-sieve, hyper + tokio), in one 2025-11-25 session and
 #     stateless (2026-07-28);
+#   - floor: the same stack doing no MCP work (native/examples/floor.rs: tokio + hyper 1, reads
+#     each body, answers a fixed page) with the bytes of one of the server's own answers (the one
+#     of median size among 64 filters: measured, not assumed);
 #   - the official TypeScript SDK reference server in Node (bench/reference-server.mjs: same
 #     catalog, same filter semantics, same page size), in one session.
-# Before the load, 200 random filters must give the same first page on every target.
-# Prints requests/s, p50, p99 and the ratios to the reference.
-#   scripts/bench-native.sh [TOOLS] [SECONDS] [CONNECTIONS]
+# Before the load, 200 random filters must give the same first page on every target but the floor.
+# Prints requests/s, p50, p99, the server's CPU per request (user + system time of its process
+# over the measured seconds, divided by the requests: steadier than requests/s on a busy
+# machine), the share of the floor and the work above it per request (1/rps minus the floor's
+# 1/rps, in µs of the whole machine), and the ratios to the reference.
+#   scripts/bench-native.sh [TOOLS] [SECONDS] [CONNECTIONS] [PAGE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools="${1:-5000}"; seconds="${2:-10}"; conns="${3:-32}"
+tools="${1:-5000}"; seconds="${2:-10}"; conns="${3:-32}"; page="${4:-50}"; rounds="${ROUNDS:-2}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
-cargo build -q --release -p mcp-sieve-server
+cargo build -q --release -p mcp-sieve-server --bins --example floor
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
+cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 "$page" > "$work/catalog.json"
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-nport="$(free_port)"; rport="$(free_port)"
+nport="$(free_port)"; rport="$(free_port)"; fport="$(free_port)"
 target/release/mcp-sieve serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
-pids+=($!)
+pids+=($!); npid=$!
 node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
-pids+=($!)
+pids+=($!); rpid=$!
 for url in "http://127.0.0.1:$nport/mcp" "http://127.0.0.1:$rport/mcp"; do
   for _ in $(seq 1 150); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
@@ -65,20 +74,42 @@ open_session() {
 nsid="$(open_session "http://127.0.0.1:$nport/mcp")"
 rsid="$(open_session "http://127.0.0.1:$rport/mcp")"
 
-run() { # name url session bodies
-  local out
-  SESSION="$3" BODIES="$4" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "$2" >/dev/null # warm-up (JIT, caches)
-  out=$(SESSION="$3" BODIES="$4" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "$2" | tail -1)
-  echo "$1	$out" | tee -a "$work/results.tsv"
+# The floor's page: the server's own answer (in its session) of median size among 64 filters.
+for i in $(seq 1 64); do
+  sed -n "${i}p" "$work/legacy.txt" | curl -s -o "$work/answer-$i.json" -X POST -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H "Mcp-Session-Id: $nsid" -H 'MCP-Protocol-Version: 2025-11-25' \
+    --data-binary @- "http://127.0.0.1:$nport/mcp"
+done
+cp "$(ls -S "$work"/answer-*.json | sed -n 32p)" "$work/page.json"
+target/release/examples/floor "$fport" "$work/page.json" > "$work/floor.log" 2>&1 &
+pids+=($!); fpid=$!
+for _ in $(seq 1 50); do curl -s -o /dev/null -d '{}' "http://127.0.0.1:$fport/mcp" && break; sleep 0.1; done
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # the process's CPU so far (user + system, 1/100 s)
+run() { # round name url session bodies pid
+  local out t0
+  SESSION="$4" BODIES="$5" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "$3" >/dev/null # warm-up (caches, the JIT)
+  t0=$(ticks "$6")
+  out=$(SESSION="$4" BODIES="$5" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "$3" | tail -1)
+  echo "$1	$2	$out	$(( $(ticks "$6") - t0 ))" | tee -a "$work/results.tsv"
 }
-echo "== tools/list, $tools tools, random filters, $conns connections, ${seconds} s each, wrk, 127.0.0.1"
-run "native (session)" "http://127.0.0.1:$nport/mcp" "$nsid" "$work/legacy.txt"
-run "native (2026-07-28)" "http://127.0.0.1:$nport/mcp" "" "$work/modern.txt"
-run "reference SDK (node, session)" "http://127.0.0.1:$rport/mcp" "$rsid" "$work/legacy.txt"
+echo "== tools/list, $tools tools, page size $page, random filters, $conns connections, ${seconds} s each after 3 s warm-up, $rounds rounds, wrk, 127.0.0.1"
+echo "   floor page: $(wc -c < "$work/page.json") bytes"
+for r in $(seq 1 "$rounds"); do
+  run "$r" "floor (tokio + hyper, fixed page)" "http://127.0.0.1:$fport/mcp" "" "$work/legacy.txt" "$fpid"
+  run "$r" "native (session)" "http://127.0.0.1:$nport/mcp" "$nsid" "$work/legacy.txt" "$npid"
+  run "$r" "native (2026-07-28)" "http://127.0.0.1:$nport/mcp" "" "$work/modern.txt" "$npid"
+  run "$r" "reference SDK (node, session)" "http://127.0.0.1:$rport/mcp" "$rsid" "$work/legacy.txt" "$rpid"
+done
 node -e '
-const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => { const [name, j] = l.split("\t"); return { name, ...JSON.parse(j) }; });
-const ref = rows.find((r) => r.name.startsWith("reference"));
-console.log("\n| target | req/s | p50 ms | p99 ms | errors | req/s vs reference | p99 vs reference |");
-console.log("|---|---:|---:|---:|---:|---:|---:|");
-for (const r of rows) console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${(r.rps / ref.rps).toFixed(2)}x | ${(r.p99 / ref.p99).toFixed(2)} |`);
+const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => { const [round, name, j, ticks] = l.split("\t"); return { round, name, ...JSON.parse(j), cpu: (ticks * 1e4) / JSON.parse(j).requests }; });
+console.log("\n| round | target | req/s | p50 ms | p99 ms | errors | bytes/answer | server CPU µs/request | share of the floor | work above the floor (µs/request) | req/s vs reference |");
+console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const r of rows) {
+  const mine = rows.filter((x) => x.round === r.round);
+  const floor = mine.find((x) => x.name.startsWith("floor"));
+  const ref = mine.find((x) => x.name.startsWith("reference"));
+  const above = (1e6 / r.rps - 1e6 / floor.rps).toFixed(1);
+  console.log(`| ${r.round} | ${r.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${(r.bytes ?? 0).toFixed(0)} | ${r.cpu.toFixed(1)} | ${(100 * r.rps / floor.rps).toFixed(0)}% | ${above} | ${(r.rps / ref.rps).toFixed(2)}x |`);
+}
 ' "$work/results.tsv"

@@ -352,7 +352,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
                 view: view.clone(),
                 identity: caller.identity.clone(),
             };
-            let answer = {
+            let answer = if may_take_long(&body) {
                 let (app, server, env) = (app.clone(), server.clone(), env.clone());
                 let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
                 let span = span.clone();
@@ -364,6 +364,8 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
                     tracing::error!("a request failed: {e}");
                     http::failed()
                 })
+            } else {
+                run_rules(app, &server, parts.method.as_str(), &headers, &body, &env)
             };
             // Filter failures and ignored inputs reach stderr (no conversation content).
             for line in &answer.log {
@@ -439,6 +441,20 @@ fn lookup(headers: &[(String, String)], name: &str) -> Option<String> {
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
         .map(|(_, v)| v.clone())
 }
+
+/// Whether a request may hold a thread long: a search (`find_tools` encodes its query with the
+/// sentence encoder when one is configured: milliseconds) or a body past [`INLINE_BODY`] bytes
+/// (a filter's work grows with its patterns: 256 long ones over 5,000 tools take a while).
+/// Those run on the blocking pool; the rest (lists, calls and their filters: tens of
+/// microseconds) run on the runtime's thread, without the hand-off to another thread and back
+/// (a quarter of the CPU of a `tools/list`, measured with scripts/bench-native.sh).
+fn may_take_long(body: &[u8]) -> bool {
+    const SEARCH: &[u8] = b"find_tools";
+    body.len() > INLINE_BODY || body.windows(SEARCH.len()).any(|w| w == SEARCH)
+}
+
+/// Largest body whose request runs on the runtime's thread.
+const INLINE_BODY: usize = 1024;
 
 /// The core's Streamable HTTP rules for one request, with no lock held while they run: run again
 /// while the write-back conflicts with another request of the same session (at most

@@ -245,20 +245,36 @@ pub fn classify(v: Value) -> Result<Incoming, Rejected> {
     }
 }
 
-/// `{"jsonrpc":"2.0","id":..,"result":<raw>}` around an already-serialized result.
-pub fn ok_raw(id: &Value, result: &str) -> String {
-    let mut s = String::with_capacity(result.len() + 40);
-    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    s.push_str(&id.to_string());
-    s.push_str(",\"result\":");
-    s.push_str(result);
-    s.push('}');
-    s
+/// `{"jsonrpc":"2.0","id":..,"result":<raw>}` around an already-serialized result, written
+/// around it in place: a page's bytes move once within their buffer, not into a second one.
+pub fn ok_raw(id: &Value, result: String) -> String {
+    ok_raw_with(id, result, "")
+}
+
+/// [`ok_raw`] with `fields` (`"name":value` pairs, comma-separated, no trailing comma) put first
+/// in the result object, which must then start with `{`.
+pub fn ok_raw_with(id: &Value, mut result: String, fields: &str) -> String {
+    let mut head = String::with_capacity(48 + fields.len());
+    head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    head.push_str(&id.to_string());
+    head.push_str(",\"result\":");
+    if fields.is_empty() || !result.starts_with('{') {
+        result.insert_str(0, &head);
+    } else {
+        head.push('{');
+        head.push_str(fields);
+        if result != "{}" {
+            head.push(',');
+        }
+        result.replace_range(..1, &head);
+    }
+    result.push('}');
+    result
 }
 
 /// A success response.
 pub fn ok(id: &Value, result: &Value) -> String {
-    ok_raw(id, &result.to_string())
+    ok_raw(id, result.to_string())
 }
 
 /// An error response.

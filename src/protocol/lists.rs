@@ -122,13 +122,10 @@ impl Server {
         let offset = cursor::within(self.cursor_offset(call, method, &binding)?, selected.len())?;
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
-        let mut s = String::new();
-        write_list(
-            &mut s,
-            kind.key(),
-            &section.items,
-            selected.iter().copied().skip(offset).take(size),
-        );
+        let page = || selected.iter().copied().skip(offset).take(size);
+        // Sized once (the page's fragments, and room for the cursor and the envelope around it).
+        let mut s = String::with_capacity(page().map(|i| section.items[i].fragment.len() + 1).sum::<usize>() + 512);
+        write_list(&mut s, kind.key(), &section.items, page());
         let more = offset.saturating_add(size) < selected.len();
         finish(
             &mut s,

@@ -86,18 +86,14 @@ impl Server {
                         // 2026-07-28 results say whether they are complete, and lists how long
                         // and by whom they may be cached.
                         Ok(raw) if stateless && raw.starts_with('{') && !raw.starts_with("{\"resultType\"") => {
-                            let mut head = String::from("{\"resultType\":\"complete\"");
+                            let mut fields = String::from("\"resultType\":\"complete\"");
                             if CACHEABLE.contains(&method.as_str()) {
                                 let (ttl, scope) = self.cache_fields(&params, env);
-                                head.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
+                                fields.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
                             }
-                            if raw != "{}" {
-                                head.push(',');
-                            }
-                            head.push_str(&raw[1..]);
-                            jsonrpc::ok_raw(&id, &head)
+                            jsonrpc::ok_raw_with(&id, raw, &fields)
                         }
-                        Ok(raw) => jsonrpc::ok_raw(&id, &raw),
+                        Ok(raw) => jsonrpc::ok_raw(&id, raw),
                         Err(e) => {
                             out.error_code = Some(e.code());
                             jsonrpc::error(&id, &e)
