@@ -522,6 +522,11 @@ impl Gateway {
         self.server.clone().filter(|_| !due)
     }
 
+    /// Whether upstream `member` has lists (fetched once at least, and not lost since).
+    pub fn has_lists(&self, member: usize) -> bool {
+        self.members.get(member).is_some_and(|m| m.lists.is_some())
+    }
+
     /// Whether an upstream that is down is due for another try ([`Gateway::retries`]): a shell's
     /// synchronous path leaves such a request to the path that retries it.
     pub fn retry_due(&self, now_ms: i64) -> bool {

@@ -4,7 +4,8 @@
 // required) — the same parts as the native test, from ./oauth-helpers.mjs. Two principals (static
 // tokens) call through the official SDK client: alice signs in at /mcp-sieve/oauth/start (the
 // test is her browser); her calls reach the upstream with her token, bob's still say where to
-// sign in (MCP's -32042 URL elicitation error) and carry no token at all; bob signs in as
+// sign in (MCP's -32042 URL elicitation error) and carry no token at all (a refresh of the lists
+// his request finds due takes nothing away from alice); bob signs in as
 // another user and the upstream sees his subject; an expired token is refreshed in the Durable
 // Object; what the object stores does not contain the tokens in clear.
 import { test } from 'node:test';
@@ -43,7 +44,7 @@ if (process.env.SIEVE_TARGET === 'native') {
     const seen = [];
     await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen });
 
-    const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth' } } };
+    const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth', refreshSeconds: 2 } } };
     const state = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-worker-'));
     const worker = await startWorker({
       persistTo: state,
@@ -118,6 +119,16 @@ if (process.env.SIEVE_TARGET === 'native') {
       return true;
     });
     assert.equal(seen.length, before, 'bob\'s call was not sent (not with alice\'s token, not with none)');
+
+    // The lists are due again (refreshSeconds 2) and bob's request finds them due: a refresh for
+    // someone who has not signed in says nothing about the upstream, so the tools alice's token
+    // listed stay for everyone, and nothing was sent for bob.
+    await sleep(2_500);
+    const bobSees = (await bob.listTools()).tools.map((x) => x.name);
+    assert.ok(bobSees.includes('a_whoami'), `bob's due refresh did not take a's tools out: ${bobSees}`);
+    assert.equal(seen.length, before, 'bob\'s refresh sent nothing');
+    assert.ok((await alice.listTools()).tools.some((x) => x.name === 'a_whoami'), 'alice still sees a\'s tools');
+    assert.equal(await call(alice, 'a_whoami'), 'alice-user');
 
     // bob signs in as another user: the upstream sees his subject, and alice's stays hers.
     await signIn('bob', 'bob-user');

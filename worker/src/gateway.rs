@@ -618,6 +618,19 @@ async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<
     });
     let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
     guard.disarm();
+    // A refresh for a principal who has not signed in to an upstream says nothing about it:
+    // lists that others fetched stay (only one never listed fails, its status saying where to
+    // sign in).
+    let (unsigned, done): (Vec<_>, Vec<_>) = done
+        .into_iter()
+        .partition(|(job, lists)| needs_sign_in(lists) && with(local, |g| g.has_lists(job.member)) == Some(true));
+    if !unsigned.is_empty() {
+        let members: Vec<usize> = unsigned.iter().map(|(job, _)| job.member).collect();
+        with(local, |g| g.abandoned(&members));
+        if done.is_empty() {
+            return Ok(with(local, |g| g.server()).flatten());
+        }
+    }
     let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
         .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
     if let Some(e) = done.failure {
@@ -648,7 +661,16 @@ async fn check(local: &Server, checks: Vec<upstream::Check>, principal: Option<&
         };
         (check, reply)
     });
-    let done = futures_util::future::join_all(running).await;
+    // A check for a principal who has not signed in did not reach the upstream: not a failure
+    // (it stays due, for the next request).
+    let (unsigned, done): (Vec<_>, Vec<_>) = futures_util::future::join_all(running)
+        .await
+        .into_iter()
+        .partition(|(_, reply)| needs_sign_in(reply));
+    if !unsigned.is_empty() {
+        let members: Vec<usize> = unsigned.iter().map(|(check, _)| check.member).collect();
+        with(local, |g| g.abandoned(&members));
+    }
     match with(local, |g| g.checked(local.catalog(), done, now_ms())) {
         Some(Ok(Some(r))) => {
             if let Some(e) = r.failure {
@@ -658,6 +680,12 @@ async fn check(local: &Server, checks: Vec<upstream::Check>, principal: Option<&
         Some(Err(e)) => crate::log::error(format_args!("the lists were not rebuilt after a check: {e}")),
         _ => {}
     }
+}
+
+/// Whether `r` failed only because its principal has not signed in to the upstream
+/// ([`crate::signin::sign_in_error`]).
+fn needs_sign_in<T>(r: &Result<T, Error>) -> bool {
+    matches!(r, Err(Error::Rpc { code, .. }) if *code == mcp_sieve::error::code::URL_ELICITATION_REQUIRED)
 }
 
 /// The server to run requests on: `None` when `local` has no upstream; else the gateway's
