@@ -3,6 +3,8 @@
 //! created), its rate limits (`limits`), its audit record (`audit`) and the reason a refused use
 //! was refused — all pure: the shells keep the buckets, write the records and count the metrics.
 
+pub mod lease;
+
 pub use crate::catalog::{audit, limits, Use};
 
 use serde_json::Value;

@@ -5,8 +5,9 @@
 //! cached lists while they are fresh, and a use of an upstream's item (`tools/call`, …) with the
 //! upstream's POST sent by `entry.mjs` (`forward.rs`) while no refresh or retry is due. What this
 //! path does not take — before the configuration is loaded or when the catalog document in KV is
-//! due to be read again (`config`), a method that may wait, stream or ask
-//! the client, in gateway mode a refresh or a retry that is due, a body that is not a JSON-RPC
+//! due to be read again (`config`), a method that may wait, stream or ask the client, in gateway
+//! mode a refresh or a retry that is due, an audited use, a use under rate limits in gateway mode
+//! or without a token this isolate holds on lease (`limiter.rs`), a body that is not a JSON-RPC
 //! request — returns `undefined`, and `entry.mjs` hands the request, with its body, to the full
 //! path (`fetch` in lib.rs), which answers every request alike.
 
@@ -74,9 +75,11 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
         return None;
     }
     let (method, relays) = forward::peek(body)?;
-    // A use under rate limits (their Durable Objects) or audited: the full path.
-    let operated = !server.limits().is_empty() || server.audit().on;
-    if operated && matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read") {
+    // A use audited, or under rate limits in gateway mode: the full path. Under rate limits
+    // otherwise it stays here when this isolate holds leased tokens for it (`limiter.rs`).
+    let is_use = matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read");
+    let limited = is_use && !server.limits().is_empty();
+    if is_use && (server.audit().on || (limited && server.is_gateway())) {
         return None;
     }
     let forwarding = server.is_gateway() && forward::is_use(&method);
@@ -112,6 +115,14 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
                 let request = http::Request { body, ..head_only };
                 let mut store = http::MemoryStore::default();
                 let served = cached.as_deref().unwrap_or(server);
+                if limited {
+                    let held = served
+                        .use_of(body, &crate::operate::core_env(&caller))
+                        .is_none_or(|u| crate::limiter::spend_leased(served, &u));
+                    if !held {
+                        return None;
+                    }
+                }
                 // No id is drawn: in gateway mode a stateless request without a session has no
                 // task holder and no session, and only those mint one (a question to the client, a
                 // task, a session: `initialize` is not on this path).

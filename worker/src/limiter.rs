@@ -1,14 +1,17 @@
 //! Rate limits across isolates (the document's `limits.rates`): one Durable Object per limited
 //! key (the limit's id and the key it counts by, e.g. `paid-api` + `alice`), holding that key's
-//! token bucket in its storage and deciding with the core's pure bucket math
-//! (`mcp_sieve::operate::limits::Bucket`). The front Worker asks the objects of a use's buckets
-//! before the use runs; when one refuses, the tokens the others gave are given back. Chosen over
-//! Cloudflare's rate limiting binding, whose limits are fixed in wrangler.toml (periods of 10 or
-//! 60 s only), answer no retry time and count per location: the document's limits are neither.
+//! token bucket in memory and handing out leases: a few tokens (`lease_size`) an isolate spends
+//! without asking again for up to a second (the core's pure `operate::lease`). The object writes
+//! its bucket to storage only when it refills slower than a lease lasts (so an eviction does not
+//! give a slow limit a full bucket again); a bucket that refills within a second and is lost
+//! comes back full. Chosen over Cloudflare's rate limiting binding, whose limits are fixed in
+//! wrangler.toml (periods of 10 or 60 s only), answer no retry time and count per location: the
+//! document's limits are neither.
 
 use std::cell::RefCell;
 
 use mcp_sieve::http;
+use mcp_sieve::operate::lease::{lease_size, Leases, LEASE_MS};
 use mcp_sieve::operate::limits::{Bucket, Refusal, Take};
 use mcp_sieve::operate::Use;
 use mcp_sieve::protocol::Server;
@@ -18,20 +21,25 @@ use worker::{durable_object, DurableObject, Env, Method, Request, RequestInit, R
 /// The Durable Object namespace binding of the limiters.
 pub const BINDING: &str = "RATE_LIMITS";
 
-/// What the front Worker asks one bucket.
+thread_local! {
+    /// The tokens this isolate holds on lease, by bucket.
+    static LEASES: RefCell<Leases> = RefCell::new(Leases::default());
+}
+
+/// What the front Worker asks one bucket: a lease of up to `want` tokens.
 #[derive(Serialize, Deserialize)]
 struct Ask {
-    /// `take` or `refund`.
-    op: String,
+    want: u32,
     burst: u32,
     rate: u32,
     window_ms: i64,
     now: i64,
 }
 
-/// Its answer: `retry_after_ms` when no token is there.
+/// Its answer: the tokens leased, or `retry_after_ms` when no token is there.
 #[derive(Serialize, Deserialize)]
 struct Answer {
+    tokens: u32,
     retry_after_ms: Option<i64>,
 }
 
@@ -50,6 +58,7 @@ fn take_of(a: &Ask) -> Take {
 #[durable_object]
 pub struct RateLimiter {
     state: State,
+    /// The bucket (`None` until read from storage, or full when nothing is stored).
     bucket: RefCell<Option<Bucket>>,
 }
 
@@ -65,8 +74,8 @@ impl DurableObject for RateLimiter {
         let ask: Ask = req.json().await?;
         let take = take_of(&ask);
         let cached = *self.bucket.borrow();
-        let stored = match cached {
-            Some(b) => Some(b),
+        let now = match cached {
+            Some(b) => b,
             None => self
                 .state
                 .storage()
@@ -74,54 +83,66 @@ impl DurableObject for RateLimiter {
                 .await
                 .ok()
                 .flatten()
-                .map(|(tokens, at_ms)| Bucket { tokens, at_ms }),
+                .map(|(tokens, at_ms)| Bucket { tokens, at_ms })
+                .unwrap_or_else(|| Bucket::full(&take, ask.now)),
         };
-        let now = bucket_now(stored, &take, ask.now);
-        let (after, answer) = match ask.op.as_str() {
-            "refund" => (now.refund(&take), Answer { retry_after_ms: None }),
-            _ => match now.take(&take, ask.now) {
-                Ok(b) => (b, Answer { retry_after_ms: None }),
-                Err(ms) => (
-                    now,
-                    Answer {
-                        retry_after_ms: Some(ms),
-                    },
-                ),
-            },
+        let (after, answer) = match now.lease(&take, ask.now, ask.want) {
+            Ok((b, tokens)) => (
+                b,
+                Answer {
+                    tokens,
+                    retry_after_ms: None,
+                },
+            ),
+            Err(ms) => (
+                now,
+                Answer {
+                    tokens: 0,
+                    retry_after_ms: Some(ms),
+                },
+            ),
         };
         *self.bucket.borrow_mut() = Some(after);
-        self.state.storage().put("bucket", (after.tokens, after.at_ms)).await?;
+        if answer.tokens > 0 && after.worth_keeping(&take) {
+            self.state.storage().put("bucket", (after.tokens, after.at_ms)).await?;
+        }
         Response::from_json(&answer)
     }
 }
 
-/// The bucket as stored, or a full one.
-fn bucket_now(stored: Option<Bucket>, take: &Take, now: i64) -> Bucket {
-    stored.unwrap_or_else(|| Bucket::full(take, now))
-}
-
-/// Sends `op` for `take` to its object; the wait it names, if no token is there.
-async fn send(ns: &worker::ObjectNamespace, take: &Take, op: &str) -> Result<Option<i64>> {
+/// Asks `take`'s object for a lease at `now`: the tokens given, or the wait it names.
+async fn ask(ns: &worker::ObjectNamespace, take: &Take, now: i64) -> Result<std::result::Result<u32, i64>> {
     let ask = Ask {
-        op: op.into(),
+        want: lease_size(take),
         burst: take.burst,
         rate: take.rate,
         window_ms: take.window_ms,
-        now: crate::platform::now_ms(),
+        now,
     };
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_body(Some(serde_json::to_string(&ask)?.into()));
     let req = Request::new_with_init("https://limits.internal/", &init)?;
     let mut res = ns.get_by_name(&take.bucket_name())?.fetch_with_request(req).await?;
-    Ok(res.json::<Answer>().await?.retry_after_ms)
+    let a = res.json::<Answer>().await?;
+    Ok(match a.retry_after_ms {
+        Some(ms) if a.tokens == 0 => Err(ms),
+        _ => Ok(a.tokens),
+    })
 }
 
-/// Asks the buckets `u` takes from: `Some` is the refusal (429) when one of them is empty (the
-/// tokens the others gave are given back). An unreachable object refuses nothing (logged).
+/// Takes a token of each bucket `u` takes from: from this isolate's leases, asking a bucket's
+/// object for a new lease only when none is held. `Some` is the refusal (429) when one bucket is
+/// empty (the tokens the others gave stay on lease here). An unreachable object refuses nothing
+/// (logged).
 pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http::Response)> {
     let takes = server.limits().takes(u);
     if takes.is_empty() {
+        return None;
+    }
+    let now = crate::platform::now_ms();
+    let mut reserved = LEASES.with(|l| l.borrow_mut().reserve(&takes, now));
+    if reserved.iter().all(Option::is_some) {
         return None;
     }
     let ns = match env.durable_object(BINDING) {
@@ -130,32 +151,61 @@ pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http
             crate::log::About::of_use(u).error(format_args!(
                 "rate limits need the {BINDING} Durable Object binding: {e}"
             ));
+            give_back(&takes, &reserved);
             return None;
         }
     };
-    let mut given = Vec::new();
+    let until = now + LEASE_MS;
     let mut refused: Option<Refusal> = None;
-    for t in &takes {
-        match send(&ns, t, "take").await {
-            Ok(None) => given.push(t),
-            Ok(Some(ms)) if refused.as_ref().is_none_or(|r| r.retry_after_ms < ms) => {
-                refused = Some(Refusal::of(t, ms))
+    for (t, r) in takes.iter().zip(reserved.iter_mut()) {
+        if r.is_some() {
+            continue;
+        }
+        match ask(&ns, t, now).await {
+            Ok(Ok(tokens)) => {
+                // One is this use's; the rest stay on lease here.
+                LEASES.with(|l| l.borrow_mut().add(t, tokens.saturating_sub(1), until));
+                *r = Some(until);
             }
-            Ok(Some(_)) => {}
+            Ok(Err(ms)) => {
+                // Leased here while this use waited (by another use's ask): spent.
+                let now = crate::platform::now_ms();
+                let late = LEASES.with(|l| l.borrow_mut().reserve(std::slice::from_ref(t), now).pop().flatten());
+                match late {
+                    Some(end) => *r = Some(end),
+                    None if refused.as_ref().is_none_or(|x| x.retry_after_ms < ms) => {
+                        refused = Some(Refusal::of(t, ms))
+                    }
+                    None => {}
+                }
+            }
             Err(e) => {
                 crate::log::About::of_use(u).error(format_args!("the rate limit \"{}\" could not be asked: {e}", t.id))
             }
         }
     }
     let r = refused?;
-    for t in given {
-        if let Err(e) = send(&ns, t, "refund").await {
-            crate::log::About::of_use(u).error(format_args!(
-                "a token of rate limit \"{}\" could not be given back: {e}",
-                t.id
-            ));
-        }
-    }
+    give_back(&takes, &reserved);
     let response = mcp_sieve::operate::refused(&r, &u.id);
     Some((r, response))
+}
+
+/// Spends a leased token of each bucket `u` takes from, if this isolate holds one of each (no
+/// I/O: the fast path's check); else spends none and the full path's [`check`] asks.
+pub fn spend_leased(server: &Server, u: &Use) -> bool {
+    let takes = server.limits().takes(u);
+    let now = crate::platform::now_ms();
+    LEASES.with(|l| l.borrow_mut().spend_all(&takes, now))
+}
+
+/// Puts the tokens a refused use had reserved back on their leases.
+fn give_back(takes: &[Take], reserved: &[Option<i64>]) {
+    LEASES.with(|l| {
+        let mut l = l.borrow_mut();
+        for (t, r) in takes.iter().zip(reserved) {
+            if let Some(until) = r {
+                l.add(t, 1, *until);
+            }
+        }
+    });
 }
