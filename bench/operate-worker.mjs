@@ -1,7 +1,7 @@
 // What a rate limit costs the Worker (issue 42 item 6; a script, not a test): `wrangler dev` on
 // 127.0.0.1 serving a 1,000-tool catalog, under wrk (stateless 2026-07-28 tools/call of `echo`,
 // bench/wrk-list.lua) without a limit, then with one rate limit every call counts against (never
-// reached: each use is a round trip to the limit's Durable Object, worker/src/limiter.rs),
+// reached: tokens leased from the limit's Durable Object, worker/src/limiter.rs),
 // alternated ROUNDS times (default 2). Worker logs are on in both (worker/src/log.rs writes its
 // JSON lines whatever the configuration). Prints one JSON line a run and the best of each.
 //   node bench/operate-worker.mjs [SECONDS] [CONNECTIONS]     (needs scripts/build.sh first)
