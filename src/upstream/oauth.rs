@@ -387,6 +387,9 @@ pub struct AuthServer {
     pub client_id_metadata_document_supported: bool,
     /// `scopes_supported`, when given.
     pub scopes_supported: Option<Vec<String>>,
+    /// Token revocation (RFC 7009), when offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
 }
 
 impl AuthServer {
@@ -424,6 +427,7 @@ impl AuthServer {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             scopes_supported: strings(o.get("scopes_supported")),
+            revocation_endpoint: endpoint("revocation_endpoint")?,
         })
     }
 
@@ -852,6 +856,35 @@ pub fn token_request(server: &AuthServer, client: &Client, grant: &TokenGrant<'_
         }
     };
     pairs.push(("resource", Some(resource)));
+    let (headers, body) = authenticated(server, client, pairs);
+    TokenRequest {
+        url: server.token_endpoint.clone(),
+        headers,
+        body,
+    }
+}
+
+/// The revocation request (RFC 7009) of `token` (a `refresh_token` or `access_token`, `hint`) at
+/// `server`'s revocation endpoint as `client` (authenticated as for [`token_request`]); `None`
+/// when the server offers no revocation.
+pub fn revocation_request(server: &AuthServer, client: &Client, token: &str, hint: &str) -> Option<TokenRequest> {
+    let url = server.revocation_endpoint.clone()?;
+    let (headers, body) = authenticated(
+        server,
+        client,
+        vec![("token", Some(token)), ("token_type_hint", Some(hint))],
+    );
+    Some(TokenRequest { url, headers, body })
+}
+
+/// The headers and form body of a request to `server` with `pairs`, as `client`: a client with a
+/// secret authenticates with HTTP Basic unless it registered, or the server only offers,
+/// `client_secret_post`; a public client sends its `client_id` in the body.
+fn authenticated<'a>(
+    server: &AuthServer,
+    client: &'a Client,
+    mut pairs: Vec<(&'a str, Option<&'a str>)>,
+) -> (Vec<(String, String)>, String) {
     let mut headers = vec![
         (
             "Content-Type".to_string(),
@@ -879,11 +912,7 @@ pub fn token_request(server: &AuthServer, client: &Client, grant: &TokenGrant<'_
         }
         None => pairs.push(("client_id", Some(&client.client_id))),
     }
-    TokenRequest {
-        url: server.token_endpoint.clone(),
-        headers,
-        body: form(&pairs),
-    }
+    (headers, form(&pairs))
 }
 
 /// Tokens the authorization server issued.
@@ -1382,6 +1411,41 @@ mod tests {
         assert_eq!(
             r.body,
             "grant_type=refresh_token&refresh_token=rt&resource=https%3A%2F%2Fr&client_id=id&client_secret=s3"
+        );
+    }
+
+    #[test]
+    fn revocation_requests_name_the_token_and_authenticate_the_client() {
+        let public = Client {
+            client_id: "pub".into(),
+            client_secret: None,
+            auth_method: None,
+        };
+        assert!(revocation_request(&server(), &public, "rt", "refresh_token").is_none());
+        let s = AuthServer {
+            revocation_endpoint: Some("https://as.example/t1/revoke".into()),
+            ..server()
+        };
+        let r = revocation_request(&s, &public, "r t", "refresh_token").unwrap();
+        assert_eq!(r.url, "https://as.example/t1/revoke");
+        assert_eq!(r.body, "token=r%20t&token_type_hint=refresh_token&client_id=pub");
+        let secret = Client {
+            client_id: "id".into(),
+            client_secret: Some("s3".into()),
+            auth_method: None,
+        };
+        let r = revocation_request(&s, &secret, "at", "access_token").unwrap();
+        assert_eq!(r.body, "token=at&token_type_hint=access_token");
+        assert!(r.headers.contains(&("Authorization".into(), "Basic aWQ6czM=".into())));
+        let parsed = AuthServer::parse(
+            r#"{"issuer": "https://as.example/t1", "token_endpoint": "https://as.example/t1/token",
+                "revocation_endpoint": "https://as.example/t1/revoke"}"#,
+            "https://as.example/t1",
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.revocation_endpoint.as_deref(),
+            Some("https://as.example/t1/revoke")
         );
     }
 

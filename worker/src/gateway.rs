@@ -268,6 +268,15 @@ pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) ->
 /// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
 /// the core's relay says for a caller it cannot reach).
 pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
+    send_challenged(member, p, relaying).await.map(|(a, _)| a)
+}
+
+/// [`send`], with the answer's `WWW-Authenticate` header when it is a 401 or 403.
+async fn send_challenged(
+    member: usize,
+    p: Post,
+    relaying: Option<&dyn Relaying>,
+) -> Result<(HttpAnswer, Option<String>), Error> {
     match target(member) {
         Some((url, via)) => post(&url, via, p, relaying, limits(member)).await,
         None => Err(Error::Internal(format!("no upstream number {member}"))),
@@ -290,9 +299,22 @@ pub(crate) async fn send_for(
     let header = crate::signin::bearer(&ns, principal, &name, &url).await?;
     p.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
     p.headers.push(("Authorization".into(), header));
-    let answer = send(member, p, relaying).await?;
+    let (answer, www) = send_challenged(member, p, relaying).await?;
     if answer.status == 401 {
         return Err(crate::signin::sign_in_error(&name, "the upstream refused your token"));
+    }
+    // Step-up: the upstream wants more scopes than this principal's token has. The principal's
+    // object keeps them (with those granted) for its next sign-in, which the error points to.
+    if let Some(wanted) = (answer.status == 403)
+        .then(|| www.as_deref().and_then(upstream::oauth::parse_challenge))
+        .flatten()
+        .filter(|c| upstream::oauth::step_up_scope(403, Some(c), None).is_some())
+    {
+        let scope = crate::signin::widen(&ns, principal, &name, wanted.scope.as_deref().unwrap_or_default()).await?;
+        return Err(crate::signin::sign_in_error(
+            &name,
+            &format!("it needs the scopes \"{scope}\""),
+        ));
     }
     Ok(answer)
 }
@@ -446,7 +468,7 @@ async fn post(
     post: Post,
     relaying: Option<&dyn Relaying>,
     limits: Limits,
-) -> Result<HttpAnswer, Error> {
+) -> Result<(HttpAnswer, Option<String>), Error> {
     let controller = AbortController::default();
     let signal = controller.signal();
     let exchange = std::pin::pin!(post_once(url, via, post, &signal, relaying, limits.max_answer_bytes));
@@ -486,12 +508,16 @@ async fn post_once(
     signal: &AbortSignal,
     relaying: Option<&dyn Relaying>,
     max: usize,
-) -> Result<HttpAnswer, Error> {
+) -> Result<(HttpAnswer, Option<String>), Error> {
     let unreachable = |e: worker::Error| Error::Upstream(format!("cannot reach {url}: {e}"));
     let resp = fetch(url, via.clone(), "POST", &post.headers, Some(&post.body), Some(signal))
         .await
         .map_err(unreachable)?;
-    read_answer(url, via, &post, resp, signal, relaying, max).await
+    let www = matches!(resp.status(), 401 | 403)
+        .then(|| resp.headers().get("www-authenticate").ok().flatten())
+        .flatten();
+    let answer = read_answer(url, via, &post, resp, signal, relaying, max).await?;
+    Ok((answer, www))
 }
 
 /// Reads the upstream's answer `resp` to `post` (sent to `url`, over `via`) up to `max` bytes

@@ -256,7 +256,8 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
     })
 }
 
-/// The sign-in routes (`signin`): the start, behind the same gate and authentication as `/mcp`;
+/// The sign-in routes (`signin`): the start and the sign-out, behind the same gate and
+/// authentication as `/mcp`;
 /// the callback, reached by the browser coming back from the authorization server (its `state`
 /// is the credential).
 async fn sign_in(req: &web_sys::Request, env: &Env, url: &str, path: &str, query: &str) -> Result<Response> {
@@ -278,5 +279,8 @@ async fn sign_in(req: &web_sys::Request, env: &Env, url: &str, path: &str, query
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
+    if path == signin::LOGOUT {
+        return signin::logout(env, server, who.principal.as_deref(), query).await;
+    }
     signin::start(env, server, who.principal.as_deref(), url, query).await
 }

@@ -1,7 +1,9 @@
 //! The front Worker's side of per-principal upstream sign-in: the routes `START` (authenticated
 //! as the principal: redirects to the upstream's authorization server) and `CALLBACK` (where the
 //! authorization server sends the browser back; its `state` names the principal's object and a
-//! nonce that object holds), and [`bearer`]: the `Authorization` header a principal's request
+//! nonce that object holds), `LOGOUT` (authenticated: deletes the principal's tokens for one
+//! upstream), [`widen`] (step-up: the scopes an upstream's 403 asked for, kept for the next
+//! sign-in), and [`bearer`]: the `Authorization` header a principal's request
 //! carries to an upstream, asked of that principal's `UpstreamTokens` object (which refreshes
 //! it when due). A principal without a token gets [`sign_in_error`]: MCP's URL elicitation
 //! error (`-32042`, 2025-11-25) with the sign-in URL on this Worker.
@@ -18,6 +20,8 @@ use crate::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING};
 
 /// The route that begins a sign-in: `?upstream=NAME`.
 pub const START: &str = "/mcp-sieve/oauth/start";
+/// The route that signs the caller out of an upstream (`GET` or `POST`): `?upstream=NAME`.
+pub const LOGOUT: &str = "/mcp-sieve/oauth/logout";
 /// MCP's error for "the user must open a URL first" (URL-mode elicitation, 2025-11-25).
 pub const URL_ELICITATION_REQUIRED: i32 = -32042;
 /// The header that carries this Worker's public origin from the front to a session's object.
@@ -125,6 +129,27 @@ pub async fn bearer(
     }
 }
 
+/// Step-up: upstream `name` asked `principal`'s token for the scopes `scope` (403
+/// `insufficient_scope`). Its object keeps them, joined to those granted and any asked for
+/// before, for the principal's next sign-in; returns all of them.
+pub async fn widen(
+    ns: &ObjectNamespace,
+    principal: Option<&str>,
+    name: &str,
+    scope: &str,
+) -> std::result::Result<String, Error> {
+    let a = Ask {
+        principal: principal.unwrap_or_default().to_string(),
+        upstream: name.to_string(),
+        scope: Some(scope.to_string()),
+        ..Ask::default()
+    };
+    let v = ask(ns, "widen", &a)
+        .await
+        .map_err(|e| Error::Upstream(format!("the wider scopes it asks for could not be kept: {e}")))?;
+    Ok(v["scope"].as_str().unwrap_or(scope).to_string())
+}
+
 fn page(status: u16, text: &str) -> Result<Response> {
     let text = text.replace('&', "&amp;").replace('<', "&lt;");
     let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{text}</p>");
@@ -192,6 +217,52 @@ pub async fn start(
     }
 }
 
+/// `LOGOUT`: the caller (authenticated as `principal`) is signed out of upstream
+/// `?upstream=NAME`: its object deletes that upstream's tokens (revoked first at the
+/// authorization server when it offers revocation) and any step-up scopes kept for it. Its next
+/// call to that upstream is sent nowhere and says where to sign in.
+pub async fn logout(
+    env: &Env,
+    server: &mcp_sieve::protocol::Server,
+    principal: Option<&str>,
+    query: &str,
+) -> Result<Response> {
+    let Some(principal) = principal.filter(|p| !p.is_empty()) else {
+        return page(
+            403,
+            "This server does not tell its callers apart (MCP_SIEVE_TOKENS or the catalog's auth): nobody is signed in to an upstream",
+        );
+    };
+    let Some(name) = query_value(query, "upstream") else {
+        return page(400, "Say which upstream: ?upstream=NAME");
+    };
+    if let Err(e) = signing_upstream(&server.catalog().upstreams, &name) {
+        return page(404, &e);
+    }
+    let a = Ask {
+        principal: principal.to_string(),
+        upstream: name.clone(),
+        ..Ask::default()
+    };
+    match ask(&env.durable_object(BINDING)?, "forget", &a).await {
+        Ok(v) if v["forgot"].as_bool() == Some(true) => page(
+            200,
+            &format!(
+                "Signed out of upstream \"{name}\": your tokens for it were deleted{}.",
+                v["revoked"].as_str().unwrap_or_default()
+            ),
+        ),
+        Ok(_) => page(
+            200,
+            &format!("You were not signed in to upstream \"{name}\": nothing was kept for you."),
+        ),
+        Err(e) => {
+            crate::log::error(format_args!("sign-out of upstream \"{name}\" failed: {e}"));
+            page(502, &format!("The sign-out of upstream \"{name}\" failed: {e}"))
+        }
+    }
+}
+
 /// `CALLBACK`: the authorization server's redirect; the code goes to the object its `state` names.
 pub async fn callback(env: &Env, url: &str, query: &str) -> Result<Response> {
     let Some((principal, nonce)) = query_value(query, "state").as_deref().and_then(parse_state) else {
@@ -221,7 +292,7 @@ pub async fn callback(env: &Env, url: &str, query: &str) -> Result<Response> {
 
 /// Whether `path` is one of these routes.
 pub fn is_route(path: &str) -> bool {
-    path == START || path == CALLBACK
+    path == START || path == CALLBACK || path == LOGOUT
 }
 
 /// The gate's refusal of a request to `START` (Origin, token), as for `/mcp`.

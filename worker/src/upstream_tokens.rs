@@ -18,8 +18,8 @@ use std::cell::Cell;
 use mcp_sieve::catalog::{Grant, OAuth, Upstream};
 use mcp_sieve::upstream::oauth::{
     self, authorization_server_metadata_urls, choose_client, parse_challenge, parse_registration, parse_token_response,
-    registration_request, resource_metadata_urls, select_scope, token_request, AuthServer, Challenge, Client, Identity,
-    ResourceMetadata, SignIn, TokenGrant,
+    registration_request, resource_metadata_urls, select_scope, step_up_scope, token_request, AuthServer, Challenge,
+    Client, Identity, ResourceMetadata, SignIn, TokenGrant,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -75,6 +75,9 @@ pub struct Ask {
     /// The upstream's `auth` (`begin`), its `clientSecret` resolved.
     #[serde(default)]
     pub auth: Option<AuthAsk>,
+    /// The scopes an upstream's `insufficient_scope` challenge asked for (`widen`).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// An upstream's `auth` as the front Worker read it from the catalog (`begin`).
@@ -132,6 +135,11 @@ impl DurableObject for UpstreamTokens {
                 Ok(h) => json!({ "authorization": h }),
                 Err(why) => json!({ "signIn": why }),
             }),
+            "/widen" => self.widen(&ask).await.map(|scope| json!({ "scope": scope })),
+            "/forget" => self
+                .forget(&ask)
+                .await
+                .map(|revoked| json!({ "forgot": revoked.is_some(), "revoked": revoked })),
             _ => Err(format!("no such operation {path}")),
         };
         Response::from_json(&match answer {
@@ -194,7 +202,11 @@ impl UpstreamTokens {
             .map_err(|e| e.to_string())?
             .to_string();
         let redirect_uri = format!("{}{CALLBACK}", ask.origin);
-        let scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
+        let mut scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
+        // Scopes a step-up asked for (`widen`), added to these.
+        if let Some(wider) = self.wider(&ask.upstream).await {
+            scope = stepped_up(scope.as_deref(), &wider);
+        }
         let secret = auth.client_secret.clone();
         let client = match choose_client(&config, secret, &server, &ask.upstream).map_err(|e| e.to_string())? {
             Identity::Ready(c) => c,
@@ -294,6 +306,76 @@ impl UpstreamTokens {
         Ok(p.upstream)
     }
 
+    /// The scopes kept for `upstream` by step-ups, if any.
+    async fn wider(&self, upstream: &str) -> Option<String> {
+        self.state
+            .storage()
+            .get::<String>(&format!("wider:{upstream}"))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Step-up: `ask.scope` (what the upstream's challenge asked for) joined to the scopes of
+    /// the principal's token and to any kept before, kept for its next sign-in (`begin`).
+    async fn widen(&self, ask: &Ask) -> std::result::Result<String, String> {
+        let granted = match self.sign_in(ask).await {
+            Ok(Some(s)) => s.tokens.scope.or(s.scope),
+            _ => None,
+        };
+        let mut all = stepped_up(granted.as_deref(), ask.scope.as_deref().unwrap_or_default());
+        if let Some(before) = self.wider(&ask.upstream).await {
+            all = stepped_up(all.as_deref(), &before);
+        }
+        let all = all.unwrap_or_default();
+        self.state
+            .storage()
+            .put(&format!("wider:{}", ask.upstream), all.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(all)
+    }
+
+    /// Sign-out: deletes the principal's tokens for `ask.upstream` and the step-up scopes kept
+    /// for it. `None`: nothing was kept; else what became of the revocation (`""`: done or not
+    /// offered).
+    async fn forget(&self, ask: &Ask) -> std::result::Result<Option<String>, String> {
+        let storage = self.state.storage();
+        let kept = self.sign_in(ask).await;
+        let _ = storage.delete(&format!("wider:{}", ask.upstream)).await;
+        let had = storage
+            .delete(&format!("token:{}", ask.upstream))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(match kept {
+            Ok(Some(s)) => Some(match revoke(&s).await {
+                Ok(()) => String::new(),
+                Err(e) => format!(" (the authorization server was not told: {e})"),
+            }),
+            _ if had => Some(String::new()),
+            _ => None,
+        })
+    }
+
+    /// The principal's kept sign-in to `ask.upstream`, opened (`None`: none kept).
+    async fn sign_in(&self, ask: &Ask) -> std::result::Result<Option<SignIn>, String> {
+        let secret = self.secret()?;
+        let Some(sealed) = self
+            .state
+            .storage()
+            .get::<String>(&format!("token:{}", ask.upstream))
+            .await
+            .ok()
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let text = sealed::open(&secret, &aad(&ask.principal, &ask.upstream), &sealed)
+            .await
+            .map_err(|e| e.to_string())?;
+        serde_json::from_str(&text).map(Some).map_err(|e| e.to_string())
+    }
+
     async fn keep(&self, secret: &str, principal: &str, upstream: &str, s: &SignIn) -> std::result::Result<(), String> {
         let text = serde_json::to_string(s).map_err(|e| e.to_string())?;
         let sealed = sealed::seal(secret, &aad(principal, upstream), &text)
@@ -372,6 +454,39 @@ impl UpstreamTokens {
         self.refreshing.set(false);
         out
     }
+}
+
+/// `scope` with the scopes `more` added (the core's step-up union, [`step_up_scope`]).
+fn stepped_up(scope: Option<&str>, more: &str) -> Option<String> {
+    let asked = Challenge {
+        error: Some("insufficient_scope".into()),
+        scope: Some(more.to_string()),
+        ..Default::default()
+    };
+    step_up_scope(403, Some(&asked), scope)
+}
+
+/// Tells the authorization server of `s` that its tokens are no longer wanted (RFC 7009), when
+/// it offers revocation: the refresh token (which ends the grant), else the access token. A
+/// server that cannot revoke a token of that type (`unsupported_token_type`, such as a JWT access
+/// token) leaves it to expire.
+async fn revoke(s: &SignIn) -> std::result::Result<(), String> {
+    let (token, hint) = match s.tokens.refresh_token.as_deref() {
+        Some(rt) => (rt, "refresh_token"),
+        None => (s.tokens.access_token.as_str(), "access_token"),
+    };
+    let Some(r) = oauth::revocation_request(&s.server, &s.client, token, hint) else {
+        return Ok(());
+    };
+    let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+    if status == 200 || (status == 400 && body.contains("unsupported_token_type")) {
+        return Ok(());
+    }
+    Err(format!(
+        "its revocation endpoint answered HTTP {status}: {}",
+        body.chars().take(200).collect::<String>()
+    ))
 }
 
 /// One request: (status, `WWW-Authenticate`, body up to [`MAX_ANSWER`]).
