@@ -5,12 +5,6 @@
 //! MCP_SIEVE_CORS, MCP_SIEVE_MAX_BODY (as for the Worker).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-/// mimalloc, not the C library's malloc: a fifth of the CPU of a `tools/list` under load went to
-/// glibc's malloc and free (scripts/bench-native.sh, perf); with mimalloc the server's CPU per
-/// request fell by a third, for about 8 MB more resident memory.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod app;
 mod audit;
 mod auth;
