@@ -1,9 +1,10 @@
 //! Base64 (RFC 4648) in both alphabets, for the places that need it: JWTs and JWKs
-//! (base64url, no padding), and the 2026-07-28 mirrored headers (standard, `=?base64?…?=`).
+//! (base64url, no padding), the 2026-07-28 mirrored headers (standard, `=?base64?…?=`), and
+//! the tools' sentence vectors `mcp-sieve index` writes for a Worker's KV (standard).
 
 /// Which of RFC 4648's two alphabets.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Alphabet {
+pub enum Alphabet {
     /// `+` and `/` (§4); written padded, read with or without padding.
     Standard,
     /// `-` and `_` (§5); written and read without padding, as JOSE uses it.
@@ -21,8 +22,7 @@ impl Alphabet {
 }
 
 /// `bytes` in Base64 of `alphabet`.
-#[allow(dead_code)] // the npm package's build decodes only
-pub(crate) fn encode(bytes: &[u8], alphabet: Alphabet) -> String {
+pub fn encode(bytes: &[u8], alphabet: Alphabet) -> String {
     let chars = alphabet.chars();
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -42,7 +42,7 @@ pub(crate) fn encode(bytes: &[u8], alphabet: Alphabet) -> String {
 
 /// The bytes `s` encodes in `alphabet`; `None` when it is not Base64 of that alphabet (a
 /// character outside it, padding in the URL alphabet, a lone trailing sextet).
-pub(crate) fn decode(s: &str, alphabet: Alphabet) -> Option<Vec<u8>> {
+pub fn decode(s: &str, alphabet: Alphabet) -> Option<Vec<u8>> {
     let s = match alphabet {
         Alphabet::Standard => s.trim_end_matches('='),
         Alphabet::Url => s,
@@ -83,6 +83,10 @@ mod tests {
         assert_eq!(encode(b"hello", Standard), "aGVsbG8=");
         assert_eq!(encode(b"hel", Standard), "aGVs");
         assert_eq!(encode(b"he", Standard), "aGU=");
+        // RFC 4648 §10's vectors (what `mcp-sieve index` writes for the Worker to read).
+        assert_eq!(encode(b"foobar", Standard), "Zm9vYmFy");
+        assert_eq!(encode(b"fooba", Standard), "Zm9vYmE=");
+        assert_eq!(encode(b"foob", Standard), "Zm9vYg==");
         assert_eq!(decode("aGVsbG8=", Standard).unwrap(), b"hello");
         assert_eq!(decode("aGVsbG8", Standard).unwrap(), b"hello");
         assert_eq!(decode("w6lj", Standard).unwrap(), "éc".as_bytes());

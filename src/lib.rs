@@ -5,7 +5,7 @@
 
 #[cfg(feature = "auth")]
 pub mod auth;
-mod base64;
+pub mod base64;
 pub mod catalog;
 pub mod concern;
 pub mod error;

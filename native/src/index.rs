@@ -51,7 +51,7 @@ pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
             .collect();
         // Base64 as the value's text (not `"base64": true`): `wrangler kv bulk put --local`
         // stored decoded binary values as lossy UTF-8, so the Worker decodes it itself.
-        entries.push(json!({"key": key(&hex), "value": base64(&bytes)}));
+        entries.push(json!({"key": key(&hex), "value": mcp_sieve::base64::encode(&bytes, mcp_sieve::base64::Alphabet::Standard)}));
     }
     let text = serde_json::to_string(&entries).unwrap_or_default();
     match output {
@@ -66,34 +66,4 @@ pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
         made.encoded
     );
     Ok(())
-}
-
-/// `bytes` in standard, padded Base64 (the Worker's `meaning::unbase64` reads it).
-fn base64(bytes: &[u8]) -> String {
-    const CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() {
-                CHARS[(n >> (18 - 6 * i) & 63) as usize] as char
-            } else {
-                '='
-            });
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_as_rfc_4648() {
-        assert_eq!(super::base64(b"foobar"), "Zm9vYmFy");
-        assert_eq!(super::base64(b"fooba"), "Zm9vYmE=");
-        assert_eq!(super::base64(b"foob"), "Zm9vYg==");
-    }
 }

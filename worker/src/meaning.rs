@@ -85,7 +85,10 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
     for chunk in keys.chunks(READS) {
         let read = join_all(chunk.iter().map(|k| kv.get(k).text())).await;
         rows.extend(read.into_iter().map(|r| {
-            let bytes = r.ok().flatten().and_then(|t| unbase64(t.trim()));
+            let bytes = r
+                .ok()
+                .flatten()
+                .and_then(|t| mcp_sieve::base64::decode(t.trim(), mcp_sieve::base64::Alphabet::Standard));
             bytes.filter(|b| !b.is_empty() && b.len() % 4 == 0).map(|b| {
                 b.chunks_exact(4)
                     .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -116,29 +119,6 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
         rows.len()
     ));
     Ok(())
-}
-
-/// The bytes of standard Base64 `text` (`mcp-sieve index` writes each vector so); `None` when it
-/// is not.
-fn unbase64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let digits = text.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .try_fold(0u32, |n, (i, &c)| Some(n | u32::from(value(c)?) << (18 - 6 * i)))?;
-        (0..chunk.len().saturating_sub(1)).for_each(|i| out.push((n >> (16 - 8 * i)) as u8));
-    }
-    Some(out)
 }
 
 /// The vector of `text` from the embeddings URL, within `deadline_ms`.
