@@ -3,7 +3,11 @@
 //! [`LEASE_MS`]); an isolate spends them locally ([`Leases`]) and asks again when its lease is
 //! spent or expired. The bucket gives no token twice, so more uses than it allows never happen;
 //! a token leased and not spent in time is lost (a caller may be refused early while another
-//! isolate holds tokens). All pure: the time is passed in.
+//! isolate holds tokens). One use of an isolate asks a bucket at a time ([`Leases::turn`]: the
+//! others wait for its answer, and a refusal is kept until the wait it names), and a bucket that
+//! refills a lease within a lease's time is asked again before its lease is spent
+//! ([`Leases::ask_ahead`]), so that a use rarely waits for the object. All pure: the time is
+//! passed in.
 
 use std::collections::HashMap;
 
@@ -17,6 +21,9 @@ pub const LEASE_MAX: u32 = 64;
 
 /// Leases kept by one isolate before expired ones are dropped.
 const KEEP: usize = 1000;
+
+/// How long an ask is waited for before another use asks again (the use asking may be gone).
+pub const ASK_MS: i64 = LEASE_MS;
 
 /// The tokens an isolate asks for at once: a quarter of the burst, 1 to [`LEASE_MAX`].
 pub fn lease_size(take: &Take) -> u32 {
@@ -54,10 +61,27 @@ struct Lease {
     until_ms: i64,
 }
 
+/// What a use does about one bucket ([`Leases::turn`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Turn {
+    /// A leased token is reserved for it: the end of its lease.
+    Reserved(i64),
+    /// It asks the bucket's object, and hands the answer to [`Leases::answered`].
+    Ask,
+    /// Another use of this isolate is asking: look again shortly.
+    Wait,
+    /// The object said no token is there for this many milliseconds more.
+    Refused(i64),
+}
+
 /// The leases one isolate holds, by bucket name.
 #[derive(Debug, Default)]
 pub struct Leases {
     held: HashMap<String, Vec<Lease>>,
+    /// Buckets being asked, and when the ask was sent.
+    asking: HashMap<String, i64>,
+    /// Buckets whose object refused, and when it said its next token is there.
+    empty_until: HashMap<String, i64>,
 }
 
 impl Leases {
@@ -81,6 +105,83 @@ impl Leases {
                 Some(l.until_ms)
             })
             .collect()
+    }
+
+    /// What a use does about `take` at `now_ms`: reserves a leased token when one is held; else
+    /// is refused while the object's last refusal lasts, waits while another use asks (for up
+    /// to [`ASK_MS`]), or asks (then this isolate's only ask of that bucket).
+    pub fn turn(&mut self, take: &Take, now_ms: i64) -> Turn {
+        if let Some(until) = self.reserve(std::slice::from_ref(take), now_ms).pop().flatten() {
+            return Turn::Reserved(until);
+        }
+        let name = take.bucket_name();
+        if self.empty_until.len() > KEEP {
+            self.empty_until.retain(|_, at| *at > now_ms);
+        }
+        match self.empty_until.get(&name) {
+            Some(&at) if at > now_ms => return Turn::Refused(at - now_ms),
+            Some(_) => {
+                self.empty_until.remove(&name);
+            }
+            None => {}
+        }
+        match self.asking.get(&name) {
+            Some(&sent) if now_ms - sent < ASK_MS => Turn::Wait,
+            _ => {
+                self.asking.insert(name, now_ms);
+                Turn::Ask
+            }
+        }
+    }
+
+    /// Whether `take`'s next lease is due to be asked for at `now_ms`, before the held tokens
+    /// are spent: when the bucket refills a lease within [`LEASE_MS`] (so a lease asked early
+    /// and not spent is soon refilled), no ask of it is being made, and under a quarter of a
+    /// lease is held or every held token expires within a quarter of [`LEASE_MS`].
+    pub fn ahead_due(&self, take: &Take, now_ms: i64) -> bool {
+        let size = lease_size(take);
+        let refills = f64::from(take.rate) * LEASE_MS as f64 >= f64::from(size) * take.window_ms.max(1) as f64;
+        let name = take.bucket_name();
+        if !refills || self.asking.get(&name).is_some_and(|&sent| now_ms - sent < ASK_MS) {
+            return false;
+        }
+        let live = || {
+            self.held
+                .get(&name)
+                .into_iter()
+                .flatten()
+                .filter(|l| l.until_ms > now_ms)
+        };
+        let held: u32 = live().map(|l| l.tokens).sum();
+        let last = live().map(|l| l.until_ms).max().unwrap_or(now_ms);
+        held * 4 < size || (last - now_ms) * 4 < LEASE_MS
+    }
+
+    /// Whether a use that just reserved a token of `take` asks for its next lease now
+    /// ([`Leases::ahead_due`]; then it is this isolate's ask of that bucket, and its answer goes
+    /// to [`Leases::answered`]).
+    pub fn ask_ahead(&mut self, take: &Take, now_ms: i64) -> bool {
+        let due = self.ahead_due(take, now_ms);
+        if due {
+            self.asking.insert(take.bucket_name(), now_ms);
+        }
+        due
+    }
+
+    /// The answer to an ask of `take` sent at `sent_ms`: the tokens leased (kept until
+    /// `sent_ms` + [`LEASE_MS`]; none when the object could not be asked), or how many
+    /// milliseconds after `sent_ms` the object said its next token is there.
+    pub fn answered(&mut self, take: &Take, sent_ms: i64, answer: Result<u32, i64>) {
+        let name = take.bucket_name();
+        if self.asking.get(&name) == Some(&sent_ms) {
+            self.asking.remove(&name);
+        }
+        match answer {
+            Ok(tokens) => self.add(take, tokens, sent_ms + LEASE_MS),
+            Err(ms) => {
+                self.empty_until.insert(name, sent_ms + ms);
+            }
+        }
     }
 
     /// Spends one leased token of each of `takes` at `now_ms` if one of each is held; else
@@ -207,6 +308,79 @@ mod tests {
         l.add(&b, 1, 900);
         assert!(l.spend_all(&[a.clone(), b.clone()], 0));
         assert_eq!((l.held(&a, 0), l.held(&b, 0)), (0, 0));
+    }
+
+    #[test]
+    fn one_use_asks_a_bucket_at_a_time_and_the_others_wait_for_its_lease() {
+        let t = take(1000, 1000, 12);
+        let mut l = Leases::default();
+        assert_eq!(l.turn(&t, 0), Turn::Ask);
+        // Every other use of the isolate at an empty lease waits for that ask.
+        for now in [0, 1, 50] {
+            assert_eq!(l.turn(&t, now), Turn::Wait);
+        }
+        l.answered(&t, 0, Ok(3));
+        assert_eq!(l.turn(&t, 60), Turn::Reserved(1000));
+        assert_eq!(l.turn(&t, 60), Turn::Reserved(1000));
+        assert_eq!(l.turn(&t, 61), Turn::Reserved(1000));
+        // Spent: the next asks, once.
+        assert_eq!(l.turn(&t, 62), Turn::Ask);
+        assert_eq!(l.turn(&t, 62), Turn::Wait);
+        // An ask that failed (no tokens) lets the next use ask.
+        l.answered(&t, 62, Ok(0));
+        assert_eq!(l.turn(&t, 63), Turn::Ask);
+    }
+
+    #[test]
+    fn an_ask_unanswered_for_ask_ms_is_made_again_and_its_late_answer_still_counts() {
+        let t = take(1000, 1000, 12);
+        let mut l = Leases::default();
+        assert_eq!(l.turn(&t, 0), Turn::Ask);
+        assert_eq!(l.turn(&t, ASK_MS - 1), Turn::Wait);
+        assert_eq!(l.turn(&t, ASK_MS), Turn::Ask);
+        // The first ask's answer comes late: its tokens are kept, the newer ask still waited for.
+        l.answered(&t, 0, Ok(2));
+        assert_eq!(l.turn(&t, ASK_MS + 1), Turn::Wait);
+        l.answered(&t, ASK_MS, Ok(1));
+        assert_eq!(l.turn(&t, ASK_MS + 2), Turn::Reserved(ASK_MS + LEASE_MS));
+        assert_eq!(l.turn(&t, ASK_MS + 3), Turn::Ask);
+    }
+
+    #[test]
+    fn a_refusal_is_kept_until_the_wait_it_names() {
+        let t = take(2, 2000, 2);
+        let mut l = Leases::default();
+        assert_eq!(l.turn(&t, 100), Turn::Ask);
+        l.answered(&t, 100, Err(700));
+        assert_eq!(l.turn(&t, 300), Turn::Refused(500));
+        assert_eq!(l.turn(&t, 799), Turn::Refused(1));
+        assert_eq!(l.turn(&t, 800), Turn::Ask);
+    }
+
+    #[test]
+    fn a_fast_bucket_is_asked_ahead_once_under_a_quarter_of_a_lease_or_near_its_end() {
+        // 64 a lease (a billion a second): asked again when 15 are left.
+        let t = take(1_000_000_000, 1000, 1_000_000_000);
+        let mut l = Leases::default();
+        l.add(&t, 64, 1000);
+        for _ in 0..49 {
+            assert!(!l.ask_ahead(&t, 0));
+            assert!(matches!(l.turn(&t, 0), Turn::Reserved(1000)));
+        }
+        assert!(l.ask_ahead(&t, 0));
+        // Being asked: no second ask, and the held tokens are still spent meanwhile.
+        assert!(!l.ask_ahead(&t, 1));
+        assert_eq!(l.turn(&t, 1), Turn::Reserved(1000));
+        l.answered(&t, 0, Ok(64));
+        assert_eq!(l.held(&t, 2), 14 + 64);
+        assert!(!l.ask_ahead(&t, 2));
+        // Everything held expires within a quarter of a lease: asked again.
+        assert!(l.ask_ahead(&t, 751));
+        // A slow bucket (20 a minute, leases of 5) is never asked ahead: a lease asked early
+        // and not spent would be lost for a long time.
+        let slow = take(20, 60_000, 20);
+        l.add(&slow, 1, 1000);
+        assert!(!l.ask_ahead(&slow, 990));
     }
 
     #[test]
