@@ -46,7 +46,7 @@ const MAX_SESSION_ID: usize = 128;
 // The platform's request as it comes: `worker::Request` would read its `cf` object and parse its
 // URL on every request, which the profile showed as a tenth of the isolate's time.
 #[event(fetch)]
-async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response> {
     let url = req.url();
     let (path, query) = shell::path_and_query(&url);
     if path.starts_with(mcp_sieve::auth::WELL_KNOWN) {
@@ -129,7 +129,7 @@ async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> Result<Respons
         };
         let served = served.as_deref().unwrap_or(server);
         if let Some(u) = served.use_of(&body, &operate::core_env(&caller)) {
-            if let Some((r, refusal)) = limiter::check(&env, served, &u).await {
+            if let Some((r, refusal)) = limiter::check(&env, &ctx, served, &u).await {
                 let seen = operate::seen(served, &body, &caller);
                 operate::finish(served, &caller, seen, &refusal, Some(&r.reason()));
                 return shell::respond(refusal);

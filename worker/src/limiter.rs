@@ -1,7 +1,11 @@
 //! Rate limits across isolates (the document's `limits.rates`): one Durable Object per limited
 //! key (the limit's id and the key it counts by, e.g. `paid-api` + `alice`), holding that key's
 //! token bucket in memory and handing out leases: a few tokens (`lease_size`) an isolate spends
-//! without asking again for up to a second (the core's pure `operate::lease`). The object writes
+//! without asking again for up to a second (the core's pure `operate::lease`). One use of an
+//! isolate asks a bucket at a time (the others wait for its answer), and a bucket that refills a
+//! lease within a second is asked for the next lease before this one is spent (in `waitUntil`:
+//! the use that finds it due does not wait for it), so that a use rarely waits for the object.
+//! The object writes
 //! its bucket to storage only when it refills slower than a lease lasts (so an eviction does not
 //! give a slow limit a full bucket again); a bucket that refills within a second and is lost
 //! comes back full. Chosen over Cloudflare's rate limiting binding, whose limits are fixed in
@@ -9,14 +13,19 @@
 //! document's limits are neither.
 
 use std::cell::RefCell;
+use std::time::Duration;
 
 use mcp_sieve::http;
-use mcp_sieve::operate::lease::{lease_size, Leases, LEASE_MS};
+use mcp_sieve::operate::lease::{lease_size, Leases, Turn};
 use mcp_sieve::operate::limits::{Bucket, Refusal, Take};
 use mcp_sieve::operate::Use;
 use mcp_sieve::protocol::Server;
 use serde::{Deserialize, Serialize};
-use worker::{durable_object, DurableObject, Env, Method, Request, RequestInit, Response, Result, State};
+use worker::{
+    durable_object, Context, Delay, DurableObject, Env, Method, Request, RequestInit, Response, Result, State,
+};
+
+use crate::log::About;
 
 /// The Durable Object namespace binding of the limiters.
 pub const BINDING: &str = "RATE_LIMITS";
@@ -131,71 +140,91 @@ async fn ask(ns: &worker::ObjectNamespace, take: &Take, now: i64) -> Result<std:
     })
 }
 
+/// How long a use waits before looking again at a bucket another use of this isolate is asking.
+const WAIT_MS: u64 = 1;
+
 /// Takes a token of each bucket `u` takes from: from this isolate's leases, asking a bucket's
-/// object for a new lease only when none is held. `Some` is the refusal (429) when one bucket is
-/// empty (the tokens the others gave stay on lease here). An unreachable object refuses nothing
-/// (logged).
-pub async fn check(env: &Env, server: &Server, u: &Use) -> Option<(Refusal, http::Response)> {
+/// object for a new lease only when none is held and no other use of this isolate is asking it
+/// (the others wait for that answer: `Leases::turn`). A bucket that refills fast is asked for its
+/// next lease before this one is spent, without this use waiting (`ctx.wait_until`). `Some` is the
+/// refusal (429) when one bucket is empty (the tokens the others gave stay on lease here). An
+/// unreachable object refuses nothing (logged).
+pub async fn check(env: &Env, ctx: &Context, server: &Server, u: &Use) -> Option<(Refusal, http::Response)> {
     let takes = server.limits().takes(u);
     if takes.is_empty() {
         return None;
     }
-    let now = crate::platform::now_ms();
-    let mut reserved = LEASES.with(|l| l.borrow_mut().reserve(&takes, now));
-    if reserved.iter().all(Option::is_some) {
-        return None;
-    }
-    let ns = match env.durable_object(BINDING) {
-        Ok(ns) => ns,
-        Err(e) => {
-            crate::log::About::of_use(u).error(format_args!(
-                "rate limits need the {BINDING} Durable Object binding: {e}"
-            ));
-            give_back(&takes, &reserved);
-            return None;
-        }
-    };
-    let until = now + LEASE_MS;
+    let mut reserved: Vec<Option<i64>> = vec![None; takes.len()];
     let mut refused: Option<Refusal> = None;
     for (t, r) in takes.iter().zip(reserved.iter_mut()) {
-        if r.is_some() {
-            continue;
-        }
-        match ask(&ns, t, now).await {
-            Ok(Ok(tokens)) => {
-                // One is this use's; the rest stay on lease here.
-                LEASES.with(|l| l.borrow_mut().add(t, tokens.saturating_sub(1), until));
-                *r = Some(until);
-            }
-            Ok(Err(ms)) => {
-                // Leased here while this use waited (by another use's ask): spent.
-                let now = crate::platform::now_ms();
-                let late = LEASES.with(|l| l.borrow_mut().reserve(std::slice::from_ref(t), now).pop().flatten());
-                match late {
-                    Some(end) => *r = Some(end),
-                    None if refused.as_ref().is_none_or(|x| x.retry_after_ms < ms) => {
-                        refused = Some(Refusal::of(t, ms))
+        loop {
+            let now = crate::platform::now_ms();
+            match LEASES.with(|l| l.borrow_mut().turn(t, now)) {
+                Turn::Reserved(end) => *r = Some(end),
+                Turn::Refused(ms) => {
+                    if refused.as_ref().is_none_or(|x| x.retry_after_ms < ms) {
+                        refused = Some(Refusal::of(t, ms));
                     }
-                    None => {}
                 }
+                Turn::Wait => {
+                    Delay::from(Duration::from_millis(WAIT_MS)).await;
+                    continue;
+                }
+                // Answered: its tokens are on lease here (or its refusal kept); look again.
+                Turn::Ask if ask_into_leases(env, t, now, &About::of_use(u)).await => continue,
+                Turn::Ask => {}
             }
-            Err(e) => {
-                crate::log::About::of_use(u).error(format_args!("the rate limit \"{}\" could not be asked: {e}", t.id))
-            }
+            break;
         }
     }
-    let r = refused?;
-    give_back(&takes, &reserved);
-    let response = mcp_sieve::operate::refused(&r, &u.id);
-    Some((r, response))
+    if let Some(r) = refused {
+        give_back(&takes, &reserved);
+        let response = mcp_sieve::operate::refused(&r, &u.id);
+        return Some((r, response));
+    }
+    let now = crate::platform::now_ms();
+    for t in takes {
+        if LEASES.with(|l| l.borrow_mut().ask_ahead(&t, now)) {
+            let (env, about) = (env.clone(), About::of_use(u));
+            ctx.wait_until(async move {
+                ask_into_leases(&env, &t, now, &about).await;
+            });
+        }
+    }
+    None
 }
 
-/// Spends a leased token of each bucket `u` takes from, if this isolate holds one of each (no
-/// I/O: the fast path's check); else spends none and the full path's [`check`] asks.
+/// Asks `take`'s object for a lease (an ask sent at `now`) and keeps its answer in this
+/// isolate's leases; `false` when the object could not be asked (logged about `u`; the ask is
+/// then over, with no tokens).
+async fn ask_into_leases(env: &Env, take: &Take, now: i64, about: &About) -> bool {
+    let answer = match env.durable_object(BINDING) {
+        Ok(ns) => ask(&ns, take, now)
+            .await
+            .map_err(|e| format!("the rate limit \"{}\" could not be asked: {e}", take.id)),
+        Err(e) => Err(format!("rate limits need the {BINDING} Durable Object binding: {e}")),
+    };
+    let ok = answer.is_ok();
+    LEASES.with(|l| {
+        l.borrow_mut()
+            .answered(take, now, answer.as_ref().map_or(Ok(0), |a| *a))
+    });
+    if let Err(e) = answer {
+        about.error(e);
+    }
+    ok
+}
+
+/// Spends a leased token of each bucket `u` takes from, if this isolate holds one of each and
+/// no bucket's next lease is due to be asked for (no I/O: the fast path's check); else spends
+/// none and the full path's [`check`] asks.
 pub fn spend_leased(server: &Server, u: &Use) -> bool {
     let takes = server.limits().takes(u);
     let now = crate::platform::now_ms();
-    LEASES.with(|l| l.borrow_mut().spend_all(&takes, now))
+    LEASES.with(|l| {
+        let mut l = l.borrow_mut();
+        !takes.iter().any(|t| l.ahead_due(t, now)) && l.spend_all(&takes, now)
+    })
 }
 
 /// Puts the tokens a refused use had reserved back on their leases.
