@@ -33,6 +33,7 @@ mod relay;
 mod relay_http;
 mod reload;
 mod reply;
+mod sampling;
 mod serve;
 mod sessions;
 mod shutdown;

@@ -193,9 +193,11 @@ fn text(status: u16, body: &str) -> Reply {
 /// One request, in its span (see `crate::telemetry`): every log line about it carries its
 /// method, id, principal and view, and with traces on it is the trace's SERVER span.
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
-    let span = crate::telemetry::request_span("tcp");
     let started = std::time::Instant::now();
-    let reply = handle_in(app, req, &span).await;
+    let mut span = None;
+    let reply = handle_in(app, req, &mut span).await;
+    // Answered before its body was read (a refusal, metadata, status): a span of the answer.
+    let span = span.unwrap_or_else(|| crate::telemetry::request_span("tcp", b"", None));
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
         crate::telemetry::failed_http(&span, status);
@@ -204,7 +206,9 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     reply
 }
 
-async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing::Span) -> Reply {
+/// [`handle`]: `span` is set to the request's span once its body is read (the head sampler
+/// may need the trace context in it).
+async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Option<tracing::Span>) -> Reply {
     let path = req.uri().path().to_string();
     // Protected Resource Metadata (RFC 9728), public.
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
@@ -285,15 +289,11 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &tracing
             ..Default::default()
         });
     }
-    if !span.is_disabled() {
-        // What the message says about itself (method, id, tool), and its trace context.
-        if let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&body) {
-            let traceparent = header("traceparent");
-            let tracestate = header("tracestate");
-            let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
-            crate::telemetry::describe(span, &msg, context);
-        }
-    }
+    // What the message says about itself (method, id, tool), and its trace context.
+    let traceparent = header("traceparent");
+    let tracestate = header("tracestate");
+    let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
+    let span = &*span.insert(crate::telemetry::request_span("tcp", &body, context));
     // In the request's span from here on (entered only now: its name and parent, set above,
     // are fixed when it is first entered).
     async {

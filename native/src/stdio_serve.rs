@@ -557,10 +557,7 @@ pub async fn run(
         }
         // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
         // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
-        let span = crate::telemetry::request_span("pipe");
-        if let Some(m) = &msg {
-            crate::telemetry::describe(&span, m, None);
-        }
+        let span = crate::telemetry::request_span("pipe", line.as_bytes(), None);
         let view = link.live().view;
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         crate::telemetry::record(&span, None, label, None);

@@ -9,6 +9,7 @@
 //! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
 //! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
@@ -17,17 +18,21 @@ use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
 use tracing::field::{Empty, Field, Visit};
 use tracing::{Event, Span, Subscriber};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::{EnvFilter, Targets};
+use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
 use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
+
+use crate::sampling::Sampler;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -67,8 +72,12 @@ pub fn init(format: LogFormat, traces: bool) {
         Some(Ok(provider)) => {
             let tracer = provider.tracer("mcp-sieve");
             let _ = PROVIDER.set(provider);
-            // Only this binary's spans (and the events in them), at info and above.
-            let only_ours = Targets::new().with_target("mcp_sieve", tracing::Level::INFO);
+            // Only this binary's spans (and the events in them), at info and above, of the
+            // requests the head sampler traces.
+            let _ = SAMPLER.set(Sampler::from_env());
+            let only_ours = Targets::new()
+                .with_target("mcp_sieve", tracing::Level::INFO)
+                .with_target(UNTRACED, LevelFilter::OFF);
             let layer = tracing_opentelemetry::layer()
                 .with_tracer(tracer)
                 .with_location(false)
@@ -200,9 +209,10 @@ fn exporter() -> Option<Result<SdkTracerProvider, String>> {
             env!("CARGO_PKG_VERSION"),
         ))
         .build();
-    // The sampler comes from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (the SDK's default
-    // configuration reads them), batching from OTEL_BSP_*.
+    // OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG are read by the head sampler
+    // (`crate::sampling`): the spans given to the SDK are those to keep. Batching from OTEL_BSP_*.
     let provider = SdkTracerProvider::builder()
+        .with_sampler(opentelemetry_sdk::trace::Sampler::AlwaysOn)
         .with_batch_exporter(exporter)
         .with_resource(resource)
         .build();
@@ -265,85 +275,172 @@ impl opentelemetry_http::HttpClient for OtlpClient {
     }
 }
 
-/// The span of one MCP request (server side): every log line while it is handled carries its
-/// fields, and it is the SERVER span of the trace. Filled in by [`describe`] and [`record`].
-pub fn request_span(transport: &'static str) -> Span {
-    tracing::info_span!(
-        "request",
-        otel.name = Empty,
-        otel.kind = "server",
-        otel.status_code = Empty,
-        "mcp.method.name" = Empty,
-        "jsonrpc.request.id" = Empty,
-        "gen_ai.tool.name" = Empty,
-        "gen_ai.prompt.name" = Empty,
-        "gen_ai.operation.name" = Empty,
-        "mcp.resource.uri" = Empty,
-        "mcp.session.id" = Empty,
-        "mcp.protocol.version" = Empty,
-        "mcp_sieve.principal" = Empty,
-        "mcp_sieve.view" = Empty,
-        "rpc.response.status_code" = Empty,
-        "error.type" = Empty,
-        "network.transport" = transport,
-        "jsonrpc.protocol.version" = "2.0",
-    )
+/// The target of the spans of requests that are traced (the trace layer sees them).
+const TRACED: &str = "mcp_sieve::traced";
+/// The target of the spans of requests that are not (only the log layer sees them).
+const UNTRACED: &str = "mcp_sieve::untraced";
+
+/// The head sampler, when traces are on.
+static SAMPLER: OnceLock<Sampler> = OnceLock::new();
+
+/// The span of one request at `target` ([`TRACED`] or [`UNTRACED`]: a callsite each).
+macro_rules! request_span_at {
+    ($target:expr, $transport:expr) => {
+        tracing::info_span!(
+            target: $target,
+            "request",
+            otel.name = Empty,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            "mcp.method.name" = Empty,
+            "jsonrpc.request.id" = Empty,
+            "gen_ai.tool.name" = Empty,
+            "gen_ai.prompt.name" = Empty,
+            "gen_ai.operation.name" = Empty,
+            "mcp.resource.uri" = Empty,
+            "mcp.session.id" = Empty,
+            "mcp.protocol.version" = Empty,
+            "mcp_sieve.principal" = Empty,
+            "mcp_sieve.view" = Empty,
+            "rpc.response.status_code" = Empty,
+            "error.type" = Empty,
+            "network.transport" = $transport,
+            "jsonrpc.protocol.version" = "2.0",
+        )
+    };
 }
 
-/// What `message` (one JSON-RPC message) says about itself, recorded on `span`; with traces on,
-/// its trace context (`params._meta.traceparent`, else `header`, the HTTP `traceparent`)
-/// becomes the span's parent.
-pub fn describe(span: &Span, message: &Value, header: Option<(&str, Option<&str>)>) {
-    if span.is_disabled() {
-        return;
+/// The CLIENT span of one upstream exchange at `target` (as [`request_span_at`]).
+macro_rules! upstream_span_at {
+    ($target:expr, $name:expr, $transport:expr, $era:expr, $version:expr) => {
+        tracing::info_span!(
+            target: $target,
+            "upstream",
+            otel.name = Empty,
+            otel.kind = "client",
+            otel.status_code = Empty,
+            "mcp.method.name" = Empty,
+            "gen_ai.tool.name" = Empty,
+            "mcp.protocol.version" = $version,
+            "mcp_sieve.upstream.name" = $name,
+            "mcp_sieve.upstream.era" = $era,
+            "network.transport" = $transport,
+            "error.type" = Empty,
+        )
+    };
+}
+
+/// What a JSON-RPC message says about itself, read without building the document: the fields a
+/// request's span records (borrowed where the text has no escapes).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    id: Option<Id<'a>>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+}
+
+/// A request id: a string or a number (anything else is not recorded).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Id<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Number(serde_json::Number),
+    Other(IgnoredAny),
+}
+
+/// The params a span records.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Params<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "protocolVersion")]
+    protocol_version: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "_meta")]
+    meta: Option<Meta<'a>>,
+}
+
+/// The `_meta` a span records: the protocol version (2026-07-28) and W3C trace context.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Meta<'a> {
+    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    traceparent: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tracestate: Option<Cow<'a, str>>,
+}
+
+/// The span of one MCP request (server side), `message` its JSON-RPC message's bytes (empty when
+/// it was not read): every log line while it is handled carries its fields (what the message says
+/// about itself, then [`record`]'s), and it is the SERVER span of the trace when the head sampler
+/// traces it, its parent the trace context of `params._meta.traceparent`, else of `header` (the
+/// HTTP `traceparent` and `tracestate`).
+pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&str, Option<&str>)>) -> Span {
+    let head = if message.is_empty() {
+        Head::default()
+    } else {
+        serde_json::from_slice::<Head>(message).unwrap_or_default()
+    };
+    let params = head.params.unwrap_or_default();
+    let meta = params.meta.unwrap_or_default();
+    let from_meta = meta.traceparent.as_deref().map(|tp| (tp, meta.tracestate.as_deref()));
+    let parent = from_meta.or(header);
+    let traced = SAMPLER.get().is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
+    let span = if traced {
+        request_span_at!(TRACED, transport)
+    } else {
+        request_span_at!(UNTRACED, transport)
+    };
+    if span.is_disabled() || message.is_empty() {
+        return span;
     }
-    let method = message.get("method").and_then(Value::as_str);
-    let params = message.get("params");
-    let string = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let method = head.method.as_deref();
     if let Some(m) = method {
         span.record("mcp.method.name", m);
     }
-    match message.get("id") {
-        Some(Value::String(s)) => {
-            span.record("jsonrpc.request.id", s.as_str());
+    match &head.id {
+        Some(Id::Text(s)) => {
+            span.record("jsonrpc.request.id", &**s);
         }
-        Some(Value::Number(n)) => {
+        Some(Id::Number(n)) => {
             span.record("jsonrpc.request.id", n.to_string().as_str());
         }
         _ => {}
     }
     let target = match method {
         Some("tools/call") => {
-            let name = string(params.and_then(|p| p.get("name")));
-            if let Some(n) = &name {
-                span.record("gen_ai.tool.name", n.as_str());
+            if let Some(n) = &params.name {
+                span.record("gen_ai.tool.name", &**n);
                 span.record("gen_ai.operation.name", "execute_tool");
             }
-            name
+            params.name.as_deref()
         }
         Some("prompts/get") => {
-            let name = string(params.and_then(|p| p.get("name")));
-            if let Some(n) = &name {
-                span.record("gen_ai.prompt.name", n.as_str());
+            if let Some(n) = &params.name {
+                span.record("gen_ai.prompt.name", &**n);
             }
-            name
+            params.name.as_deref()
         }
         Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
-            if let Some(uri) = string(params.and_then(|p| p.get("uri"))) {
-                span.record("mcp.resource.uri", uri.as_str());
+            if let Some(uri) = &params.uri {
+                span.record("mcp.resource.uri", &**uri);
             }
             None
         }
         _ => None,
     };
-    let meta = params.and_then(|p| p.get("_meta"));
-    let version = string(params.and_then(|p| p.get("protocolVersion")))
-        .or_else(|| string(meta.and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))));
-    if let Some(v) = version {
-        span.record("mcp.protocol.version", v.as_str());
+    if let Some(v) = params.protocol_version.as_deref().or(meta.protocol_version.as_deref()) {
+        span.record("mcp.protocol.version", v);
     }
-    if !traces_on() {
-        return;
+    if !traced {
+        return span;
     }
     let name = match (method, target) {
         (Some(m), Some(t)) => format!("{m} {t}"),
@@ -351,11 +448,7 @@ pub fn describe(span: &Span, message: &Value, header: Option<(&str, Option<&str>
         (None, _) => "response".to_string(),
     };
     span.record("otel.name", name.as_str());
-    let from_meta = meta
-        .and_then(|m| m.get("traceparent"))
-        .and_then(Value::as_str)
-        .map(|tp| (tp, meta.and_then(|m| m.get("tracestate")).and_then(Value::as_str)));
-    if let Some((traceparent, tracestate)) = from_meta.or(header) {
+    if let Some((traceparent, tracestate)) = parent {
         let mut carrier = HashMap::new();
         carrier.insert("traceparent".to_string(), traceparent.to_string());
         if let Some(s) = tracestate {
@@ -364,6 +457,7 @@ pub fn describe(span: &Span, message: &Value, header: Option<(&str, Option<&str>
         let parent = TraceContextPropagator::new().extract(&carrier);
         let _ = span.set_parent(parent);
     }
+    span
 }
 
 /// The caller and the view of the request of `span` (`None` and `""`: none).
@@ -409,20 +503,18 @@ pub fn answered(span: &Span, body: &str) {
 /// The CLIENT span of one exchange with upstream `name` (its era: `stateless` 2026-07-28,
 /// `session`, or `stdio`), for `message` (the JSON-RPC message sent).
 pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Option<&str>, message: &str) -> Span {
-    let span = tracing::info_span!(
-        "upstream",
-        otel.name = Empty,
-        otel.kind = "client",
-        otel.status_code = Empty,
-        "mcp.method.name" = Empty,
-        "gen_ai.tool.name" = Empty,
-        "mcp.protocol.version" = version,
-        "mcp_sieve.upstream.name" = name,
-        "mcp_sieve.upstream.era" = era,
-        "network.transport" = transport,
-        "error.type" = Empty,
-    );
-    if span.is_disabled() || !traces_on() {
+    // Traced with the request it is part of; one outside any request is a root.
+    let traced = match Span::current().metadata().map(|m| m.target()) {
+        Some(TRACED) => true,
+        Some(UNTRACED) => false,
+        _ => SAMPLER.get().is_some_and(|s| s.traced(None)),
+    };
+    let span = if traced {
+        upstream_span_at!(TRACED, name, transport, era, version)
+    } else {
+        upstream_span_at!(UNTRACED, name, transport, era, version)
+    };
+    if span.is_disabled() || !traced {
         return span;
     }
     if let Ok(msg) = serde_json::from_str::<Value>(message) {
