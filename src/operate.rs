@@ -7,11 +7,59 @@ pub mod lease;
 
 pub use crate::catalog::{audit, limits, Use};
 
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::filter::FilterContext;
 use crate::model::Kind;
 use crate::protocol::{Env, Server};
+
+/// The parts of a request a use is made of, read without building the rest of the document.
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default)]
+    id: Value,
+    #[serde(default, borrow = "'a")]
+    params: Option<Object<Params<'a>>>,
+}
+
+/// `T` read from a JSON object only (a derived struct would also take an array of its fields,
+/// which the core refuses as params).
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(std::marker::PhantomData)).map(Object)
+    }
+}
+
+/// The params a use is made of (`task`: present and not null).
+#[derive(Deserialize, Default)]
+struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(default)]
+    arguments: Value,
+    #[serde(default)]
+    task: Option<IgnoredAny>,
+}
 
 /// Whether `body` may be a use: a cheap look before it is parsed again.
 fn may_be_use(body: &[u8]) -> bool {
@@ -27,18 +75,26 @@ impl Server {
         if !may_be_use(body) {
             return None;
         }
-        let msg: Value = serde_json::from_slice(body).ok()?;
-        let method = msg.get("method")?.as_str()?;
-        let id = msg.get("id").filter(|i| !i.is_null())?.clone();
-        let params = msg.get("params").unwrap_or(&Value::Null);
-        let (kind, field) = match method {
-            "tools/call" => (Kind::Tool, "name"),
-            "prompts/get" => (Kind::Prompt, "name"),
-            "resources/read" => (Kind::Resource, "uri"),
+        let whole;
+        let Object(msg) = match serde_json::from_slice::<Object<Request>>(body) {
+            Ok(m) => m,
+            // A repeated key (the last one counts, as the core reads it), through the document.
+            Err(_) => {
+                whole = serde_json::from_slice::<Value>(body).ok()?;
+                Object::<Request>::deserialize(&whole).ok()?
+            }
+        };
+        let method = &*msg.method;
+        let id = Some(msg.id).filter(|i| !i.is_null())?;
+        let params = msg.params.map(|Object(p)| p).unwrap_or_default();
+        let (kind, named) = match method {
+            "tools/call" => (Kind::Tool, params.name),
+            "prompts/get" => (Kind::Prompt, params.name),
+            "resources/read" => (Kind::Resource, params.uri),
             _ => return None,
         };
-        let mut item = params.get(field)?.as_str()?.to_string();
-        let mut arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let mut item = named?.into_owned();
+        let mut arguments = params.arguments;
         // Search mode: `call_tool` calls the tool it names.
         let searching = env.view.as_ref().is_some_and(|v| v.search);
         if searching && kind == Kind::Tool && item == "call_tool" {
@@ -52,7 +108,7 @@ impl Server {
             id,
             method: method.to_string(),
             kind,
-            task: kind == Kind::Tool && params.get("task").is_some_and(|t| !t.is_null()),
+            task: kind == Kind::Tool && params.task.is_some(),
             upstream: self.upstream_of(kind, &item),
             groups,
             principal: env.principal.clone(),

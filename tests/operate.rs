@@ -132,6 +132,35 @@ fn limits_match_as_policy_does_and_count_per_key() {
 }
 
 #[test]
+fn a_use_is_read_as_the_core_reads_the_request_repeated_keys_and_escapes_included() {
+    let s = server(json!({}));
+    // A repeated key: the last one counts (as the core's parser reads it), so a client cannot
+    // name one tool to the limits and call another.
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"gh_delete"}}"#;
+    assert_eq!(s.use_of(body, &env(None)).unwrap().item, "gh_delete");
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","method":"tools/call","params":{"name":"echo"}}"#;
+    assert_eq!(s.use_of(body, &env(None)).unwrap().method, "tools/call");
+    // An escaped name, a task, the arguments kept for audit payloads.
+    let body = br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"gh_\u0064elete","task":{},"arguments":{"q":1}}}"#;
+    let u = s.use_of(body, &env(None)).unwrap();
+    assert_eq!(
+        (u.item.as_str(), u.task, &u.arguments, &u.id),
+        ("gh_delete", true, &json!({"q": 1}), &json!("a"))
+    );
+    let body = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","task":null}}"#;
+    assert!(!s.use_of(body, &env(None)).unwrap().task);
+    // A name that is not a string, params or a request that are not objects: not a use.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["echo"]}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"echo"}}"#,
+        r#"["tools/call",1,{"name":"echo"}]"#,
+    ] {
+        assert!(s.use_of(body.as_bytes(), &env(None)).is_none(), "{body}");
+    }
+}
+
+#[test]
 fn the_fourth_call_is_refused_naming_the_limit_and_when_to_retry() {
     let s = server(json!({"limits": {"rates": [
         {"id": "paid-api", "match": {"tools": ["gh_search"]}, "rate": 3, "perSeconds": 60}
