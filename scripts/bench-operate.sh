@@ -10,7 +10,7 @@
 # time over the requests served: steadier than throughput on a machine doing other work) of each,
 # and the ratios to everything off (goal: >= 95% of the throughput, p99 not more than 10% worse).
 #   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]     (MCP_SIEVE_BIN=PATH: that binary, not a
-#   fresh release build of this tree)
+#   fresh release build of this tree; ROUNDS=N rounds, default 2; LABELS="off all": only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
@@ -85,9 +85,9 @@ run() {
 
 results="$work/results.jsonl"
 # Alternated, twice each: the best run of each counts (a shared machine's noise only slows).
-for round in 1 2; do
+for round in $(seq 1 "${ROUNDS:-2}"); do
   for what in call list; do
-    for label in off logs metrics traces limit all; do
+    for label in ${LABELS:-off logs metrics traces limit all}; do
       run "$label" "$what" >> "$results"
     done
   done
@@ -102,7 +102,7 @@ console.log("| request | server | req/s | p50 (ms) | p99 (ms) | server CPU per r
 console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const w of ["call", "list"]) {
   const off = best(w, "off");
-  for (const l of Object.keys(names)) {
+  for (const l of Object.keys(names).filter((l) => rows.some((x) => x.label === l))) {
     const x = best(w, l);
     console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${names[l]} | ${Math.round(x.wrk.rps)} | ${x.wrk.p50} | ${x.wrk.p99} | ${cpu(w, l).toFixed(1)} | ${(100 * x.wrk.rps / off.wrk.rps).toFixed(1)}% | ${(x.wrk.p99 / off.wrk.p99).toFixed(2)} | +${(cpu(w, l) - cpu(w, "off")).toFixed(1)} µs |`);
   }

@@ -196,27 +196,29 @@ impl Operate {
         if seen.method.is_none() {
             return reply;
         }
-        let json = reply
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        if !json {
-            self.finish(
-                &seen,
-                None,
-                &Ended {
-                    unknown: true,
-                    ..Ended::default()
-                },
-                reply.status().as_u16(),
-            );
+        let status = reply.status().as_u16();
+        if !is_json(reply.headers().get("content-type").and_then(|v| v.to_str().ok())) {
+            self.finish(&seen, None, &Ended::unknown(), status);
             return reply;
         }
         let (parts, body) = reply.into_parts();
         let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-        self.answered(server, env, &seen, &bytes, parts.status.as_u16());
+        self.answered(server, env, &seen, &bytes, status);
         hyper::Response::from_parts(parts, Full::new(bytes).boxed())
+    }
+
+    /// [`Operate::after`] for the core's whole answer `r`, before it becomes a reply (its body is
+    /// read where it is, not collected from the reply and boxed again).
+    pub(crate) fn after_whole(&self, server: &Server, env: &Env, seen: Seen, r: &http::Response) {
+        if seen.method.is_none() {
+            return;
+        }
+        let content_type = r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+        if is_json(content_type.map(|(_, v)| v.as_str())) {
+            self.answered(server, env, &seen, r.body.as_bytes(), r.status);
+        } else {
+            self.finish(&seen, None, &Ended::unknown(), r.status);
+        }
     }
 
     /// After the core (and the upstream): audits and counts the request whose whole JSON answer
@@ -252,11 +254,7 @@ impl Operate {
 
     /// A request that got no answer (a `stdio` call its client cancelled): its outcome `unknown`.
     pub(crate) fn unanswered(&self, seen: &Seen) {
-        let ended = Ended {
-            unknown: true,
-            ..Ended::default()
-        };
-        self.finish(seen, None, &ended, 200);
+        self.finish(seen, None, &Ended::unknown(), 200);
     }
 
     /// Writes the record and counts the request.
@@ -353,6 +351,12 @@ fn rpc_error_code(head: &str) -> Option<i32> {
         .take_while(|c| *c == '-' || c.is_ascii_digit())
         .collect();
     digits.parse().ok()
+}
+
+/// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
+/// unknown here).
+fn is_json(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|v| v.starts_with("application/json"))
 }
 
 /// Counts the tokens a whole, unfiltered `tools/list` page would have sent beyond what this one

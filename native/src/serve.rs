@@ -409,7 +409,10 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
                     .flatten();
                 crate::watch::stream(answer, app.clone(), listening)
             }
-            _ => reply(answer),
+            _ => {
+                app.operate.after_whole(&server, &first, seen, &answer);
+                return reply(answer);
+            }
         };
         app.operate.after(&server, &first, seen, out).await
     }

@@ -285,21 +285,21 @@ static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
 /// The span of one request at `target` ([`TRACED`] or [`UNTRACED`]: a callsite each).
 macro_rules! request_span_at {
-    ($target:expr, $transport:expr) => {
+    ($target:expr, $transport:expr, $f:expr) => {
         tracing::info_span!(
             target: $target,
             "request",
-            otel.name = Empty,
+            otel.name = $f.otel_name,
             otel.kind = "server",
             otel.status_code = Empty,
-            "mcp.method.name" = Empty,
-            "jsonrpc.request.id" = Empty,
-            "gen_ai.tool.name" = Empty,
-            "gen_ai.prompt.name" = Empty,
-            "gen_ai.operation.name" = Empty,
-            "mcp.resource.uri" = Empty,
+            "mcp.method.name" = $f.method,
+            "jsonrpc.request.id" = $f.id,
+            "gen_ai.tool.name" = $f.tool,
+            "gen_ai.prompt.name" = $f.prompt,
+            "gen_ai.operation.name" = $f.operation,
+            "mcp.resource.uri" = $f.uri,
             "mcp.session.id" = Empty,
-            "mcp.protocol.version" = Empty,
+            "mcp.protocol.version" = $f.version,
             "mcp_sieve.principal" = Empty,
             "mcp_sieve.view" = Empty,
             "rpc.response.status_code" = Empty,
@@ -383,72 +383,64 @@ struct Meta<'a> {
 /// traces it, its parent the trace context of `params._meta.traceparent`, else of `header` (the
 /// HTTP `traceparent` and `tracestate`).
 pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&str, Option<&str>)>) -> Span {
-    let head = if message.is_empty() {
-        Head::default()
-    } else {
-        serde_json::from_slice::<Head>(message).unwrap_or_default()
+    let sampler = SAMPLER.get();
+    if sampler.is_none() && !tracing::enabled!(target: UNTRACED, tracing::Level::INFO) {
+        // Neither logged nor traced: nothing to read.
+        return Span::none();
+    }
+    let head = match message {
+        [] => Head::default(),
+        m => serde_json::from_slice::<Head>(m).unwrap_or_default(),
     };
     let params = head.params.unwrap_or_default();
     let meta = params.meta.unwrap_or_default();
     let from_meta = meta.traceparent.as_deref().map(|tp| (tp, meta.tracestate.as_deref()));
     let parent = from_meta.or(header);
-    let traced = SAMPLER.get().is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
-    let span = if traced {
-        request_span_at!(TRACED, transport)
-    } else {
-        request_span_at!(UNTRACED, transport)
-    };
-    if span.is_disabled() || message.is_empty() {
-        return span;
-    }
+    let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
     let method = head.method.as_deref();
-    if let Some(m) = method {
-        span.record("mcp.method.name", m);
-    }
-    match &head.id {
-        Some(Id::Text(s)) => {
-            span.record("jsonrpc.request.id", &**s);
-        }
+    let number;
+    let id = match &head.id {
+        Some(Id::Text(s)) => Some(&**s),
         Some(Id::Number(n)) => {
-            span.record("jsonrpc.request.id", n.to_string().as_str());
-        }
-        _ => {}
-    }
-    let target = match method {
-        Some("tools/call") => {
-            if let Some(n) = &params.name {
-                span.record("gen_ai.tool.name", &**n);
-                span.record("gen_ai.operation.name", "execute_tool");
-            }
-            params.name.as_deref()
-        }
-        Some("prompts/get") => {
-            if let Some(n) = &params.name {
-                span.record("gen_ai.prompt.name", &**n);
-            }
-            params.name.as_deref()
-        }
-        Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
-            if let Some(uri) = &params.uri {
-                span.record("mcp.resource.uri", &**uri);
-            }
-            None
+            number = n.to_string();
+            Some(number.as_str())
         }
         _ => None,
     };
-    if let Some(v) = params.protocol_version.as_deref().or(meta.protocol_version.as_deref()) {
-        span.record("mcp.protocol.version", v);
-    }
-    if !traced {
-        return span;
-    }
-    let name = match (method, target) {
-        (Some(m), Some(t)) => format!("{m} {t}"),
-        (Some(m), None) => m.to_string(),
-        (None, _) => "response".to_string(),
+    let name = params.name.as_deref();
+    let (tool, prompt, uri, target) = match method {
+        Some("tools/call") => (name, None, None, name),
+        Some("prompts/get") => (None, name, None, name),
+        Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
+            (None, None, params.uri.as_deref(), None)
+        }
+        _ => (None, None, None, None),
     };
-    span.record("otel.name", name.as_str());
-    if let Some((traceparent, tracestate)) = parent {
+    let version = params.protocol_version.as_deref().or(meta.protocol_version.as_deref());
+    // The trace's name for the span: `tools/call echo` (a message that was not read: the span's).
+    let otel_name = match (traced, message, method, target) {
+        (false, ..) | (_, [], ..) => None,
+        (_, _, Some(m), Some(t)) => Some(format!("{m} {t}")),
+        (_, _, Some(m), None) => Some(m.to_string()),
+        (_, _, None, _) => Some("response".to_string()),
+    };
+    // Every field at once (each later `record` is formatted again by the log layer).
+    let fields = Fields {
+        otel_name: otel_name.as_deref(),
+        method,
+        id,
+        tool,
+        prompt,
+        operation: tool.map(|_| "execute_tool"),
+        uri,
+        version,
+    };
+    let span = if traced {
+        request_span_at!(TRACED, transport, fields)
+    } else {
+        request_span_at!(UNTRACED, transport, fields)
+    };
+    if let (true, Some((traceparent, tracestate))) = (traced, parent) {
         let mut carrier = HashMap::new();
         carrier.insert("traceparent".to_string(), traceparent.to_string());
         if let Some(s) = tracestate {
@@ -458,6 +450,18 @@ pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&st
         let _ = span.set_parent(parent);
     }
     span
+}
+
+/// The fields a request's span is made with (`None`: not known, not recorded).
+struct Fields<'a> {
+    otel_name: Option<&'a str>,
+    method: Option<&'a str>,
+    id: Option<&'a str>,
+    tool: Option<&'a str>,
+    prompt: Option<&'a str>,
+    operation: Option<&'a str>,
+    uri: Option<&'a str>,
+    version: Option<&'a str>,
 }
 
 /// The caller and the view of the request of `span` (`None` and `""`: none).

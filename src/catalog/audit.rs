@@ -97,6 +97,14 @@ pub struct Ended {
 }
 
 impl Ended {
+    /// An answer not seen (a stream, a call its client cancelled).
+    pub fn unknown() -> Self {
+        Ended {
+            unknown: true,
+            ..Ended::default()
+        }
+    }
+
     /// How the answer `body` ended: JSON, or the last response in an SSE stream.
     pub fn of_body(body: &str) -> Self {
         let parsed = match serde_json::from_str::<Value>(body) {
@@ -115,10 +123,7 @@ impl Ended {
                 result: m.get("result").cloned(),
                 unknown: false,
             },
-            None => Ended {
-                unknown: true,
-                ..Ended::default()
-            },
+            None => Ended::unknown(),
         }
     }
 

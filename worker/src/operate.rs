@@ -65,10 +65,7 @@ pub fn seen(server: &Server, body: &[u8], caller: &Caller) -> Option<Seen> {
 pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &http::Response, refused: Option<&str>) {
     let Some(seen) = seen else { return };
     let ended = match answer.forward.is_some() || answer.watch.is_some() || answer.ask.is_some() {
-        true => Ended {
-            unknown: true,
-            ..Ended::default()
-        },
+        true => Ended::unknown(),
         false => Ended::of_body(&answer.body),
     };
     let reason = match (refused, ended.error_code) {
