@@ -645,11 +645,13 @@ async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<
     let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
     guard.disarm();
     // A refresh for a principal who has not signed in to an upstream says nothing about it:
-    // lists that others fetched stay (only one never listed fails, its status saying where to
-    // sign in).
-    let (unsigned, done): (Vec<_>, Vec<_>) = done
-        .into_iter()
-        .partition(|(job, lists)| needs_sign_in(lists) && with(local, |g| g.has_lists(job.member)) == Some(true));
+    // lists that others fetched stay (only one never listed fails for a principal, its status
+    // saying where to sign in). One run for nobody (a session's GET stream ticking, a relay)
+    // fails for no one either: it stays due for a request of someone who signed in (before, a
+    // ticking stream took every retry, and the upstream stayed down after a sign-in).
+    let (unsigned, done): (Vec<_>, Vec<_>) = done.into_iter().partition(|(job, lists)| {
+        needs_sign_in(lists) && (principal.is_none() || with(local, |g| g.has_lists(job.member)) == Some(true))
+    });
     if !unsigned.is_empty() {
         let members: Vec<usize> = unsigned.iter().map(|(job, _)| job.member).collect();
         with(local, |g| g.abandoned(&members));
@@ -922,11 +924,11 @@ async fn finish_gather(
 }
 
 /// `GET /mcp-sieve/upstreams`: each upstream's state as this isolate knows it, after the refresh
-/// a request would run now (an isolate that served nothing yet fetches the lists first); 404 when
+/// a request of `principal` would run now (an isolate that served nothing yet fetches the lists first); 404 when
 /// the Worker fronts no upstream.
-pub async fn status(local: &Server, method: &str) -> http::Response {
+pub async fn status(local: &Server, method: &str, principal: Option<&str>) -> http::Response {
     if method == "GET" {
-        if let Err(e) = serving(local).await {
+        if let Err(e) = serving_for(local, principal).await {
             crate::log::error(&e);
         }
     }

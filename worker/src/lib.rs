@@ -105,7 +105,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     signin::set_origin(signin::origin_of(&url));
     if status {
         // The upstreams' state as this isolate knows it (behind the same gate as /mcp).
-        return shell::respond(gateway::status(server, &method).await);
+        return shell::respond(gateway::status(server, &method, who.principal.as_deref()).await);
     }
     let identity = cfg.auth.as_ref().map(|_| auth::encode(&who));
     let caller = match shell::caller_of(server, &url, &header, who) {
