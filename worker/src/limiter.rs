@@ -140,8 +140,10 @@ async fn ask(ns: &worker::ObjectNamespace, take: &Take, now: i64) -> Result<std:
     })
 }
 
-/// How long a use waits before looking again at a bucket another use of this isolate is asking.
-const WAIT_MS: u64 = 1;
+/// How long a use waits before looking again at a bucket another use of this isolate is asking:
+/// 1 ms, doubled each time up to this (the waiting uses of a slow ask would otherwise take the
+/// CPU its answer needs).
+const WAIT_MAX_MS: u64 = 16;
 
 /// Takes a token of each bucket `u` takes from: from this isolate's leases, asking a bucket's
 /// object for a new lease only when none is held and no other use of this isolate is asking it
@@ -157,6 +159,7 @@ pub async fn check(env: &Env, ctx: &Context, server: &Server, u: &Use) -> Option
     let mut reserved: Vec<Option<i64>> = vec![None; takes.len()];
     let mut refused: Option<Refusal> = None;
     for (t, r) in takes.iter().zip(reserved.iter_mut()) {
+        let mut wait = 1;
         loop {
             let now = crate::platform::now_ms();
             match LEASES.with(|l| l.borrow_mut().turn(t, now)) {
@@ -167,7 +170,8 @@ pub async fn check(env: &Env, ctx: &Context, server: &Server, u: &Use) -> Option
                     }
                 }
                 Turn::Wait => {
-                    Delay::from(Duration::from_millis(WAIT_MS)).await;
+                    Delay::from(Duration::from_millis(wait)).await;
+                    wait = (wait * 2).min(WAIT_MAX_MS);
                     continue;
                 }
                 // Answered: its tokens are on lease here (or its refusal kept); look again.
