@@ -16,7 +16,11 @@ pub fn now_ms() -> i64 {
 pub fn fresh_id() -> Result<String, ServerError> {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    Ok(b.iter()
+        .flat_map(|x| [HEX[usize::from(x >> 4)], HEX[usize::from(x & 15)]])
+        .map(char::from)
+        .collect())
 }
 
 /// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
@@ -25,5 +29,19 @@ pub fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
     match (path.strip_prefix("~"), std::env::var_os("HOME")) {
         (Ok(rest), Some(home)) => std::path::Path::new(&home).join(rest),
         _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_fresh_id_is_128_random_bits_in_lowercase_hex() {
+        let (a, b) = (super::fresh_id().unwrap(), super::fresh_id().unwrap());
+        assert_eq!(a.len(), 32, "{a}");
+        assert!(
+            a.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+            "{a}"
+        );
+        assert_ne!(a, b);
     }
 }

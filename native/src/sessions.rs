@@ -1,6 +1,7 @@
 //! The native server's sessions, shared by requests that run in parallel on every core. No lock
 //! is held while a request runs: a request reads the sessions it needs under a short lock (a
-//! clone), runs the core's rules on its copy, and writes back under a short lock.
+//! shared handle to the stored session, copied once after the lock), runs the core's rules on its
+//! copy, and writes back under a short lock.
 //!
 //! Two requests of one session may run at once. Their writes are checked, not blindly applied
 //! (last writer wins would lose, say, a `concerns/update` made while a slow `tools/list` ran, or
@@ -22,7 +23,7 @@
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_sieve::error::Result;
 use mcp_sieve::http::{MemoryStore, SessionStore};
@@ -59,9 +60,10 @@ impl WriteBack for Mutex<MemoryStore> {
     }
 }
 
-/// A stored session and its version (how many times it was written).
+/// A stored session and its version (how many times it was written). Shared with the runs that
+/// read this version (their record of what they read), so a read copies the session once.
 struct Stored {
-    session: Session,
+    session: Arc<Session>,
     version: u64,
 }
 
@@ -110,7 +112,7 @@ impl Sessions {
                 .filter(|(_, v)| v.session.last_seen_ms < cutoff_ms)
                 .map(|(k, _)| k.clone())
                 .collect();
-            evicted.extend(idle.iter().filter_map(|k| s.remove(k)).map(|v| v.session));
+            evicted.extend(idle.iter().filter_map(|k| s.remove(k)).map(|v| owned(v.session)));
         }
         evicted
     }
@@ -132,7 +134,7 @@ impl Sessions {
         let mut all = Vec::new();
         for shard in &self.shards {
             let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
-            all.extend(s.drain().map(|(_, v)| v.session));
+            all.extend(s.drain().map(|(_, v)| owned(v.session)));
         }
         all
     }
@@ -143,7 +145,7 @@ impl Sessions {
 pub struct Snapshot<'a> {
     sessions: &'a Sessions,
     /// What this run read: the version and the session, or `None` when it was absent.
-    read: HashMap<String, Option<(u64, Session)>>,
+    read: HashMap<String, Option<(u64, Arc<Session>)>>,
     conflict: bool,
 }
 
@@ -152,6 +154,11 @@ impl Snapshot<'_> {
     pub fn conflicted(&self) -> bool {
         self.conflict
     }
+}
+
+/// The session out of its handle (copied only if a run still holds it).
+fn owned(session: Arc<Session>) -> Session {
+    Arc::try_unwrap(session).unwrap_or_else(|shared| Session::clone(&shared))
 }
 
 /// Whether `new` is `old` with only a later `last_seen_ms`.
@@ -166,8 +173,13 @@ fn only_touched(old: &Session, new: &Session) -> bool {
 
 impl SessionStore for Snapshot<'_> {
     fn load(&mut self, id: &str) -> Option<Session> {
-        let found = self.sessions.shard(id).get(id).map(|s| (s.version, s.session.clone()));
-        let session = found.as_ref().map(|(_, s)| s.clone());
+        let found = self
+            .sessions
+            .shard(id)
+            .get(id)
+            .map(|s| (s.version, Arc::clone(&s.session)));
+        // The one copy, made after the shard's lock is let go.
+        let session = found.as_ref().map(|(_, s)| Session::clone(s));
         // The first read counts: a request that reads a session twice compares with the first.
         self.read.entry(id.to_string()).or_insert(found);
         session
@@ -183,24 +195,26 @@ impl SessionStore for Snapshot<'_> {
             // Unchanged since this run read it: write.
             (Entry::Occupied(mut e), Some(Some((version, _)))) if e.get().version == *version => {
                 let v = e.get().version + 1;
+                let written = Arc::new(session.clone());
                 e.insert(Stored {
-                    session: session.clone(),
+                    session: Arc::clone(&written),
                     version: v,
                 });
-                self.read.insert(session.id.clone(), Some((v, session.clone())));
+                self.read.insert(session.id.clone(), Some((v, written)));
             }
             // Changed since, but this run only records its use: keep the later time.
             (Entry::Occupied(mut e), Some(Some((_, old)))) if only_touched(old, session) => {
-                let stored = &mut e.get_mut().session;
+                let stored = Arc::make_mut(&mut e.get_mut().session);
                 stored.last_seen_ms = stored.last_seen_ms.max(session.last_seen_ms);
             }
             // New (this run created it, or read it absent) and still absent: write.
             (Entry::Vacant(e), None | Some(None)) => {
+                let written = Arc::new(session.clone());
                 e.insert(Stored {
-                    session: session.clone(),
+                    session: Arc::clone(&written),
                     version: 1,
                 });
-                self.read.insert(session.id.clone(), Some((1, session.clone())));
+                self.read.insert(session.id.clone(), Some((1, written)));
             }
             // Written, created or removed by another request since this run read it.
             _ => self.conflict = true,
@@ -227,7 +241,7 @@ impl SessionStore for Snapshot<'_> {
                 }
                 Some(slot) => {
                     if let Some(stored) = shard.get_mut(&key) {
-                        if mcp_sieve::protocol::forget_slot(&mut stored.session, slot) {
+                        if mcp_sieve::protocol::forget_slot(Arc::make_mut(&mut stored.session), slot) {
                             stored.version += 1;
                         }
                     }
