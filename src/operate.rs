@@ -61,20 +61,13 @@ struct Params<'a> {
     task: Option<IgnoredAny>,
 }
 
-/// Whether `body` may be a use: a cheap look before it is parsed again.
-fn may_be_use(body: &[u8]) -> bool {
-    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
-    has(b"tools/call") || has(b"prompts/get") || has(b"resources/read")
-}
-
 impl Server {
     /// The use a request body makes, if it is a `tools/call`, `prompts/get` or
     /// `resources/read` request naming its item; `None` for anything else (a batch, a
     /// notification, another method, a body that does not parse: the core answers those).
     pub fn use_of(&self, body: &[u8], env: &Env) -> Option<Use> {
-        if !may_be_use(body) {
-            return None;
-        }
+        // Read as the core reads it (no look for the method's bytes first: `tools\/call` is
+        // `tools/call` too).
         let whole;
         let Object(msg) = match serde_json::from_slice::<Object<Request>>(body) {
             Ok(m) => m,

@@ -140,6 +140,9 @@ fn a_use_is_read_as_the_core_reads_the_request_repeated_keys_and_escapes_include
     assert_eq!(s.use_of(body, &env(None)).unwrap().item, "gh_delete");
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","method":"tools/call","params":{"name":"echo"}}"#;
     assert_eq!(s.use_of(body, &env(None)).unwrap().method, "tools/call");
+    // An escaped method is the same method: counted and audited like any other.
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"echo"}}"#;
+    assert_eq!(s.use_of(body, &env(None)).unwrap().method, "tools/call");
     // An escaped name, a task, the arguments kept for audit payloads.
     let body = br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"gh_\u0064elete","task":{},"arguments":{"q":1}}}"#;
     let u = s.use_of(body, &env(None)).unwrap();
