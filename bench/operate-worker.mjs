@@ -2,11 +2,14 @@
 // 127.0.0.1 serving a 1,000-tool catalog, under wrk (stateless 2026-07-28 tools/call of `echo`,
 // bench/wrk-list.lua) without a limit, then with one rate limit every call counts against (never
 // reached: tokens leased from the limit's Durable Object, worker/src/limiter.rs),
-// alternated ROUNDS times (default 2). Worker logs are on in both (worker/src/log.rs writes its
-// JSON lines whatever the configuration). Prints one JSON line a run and the best of each.
+// alternated ROUNDS times (default 2), the one without a limit first in even rounds and second in
+// odd ones. Worker logs are on in both (worker/src/log.rs writes its JSON lines whatever the
+// configuration). Prints one JSON line a run (with the CPU time of wrangler dev's processes per
+// request, which other work on a shared machine disturbs less than throughput), each round's
+// pair (the limit against the run without it just before or after) and the best of each.
 //   node bench/operate-worker.mjs [SECONDS] [CONNECTIONS]     (needs scripts/build.sh first)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startWith } from '../tests/security/helpers.mjs';
@@ -28,16 +31,31 @@ const wrk = (url, secs) => {
   return JSON.parse(out.trim().split('\n').pop());
 };
 
+/** CPU seconds (user + system, at USER_HZ 100) of the processes in process group `pgid` (the server's). */
+const cpu = (pgid) => {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(f[2]) === pgid) ticks += Number(f[11]) + Number(f[12]);
+    } catch { /* gone */ }
+  }
+  return ticks / 100;
+};
+
 const rows = [];
 try {
   for (let r = 0; r < rounds; r++) {
-    for (const [label, doc] of [['off', plain], ['limit', limited]]) {
+    const both = [['off', plain], ['limit', limited]];
+    for (const [label, doc] of r % 2 ? both.reverse() : both) {
       const server = await startWith(doc);
       try {
         wrk(server.url, 3);
+        const before = cpu(server.pid);
         const x = wrk(server.url, seconds);
-        rows.push({ label, ...x });
-        console.log(JSON.stringify({ label, rps: x.rps, p50: x.p50, p99: x.p99, errors: x.errors }));
+        const cpuUs = Math.round((1e6 * (cpu(server.pid) - before)) / x.requests);
+        rows.push({ label, round: r, cpuUs, ...x });
+        console.log(JSON.stringify({ label, rps: x.rps, p50: x.p50, p99: x.p99, errors: x.errors, cpuUs }));
       } finally {
         await server.stop();
       }
@@ -45,6 +63,10 @@ try {
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+for (let r = 0; r < rounds; r++) {
+  const [o, l] = ['off', 'limit'].map((label) => rows.find((x) => x.label === label && x.round === r));
+  console.log(`round ${r}: one limit ${(100 * l.rps / o.rps).toFixed(1)}% of the throughput, p99 x${(l.p99 / o.p99).toFixed(2)}, CPU ${l.cpuUs - o.cpuUs >= 0 ? '+' : ''}${l.cpuUs - o.cpuUs} us a request (${o.cpuUs} without)`);
 }
 const best = (l) => rows.filter((x) => x.label === l).sort((a, b) => b.rps - a.rps)[0];
 const off = best('off');
