@@ -17,11 +17,13 @@ const DOC = {
     { name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } },
     { name: 'gh_search', description: 'Search', inputSchema: { type: 'object' }, groups: ['github'] },
     { name: 'quick', description: 'Quick', inputSchema: { type: 'object' } },
+    { name: 'once', description: 'Once a minute', inputSchema: { type: 'object' } },
   ],
   limits: {
     rates: [
       { id: 'paid-api', per: 'principal', match: { tools: ['gh_*'], principals: ['alice'] }, rate: 3, perSeconds: 60 },
       { id: 'short', per: 'principal', match: { tools: ['quick'] }, rate: 2, window: '2s' },
+      { id: 'once', per: 'principal', match: { tools: ['once'] }, rate: 1, perSeconds: 60 },
     ],
   },
 };
@@ -33,7 +35,7 @@ before(async () => {
 after(async () => { await server?.stop(); });
 
 /** A raw stateless (2026-07-28) tools/call by `who`. */
-async function rawCall(who, name, id = 1) {
+async function rawCall(who, name, id = 1, escape = (json) => json) {
   const res = await fetch(server.url, {
     method: 'POST',
     headers: {
@@ -44,10 +46,10 @@ async function rawCall(who, name, id = 1) {
       'mcp-method': 'tools/call',
       'mcp-name': name,
     },
-    body: JSON.stringify({
+    body: escape(JSON.stringify({
       jsonrpc: '2.0', id, method: 'tools/call',
       params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } },
-    }),
+    })),
   });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
 }
@@ -79,6 +81,18 @@ test('the 4th call in 60 s is refused with 429, Retry-After and the limit named;
   // Another principal, another tool: not limited.
   for (let i = 0; i < 4; i++) assert.equal((await rawCall('bob', 'gh_search', i)).status, 200);
   for (let i = 0; i < 4; i++) assert.equal((await rawCall('alice', 'echo', i)).status, 200);
+});
+
+test('a method or name written with JSON escapes counts against the limit like any other', async () => {
+  // The server reads "tools\/call" as tools/call and "onc\u0065" as once: so must the limit.
+  const escaped = (json) => json.replace('"tools/call"', '"tools\\/call"').replace('"name":"once"', '"name":"onc\\u0065"');
+  assert.match(escaped(JSON.stringify({ method: 'tools/call', params: { name: 'once' } })), /tools\\\/call.*onc\\u0065/);
+  const first = await rawCall('bob', 'once', 1, escaped);
+  assert.equal(first.status, 200, JSON.stringify(first.body));
+  assert.ok(first.body.result, JSON.stringify(first.body));
+  const second = await rawCall('bob', 'once', 2, escaped);
+  assert.equal(second.status, 429, JSON.stringify(second.body));
+  assert.equal(second.body.error.data.limit, 'once');
 });
 
 test('the official SDK client (a 2025-11-25 session) surfaces the refusal message', async () => {
