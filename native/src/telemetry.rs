@@ -4,10 +4,11 @@
 //! `--log-format json`, one JSON object a line with the request span's fields; the level filter
 //! comes from `MCP_SIEVE_LOG`, else `RUST_LOG` (their syntax), else `info`. Traces are the same
 //! spans exported over OTLP/HTTP (protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
-//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (sampler, service name and batching from the other
-//! standard `OTEL_*` variables): a SERVER span per MCP request following the OpenTelemetry MCP
-//! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
-//! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams.
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name and batching from the other standard
+//! `OTEL_*` variables; the sampler's decided before a request's span exists, `crate::sampling`): a
+//! SERVER span per traced MCP request following the OpenTelemetry MCP semantic conventions, a
+//! CLIENT span per upstream exchange, W3C trace context read from a request's `traceparent` header
+//! or `params._meta.traceparent` and passed on to upstreams (by traced requests only).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -547,7 +548,7 @@ pub fn upstream_failed(span: &Span, why: &str) {
 }
 
 /// The W3C trace context of `span` (`traceparent`, and `tracestate` when set), with traces on
-/// and the span sampled or not (the flag says which).
+/// and the span traced (a span the head sampler left out has none for the trace layer: nothing).
 pub fn context_of(span: &Span) -> Vec<(String, String)> {
     if !traces_on() {
         return Vec::new();
