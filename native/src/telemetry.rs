@@ -6,10 +6,10 @@
 //! spans exported over OTLP/HTTP (protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name and batching from the other standard
 //! `OTEL_*` variables; whether a request is traced is decided before its span exists,
-//! `crate::sampling`): a
-//! SERVER span per traced MCP request following the OpenTelemetry MCP semantic conventions, a
-//! CLIENT span per upstream exchange, W3C trace context read from a request's `traceparent` header
-//! or `params._meta.traceparent` and passed on to upstreams (by traced requests only).
+//! `crate::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
+//! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
+//! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
+//! traced requests only).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
