@@ -116,17 +116,19 @@ impl Server {
         let mut sel = self.selection(kind, call, &filter, &concerns, log);
         #[cfg(feature = "standards")]
         self.hide_scoped(kind, &call.ctx, &mut sel);
-        let selected: Vec<usize> = sel.ones().collect();
         let binding = format!("{}\n{:?}", filter.canonical(), concerns);
         let method = kind.list_method();
-        let offset = cursor::within(self.cursor_offset(call, method, &binding)?, selected.len())?;
+        // Counted, and the page taken, on the selection itself: no list of every selected index.
+        let total = sel.count();
+        let offset = cursor::within(self.cursor_offset(call, method, &binding)?, total)?;
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
-        let page = || selected.iter().copied().skip(offset).take(size);
+        let page: Vec<usize> = sel.ones().skip(offset).take(size).collect();
         // Sized once (the page's fragments, and room for the cursor and the envelope around it).
-        let mut s = String::with_capacity(page().map(|i| section.items[i].fragment.len() + 1).sum::<usize>() + 512);
-        write_list(&mut s, kind.key(), &section.items, page());
-        let more = offset.saturating_add(size) < selected.len();
+        let mut s =
+            String::with_capacity(page.iter().map(|&i| section.items[i].fragment.len() + 1).sum::<usize>() + 512);
+        write_list(&mut s, kind.key(), &section.items, page.iter().copied());
+        let more = offset.saturating_add(size) < total;
         finish(
             &mut s,
             more,
