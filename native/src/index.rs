@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::error::ServerError;
 use crate::load::Document;
@@ -25,23 +25,16 @@ pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
         ServerError::Usage("index needs the document's search.model (a sentence encoder's folder)".into())
     })?;
     let encoder = crate::meaning::encoder(&dir).map_err(ServerError::Config)?;
-    let tools: Vec<String> = catalog
-        .section(mcp_sieve::model::Kind::Tool)
-        .items
-        .iter()
-        .map(|p| p.fragment.clone())
-        .collect();
+    let tools = crate::meaning::tool_fragments(&catalog);
     let mut cache = crate::meaning::Cache::open(&crate::meaning::cache_dir(&catalog.meaning), &encoder);
     let (vectors, made) =
         crate::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {}).map_err(ServerError::Config)?;
     let mut entries = vec![json!({"key": "search/model", "value": encoder.identity})];
     let mut seen = std::collections::HashSet::new();
     for (i, fragment) in tools.iter().enumerate() {
-        let Ok(tool) = serde_json::from_str::<Value>(fragment) else {
+        let Some((_, hex)) = crate::meaning::with_digest(fragment) else {
             continue;
         };
-        let digest = mcp_sieve::pin::digest(&tool);
-        let hex = digest.strip_prefix("sha256:").unwrap_or(&digest).to_string();
         if !seen.insert(hex.clone()) {
             continue;
         }

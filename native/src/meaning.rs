@@ -132,6 +132,25 @@ pub struct Made {
     pub encoded: usize,
 }
 
+/// The wire JSON of `catalog`'s tools, in catalog order (what [`vectors`] takes).
+pub fn tool_fragments(catalog: &mcp_sieve::Catalog) -> Vec<String> {
+    catalog
+        .section(mcp_sieve::model::Kind::Tool)
+        .items
+        .iter()
+        .map(|p| p.fragment.clone())
+        .collect()
+}
+
+/// A tool's definition parsed from its wire JSON, and its pin digest in hex (the cache's and
+/// the Worker's KV key); `None` when the fragment does not parse.
+pub fn with_digest(fragment: &str) -> Option<(Value, String)> {
+    let tool = serde_json::from_str::<Value>(fragment).ok()?;
+    let digest = mcp_sieve::pin::digest(&tool);
+    let hex = digest.strip_prefix("sha256:").unwrap_or(&digest).to_string();
+    Some((tool, hex))
+}
+
 /// The vectors of `tools` (wire JSON, in catalog order): from `cache` where their digest is
 /// there, else encoded (then added to it); `progress(done, total)` after each batch.
 pub fn vectors(
@@ -150,11 +169,9 @@ pub fn vectors(
     let mut todo: Vec<(usize, String, Vec<u32>)> = Vec::new();
     let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, fragment) in tools.iter().enumerate() {
-        let Ok(tool) = serde_json::from_str::<Value>(fragment) else {
+        let Some((tool, hex)) = with_digest(fragment) else {
             continue;
         };
-        let digest = mcp_sieve::pin::digest(&tool);
-        let hex = digest.strip_prefix("sha256:").unwrap_or(&digest).to_string();
         if let Some(v) = cache.vectors.get(&hex) {
             out[i * dim..(i + 1) * dim].copy_from_slice(v);
             made.cached += 1;
@@ -199,12 +216,7 @@ pub fn start(server: &mcp_sieve::protocol::Server) {
     let slot = Arc::clone(&catalog.meaning);
     let Some(dir) = model_dir(&slot) else { return };
     *LATEST.lock().unwrap_or_else(|p| p.into_inner()) = Some((dir.display().to_string(), Arc::clone(&slot)));
-    let tools: Vec<String> = catalog
-        .section(mcp_sieve::model::Kind::Tool)
-        .items
-        .iter()
-        .map(|p| p.fragment.clone())
-        .collect();
+    let tools = tool_fragments(catalog);
     slot.progress(0, tools.len());
     let cache_dir = cache_dir(&slot);
     let job = move || {
@@ -275,14 +287,6 @@ mod tests {
         mcp_sieve::Catalog::from_json_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
-    fn fragments(c: &mcp_sieve::Catalog) -> Vec<String> {
-        c.section(mcp_sieve::model::Kind::Tool)
-            .items
-            .iter()
-            .map(|t| t.fragment.clone())
-            .collect()
-    }
-
     fn top(c: &mcp_sieve::Catalog, q: &str) -> String {
         let items = &c.section(mcp_sieve::model::Kind::Tool).items;
         let first = ranked(c, q, &Bits::full(items.len()), 5);
@@ -299,7 +303,7 @@ mod tests {
         let cache_dir = std::env::temp_dir().join(format!("mcp-sieve-vectors-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&cache_dir);
         let catalog = saas();
-        let tools = fragments(&catalog);
+        let tools = tool_fragments(&catalog);
         let calls = Mutex::new(0);
         let count = |_: usize, _: usize| *calls.lock().unwrap() += 1;
         let mut cache = Cache::open(&cache_dir, &enc);
