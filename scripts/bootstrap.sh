@@ -57,6 +57,8 @@ have chromium && have chromedriver || debs+=(chromium chromium-driver)
 have musl-gcc || debs+=(musl-tools)
 # prometheus: the real scraper of the native server's /metrics in tests/e2e/operate-native.test.mjs.
 have prometheus || debs+=(prometheus)
+# tinyproxy: the real HTTP CONNECT proxy every HTTPS request goes through in tests/e2e/desktop-internet.test.mjs.
+have tinyproxy || debs+=(tinyproxy)
 if [ ${#debs[@]} -gt 0 ]; then
   say "installing Debian ${debs[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

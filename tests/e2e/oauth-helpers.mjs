@@ -3,21 +3,30 @@
 // tokens, refresh tokens, client credentials, revocation, its development login and consent
 // pages), real MCP servers (the official SDK's McpServer + StreamableHTTPServerTransport) that
 // check each access token with `jose` against its JWKS, and the test acting as the browser.
+// Each of them may be served over TLS (`tls`: a key and certificate, with `fetch` trusting their
+// CA; see tls-helpers.mjs).
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import https from 'node:https';
 import { spawn } from 'node:child_process';
 import Provider, { errors } from 'oidc-provider';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
+/** An http server, or with `tls` ({ key, cert }) an https one, for `handler`. */
+function createServer(tls, handler) {
+  return tls ? https.createServer(tls, handler) : http.createServer(handler);
+}
+
 /**
  * The authorization server on `port`: JWT access tokens of `ttl` seconds for the `resources`
- * (audience = the resource), granting `scopes`; a client_credentials client `svc`.
+ * (audience = the resource), granting `scopes`; a client_credentials client `svc`. With `tls`
+ * its issuer is `https://127.0.0.1:port`.
  */
-export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'] }) {
-  const issuer = `http://127.0.0.1:${port}`;
+export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls }) {
+  const issuer = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: [{
       client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
@@ -42,7 +51,7 @@ export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
   });
-  const server = http.createServer(provider.callback());
+  const server = createServer(tls, provider.callback());
   await new Promise((r) => server.listen(port, '127.0.0.1', r));
   t.after(() => { server.closeAllConnections(); server.close(); });
   return issuer;
@@ -52,14 +61,20 @@ export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'
  * An MCP server `name` on `port` with tools `whoami` and `echo` (and `admin` when `adminScope`
  * is given: a token without that scope gets 403 insufficient_scope). With a `resource`, it asks
  * for a token of `issuer` for that audience (401 with a Bearer challenge) and publishes its
- * Protected Resource Metadata; `seen` collects the Authorization headers it got.
+ * Protected Resource Metadata; with a `bearer`, it answers 401 to a request without exactly
+ * that static token. `seen` collects the Authorization headers it got. With `tls` it is served
+ * over https, and `fetch` (one trusting the CA) reads the issuer's JWKS.
  */
-export async function startMcp(t, { name, port, resource, issuer, seen = [], adminScope }) {
-  const jwks = issuer ? createRemoteJWKSet(new URL(`${issuer}/jwks`)) : null;
-  const metadata = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
-  const srv = http.createServer(async (req, res) => {
+export async function startMcp(t, { name, port, resource, issuer, seen = [], adminScope, bearer, tls, fetch: fetchImpl }) {
+  const jwks = issuer ? createRemoteJWKSet(new URL(`${issuer}/jwks`), fetchImpl ? { [customFetch]: fetchImpl } : {}) : null;
+  const metadata = `${tls ? 'https' : 'http'}://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
+  const srv = createServer(tls, async (req, res) => {
     try {
       seen.push(req.headers.authorization);
+      if (bearer && req.headers.authorization !== `Bearer ${bearer}`) {
+        res.writeHead(401, { 'content-type': 'text/plain' }).end('a static bearer token is needed');
+        return;
+      }
       if (req.url.startsWith('/.well-known/oauth-protected-resource')) {
         if (!resource || req.url !== '/.well-known/oauth-protected-resource/mcp') { res.writeHead(404).end(); return; }
         res.writeHead(200, { 'content-type': 'application/json' })
@@ -69,7 +84,7 @@ export async function startMcp(t, { name, port, resource, issuer, seen = [], adm
       let raw = '';
       for await (const chunk of req) raw += chunk;
       const body = raw ? JSON.parse(raw) : undefined;
-      let who = 'anyone';
+      let who = bearer ? 'static' : 'anyone';
       if (resource) {
         const challenge = `Bearer resource_metadata="${metadata}", scope="mcp"`;
         const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -112,7 +127,7 @@ export async function startMcp(t, { name, port, resource, issuer, seen = [], adm
  * development login and consent forms, signed in as `login`) until it is sent to `redirect`,
  * which it opens; the response of that last page.
  */
-export async function browse(url, login, redirect, log = () => '') {
+export async function browse(url, login, redirect, log = () => '', fetch = globalThis.fetch) {
   const jar = new Map();
   const go = async (to, init = {}) => {
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -146,10 +161,12 @@ export async function browse(url, login, redirect, log = () => '') {
 
 /**
  * `mcp-sieve login NAME` signed in as `login`: follows the printed authorization URL (see
- * `browse`) and waits for login to end with 0.
+ * `browse`, with `fetch`) and waits for login to end with 0. `source` is how login is told the
+ * document: `['--catalog', FILE]` when `catalog` is a string.
  */
-export async function signInWith(bin, catalog, env, login, issuer, name = 'a') {
-  const p = spawn(bin, ['login', name, '--catalog', catalog, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function signInWith(bin, catalog, env, login, issuer, name = 'a', fetch = globalThis.fetch) {
+  const source = typeof catalog === 'string' ? ['--catalog', catalog] : catalog;
+  const p = spawn(bin, ['login', name, ...source, '--no-browser'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise((r) => p.on('exit', r));
   const url = await new Promise((resolve, reject) => {
@@ -160,7 +177,7 @@ export async function signInWith(bin, catalog, env, login, issuer, name = 'a') {
     });
     p.on('exit', (code) => reject(new Error(`login ended (${code}): ${err}`)));
   });
-  const page = await browse(url, login, new URL(url).searchParams.get('redirect_uri'), () => err);
+  const page = await browse(url, login, new URL(url).searchParams.get('redirect_uri'), () => err, fetch);
   assert.equal(page.status, 200, await page.text());
   assert.equal(await exited, 0, err);
 }

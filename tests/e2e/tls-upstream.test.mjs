@@ -1,10 +1,10 @@
 // HTTPS upstreams of the native server (native/src/tls.rs), with real parts on 127.0.0.1 only:
-// a CA and certificates made here with the openssl CLI, MCP upstreams served by node:https and
+// a CA and certificates made with the openssl CLI (tls-helpers.mjs), MCP upstreams served by node:https and
 // node:http2, a CONNECT proxy written with node:http. Everything goes through the real binary
 // (`mcp-sieve tools`, `check`, `serve`). Run with SIEVE_TARGET=native (it needs target/debug/mcp-sieve).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import https from 'node:https';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { startNative } from './harness.mjs';
+import { makeCa, sign as signWith } from './tls-helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -38,13 +39,7 @@ function sieve(args, env = {}) {
 }
 
 /** A certificate signed by the test CA: `name.pem` and `name.key` in the temp folder. */
-function sign(name, { san = 'IP:127.0.0.1', days = 2, eku = 'serverAuth' } = {}) {
-  execFileSync('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', file(`${name}.key`), '-out', file(`${name}.csr`), '-subj', `/CN=${name}`], { stdio: 'ignore' });
-  writeFileSync(file(`${name}.ext`), `subjectAltName=${san}\nextendedKeyUsage=${eku}\nbasicConstraints=CA:FALSE\n`);
-  execFileSync('openssl', ['x509', '-req', '-in', file(`${name}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'),
-    '-CAcreateserial', '-out', file(`${name}.pem`), '-days', String(days), '-extfile', file(`${name}.ext`)], { stdio: 'ignore' });
-}
+const sign = (name, opts) => signWith(dir, name, opts);
 
 /** The MCP handler of a tiny upstream (plain JSON answers); `seen` records each request's HTTP version. */
 function mcpHandler(seen, tools = ['hello']) {
@@ -109,9 +104,7 @@ let good;
 before(async () => {
   if (!native) return;
   dir = mkdtempSync(path.join(tmpdir(), 'sieve-tls-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=sieve-test-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], { stdio: 'ignore' });
+  makeCa(dir);
   sign('server');
   sign('other', { san: 'DNS:other.example' });
   sign('old', { days: -1 });

@@ -14,6 +14,7 @@ import sys
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from tool_pages import all_tool_names
 
 
 async def main(spec):
@@ -25,14 +26,7 @@ async def main(spec):
         async with ClientSession(streams[0], streams[1]) as s:
             init = await s.initialize()
             seen["protocolVersion"] = init.protocol_version
-            names, cursor = [], None
-            while True:
-                page = await s.list_tools(params={"cursor": cursor} if cursor else None)
-                names += [t.name for t in page.tools]
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            seen["listed"] = sorted(names)
+            seen["listed"] = await all_tool_names(s)
             name, args = spec["call"]
             r = await s.call_tool(name, args)
             seen["called"] = r.content[0].text
