@@ -415,6 +415,39 @@ fn a_failed_refresh_takes_the_upstream_out_until_a_retry_brings_it_back() {
 }
 
 #[test]
+fn a_sign_in_makes_its_upstream_due_at_once() {
+    let local = Catalog::load(&gateway_doc()).unwrap();
+    let mut gw = Gateway::new(Upstream::parse(Some(&gateway_doc()["upstream"])).unwrap().unwrap());
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!()
+    };
+    let refused = |_: usize, _: &Value, _: &Post| HttpAnswer {
+        status: 401,
+        ..Default::default()
+    };
+    assert!(gw
+        .refreshed(&local, run_jobs(jobs, refused), 1)
+        .unwrap()
+        .failure
+        .is_some());
+    assert!(gw.retries(2).is_empty(), "down: its backoff first");
+    // A person signed in: retried now, not after the backoff.
+    gw.due_now(0);
+    let jobs = gw.retries(2);
+    assert_eq!(jobs.len(), 1, "retried at once");
+    let mut up = Upstream1::new(2, 10);
+    let back = gw
+        .refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 3)
+        .unwrap();
+    assert_eq!(back.server.catalog().section(Kind::Tool).items.len(), 2);
+    assert!(back.notifications.iter().any(|n| n.contains("tools/list_changed")));
+    // Up (a step-up sign-in): its lists are fetched again by the next request.
+    assert!(matches!(gw.serving(4), Serving::Ready(_)));
+    gw.due_now(0);
+    assert!(matches!(gw.serving(5), Serving::Refresh(_)));
+}
+
+#[test]
 fn an_abandoned_or_overdue_refresh_does_not_hold_the_gateway() {
     let local = Catalog::load(&gateway_doc()).unwrap();
     let mut gw = Gateway::new(local.upstreams[0].clone());

@@ -357,30 +357,49 @@ impl Gateway {
         answer.map_err(|_| crate::error::late(&method, limits.call_ms))?
     }
 
-    /// The sign-ins of the upstreams that need a person now (`needs-login`).
-    pub(crate) fn needing_sign_in(&self) -> Vec<Arc<crate::oauth::Auth>> {
-        self.0
-            .auth
-            .iter()
-            .flatten()
-            .filter(|a| a.needs_login())
-            .cloned()
-            .collect()
+    /// The upstreams that need a person to sign in now (`needs-login`): member, name.
+    pub(crate) fn needing_sign_in(&self) -> Vec<(usize, String)> {
+        let needs = |a: &Option<Arc<crate::oauth::Auth>>| a.as_ref().is_some_and(|a| a.needs_login());
+        let members = self.0.auth.iter().enumerate().filter(|(_, a)| needs(a));
+        members.map(|(m, _)| (m, self.0.names[m].clone())).collect()
     }
 
-    /// `e`, the error of a request that needed upstream `member`, or, when that upstream needs a
-    /// person to sign in, the URL-mode elicitation of its sign-in (MCP 2025-11-25 `-32042`).
-    async fn sign_in_instead(&self, member: usize, e: Error) -> Error {
+    /// The sign-in URL of upstream `member` for a client (of downstream `session`) that declared
+    /// URL-mode elicitation, and its elicitation id (`sign_in::asked_of_client`). When the
+    /// sign-in is done, the upstream is listed again at once (`list_changed` when that changed
+    /// the lists), then each session handed it hears `notifications/elicitation/complete`.
+    pub(crate) async fn sign_in_url(&self, member: usize, session: Option<&str>) -> Result<(String, String), Error> {
+        let auth = self.0.auth.get(member).and_then(Option::as_ref);
+        let auth = auth.ok_or_else(|| Error::Internal(format!("upstream number {member} does not sign in")))?;
+        let me = self.clone();
+        crate::sign_in::asked_of_client(auth, session, move |id, sessions| async move {
+            me.state().due_now(member);
+            let jobs = me.state().retries(now_ms());
+            if !jobs.is_empty() {
+                let _ = me.run(jobs).await;
+            }
+            let _ = me.serving(&me.0.local).await;
+            if let Some(clients) = me.clients() {
+                for s in &sessions {
+                    clients.push(s, upstream::oauth::elicitation_complete(&id));
+                }
+            }
+        })
+        .await
+    }
+
+    /// `e`, the error of a request of downstream `session` that needed upstream `member`, or,
+    /// when that upstream needs a person to sign in, the URL-mode elicitation of its sign-in
+    /// (MCP 2025-11-25 `-32042`).
+    async fn sign_in_instead(&self, member: usize, session: Option<&str>, e: Error) -> Error {
         let Some(auth) = self.0.auth.get(member).and_then(Option::as_ref) else {
             return e;
         };
         if !auth.needs_login() {
             return e;
         }
-        match crate::sign_in::asked_of_client(auth).await {
-            Ok((id, url)) => {
-                mcp_sieve::upstream::oauth::url_elicitation_required(auth.name(), &id, &url, "it needs your sign-in")
-            }
+        match self.sign_in_url(member, session).await {
+            Ok((id, url)) => upstream::oauth::url_elicitation_required(auth.name(), &id, &url, "it needs your sign-in"),
             Err(why) => {
                 tracing::warn!("upstream \"{}\": no sign-in URL for the client: {why}", auth.name());
                 e
@@ -840,7 +859,7 @@ impl Gateway {
         // An upstream that needs a person to sign in, for a client that declared URL-mode
         // elicitation: the sign-in URL (`-32042`) in place of `mcp-sieve login NAME`.
         let reply = match reply {
-            Err(e) if f.url_elicitation => Err(self.sign_in_instead(member, e).await),
+            Err(e) if f.url_elicitation => Err(self.sign_in_instead(member, f.session.as_deref(), e).await),
             r => r,
         };
         if f.session.is_none() {

@@ -256,8 +256,20 @@ pub struct Auth {
     /// The header last used, for requests made without waiting (DELETE, GET streams).
     current: Mutex<Option<String>>,
     /// The sign-in a client was asked to open by URL-mode elicitation and that is still
-    /// awaited: its elicitation id and URL (handed to every client asking meanwhile).
-    pub(crate) asked: tokio::sync::Mutex<Option<(String, String)>>,
+    /// awaited (handed to every client asking meanwhile).
+    pub(crate) asked: tokio::sync::Mutex<Option<Asked>>,
+}
+
+/// A sign-in handed to clients by URL-mode elicitation (`sign_in::asked_of_client`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Asked {
+    /// Its elicitation id.
+    pub id: String,
+    /// The authorization URL.
+    pub url: String,
+    /// The downstream sessions it was handed to: told when it is done
+    /// (`notifications/elicitation/complete`).
+    pub sessions: Vec<String>,
 }
 
 /// What to do after an upstream refused a request made with [`Auth::bearer`]'s token.

@@ -3,7 +3,9 @@
 //! authorization URL) and [`Pending::finish`] (the redirect awaited, the code exchanged, the
 //! tokens stored). `mcp-sieve login NAME` runs both in a row; a running gateway begins one when
 //! an upstream needs a sign-in and its client declared URL-mode elicitation, hands the client
-//! the URL (`-32042`) and finishes in the background.
+//! the URL (`-32042`, or `elicitation/create` at startup under `stdio`) and finishes in the
+//! background; then the upstream is listed again and the clients handed the URL hear
+//! `notifications/elicitation/complete` (`Gateway::sign_in_url`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use mcp_sieve::upstream::oauth::{
 };
 use mcp_sieve::Error;
 
-use crate::oauth::{discover, kept_in, load_store, probe, register, tokens, update_store, Auth, Http};
+use crate::oauth::{discover, kept_in, load_store, probe, register, tokens, update_store, Asked, Auth, Http};
 
 /// How long a sign-in waits for the browser to come back.
 const LOGIN_WAIT: Duration = Duration::from_secs(600);
@@ -152,19 +154,36 @@ impl Pending {
     }
 }
 
-/// The sign-in URL of upstream `auth` for a client that declared URL-mode elicitation, and its
-/// elicitation id: the one under way, else a new one begun (the loopback listener of
-/// `mcp-sieve login`) and finished in the background, whose tokens the next request uses.
-pub async fn asked_of_client(auth: &Arc<Auth>) -> Result<(String, String), Error> {
+/// The sign-in URL of upstream `auth` for a client (of downstream `session`, if it has one)
+/// that declared URL-mode elicitation, and its elicitation id: the one under way, else a new one
+/// begun (the loopback listener of `mcp-sieve login`) and finished in the background, whose
+/// tokens the next request uses. Once it is done, `then` is given its id and the sessions it
+/// was handed to (they are told: `notifications/elicitation/complete`).
+pub async fn asked_of_client<F>(
+    auth: &Arc<Auth>,
+    session: Option<&str>,
+    then: impl FnOnce(String, Vec<String>) -> F + Send + 'static,
+) -> Result<(String, String), Error>
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
     let mut asked = auth.asked.lock().await;
-    if let Some(a) = asked.as_ref() {
-        return Ok(a.clone());
+    if let Some(a) = asked.as_mut() {
+        if let Some(s) = session.filter(|s| !a.sessions.iter().any(|x| x == s)) {
+            a.sessions.push(s.to_string());
+        }
+        return Ok((a.id.clone(), a.url.clone()));
     }
     let (url, config, secret) = auth.sign_in_parts();
     let pending = begin(auth.name(), url, config, secret).await?;
     let id = crate::platform::fresh_id().map_err(|e| Error::Internal(e.to_string()))?;
-    let out = (id, pending.url.clone());
-    *asked = Some(out.clone());
+    let a = Asked {
+        id: id.clone(),
+        url: pending.url.clone(),
+        sessions: session.map(str::to_string).into_iter().collect(),
+    };
+    let out = (id, a.url.clone());
+    *asked = Some(a);
     tracing::info!(
         "upstream \"{}\" needs a sign-in: its client was asked to open the sign-in URL (URL-mode elicitation); waiting for the redirect to {}",
         auth.name(),
@@ -172,20 +191,25 @@ pub async fn asked_of_client(auth: &Arc<Auth>) -> Result<(String, String), Error
     );
     let auth = Arc::clone(auth);
     tokio::spawn(async move {
-        match pending.finish(LOGIN_WAIT).await {
+        let done = pending.finish(LOGIN_WAIT).await;
+        if done.is_ok() {
+            auth.signed_in().await;
+        }
+        // Taken after `signed_in`: a client asking from now on gets a request that works.
+        let asked = auth.asked.lock().await.take().unwrap_or_default();
+        match done {
             Ok(_) => {
-                auth.signed_in().await;
                 tracing::info!(
                     "upstream \"{}\": signed in through the client's URL elicitation",
                     auth.name()
                 );
+                then(asked.id, asked.sessions).await;
             }
             Err(e) => tracing::warn!(
                 "upstream \"{}\": the sign-in asked of the client failed: {e}",
                 auth.name()
             ),
         }
-        *auth.asked.lock().await = None;
     });
     Ok(out)
 }

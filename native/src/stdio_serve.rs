@@ -203,34 +203,30 @@ impl Link {
     /// A client that declared URL-mode elicitation, once initialized, is asked to open the
     /// sign-in page of each upstream that needs a person now (`elicitation/create`, mode `url`):
     /// one not signed in at startup has no tools listed, so no call of its could ask. Its
-    /// answer is not awaited; the upstream comes up when the sign-in is done (its retry), and
-    /// the client hears `list_changed`.
+    /// answer is not awaited; when the sign-in is done the upstream comes up at once, and the
+    /// client hears `list_changed` and `notifications/elicitation/complete` (on stdout, as
+    /// `Clients::push`).
     fn ask_to_sign_in(self: &Arc<Self>) {
         let Some(g) = self.gateway() else { return };
-        let declared = self
-            .listening()
-            .pop()
-            .and_then(|id| lock(&self.store).load(&id))
+        let Some(session) = self.listening().pop() else { return };
+        let declared = lock(&self.store)
+            .load(&session)
             .is_some_and(|s| s.initialize["capabilities"]["elicitation"]["url"].is_object());
         if !declared {
             return;
         }
-        for auth in g.needing_sign_in() {
-            let link = self.clone();
+        for (member, name) in g.needing_sign_in() {
+            let (link, g, session) = (self.clone(), g.clone(), session.clone());
             tokio::spawn(async move {
-                match crate::sign_in::asked_of_client(&auth).await {
+                match g.sign_in_url(member, Some(&session)).await {
                     Ok((id, url)) => {
-                        let params = mcp_sieve::upstream::oauth::url_elicitation(
-                            auth.name(),
-                            &id,
-                            &url,
-                            "it needs your sign-in",
-                        );
+                        let params =
+                            mcp_sieve::upstream::oauth::url_elicitation(&name, &id, &url, "it needs your sign-in");
                         let ask = serde_json::json!({"jsonrpc": "2.0", "id": format!("sieve-sign-in-{id}"),
                             "method": "elicitation/create", "params": params});
                         link.send(ask.to_string());
                     }
-                    Err(e) => tracing::warn!("upstream \"{}\": no sign-in URL for the client: {e}", auth.name()),
+                    Err(e) => tracing::warn!("upstream \"{name}\": no sign-in URL for the client: {e}"),
                 }
             });
         }

@@ -398,6 +398,16 @@ impl Gateway {
         }
     }
 
+    /// Makes upstream `member` due at once (a person just signed in to it): one that is down is
+    /// retried by the next [`Gateway::retries`] without waiting out its backoff; one that is up
+    /// has its lists fetched again by the next [`Gateway::serving`].
+    pub fn due_now(&mut self, member: usize) {
+        if let Some(m) = self.members.get_mut(member) {
+            m.retry_ms = 0;
+            m.stale = true;
+        }
+    }
+
     /// Takes note that a forwarded exchange with `member` failed to reach it (not a JSON-RPC
     /// error: no answer, or garbage): its lists are fetched again on the next request, and if
     /// that fails it leaves the lists.

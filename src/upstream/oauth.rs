@@ -1151,6 +1151,17 @@ pub fn url_elicitation(name: &str, elicitation_id: &str, url: &str, why: &str) -
     })
 }
 
+/// The `notifications/elicitation/complete` of the URL-mode elicitation `elicitation_id` (MCP
+/// 2025-11-25): the out-of-band interaction it asked for (a sign-in) is done.
+pub fn elicitation_complete(elicitation_id: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": { "elicitationId": elicitation_id },
+    })
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,17 +1,21 @@
-// E2E (native): an upstream that needs a person to sign in, seen by an official SDK client
-// (v1) that declared URL-mode elicitation (MCP 2025-11-25) over `mcp-sieve stdio`, against a real
-// authorization server (oidc-provider) and a real SDK MCP server checking its tokens (see
-// oauth-helpers.mjs).
+// E2E (native): an upstream that needs a person to sign in, seen by official SDK clients that
+// declared URL-mode elicitation (MCP 2025-11-25) — v1 over `mcp-sieve stdio`, v2 over `mcp-sieve
+// serve` — against a real authorization server (oidc-provider) and a real SDK MCP server checking
+// its tokens (see oauth-helpers.mjs).
 //
 // - Step-up: the token of `mcp-sieve login a` carries the scope `mcp`; the tool `admin` needs
 //   `admin` too and its server answers 403 insufficient_scope. The client's call gets -32042
 //   (URLElicitationRequiredError) with a sign-in URL asking for `mcp admin`; the test follows it
 //   as the browser; the gateway's own loopback listener takes the redirect and exchanges the
-//   code; the call tried again succeeds with the wider token.
+//   code; the client hears `notifications/elicitation/complete` with the elicitation's id, and
+//   the call tried again succeeds with the wider token.
 // - A revoked refresh token: once the access token expires, the call gets -32042 again; after
-//   the sign-in the call succeeds.
+//   the sign-in (and its completion notification) the call succeeds.
 // - Not signed in at startup: once initialized, the client is sent elicitation/create (mode
-//   url); after the sign-in the upstream comes up, is listed, and its call works.
+//   url); after the sign-in it hears `notifications/elicitation/complete`, by then the upstream
+//   is listed (and `tools/list_changed` follows), and its call works.
+// - Under `serve`, the SDK v2 client (2025-11-25, a session with its GET stream) gets -32042 on
+//   the step-up call and the completion notification on its GET stream.
 // - The OS keychain where one works: login keeps the tokens there (no file) and a new gateway
 //   process uses them; skipped, saying why, where none works.
 // A client that did not declare URL-mode elicitation keeps the error naming `mcp-sieve login a`:
@@ -24,7 +28,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ErrorCode, UrlElicitationRequiredError, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, UrlElicitationRequiredError, ElicitRequestSchema, ToolListChangedNotificationSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport, UrlElicitationRequiredError as UrlElicitationRequiredErrorV2 } from '@modelcontextprotocol/client';
+import { spawn } from 'node:child_process';
 import { freePort } from './harness.mjs';
 import { startAuthServer, startMcp, signInWith, browse, run } from './oauth-helpers.mjs';
 
@@ -32,6 +38,24 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 const TTL = 4;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The elicitation ids of the `notifications/elicitation/complete` a client heard, and a wait for one. */
+function completions() {
+  const ids = [];
+  const waiting = [];
+  return {
+    ids,
+    heard(id) { ids.push(id); for (const w of waiting.splice(0)) w(); },
+    /** Resolves once `id` was heard; rejects after `ms`, showing `log()`. */
+    async of(id, log, ms = 20_000) {
+      const until = Date.now() + ms;
+      while (!ids.includes(id)) {
+        if (Date.now() > until) throw new Error(`no notifications/elicitation/complete for ${id} (heard ${JSON.stringify(ids)})\n${log()}`);
+        await Promise.race([new Promise((r) => waiting.push(r)), sleep(200)]);
+      }
+    },
+  };
+}
 
 if (process.env.SIEVE_TARGET !== 'native') {
   test('url-mode elicitation of an upstream sign-in (native only)', { skip: 'set SIEVE_TARGET=native' }, () => {});
@@ -63,13 +87,17 @@ if (process.env.SIEVE_TARGET !== 'native') {
       out.client = client;
       return out;
     };
-    const c = await connectWith(env, { elicitation: { url: {} } });
+    const done = completions();
+    const c = await connectWith(env, { elicitation: { url: {} } }, (cl) => {
+      cl.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => done.heard(n.params.elicitationId));
+    });
     const { client } = c;
     assert.deepEqual((await client.listTools()).tools.map((x) => x.name).sort(), ['a_admin', 'a_echo', 'a_whoami']);
     const text = async (name) => (await client.callTool({ name, arguments: {} })).content[0].text;
     assert.equal(await text('a_whoami'), 'alice');
 
-    // Signs in by the elicitation `e` (the test is the browser); the sign-in page says so.
+    // Signs in by the elicitation `e` (the test is the browser); the sign-in page says so, and
+    // the client hears that the elicitation is complete.
     const signInBy = async (e) => {
       assert.ok(e instanceof UrlElicitationRequiredError, `${e}\n${c.log}`);
       assert.equal(e.code, ErrorCode.UrlElicitationRequired);
@@ -83,6 +111,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
       assert.equal(u.searchParams.get('code_challenge_method'), 'S256');
       const page = await browse(el.url, 'alice', u.searchParams.get('redirect_uri'), () => c.log);
       assert.equal(page.status, 200, await page.text());
+      await done.of(el.elicitationId, () => c.log);
       return u;
     };
     // Calls `name` until the sign-in's tokens are in use (the exchange ends just after the page).
@@ -113,6 +142,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
     const again = await client.callTool({ name: 'a_whoami', arguments: {} }).then(() => null, (e) => e);
     await signInBy(again);
     assert.equal(await eventually('a_whoami'), 'alice');
+    assert.equal(done.ids.length, 2, `one notification per sign-in: ${JSON.stringify(done.ids)}`);
     for (const secret of [kept.tokens.access_token, kept.tokens.refresh_token]) assert.ok(!c.log.includes(secret), 'no token in the log');
     await client.close();
 
@@ -125,9 +155,11 @@ if (process.env.SIEVE_TARGET !== 'native') {
     let asked;
     let changed = 0;
     const gotAsked = new Promise((resolve) => { asked = resolve; });
+    const sdone = completions();
     const s = await connectWith(senv, { elicitation: { url: {} } }, (cl) => {
       cl.setRequestHandler(ElicitRequestSchema, async (req) => { asked(req.params); return { action: 'accept' }; });
       cl.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed += 1; });
+      cl.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => sdone.heard(n.params.elicitationId));
     });
     assert.ok(!(await s.client.listTools()).tools.some((x) => x.name.startsWith('a_')), 'no tools of a before the sign-in');
     const params = await Promise.race([gotAsked, sleep(20_000).then(() => { throw new Error(`no elicitation/create\n${s.log}`); })]);
@@ -136,12 +168,11 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.match(params.message, /upstream "a"/);
     const page = await browse(params.url, 'carol', new URL(params.url).searchParams.get('redirect_uri'), () => s.log);
     assert.equal(page.status, 200);
-    let listed = [];
-    for (let i = 0; i < 100 && !listed.includes('a_whoami'); i += 1) {
-      await sleep(300);
-      listed = (await s.client.listTools()).tools.map((x) => x.name);
-    }
-    assert.ok(listed.includes('a_whoami'), `a came up after the sign-in\n${s.log}`);
+    // The notification comes once the upstream is listed again: its tools are there at once
+    // (not after the retry's backoff).
+    await sdone.of(params.elicitationId, () => s.log);
+    const listed = (await s.client.listTools()).tools.map((x) => x.name);
+    assert.ok(listed.includes('a_whoami'), `a is listed when the sign-in is complete: ${listed}\n${s.log}`);
     for (let i = 0; i < 50 && changed === 0; i += 1) await sleep(100);
     assert.ok(changed > 0, 'the client heard tools/list_changed');
     assert.equal((await s.client.callTool({ name: 'a_whoami', arguments: {} })).content[0].text, 'carol');
@@ -164,5 +195,48 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.equal((await k.client.callTool({ name: 'a_whoami', arguments: {} })).content[0].text, 'bob');
     await k.client.close();
     assert.equal((await run(BIN, ['logout', 'a'], kenv)).code, 0);
+  });
+}
+
+if (process.env.SIEVE_TARGET === 'native') {
+  test('serve: the SDK v2 client hears notifications/elicitation/complete on its GET stream', { timeout: 120_000 }, async (t) => {
+    const [asPort, aPort, port] = [await freePort(), await freePort(), await freePort()];
+    const resourceA = `http://127.0.0.1:${aPort}/mcp`;
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resourceA], ttl: 60, scopes: ['mcp', 'admin'] });
+    await startMcp(t, { name: 'a', port: aPort, resource: resourceA, issuer, adminScope: 'admin' });
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-elicit-serve-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const catalog = path.join(dir, 'sieve.json');
+    writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resourceA } } }));
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, MCP_SIEVE_TOKEN_STORE: 'file' };
+    await signInWith(BIN, catalog, env, 'erin', issuer);
+
+    const serve = spawn(BIN, ['serve', '--catalog', catalog, '--host', '127.0.0.1', '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    serve.stderr.on('data', (d) => { log += d; });
+    t.after(() => { try { process.kill(serve.pid); } catch { /* gone */ } });
+    for (let i = 0; i < 100; i += 1) {
+      await sleep(100);
+      if ((await fetch(`http://127.0.0.1:${port}/mcp-sieve/upstreams`).catch(() => null))?.ok) break;
+    }
+    const done = completions();
+    const client = new ClientV2({ name: 'elicit-serve-e2e', version: '1.0.0' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'legacy' } });
+    client.setNotificationHandler('notifications/elicitation/complete', (n) => done.heard(n.params.elicitationId));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    t.after(() => client.close());
+    assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25');
+    const text = async (name) => (await client.callTool({ name, arguments: {} })).content[0].text;
+    assert.equal(await text('a_whoami'), 'erin');
+
+    const e = await client.callTool({ name: 'a_admin', arguments: {} }).then(() => null, (err) => err);
+    assert.ok(e instanceof UrlElicitationRequiredErrorV2, `${e}\n${log}`);
+    const [el] = e.elicitations;
+    assert.equal(el.mode, 'url');
+    const page = await browse(el.url, 'erin', new URL(el.url).searchParams.get('redirect_uri'), () => log);
+    assert.equal(page.status, 200, await page.text());
+    await done.of(el.elicitationId, () => log);
+    assert.deepEqual(done.ids, [el.elicitationId], 'told once, with the id it was handed');
+    assert.equal(await text('a_admin'), 'admin:erin', 'the call tried again after the notification succeeds');
   });
 }
