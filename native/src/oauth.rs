@@ -352,7 +352,17 @@ impl Auth {
             }
         }
         let now = now_ms();
-        let due = held.as_ref().is_some_and(|s| force || s.tokens.expiring(now));
+        let mut due = held.as_ref().is_some_and(|s| force || s.tokens.expiring(now));
+        if due && self.config.grant == Grant::AuthorizationCode {
+            // Another gateway sharing the store (a second desktop client's) may have refreshed
+            // since this one read it, rotating the refresh token: take its tokens rather than
+            // send a spent refresh token, which an authorization server may answer by revoking
+            // the whole grant (OAuth 2.1 section 4.3.1), signing both out.
+            if let Some(newer) = held.as_ref().and_then(|s| self.newer_stored(s)) {
+                due = newer.tokens.expiring(now);
+                *held = Some(newer);
+            }
+        }
         if due {
             let s = held.as_ref().map(Clone::clone);
             if let Some(s) = s {
@@ -411,6 +421,14 @@ impl Auth {
         self.needs_login.store(false, Ordering::Relaxed);
         self.set_current(header.clone());
         Ok(header)
+    }
+
+    /// The stored sign-in of this upstream when it is not `held` (another process refreshed or
+    /// signed in since), for this upstream's URL.
+    fn newer_stored(&self, held: &SignIn) -> Option<SignIn> {
+        let stored = load_store().ok()?.upstreams.remove(&self.name)?;
+        (stored.tokens.access_token != held.tokens.access_token && stored.bearer_for(&self.url).is_some())
+            .then_some(stored)
     }
 
     /// The gateway's own token (`client_credentials`), with `scope` (else the document's, the

@@ -160,8 +160,8 @@ if (process.env.SIEVE_TARGET !== 'native') {
       assert.match(texts[4], /fronts four servers/, `${who}: memory_read_graph`);
     };
     const queries = ['echoes a message', 'read the knowledge graph'];
-    const checkFound = (found, who) => {
-      for (const n of ['github_echo', 'linear_echo', 'sentry_echo']) assert.ok(found[0].includes(n), `${who}: find_tools found ${n}: ${found[0]}`);
+    const checkFound = (found, who, why = '') => {
+      for (const n of ['github_echo', 'linear_echo', 'sentry_echo']) assert.ok(found[0].includes(n), `${who}: find_tools found ${n}: ${found[0]}\n${why}`);
       assert.ok(found[1].includes('memory_read_graph'), `${who}: find_tools found memory_read_graph: ${found[1]}`);
     };
 
@@ -191,9 +191,8 @@ if (process.env.SIEVE_TARGET !== 'native') {
       const r = await searching.callTool({ name: 'find_tools', arguments: { query, limit: 10 } });
       found.push(r.structuredContent.tools.map((x) => x.name));
     }
-    checkFound(found, 'SDK v2');
+    checkFound(found, 'SDK v2', log);
     assert.equal(await call(searching, 'call_tool', { name: 'linear_whoami', arguments: {} }), 'alice');
-    await searching.close();
 
     // The Python SDK, the same two launches.
     const spec = { command: BIN, args: plainArgs, searchArgs, env, calls: calls('python'), queries, searchCall: ['sentry_whoami', {}] };
@@ -206,15 +205,21 @@ if (process.env.SIEVE_TARGET !== 'native') {
     for (const n of expected) assert.ok(saw.listed.includes(n), `Python: ${n} listed: ${saw.listed.join(', ')}`);
     checkCalls(saw.called, 'python');
     assert.deepEqual(saw.searchListed, ['call_tool', 'describe_tools', 'find_tools']);
-    checkFound(saw.found, 'Python');
+    checkFound(saw.found, 'Python', py.stderr);
     assert.equal(saw.searchCalled, 'static', 'call_tool reached sentry');
 
     // The access token expires: refreshed without the user (the v2 client's gateway is still up).
     await sleep((TTL + 1) * 1000);
     assert.equal(await call(client, 'linear_whoami'), 'alice', log);
-    const refreshed = stored().tokens;
+    let refreshed = stored().tokens;
     assert.notEqual(refreshed.access_token, firstAccess, 'a new access token was stored');
     assert.ok(new Set(seen.linear.filter(Boolean)).size >= 2, 'linear saw a refreshed token');
+    // A second desktop client's gateway (the search one, still running) holds the tokens it read
+    // before; the refresh token was rotated by the first: it takes the stored ones, and neither
+    // is signed out (oidc-provider revokes the whole grant when a rotated refresh token is reused).
+    assert.equal(await call(searching, 'call_tool', { name: 'linear_whoami', arguments: {} }), 'alice', log);
+    assert.equal(await call(client, 'linear_whoami'), 'alice', log);
+    await searching.close();
     // The static tokens went to their own servers only, and no token of linear elsewhere.
     assert.ok(seen.github.length > 0 && seen.github.every((h) => h === `Bearer ${GITHUB_TOKEN}`), JSON.stringify(seen.github));
     assert.ok(seen.sentry.length > 0 && seen.sentry.every((h) => h === `Bearer ${SENTRY_TOKEN}`), JSON.stringify(seen.sentry));
@@ -223,6 +228,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
     }
 
     // The refresh token is revoked: once the access token expires, linear needs a sign-in.
+    refreshed = stored().tokens;
     const client_id = JSON.parse(readFileSync(store, 'utf8')).upstreams.linear.client.client_id;
     const revoke = await caFetch(`${issuer}/token/revocation`, {
       method: 'POST',
