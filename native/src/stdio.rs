@@ -520,15 +520,18 @@ impl Drop for Asking<'_> {
     }
 }
 
-/// A clone of a `ChildStdin`'s file handle (unix), so a second thread can write to it.
+/// A clone of a `ChildStdin`'s file handle (a unix fd, a Windows handle), so a second thread can
+/// write to it.
 trait CloneHandle {
     fn try_clone_handle(&self) -> std::io::Result<std::fs::File>;
 }
 
 impl CloneHandle for ChildStdin {
     fn try_clone_handle(&self) -> std::io::Result<std::fs::File> {
-        use std::os::fd::AsFd;
-        let owned = self.as_fd().try_clone_to_owned()?;
+        #[cfg(unix)]
+        let owned = std::os::fd::AsFd::as_fd(self).try_clone_to_owned()?;
+        #[cfg(windows)]
+        let owned = std::os::windows::io::AsHandle::as_handle(self).try_clone_to_owned()?;
         Ok(std::fs::File::from(owned))
     }
 }

@@ -5,6 +5,8 @@
 //! with `notifications/tools/list_changed`. The upstreams are small real programs: `mcp-sieve
 //! stdio` itself under another name (a well-behaved MCP server), and `sh` one-liners for the
 //! misbehaving ones.
+//! Unix only: its upstreams are `sh` one-liners and a symlink of the binary.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
