@@ -8,7 +8,14 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
+import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startWorker } from './harness.mjs';
 import Provider, { errors } from 'oidc-provider';
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import { z } from 'zod';
@@ -22,15 +29,15 @@ function createServer(tls, handler) {
 
 /**
  * The authorization server on `port`: JWT access tokens of `ttl` seconds for the `resources`
- * (audience = the resource), granting `scopes`; a client_credentials client `svc`. With `tls`
- * its issuer is `https://127.0.0.1:port`.
+ * (audience = the resource), granting `scopes`; a client_credentials client `svc` (allowed the
+ * scopes `svcScope`). With `tls` its issuer is `https://127.0.0.1:port`.
  */
-export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls }) {
+export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls, svcScope = 'mcp' }) {
   const issuer = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: [{
       client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
-      redirect_uris: [], response_types: [], scope: 'mcp',
+      redirect_uris: [], response_types: [], scope: svcScope,
     }],
     scopes,
     features: {
@@ -62,15 +69,51 @@ export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'
  * is given: a token without that scope gets 403 insufficient_scope). With a `resource`, it asks
  * for a token of `issuer` for that audience (401 with a Bearer challenge) and publishes its
  * Protected Resource Metadata; with a `bearer`, it answers 401 to a request without exactly
- * that static token. `seen` collects the Authorization headers it got. With `tls` it is served
- * over https, and `fetch` (one trusting the CA) reads the issuer's JWKS.
+ * that static token. `seen` collects the Authorization headers it got, `requests` each request's
+ * method, path, Authorization and Mcp-Session-Id. With `tls` it is served over https, and `fetch`
+ * (one trusting the CA) reads the issuer's JWKS. With `sessions` it keeps sessions (the SDK's
+ * stateful transport: a GET stream and a DELETE per session), every request's token checked.
  */
-export async function startMcp(t, { name, port, resource, issuer, seen = [], adminScope, bearer, tls, fetch: fetchImpl }) {
+export async function startMcp(t, {
+  name, port, resource, issuer, seen = [], adminScope, bearer, tls, fetch: fetchImpl, sessions = false, requests = [],
+}) {
   const jwks = issuer ? createRemoteJWKSet(new URL(`${issuer}/jwks`), fetchImpl ? { [customFetch]: fetchImpl } : {}) : null;
   const metadata = `${tls ? 'https' : 'http'}://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
+  /** The SDK server with its tools; `whose(extra)` is who the calling request's token is for. */
+  const mcp = (whose) => {
+    const s = new McpServer({ name: `up-${name}`, version: '1.0.0' });
+    s.registerTool('whoami', { description: 'Who the token is for' }, async (extra) => ({ content: [{ type: 'text', text: whose(extra) }] }));
+    s.registerTool('echo', { description: 'Echoes', inputSchema: { m: z.string() } }, async ({ m }) => ({ content: [{ type: 'text', text: m }] }));
+    if (adminScope) {
+      s.registerTool('admin', { description: `Needs the ${adminScope} scope` }, async (extra) => ({ content: [{ type: 'text', text: `admin:${whose(extra)}` }] }));
+    }
+    return s;
+  };
+  /** The sessions kept (`sessions`), by id. */
+  const open = new Map();
+  /**
+   * A request in a session: handled by its session's transport (an initialize opens one);
+   * who its token is for reaches the tools as `extra.authInfo`.
+   */
+  const inSession = async (req, res, body, who) => {
+    req.auth = { token: '', clientId: who, scopes: [] };
+    const id = req.headers['mcp-session-id'];
+    let transport = id && open.get(id);
+    if (!transport) {
+      if (id || body?.method !== 'initialize') { res.writeHead(404).end(); return; }
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(), enableJsonResponse: true,
+        onsessioninitialized: (sid) => open.set(sid, transport),
+      });
+      transport.onclose = () => open.delete(transport.sessionId);
+      await mcp((extra) => extra.authInfo?.clientId).connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  };
   const srv = createServer(tls, async (req, res) => {
     try {
       seen.push(req.headers.authorization);
+      requests.push({ method: req.method, url: req.url, authorization: req.headers.authorization, session: req.headers['mcp-session-id'] });
       if (bearer && req.headers.authorization !== `Bearer ${bearer}`) {
         res.writeHead(401, { 'content-type': 'text/plain' }).end('a static bearer token is needed');
         return;
@@ -92,8 +135,8 @@ export async function startMcp(t, { name, port, resource, issuer, seen = [], adm
         let payload;
         try {
           ({ payload } = await jwtVerify(token, jwks, { issuer, audience: resource }));
-        } catch {
-          res.writeHead(401, { 'www-authenticate': `${challenge}, error="invalid_token"` }).end();
+        } catch (e) {
+          res.writeHead(401, { 'www-authenticate': `${challenge}, error="invalid_token", error_description="${e.code ?? 'not valid'}"` }).end();
           return;
         }
         who = payload.sub ?? payload.client_id;
@@ -105,14 +148,12 @@ export async function startMcp(t, { name, port, resource, issuer, seen = [], adm
           return;
         }
       }
-      const s = new McpServer({ name: `up-${name}`, version: '1.0.0' });
-      s.registerTool('whoami', { description: 'Who the token is for' }, async () => ({ content: [{ type: 'text', text: who }] }));
-      s.registerTool('echo', { description: 'Echoes', inputSchema: { m: z.string() } }, async ({ m }) => ({ content: [{ type: 'text', text: m }] }));
-      if (adminScope) {
-        s.registerTool('admin', { description: `Needs the ${adminScope} scope` }, async () => ({ content: [{ type: 'text', text: `admin:${who}` }] }));
+      if (sessions) {
+        await inSession(req, res, body, who);
+        return;
       }
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      await s.connect(transport);
+      await mcp(() => who).connect(transport);
       await transport.handleRequest(req, res, body);
     } catch (e) {
       if (!res.headersSent) res.writeHead(500).end(String(e));
@@ -190,4 +231,53 @@ export function run(cmd, args, env) {
     p.stderr.on('data', (d) => { err += d; });
     p.on('exit', (code) => resolve({ code, err }));
   });
+}
+
+/** Every file under `dir`, read whole. */
+function filesUnder(dir) {
+  const out = [];
+  for (const n of readdirSync(dir)) {
+    const p = path.join(dir, n);
+    if (statSync(p).isDirectory()) out.push(...filesUnder(p));
+    else out.push(readFileSync(p));
+  }
+  return out;
+}
+
+/** Checks that none of the Bearer `headers` (JWT access tokens), nor their claims, is in a file under `dir`. */
+export function assertSealed(dir, headers) {
+  const stored = filesUnder(dir);
+  for (const h of new Set(headers)) {
+    const token = h.split(' ')[1];
+    assert.ok(!stored.some((b) => b.includes(token)), 'no access token is stored in clear');
+    assert.ok(!stored.some((b) => b.includes(token.split('.')[1])), 'nor its claims');
+  }
+}
+
+/**
+ * The Worker (wrangler dev) serving `doc`, with its Durable Objects' state in `state` (a directory
+ * of its own, removed after) and the upstream token key; its callers are the principals of the
+ * static `tokens` (none: it does not tell them apart), `vars` more variables. `as(who)`: the
+ * headers of principal `who`; `connect(who)`: an official SDK client of `who` in a session.
+ */
+export async function startOAuthWorker(t, doc, { tokens, vars = {} } = {}) {
+  const state = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-worker-'));
+  const more = Object.entries({ ...(tokens ? { MCP_SIEVE_TOKENS: JSON.stringify(tokens) } : {}), ...vars });
+  const worker = await startWorker({
+    persistTo: state,
+    extraArgs: [
+      '--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`,
+      '--var', 'MCP_SIEVE_TOKEN_KEY:test-key-0123456789abcdef',
+      ...more.flatMap(([k, v]) => ['--var', `${k}:${v}`]),
+    ],
+  });
+  t.after(async () => { await worker.stop(); rmSync(state, { recursive: true, force: true }); });
+  const as = (who) => ({ Authorization: `Bearer ${tokens[who]}` });
+  const connect = async (who) => {
+    const client = new Client({ name: `oauth-${who}`, version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(worker.url), { requestInit: { headers: as(who) } }));
+    t.after(() => client.close());
+    return client;
+  };
+  return { worker, state, base: worker.url.replace(/\/mcp$/, ''), as, connect };
 }

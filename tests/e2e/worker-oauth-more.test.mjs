@@ -8,45 +8,29 @@
 // - Step-up: the tool `admin` needs the scope `admin`, and the server answers a token without it
 //   403 insufficient_scope. The call gets -32042 whose start URL asks the authorization server for
 //   `mcp admin` (the union); after that sign-in the call succeeds.
+// - Status for nobody: a Worker that does not tell its callers apart answers an anonymous
+//   GET /mcp-sieve/upstreams for an upstream nobody has listed with `needs-login` and where to
+//   sign in (a refresh for nobody leaves the upstream due, so it is not `down`), sending nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort, startWorker } from './harness.mjs';
-import { startAuthServer, startMcp, browse } from './oauth-helpers.mjs';
+import { freePort } from './harness.mjs';
+import { startAuthServer, startMcp, browse, startOAuthWorker } from './oauth-helpers.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TOKENS = { alice: 'tok-alice-0123456789', bob: 'tok-bob-0123456789' };
 
-/** A Worker fronting upstream `a` (signed in per principal; `admin` needs the scope `admin`). */
-async function setUp(t) {
+/**
+ * A Worker fronting upstream `a` (signed in per principal; `admin` needs the scope `admin`);
+ * with `anonymous`, one that does not tell its callers apart (no MCP_SIEVE_TOKENS).
+ */
+async function setUp(t, { anonymous = false } = {}) {
   const [asPort, aPort] = [await freePort(), await freePort()];
   const resource = `http://127.0.0.1:${aPort}/mcp`;
   const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 300, scopes: ['mcp', 'admin'] });
   const seen = [];
   await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen, adminScope: 'admin' });
   const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth' } } };
-  const state = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-worker-'));
-  const worker = await startWorker({
-    persistTo: state,
-    extraArgs: [
-      '--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`,
-      '--var', `MCP_SIEVE_TOKENS:${JSON.stringify(TOKENS)}`,
-      '--var', 'MCP_SIEVE_TOKEN_KEY:test-key-0123456789abcdef',
-    ],
-  });
-  t.after(async () => { await worker.stop(); rmSync(state, { recursive: true, force: true }); });
-  const base = worker.url.replace(/\/mcp$/, '');
-  const as = (who) => ({ Authorization: `Bearer ${TOKENS[who]}` });
-  const connect = async (who) => {
-    const client = new Client({ name: `oauth-${who}`, version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(worker.url), { requestInit: { headers: as(who) } }));
-    t.after(() => client.close());
-    return client;
-  };
+  const { worker, base, as, connect } = await startOAuthWorker(t, doc, { tokens: anonymous ? undefined : TOKENS });
   /** Signs `who` in as `login` from the start URL `startUrl`; the authorization request's URL. */
   const signIn = async (who, login, startUrl = `${base}/mcp-sieve/oauth/start?upstream=a`) => {
     const start = await fetch(startUrl, { headers: as(who), redirect: 'manual' });
@@ -133,5 +117,20 @@ if (process.env.SIEVE_TARGET === 'native') {
 
     // bob's sign-in is his own: he has not signed in at all.
     await signInNeeded(bob, 'a_admin');
+  });
+
+  test('an anonymous status request says an upstream nobody has listed needs a sign-in, and sends no token', { timeout: 120_000 }, async (t) => {
+    const { base, seen } = await setUp(t, { anonymous: true });
+    for (let i = 0; i < 2; i += 1) {
+      const res = await fetch(`${base}/mcp-sieve/upstreams`);
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      const [a] = JSON.parse(text).upstreams;
+      assert.equal(a.state, 'needs-login', text);
+      assert.equal(a.auth, 'oauth', text);
+      assert.equal(a.signIn, `${base}/mcp-sieve/oauth/start?upstream=a`, text);
+      assert.match(a.error, /needs you to sign in/, text);
+    }
+    assert.equal(seen.filter(Boolean).length, 0, 'no token was sent');
   });
 }

@@ -10,29 +10,13 @@
 // Object; what the object stores does not contain the tokens in clear.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort, startWorker } from './harness.mjs';
-import { startAuthServer, startMcp, browse } from './oauth-helpers.mjs';
+import { freePort } from './harness.mjs';
+import { startAuthServer, startMcp, browse, assertSealed, startOAuthWorker } from './oauth-helpers.mjs';
 
 const TTL = 6; // access tokens live 6 s: a refresh is seen within the test
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const TOKENS = { alice: 'tok-alice-0123456789', bob: 'tok-bob-0123456789' };
 const subjectOf = (h) => JSON.parse(Buffer.from(h.split(' ')[1].split('.')[1], 'base64url')).sub;
-
-/** Every file under `dir`, read whole. */
-function filesUnder(dir) {
-  const out = [];
-  for (const n of readdirSync(dir)) {
-    const p = path.join(dir, n);
-    if (statSync(p).isDirectory()) out.push(...filesUnder(p));
-    else out.push(readFileSync(p));
-  }
-  return out;
-}
 
 if (process.env.SIEVE_TARGET === 'native') {
   test('per-principal upstream OAuth (Worker only)', { skip: 'the Worker\'s flow' }, () => {});
@@ -45,25 +29,8 @@ if (process.env.SIEVE_TARGET === 'native') {
     await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen });
 
     const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth', refreshSeconds: 2 } } };
-    const state = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-worker-'));
-    const worker = await startWorker({
-      persistTo: state,
-      extraArgs: [
-        '--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`,
-        '--var', `MCP_SIEVE_TOKENS:${JSON.stringify(TOKENS)}`,
-        '--var', 'MCP_SIEVE_TOKEN_KEY:test-key-0123456789abcdef',
-      ],
-    });
-    t.after(async () => { await worker.stop(); rmSync(state, { recursive: true, force: true }); });
-    const base = worker.url.replace(/\/mcp$/, '');
-    const as = (who) => ({ Authorization: `Bearer ${TOKENS[who]}` });
+    const { worker, state, base, as, connect } = await startOAuthWorker(t, doc, { tokens: TOKENS });
 
-    async function connect(who) {
-      const client = new Client({ name: `oauth-${who}`, version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(worker.url), { requestInit: { headers: as(who) } }));
-      t.after(() => client.close());
-      return client;
-    }
     /** Signs `who` in as the authorization server's user `login`; the callback page's text. */
     async function signIn(who, login) {
       const start = await fetch(`${base}/mcp-sieve/oauth/start?upstream=a`, { headers: as(who), redirect: 'manual' });
@@ -146,11 +113,6 @@ if (process.env.SIEVE_TARGET === 'native') {
     assert.deepEqual([...new Set(sent.map(subjectOf))].sort(), ['alice-user', 'bob-user']);
 
     // At rest, the tokens are encrypted: none of them is in the Worker's local state.
-    const stored = filesUnder(state);
-    for (const h of new Set(sent)) {
-      const token = h.split(' ')[1];
-      assert.ok(!stored.some((b) => b.includes(token)), 'no access token is stored in clear');
-      assert.ok(!stored.some((b) => b.includes(token.split('.')[1])), 'nor its claims');
-    }
+    assertSealed(state, sent);
   });
 }

@@ -466,14 +466,14 @@ fn finish_now(w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
     match closing.is_empty() {
         true => completed(w, reply),
         false => promise(async move {
-            gateway::close(closing).await;
+            gateway::close(closing, w.forward.principal.as_deref()).await;
             completed(w, reply)
         }),
     }
 }
 
 async fn finish(w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
-    gateway::close(closing(&w)).await;
+    gateway::close(closing(&w), w.forward.principal.as_deref()).await;
     completed(w, reply)
 }
 

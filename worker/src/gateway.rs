@@ -6,15 +6,18 @@
 //! isolation — is in the core. Secrets in an upstream's headers (`${NAME}`) are the Worker's
 //! secrets and variables, resolved once per isolate ([`configure`]). The pins of `"pinning"` are
 //! the `pins` key of the `MCP_SIEVE_KV` namespace (what `mcp-sieve pin --kv` prints), read again
-//! before each refresh, so an approval reaches an isolate with its next refresh.
+//! before each refresh, so an approval reaches an isolate with its next refresh. An upstream with
+//! `auth` gets, on every request (POSTs, its sessions' GET streams and DELETEs), the token of the
+//! principal it is sent for, or the gateway's own for a `client_credentials` one ([`Signer`]).
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use mcp_sieve::catalog::{Limits, Transport, Upstream};
+use mcp_sieve::catalog::{Grant, Limits, Transport, Upstream};
 use mcp_sieve::http::{self, SessionStore};
 use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream::{self, HttpAnswer, Job, Post, Serving};
@@ -103,9 +106,19 @@ thread_local! {
     static LIMITS: RefCell<Vec<Limits>> = const { RefCell::new(Vec::new()) };
     /// The KV namespace holding the pins (`pins`), when bound.
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
-    /// Each upstream's name when its callers sign in to it one by one (`signin`), and the
-    /// namespace of their tokens' objects.
-    static SIGNING: RefCell<(Vec<Option<String>>, Option<ObjectNamespace>)> = const { RefCell::new((Vec::new(), None)) };
+    /// How each upstream's requests are authorized, when they are (`signin`), and the
+    /// namespace of the tokens' objects.
+    static SIGNING: RefCell<(Vec<Option<Signer>>, Option<ObjectNamespace>)> = const { RefCell::new((Vec::new(), None)) };
+}
+
+/// How the requests to an upstream with `"auth": "oauth"` are authorized.
+#[derive(Clone)]
+pub(crate) enum Signer {
+    /// Each principal signs in to upstream `.0` (authorization code): that principal's token.
+    Person(String),
+    /// The gateway's own token for upstream `.0` (client credentials, its `auth` with the
+    /// secret resolved), the same for every principal.
+    Machine(String, Rc<crate::upstream_tokens::AuthAsk>),
 }
 
 /// A gateway built for one catalog's upstreams ([`configure`]), not yet in place ([`install`]):
@@ -116,7 +129,7 @@ pub struct Setup {
     drivers: Vec<Driver>,
     limits: Vec<Limits>,
     pins: Option<KvStore>,
-    signing: (Vec<Option<String>>, Option<ObjectNamespace>),
+    signing: (Vec<Option<Signer>>, Option<ObjectNamespace>),
 }
 
 /// What opens the standalone stream of a session's upstream session once it is confirmed: upstream,
@@ -170,15 +183,20 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
     // Roots too, for clients that declare them: the Durable Object of a session reads its
     // upstream sessions' standalone streams, where servers ask for them (`standalone`).
-    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`).
-    let signing: Vec<Option<String>> = ups
-        .iter()
-        .map(|u| {
-            crate::upstream_tokens::signing_upstream(ups, &u.name)
-                .ok()
-                .map(|u| u.name.clone())
-        })
-        .collect();
+    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`);
+    // those with `"grant": "client_credentials"`: the gateway's own token.
+    let mut signing: Vec<Option<Signer>> = Vec::new();
+    for u in ups {
+        signing.push(match (&u.auth, u.url()) {
+            (Some(a), Some(_)) if a.grant == Grant::ClientCredentials => {
+                let secret = u.resolved_client_secret(var)?;
+                let auth = crate::upstream_tokens::AuthAsk::of(u, secret);
+                Some(Signer::Machine(u.name.clone(), Rc::new(auth)))
+            }
+            (Some(_), Some(_)) => Some(Signer::Person(u.name.clone())),
+            _ => None,
+        });
+    }
     let tokens = match signing.iter().any(Option::is_some) {
         true => Some(env.durable_object(crate::upstream_tokens::BINDING).map_err(|_| {
             Error::Catalog(format!(
@@ -264,11 +282,11 @@ pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) ->
     })
 }
 
-/// One message to upstream `member` over its driver.
+/// One message to upstream `member` over its driver, on behalf of nobody ([`send_for`]).
 /// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
 /// the core's relay says for a caller it cannot reach).
 pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
-    send_challenged(member, p, relaying).await.map(|(a, _)| a)
+    send_for(member, p, relaying, None).await
 }
 
 /// [`send`], with the answer's `WWW-Authenticate` header when it is a 401 or 403.
@@ -283,34 +301,32 @@ async fn send_challenged(
     }
 }
 
-/// [`send`] on behalf of `principal`: to an upstream its callers sign in to, with that
-/// principal's token only (asked of its object, refreshed there when due), or not at all (the
-/// error says where to sign in); to any other, as [`send`].
+/// One message to upstream `member` on behalf of `principal`: to an upstream its callers sign
+/// in to, with that principal's token only (asked of its object, refreshed there when due), or
+/// not at all (the error says where to sign in); to a `client_credentials` upstream with the
+/// gateway's own token ([`machine`]); to any other, as it is.
 pub(crate) async fn send_for(
     member: usize,
     mut p: Post,
     relaying: Option<&dyn Relaying>,
     principal: Option<&str>,
 ) -> Result<HttpAnswer, Error> {
-    let Some((name, ns)) = signing(member) else {
-        return send(member, p, relaying).await;
+    let (name, ns) = match signing(member) {
+        None => return send_challenged(member, p, relaying).await.map(|(a, _)| a),
+        Some((Signer::Machine(name, auth), ns)) => return machine(member, p, relaying, &name, &auth, &ns).await,
+        Some((Signer::Person(name), ns)) => (name, ns),
     };
     let url = http_url(member).unwrap_or_default();
     let header = crate::signin::bearer(&ns, principal, &name, &url).await?;
-    p.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
-    p.headers.push(("Authorization".into(), header));
+    authorize(&mut p.headers, header);
     let (answer, www) = send_challenged(member, p, relaying).await?;
     if answer.status == 401 {
         return Err(crate::signin::sign_in_error(&name, "the upstream refused your token"));
     }
     // Step-up: the upstream wants more scopes than this principal's token has. The principal's
     // object keeps them (with those granted) for its next sign-in, which the error points to.
-    if let Some(wanted) = (answer.status == 403)
-        .then(|| www.as_deref().and_then(upstream::oauth::parse_challenge))
-        .flatten()
-        .filter(|c| upstream::oauth::step_up_scope(403, Some(c), None).is_some())
-    {
-        let scope = crate::signin::widen(&ns, principal, &name, wanted.scope.as_deref().unwrap_or_default()).await?;
+    if let Some(wanted) = wanted_scope(&answer, www.as_deref()) {
+        let scope = crate::signin::widen(&ns, principal, &name, &wanted).await?;
         return Err(crate::signin::sign_in_error(
             &name,
             &format!("it needs the scopes \"{scope}\""),
@@ -319,9 +335,69 @@ pub(crate) async fn send_for(
     Ok(answer)
 }
 
-/// Upstream `member`'s name and the tokens' namespace, when its callers sign in to it one by one.
-pub(crate) fn signing(member: usize) -> Option<(String, ObjectNamespace)> {
-    SIGNING.with_borrow(|(names, ns)| Some((names.get(member)?.clone()?, ns.clone()?)))
+/// `headers` with `header` as their only `Authorization`.
+fn authorize(headers: &mut Vec<(String, String)>, header: String) {
+    headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+    headers.push(("Authorization".into(), header));
+}
+
+/// The scopes an upstream's `answer` (with its `WWW-Authenticate`, `www`) asks for when it is a
+/// step-up (403 `insufficient_scope`, `upstream::oauth::step_up_scope`).
+fn wanted_scope(answer: &HttpAnswer, www: Option<&str>) -> Option<String> {
+    let challenge = (answer.status == 403).then(|| www.and_then(upstream::oauth::parse_challenge))??;
+    upstream::oauth::step_up_scope(403, Some(&challenge), None)?;
+    Some(challenge.scope.unwrap_or_default())
+}
+
+/// `p` to the `client_credentials` upstream `member` (`name`, `auth`) with the gateway's own
+/// token (the gateway's object in `ns` keeps it): one the upstream refuses (401) is asked for
+/// again, and one without the scopes it asks for (403 `insufficient_scope`) is asked for again
+/// with them — once; refused again, the error says so.
+async fn machine(
+    member: usize,
+    mut p: Post,
+    relaying: Option<&dyn Relaying>,
+    name: &str,
+    auth: &crate::upstream_tokens::AuthAsk,
+    ns: &ObjectNamespace,
+) -> Result<HttpAnswer, Error> {
+    let url = http_url(member).unwrap_or_default();
+    let (mut renew, mut wider) = (false, None);
+    for again in [false, true] {
+        let header = crate::signin::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref()).await?;
+        authorize(&mut p.headers, header);
+        let (answer, www) = send_challenged(member, p.clone(), relaying).await?;
+        match (answer.status, wanted_scope(&answer, www.as_deref())) {
+            (401, _) => renew = true,
+            (403, Some(scope)) => wider = Some(scope),
+            _ => return Ok(answer),
+        }
+        if again {
+            return Err(Error::Upstream(format!(
+                "it refused the gateway's client_credentials token (HTTP {})",
+                answer.status
+            )));
+        }
+    }
+    Err(Error::Internal("no answer".into()))
+}
+
+/// The `Authorization` header of a request of `principal` to upstream `member` (a session's
+/// `GET` stream or `DELETE` there: the same token its POSTs carry), `None` when it takes none.
+async fn authorization(member: usize, principal: Option<&str>) -> Result<Option<String>, Error> {
+    let url = http_url(member).unwrap_or_default();
+    match signing(member) {
+        None => Ok(None),
+        Some((Signer::Person(name), ns)) => crate::signin::bearer(&ns, principal, &name, &url).await.map(Some),
+        Some((Signer::Machine(name, auth), ns)) => crate::signin::gateway_bearer(&ns, &name, &url, &auth, false, None)
+            .await
+            .map(Some),
+    }
+}
+
+/// How upstream `member`'s requests are authorized, and the tokens' namespace, when it has `auth`.
+pub(crate) fn signing(member: usize) -> Option<(Signer, ObjectNamespace)> {
+    SIGNING.with_borrow(|(signers, ns)| Some((signers.get(member)?.clone()?, ns.clone()?)))
 }
 
 /// Where upstream `member` is reached: its URL, and the service binding that reaches it, if any
@@ -395,7 +471,8 @@ pub(crate) fn note_announced(member: usize) {
 pub async fn pass_on(server: &Server, session: &mcp_sieve::protocol::Session, body: &[u8]) {
     let sends = with(server, |g| g.notifying(session, body)).unwrap_or_default();
     for (member, mut conv, mut exchange) in sends {
-        if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send(member, p, None)).await {
+        let principal = session.principal.as_deref();
+        if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send_for(member, p, None, principal)).await {
             crate::log::error(format_args!("a client's notification was not passed on: {e}"));
         }
     }
@@ -410,28 +487,36 @@ pub(crate) fn http_url(member: usize) -> Option<String> {
 }
 
 /// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
-/// to upstream `member` over its driver ([`fetch`]): its answer as it comes (a body still
-/// streaming), or why there is none; `None` when there is no such upstream.
+/// to upstream `member` over its driver ([`fetch`]), on behalf of `principal` (authorized as
+/// its POSTs are, [`authorization`]): its answer as it comes (a body still streaming), or why
+/// there is none; `None` when there is no such upstream.
 pub(crate) async fn bodiless(
     member: usize,
     method: &str,
     headers: &[(String, String)],
     signal: Option<&AbortSignal>,
+    principal: Option<&str>,
 ) -> Option<Result<web_sys::Response, String>> {
     let (url, via) = target(member)?;
+    let mut headers = headers.to_vec();
+    match authorization(member, principal).await {
+        Ok(Some(h)) => authorize(&mut headers, h),
+        Ok(None) => {}
+        Err(e) => return Some(Err(e.to_string())),
+    }
     Some(
-        fetch(&url, via, method, headers, None, signal)
+        fetch(&url, via, method, &headers, None, signal)
             .await
             .map_err(|e| e.to_string()),
     )
 }
 
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
-/// after the other, each within [`DEADLINE_MS`]; a failure is only logged (the upstream expires
-/// the session on its own then).
-pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>) {
+/// after the other, each within [`DEADLINE_MS`], on behalf of `principal` (whose sessions they
+/// are); a failure is only logged (the upstream expires the session on its own then).
+pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principal: Option<&str>) {
     for (member, headers) in closing {
-        let sent = bodiless(member, "DELETE", &headers, None);
+        let sent = bodiless(member, "DELETE", &headers, None, principal);
         let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
         match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
             Either::Left((None | Some(Ok(_)), _)) => {}
@@ -770,7 +855,7 @@ pub async fn finish(
         return answer;
     };
     if let Some(jobs) = with(server, |g| g.gather(&f)).flatten() {
-        return finish_gather(answer, server, jobs, store).await;
+        return finish_gather(answer, server, jobs, store, f.principal.as_deref()).await;
     }
     // A 2026-07-28 client's answers to an upstream's questions, back in the upstream's terms.
     if let Some(secret) = secret {
@@ -833,7 +918,11 @@ pub fn relays_stateless(server: &Server, f: &mcp_sieve::protocol::Forward) -> bo
 
 /// Closes the upstream sessions of `ended`, a downstream session that ended.
 pub async fn close_session(server: &Server, ended: &mcp_sieve::protocol::Session) {
-    close(with(server, |g| g.closing(ended)).unwrap_or_default()).await;
+    close(
+        with(server, |g| g.closing(ended)).unwrap_or_default(),
+        ended.principal.as_deref(),
+    )
+    .await;
 }
 
 /// Closes the upstream session a stateless request's exchange with upstream `member` ran in
@@ -847,7 +936,11 @@ async fn close_stateless(
     conv: &upstream::Conversation,
 ) {
     let closing = with(server, |g| g.stateless_done(member, f, began, &conv.link())).flatten();
-    close(closing.map(|h| (member, h)).into_iter().collect()).await;
+    close(
+        closing.map(|h| (member, h)).into_iter().collect(),
+        f.principal.as_deref(),
+    )
+    .await;
 }
 
 /// What the core learns from an exchange with upstream `member` (its list changes, that it is
@@ -910,10 +1003,11 @@ async fn finish_gather(
     server: &Server,
     jobs: Vec<(usize, upstream::Conversation, upstream::TaskList)>,
     store: &mut dyn SessionStore,
+    principal: Option<&str>,
 ) -> http::Response {
     let mut done = Vec::new();
     for (member, mut conv, mut tasks) in jobs {
-        let lists = upstream::drive(&mut conv, &mut tasks, |p| send(member, p, None)).await;
+        let lists = upstream::drive(&mut conv, &mut tasks, |p| send_for(member, p, None, principal)).await;
         with(server, |g| g.note_changes(member, &mut conv));
         done.push((member, conv, lists));
     }
@@ -924,13 +1018,39 @@ async fn finish_gather(
 }
 
 /// `GET /mcp-sieve/upstreams`: each upstream's state as this isolate knows it, after the refresh
-/// a request of `principal` would run now (an isolate that served nothing yet fetches the lists first); 404 when
-/// the Worker fronts no upstream.
+/// a request of `principal` would run now (an isolate that served nothing yet fetches the lists
+/// first), with how it is signed in to (`auth`; where a principal signs in, `signIn`; an
+/// upstream each principal signs in to that nobody signed in has listed yet is `needs-login`);
+/// 404 when the Worker fronts no upstream.
 pub async fn status(local: &Server, method: &str, principal: Option<&str>) -> http::Response {
     if method == "GET" {
         if let Err(e) = serving_for(local, principal).await {
             crate::log::error(&e);
         }
     }
-    upstream::status_response(with(local, |g| g.status(now_ms())), method)
+    let mut status = with(local, |g| g.status(now_ms()));
+    if let Some(serde_json::Value::Array(ups)) = status.as_mut().and_then(|s| s.get_mut("upstreams")) {
+        for (member, up) in ups.iter_mut().enumerate() {
+            match signing(member) {
+                Some((Signer::Person(name), _)) => {
+                    up["auth"] = "oauth".into();
+                    up["signIn"] = crate::signin::start_url(&name).into();
+                    // Nobody signed in has listed it yet (a refresh for nobody, or for someone
+                    // who has not signed in either, leaves it due): a sign-in is what it needs.
+                    if up["state"] == "starting" {
+                        up["state"] = "needs-login".into();
+                        up["error"] = crate::signin::sign_in_error(&name, "nobody signed in has listed it yet")
+                            .to_string()
+                            .into();
+                    }
+                }
+                Some((Signer::Machine(..), _)) => {
+                    up["auth"] = "oauth".into();
+                    up["grant"] = "client_credentials".into();
+                }
+                None => {}
+            }
+        }
+    }
+    upstream::status_response(status, method)
 }

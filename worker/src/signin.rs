@@ -6,7 +6,8 @@
 //! sign-in), and [`bearer`]: the `Authorization` header a principal's request
 //! carries to an upstream, asked of that principal's `UpstreamTokens` object (which refreshes
 //! it when due). A principal without a token gets [`sign_in_error`]: MCP's URL elicitation
-//! error (`-32042`, 2025-11-25) with the sign-in URL on this Worker.
+//! error (`-32042`, 2025-11-25) with the sign-in URL on this Worker. [`gateway_bearer`]: the
+//! gateway's own token for a `client_credentials` upstream, asked of the gateway's object.
 
 use std::cell::RefCell;
 
@@ -16,7 +17,7 @@ use serde_json::{json, Value};
 use worker::{Env, Method, ObjectNamespace, Request, RequestInit, Response, Result};
 
 pub use crate::upstream_tokens::CALLBACK;
-use crate::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING};
+use crate::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING, GATEWAY};
 
 /// The route that begins a sign-in: `?upstream=NAME`.
 pub const START: &str = "/mcp-sieve/oauth/start";
@@ -64,13 +65,18 @@ fn parse_state(state: &str) -> Option<(String, String)> {
     (!principal.is_empty() && !nonce.is_empty()).then(|| (principal, nonce.to_string()))
 }
 
-/// The error of a call that needs `principal`'s sign-in to upstream `name` first (`why`).
-pub fn sign_in_error(name: &str, why: &str) -> Error {
-    let url = format!(
+/// Where a principal begins the sign-in to upstream `name` on this Worker.
+pub fn start_url(name: &str) -> String {
+    format!(
         "{}{START}?upstream={}",
         origin(),
         mcp_sieve::upstream::oauth::form_encode(name)
-    );
+    )
+}
+
+/// The error of a call that needs `principal`'s sign-in to upstream `name` first (`why`).
+pub fn sign_in_error(name: &str, why: &str) -> Error {
+    let url = start_url(name);
     let message = format!(
         "upstream \"{name}\" needs you to sign in ({why}): open {url} with your credentials for this server, then call again"
     );
@@ -129,6 +135,36 @@ pub async fn bearer(
     }
 }
 
+/// The gateway's own `Authorization` header for upstream `name` at `url` (`client_credentials`,
+/// `auth` its document's): asked of the gateway's object ([`GATEWAY`]), which keeps it sealed
+/// and asks the authorization server again when it expires, when `renew` (the upstream refused
+/// it) or with the wider `scope` an upstream's `insufficient_scope` asked for.
+pub async fn gateway_bearer(
+    ns: &ObjectNamespace,
+    name: &str,
+    url: &str,
+    auth: &AuthAsk,
+    renew: bool,
+    scope: Option<&str>,
+) -> std::result::Result<String, Error> {
+    let a = Ask {
+        principal: GATEWAY.to_string(),
+        upstream: name.to_string(),
+        url: url.to_string(),
+        auth: Some(auth.clone()),
+        scope: scope.map(str::to_string),
+        renew,
+        ..Ask::default()
+    };
+    let v = ask(ns, "gateway", &a)
+        .await
+        .map_err(|e| Error::Upstream(format!("the gateway's token could not be had: {e}")))?;
+    v["authorization"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| Error::Upstream("the gateway's token could not be had".into()))
+}
+
 /// Step-up: upstream `name` asked `principal`'s token for the scopes `scope` (403
 /// `insufficient_scope`). Its object keeps them, joined to those granted and any asked for
 /// before, for the principal's next sign-in; returns all of them.
@@ -138,8 +174,11 @@ pub async fn widen(
     name: &str,
     scope: &str,
 ) -> std::result::Result<String, Error> {
+    let Some(principal) = principal.filter(|p| !p.is_empty()) else {
+        return Err(sign_in_error(name, "this request names no principal"));
+    };
     let a = Ask {
-        principal: principal.unwrap_or_default().to_string(),
+        principal: principal.to_string(),
         upstream: name.to_string(),
         scope: Some(scope.to_string()),
         ..Ask::default()

@@ -193,7 +193,12 @@ async fn stream(
 ) -> Result<(), String> {
     // Over the upstream's driver: its URL, or its service binding (whose body, dropped when
     // this returns, is cancelled; the HTTP request is aborted by the caller).
-    let Some(resp) = crate::gateway::bodiless(member, "GET", headers, Some(&controller.signal())).await else {
+    // As its POSTs are authorized: with the session's principal's token, or the gateway's.
+    let principal = store_of(session)
+        .and_then(|mut st| st.load(session))
+        .and_then(|s| s.principal);
+    let signal = controller.signal();
+    let Some(resp) = crate::gateway::bodiless(member, "GET", headers, Some(&signal), principal.as_deref()).await else {
         return Ok(());
     };
     let resp = resp?;
@@ -253,10 +258,13 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
         FromStream::Relay(r) => r,
     };
     let post_headers = upstream::post_headers(headers);
+    let principal = s.principal.clone();
     match relayed {
         Relayed::Drop => {}
         Relayed::Note(n) => push(session, n),
-        Relayed::Reply(answer) => answer_upstream(member, upstream::answer_post(&post_headers, &answer)).await,
+        Relayed::Reply(answer) => {
+            answer_upstream(member, upstream::answer_post(&post_headers, &answer), principal).await
+        }
         Relayed::Ask {
             ask,
             upstream_id,
@@ -273,15 +281,15 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
                         upstream::stream_answer(&upstream_id, got.as_ref())
                     }
                 };
-                answer_upstream(member, upstream::answer_post(&post_headers, &answer)).await;
+                answer_upstream(member, upstream::answer_post(&post_headers, &answer), principal).await;
             });
         }
     }
     true
 }
 
-async fn answer_upstream(member: usize, post: Post) {
-    if let Err(e) = crate::gateway::send(member, post, None).await {
+async fn answer_upstream(member: usize, post: Post, principal: Option<String>) {
+    if let Err(e) = crate::gateway::send_for(member, post, None, principal.as_deref()).await {
         crate::log::error(format_args!(
             "an answer to an upstream's request was not delivered: {e}"
         ));

@@ -11,7 +11,10 @@
 //! bytes: `begin` (discovery, registration, a pending sign-in with its PKCE verifier, kept
 //! [`PENDING_MS`]), `finish` (the callback's code exchanged, the tokens sealed with AES-GCM,
 //! `sealed`), `token` (the `Authorization` header for one upstream URL, refreshed here when due;
-//! `None` with the reason when the principal must sign in).
+//! `None` with the reason when the principal must sign in). The gateway's own tokens for
+//! `client_credentials` upstreams (no person) live in one more object of this class, named
+//! [`GATEWAY`] (a name no principal has), asked only `gateway`: taken when first needed, again
+//! when expired, refused (`renew`) or short of the scopes an upstream asks for (step-up).
 
 use std::cell::Cell;
 
@@ -34,6 +37,11 @@ use crate::sealed;
 pub const BINDING: &str = "UPSTREAM_TOKENS";
 /// The redirect URI's path.
 pub const CALLBACK: &str = "/mcp-sieve/oauth/callback";
+/// The name of the object that keeps the gateway's own tokens (`client_credentials`, no person):
+/// the empty name, which no principal has — the front Worker asks a principal's object only for
+/// a non-empty principal (`signin`), and this class refuses the gateway's operation to any other
+/// object and every principal's operation to this one, so neither can read the other's tokens.
+pub const GATEWAY: &str = "";
 /// How long a sign-in may take between `start` and the callback.
 pub const PENDING_MS: i64 = 10 * 60_000;
 /// Largest answer read from an authorization server or a metadata URL.
@@ -75,13 +83,16 @@ pub struct Ask {
     /// The upstream's `auth` (`begin`), its `clientSecret` resolved.
     #[serde(default)]
     pub auth: Option<AuthAsk>,
-    /// The scopes an upstream's `insufficient_scope` challenge asked for (`widen`).
+    /// The scopes an upstream's `insufficient_scope` challenge asked for (`widen`, `gateway`).
     #[serde(default)]
     pub scope: Option<String>,
+    /// The upstream refused the gateway's token it was sent: a new one is asked for (`gateway`).
+    #[serde(default)]
+    pub renew: bool,
 }
 
-/// An upstream's `auth` as the front Worker read it from the catalog (`begin`).
-#[derive(Serialize, Deserialize, Default)]
+/// An upstream's `auth` as the front Worker read it from the catalog (`begin`, `gateway`).
+#[derive(Serialize, Deserialize, Default, Clone)]
 pub struct AuthAsk {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
@@ -128,7 +139,12 @@ impl DurableObject for UpstreamTokens {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let path = req.path();
         let ask: Ask = req.json().await?;
+        // The gateway's token only in the gateway's object, a principal's only in its own.
+        if (path == "/gateway") != (ask.principal == GATEWAY) {
+            return Response::from_json(&json!({ "error": format!("{path} is not asked of this object") }));
+        }
         let answer = match path.as_str() {
+            "/gateway" => self.gateway(&ask).await.map(|h| json!({ "authorization": h })),
             "/begin" => self.begin(&ask).await.map(|url| json!({ "authorize": url })),
             "/finish" => self.finish(&ask).await.map(|up| json!({ "upstream": up })),
             "/token" => self.token(&ask).await.map(|t| match t {
@@ -152,6 +168,12 @@ impl DurableObject for UpstreamTokens {
 /// The additional data a principal's token for `upstream` is sealed with.
 fn aad(principal: &str, upstream: &str) -> String {
     format!("mcp-sieve upstream token\n{principal}\n{upstream}")
+}
+
+/// The additional data the gateway's own token for `upstream` is sealed with (not a principal's:
+/// one cannot be opened as the other).
+fn gateway_aad(upstream: &str) -> String {
+    format!("mcp-sieve gateway token\n{upstream}")
 }
 
 /// The upstream named `name` of the Worker's catalog, if it signs in per principal.
@@ -207,28 +229,15 @@ impl UpstreamTokens {
         if let Some(wider) = self.wider(&ask.upstream).await {
             scope = stepped_up(scope.as_deref(), &wider);
         }
-        let secret = auth.client_secret.clone();
-        let client = match choose_client(&config, secret, &server, &ask.upstream).map_err(|e| e.to_string())? {
-            Identity::Ready(c) => c,
-            Identity::Register(endpoint) => {
-                // A web application's redirect (this Worker's https origin), not a native app's loopback.
-                let mut body: Value = serde_json::from_str(&registration_request(
-                    Grant::AuthorizationCode,
-                    Some(&redirect_uri),
-                    scope.as_deref(),
-                ))
-                .map_err(|e| e.to_string())?;
-                body["application_type"] = "web".into();
-                let (status, _, text) = send(
-                    "POST",
-                    &endpoint,
-                    &[("content-type", "application/json")],
-                    Some(body.to_string()),
-                )
-                .await?;
-                parse_registration(status, &text).map_err(|e| e.to_string())?
-            }
-        };
+        let client = client_for(
+            &config,
+            auth.client_secret.clone(),
+            &server,
+            &ask.upstream,
+            Some(&redirect_uri),
+            scope.as_deref(),
+        )
+        .await?;
         let random = sealed::random(48).map_err(|e| e.to_string())?;
         let (a, b) = random.split_at(32);
         let pkce = oauth::Pkce::new(a.try_into().map_err(|_| "no random bytes".to_string())?);
@@ -388,14 +397,129 @@ impl UpstreamTokens {
             .map_err(|e| e.to_string())
     }
 
-    /// The `Authorization` header of `ask.principal` for `ask.upstream` at `ask.url`, refreshed
-    /// first when it expires soon; `Err(why)` inside when the principal must sign in.
-    async fn token(&self, ask: &Ask) -> std::result::Result<std::result::Result<String, String>, String> {
-        // One refresh at a time: a second asker waits for it, then reads what it stored.
+    /// Waits while another asker refreshes (one at a time: a rotated refresh token is spent once),
+    /// then reads what it stored.
+    async fn turn(&self) {
         let started = now_ms();
         while self.refreshing.get() && now_ms() - started < 30_000 {
             worker::Delay::from(std::time::Duration::from_millis(20)).await;
         }
+    }
+
+    /// The gateway's own `Authorization` header for `ask.upstream` at `ask.url`
+    /// (`client_credentials`, used for every principal's requests): the kept token while it is
+    /// fresh, else a new one, asked with the kept authorization server and client (the first
+    /// time after discovery, and registration when the server offers no other way). `ask.renew`:
+    /// the upstream refused the kept one; `ask.scope`: it asked for these scopes too (403
+    /// `insufficient_scope`), joined to those asked before and kept for every token after.
+    async fn gateway(&self, ask: &Ask) -> std::result::Result<String, String> {
+        self.turn().await;
+        let secret = self.secret()?;
+        let auth = ask.auth.as_ref().ok_or("no upstream auth was given")?;
+        let key = format!("machine:{}", ask.upstream);
+        let storage = self.state.storage();
+        let kept = match storage.get::<String>(&key).await.ok().flatten() {
+            Some(sealed) => match sealed::open(&secret, &gateway_aad(&ask.upstream), &sealed).await {
+                Ok(text) => serde_json::from_str::<SignIn>(&text).ok(),
+                Err(e) => {
+                    crate::log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
+                    None
+                }
+            },
+            None => None,
+        };
+        // One for another resource, or of another client than the document names, is not used.
+        let kept = kept.filter(|s| {
+            oauth::resource_allows(&s.resource, &ask.url)
+                && auth.client_id.as_ref().is_none_or(|id| *id == s.client.client_id)
+        });
+        if let Some(s) = kept
+            .as_ref()
+            .filter(|s| !ask.renew && ask.scope.is_none() && !s.tokens.expiring(now_ms()))
+        {
+            return s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string());
+        }
+        self.refreshing.set(true);
+        let got = self.gateway_token(auth, ask, kept).await;
+        self.refreshing.set(false);
+        let s = match got {
+            Ok(s) => s,
+            Err(e) => {
+                // Asked afresh next time (discovery, the client): what was kept may be what failed.
+                let _ = storage.delete(&key).await;
+                return Err(e);
+            }
+        };
+        let text = serde_json::to_string(&s).map_err(|e| e.to_string())?;
+        let sealed = sealed::seal(&secret, &gateway_aad(&ask.upstream), &text)
+            .await
+            .map_err(|e| e.to_string())?;
+        storage.put(&key, sealed).await.map_err(|e| e.to_string())?;
+        s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string())
+    }
+
+    /// A new `client_credentials` token for `ask`, at the authorization server and as the client
+    /// of `kept` when there is one, else of discovery.
+    async fn gateway_token(
+        &self,
+        auth: &AuthAsk,
+        ask: &Ask,
+        kept: Option<SignIn>,
+    ) -> std::result::Result<SignIn, String> {
+        let (resource, server, mut client, scope) = match kept {
+            Some(s) => (s.resource, s.server, s.client, s.scope),
+            None => {
+                let config = OAuth {
+                    client_id: auth.client_id.clone(),
+                    client_secret: None,
+                    client_metadata_url: None,
+                    scopes: auth.scopes.clone(),
+                    grant: Grant::ClientCredentials,
+                };
+                let challenge = probe(&ask.url).await?;
+                let (resource, server) = discover(&ask.url, challenge.as_ref()).await?;
+                let scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
+                let client = client_for(
+                    &config,
+                    auth.client_secret.clone(),
+                    &server,
+                    &ask.upstream,
+                    None,
+                    scope.as_deref(),
+                )
+                .await?;
+                (resource.resource, server, client, scope)
+            }
+        };
+        // The document's secret is the one to use (it may have been rotated since).
+        if auth.client_id.is_some() {
+            client.client_secret = auth.client_secret.clone();
+        }
+        let scope = match ask.scope.as_deref() {
+            Some(more) => stepped_up(scope.as_deref(), more),
+            None => scope,
+        };
+        let grant = TokenGrant::ClientCredentials {
+            scope: scope.as_deref(),
+        };
+        let r = token_request(&server, &client, &grant, &resource);
+        let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+        let tokens = parse_token_response(status, &body, now_ms())
+            .map_err(|e| format!("the gateway's client_credentials token: {e}"))?;
+        Ok(SignIn {
+            resource,
+            server,
+            client,
+            scope,
+            tokens,
+        })
+    }
+
+    /// The `Authorization` header of `ask.principal` for `ask.upstream` at `ask.url`, refreshed
+    /// first when it expires soon; `Err(why)` inside when the principal must sign in.
+    async fn token(&self, ask: &Ask) -> std::result::Result<std::result::Result<String, String>, String> {
+        self.turn().await;
         let secret = self.secret()?;
         let key = format!("token:{}", ask.upstream);
         let storage = self.state.storage();
@@ -464,6 +588,37 @@ fn stepped_up(scope: Option<&str>, more: &str) -> Option<String> {
         ..Default::default()
     };
     step_up_scope(403, Some(&asked), scope)
+}
+
+/// The client identity at `server` for upstream `name` (`config`, its resolved `secret`): as the
+/// document gives it, else registered (RFC 7591) for `config.grant` — a web application's
+/// `redirect_uri` (this Worker's https origin, not a native app's loopback) for a person's
+/// sign-in, none for the gateway's own token.
+async fn client_for(
+    config: &OAuth,
+    secret: Option<String>,
+    server: &AuthServer,
+    name: &str,
+    redirect_uri: Option<&str>,
+    scope: Option<&str>,
+) -> std::result::Result<Client, String> {
+    let endpoint = match choose_client(config, secret, server, name).map_err(|e| e.to_string())? {
+        Identity::Ready(c) => return Ok(c),
+        Identity::Register(endpoint) => endpoint,
+    };
+    let mut body: Value =
+        serde_json::from_str(&registration_request(config.grant, redirect_uri, scope)).map_err(|e| e.to_string())?;
+    if config.grant == Grant::AuthorizationCode {
+        body["application_type"] = "web".into();
+    }
+    let (status, _, text) = send(
+        "POST",
+        &endpoint,
+        &[("content-type", "application/json")],
+        Some(body.to_string()),
+    )
+    .await?;
+    parse_registration(status, &text).map_err(|e| e.to_string())
 }
 
 /// Tells the authorization server of `s` that its tokens are no longer wanted (RFC 7009), when
