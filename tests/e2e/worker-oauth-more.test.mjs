@@ -8,6 +8,8 @@
 // - Step-up: the tool `admin` needs the scope `admin`, and the server answers a token without it
 //   403 insufficient_scope. The call gets -32042 whose start URL asks the authorization server for
 //   `mcp admin` (the union); after that sign-in the call succeeds.
+// - Sessions: at an upstream that keeps sessions, the GET stream and the DELETE of a principal's
+//   upstream session carry that principal's token, as its POSTs do.
 // - Status for nobody: a Worker that does not tell its callers apart answers an anonymous
 //   GET /mcp-sieve/upstreams for an upstream nobody has listed with `needs-login` and where to
 //   sign in (a refresh for nobody leaves the upstream due, so it is not `down`), sending nothing.
@@ -21,14 +23,15 @@ const TOKENS = { alice: 'tok-alice-0123456789', bob: 'tok-bob-0123456789' };
 
 /**
  * A Worker fronting upstream `a` (signed in per principal; `admin` needs the scope `admin`);
- * with `anonymous`, one that does not tell its callers apart (no MCP_SIEVE_TOKENS).
+ * with `anonymous`, one that does not tell its callers apart (no MCP_SIEVE_TOKENS); with
+ * `sessions`, `a` keeps sessions (a GET stream and a DELETE each; `requests` records them).
  */
-async function setUp(t, { anonymous = false } = {}) {
+async function setUp(t, { anonymous = false, sessions = false } = {}) {
   const [asPort, aPort] = [await freePort(), await freePort()];
   const resource = `http://127.0.0.1:${aPort}/mcp`;
   const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 300, scopes: ['mcp', 'admin'] });
-  const seen = [];
-  await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen, adminScope: 'admin' });
+  const [seen, requests] = [[], []];
+  await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen, adminScope: 'admin', sessions, requests });
   const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth' } } };
   const { worker, base, as, connect } = await startOAuthWorker(t, doc, { tokens: anonymous ? undefined : TOKENS });
   /** Signs `who` in as `login` from the start URL `startUrl`; the authorization request's URL. */
@@ -59,7 +62,7 @@ async function setUp(t, { anonymous = false } = {}) {
     }
     assert.ok(names.includes(tool), `${tool} is listed: ${names}`);
   };
-  return { base, as, connect, signIn, call, signInNeeded, waitForTools, seen };
+  return { base, as, connect, signIn, call, signInNeeded, waitForTools, seen, requests, worker };
 }
 
 if (process.env.SIEVE_TARGET === 'native') {
@@ -132,5 +135,34 @@ if (process.env.SIEVE_TARGET === 'native') {
       assert.match(a.error, /needs you to sign in/, text);
     }
     assert.equal(seen.filter(Boolean).length, 0, 'no token was sent');
+  });
+
+  test('the GET stream and the DELETE of a principal\'s upstream session carry that principal\'s token', { timeout: 180_000 }, async (t) => {
+    const { signIn, connect, call, waitForTools, requests, worker } = await setUp(t, { sessions: true });
+    await signIn('alice', 'alice-user');
+    await signIn('bob', 'bob-user');
+    const [alice, bob] = [await connect('alice'), await connect('bob')];
+    await waitForTools(alice, 'a_whoami');
+    assert.equal(await call(alice, 'a_whoami'), 'alice-user');
+    assert.equal(await call(bob, 'a_whoami'), 'bob-user');
+    const subject = (r) => r.authorization && JSON.parse(Buffer.from(r.authorization.split(' ')[1].split('.')[1], 'base64url')).sub;
+    const why = () => `${JSON.stringify(requests.map((r) => [r.method, r.session, subject(r)]))}\n${worker.output()}`;
+    // Whose each upstream session is: the subject of the POSTs made in it.
+    const owner = (session) => new Set(requests.filter((r) => r.session === session && r.method === 'POST').map(subject));
+    const of = (method) => requests.filter((r) => r.method === method && r.url.startsWith('/mcp'));
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    for (let i = 0; i < 100 && of('GET').length < 2; i += 1) await sleep(100);
+    assert.ok(of('GET').length >= 2, `each session's upstream session has its GET stream: ${why()}`);
+    for (const g of of('GET')) {
+      assert.deepEqual([...owner(g.session)], [subject(g)], `a GET carries the token its session's POSTs carry: ${why()}`);
+    }
+    await alice.transport.terminateSession();
+    for (let i = 0; i < 100 && of('DELETE').length < 1; i += 1) await sleep(100);
+    assert.ok(of('DELETE').length >= 1, `her upstream session was closed: ${why()}`);
+    for (const d of of('DELETE')) {
+      assert.equal(subject(d), 'alice-user', `the DELETE carries alice's token: ${why()}`);
+      assert.deepEqual([...owner(d.session)], ['alice-user'], 'of her own session');
+    }
+    assert.equal(await call(bob, 'a_whoami'), 'bob-user');
   });
 }
