@@ -473,7 +473,9 @@ impl Gateway {
                 .refused(&self.0.oauth_http, answer.status, www.as_deref(), bearer.as_deref())
                 .await
             {
-                crate::oauth::Refused::Retry => again = true,
+                // Once more after a refresh; a request sent without a token (the upstream just
+                // turned out to want one) does not spend that: its stored token may be refused too.
+                crate::oauth::Refused::Retry => again = bearer.is_some(),
                 // Not an OAuth upstream (no Bearer challenge): its own answer, as before.
                 crate::oauth::Refused::Fail(_) if !auth.active() => return Ok(answer),
                 crate::oauth::Refused::Fail(e) if answer.status == 401 || auth.needs_login() => {

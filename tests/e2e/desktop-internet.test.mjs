@@ -227,6 +227,17 @@ if (process.env.SIEVE_TARGET !== 'native') {
       assert.ok(!log.includes(secret), 'no token in the log');
     }
 
+    // A stored access token the server no longer takes (revoked there, a clock ahead of its): a
+    // gateway starting with it is refused, refreshes and goes on, without the user.
+    const kept = JSON.parse(readFileSync(store, 'utf8'));
+    kept.upstreams.linear.tokens.access_token = 'eyJ.refused-by-the-server.x';
+    kept.upstreams.linear.tokens.expires_ms = Date.now() + 3_600_000;
+    writeFileSync(store, JSON.stringify(kept), { mode: 0o600 });
+    const third = await connect(plainArgs);
+    assert.equal(await call(third, 'linear_whoami'), 'alice', log);
+    assert.notEqual(stored().tokens.access_token, 'eyJ.refused-by-the-server.x', 'the refreshed token was stored');
+    await third.close();
+
     // The refresh token is revoked: once the access token expires, linear needs a sign-in.
     refreshed = stored().tokens;
     const client_id = JSON.parse(readFileSync(store, 'utf8')).upstreams.linear.client.client_id;
