@@ -253,6 +253,10 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.equal(await call(client, 'github_whoami'), 'static', 'the other upstreams keep serving');
     assert.equal(await call(client, 'sentry_echo', { m: 'still' }), 'still');
     await client.close();
+    // What the client will see, as the README's `mcp-sieve tools` line shows it: linear needs-login.
+    const status = await sieve(['tools', '--mcp-config', configArg], env);
+    assert.match(status.stderr, /linear \(http\): needs-login.*mcp-sieve login linear/, status.stderr);
+    assert.match(status.stdout, /github_whoami/);
 
     // Every HTTPS request went through the proxy: CONNECTs to each server's port.
     const tunnels = proxy.log();
