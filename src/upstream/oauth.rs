@@ -947,11 +947,14 @@ impl Tokens {
     /// Whether the access token should be refreshed at `now_ms`: it expired, or expires within
     /// [`REFRESH_MARGIN_MS`] (a tenth of its lifetime when that is shorter).
     pub fn expiring(&self, now_ms: i64) -> bool {
-        let Some(exp) = self.expires_ms else {
-            return false;
-        };
-        let margin = REFRESH_MARGIN_MS.min((exp - self.obtained_ms).max(0) / 10);
-        now_ms >= exp - margin
+        self.refresh_at().is_some_and(|at| now_ms >= at)
+    }
+
+    /// From when the access token is [`Tokens::expiring`], ms since the epoch (`None`: it does
+    /// not expire): a holder of a copy may use it until then without asking again.
+    pub fn refresh_at(&self) -> Option<i64> {
+        let exp = self.expires_ms?;
+        Some(exp - REFRESH_MARGIN_MS.min((exp - self.obtained_ms).max(0) / 10))
     }
 }
 
@@ -1470,6 +1473,8 @@ mod tests {
         .unwrap();
         assert_eq!((t.expires_ms, t.refresh_token.as_deref()), (Some(101_000), Some("rt")));
         assert!(!t.expiring(50_000) && t.expiring(91_000) && t.expiring(200_000));
+        // A tenth of its 100 s life before its expiry; one without expires_in does not expire.
+        assert_eq!(t.refresh_at(), Some(91_000));
         assert!(!format!("{t:?}").contains("at\"") && !format!("{t:?}").contains("rt"));
         let again = parse_token_response(200, r#"{"access_token": "at2", "token_type": "Bearer"}"#, 2_000)
             .unwrap()
@@ -1478,6 +1483,7 @@ mod tests {
             (again.refresh_token.as_deref(), again.scope.as_deref()),
             (Some("rt"), Some("a"))
         );
+        assert_eq!((again.refresh_at(), again.expiring(i64::MAX)), (None, false));
         let revoked = parse_token_response(
             400,
             r#"{"error": "invalid_grant", "error_description": "grant request is invalid"}"#,

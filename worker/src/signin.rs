@@ -10,6 +10,7 @@
 //! gateway's own token for a `client_credentials` upstream, asked of the gateway's object.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use mcp_sieve::http;
 use mcp_sieve::Error;
@@ -31,6 +32,20 @@ pub const ORIGIN_HEADER: &str = "x-mcp-sieve-origin";
 thread_local! {
     /// This Worker's public origin (`https://host`), as the requests it serves name it.
     static ORIGIN: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The gateway's own tokens this isolate was given ([`gateway_bearer`]), by upstream name.
+    /// Everyone's requests carry them, so one isolate keeping them gives nobody anything.
+    static GATEWAY_TOKENS: RefCell<HashMap<String, Held>> = RefCell::new(HashMap::new());
+}
+
+/// A gateway's token an isolate holds.
+struct Held {
+    /// The upstream's URL it was given for.
+    url: String,
+    /// The `Authorization` header.
+    header: String,
+    /// Until when it is used without asking the gateway's object again (ms; none: until the
+    /// upstream refuses it).
+    until: Option<i64>,
 }
 
 /// Remembers this Worker's public origin (for the sign-in URLs errors give).
@@ -136,9 +151,10 @@ pub async fn bearer(
 }
 
 /// The gateway's own `Authorization` header for upstream `name` at `url` (`client_credentials`,
-/// `auth` its document's): asked of the gateway's object ([`GATEWAY`]), which keeps it sealed
-/// and asks the authorization server again when it expires, when `renew` (the upstream refused
-/// it) or with the wider `scope` an upstream's `insufficient_scope` asked for.
+/// `auth` its document's): the one this isolate was given while it is fresh, else asked of the
+/// gateway's object ([`GATEWAY`]), which keeps it sealed and asks the authorization server again
+/// when it expires, when `renew` (the upstream refused it) or with the wider `scope` an
+/// upstream's `insufficient_scope` asked for.
 pub async fn gateway_bearer(
     ns: &ObjectNamespace,
     name: &str,
@@ -147,6 +163,17 @@ pub async fn gateway_bearer(
     renew: bool,
     scope: Option<&str>,
 ) -> std::result::Result<String, Error> {
+    let now = crate::platform::now_ms();
+    let held = GATEWAY_TOKENS.with_borrow_mut(|held| {
+        if renew || scope.is_some() {
+            held.remove(name);
+        }
+        let h = held.get(name)?;
+        (h.url == url && h.until.is_none_or(|u| now < u)).then(|| h.header.clone())
+    });
+    if let Some(header) = held {
+        return Ok(header);
+    }
     let a = Ask {
         principal: GATEWAY.to_string(),
         upstream: name.to_string(),
@@ -159,10 +186,18 @@ pub async fn gateway_bearer(
     let v = ask(ns, "gateway", &a)
         .await
         .map_err(|e| Error::Upstream(format!("the gateway's token could not be had: {e}")))?;
-    v["authorization"]
+    let header = v["authorization"]
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| Error::Upstream("the gateway's token could not be had".into()))
+        .ok_or_else(|| Error::Upstream("the gateway's token could not be had".into()))?;
+    let until = v["freshUntilMs"].as_i64();
+    let h = Held {
+        url: url.to_string(),
+        header: header.clone(),
+        until,
+    };
+    GATEWAY_TOKENS.with_borrow_mut(|held| held.insert(name.to_string(), h));
+    Ok(header)
 }
 
 /// Step-up: upstream `name` asked `principal`'s token for the scopes `scope` (403

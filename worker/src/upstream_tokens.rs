@@ -144,7 +144,10 @@ impl DurableObject for UpstreamTokens {
             return Response::from_json(&json!({ "error": format!("{path} is not asked of this object") }));
         }
         let answer = match path.as_str() {
-            "/gateway" => self.gateway(&ask).await.map(|h| json!({ "authorization": h })),
+            "/gateway" => self
+                .gateway(&ask)
+                .await
+                .map(|(h, until)| json!({ "authorization": h, "freshUntilMs": until })),
             "/begin" => self.begin(&ask).await.map(|url| json!({ "authorize": url })),
             "/finish" => self.finish(&ask).await.map(|up| json!({ "upstream": up })),
             "/token" => self.token(&ask).await.map(|t| match t {
@@ -412,7 +415,8 @@ impl UpstreamTokens {
     /// time after discovery, and registration when the server offers no other way). `ask.renew`:
     /// the upstream refused the kept one; `ask.scope`: it asked for these scopes too (403
     /// `insufficient_scope`), joined to those asked before and kept for every token after.
-    async fn gateway(&self, ask: &Ask) -> std::result::Result<String, String> {
+    /// With the header, until when it may be used without asking again (none: until refused).
+    async fn gateway(&self, ask: &Ask) -> std::result::Result<(String, Option<i64>), String> {
         self.turn().await;
         let secret = self.secret()?;
         let auth = ask.auth.as_ref().ok_or("no upstream auth was given")?;
@@ -433,11 +437,15 @@ impl UpstreamTokens {
             oauth::resource_allows(&s.resource, &ask.url)
                 && auth.client_id.as_ref().is_none_or(|id| *id == s.client.client_id)
         });
+        let bearer = |s: &SignIn| {
+            let header = s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string());
+            header.map(|h| (h, s.tokens.refresh_at()))
+        };
         if let Some(s) = kept
             .as_ref()
             .filter(|s| !ask.renew && ask.scope.is_none() && !s.tokens.expiring(now_ms()))
         {
-            return s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string());
+            return bearer(s);
         }
         self.refreshing.set(true);
         let got = self.gateway_token(auth, ask, kept).await;
@@ -455,7 +463,7 @@ impl UpstreamTokens {
             .await
             .map_err(|e| e.to_string())?;
         storage.put(&key, sealed).await.map_err(|e| e.to_string())?;
-        s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string())
+        bearer(&s)
     }
 
     /// A new `client_credentials` token for `ask`, at the authorization server and as the client
