@@ -16,6 +16,10 @@
 #      as node_modules/.bin/mcp-sieve and as `npx mcp-sieve-server`
 #   6. the Homebrew formula: this archive's URL and sha256; the PowerShell installer: its URL
 #   7. the Dockerfile: hadolint (no Docker engine here to build it)
+#   8. the other platforms' code (the OS keychain's stores, handles, paths): `cargo check` of the
+#      server for x86_64-pc-windows-gnu (ring's and mimalloc's C built by mingw-w64) and
+#      x86_64-apple-darwin (their C not compiled: no macOS SDK here, and a check never links);
+#      each skipped, saying why, when its rustup target or compiler is absent
 #
 # The binaries are built with the dist profile's settings turned down (no LTO, opt-level 0) into
 # target/release-check, so a run after a change takes seconds to a minute; RELEASE_OPTIMIZED=1
@@ -207,4 +211,26 @@ hadolint=$(command -v hadolint || echo .venv/bin/hadolint)
 "$hadolint" Dockerfile || fail "hadolint Dockerfile"
 grep -q '^ENTRYPOINT \["/mcp-sieve"\]' Dockerfile || fail "the Dockerfile's entrypoint is not /mcp-sieve"
 say "Dockerfile: hadolint clean (no Docker engine here to build it)"
+# --- 8. Windows and macOS code -------------------------------------------------------------------
+# Into a folder of their own: the release check's lock and artifacts are left alone.
+installed=$(rustup target list --installed 2>/dev/null || true)
+cross() {
+  local t=$1; shift
+  if ! grep -qx "$t" <<<"$installed"; then
+    say "$t: skipped (rustup target add $t)"
+    return
+  fi
+  env "$@" CARGO_TARGET_DIR="$root/target/cross-check" cargo check -q -p "$app" --target "$t" \
+    >"$work/check-$t.log" 2>&1 || { cat "$work/check-$t.log" >&2; fail "cargo check --target $t"; }
+  say "$t: cargo check clean"
+}
+if command -v x86_64-w64-mingw32-gcc >/dev/null; then
+  cross x86_64-pc-windows-gnu
+else
+  say "x86_64-pc-windows-gnu: skipped (no x86_64-w64-mingw32-gcc: apt-get install gcc-mingw-w64-x86-64)"
+fi
+# `true` as the C compiler and archiver: the build scripts of ring and mimalloc finish without
+# objects; the Rust code (Keychain Services' store among it) is checked all the same.
+cross x86_64-apple-darwin CC_x86_64_apple_darwin=true AR_x86_64_apple_darwin=true
+
 say "ok: $app $version"
