@@ -5,8 +5,9 @@
 // that keeps sessions (a GET stream and a DELETE per session) and checks every request's token
 // with `jose`, recording each request's method and Authorization. Two principals (static tokens)
 // call through the official SDK client without anyone signing in:
-// - the upstream's tools are listed and callable for both; it saw the gateway's token only
-//   (audience = its URL, client `svc`, no person's subject), never a principal's;
+// - the upstream's tools are listed and callable for both, its status says `up` and how it is
+//   signed in to; it saw the gateway's token only (audience = its URL, client `svc`, no
+//   person's subject), never a principal's;
 // - the GET stream and the DELETE of each upstream session carry that token too;
 // - an expired token is taken again (a new one reaches the upstream);
 // - step-up: a tool that needs the scope `admin` (403 insufficient_scope) is called with a token
@@ -45,7 +46,7 @@ if (process.env.SIEVE_TARGET === 'native') {
       tools: [],
       upstreams: { m: { url: resource, auth: { type: 'oauth', grant: 'client_credentials', clientId: 'svc', clientSecret: '${SVC_SECRET}', scopes: ['mcp'] } } },
     };
-    const { worker, state, connect } = await startOAuthWorker(t, doc, { tokens: TOKENS, vars: { SVC_SECRET: 'svc-secret-1234567890' } });
+    const { worker, state, base, as, connect } = await startOAuthWorker(t, doc, { tokens: TOKENS, vars: { SVC_SECRET: 'svc-secret-1234567890' } });
     const call = async (client, name) => {
       const r = await client.callTool({ name, arguments: {} });
       assert.ok(!r.isError, JSON.stringify(r));
@@ -63,6 +64,13 @@ if (process.env.SIEVE_TARGET === 'native') {
     }
     assert.equal(await call(alice, 'm_whoami'), 'svc');
     assert.equal(await call(bob, 'm_whoami'), 'svc');
+    // Its status says how it is signed in to, and that it is up.
+    const status = await (await fetch(`${base}/mcp-sieve/upstreams`, { headers: as('bob') })).json();
+    assert.deepEqual(
+      [status.upstreams[0].state, status.upstreams[0].auth, status.upstreams[0].grant, status.upstreams[0].signIn],
+      ['up', 'oauth', 'client_credentials', undefined],
+      JSON.stringify(status),
+    );
 
     // Every token the upstream got is the gateway's: for its URL, of the client svc, nobody's.
     assert.ok(sent().length > 0, why());
