@@ -62,25 +62,30 @@ async function setUp(t, { anonymous = false, sessions = false } = {}) {
     }
     assert.ok(names.includes(tool), `${tool} is listed: ${names}`);
   };
-  return { base, as, connect, signIn, call, signInNeeded, waitForTools, seen, requests, worker };
-}
-
-if (process.env.SIEVE_TARGET === 'native') {
-  test('per-principal upstream OAuth: sign-out, step-up (Worker only)', { skip: 'the Worker\'s flow' }, () => {});
-} else {
-  test('sign-out deletes one principal\'s tokens for one upstream; the next call asks for a sign-in and sends nothing', { timeout: 180_000 }, async (t) => {
-    const { base, as, connect, signIn, call, signInNeeded, waitForTools, seen } = await setUp(t);
-    const logout = `${base}/mcp-sieve/oauth/logout?upstream=a`;
-    // Behind the same authentication as start; an unknown upstream is not found.
-    assert.equal((await fetch(logout, { method: 'POST' })).status, 401);
-    assert.equal((await fetch(`${base}/mcp-sieve/oauth/logout?upstream=zz`, { headers: as('alice') })).status, 404);
-
+  /** alice and bob signed in (as alice-user, bob-user), each calling with their own token. */
+  const bothSignedIn = async () => {
     await signIn('alice', 'alice-user');
     await signIn('bob', 'bob-user');
     const [alice, bob] = [await connect('alice'), await connect('bob')];
     await waitForTools(alice, 'a_whoami');
     assert.equal(await call(alice, 'a_whoami'), 'alice-user');
     assert.equal(await call(bob, 'a_whoami'), 'bob-user');
+    return [alice, bob];
+  };
+  return { base, as, connect, signIn, call, signInNeeded, waitForTools, bothSignedIn, seen, requests, worker };
+}
+
+if (process.env.SIEVE_TARGET === 'native') {
+  test('per-principal upstream OAuth: sign-out, step-up (Worker only)', { skip: 'the Worker\'s flow' }, () => {});
+} else {
+  test('sign-out deletes one principal\'s tokens for one upstream; the next call asks for a sign-in and sends nothing', { timeout: 180_000 }, async (t) => {
+    const { base, as, signIn, call, signInNeeded, bothSignedIn, seen } = await setUp(t);
+    const logout = `${base}/mcp-sieve/oauth/logout?upstream=a`;
+    // Behind the same authentication as start; an unknown upstream is not found.
+    assert.equal((await fetch(logout, { method: 'POST' })).status, 401);
+    assert.equal((await fetch(`${base}/mcp-sieve/oauth/logout?upstream=zz`, { headers: as('alice') })).status, 404);
+
+    const [alice, bob] = await bothSignedIn();
 
     // alice signs out (POST): her call asks for a sign-in again, and nothing is sent for it.
     const out = await fetch(logout, { method: 'POST', headers: as('alice') });
@@ -138,13 +143,8 @@ if (process.env.SIEVE_TARGET === 'native') {
   });
 
   test('the GET stream and the DELETE of a principal\'s upstream session carry that principal\'s token', { timeout: 180_000 }, async (t) => {
-    const { signIn, connect, call, waitForTools, requests, worker } = await setUp(t, { sessions: true });
-    await signIn('alice', 'alice-user');
-    await signIn('bob', 'bob-user');
-    const [alice, bob] = [await connect('alice'), await connect('bob')];
-    await waitForTools(alice, 'a_whoami');
-    assert.equal(await call(alice, 'a_whoami'), 'alice-user');
-    assert.equal(await call(bob, 'a_whoami'), 'bob-user');
+    const { call, bothSignedIn, requests, worker } = await setUp(t, { sessions: true });
+    const [alice, bob] = await bothSignedIn();
     const subject = (r) => r.authorization && JSON.parse(Buffer.from(r.authorization.split(' ')[1].split('.')[1], 'base64url')).sub;
     const why = () => `${JSON.stringify(requests.map((r) => [r.method, r.session, subject(r)]))}\n${worker.output()}`;
     // Whose each upstream session is: the subject of the POSTs made in it.
