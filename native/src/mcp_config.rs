@@ -495,6 +495,11 @@ impl Conv<'_> {
         if !headers.is_empty() {
             up.insert("headers".into(), Value::Object(headers));
         }
+        if let Some(info) = &remote.client_info {
+            if let Some(auth) = self.client_info(&f, info) {
+                up.insert("auth".into(), auth);
+            }
+        }
         for ignored in &remote.ignored {
             self.warn(
                 &f,
@@ -504,6 +509,25 @@ impl Conv<'_> {
         if self.out.errors.len() == errors {
             self.add(path, name, up);
         }
+    }
+
+    /// mcp-remote's `--static-oauth-client-info '{"client_id": …, "client_secret": …}'` as the
+    /// upstream's `auth` (its pre-registered client; the secret may be a `${NAME}`).
+    fn client_info(&mut self, f: &[&str], info: &str) -> Option<Value> {
+        let bad = "mcp-remote's --static-oauth-client-info must be a JSON object with a \"client_id\" string";
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(info) else {
+            self.error(f, bad.into());
+            return None;
+        };
+        let Some(id) = o.get("client_id").and_then(Value::as_str) else {
+            self.error(f, bad.into());
+            return None;
+        };
+        let mut auth = Map::from_iter([("type".into(), json!("oauth")), ("clientId".into(), json!(id))]);
+        if let Some(secret) = o.get("client_secret").and_then(Value::as_str) {
+            auth.insert("clientSecret".into(), json!(self.resolve(f, secret, true)?));
+        }
+        Some(Value::Object(auth))
     }
 
     /// Adds the upstream `up` for the server `name`.
@@ -540,6 +564,9 @@ struct Remote {
     url: String,
     /// `--header` values, as written (`Name: value`).
     headers: Vec<String>,
+    /// `--static-oauth-client-info`'s JSON (`{"client_id", "client_secret"}`): the client
+    /// registered beforehand with a server that has no dynamic registration.
+    client_info: Option<String>,
     /// Options mcp-sieve does not need (said in a warning).
     ignored: Vec<String>,
 }
@@ -571,12 +598,16 @@ fn mcp_remote(obj: &Map<String, Value>) -> Option<Remote> {
     let mut remote = Remote {
         url: url.to_string(),
         headers: Vec::new(),
+        client_info: None,
         ignored: Vec::new(),
     };
     let mut it = options.iter();
     while let Some(a) = it.next() {
         match *a {
             "--header" => remote.headers.extend(it.next().map(|h| h.to_string())),
+            "--static-oauth-client-info" if it.as_slice().first().is_some_and(|v| !v.starts_with('@')) => {
+                remote.client_info = it.next().map(|v| v.to_string());
+            }
             "--transport"
             | "--host"
             | "--resource"
@@ -806,6 +837,41 @@ mod tests {
             "{e:?}"
         );
         assert!(e.iter().any(|p| p.message.contains("must be \"Name: value\"")), "{e:?}");
+    }
+
+    /// A server without dynamic registration: mcp-remote is given the client registered
+    /// beforehand, which becomes the upstream's `auth` (its secret never in a message).
+    #[test]
+    fn mcp_remote_static_client_info_becomes_auth() {
+        let c = ok(r#"{"mcpServers": {
+            "slack": {"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.slack.example/mcp",
+                "--static-oauth-client-info", "{\"client_id\": \"abc\", \"client_secret\": \"${GITHUB_TOKEN}\"}"]},
+            "plain": {"command": "npx", "args": ["mcp-remote", "https://x.example/mcp",
+                "--static-oauth-client-info", "{\"client_id\": \"pub\"}"]},
+            "file": {"command": "npx", "args": ["mcp-remote", "https://y.example/mcp",
+                "--static-oauth-client-info", "@/home/u/client.json"]}
+        }}"#);
+        assert_eq!(
+            c.upstreams["slack"],
+            json!({"url": "https://mcp.slack.example/mcp", "auth": {"type": "oauth", "clientId": "abc", "clientSecret": "ghp_x"}})
+        );
+        assert_eq!(
+            c.upstreams["plain"]["auth"],
+            json!({"type": "oauth", "clientId": "pub"})
+        );
+        assert_eq!(c.upstreams["file"], json!({"url": "https://y.example/mcp"}));
+        let warned: Vec<String> = c.warnings.iter().map(|w| w.message.clone()).collect();
+        assert!(
+            warned
+                .iter()
+                .any(|w| w.contains("--static-oauth-client-info @/home/u/client.json is ignored")),
+            "{warned:?}"
+        );
+        assert!(!warned.iter().any(|w| w.contains("ghp_x")), "{warned:?}");
+        let e = errors(
+            r#"{"mcpServers": {"x": {"command": "npx", "args": ["mcp-remote", "https://x", "--static-oauth-client-info", "{}"]}}}"#,
+        );
+        assert!(e.iter().any(|p| p.message.contains("\"client_id\" string")), "{e:?}");
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //           https: dynamic client registration, refresh tokens, resource indicators, JWT access
 //           tokens of a few seconds) protecting an SDK server that checks each token with jose,
 //   sentry  an `npx mcp-remote https://…/mcp --header "Authorization: Bearer ${TOKEN}"` entry
-//           (made a direct HTTPS upstream by native/src/mcp_config.rs).
+//           (made a direct HTTPS upstream by native/src/mcp_config.rs),
+//   notion  an `npx mcp-remote https://…/mcp --static-oauth-client-info {…}` entry: OAuth with a
+//           client registered beforehand at the same authorization server.
 // Their CA is made by the test and given as a company's is (SSL_CERT_FILE), and every request of
 // mcp-sieve goes through a real HTTP CONNECT proxy, Debian's tinyproxy, whose log must show the
 // CONNECTs. The flow: `mcp-sieve login linear` (the test is the browser); then the official SDK
@@ -100,15 +102,22 @@ if (process.env.SIEVE_TARGET !== 'native') {
     const proxy = await startTinyproxy(t, tp, dir);
 
     // The servers on the "internet".
-    const [asPort, ghPort, linPort, senPort, notesPort] = await Promise.all([1, 2, 3, 4, 5].map(() => freePort()));
+    const [asPort, ghPort, linPort, senPort, notesPort, notPort] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
     const GITHUB_TOKEN = `ghp_desktop${process.pid}`;
     const SENTRY_TOKEN = `sntrys_desktop${process.pid}`;
     const resource = `https://127.0.0.1:${linPort}/mcp`;
-    const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: TTL, tls });
-    const seen = { github: [], linear: [], sentry: [] };
+    const notionResource = `https://127.0.0.1:${notPort}/mcp`;
+    // notion's client, registered beforehand (a native app: any loopback port, RFC 8252).
+    const desk = {
+      client_id: 'desk', client_secret: 'desk-secret-1234567890', application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: ['http://127.0.0.1/callback'],
+    };
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resource, notionResource], ttl: TTL, tls, clients: [desk] });
+    const seen = { github: [], linear: [], sentry: [], notion: [] };
     await startMcp(t, { name: 'github', port: ghPort, bearer: GITHUB_TOKEN, tls, seen: seen.github });
     await startMcp(t, { name: 'linear', port: linPort, resource, issuer, tls, fetch: caFetch, seen: seen.linear });
     await startMcp(t, { name: 'sentry', port: senPort, bearer: SENTRY_TOKEN, tls, seen: seen.sentry });
+    await startMcp(t, { name: 'notion', port: notPort, resource: notionResource, issuer, tls, fetch: caFetch, seen: seen.notion });
 
     // The user's servers, moved as they are to the file the README names.
     const home = path.join(dir, 'home');
@@ -122,6 +131,10 @@ if (process.env.SIEVE_TARGET !== 'native') {
           command: 'npx',
           args: ['mcp-remote', `https://127.0.0.1:${senPort}/mcp`, '--header', 'Authorization: Bearer ${SENTRY_TOKEN}'],
           env: { SENTRY_TOKEN },
+        },
+        notion: {
+          command: 'npx',
+          args: ['-y', 'mcp-remote', notionResource, '--static-oauth-client-info', JSON.stringify({ client_id: desk.client_id, client_secret: desk.client_secret })],
         },
       },
     };
@@ -145,19 +158,24 @@ if (process.env.SIEVE_TARGET !== 'native') {
     // mcp-sieve login linear: the test is the browser (through the https authorization server).
     await signInWith(BIN, ['--mcp-config', configArg], env, 'alice', issuer, 'linear', caFetch);
     const firstAccess = stored().tokens.access_token;
+    // notion: signed in through the client registered beforehand (no registration).
+    await signInWith(BIN, ['--mcp-config', configArg], env, 'bob', issuer, 'notion', caFetch);
+    const notion = JSON.parse(readFileSync(store, 'utf8')).upstreams.notion;
+    assert.equal(notion.client.client_id, 'desk', 'the client of --static-oauth-client-info');
     assert.ok(stored().tokens.refresh_token, 'a refresh token was kept');
     assert.equal(stored().resource, resource);
 
-    const expected = ['github_echo', 'github_whoami', 'linear_echo', 'linear_whoami', 'memory_read_graph', 'memory_create_entities', 'sentry_echo', 'sentry_whoami'];
+    const expected = ['github_echo', 'github_whoami', 'linear_echo', 'linear_whoami', 'memory_read_graph', 'memory_create_entities', 'sentry_echo', 'sentry_whoami', 'notion_whoami'];
     // (each client makes its own entity: the memory file is shared)
     const calls = (entity) => [['memory_create_entities', { entities: [{ name: entity, entityType: 'tool', observations: ['fronts four servers'] }] }],
-      ['github_whoami', {}], ['linear_whoami', {}], ['sentry_echo', { m: 'via mcp-remote' }], ['memory_read_graph', {}]];
+      ['github_whoami', {}], ['linear_whoami', {}], ['sentry_echo', { m: 'via mcp-remote' }], ['memory_read_graph', {}], ['notion_whoami', {}]];
     const checkCalls = (texts, who) => {
       assert.match(texts[0], new RegExp(who), `${who}: memory_create_entities`);
       assert.equal(texts[1], 'static', `${who}: the static token reached github`);
       assert.equal(texts[2], 'alice', `${who}: the signed-in user's token reached linear`);
       assert.equal(texts[3], 'via mcp-remote', `${who}: the mcp-remote entry's header reached sentry`);
       assert.match(texts[4], /fronts four servers/, `${who}: memory_read_graph`);
+      assert.equal(texts[5], 'bob', `${who}: bob's token (the pre-registered client's) reached notion`);
     };
     const queries = ['echoes a message', 'read the knowledge graph'];
     const checkFound = (found, who, why = '') => {
@@ -178,7 +196,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
     const client = await connect(plainArgs);
     const listed = (await client.listTools()).tools.map((x) => x.name);
     for (const n of expected) assert.ok(listed.includes(n), `${n} listed: ${listed.join(', ')}\n${log}`);
-    assert.ok(listed.every((n) => /^(memory|github|linear|sentry)_/.test(n)), listed.join(', '));
+    assert.ok(listed.every((n) => /^(memory|github|linear|sentry|notion)_/.test(n)), listed.join(', '));
     const textOf = (r) => (r.isError ? `error: ${r.content?.[0]?.text}` : r.content?.[0]?.text);
     const call = async (c, name, args = {}) => textOf(await c.callTool({ name, arguments: args }));
     const texts = [];
@@ -260,7 +278,7 @@ if (process.env.SIEVE_TARGET !== 'native') {
 
     // Every HTTPS request went through the proxy: CONNECTs to each server's port.
     const tunnels = proxy.log();
-    for (const port of [asPort, ghPort, linPort, senPort]) {
+    for (const port of [asPort, ghPort, linPort, senPort, notPort]) {
       assert.match(tunnels, new RegExp(`CONNECT 127\\.0\\.0\\.1:${port} `), `a CONNECT to 127.0.0.1:${port} in tinyproxy's log:\n${tunnels}`);
     }
 

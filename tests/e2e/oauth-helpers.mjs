@@ -30,15 +30,16 @@ function createServer(tls, handler) {
 /**
  * The authorization server on `port`: JWT access tokens of `ttl` seconds for the `resources`
  * (audience = the resource), granting `scopes`; a client_credentials client `svc` (allowed the
- * scopes `svcScope`). With `tls` its issuer is `https://127.0.0.1:port`.
+ * scopes `svcScope`), and the `clients` registered beforehand. With `tls` its issuer is
+ * `https://127.0.0.1:port`.
  */
-export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls, svcScope = 'mcp' }) {
+export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls, svcScope = 'mcp', clients = [] }) {
   const issuer = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: [{
       client_id: 'svc', client_secret: 'svc-secret-1234567890', grant_types: ['client_credentials'],
       redirect_uris: [], response_types: [], scope: svcScope,
-    }],
+    }, ...clients],
     scopes,
     features: {
       devInteractions: { enabled: true },
