@@ -215,6 +215,49 @@ pub fn store_path() -> PathBuf {
 /// One process changes the file at a time.
 static STORE_LOCK: Mutex<()> = Mutex::new(());
 
+/// An exclusive lock on the file `path` (created, with its folder), held until dropped: what
+/// keeps gateways sharing a token store (two desktop clients' `mcp-sieve stdio`) from refreshing
+/// one upstream at once, which would send a refresh token twice. `None` when the file cannot be
+/// opened (then nothing is locked), and on platforms without `flock`.
+fn lock_file(path: &std::path::Path) -> Option<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .ok()?;
+        loop {
+            // SAFETY: flock on a descriptor `file` owns; released when `file` is closed.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Some(file);
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return None;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// [`lock_file`] on `tokens.lock` beside the store, waited for off the async threads.
+async fn lock_refresh() -> Option<std::fs::File> {
+    let path = store_path().with_file_name("tokens.lock");
+    tokio::task::spawn_blocking(move || lock_file(&path))
+        .await
+        .ok()
+        .flatten()
+}
+
 /// The store's contents (none yet: empty).
 pub fn load_store() -> Result<Store, Error> {
     let path = store_path();
@@ -353,11 +396,15 @@ impl Auth {
         }
         let now = now_ms();
         let mut due = held.as_ref().is_some_and(|s| force || s.tokens.expiring(now));
+        // Held until the refreshed tokens are stored (dropped at the end).
+        let mut _refreshing = None;
         if due && self.config.grant == Grant::AuthorizationCode {
-            // Another gateway sharing the store (a second desktop client's) may have refreshed
-            // since this one read it, rotating the refresh token: take its tokens rather than
-            // send a spent refresh token, which an authorization server may answer by revoking
-            // the whole grant (OAuth 2.1 section 4.3.1), signing both out.
+            // Another gateway sharing the store (a second desktop client's) may be refreshing,
+            // or have refreshed since this one read it, rotating the refresh token: wait for it
+            // and take its tokens rather than send a spent refresh token, which an
+            // authorization server may answer by revoking the whole grant (OAuth 2.1 section
+            // 4.3.1), signing both out.
+            _refreshing = lock_refresh().await;
             if let Some(newer) = held.as_ref().and_then(|s| self.newer_stored(s)) {
                 due = newer.tokens.expiring(now);
                 *held = Some(newer);
@@ -550,4 +597,34 @@ pub fn logout(name: &str) -> Result<(), Error> {
         eprintln!("mcp-sieve: no tokens of upstream \"{name}\" were kept in {}", kept_in());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two holders of the refresh lock (as two processes would be: flock conflicts between
+    /// separate opens of the file) take turns: the second waits until the first is dropped.
+    #[cfg(unix)]
+    #[test]
+    fn the_refresh_lock_is_held_by_one_at_a_time() {
+        let dir = std::env::temp_dir().join(format!("sieve-lock-{}", std::process::id()));
+        let path = dir.join("mcp-sieve").join("tokens.lock");
+        let first = lock_file(&path).expect("the lock file is created with its folder");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        let waiter = std::thread::spawn(move || {
+            let second = lock_file(&p);
+            tx.send(()).unwrap();
+            second.is_some()
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the second waits while the first holds it"
+        );
+        drop(first);
+        assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok(), "then it gets it");
+        assert!(waiter.join().unwrap());
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -255,6 +255,15 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.equal(await call(third, 'linear_whoami'), 'alice', log);
     assert.notEqual(stored().tokens.access_token, 'eyJ.refused-by-the-server.x', 'the refreshed token was stored');
     await third.close();
+    // Two desktop clients started together (at login) find the stored token expired: their
+    // gateways refresh it at once, and neither signs the other out.
+    const expired = JSON.parse(readFileSync(store, 'utf8'));
+    expired.upstreams.linear.tokens.expires_ms = Date.now() - 1000;
+    writeFileSync(store, JSON.stringify(expired), { mode: 0o600 });
+    const pair = await Promise.all([connect(plainArgs), connect(plainArgs)]);
+    const answers = await Promise.all(pair.map((c) => call(c, 'linear_whoami').catch((e) => String(e))));
+    assert.deepEqual(answers, ['alice', 'alice'], log);
+    await Promise.all(pair.map((c) => c.close()));
 
     // The refresh token is revoked: once the access token expires, linear needs a sign-in.
     refreshed = stored().tokens;
