@@ -139,8 +139,10 @@ impl DurableObject for UpstreamTokens {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let path = req.path();
         let ask: Ask = req.json().await?;
-        // The gateway's token only in the gateway's object, a principal's only in its own.
-        if (path == "/gateway") != (ask.principal == GATEWAY) {
+        // The gateway's token only in the gateway's object, a principal's only in its own (by
+        // the name it was reached by, where the runtime passes it on).
+        let another = self.state.id().name().is_some_and(|name| name != ask.principal);
+        if another || (path == "/gateway") != (ask.principal == GATEWAY) {
             return Response::from_json(&json!({ "error": format!("{path} is not asked of this object") }));
         }
         let answer = match path.as_str() {
