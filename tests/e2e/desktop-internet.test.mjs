@@ -155,6 +155,10 @@ if (process.env.SIEVE_TARGET !== 'native') {
     const configArg = entry.args[entry.args.indexOf('--mcp-config') + 1];
     assert.match(configArg, /^~\//, 'the README names the file under ~');
 
+    // `mcp-sieve check` on the file: nothing that will work is flagged (the proxy, the CA).
+    const checked = await sieve(['check', configArg], env);
+    assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+
     // mcp-sieve login linear: the test is the browser (through the https authorization server).
     await signInWith(BIN, ['--mcp-config', configArg], env, 'alice', issuer, 'linear', caFetch);
     const firstAccess = stored().tokens.access_token;
