@@ -297,9 +297,11 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
     // In the request's span from here on (entered only now: its name and parent, set above,
     // are fixed when it is first entered).
     async {
-        let id = match fresh_id() {
-            Ok(id) => app.cfg.session_id(&id),
-            Err(e) => {
+        // Minted only for a message that may use it (a session, a task, a question): not for a list.
+        let id = match mcp_sieve::protocol::jsonrpc::needs_fresh_id(&body).then(fresh_id) {
+            None => String::new(),
+            Some(Ok(id)) => app.cfg.session_id(&id),
+            Some(Err(e)) => {
                 tracing::error!("{e}");
                 return reply(http::failed());
             }

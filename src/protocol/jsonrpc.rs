@@ -198,6 +198,28 @@ pub fn peek(body: &[u8]) -> Option<(String, Value)> {
     Some((method, v.get_mut("params").map(Value::take).unwrap_or(Value::Null)))
 }
 
+/// The methods whose handling never reads `Env::fresh_id`: no session, task, holder or question
+/// to the client is made for them.
+const NO_FRESH_ID: [&str; 5] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "ping",
+];
+
+/// Whether the message in `body` may need `Env::fresh_id` (a shell then mints it: random bits and
+/// a signature). Only a method of [`NO_FRESH_ID`], read as [`peek`] reads it quickly, needs none;
+/// a body that quick reading refuses (a repeated `method`, say) is said to need one.
+pub fn needs_fresh_id(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+    }
+    !serde_json::from_slice::<Head>(body).is_ok_and(|h| NO_FRESH_ID.contains(&&*h.method))
+}
+
 /// Classifies a parsed JSON value as a JSON-RPC message.
 pub fn classify(v: Value) -> Result<Incoming, Rejected> {
     let mut obj: Map<String, Value> = match v {
@@ -295,6 +317,23 @@ pub fn notification(method: &str, params: Option<Value>) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_the_lists_and_ping_go_without_a_fresh_id() {
+        let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list","params":{"method":"initialize"}}"#;
+        assert!(!needs_fresh_id(list));
+        assert!(!needs_fresh_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
+        for needs in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}"#,
+            // A repeated key: the core reads the last one.
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"initialize"}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
+            b"not json",
+        ] {
+            assert!(needs_fresh_id(needs), "{}", String::from_utf8_lossy(needs));
+        }
+    }
 
     #[test]
     fn peek_reads_the_method_as_the_core_does() {
