@@ -3,9 +3,41 @@
 use crate::error::{Error, Result};
 
 fn fnv(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    fnv_on(0xcbf2_9ce4_8422_2325, s.as_bytes())
+}
+
+/// FNV-1a over `bytes`, from `h`.
+fn fnv_on(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A binding digested from its parts as they come (a list's filter fields, its concerns), with
+/// no text of them built: each list of parts is written as its length then each part's length
+/// and bytes, so two different sequences of lists do not write the same bytes.
+pub struct Binding(u64);
+
+impl Default for Binding {
+    fn default() -> Self {
+        Binding(fnv(""))
+    }
+}
+
+impl Binding {
+    /// Adds one list of parts.
+    pub fn list<S: AsRef<str>>(&mut self, parts: impl ExactSizeIterator<Item = S>) {
+        self.0 = fnv_on(self.0, &(parts.len() as u64).to_le_bytes());
+        for p in parts {
+            let p = p.as_ref().as_bytes();
+            self.0 = fnv_on(fnv_on(self.0, &(p.len() as u64).to_le_bytes()), p);
+        }
+    }
+
+    /// The binding's text, for [`encode`] and [`decode`].
+    pub fn text(&self) -> String {
+        format!("{:016x}", self.0)
+    }
 }
 
 /// The cursor for the page starting at `offset` of the list `binding` describes.

@@ -61,6 +61,26 @@ fn finish(s: &mut String, more: bool, next: impl Fn() -> String, warnings: &[Str
     s.push('}');
 }
 
+/// What a list's cursor is bound to: the filter's fields and the effective concerns, digested
+/// (a cursor used with another filter or concerns is refused).
+fn binding(filter: &Filter, concerns: &ConcernConfig) -> String {
+    let mut b = cursor::Binding::default();
+    for list in [
+        &filter.groups,
+        &filter.tags,
+        &filter.exclude_tags,
+        &filter.name_patterns,
+    ] {
+        b.list(list.iter());
+    }
+    b.list(filter.uri_patterns().iter());
+    // The rare boolean tree as its JSON text.
+    b.list(filter.expr.iter().map(|e| e.to_json().to_string()));
+    b.list(concerns.keys());
+    b.list(concerns.values());
+    b.text()
+}
+
 impl Server {
     /// The effective concerns of a request: the session's (or none), overridden per key by
     /// `params.filter.concerns`, `params.concerns` and `_meta["dev.mcp-sieve/concerns"]`.
@@ -116,7 +136,7 @@ impl Server {
         let mut sel = self.selection(kind, call, &filter, &concerns, log);
         #[cfg(feature = "standards")]
         self.hide_scoped(kind, &call.ctx, &mut sel);
-        let binding = format!("{}\n{:?}", filter.canonical(), concerns);
+        let binding = binding(&filter, &concerns);
         let method = kind.list_method();
         // Counted, and the page taken, on the selection itself: no list of every selected index.
         let total = sel.count();
@@ -203,5 +223,37 @@ impl Server {
             |o| cursor::encode(&method, "", self.version, o),
             &[],
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binding_tells_filters_and_concerns_apart() {
+        let filter = |v: Value| Filter::parse(&v, "filter").unwrap();
+        let concerns = |pairs: &[(&str, &str)]| -> ConcernConfig {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let none = concerns(&[]);
+        let base = binding(&filter(json!({"groups": ["a", "b"]})), &none);
+        assert_eq!(base, binding(&filter(json!({"groups": ["a", "b"]})), &none));
+        for other in [
+            binding(&filter(json!({"groups": ["a"], "tags": ["b"]})), &none),
+            binding(&filter(json!({"groups": ["ab"]})), &none),
+            binding(&filter(json!({"groups": ["a", "b"], "excludeTags": ["c"]})), &none),
+            binding(
+                &filter(json!({"groups": ["a", "b"]})),
+                &concerns(&[("security", "high")]),
+            ),
+            binding(&filter(json!({"groups": ["a", "b"], "expr": {"tag": "c"}})), &none),
+        ] {
+            assert_ne!(base, other);
+        }
+        assert_ne!(
+            binding(&filter(json!({})), &concerns(&[("security", "high")])),
+            binding(&filter(json!({})), &concerns(&[("security", "low")]))
+        );
     }
 }
