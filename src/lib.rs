@@ -22,7 +22,7 @@ pub mod operate;
 #[cfg(feature = "gateway")]
 pub mod pin;
 pub mod protocol;
-#[cfg(feature = "search-index")]
+#[cfg(any(feature = "search-index", feature = "host-vectors"))]
 pub mod search;
 mod sort;
 // MCP over stdio: server-only (the native binary), not in the package.

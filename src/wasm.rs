@@ -8,6 +8,8 @@
 mod callback;
 mod client;
 mod convert;
+#[cfg(feature = "host-vectors")]
+mod meaning;
 mod middleware;
 mod prefs;
 mod sieve;

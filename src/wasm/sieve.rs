@@ -33,6 +33,12 @@ pub struct Sieve {
     filters: Vec<Arc<JsFilter>>,
     chain: Chain,
     next_filter: u32,
+    /// The host's sentence vectors of the tools (`setToolVectors`): `dim` unit numbers per tool,
+    /// in the catalog's order; empty until given.
+    #[cfg(feature = "host-vectors")]
+    pub(super) vectors: Vec<f32>,
+    #[cfg(feature = "host-vectors")]
+    pub(super) dim: usize,
 }
 
 /// A selection: the view filter ∩ JS policy filters, with warnings about `filter.concerns`.
@@ -62,6 +68,10 @@ impl Sieve {
             filters: Vec::new(),
             chain: Chain::default(),
             next_filter: 1,
+            #[cfg(feature = "host-vectors")]
+            vectors: Vec::new(),
+            #[cfg(feature = "host-vectors")]
+            dim: 0,
         }
     }
 

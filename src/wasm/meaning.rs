@@ -1,0 +1,191 @@
+//! Search with the host's sentence vectors (issue 40 item 4): `Sieve.setToolVectors` takes the
+//! tools' vectors from the host's embedding model, and `Sieve.search` ranks the visible tools for a
+//! query by `tool_filter`'s BM25 fused with the cosine of the query's vector — the core's fusion
+//! (`crate::search::hybrid`), with the native server's and the Worker's weight and pool. Without a
+//! query vector the ranking is `tool_filter`'s alone.
+
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{from_js, js_error};
+use super::sieve::Sieve;
+use crate::filter::Filter;
+use crate::middleware::tool_filter;
+use crate::model::Kind;
+use crate::search::hybrid::{self, Fusion, DEFAULT_WEIGHT, POOL};
+use crate::Error;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** `sieve.search` options: how many tools (1 to 100, default 5), a filter narrowing them, and the query's sentence vector (same model and length as `setToolVectors`'). */
+export interface SearchOptions { k?: number; filter?: Filter; queryVector?: Float32Array | number[] }
+/** `sieve.search`'s answer: `hybrid` with a query vector, else `lexical`; the tools best first, `score` the fused score (or BM25 / the best BM25). */
+export interface SearchResult { ranking: "hybrid" | "lexical"; tools: { name: string; index: number; score: number }[] }
+"#;
+
+/// A `-32602` error with `message`.
+fn bad(message: String) -> JsValue {
+    js_error(&Error::params(message))
+}
+
+/// `what` as unit vectors of `dim` numbers, or an error naming the first number that is not finite.
+fn finite(what: &str, v: &mut [f32], dim: usize) -> Result<(), JsValue> {
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(bad(format!("{what}[{i}] is not a finite number")));
+    }
+    for row in v.chunks_exact_mut(dim) {
+        hybrid::normalize(row);
+    }
+    Ok(())
+}
+
+#[wasm_bindgen]
+impl Sieve {
+    /// Hands over the tools' sentence vectors for `search`: `dim` numbers per tool, tool after
+    /// tool, in the catalog's order, or in the order of `names` (tools not named get none and rank
+    /// by their words). They must come from the model that will encode the queries. Throws an
+    /// `Error` with `code` -32602 naming the field for a wrong dimension, count or name.
+    ///
+    /// @example
+    /// ```js
+    /// sieve.setToolVectors(new Float32Array(await embed(texts)), 384, names);
+    /// ```
+    #[wasm_bindgen(js_name = setToolVectors)]
+    pub fn set_tool_vectors(
+        &mut self,
+        mut vectors: Vec<f32>,
+        dim: usize,
+        #[wasm_bindgen(unchecked_optional_param_type = "string[]")] names: Option<JsValue>,
+    ) -> Result<(), JsValue> {
+        let section = self.catalog().section(Kind::Tool);
+        let tools = section.items.len();
+        let count = vectors.len();
+        if dim == 0 || count % dim != 0 {
+            return Err(bad(format!(
+                "vectors holds {count} numbers: not whole vectors of dim {dim}"
+            )));
+        }
+        let rows = count / dim;
+        finite("vectors", &mut vectors, dim)?;
+        let names = from_js(names, "names")?;
+        let vectors = match names {
+            Value::Null if rows == tools => vectors,
+            Value::Null => {
+                return Err(bad(format!(
+                    "vectors holds {rows} vectors of dim {dim}, the catalog {tools} tools: give one per tool in its order, or names"
+                )))
+            }
+            Value::Array(names) if names.len() == rows => {
+                let mut out = vec![0.0; tools * dim];
+                for (n, (name, row)) in names.iter().zip(vectors.chunks_exact(dim)).enumerate() {
+                    let i = name
+                        .as_str()
+                        .and_then(|name| section.find(name))
+                        .ok_or_else(|| bad(format!("names[{n}] is {name}: not a tool of this catalog")))?;
+                    out[i * dim..(i + 1) * dim].copy_from_slice(row);
+                }
+                out
+            }
+            Value::Array(names) => {
+                return Err(bad(format!(
+                    "names has {} names for {rows} vectors of dim {dim}",
+                    names.len()
+                )))
+            }
+            _ => return Err(bad("names must be an array of tool names".into())),
+        };
+        self.vectors = vectors;
+        self.dim = dim;
+        Ok(())
+    }
+
+    /// The `options.k` (default 5) tools best matching `query` among those `options.filter`
+    /// leaves visible (JS policy filters included), best first. With `options.queryVector` (the
+    /// query's sentence vector, from the model of `setToolVectors`) the ranking fuses the words'
+    /// BM25 with the cosine as the mcp-sieve server does (`0.7 × cosine + 0.3 × BM25 / the best
+    /// BM25`); without, it is the words' ranking alone, as the `tool_filter` middleware's.
+    ///
+    /// @example
+    /// ```js
+    /// const { ranking, tools } = sieve.search('give this buyer their money back', { k: 3, queryVector });
+    /// tools[0].name; // 'create_refund'
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "SearchResult")]
+    pub fn search(
+        &self,
+        query: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "SearchOptions")] options: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let get = |key: &str| {
+            options
+                .as_ref()
+                .and_then(|o| js_sys::Reflect::get(o, &key.into()).ok())
+                .filter(|v| !v.is_undefined() && !v.is_null())
+        };
+        let k = match get("k").map(|k| k.as_f64()) {
+            None => 5,
+            Some(Some(k)) if k.fract() == 0.0 && (1.0..=100.0).contains(&k) => k as usize,
+            Some(_) => return Err(bad("options.k must be an integer from 1 to 100".into())),
+        };
+        let filter =
+            Filter::parse(&from_js(get("filter"), "options.filter")?, "options.filter").map_err(|e| js_error(&e))?;
+        let visible = self
+            .tool_selection(&filter, "options.filter.concerns")
+            .map_err(|e| js_error(&e))?;
+        let section = self.catalog().section(Kind::Tool);
+        let candidates: Vec<usize> = visible.ones().collect();
+        let lexical = tool_filter::rank(&section.items, &self.catalog().groups, &candidates, query);
+        let (ranking, ranked): (&str, Vec<(usize, f64)>) = match get("queryVector") {
+            None => {
+                let top = lexical.first().map_or(1.0, |r| r.1);
+                (
+                    "lexical",
+                    lexical.into_iter().take(k).map(|(i, s)| (i, s / top)).collect(),
+                )
+            }
+            Some(v) => {
+                let mut q = if v.is_object() {
+                    js_sys::Float32Array::new(&v).to_vec()
+                } else {
+                    Vec::new()
+                };
+                let dim = self.dim;
+                if dim == 0 {
+                    return Err(bad(
+                        "options.queryVector is given, but no tool vectors: call setToolVectors first".into(),
+                    ));
+                }
+                if q.len() != dim {
+                    return Err(bad(format!(
+                        "options.queryVector has {} numbers, the tools' vectors {dim}: not the same model",
+                        q.len()
+                    )));
+                }
+                finite("options.queryVector", &mut q, dim)?;
+                let lexical: Vec<(usize, f32)> = lexical.iter().take(POOL).map(|&(i, s)| (i, s as f32)).collect();
+                let by_cosine = hybrid::top_k(hybrid::cosines(&self.vectors, dim, &q, &visible), POOL.max(k));
+                let cosine_of = |d: usize| {
+                    self.vectors
+                        .get(d * dim..(d + 1) * dim)
+                        .map_or(0.0, |v| hybrid::dot(v, &q))
+                };
+                let fused = hybrid::fuse(&lexical, &by_cosine, cosine_of, Fusion::Weighted(DEFAULT_WEIGHT), k);
+                ("hybrid", fused.into_iter().map(|(i, s)| (i, f64::from(s))).collect())
+            }
+        };
+        // Built in JS (as `filter`'s result): no JSON text, no float formatting in the wasm.
+        let tools = js_sys::Array::new();
+        let out = js_sys::Object::new();
+        let set = |o: &js_sys::Object, k: &str, v: JsValue| js_sys::Reflect::set(o, &k.into(), &v).map(|_| ());
+        for (i, s) in ranked {
+            let tool = js_sys::Object::new();
+            set(&tool, "name", section.items[i].name.as_str().into())?;
+            set(&tool, "index", (i as u32).into())?;
+            set(&tool, "score", ((s * 1000.0).round() / 1000.0).into())?;
+            tools.push(&tool);
+        }
+        set(&out, "ranking", ranking.into())?;
+        set(&out, "tools", tools.into())?;
+        Ok(out.into())
+    }
+}
