@@ -1,7 +1,8 @@
 //! Change without a restart: `serve` and `stdio` watch their catalog document and client
 //! configuration (`--catalog`, `--mcp-config`) and pick up an edit. Every [`POLL`] each file's
-//! modified time, length and content digest are read by path (an editor that saves by renaming
-//! a new file over the old one is seen like any other write); on a change the whole
+//! times and length are read by path, and its content digest when they moved or the file had
+//! been written less than 2 s before it was last read (an editor that saves by renaming a new
+//! file over the old one is seen like any other write); on a change the whole
 //! configuration is built anew — the document loaded, the view resolved, a gateway started over
 //! the new upstreams and their lists fetched — and only then swapped in: sessions carry on with
 //! the new lists (their streams' ticks send `list_changed`), each keeping its view; the old
@@ -50,22 +51,75 @@ pub fn files(source: &Source) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A file as last seen: modified time, length, digest of its content (`None`: it is missing).
-type Stamp = Option<(SystemTime, u64, [u8; 32])>;
+/// A file as last seen (`None`: it is missing). Two are the same when their modified time,
+/// length and content digest are.
+#[derive(Debug, Clone)]
+struct Seen {
+    modified: SystemTime,
+    len: u64,
+    digest: [u8; 32],
+    /// Its status change time (Unix: every write or rename moves it, and nothing sets it back).
+    changed: Option<SystemTime>,
+    /// Read at least [`SETTLED`] after its times: any later write moves them.
+    settled: bool,
+}
 
-fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
+impl PartialEq for Seen {
+    fn eq(&self, other: &Self) -> bool {
+        (self.modified, self.len, self.digest) == (other.modified, other.len, other.digest)
+    }
+}
+
+type Stamp = Option<Seen>;
+
+/// How long after a write a file's times are sure to move with the next one (the coarsest file
+/// systems keep them to 2 s).
+const SETTLED: Duration = Duration::from_secs(2);
+
+/// The files as they are now; `before` (as last seen) is taken again without reading a file
+/// whose times and length have not moved since it was read settled (a 2 MB catalog is not
+/// digested every [`POLL`]).
+fn stamps(paths: &[PathBuf], before: &[Stamp]) -> Vec<Stamp> {
     paths
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let meta = std::fs::metadata(p).ok()?;
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            let (len, changed) = (meta.len(), changed(&meta));
+            let same = |s: &&Seen| s.settled && (s.modified, s.len, s.changed) == (modified, len, changed);
+            if let Some(s) = before.get(i).and_then(Option::as_ref).filter(same) {
+                return Some(s.clone());
+            }
             let text = std::fs::read(p).ok()?;
-            Some((
-                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-                meta.len(),
-                Sha256::digest(&text).into(),
-            ))
+            let latest = changed.map_or(modified, |c| c.max(modified));
+            Some(Seen {
+                modified,
+                len,
+                digest: Sha256::digest(&text).into(),
+                changed,
+                settled: SystemTime::now().duration_since(latest).is_ok_and(|d| d >= SETTLED),
+            })
         })
         .collect()
+}
+
+/// The status change time of a file, where the platform keeps one.
+fn changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (secs, nanos) = (
+            u64::try_from(meta.ctime()).ok()?,
+            u32::try_from(meta.ctime_nsec()).ok()?,
+        );
+        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
 }
 
 /// Builds what `source` describes now: the server, its view (`view`: stdio's flags; `None`:
@@ -116,10 +170,10 @@ pub fn spawn(
         return;
     }
     tokio::spawn(async move {
-        let mut seen = stamps(&paths);
+        let mut seen = stamps(&paths, &[]);
         loop {
             tokio::time::sleep(POLL).await;
-            let now = stamps(&paths);
+            let now = stamps(&paths, &seen);
             if now == seen {
                 continue;
             }
@@ -183,21 +237,57 @@ fn list(prefix: &str, names: &[&String]) -> String {
 mod tests {
     use super::*;
 
+    /// `text` written to `name` in a fresh folder of its own; the folder and the file.
+    fn scratch(test: &str, name: &str, text: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("sieve-reload-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        (dir, file)
+    }
+
+    /// `file` rewritten with `text`, then given the modified time `at`.
+    fn rewrite_at(file: &PathBuf, text: &str, at: SystemTime) {
+        std::fs::write(file, text).unwrap();
+        let f = std::fs::File::options().write(true).open(file).unwrap();
+        f.set_modified(at).unwrap();
+    }
+
     #[test]
     fn a_rename_over_the_file_is_a_change() {
-        let dir = std::env::temp_dir().join(format!("sieve-reload-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("servers.json");
-        std::fs::write(&file, "{\"mcpServers\": {}}").unwrap();
-        let first = stamps(std::slice::from_ref(&file));
-        assert_eq!(first, stamps(std::slice::from_ref(&file)), "nothing changed");
+        let (dir, file) = scratch("rename", "servers.json", "{\"mcpServers\": {}}");
+        let first = stamps(std::slice::from_ref(&file), &[]);
+        assert_eq!(first, stamps(std::slice::from_ref(&file), &first), "nothing changed");
         // A new file renamed over it, as editors save.
         let next = dir.join("servers.json.new");
         std::fs::write(&next, "{\"mcpServers\": {} }").unwrap();
         std::fs::rename(&next, &file).unwrap();
-        assert_ne!(first, stamps(std::slice::from_ref(&file)));
+        assert_ne!(first, stamps(std::slice::from_ref(&file), &first));
         std::fs::remove_file(&file).unwrap();
-        assert_eq!(stamps(std::slice::from_ref(&file)), vec![None]);
+        assert_eq!(stamps(std::slice::from_ref(&file), &first), vec![None]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_settled_file_rewritten_with_its_old_time_and_length_is_a_change() {
+        let (dir, file) = scratch("settled", "catalog.json", "");
+        let old = SystemTime::now() - Duration::from_secs(60);
+        rewrite_at(&file, "{\"tools\": [1]}", old);
+        let first = stamps(std::slice::from_ref(&file), &[]);
+        assert!(
+            first[0].as_ref().is_some_and(|s| !s.settled),
+            "its status changed just now"
+        );
+        // Read again once its times are old enough: settled, and taken as it was.
+        let mut settled = first.clone();
+        settled[0].as_mut().unwrap().settled = true;
+        assert_eq!(stamps(std::slice::from_ref(&file), &settled), first);
+        // The same length and modified time, other bytes: the status change time tells.
+        rewrite_at(&file, "{\"tools\": [2]}", old);
+        let now = stamps(std::slice::from_ref(&file), &settled);
+        if cfg!(unix) {
+            assert_ne!(now, settled);
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
