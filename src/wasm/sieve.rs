@@ -47,6 +47,15 @@ struct Selected {
     warnings: Vec<String>,
 }
 
+/// A plain JS object of `pairs`.
+fn object(pairs: &[(&str, JsValue)]) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        let _ = js_sys::Reflect::set(&o, &(*k).into(), v);
+    }
+    o
+}
+
 fn catalog_error(e: Error) -> JsValue {
     js_error(&e)
 }
@@ -359,16 +368,35 @@ impl Sieve {
             self.catalog.groups.iter().map(|g| g.name.as_str()),
             self.catalog.tags.iter().map(|t| t.name.as_str()),
         );
-        let out = json!({
-            "total": f.total,
-            "groups": f.groups.iter().map(|(name, count)| json!({"name": name, "count": count})).collect::<Vec<_>>(),
-            "tags": f.tags.iter().map(|t| json!({"name": t.name, "require": t.require, "exclude": t.exclude})).collect::<Vec<_>>(),
-            "concerns": f.concerns.iter().map(|(name, values)| json!({
-                "name": name,
-                "values": values.iter().map(|(value, count)| json!({"value": value, "count": count})).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        });
-        Ok(to_js(&out))
+        // Built in JS, one small object at a time (as `filter`'s result): less wasm than `json!`.
+        let counts = |pairs: &mut dyn Iterator<Item = (&str, &str, usize)>| {
+            let a = js_sys::Array::new();
+            for (key, name, count) in pairs {
+                a.push(&object(&[(key, name.into()), ("count", (count as u32).into())]));
+            }
+            a
+        };
+        let groups = counts(&mut f.groups.iter().map(|(n, c)| ("name", n.as_str(), *c)));
+        let tags = js_sys::Array::new();
+        for t in &f.tags {
+            tags.push(&object(&[
+                ("name", t.name.as_str().into()),
+                ("require", (t.require as u32).into()),
+                ("exclude", (t.exclude as u32).into()),
+            ]));
+        }
+        let concerns = js_sys::Array::new();
+        for (name, values) in &f.concerns {
+            let values = counts(&mut values.iter().map(|(v, c)| ("value", v.as_str(), *c)));
+            concerns.push(&object(&[("name", name.as_str().into()), ("values", values.into())]));
+        }
+        Ok(object(&[
+            ("total", (f.total as u32).into()),
+            ("groups", groups.into()),
+            ("tags", tags.into()),
+            ("concerns", concerns.into()),
+        ])
+        .into())
     }
 
     /// Validates a concern configuration against the declarations (as the server would):
