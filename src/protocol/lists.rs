@@ -5,7 +5,6 @@ use serde_json::{json, Map, Value};
 
 use crate::concern::ConcernConfig;
 use crate::error::{Error, Result};
-use crate::filter::index::write_list;
 use crate::filter::{Bits, Filter};
 use crate::model::Kind;
 use crate::protocol::cursor;
@@ -30,16 +29,12 @@ fn page_json(
             .map(|&i| fragments[i].len() + 1)
             .sum::<usize>(),
     );
-    s.push_str("{\"");
-    s.push_str(key);
-    s.push_str("\":[");
-    for (n, &i) in selected.iter().skip(offset).take(size).enumerate() {
-        if n > 0 {
-            s.push(',');
-        }
-        s.push_str(&fragments[i]);
-    }
-    s.push(']');
+    s.push('{');
+    write_field(
+        &mut s,
+        key,
+        selected.iter().skip(offset).take(size).map(|&i| &*fragments[i]),
+    );
     finish(
         &mut s,
         offset.saturating_add(size) < selected.len(),
@@ -47,6 +42,20 @@ fn page_json(
         warnings,
     );
     s
+}
+
+/// Appends the list's field, `"<key>":[item,item,...]`, to `s`.
+fn write_field<'a>(s: &mut String, key: &str, items: impl Iterator<Item = &'a str>) {
+    s.push('"');
+    s.push_str(key);
+    s.push_str("\":[");
+    for (n, item) in items.enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        s.push_str(item);
+    }
+    s.push(']');
 }
 
 fn finish(s: &mut String, more: bool, next: impl Fn() -> String, warnings: &[String]) {
@@ -144,10 +153,12 @@ impl Server {
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
         let page: Vec<usize> = sel.ones().skip(offset).take(size).collect();
-        // Sized once (the page's fragments, and room for the cursor and the envelope around it).
-        let mut s =
-            String::with_capacity(page.iter().map(|&i| section.items[i].fragment.len() + 1).sum::<usize>() + 512);
-        write_list(&mut s, kind.key(), &section.items, page.iter().copied());
+        // Sized once (the response's head, the page's fragments, and room for the cursor).
+        let fragments = page.iter().map(|&i| section.items[i].fragment.len() + 1).sum::<usize>();
+        let mut s = String::with_capacity(call.head.len() + fragments + 256);
+        s.push_str(if call.head.is_empty() { "{" } else { call.head });
+        let items = page.iter().map(|&i| &*section.items[i].fragment);
+        write_field(&mut s, kind.key(), items);
         let more = offset.saturating_add(size) < total;
         finish(
             &mut s,
@@ -155,6 +166,9 @@ impl Server {
             || cursor::encode(method, &binding, self.version, offset + size),
             &warnings,
         );
+        if !call.head.is_empty() {
+            s.push('}');
+        }
         Ok(s)
     }
 

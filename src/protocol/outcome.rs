@@ -35,4 +35,6 @@ pub struct Outcome {
     /// The client answered a question the server asked: (its key, the message) for the shell to
     /// hand to the stream waiting for it.
     pub answered: Option<(String, Value)>,
+    /// The result is the whole response already (a list written after `Call::head`).
+    pub(crate) enveloped: bool,
 }

@@ -27,6 +27,14 @@ const CACHEABLE: [&str; 10] = [
     "server/discover",
 ];
 
+/// The list methods, whose answers are written whole by `Server::list` (see `Call::head`).
+const LISTS: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
 /// Whether a request carries the 2026-07-28 version in its `_meta`.
 fn is_modern(params: &Value) -> bool {
     params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() == Some(MODERN_VERSION)
@@ -56,6 +64,20 @@ impl Server {
         (ttl.max(0), if private { "private" } else { "public" })
     }
 
+    /// The fields a result object starts with: none in a session; a 2026-07-28 result says
+    /// whether it is complete, and a list how long and by whom it may be cached.
+    fn result_fields(&self, method: &str, params: &Value, env: &Env, stateless: bool) -> String {
+        let mut fields = String::new();
+        if stateless {
+            fields.push_str("\"resultType\":\"complete\"");
+            if CACHEABLE.contains(&method) {
+                let (ttl, scope) = self.cache_fields(params, env);
+                fields.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
+            }
+        }
+        fields
+    }
+
     /// Handles one message. `session` is the caller's session (None before `initialize`, or for
     /// stateless requests); `initialize` fills it.
     pub fn handle(&self, msg: Incoming, session: &mut Option<Session>, env: &Env) -> Outcome {
@@ -83,14 +105,9 @@ impl Server {
                 }
                 if out.retry_at.is_none() && out.forward.is_none() && out.watch.is_none() && out.ask.is_none() {
                     out.response = Some(match result {
-                        // 2026-07-28 results say whether they are complete, and lists how long
-                        // and by whom they may be cached.
+                        Ok(whole) if out.enveloped => whole,
                         Ok(raw) if stateless && raw.starts_with('{') && !raw.starts_with("{\"resultType\"") => {
-                            let mut fields = String::from("\"resultType\":\"complete\"");
-                            if CACHEABLE.contains(&method.as_str()) {
-                                let (ttl, scope) = self.cache_fields(&params, env);
-                                fields.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
-                            }
+                            let fields = self.result_fields(&method, &params, env, stateless);
                             jsonrpc::ok_raw_with(&id, raw, &fields)
                         }
                         Ok(raw) => jsonrpc::ok_raw(&id, raw),
@@ -114,6 +131,15 @@ impl Server {
         out: &mut Outcome,
     ) -> Result<String> {
         let stateless = session.as_ref().is_none_or(|s| s.task_holder);
+        // A list writes its response whole after this head (its page is not moved).
+        let head = match LISTS.contains(&method) {
+            true => {
+                let fields = self.result_fields(method, params, env, stateless);
+                let comma = if fields.is_empty() { "" } else { "," };
+                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{{fields}{comma}")
+            }
+            false => String::new(),
+        };
         if method == "initialize" && !is_modern(params) {
             return self.initialize(id, params, session, env, out);
         }
@@ -147,6 +173,7 @@ impl Server {
             stateless,
             ctx: self.context(method, id, params, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
+            head: &head,
         };
         // 2026-07-28 has no initialize: the initial checks run on every stateless request,
         // before anything else.
@@ -158,10 +185,16 @@ impl Server {
             "ping" => Ok("{}".into()),
             "server/discover" => Ok(self.discover(&call.ctx).to_string()),
             "tools/list" if Self::searching(&call) => self.search_list(&call, log),
-            "tools/list" => self.list(Kind::Tool, &call, log),
-            "resources/list" => self.list(Kind::Resource, &call, log),
-            "resources/templates/list" => self.list(Kind::ResourceTemplate, &call, log),
-            "prompts/list" => self.list(Kind::Prompt, &call, log),
+            "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+                let kind = match method {
+                    "tools/list" => Kind::Tool,
+                    "resources/list" => Kind::Resource,
+                    "resources/templates/list" => Kind::ResourceTemplate,
+                    _ => Kind::Prompt,
+                };
+                out.enveloped = !head.is_empty();
+                self.list(kind, &call, &mut out.log)
+            }
             #[cfg(feature = "standards")]
             "groups/list" if crate::protocol::disclosure::declares_groups(&call.ctx) => self.list_bundles(&call),
             #[cfg(feature = "standards")]

@@ -305,6 +305,7 @@ impl Server {
             stateless: call.stateless,
             ctx: call.ctx.clone(),
             session_concerns: call.session_concerns.clone(),
+            head: "",
         };
         #[cfg(feature = "gateway")]
         {
@@ -331,5 +332,6 @@ fn as_list<'a>(call: &Call<'a>) -> Call<'a> {
         stateless: call.stateless,
         ctx,
         session_concerns: call.session_concerns.clone(),
+        head: "",
     }
 }

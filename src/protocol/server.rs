@@ -36,6 +36,10 @@ pub(crate) struct Call<'a> {
     pub stateless: bool,
     pub ctx: FilterContext,
     pub session_concerns: ConcernConfig,
+    /// The response's start up to its result's first field (`{"jsonrpc":"2.0","id":..,"result":{`
+    /// and a 2026-07-28 result's own fields): a list writes its answer whole after it, so its
+    /// page is not moved to be wrapped. Empty: the result alone.
+    pub head: &'a str,
 }
 
 /// The MCP server core: a compiled catalog and a policy chain.
