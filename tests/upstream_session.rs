@@ -711,3 +711,51 @@ fn an_upstream_refusing_a_call_with_an_http_status_is_named_with_the_status_and_
     );
     assert!(e.contains("bad arguments"), "{e}");
 }
+
+/// Two stateless calls (no downstream session, no roots) at a legacy-era upstream with
+/// `"auth": "oauth"` (the `authorization_code` grant): the upstream session each began in and
+/// the `Mcp-Session-Id` each `stateless_done` closes.
+fn two_stateless_calls(mut gw: Gateway) -> Vec<(Option<String>, Option<String>)> {
+    let doc = json!({"upstreams": {"gh": {"url": "http://127.0.0.1:9/gh", "auth": "oauth"}}});
+    let local = Catalog::load(&doc).unwrap();
+    let mut up = Upstream1::new(1, 10);
+    let Serving::Refresh(jobs) = gw.serving(0) else {
+        panic!("the first request refreshes")
+    };
+    gw.refreshed(&local, run_jobs(jobs, |_, m, p| up.answer(m, p)), 1)
+        .unwrap();
+    let forward = Forward {
+        method: "tools/call".into(),
+        params: json!({"name": "t0", "arguments": {}}),
+        upstream_name: "gh".into(),
+        stateless: true,
+        ..Forward::default()
+    };
+    (0..2)
+        .map(|_| {
+            let (member, mut conv, mut exchange) = gw.forward(&forward).unwrap();
+            let began = conv.link().session;
+            let (reply, _) = run(&mut conv, &mut exchange, |m, p| up.answer(m, p));
+            assert!(reply.is_ok());
+            let closed = gw
+                .stateless_done(member, &forward, began.as_deref(), &conv.link())
+                .and_then(|h| h.into_iter().find(|(k, _)| k == "Mcp-Session-Id"))
+                .map(|(_, v)| v);
+            (began, closed)
+        })
+        .collect()
+}
+
+#[test]
+fn stateless_calls_share_an_upstream_session_unless_each_principal_signs_in() {
+    let upstreams = Catalog::load(&json!({"upstreams": {"gh": {"url": "http://127.0.0.1:9/gh", "auth": "oauth"}}}))
+        .unwrap()
+        .upstreams;
+    // One token for all (native): the first call opens the shared session (s2; s1 holds the
+    // lists), the second runs in it, nothing is closed.
+    let shared = two_stateless_calls(Gateway::new_many(&upstreams));
+    assert_eq!(shared, [(None, None), (Some("s2".into()), None)]);
+    // Each principal's own token (the Worker): each call opens its own session, closed after it.
+    let own = two_stateless_calls(Gateway::new_many(&upstreams).tokens_per_principal());
+    assert_eq!(own, [(None, Some("s2".into())), (None, Some("s3".into()))]);
+}

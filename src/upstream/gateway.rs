@@ -29,7 +29,7 @@ use super::redact::Secrets;
 use super::reply::Reply;
 use super::space::{Claims, MAX_REFUSALS_SHOWN};
 use super::task_list::TaskList;
-use crate::catalog::{Catalog, Upstream};
+use crate::catalog::{Catalog, Grant, Upstream};
 use crate::error::{Error, Result};
 use crate::http::SessionStore;
 use crate::pin::{Pins, Report};
@@ -192,6 +192,9 @@ pub struct Gateway {
     claims: Claims,
     /// Every secret it knows: redacted from its status and log lines.
     secrets: Secrets,
+    /// Whether its shell signs each principal in to its `authorization_code` upstreams (see
+    /// [`Gateway::tokens_per_principal`]).
+    per_principal: bool,
 }
 
 /// The end of a refresh.
@@ -324,6 +327,7 @@ impl Gateway {
             pins: Pins::default(),
             claims: Claims::default(),
             secrets: Secrets::default(),
+            per_principal: false,
         }
     }
 
@@ -350,6 +354,29 @@ impl Gateway {
             m.conv = Conversation::new(m.list_config());
         }
         self
+    }
+
+    /// The same gateway, for a shell that sends each principal's own token to its upstreams with
+    /// `auth` of the `authorization_code` grant (the Worker): stateless requests there do not
+    /// share one upstream session (see [`Gateway::shares_session`]).
+    pub fn tokens_per_principal(mut self) -> Self {
+        self.per_principal = true;
+        self
+    }
+
+    /// Whether `forward`, a request with no upstream session of its own, runs in the session
+    /// stateless callers share at upstream `member`: a legacy-era upstream, a client without
+    /// roots, and not an upstream each principal signs in to separately (their tokens would
+    /// meet in one session there).
+    pub fn shares_session(&self, member: usize, forward: &Forward) -> bool {
+        self.members.get(member).is_some_and(|m| {
+            let own_tokens = self.per_principal
+                && m.upstream
+                    .auth
+                    .as_ref()
+                    .is_some_and(|a| a.grant == Grant::AuthorizationCode);
+            forward.roots.is_none() && m.conv.era() == Era::Legacy && !own_tokens
+        })
     }
 
     /// The upstream this gateway fronts (the first one).
@@ -729,9 +756,10 @@ impl Gateway {
     /// The upstream (`member`), the conversation and the exchange that perform `forward`: in
     /// the downstream session's own session there; for a stateless request, in the session
     /// stateless callers share at a legacy-era upstream (ids reserved in it; see
-    /// [`Gateway::stateless_done`]), or a fresh one when its client declared roots (the session
-    /// declares them; used once). A call to an upstream that is down is refused at once,
-    /// naming it and why.
+    /// [`Gateway::stateless_done`]), or a fresh one, used once, when it shares none there
+    /// ([`Gateway::shares_session`]: its client declared roots, which the session declares; or
+    /// each principal's token goes to that upstream). A call to an upstream that is down is
+    /// refused at once, naming it and why.
     pub fn forward(&mut self, forward: &Forward) -> Result<(usize, Conversation, Exchange)> {
         let (i, conv, answered) = self.forward_in(forward)?;
         let exchange = answered.unwrap_or_else(|| conv.request(&forward.method, forward.params.clone()));
@@ -743,6 +771,7 @@ impl Gateway {
     /// it is answered without asking the upstream (a subscription it does not offer).
     pub fn forward_in(&mut self, forward: &Forward) -> Result<(usize, Conversation, Option<Exchange>)> {
         let i = forward.upstream;
+        let shares = self.shares_session(i, forward);
         let m = self
             .members
             .get_mut(i)
@@ -752,7 +781,7 @@ impl Gateway {
         }
         let link = match &forward.link {
             Some(l) => l.clone(),
-            None if forward.roots.is_none() && m.conv.era() == Era::Legacy => {
+            None if shares => {
                 let start = m.shared.next_id.max(1);
                 m.shared.next_id = start.saturating_add(crate::protocol::IDS_PER_EXCHANGE);
                 UpstreamLink {
@@ -807,9 +836,10 @@ impl Gateway {
 
     /// After a stateless request's exchange with `member` (`began`: the upstream session it
     /// began in, `link`: the one it ended in): the headers of the `DELETE` of an upstream
-    /// session that served it alone (a client with roots; or one opened while another caller
-    /// opened the shared one), else `None` — the shared session is kept, or replaced by the one
-    /// the exchange opened when the upstream forgot it (or it had none yet).
+    /// session that served it alone (one [`Gateway::shares_session`] says is not shared; or one
+    /// opened while another caller opened the shared one), else `None` — the shared session is
+    /// kept, or replaced by the one the exchange opened when the upstream forgot it (or it had
+    /// none yet).
     pub fn stateless_done(
         &mut self,
         member: usize,
@@ -817,8 +847,8 @@ impl Gateway {
         began: Option<&str>,
         link: &UpstreamLink,
     ) -> Option<Vec<(String, String)>> {
+        let shares = self.shares_session(member, forward);
         let m = self.members.get_mut(member)?;
-        let shares = forward.roots.is_none() && m.conv.era() == Era::Legacy;
         if shares && link.session == m.shared.session {
             return None;
         }

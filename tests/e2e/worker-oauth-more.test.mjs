@@ -10,12 +10,15 @@
 //   `mcp admin` (the union); after that sign-in the call succeeds.
 // - Sessions: at an upstream that keeps sessions, the GET stream and the DELETE of a principal's
 //   upstream session carry that principal's token, as its POSTs do.
+// - Stateless callers: alice's and bob's 2026-07-28 calls without a session, at an upstream that
+//   keeps sessions (spoken to in 2025-11-25), each run in an upstream session of their own, closed
+//   (DELETE) after it: no upstream session ever carries two principals' tokens.
 // - Status for nobody: a Worker that does not tell its callers apart answers an anonymous
 //   GET /mcp-sieve/upstreams for an upstream nobody has listed with `needs-login` and where to
 //   sign in (a refresh for nobody leaves the upstream due, so it is not `down`), sending nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { freePort } from './harness.mjs';
+import { freePort, sdkStateless } from './harness.mjs';
 import { startAuthServer, startMcp, browse, startOAuthWorker } from './oauth-helpers.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -164,5 +167,35 @@ if (process.env.SIEVE_TARGET === 'native') {
       assert.deepEqual([...owner(d.session)], ['alice-user'], 'of her own session');
     }
     assert.equal(await call(bob, 'a_whoami'), 'bob-user');
+  });
+
+  test('stateless calls of two principals never share an upstream session', { timeout: 180_000 }, async (t) => {
+    const { as, base, bothSignedIn, requests, worker } = await setUp(t, { sessions: true });
+    await bothSignedIn();
+    const subject = (r) => r.authorization && JSON.parse(Buffer.from(r.authorization.split(' ')[1].split('.')[1], 'base64url')).sub;
+    const why = () => `${JSON.stringify(requests.map((r) => [r.method, r.session, subject(r)]))}\n${worker.output()}`;
+    const whoami = async (who) => {
+      const r = await sdkStateless(`${base}/mcp`, 'tools/call', { name: 'a_whoami', arguments: {} }, { headers: as(who) });
+      assert.ok(r.result, `${who}'s stateless call: ${JSON.stringify(r)}`);
+      return r.result.content[0].text;
+    };
+    const first = requests.length;
+    // One after another (a session the first opened would be there for the next), then at once.
+    for (const who of ['alice', 'bob', 'alice', 'bob']) assert.equal(await whoami(who), `${who}-user`, why());
+    const both = await Promise.all(['alice', 'bob', 'alice', 'bob'].map(whoami));
+    assert.deepEqual(both, ['alice-user', 'bob-user', 'alice-user', 'bob-user']);
+    const used = requests.slice(first).filter((r) => r.session);
+    assert.ok(used.length > 0, `the upstream keeps sessions: ${why()}`);
+    const before = new Set(requests.slice(0, first).map((r) => r.session));
+    const opened = [...new Set(used.map((r) => r.session))].filter((id) => !before.has(id));
+    assert.ok(opened.length >= 8, `each stateless call opened its own upstream session: ${why()}`);
+    // Each is closed after its call, with its principal's token.
+    const closed = (id) => requests.some((r) => r.method === 'DELETE' && r.session === id);
+    for (let i = 0; i < 100 && !opened.every(closed); i += 1) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(opened.every(closed), `each was closed: ${why()}`);
+    for (const id of new Set(used.map((r) => r.session))) {
+      const subjects = new Set(requests.filter((r) => r.session === id).map(subject));
+      assert.equal(subjects.size, 1, `upstream session ${id} carried the tokens of ${[...subjects]}: ${why()}`);
+    }
   });
 }

@@ -183,7 +183,8 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
     // Roots too, for clients that declare them: the Durable Object of a session reads its
     // upstream sessions' standalone streams, where servers ask for them (`standalone`).
-    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`);
+    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`),
+    // and no upstream session shared by stateless callers there (`tokens_per_principal`);
     // those with `"grant": "client_credentials"`: the gateway's own token.
     let mut signing: Vec<Option<Signer>> = Vec::new();
     for u in ups {
@@ -209,7 +210,8 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     let gateway = upstream::Gateway::with_secrets(ups, var)?
         .redacting(&upstream::Secrets::own(var))
         .relaying()
-        .with_roots();
+        .with_roots()
+        .tokens_per_principal();
     Ok(Some(Setup {
         upstreams: ups.clone(),
         gateway,
