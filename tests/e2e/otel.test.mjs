@@ -86,7 +86,10 @@ test('one trace crosses two chained mcp-sieve: client span â†’ gateway SERVER â†
     { headers: { traceparent: `00-${traceId}-${spanId}-01` } });
   assert.equal(r.status, 200, r.body);
   assert.match(r.body, /traced/);
-  const got = await trace(traceId, (s) => s.some((x) => x.service === 'sieve-upstream' && x.kind === KIND.SERVER));
+  // Each process exports on its own schedule: wait for all three spans (the gateway's request
+  // span ends last, after the upstream's has been exported).
+  const got = await trace(traceId, (s) => ['sieve-upstream', 'sieve-gateway'].every((service) => s.some((x) => x.service === service && x.kind === KIND.SERVER))
+    && s.some((x) => x.service === 'sieve-gateway' && x.kind === KIND.CLIENT));
   const server = got.find((s) => s.service === 'sieve-gateway' && s.kind === KIND.SERVER);
   assert.ok(server, `the gateway's request span: ${JSON.stringify(got)}`);
   assert.equal(server.parentSpanId, spanId, 'the client\'s traceparent is the root\'s parent');
