@@ -634,35 +634,43 @@ impl Upstream {
     }
 
     fn substitute(&self, value: &str, field: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<String> {
-        let mut out = String::new();
-        let mut rest = value;
-        while let Some(at) = rest.find("${") {
-            out.push_str(&rest[..at]);
-            let tail = &rest[at + 2..];
-            let end = tail.find('}').unwrap_or(0); // checked by `references` when parsed
-            let name = &tail[..end];
-            match secret(name) {
-                Some(v) => out.push_str(&v),
-                None => {
-                    let whose = if self.name.is_empty() {
-                        "upstream".to_string()
-                    } else {
-                        format!("upstreams.{}", self.name)
-                    };
-                    return Err(Error::Catalog(format!(
-                        "{whose}.{field} uses the secret ${{{name}}}, which is not set (set it in the environment, or as a Worker secret or variable)"
-                    )));
-                }
-            }
-            rest = &tail[end + 1..];
-        }
-        out.push_str(rest);
-        Ok(out)
+        let whose = if self.name.is_empty() {
+            "upstream".to_string()
+        } else {
+            format!("upstreams.{}", self.name)
+        };
+        substitute(value, &format!("{whose}.{field}"), secret)
     }
 }
 
+/// `value` with every `${NAME}` replaced by `secret(NAME)` (the environment, the Worker's secrets
+/// and variables); a missing secret is a configuration error naming it and `place` (where it is
+/// used), never an empty value. Error messages never hold a secret's value. The references were
+/// checked when the document was read ([`references`]).
+pub(crate) fn substitute(value: &str, place: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let end = tail.find('}').unwrap_or(0);
+        let name = &tail[..end];
+        match secret(name) {
+            Some(v) => out.push_str(&v),
+            None => {
+                return Err(Error::Catalog(format!(
+                    "{place} uses the secret ${{{name}}}, which is not set (set it in the environment, or as a Worker secret or variable)"
+                )))
+            }
+        }
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 /// Checks the `${NAME}` references in `value` (names of letters, digits and `_`, closed).
-fn references(value: &str, path: &str) -> Result<()> {
+pub(crate) fn references(value: &str, path: &str) -> Result<()> {
     let mut rest = value;
     while let Some(at) = rest.find("${") {
         let tail = &rest[at + 2..];

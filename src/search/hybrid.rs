@@ -25,8 +25,9 @@ pub const POOL: usize = 50;
 /// cached (`cache`; the shell's default when absent), and the cosine's weight in the fused score
 /// (`weight`, 0 to 1). Where no model runs in the process (the Worker), `embeddings` is an
 /// OpenAI-compatible `/v1/embeddings` URL that encodes the query with the same model the tools'
-/// vectors were made with (`mcp-sieve index`), waited for at most `deadlineMs`. Absent: search
-/// is lexical only.
+/// vectors were made with (`mcp-sieve index`), sent `headers` (`${NAME}` secrets, such as an API
+/// key), waited for at most `deadlineMs`; or `ai`, a Workers AI model's name, run through the
+/// Worker's `AI` binding. Absent: search is lexical only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// The model's folder.
@@ -39,14 +40,34 @@ pub struct Settings {
     pub embeddings: Option<String>,
     /// How long a query's encoding is waited for, in milliseconds.
     pub deadline_ms: Option<u64>,
+    /// Headers sent with each embeddings request, their `${NAME}` not yet resolved.
+    pub headers: Vec<(String, String)>,
+    /// A Workers AI embedding model's name (`@cf/…`), run by the Worker's `AI` binding.
+    pub ai: Option<String>,
 }
 
 impl Settings {
-    /// Whether the document asks for meaning in search at all (a model or an embeddings URL).
+    /// Whether the document asks for meaning in search at all (a model, an embeddings URL or a
+    /// Workers AI model).
     pub fn wanted(&self) -> bool {
-        self.model.is_some() || self.embeddings.is_some()
+        self.model.is_some() || self.embeddings.is_some() || self.ai.is_some()
+    }
+
+    /// The embeddings request's headers with each `${NAME}` replaced by `secret(NAME)`; a missing
+    /// secret is an error naming it.
+    pub fn resolved_headers(&self, secret: &dyn Fn(&str) -> Option<String>) -> Result<Vec<(String, String)>> {
+        self.headers
+            .iter()
+            .map(|(k, v)| {
+                let place = format!("search.headers[\"{k}\"]");
+                Ok((k.clone(), crate::catalog::upstream::substitute(v, &place, secret)?))
+            })
+            .collect()
     }
 }
+
+/// The fields of the document's `search`.
+const FIELDS: [&str; 7] = ["model", "cache", "weight", "embeddings", "deadlineMs", "headers", "ai"];
 
 /// Longest `search.deadlineMs`.
 pub const MAX_DEADLINE_MS: u64 = 10_000;
@@ -63,12 +84,10 @@ impl Settings {
                 )))
             }
         };
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["model", "cache", "weight", "embeddings", "deadlineMs"].contains(&k.as_str()))
-        {
+        if let Some(k) = o.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(Error::Catalog(format!(
-                "search.{k} is not a field of search; expected model, cache, weight, embeddings or deadlineMs"
+                "search.{k} is not a field of search; expected one of {}",
+                FIELDS.join(", ")
             )));
         }
         let text = |k: &str| match o.get(k) {
@@ -109,12 +128,46 @@ impl Settings {
                 }
             },
         };
+        let headers = match o.get("headers") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(h)) => h
+                .iter()
+                .map(|(k, v)| {
+                    let place = format!("search.headers[\"{k}\"]");
+                    match v {
+                        Value::String(s) if !k.is_empty() => {
+                            crate::catalog::upstream::references(s, &place)?;
+                            Ok((k.clone(), s.clone()))
+                        }
+                        _ => Err(Error::Catalog(format!(
+                            "{place} must be a string (a header's value, `${{NAME}}` for a secret), got {v}"
+                        ))),
+                    }
+                })
+                .collect::<Result<_>>()?,
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "search.headers must be an object of header names to values, got {v}"
+                )))
+            }
+        };
+        let ai = match o.get("ai") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(m)) if !m.is_empty() => Some(m.clone()),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "search.ai must be a Workers AI embedding model's name, such as \"@cf/baai/bge-small-en-v1.5\", got {v}"
+                )))
+            }
+        };
         Ok(Settings {
             model: text("model")?,
             cache: text("cache")?,
             weight,
             embeddings,
             deadline_ms,
+            headers,
+            ai,
         })
     }
 }
@@ -403,7 +456,10 @@ mod tests {
         let e = Settings::parse(Some(&serde_json::json!({"modle": "m"})))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("search.modle") && e.contains("expected model"), "{e}");
+        assert!(
+            e.contains("search.modle") && e.contains("expected one of model, cache"),
+            "{e}"
+        );
         let e = Settings::parse(Some(&serde_json::json!({"weight": 2})))
             .unwrap_err()
             .to_string();
@@ -423,6 +479,51 @@ mod tests {
         assert!(e.contains("search.deadlineMs must be an integer"), "{e}");
         let e = Settings::parse(Some(&serde_json::json!("m"))).unwrap_err().to_string();
         assert!(e.contains("search must be an object"), "{e}");
+    }
+
+    #[test]
+    fn embeddings_headers_resolve_secrets_and_ai_names_a_model() {
+        let s = Settings::parse(Some(&serde_json::json!({
+            "embeddings": "https://api.example/v1/embeddings",
+            "headers": {"Authorization": "Bearer ${KEY}", "x-team": "a"},
+            "ai": "@cf/baai/bge-small-en-v1.5"
+        })))
+        .unwrap();
+        assert_eq!(s.ai.as_deref(), Some("@cf/baai/bge-small-en-v1.5"));
+        let got = s.resolved_headers(&|n| (n == "KEY").then(|| "k1".to_string())).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("Authorization".to_string(), "Bearer k1".to_string()),
+                ("x-team".to_string(), "a".to_string())
+            ]
+        );
+        let e = s.resolved_headers(&|_| None).unwrap_err().to_string();
+        assert!(
+            e.contains("search.headers[\"Authorization\"] uses the secret ${KEY}, which is not set"),
+            "{e}"
+        );
+        assert!(Settings::parse(Some(&serde_json::json!({"ai": "@cf/x"})))
+            .unwrap()
+            .wanted());
+        for (doc, want) in [
+            (
+                serde_json::json!({"headers": {"a": 1}}),
+                "search.headers[\"a\"] must be a string",
+            ),
+            (
+                serde_json::json!({"headers": {"a": "${bad name}"}}),
+                "search.headers[\"a\"]: a secret reference",
+            ),
+            (serde_json::json!({"headers": "x"}), "search.headers must be an object"),
+            (
+                serde_json::json!({"ai": ""}),
+                "search.ai must be a Workers AI embedding model's name",
+            ),
+        ] {
+            let e = Settings::parse(Some(&doc)).unwrap_err().to_string();
+            assert!(e.contains(want), "{doc}: {e}");
+        }
     }
 
     #[test]
