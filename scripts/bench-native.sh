@@ -18,6 +18,9 @@
 # machine), the share of the floor and the work above it per request (1/rps minus the floor's
 # 1/rps, in µs of the whole machine), and the ratios to the reference.
 #   scripts/bench-native.sh [TOOLS] [SECONDS] [CONNECTIONS] [PAGE]
+# BASE=PATH also serves the catalog with the binary at PATH (another commit's build, made from a
+# git worktree outside this tree) and runs it beside this tree's in every round (before/after in
+# one run: compare the ratios of the same round).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"; seconds="${2:-10}"; conns="${3:-32}"; page="${4:-50}"; rounds="${ROUNDS:-2}"
@@ -36,7 +39,14 @@ target/release/mcp-sieve serve --catalog "$work/catalog.json" --host 127.0.0.1 -
 pids+=($!); npid=$!
 node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
 pids+=($!); rpid=$!
-for url in "http://127.0.0.1:$nport/mcp" "http://127.0.0.1:$rport/mcp"; do
+urls=("http://127.0.0.1:$nport/mcp" "http://127.0.0.1:$rport/mcp")
+if [ -n "${BASE:-}" ]; then
+  bport="$(free_port)"
+  "$BASE" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$bport" > "$work/base.log" 2>&1 &
+  pids+=($!); bpid=$!
+  urls+=("http://127.0.0.1:$bport/mcp")
+fi
+for url in "${urls[@]}"; do
   for _ in $(seq 1 150); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
       -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "$url" && break
@@ -48,7 +58,8 @@ done
 node bench/load.mjs --seconds 0 --check 200 \
   --target "native (session)=http://127.0.0.1:$nport/mcp:legacy" \
   --target "native (2026-07-28)=http://127.0.0.1:$nport/mcp:modern" \
-  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy"
+  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy" \
+  ${BASE:+--target "base (session)=http://127.0.0.1:${bport:-}/mcp:legacy"}
 
 # Request bodies: the load benchmark's random filters, one JSON body per line, per era.
 node --input-type=module -e '
@@ -73,6 +84,7 @@ open_session() {
 }
 nsid="$(open_session "http://127.0.0.1:$nport/mcp")"
 rsid="$(open_session "http://127.0.0.1:$rport/mcp")"
+[ -z "${BASE:-}" ] || bsid="$(open_session "http://127.0.0.1:$bport/mcp")"
 
 # The floor's page: the server's own answer (in its session) of median size among 64 filters.
 for i in $(seq 1 64); do
@@ -99,6 +111,10 @@ for r in $(seq 1 "$rounds"); do
   run "$r" "floor (tokio + hyper, fixed page)" "http://127.0.0.1:$fport/mcp" "" "$work/legacy.txt" "$fpid"
   run "$r" "native (session)" "http://127.0.0.1:$nport/mcp" "$nsid" "$work/legacy.txt" "$npid"
   run "$r" "native (2026-07-28)" "http://127.0.0.1:$nport/mcp" "" "$work/modern.txt" "$npid"
+  if [ -n "${BASE:-}" ]; then
+    run "$r" "base (session)" "http://127.0.0.1:$bport/mcp" "$bsid" "$work/legacy.txt" "$bpid"
+    run "$r" "base (2026-07-28)" "http://127.0.0.1:$bport/mcp" "" "$work/modern.txt" "$bpid"
+  fi
   run "$r" "reference SDK (node, session)" "http://127.0.0.1:$rport/mcp" "$rsid" "$work/legacy.txt" "$rpid"
 done
 node -e '

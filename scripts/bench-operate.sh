@@ -10,7 +10,9 @@
 # time over the requests served: steadier than throughput on a machine doing other work) of each,
 # and the ratios to everything off (goal: >= 95% of the throughput, p99 not more than 10% worse).
 #   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]     (MCP_SIEVE_BIN=PATH: that binary, not a
-#   fresh release build of this tree; ROUNDS=N rounds, default 2; LABELS="off all": only those)
+#   fresh release build of this tree; ROUNDS=N rounds, default 2; LABELS="off all": only those;
+#   BASE=PATH: also that binary (another commit's build, from a git worktree outside this tree),
+#   run beside this one in every round, each with its own table: before/after in one run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
@@ -55,10 +57,10 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_for
 PY
 sink=$!
 
-# run LABEL WHAT: the server with the parts LABEL names (off, logs, metrics, traces, limit, all)
-# under wrk with WHAT's requests (call, list); one JSON line.
+# run LABEL WHAT [BIN NAME]: the server (BIN, default this tree's) with the parts LABEL names
+# (off, logs, metrics, traces, limit, all) under wrk with WHAT's requests (call, list); one JSON line.
 run() {
-  local label="$1" what="$2" port catalog="$work/plain.json" args=(--metrics off) env=(MCP_SIEVE_LOG=off)
+  local label="$1" what="$2" bin="${3:-$bin}" name="${4:-this}" port catalog="$work/plain.json" args=(--metrics off) env=(MCP_SIEVE_LOG=off)
   port="$(free_port)"
   local traces=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink_port" OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1)
   case "$label" in
@@ -80,7 +82,7 @@ run() {
   out=$(BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
   t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-  printf '{"what":"%s","label":"%s","ticks":%s,"wrk":%s}\n' "$what" "$label" "$((t1 - t0))" "$out"
+  printf '{"bin":"%s","what":"%s","label":"%s","ticks":%s,"wrk":%s}\n' "$name" "$what" "$label" "$((t1 - t0))" "$out"
 }
 
 results="$work/results.jsonl"
@@ -89,11 +91,15 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
   for what in call list; do
     for label in ${LABELS:-off logs metrics traces limit all}; do
       run "$label" "$what" >> "$results"
+      [ -z "${BASE:-}" ] || run "$label" "$what" "$BASE" base >> "$results"
     done
   done
 done
 node -e '
-const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const all = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) {
+const rows = all.filter((x) => x.bin === bin);
+console.log(`\n${bin === "this" ? "this tree" : "BASE (" + process.argv[3] + ")"}:`);
 const tick = 1e6 / Number(process.argv[2]);
 const best = (w, l) => rows.filter((x) => x.what === w && x.label === l).sort((a, b) => b.wrk.rps - a.wrk.rps)[0];
 const cpu = (w, l) => Math.min(...rows.filter((x) => x.what === w && x.label === l).map((x) => x.ticks * tick / x.wrk.requests));
@@ -107,4 +113,5 @@ for (const w of ["call", "list"]) {
     console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${names[l]} | ${Math.round(x.wrk.rps)} | ${x.wrk.p50} | ${x.wrk.p99} | ${cpu(w, l).toFixed(1)} | ${(100 * x.wrk.rps / off.wrk.rps).toFixed(1)}% | ${(x.wrk.p99 / off.wrk.p99).toFixed(2)} | +${(cpu(w, l) - cpu(w, "off")).toFixed(1)} µs |`);
   }
 }
-' "$results" "$(getconf CLK_TCK)"
+}
+' "$results" "$(getconf CLK_TCK)" "${BASE:-}"
