@@ -1,10 +1,13 @@
-//! `mcp-sieve index` (issue 40 item 3): the document's tools' sentence vectors, computed with its
-//! `search.model` through the same cache as `serve` (`meaning`), written as a `wrangler kv bulk
-//! put` file for the Worker: `search/<digest>` → the vector (little-endian f32, as base64 text), keyed by
-//! the tool's pin digest as the native cache is, and `search/model` → the model's identity. The
-//! Worker never runs the model: it reads these and encodes only the query, through the document's
-//! `search.embeddings` URL. Only the document's own tools are indexed (an upstream's are listed
-//! by the Worker at run time; their vectors are not made here).
+//! `mcp-sieve index` (issue 40 item 3): the document's tools' sentence vectors, written as a
+//! `wrangler kv bulk put` file for the Worker: `search/<digest>` → the vector (little-endian f32,
+//! as base64 text), keyed by the tool's pin digest as the native cache is, and `search/model` →
+//! the model's identity. When the document has `search.embeddings`, the tools are encoded there —
+//! the endpoint that will encode the Worker's queries, so both sides use one model (with
+//! `search.ai` or `search.model` as the model's name, `search.headers` sent with secrets from the
+//! environment; for Workers AI, its REST API's OpenAI-compatible URL); otherwise with the
+//! `search.model` folder through the same cache as `serve` (`meaning`). The Worker never runs the
+//! model. Only the document's own tools are indexed (an upstream's are listed by the Worker at run
+//! time; their vectors are not made here).
 
 use std::path::Path;
 
@@ -19,17 +22,45 @@ pub fn key(digest: &str) -> String {
 }
 
 /// Writes the vectors of `doc`'s tools to `output` (stdout when `None`).
-pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
+pub async fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
     let catalog = doc.catalog(&doc.text)?;
-    let dir = crate::meaning::model_dir(&catalog.meaning).ok_or_else(|| {
-        ServerError::Usage("index needs the document's search.model (a sentence encoder's folder)".into())
-    })?;
-    let encoder = crate::meaning::encoder(&dir).map_err(ServerError::Config)?;
     let tools = crate::meaning::tool_fragments(&catalog);
-    let mut cache = crate::meaning::Cache::open(&crate::meaning::cache_dir(&catalog.meaning), &encoder);
-    let (vectors, made) =
-        crate::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {}).map_err(ServerError::Config)?;
-    let mut entries = vec![json!({"key": "search/model", "value": encoder.identity})];
+    let settings = &catalog.meaning.settings;
+    let (identity, dim, vectors, cached, encoded) = match &settings.embeddings {
+        // The Worker encodes its queries there: the tools are encoded by the same model.
+        Some(url) => {
+            let (dim, vectors, encoded) = by_url(settings, url, &tools).await?;
+            let model = settings.ai.as_deref().or(settings.model.as_deref()).unwrap_or("");
+            (
+                format!("{url} {model}").trim_end().to_string(),
+                dim,
+                vectors,
+                0,
+                encoded,
+            )
+        }
+        None => {
+            let dir = crate::meaning::model_dir(&catalog.meaning).ok_or_else(|| {
+                ServerError::Usage(
+                    "index needs the document's search.model (a sentence encoder's folder) or \
+                     search.embeddings (an OpenAI-compatible /v1/embeddings URL)"
+                        .into(),
+                )
+            })?;
+            let encoder = crate::meaning::encoder(&dir).map_err(ServerError::Config)?;
+            let mut cache = crate::meaning::Cache::open(&crate::meaning::cache_dir(&catalog.meaning), &encoder);
+            let (vectors, made) =
+                crate::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {}).map_err(ServerError::Config)?;
+            (
+                encoder.identity.clone(),
+                encoder.dim,
+                vectors,
+                made.cached,
+                made.encoded,
+            )
+        }
+    };
+    let mut entries = vec![json!({"key": "search/model", "value": identity})];
     let mut seen = std::collections::HashSet::new();
     for (i, fragment) in tools.iter().enumerate() {
         let Some((_, hex)) = crate::meaning::with_digest(fragment) else {
@@ -38,7 +69,7 @@ pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
         if !seen.insert(hex.clone()) {
             continue;
         }
-        let bytes: Vec<u8> = vectors[i * encoder.dim..(i + 1) * encoder.dim]
+        let bytes: Vec<u8> = vectors[i * dim..(i + 1) * dim]
             .iter()
             .flat_map(|x| x.to_le_bytes())
             .collect();
@@ -55,8 +86,140 @@ pub fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
         "mcp-sieve: {} tool vectors ({} from the cache, {} encoded) for the Worker's KV; load them with \
          `wrangler kv bulk put --binding MCP_SIEVE_KV FILE`",
         entries.len() - 1,
-        made.cached,
-        made.encoded
+        cached,
+        encoded
     );
     Ok(())
+}
+
+/// Texts sent to the embeddings URL in one request.
+const BATCH: usize = 32;
+
+/// The vectors of `tools` from the embeddings URL (`search.headers` sent, their secrets from the
+/// environment): (dimensions, one unit row per tool in order, texts encoded). A tool whose JSON
+/// does not parse gets a row of zeros; the same definition twice is sent once.
+async fn by_url(
+    settings: &mcp_sieve::search::hybrid::Settings,
+    url: &str,
+    tools: &[String],
+) -> Result<(usize, Vec<f32>, usize), ServerError> {
+    let headers = settings
+        .resolved_headers(&|name| std::env::var(name).ok())
+        .map_err(|e| ServerError::Config(e.to_string()))?;
+    let mut sent = vec![("content-type".to_string(), "application/json".to_string())];
+    sent.extend(headers);
+    let model = settings.ai.as_deref().or(settings.model.as_deref());
+    // Each distinct definition's text, and the tools it stands for.
+    let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, fragment) in tools.iter().enumerate() {
+        let Some((tool, hex)) = crate::meaning::with_digest(fragment) else {
+            continue;
+        };
+        match at.get(&hex) {
+            Some(&k) => texts[k].1.push(i),
+            None => {
+                at.insert(hex, texts.len());
+                texts.push((crate::encoder::tool_text(&tool), vec![i]));
+            }
+        }
+    }
+    let http = crate::oauth::Http::new();
+    let mut rows: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(BATCH) {
+        let input: Vec<&str> = batch.iter().map(|t| t.0.as_str()).collect();
+        let mut body = json!({"input": input});
+        if let Some(m) = model {
+            body["model"] = json!(m);
+        }
+        let answer = http.post(url, &sent, body.to_string()).await?;
+        if answer.status != 200 {
+            let cut: String = answer.body.chars().take(200).collect();
+            return Err(ServerError::Config(format!(
+                "the embeddings endpoint {url} answered HTTP {}: {cut}",
+                answer.status
+            )));
+        }
+        rows.extend(embeddings(&answer.body, batch.len()).map_err(|e| ServerError::Config(format!("{url}: {e}")))?);
+    }
+    let dim = rows.first().map_or(0, Vec::len);
+    let mut vectors = vec![0f32; tools.len() * dim];
+    for ((_, at), row) in texts.iter().zip(&rows) {
+        for &i in at {
+            vectors[i * dim..(i + 1) * dim].copy_from_slice(row);
+        }
+    }
+    Ok((dim, vectors, rows.len()))
+}
+
+/// The `n` unit vectors of an OpenAI-shaped embeddings answer, in input order (by `index`), all of
+/// one length.
+fn embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
+    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
+    let data = v
+        .get("data")
+        .and_then(serde_json::Value::as_array)
+        .filter(|d| d.len() == n)
+        .ok_or_else(|| format!("the answer has no data array of {n} embeddings"))?;
+    let mut rows: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (k, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(serde_json::Value::as_u64)
+            .map_or(k, |i| i as usize);
+        let numbers = item
+            .get("embedding")
+            .and_then(serde_json::Value::as_array)
+            .and_then(|a| {
+                a.iter()
+                    .map(|x| x.as_f64().map(|f| f as f32))
+                    .collect::<Option<Vec<f32>>>()
+            })
+            .ok_or_else(|| format!("data[{k}].embedding is not an array of numbers"))?;
+        let slot = rows
+            .get_mut(index)
+            .ok_or_else(|| format!("data[{k}].index {index} is out of range"))?;
+        *slot = Some(numbers);
+    }
+    let mut rows: Vec<Vec<f32>> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| r.ok_or_else(|| format!("no embedding for input {k}")))
+        .collect::<Result<_, _>>()?;
+    let dim = rows[0].len();
+    if dim == 0 || rows.iter().any(|r| r.len() != dim) {
+        return Err("the embeddings are empty or not all of one length".into());
+    }
+    rows.iter_mut().for_each(|r| mcp_sieve::search::hybrid::normalize(r));
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::embeddings;
+
+    #[test]
+    fn an_embeddings_answer_is_read_in_input_order_and_checked() {
+        let body = r#"{"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [3, 4]}]}"#;
+        assert_eq!(embeddings(body, 2).unwrap(), vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
+        for (body, want) in [
+            (r#"{"data": []}"#, "no data array of 2"),
+            (
+                r#"{"data": [{"embedding": [1]}, {"embedding": ["x"]}]}"#,
+                "data[1].embedding is not an array",
+            ),
+            (
+                r#"{"data": [{"embedding": [1]}, {"embedding": [1, 2]}]}"#,
+                "not all of one length",
+            ),
+            (
+                r#"{"data": [{"index": 5, "embedding": [1]}, {"embedding": [1]}]}"#,
+                "index 5 is out of range",
+            ),
+            ("nope", "not JSON"),
+        ] {
+            let e = embeddings(body, 2).unwrap_err();
+            assert!(e.contains(want), "{body}: {e}");
+        }
+    }
 }

@@ -129,7 +129,8 @@ fn main() {
         Command::Init { mcp_config, output } => on_runtime(init::run(&mcp_config, output.as_deref())),
         Command::Connect(a) => connect::connect(&a),
         Command::Disconnect(a) => connect::disconnect(&a),
-        Command::Index(a) => load::document(&a.source).and_then(|doc| index::run(&doc, a.output.as_deref())),
+        Command::Index(a) => load::document(&a.source)
+            .and_then(|doc| on_runtime(async move { index::run(&doc, a.output.as_deref()).await })),
         Command::Login(a) => load::document(&a.source).and_then(|doc| {
             let ups = doc.catalog(&doc.text)?.upstreams;
             on_runtime(async move { Ok(sign_in::login(&ups, &a.name, a.no_browser).await?) })

@@ -112,3 +112,63 @@ test('the Worker fuses KV tool vectors with a query vector from a real /v1/embed
     await embedder?.stop();
   }
 });
+
+test('search.headers carry a Worker secret to a gated endpoint, mcp-sieve index encodes the tools through that same endpoint, and search.ai without an AI binding says so', {
+  skip: (native() && 'the Worker (the native server runs the encoder itself: meaning.rs)') || (!existsSync(MODEL) && 'no model in target/models (scripts/bootstrap.sh)'),
+  timeout: 300_000,
+}, async () => {
+  const state = path.join(tmp, 'state-gated');
+  const KEY = 'embed-key-7f3a';
+  const modelDoc = path.join(tmp, 'gated-model.json');
+  writeFileSync(modelDoc, JSON.stringify({ ...saas(), search: { model: MODEL, cache: path.join(tmp, 'cache-gated') } }));
+  let embedder, worker;
+  try {
+    // The endpoint behind a token: serve's /v1/embeddings is behind the same gate as /mcp.
+    embedder = await startNative({ extraArgs: ['--catalog', modelDoc], env: { MCP_SIEVE_TOKEN: KEY } });
+    const endpoint = new URL('/v1/embeddings', embedder.url).href;
+    const bare = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: QUERY }) });
+    assert.equal(bare.status, 401, 'the endpoint refuses a request without the key');
+    const search = { embeddings: endpoint, headers: { Authorization: 'Bearer ${EMBED_KEY}' }, deadlineMs: 3000 };
+
+    // `mcp-sieve index` through the endpoint, the key from the environment; without it, an error naming it.
+    const urlDoc = path.join(tmp, 'gated-url.json');
+    writeFileSync(urlDoc, JSON.stringify({ ...saas(), search }));
+    const kvFile = path.join(tmp, 'gated-vectors.json');
+    const { EMBED_KEY: _unset, ...withoutKey } = process.env;
+    assert.throws(() => execFileSync(BIN, ['index', '--catalog', urlDoc, '--output', kvFile], { stdio: 'pipe', env: withoutKey }),
+      (e) => /search\.headers\["Authorization"\] uses the secret \$\{EMBED_KEY\}, which is not set/.test(String(e.stderr)));
+    execFileSync(BIN, ['index', '--catalog', urlDoc, '--output', kvFile], { stdio: 'pipe', env: { ...process.env, EMBED_KEY: KEY } });
+    const byUrl = JSON.parse(readFileSync(kvFile, 'utf8'));
+    assert.equal(byUrl[0].value, endpoint, 'the model key names the endpoint');
+    // The same vectors as the model folder makes (the endpoint runs that model).
+    const byModelFile = path.join(tmp, 'gated-model-vectors.json');
+    execFileSync(BIN, ['index', '--catalog', modelDoc, '--output', byModelFile], { stdio: 'ignore' });
+    const byModel = new Map(JSON.parse(readFileSync(byModelFile, 'utf8')).slice(1).map((e) => [e.key, e.value]));
+    const floats = (b64) => { const b = Buffer.from(b64, 'base64'); return new Float32Array(b.buffer, b.byteOffset, b.length / 4); };
+    assert.equal(byUrl.length - 1, byModel.size);
+    for (const e of byUrl.slice(1)) {
+      const [a, b] = [floats(e.value), floats(byModel.get(e.key))];
+      const cos = a.reduce((s, x, i) => s + x * b[i], 0);
+      assert.ok(cos > 0.999, `${e.key}: cosine ${cos} between the endpoint's and the folder's vector`);
+    }
+    wrangler(['kv', 'bulk', 'put', kvFile, '--binding', 'MCP_SIEVE_KV', '--local', '--cwd', 'worker', '--persist-to', state]);
+
+    // The Worker sends the key from its secret: fused.
+    putConfig(state, { ...saas(), search });
+    worker = await startWorker({ persistTo: state, logLevel: 'log', extraArgs: ['--var', `EMBED_KEY:${KEY}`] });
+    const [hybrid, note] = await find(worker, QUERY);
+    assert.deepEqual(note, { ranking: 'hybrid' }, logText(worker.output()));
+    assert.equal(hybrid[0], WANTED, `fused: ${hybrid}`);
+
+    // search.ai with no AI binding under wrangler dev: lexical, and the reason names the binding.
+    putConfig(state, { ...saas(), search: { ai: '@cf/baai/bge-small-en-v1.5', deadlineMs: 3000 } });
+    let reason;
+    await until('the search.ai document in use', async () => {
+      reason = (await find(worker, QUERY))[1]?.reason ?? '';
+      return /no Workers AI binding named AI/.test(reason);
+    });
+  } finally {
+    await worker?.stop();
+    await embedder?.stop();
+  }
+});

@@ -48,6 +48,7 @@ pub type Loaded = Rc<Config>;
 thread_local! {
     static LOADED: RefCell<Option<Loaded>> = const { RefCell::new(None) };
     static DIAGNOSTICS: Cell<bool> = const { Cell::new(false) };
+    static ENV: RefCell<Option<Env>> = const { RefCell::new(None) };
 }
 
 /// Whether `MCP_SIEVE_DIAGNOSTICS` is set (read with the configuration). Tests only: it lets any
@@ -56,8 +57,13 @@ pub fn diagnostics() -> bool {
     DIAGNOSTICS.get()
 }
 
+/// The Worker's environment (bindings, secrets), once a request has loaded the configuration.
+pub fn env() -> Option<Env> {
+    ENV.with_borrow(Clone::clone)
+}
+
 /// A variable or secret, if set.
-fn var(env: &Env, name: &str) -> Option<String> {
+pub fn var(env: &Env, name: &str) -> Option<String> {
     env.secret(name).or_else(|_| env.var(name)).ok().map(|v| v.to_string())
 }
 
@@ -165,6 +171,10 @@ fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<crate:
     let catalog = Catalog::from_json_str(&loaded).map_err(|e| refused(every_error(text, &loaded, e)))?;
     let server = Server::new(catalog);
     let setup = crate::gateway::configure(&server, env, &|name| var(env, name))
+        .map_err(|e| refused(vec![placed(text, e.to_string())]))?;
+    // A secret the embeddings request's headers name must be set, as an upstream's must.
+    (server.catalog().meaning.settings)
+        .resolved_headers(&|name| var(env, name))
         .map_err(|e| refused(vec![placed(text, e.to_string())]))?;
     Ok((server, setup))
 }
@@ -355,6 +365,7 @@ pub async fn load(env: &Env) -> Loaded {
         return l;
     }
     DIAGNOSTICS.set(var(env, "MCP_SIEVE_DIAGNOSTICS").is_some_and(|v| matches!(v.trim(), "1" | "true")));
+    ENV.set(Some(env.clone()));
     let loaded = Rc::new(read(env).await);
     LOADED.with(|c| c.borrow_mut().get_or_insert(loaded).clone())
 }

@@ -1,8 +1,10 @@
 //! Meaning in the Worker's `find_tools` (issue 40 item 3). No model runs here: the tools' vectors
 //! come from KV (`search/<digest>`, base64 text written by `mcp-sieve index` with the document's model, keyed
-//! by each tool's pin digest as the native cache is) and the query's from the document's
-//! `search.embeddings` URL (an OpenAI-compatible `/v1/embeddings`: OpenAI, Ollama, vLLM, TEI, or
-//! `mcp-sieve serve` with the same model), waited for at most `search.deadlineMs`. The core's
+//! by each tool's pin digest as the native cache is) and the query's from the Workers AI binding
+//! `AI` running `search.ai` (a model's name such as `@cf/baai/bge-small-en-v1.5`), else from the
+//! document's `search.embeddings` URL (an OpenAI-compatible `/v1/embeddings`: OpenAI, Workers AI's
+//! REST API, Ollama, vLLM, TEI, or `mcp-sieve serve` with the same model; sent `search.headers`,
+//! their `${NAME}` from the Worker's secrets), waited for at most `search.deadlineMs`. The core's
 //! encoder (`hybrid::Meaning::encode`) is synchronous, so before a `find_tools` call runs,
 //! [`prepare`] fetches its query's vector and leaves it here for the core to take. Past the
 //! deadline, on any failure, or while the tools' vectors are not in KV, the core ranks lexically
@@ -24,6 +26,8 @@ use worker::{AbortController, Delay};
 const DEADLINE_MS: u64 = 500;
 /// Tool vectors read from KV at once.
 const READS: usize = 50;
+/// The Workers AI binding `search.ai` runs on.
+const AI_BINDING: &str = "AI";
 
 thread_local! {
     /// Query → its vector (or why there is none), left by [`prepare`] for the core's encoder.
@@ -38,12 +42,14 @@ fn take(query: &str) -> Result<Vec<f32>, String> {
 }
 
 /// Before `body` runs on `server`: when it is a `find_tools` call and the document has
-/// `search.embeddings`, the tools' vectors are read from KV (once per catalog) and the query's
-/// fetched under the deadline, for the core to fuse.
+/// `search.ai` or `search.embeddings`, the tools' vectors are read from KV (once per catalog) and
+/// the query's fetched under the deadline, for the core to fuse.
 pub async fn prepare(server: &Server, body: &[u8]) {
     let catalog = server.catalog();
     let settings = &catalog.meaning.settings;
-    let Some(url) = settings.embeddings.clone() else { return };
+    if settings.ai.is_none() && settings.embeddings.is_none() {
+        return;
+    }
     let Some(query) = find_query(body) else { return };
     if catalog.meaning.meaning().is_none() {
         if let Err(e) = load_vectors(catalog).await {
@@ -52,8 +58,10 @@ pub async fn prepare(server: &Server, body: &[u8]) {
         }
     }
     let deadline = settings.deadline_ms.unwrap_or(DEADLINE_MS);
-    let model = settings.model.clone();
-    let vector = embed(&url, model.as_deref(), &query, deadline).await;
+    let vector = match Encoder::of(settings) {
+        Ok(encoder) => embed(&encoder, &query, deadline).await,
+        Err(e) => Err(e),
+    };
     if let Err(e) = &vector {
         crate::log::warn(format_args!("search: {e}; this find_tools is lexical"));
     }
@@ -121,24 +129,81 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
     Ok(())
 }
 
-/// The vector of `text` from the embeddings URL, within `deadline_ms`.
-async fn embed(url: &str, model: Option<&str>, text: &str, deadline_ms: u64) -> Result<Vec<f32>, String> {
+/// Where a query's vector comes from.
+enum Encoder {
+    /// The Workers AI binding and the model it runs.
+    Ai(worker::Ai, String),
+    /// An OpenAI-compatible embeddings URL, the model named in the request, the headers sent.
+    Url(String, Option<String>, Vec<(String, String)>),
+}
+
+impl Encoder {
+    /// The binding when `search.ai` is set and bound, else the URL with its headers' secrets.
+    fn of(settings: &mcp_sieve::search::hybrid::Settings) -> Result<Encoder, String> {
+        let env = crate::config::env().ok_or("the Worker's environment is not loaded")?;
+        if let Some(model) = &settings.ai {
+            match env.ai(AI_BINDING) {
+                Ok(ai) => return Ok(Encoder::Ai(ai, model.clone())),
+                Err(_) if settings.embeddings.is_none() => {
+                    return Err(format!(
+                        "search.ai is set but the Worker has no Workers AI binding named {AI_BINDING} \
+                         (wrangler.toml: [ai] binding = \"{AI_BINDING}\")"
+                    ))
+                }
+                Err(_) => {}
+            }
+        }
+        let url = settings.embeddings.clone().ok_or("no search.embeddings URL")?;
+        let headers = settings
+            .resolved_headers(&|name| crate::config::var(&env, name))
+            .map_err(|e| e.to_string())?;
+        let model = settings.ai.clone().or_else(|| settings.model.clone());
+        Ok(Encoder::Url(url, model, headers))
+    }
+}
+
+/// The vector of `text` from `encoder`, within `deadline_ms`.
+async fn embed(encoder: &Encoder, text: &str, deadline_ms: u64) -> Result<Vec<f32>, String> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let asked = std::pin::pin!(post(url, model, text, &signal));
+    let asked = std::pin::pin!(async {
+        match encoder {
+            Encoder::Ai(ai, model) => run(ai, model, text).await,
+            Encoder::Url(url, model, headers) => post(url, model.as_deref(), headers, text, &signal).await,
+        }
+    });
     let late = std::pin::pin!(Delay::from(Duration::from_millis(deadline_ms)));
     match select(asked, late).await {
         Either::Left((answer, _)) => answer,
         Either::Right(_) => {
             controller.abort();
+            let what = match encoder {
+                Encoder::Ai(..) => "Workers AI",
+                Encoder::Url(..) => "the embeddings endpoint",
+            };
             Err(format!(
-                "the embeddings endpoint did not answer within {deadline_ms} ms (search.deadlineMs)"
+                "{what} did not answer within {deadline_ms} ms (search.deadlineMs)"
             ))
         }
     }
 }
 
-async fn post(url: &str, model: Option<&str>, text: &str, signal: &worker::AbortSignal) -> Result<Vec<f32>, String> {
+/// The query's vector from Workers AI (`{text: [query]}` → `{shape, data: [[…]]}`).
+async fn run(ai: &worker::Ai, model: &str, text: &str) -> Result<Vec<f32>, String> {
+    let answer: Value = ai
+        .run(model, json!({"text": [text]}))
+        .await
+        .map_err(|e| format!("Workers AI could not run {model}: {e}"))?;
+    vector_at(&answer, "/data/0", "Workers AI's answer")
+}
+
+async fn post(
+    url: &str,
+    model: Option<&str>,
+    sent: &[(String, String)],
+    text: &str,
+    signal: &worker::AbortSignal,
+) -> Result<Vec<f32>, String> {
     let failed = |e: wasm_bindgen::JsValue| format!("cannot reach the embeddings endpoint {url}: {e:?}");
     let mut body = json!({"input": text});
     if let Some(m) = model {
@@ -146,6 +211,11 @@ async fn post(url: &str, model: Option<&str>, text: &str, signal: &worker::Abort
     }
     let headers = web_sys::Headers::new().map_err(failed)?;
     headers.set("content-type", "application/json").map_err(failed)?;
+    for (k, v) in sent {
+        headers
+            .set(k, v)
+            .map_err(|_| format!("search.headers[\"{k}\"] is not a valid header"))?;
+    }
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
     init.set_headers(&headers);
@@ -166,21 +236,21 @@ async fn post(url: &str, model: Option<&str>, text: &str, signal: &worker::Abort
             resp.status()
         ));
     }
-    vector_of(&text)
+    let answer: Value = serde_json::from_str(&text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
+    vector_at(&answer, "/data/0/embedding", "the embeddings answer")
 }
 
-/// The first vector of an OpenAI-shaped embeddings answer, scaled to length 1.
-fn vector_of(text: &str) -> Result<Vec<f32>, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
-    let numbers = v
-        .pointer("/data/0/embedding")
+/// The numbers at `pointer` in `answer` (from `whose`), scaled to length 1.
+fn vector_at(answer: &Value, pointer: &str, whose: &str) -> Result<Vec<f32>, String> {
+    let numbers = answer
+        .pointer(pointer)
         .and_then(Value::as_array)
-        .ok_or("the embeddings answer has no data[0].embedding")?;
+        .ok_or_else(|| format!("{whose} has no {pointer}"))?;
     let mut out: Vec<f32> = numbers
         .iter()
         .map(|x| x.as_f64().map(|f| f as f32))
         .collect::<Option<_>>()
-        .ok_or("data[0].embedding holds something other than numbers")?;
+        .ok_or_else(|| format!("{whose}'s {pointer} holds something other than numbers"))?;
     mcp_sieve::search::hybrid::normalize(&mut out);
     Ok(out)
 }

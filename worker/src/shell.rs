@@ -158,7 +158,7 @@ pub async fn run(
     let started = now_ms();
     // Its audit record and counters (`operate`), when the document audits or a dataset counts.
     let seen = crate::operate::seen(server, request.body, caller);
-    // A `find_tools` query's sentence vector, when the document has `search.embeddings`.
+    // A `find_tools` query's sentence vector, when the document has `search.ai` or `search.embeddings`.
     crate::meaning::prepare(server, request.body).await;
     loop {
         let answer = serve_now(server, cfg, request, store, &fresh_id, caller);
