@@ -61,6 +61,12 @@ const anonymous = new Map();
 for (const n of profile.nodes) {
   if (!n.callFrame.functionName && n.callFrame.url) anonymous.set(`${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}:${n.callFrame.columnNumber + 1}`, await snippet(n.callFrame));
 }
+// Minified names (one or two letters: the bundler's) are told apart by their source too.
+const minified = new Map();
+for (const n of profile.nodes) {
+  const f = n.callFrame;
+  if (f.url && /^[A-Za-z_$]{1,2}$/.test(f.functionName)) minified.set(`${f.functionName} ${f.url.split('/').pop()}`, await snippet(f));
+}
 ws.close();
 process.stdout.write(output);
 
@@ -102,7 +108,7 @@ if (requests) console.log(`CPU per request in the isolate: ${(busy / requests).t
 if (heap) console.log(`isolate JS heap: ${(heap.usedSize / 2 ** 20).toFixed(1)} MiB used of ${(heap.totalSize / 2 ** 20).toFixed(1)} MiB (wasm memory is outside it)`);
 console.log('\nself time (share of busy):');
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
-  const where = name.startsWith('(anonymous) ') ? anonymous.get(name.slice(12)) : undefined;
+  const where = name.startsWith('(anonymous) ') ? anonymous.get(name.slice(12)) : minified.get(name);
   console.log(`  ${pct(us).padStart(6)}  ${short(name)}${where ? `  «${where}»` : ''}`);
 }
 console.log('\ninclusive time of the request path\'s stages (share of busy):');

@@ -7,15 +7,18 @@
 //!      exists) as the filter semantics written plainly in JS over the catalog (filters.mjs
 //!      `lister`), for the first CHECK filters; exits 1 naming the target and the filter
 //!      otherwise;
-//!   3. writes the floors' fixed page (`page.json`): the answer of the target named by
+//!   3. writes the floors' fixed pages: `page.json`, the answer of the target named by
 //!      --page-from whose size is nearest the mean size of its answers to those filters, so a
-//!      floor response is as big as a typical real one;
+//!      floor response is as big as a typical real one (measured, not assumed); and
+//!      `page-session.json`, the same from --session-page-from's answers (a 2025-11-25 answer
+//!      lacks the 2026-07-28 result's resultType/ttlMs/cacheScope), or a copy of `page.json`;
 //!   4. opens SESSIONS sessions (initialize + notifications/initialized) on every target of the
 //!      2025-11-25 era and writes their ids, comma-separated, to `sessions-KEY.txt`; for each
 //!      --floor-sessions KEY it writes as many random ids (the no-op Durable Object floor needs
 //!      no initialize).
 //!   node bench/wrk-prepare.mjs --catalog FILE --out DIR --target KEY=URL:modern|legacy ...
-//!        [--check 200] [--sessions 32] [--page-from KEY] [--floor-sessions KEY]
+//!        [--check 200] [--sessions 32] [--page-from KEY] [--session-page-from KEY]
+//!        [--floor-sessions KEY]
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     check: { type: 'string', default: '200' },
     sessions: { type: 'string', default: '32' },
     'page-from': { type: 'string' },
+    'session-page-from': { type: 'string' },
     'floor-sessions': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -104,21 +108,27 @@ if (targets.length) {
   console.log(`checked: ${CHECK} random filters give the same first page on ${targets.map((t) => t.key).join(', ')} as the filter semantics in plain JS`);
 }
 
-// 3. The floors' page.
-const source = values['page-from'] ?? targets[0]?.key;
-if (source) {
-  const bodies = answers.get(source);
-  if (!bodies) fail(`--page-from ${source}: not a target`);
-  const bytes = (s) => Buffer.byteLength(s);
+// 3. The floors' pages.
+const bytes = (s) => Buffer.byteLength(s);
+/** KEY's answer nearest the mean size of its answers, written to FILE. */
+const typicalPage = (key, file) => {
+  const bodies = answers.get(key);
+  if (!bodies) fail(`--page-from ${key}: not a target`);
   const mean = bodies.reduce((a, b) => a + bytes(b), 0) / bodies.length;
   const page = bodies.reduce((best, b) => (Math.abs(bytes(b) - mean) < Math.abs(bytes(best) - mean) ? b : best));
-  fs.writeFileSync(out('page.json'), page);
-  console.log(`floor page: ${bytes(page)} bytes, ${JSON.parse(page).result.tools.length} tools (${source}'s answers average ${mean.toFixed(0)} bytes)`);
+  fs.writeFileSync(out(file), page);
+  console.log(`floor page ${file}: ${bytes(page)} bytes, ${JSON.parse(page).result.tools.length} tools (${key}'s answers average ${mean.toFixed(0)} bytes)`);
+};
+const source = values['page-from'] ?? targets[0]?.key;
+if (source) {
+  typicalPage(source, 'page.json');
 } else {
   // No target to copy: the plain JS answer to the first filter.
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: expected({ filter: FILTERS[0] }) });
   fs.writeFileSync(out('page.json'), body);
 }
+if (values['session-page-from']) typicalPage(values['session-page-from'], 'page-session.json');
+else fs.copyFileSync(out('page.json'), out('page-session.json'));
 
 // 4. Session ids for the Durable Object floor.
 for (const key of values['floor-sessions']) {

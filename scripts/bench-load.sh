@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Load benchmark of the Worker (a script, not a test): filtered `tools/list` with random filters
-# over a synthetic catalog of TOOLS tools (default 5,000; 100-tool pages), 32 connections, wrk
+# over a synthetic catalog of TOOLS tools (default 5,000; 24 groups, 16 tags, two concerns
+# declared with defaults, so every request applies them) served with pages of PAGE tools
+# (default 50, the server's default page size; 100 for the bigger pages), 32 connections, wrk
 # (C, Lua request script bench/wrk-list.lua) with 2 threads, a 3 s warm-up then SECONDS (default
 # 10) per target, in ROUNDS (default 3) rounds that run every target in turn (the machine's noise
 # drifts over a run: the table shows medians, and each share of a floor within its round),
@@ -11,6 +13,9 @@
 #                     MCP-Protocol-Version / Mcp-Method headers;
 #   worker-session    the same Worker, 2025-11-25: 32 sessions opened first (initialize), one
 #                     Durable Object each, the Lua script cycling through them;
+#   worker-session4   the same with 4 of those sessions over the 32 connections (8 requests in
+#                     flight per session, as a host running tool calls in parallel sends them:
+#                     the Durable Object's own serial work queues);
 #   worker-assets     the Worker as shipped (`wrangler dev --cwd worker`: the demo page as static
 #                     assets, /mcp routed to the Worker first), 2026-07-28;
 #   floor-js          floor of the stateless era: a JavaScript Worker reading the body and
@@ -19,20 +24,29 @@
 #                     (target/site), /mcp routed to the Worker first (the platform's asset router
 #                     runs before it);
 #   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
-#                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page;
+#                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page
+#                     (the session era's own: the Worker's typical 2025-11-25 answer);
+#   floor-do4         the same with 4 of those ids over the 32 connections;
 #   handler           peer: the official MCP SDK v2 server behind Cloudflare agents'
 #                     createMcpHandler, stateless, 2026-07-28 (bench/peers/handler-worker.mjs);
 #   mcpagent          peer: agents' McpAgent, a Durable Object per session, 32 sessions, 2025-11-25
-#                     (bench/peers/agent-worker.mjs);
-#   node-ref          peer: the official MCP SDK in Node, 32 sessions (bench/reference-server.mjs).
+#                     (bench/peers/agent-worker.mjs); mcpagent4: 4 of them over 32 connections;
+#   node-ref          peer: the official MCP SDK in Node, 32 sessions (bench/reference-server.mjs);
+#   base-stateless, base-session, base-session4: with BASE=DIR (an earlier build: DIR/entry.mjs
+#                     and DIR/build, copied before a change), that build served like
+#                     worker-stateless, worker-session and worker-session4 — a change's before and
+#                     after in one run, each round running both in turn.
 # Every peer serves the same catalog with the same filter semantics and page size; before the
 # load, 200 random filters must give the same first page on every target but the floors
-# (bench/wrk-prepare.mjs), or the script stops. Prints a markdown table (requests/s, p50, p99,
+# (bench/wrk-prepare.mjs), or the script stops. The floors answer pages measured from the
+# Worker's own answers (the one nearest their mean size, per era), and the table shows the bytes
+# each target answered. Prints a markdown table (requests/s, p50, p99,
 # share of the era's floor, work above the floor per request) and the ratios of the Worker to its
 # peers (bench/wrk-table.mjs), and the size of the Worker's wasm gzipped.
-#   scripts/bench-load.sh [TOOLS] [SECONDS]
+#   scripts/bench-load.sh [TOOLS] [SECONDS] [PAGE]
 #   BENCH_TARGETS=worker-stateless,floor-js scripts/bench-load.sh    (a subset, comma-separated)
-#   SKIP_BUILD=1 reuses the last build (worker/build) instead of running bootstrap.sh + build.sh;
+#   SKIP_BUILD=1 reuses the last build (worker/build, the catalog generator) instead of running
+#   bootstrap.sh + build.sh; WARM=S sets the warm-up (default 3 s);
 #   BENCH_JSON=FILE keeps the raw results (one JSON line per target).
 # The peers' npm packages (agents, @modelcontextprotocol/server) live in bench/peers/ with their
 # own lock file: they need zod 4, the root package's tests use zod 3. Servers run in process
@@ -41,16 +55,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"
 seconds="${2:-10}"
+page="${3:-50}"
 conns=32
 threads=2
 rounds="${ROUNDS:-3}"
-warm=3
-all="floor-js worker-stateless handler floor-assets worker-assets floor-do worker-session mcpagent node-ref"
-targets="${BENCH_TARGETS:-${all// /,}}"
+warm="${WARM:-3}"
+all="floor-js worker-stateless base-stateless handler floor-assets worker-assets floor-do worker-session base-session mcpagent floor-do4 worker-session4 base-session4 mcpagent4 node-ref"
+base="${BASE:-}"
+default="${all// /,}"
+[ -n "$base" ] || default="$(echo "$default" | sed -E 's/,base-[a-z0-9]+//g')"
+targets="${BENCH_TARGETS:-$default}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HIDE_BANNER=true CLOUDFLARE_CF_FETCH_ENABLED=false
 
 want() { [[ ",$targets," == *",$1,"* ]]; }
+# A 32-session target whose sessions are opened: wanted, or its 4-session sibling is.
+opens() { want "$1" || want "$1-open"; }
 for t in ${targets//,/ }; do
   [[ " $all " == *" $t "* ]] || { echo "BENCH_TARGETS: unknown target '$t' (known: ${all// /, })" >&2; exit 2; }
 done
@@ -59,10 +79,19 @@ if [ "${SKIP_BUILD:-}" != 1 ]; then
   scripts/bootstrap.sh
   scripts/build.sh
 fi
-if want worker-stateless || want worker-session || want worker-assets; then
+# The 4-session targets use 4 of their 32-session sibling's sessions (opened by wrk-prepare.mjs).
+want worker-session4 && targets+=",worker-session-open"
+want floor-do4 && targets+=",floor-do-open"
+want base-session4 && targets+=",base-session-open"
+if want base-stateless || opens base-session; then
+  [ -n "$base" ] && [ -f "$base/entry.mjs" ] && [ -f "$base/build/index.js" ] \
+    || { echo "the base-* targets need BASE=DIR with DIR/entry.mjs and DIR/build (an earlier worker/ build, copied)" >&2; exit 2; }
+fi
+want mcpagent4 && targets+=",mcpagent-open"
+if want worker-stateless || opens worker-session || want worker-assets; then
   [ -f worker/build/index.js ] || { echo "no Worker build (worker/build/index.js): run scripts/build.sh" >&2; exit 1; }
 fi
-if want handler || want mcpagent; then
+if want handler || opens mcpagent; then
   # The peers' packages, installed only when their lock file changed (as bootstrap.sh does).
   stamp=bench/peers/node_modules/.sieve-lock-hash
   lock=$(sha256sum bench/peers/package-lock.json | cut -d' ' -f1)
@@ -82,18 +111,42 @@ pids=()
 . scripts/bench-lib.sh
 trap bench_cleanup EXIT
 
-cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
+# SKIP_BUILD=1 also takes the synthetic catalog's generator as last built, when there is one (a
+# `cargo run` waits for the shared target's lock and rebuilds after anyone's edit of the core).
+synth=(cargo run -q --release --features testing --example synth_catalog --)
+[ "${SKIP_BUILD:-}" != 1 ] || [ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
+"${synth[@]}" "$tools" 0 42 "$page" > "$work/catalog.json"
 servers=()
-if want worker-stateless || want worker-session; then
+# The Worker as built now, copied: another build of the shared tree during the run would
+# otherwise make wrangler dev reload it (a new isolate, another random session secret: every
+# session 404) or measure two builds in one run.
+export WRANGLER_CI_DISABLE_CONFIG_WATCHING=true
+mkdir -p "$work/snap"
+cp -r worker/entry.mjs worker/build "$work/snap/"
+if want worker-stateless || opens worker-session; then
   # MCP only: the shipped configuration without its [assets] block.
   mcp_only_worker "$work/worker"
+  sed -i "s|^main = .*|main = \"$work/snap/entry.mjs\"|" "$work/worker/wrangler.toml"
   kv_catalog worker "$work/worker"
   start worker "$work/worker"
   servers+=("http://127.0.0.1:$port_worker/mcp")
 fi
+if want base-stateless || opens base-session; then
+  mkdir -p "$work/base-snap"
+  cp -r "$base/entry.mjs" "$base/build" "$work/base-snap/"
+  mcp_only_worker "$work/base"
+  sed -i "s|^main = .*|main = \"$work/base-snap/entry.mjs\"|" "$work/base/wrangler.toml"
+  kv_catalog base "$work/base"
+  start base "$work/base"
+  servers+=("http://127.0.0.1:$port_base/mcp")
+fi
 if want worker-assets; then
-  kv_catalog assets worker
-  start assets worker
+  # As shipped: worker/wrangler.toml with its static assets, the copied build.
+  mkdir -p "$work/assets"
+  sed -e "s|^main = .*|main = \"$work/snap/entry.mjs\"|" -e "s|^directory = .*|directory = \"$PWD/target/site\"|" \
+    worker/wrangler.toml > "$work/assets/wrangler.toml"
+  kv_catalog assets "$work/assets"
+  start assets "$work/assets"
   servers+=("http://127.0.0.1:$port_assets/mcp")
 fi
 if want handler; then
@@ -102,7 +155,7 @@ if want handler; then
   start handler "$work/handler"
   servers+=("http://127.0.0.1:$port_handler/mcp")
 fi
-if want mcpagent; then
+if opens mcpagent; then
   bundle bench/peers/agent-worker.mjs "$work/agent"
   toml "$work/agent" sieve-bench-mcpagent nodejs_compat MCP_OBJECT ReferenceAgent
   start agent "$work/agent"
@@ -127,23 +180,31 @@ done
 # Same answers everywhere, request bodies, sessions, and the floors' page (the Worker's typical answer).
 prep=(--catalog "$work/catalog.json" --out "$work" --check 200 --sessions "$conns")
 want worker-stateless && prep+=(--target "worker-stateless=http://127.0.0.1:$port_worker/mcp:modern")
-want worker-session && prep+=(--target "worker-session=http://127.0.0.1:$port_worker/mcp:legacy")
+opens worker-session && prep+=(--target "worker-session=http://127.0.0.1:$port_worker/mcp:legacy")
+want base-stateless && prep+=(--target "base-stateless=http://127.0.0.1:$port_base/mcp:modern")
+opens base-session && prep+=(--target "base-session=http://127.0.0.1:$port_base/mcp:legacy")
 want worker-assets && prep+=(--target "worker-assets=http://127.0.0.1:$port_assets/mcp:modern")
 want handler && prep+=(--target "handler=http://127.0.0.1:$port_handler/mcp:modern")
-want mcpagent && prep+=(--target "mcpagent=http://127.0.0.1:$port_agent/mcp:legacy")
+opens mcpagent && prep+=(--target "mcpagent=http://127.0.0.1:$port_agent/mcp:legacy")
 want node-ref && prep+=(--target "node-ref=http://127.0.0.1:$port_node/mcp:legacy")
 if want worker-stateless; then prep+=(--page-from worker-stateless)
 elif want worker-assets; then prep+=(--page-from worker-assets)
-elif want worker-session; then prep+=(--page-from worker-session); fi
-want floor-do && prep+=(--floor-sessions floor-do)
+elif opens worker-session; then prep+=(--page-from worker-session); fi
+opens worker-session && prep+=(--session-page-from worker-session)
+opens floor-do && prep+=(--floor-sessions floor-do)
 timeout 600 node bench/wrk-prepare.mjs "${prep[@]}"
+for key in worker-session base-session floor-do mcpagent; do
+  [ ! -f "$work/sessions-$key.txt" ] || cut -d, -f1-4 "$work/sessions-$key.txt" > "$work/sessions-${key}4.txt"
+done
 
-if want floor-js || want floor-do || want floor-assets; then
+if want floor-js || opens floor-do || want floor-assets; then
   cp "$work/page.json" "$work/page.txt"
-  bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" --loader:.txt=text
+  cp "$work/page-session.json" "$work/page-session.txt"
+  bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" \
+    --alias:bench-page-session="$work/page-session.txt" --loader:.txt=text
   toml "$work/floor" sieve-bench-floor none FLOOR FloorObject
   floors=()
-  if want floor-js || want floor-do; then
+  if want floor-js || opens floor-do; then
     start floor "$work/floor"
     floors+=("http://127.0.0.1:$port_floor")
   fi
@@ -156,26 +217,34 @@ if want floor-js || want floor-do || want floor-assets; then
     start floor_assets "$work/floor-assets"
     floors+=("http://127.0.0.1:$port_floor_assets")
   fi
-  for base in "${floors[@]}"; do
-    ready "$base/mcp"
-    got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "$base/do/mcp" | wc -c)
-    [ "$got" = "$(wc -c < "$work/page.json")" ] || { echo "the floor at $base answered $got bytes, not the page's $(wc -c < "$work/page.json")" >&2; tail -20 "$work"/floor*.log >&2; exit 1; }
+  for floor_url in "${floors[@]}"; do
+    ready "$floor_url/mcp"
+    for path in mcp:page do/mcp:page-session; do
+      got=$(curl -s -X POST -H 'Content-Type: application/json' -H 'Mcp-Session-Id: x' -d '{}' "$floor_url/${path%%:*}" | wc -c)
+      [ "$got" = "$(wc -c < "$work/${path#*:}.json")" ] || { echo "the floor at $floor_url/${path%%:*} answered $got bytes, not the page's $(wc -c < "$work/${path#*:}.json")" >&2; tail -20 "$work"/floor*.log >&2; exit 1; }
+    done
   done
 fi
 
-echo "== tools/list, $tools tools, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
+echo "== tools/list, $tools tools, pages of $page, two concerns with defaults, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
 for round in $(seq 1 "$rounds"); do
   for key in $all; do
     want "$key" || continue
     case "$key" in
       floor-js) run floor-js "floor: JS Worker, fixed page (stateless)" "" "http://127.0.0.1:$port_floor/mcp" "$pg_floor" ;;
       worker-stateless) run worker-stateless "mcp-sieve Worker, MCP only (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+      base-stateless) run base-stateless "BASE build, MCP only (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_base/mcp" "$pg_base" ;;
+      base-session) run base-session "BASE build, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_base/mcp" "$pg_base" ;;
+      base-session4) run base-session4 "BASE build, MCP only (2025-11-25, 4 sessions, 32 connections)" floor-do4 "http://127.0.0.1:$port_base/mcp" "$pg_base" ;;
       floor-assets) run floor-assets "floor: JS Worker + static assets, fixed page (stateless)" "" "http://127.0.0.1:$port_floor_assets/mcp" "$pg_floor_assets" ;;
       worker-assets) run worker-assets "mcp-sieve Worker as shipped, + static assets (2026-07-28, stateless)" floor-assets "http://127.0.0.1:$port_assets/mcp" "$pg_assets" ;;
       handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
       floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
       worker-session) run worker-session "mcp-sieve Worker, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
       mcpagent) run mcpagent "agents McpAgent + SDK (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
+      floor-do4) run floor-do4 "floor: JS Worker + no-op Durable Object (4 sessions, 32 connections)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
+      worker-session4) run worker-session4 "mcp-sieve Worker, MCP only (2025-11-25, 4 sessions, 32 connections)" floor-do4 "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
+      mcpagent4) run mcpagent4 "agents McpAgent + SDK (2025-11-25, 4 sessions, 32 connections)" floor-do4 "http://127.0.0.1:$port_agent/mcp" "$pg_agent" ;;
       node-ref) run node-ref "official SDK in Node (2025-11-25, 32 sessions)" none "http://127.0.0.1:$port_node/mcp" "$pg_node" ;;
     esac
   done
@@ -183,6 +252,6 @@ done
 echo
 node bench/wrk-table.mjs "$work/results.jsonl" "$cores"
 [ -z "${BENCH_JSON:-}" ] || cp "$work/results.jsonl" "$BENCH_JSON"
-wasm="$(find worker/build -name '*.wasm' 2>/dev/null | head -1)"
+wasm="$(find "$work/snap/build" -name '*.wasm' 2>/dev/null | head -1)"
 [ -z "$wasm" ] || echo "
-Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped (gzip -9; $wasm)"
+Worker wasm: $(wc -c < "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) bytes gzipped (gzip -9; the copy of worker/build measured)"

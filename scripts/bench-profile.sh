@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Profile of the Worker's request path (a script, not a test): serves a synthetic catalog of
-# TOOLS tools (default 5,000) from local KV under `wrangler dev` on 127.0.0.1, then samples the
+# TOOLS tools (default 5,000; two concerns declared with defaults; pages of PAGE tools, default
+# 50, the server's default page size) from local KV under `wrangler dev` on 127.0.0.1, then samples the
 # isolate's CPU through the inspector (bench/profile-worker.mjs) while wrk sends SECONDS (default
 # 8) of stateless 2026-07-28 filtered tools/list requests at CONNS (default 32) connections
-# (MODE=session: one 2025-11-25 session; the profile is then the front isolate's, the Durable
-# Object's is separate; MODE=find: stateless search-mode `find_tools` calls, /mcp?mode=search,
+# (MODE=session: SESSIONS 2025-11-25 sessions, default 1, that wrk cycles through; the profile
+# covers every inspector target wrangler lists — the front Worker and the Durable Objects share
+# the script's isolate under workerd, so their samples are together; MODE=find: stateless search-mode `find_tools` calls, /mcp?mode=search,
 # 2- to 4-word queries of the synthetic catalog's words, so "CPU per request" is CPU per
 # find_tools).
 # Gateway modes, as scripts/bench-gateway.sh measures them: an upstream (target/release/mcp-sieve
@@ -30,6 +32,8 @@ export WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false WRANGLER_HI
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 mode="${MODE:-stateless}"
 conns="${CONNS:-32}"
+page="${PAGE:-50}"
+sessions="${SESSIONS:-1}"
 threads=$((conns < 2 ? 1 : 2))
 case "$mode" in
   stateless | session | find | gateway | gateway-list | floor) ;;
@@ -41,7 +45,12 @@ pids=()
 . scripts/bench-lib.sh
 trap bench_cleanup EXIT
 
-cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 100 > "$work/catalog.json"
+# The catalog generator as last built when there is one (a `cargo run` waits for the shared
+# target's lock and rebuilds after anyone's edit of the core); no reload if the build changes.
+synth=(cargo run -q --release --features testing --example synth_catalog --)
+[ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
+"${synth[@]}" "$tools" 0 42 "$page" > "$work/catalog.json"
+export WRANGLER_CI_DISABLE_CONFIG_WATCHING=true
 dir=worker
 case "$mode" in
   gateway | gateway-list | floor)
@@ -98,21 +107,22 @@ for (const filter of randomFilters(7, 1000)) {
 }' "$mode" > "$work/bodies.jsonl"
 case "$mode" in gateway | floor) cp "$work/calls.txt" "$work/bodies.jsonl" ;; esac
 session=""
-if [ "$mode" = session ]; then
-  session="$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+for _ in $(seq 1 "$([ "$mode" = session ] && echo "$sessions" || echo 0)"); do
+  one="$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"profile","version":"1"}}}' \
     "$url" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')"
   curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H "Mcp-Session-Id: $session" -H 'MCP-Protocol-Version: 2025-11-25' \
+    -H "Mcp-Session-Id: $one" -H 'MCP-Protocol-Version: 2025-11-25' \
     -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
-fi
+  session="${session:+$session,}$one"
+done
 # Warm-up, then the profiled run; the kernel's CPU ticks of the wrangler process group (workerd
 # and its proxy) and of the upstream around it.
-BODIES="$work/bodies.jsonl" SESSION="$session" wrk -t"$threads" -c"$conns" -d2s -s bench/wrk-list.lua "$url" > /dev/null
-echo "== profile: $tools tools, $mode, $conns connections, ${seconds} s"
+BODIES="$work/bodies.jsonl" SESSIONS="$session" THREADS="$threads" wrk -t"$threads" -c"$conns" -d2s -s bench/wrk-list.lua "$url" > /dev/null
+echo "== profile: $tools tools, pages of $page, $mode$([ "$mode" = session ] && echo " ($sessions sessions)"), $conns connections, ${seconds} s"
 ticks() { group_ticks "$pid"; [ -z "${pg_up:-}" ] && echo 0 || group_ticks "$pg_up"; }
 before=($(ticks))
-BODIES="$work/bodies.jsonl" SESSION="$session" node --experimental-websocket --no-warnings bench/profile-worker.mjs "$ins" -- \
+BODIES="$work/bodies.jsonl" SESSIONS="$session" THREADS="$threads" node --experimental-websocket --no-warnings bench/profile-worker.mjs "$ins" -- \
   wrk -t"$threads" -c"$conns" -d"${seconds}s" --latency -s bench/wrk-list.lua "$url" | tee "$work/profile.txt"
 after=($(ticks))
 requests="$(sed -n 's/.*"requests": \([0-9]*\).*/\1/p' "$work/profile.txt" | head -1)"
