@@ -11,9 +11,39 @@ type Tag = Hmac<Sha256>;
 /// Bytes of the tag kept in an id (128 bits).
 const TAG_BYTES: usize = 16;
 
-/// A server secret (never printed).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secret(Vec<u8>);
+/// A server secret (never printed), with its HMAC state keyed once: a tag costs the message's
+/// blocks, not the key's again.
+#[derive(Clone)]
+pub struct Secret {
+    key: Vec<u8>,
+    keyed: Tag,
+}
+
+impl Default for Secret {
+    fn default() -> Self {
+        Secret::new(Vec::new())
+    }
+}
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Secret {}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// The value of one hex digit.
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -24,12 +54,14 @@ impl std::fmt::Debug for Secret {
 impl Secret {
     /// A secret from its bytes.
     pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
-        Secret(bytes.into())
+        let key = bytes.into();
+        // HMAC accepts keys of any length: this cannot fail.
+        let keyed = Tag::new_from_slice(&key).unwrap_or_else(|_| unreachable!());
+        Secret { key, keyed }
     }
 
     fn tag(&self, data: &[u8]) -> Tag {
-        // HMAC accepts keys of any length: this cannot fail.
-        let mut mac = Tag::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!());
+        let mut mac = self.keyed.clone();
         mac.update(data);
         mac
     }
@@ -37,8 +69,14 @@ impl Secret {
     /// The id for the random string `random`: `random.tag`.
     pub fn sign(&self, random: &str) -> String {
         let tag = self.tag(random.as_bytes()).finalize().into_bytes();
-        let hex: String = tag[..TAG_BYTES].iter().map(|b| format!("{b:02x}")).collect();
-        format!("{random}.{hex}")
+        let mut id = String::with_capacity(random.len() + 1 + TAG_BYTES * 2);
+        id.push_str(random);
+        id.push('.');
+        for b in &tag[..TAG_BYTES] {
+            id.push(char::from(HEX[usize::from(b >> 4)]));
+            id.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        id
     }
 
     /// Whether `id` was made by [`Secret::sign`] with this secret (compared in constant time).
@@ -46,13 +84,18 @@ impl Secret {
         let Some((random, hex)) = id.rsplit_once('.') else {
             return false;
         };
-        if hex.len() != TAG_BYTES * 2 || !hex.is_ascii() {
+        let hex = hex.as_bytes();
+        if hex.len() != TAG_BYTES * 2 {
             return false;
         }
-        let tag: Option<Vec<u8>> = (0..TAG_BYTES)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
-            .collect();
-        tag.is_some_and(|t| self.tag(random.as_bytes()).verify_truncated_left(&t).is_ok())
+        let mut tag = [0u8; TAG_BYTES];
+        for (t, pair) in tag.iter_mut().zip(hex.chunks_exact(2)) {
+            let (Some(hi), Some(lo)) = (nibble(pair[0]), nibble(pair[1])) else {
+                return false;
+            };
+            *t = hi << 4 | lo;
+        }
+        self.tag(random.as_bytes()).verify_truncated_left(&tag).is_ok()
     }
 }
 
