@@ -20,22 +20,29 @@
 #   scripts/bench-native.sh [TOOLS] [SECONDS] [CONNECTIONS] [PAGE]
 # BASE=PATH also serves the catalog with the binary at PATH (another commit's build, made from a
 # git worktree outside this tree) and runs it beside this tree's in every round (before/after in
-# one run: compare the ratios of the same round).
+# one run: compare the ratios of the same round). MCP_SIEVE_BIN=PATH serves with that binary
+# instead of a fresh release build of this tree (the floor and the catalog generator are then the
+# release examples already built: target/release/examples/{floor,synth_catalog}).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"; seconds="${2:-10}"; conns="${3:-32}"; page="${4:-50}"; rounds="${ROUNDS:-2}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
-cargo build -q --release -p mcp-sieve-server --bins --example floor
+bin="${MCP_SIEVE_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build -q --release -p mcp-sieve-server --bins --example floor
+  cargo build -q --release --features testing --example synth_catalog
+  bin=target/release/mcp-sieve
+fi
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-cargo run -q --release --features testing --example synth_catalog -- "$tools" 0 42 "$page" > "$work/catalog.json"
+target/release/examples/synth_catalog "$tools" 0 42 "$page" > "$work/catalog.json"
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 nport="$(free_port)"; rport="$(free_port)"; fport="$(free_port)"
-target/release/mcp-sieve serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
+"$bin" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
 pids+=($!); npid=$!
 node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
 pids+=($!); rpid=$!

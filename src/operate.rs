@@ -7,101 +7,51 @@ pub mod lease;
 
 pub use crate::catalog::{audit, limits, Use};
 
-use std::borrow::Cow;
-
-use serde::de::IgnoredAny;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::filter::FilterContext;
 use crate::model::Kind;
+use crate::protocol::jsonrpc::Head;
 use crate::protocol::{Env, Server};
-
-/// The parts of a request a use is made of, read without building the rest of the document.
-#[derive(Deserialize)]
-struct Request<'a> {
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    #[serde(default)]
-    id: Value,
-    #[serde(default, borrow = "'a")]
-    params: Option<Object<Params<'a>>>,
-}
-
-/// `T` read from a JSON object only (a derived struct would also take an array of its fields,
-/// which the core refuses as params).
-struct Object<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Fields(std::marker::PhantomData)).map(Object)
-    }
-}
-
-/// The params a use is made of (`task`: present and not null).
-#[derive(Deserialize, Default)]
-struct Params<'a> {
-    #[serde(default, borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    uri: Option<Cow<'a, str>>,
-    #[serde(default)]
-    arguments: Value,
-    #[serde(default)]
-    task: Option<IgnoredAny>,
-}
 
 impl Server {
     /// The use a request body makes, if it is a `tools/call`, `prompts/get` or
     /// `resources/read` request naming its item; `None` for anything else (a batch, a
     /// notification, another method, a body that does not parse: the core answers those).
     pub fn use_of(&self, body: &[u8], env: &Env) -> Option<Use> {
-        // Read as the core reads it (no look for the method's bytes first: `tools\/call` is
-        // `tools/call` too).
-        let whole;
-        let Object(msg) = match serde_json::from_slice::<Object<Request>>(body) {
-            Ok(m) => m,
-            // A repeated key (the last one counts, as the core reads it), through the document.
-            Err(_) => {
-                whole = serde_json::from_slice::<Value>(body).ok()?;
-                Object::<Request>::deserialize(&whole).ok()?
-            }
-        };
-        let method = &*msg.method;
-        let id = Some(msg.id).filter(|i| !i.is_null())?;
-        let params = msg.params.map(|Object(p)| p).unwrap_or_default();
+        self.use_in(Head::read(body), env)
+    }
+
+    /// [`Server::use_of`] for a message whose [`Head`] the shell has read (its `arguments`
+    /// move into the use).
+    pub fn use_in(&self, head: Head, env: &Env) -> Option<Use> {
+        let method = head.method.as_deref()?;
+        if head.id.is_null() {
+            return None;
+        }
+        let params = head.params;
         let (kind, named) = match method {
-            "tools/call" => (Kind::Tool, params.name),
-            "prompts/get" => (Kind::Prompt, params.name),
-            "resources/read" => (Kind::Resource, params.uri),
+            "tools/call" => (Kind::Tool, &params.name),
+            "prompts/get" => (Kind::Prompt, &params.name),
+            "resources/read" => (Kind::Resource, &params.uri),
             _ => return None,
         };
-        let mut item = named?.into_owned();
+        let mut item = named.as_deref()?.to_string();
         let mut arguments = params.arguments;
         // Search mode: `call_tool` calls the tool it names.
         let searching = env.view.as_ref().is_some_and(|v| v.search);
         if searching && kind == Kind::Tool && item == "call_tool" {
             if let Some(named) = arguments["name"].as_str() {
                 item = named.to_string();
-                arguments = arguments["arguments"].clone();
+                arguments = arguments.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             }
         }
         let groups = self.groups_of(kind, &item);
         Some(Use {
-            id,
+            id: head.id,
             method: method.to_string(),
             kind,
-            task: kind == Kind::Tool && params.task.is_some(),
+            task: kind == Kind::Tool && params.task,
             upstream: self.upstream_of(kind, &item),
             groups,
             principal: env.principal.clone(),

@@ -114,7 +114,10 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
         if i > 0 {
             s.push(',');
         }
-        let _ = write!(s, "{k}=\"{}\"", escape(v));
+        s.push_str(k);
+        s.push_str("=\"");
+        s.push_str(&escape(v));
+        s.push('"');
     }
 }
 

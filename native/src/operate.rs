@@ -16,6 +16,7 @@ use mcp_sieve::http;
 use mcp_sieve::operate::audit::{self, Ended};
 use mcp_sieve::operate::limits::Limiter;
 use mcp_sieve::operate::Use;
+use mcp_sieve::protocol::jsonrpc::Head;
 use mcp_sieve::protocol::{Env, Server};
 
 use crate::error::ServerError;
@@ -152,9 +153,9 @@ impl Operate {
         self.sink.is_some() || self.metrics.is_some() || !server.limits().is_empty()
     }
 
-    /// Before the core: the use `body` makes, and the refusal when it is over a rate limit
-    /// (already audited and counted).
-    pub(crate) fn before(&self, server: &Server, body: &[u8], env: &Env) -> (Seen, Option<http::Response>) {
+    /// Before the core: the use the message of `head` makes, and the refusal when it is over a
+    /// rate limit (already audited and counted).
+    pub(crate) fn before(&self, server: &Server, head: Head, env: &Env) -> (Seen, Option<http::Response>) {
         let mut seen = Seen {
             method: None,
             usage: None,
@@ -164,12 +165,8 @@ impl Operate {
         if !self.active(server) {
             return (seen, None);
         }
-        seen.usage = server.use_of(body, env);
-        seen.method = match &seen.usage {
-            Some(u) => Some(u.method.clone()),
-            // Read without building the document (other than a task's or a use's).
-            None => mcp_sieve::protocol::jsonrpc::method_of(body),
-        };
+        seen.method = head.method().map(str::to_string);
+        seen.usage = server.use_in(head, env);
         let Some(u) = &seen.usage else { return (seen, None) };
         let takes = server.limits().takes(u);
         if takes.is_empty() {
@@ -233,12 +230,12 @@ impl Operate {
             // Payloads in the record: the answer read whole.
             Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => Ended {
-                error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
+                error_code: rpc_error_code(bytes),
                 tool_error: bytes.windows(15).any(|w| w == b"\"isError\":true"),
                 ..Ended::default()
             },
             None => Ended {
-                error_code: rpc_error_code(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)])),
+                error_code: rpc_error_code(bytes),
                 ..Ended::default()
             },
         };
@@ -344,13 +341,16 @@ impl Operate {
 
 /// The JSON-RPC error code in the head of a response body (its first 300 bytes: after `jsonrpc`
 /// and `id`, where it would be), so a large list is not parsed to count it.
-fn rpc_error_code(head: &str) -> Option<i32> {
-    let at = head.find("\"error\":{\"code\":")? + "\"error\":{\"code\":".len();
-    let digits: String = head[at..]
-        .chars()
-        .take_while(|c| *c == '-' || c.is_ascii_digit())
-        .collect();
-    digits.parse().ok()
+fn rpc_error_code(body: &[u8]) -> Option<i32> {
+    const KEY: &[u8] = b"\"error\":{\"code\":";
+    let head = &body[..body.len().min(300)];
+    let at = head.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let digits = head[at..]
+        .iter()
+        .enumerate()
+        .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && *c == b'-'))
+        .count();
+    std::str::from_utf8(&head[at..at + digits]).ok()?.parse().ok()
 }
 
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
@@ -394,13 +394,18 @@ mod tests {
     #[test]
     fn the_error_code_is_read_from_the_head_of_a_body() {
         assert_eq!(
-            rpc_error_code(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
+            rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
             Some(-32602)
         );
-        assert_eq!(rpc_error_code(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
         // A multi-byte character across byte 300 of the body: no panic (the head is cut from bytes).
         let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"result\":{{}}}}", "é".repeat(200));
-        let head = String::from_utf8_lossy(&body.as_bytes()[..300]);
-        assert_eq!(rpc_error_code(&head), None);
+        assert_eq!(rpc_error_code(body.as_bytes()), None);
+        // Past the head: not read.
+        let late = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"error\":{{\"code\":1}}}}",
+            "x".repeat(300)
+        );
+        assert_eq!(rpc_error_code(late.as_bytes()), None);
     }
 }

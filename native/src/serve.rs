@@ -17,9 +17,11 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
+use hyper::HeaderMap;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
 use mcp_sieve::http::{self, SessionStore, Who};
+use mcp_sieve::protocol::jsonrpc::Head;
 use mcp_sieve::protocol::{Answers, Env, Server};
 use tokio::net::TcpListener;
 use tracing::Instrument;
@@ -197,12 +199,14 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let mut span = None;
     let reply = handle_in(app, req, &mut span).await;
     // Answered before its body was read (a refusal, metadata, status): a span of the answer.
-    let span = span.unwrap_or_else(|| crate::telemetry::request_span("tcp", b"", None));
+    let span = span.unwrap_or_else(|| crate::telemetry::request_span("tcp", None, None));
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
         crate::telemetry::failed_http(&span, status);
     }
-    span.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        span.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
+    }
     reply
 }
 
@@ -226,14 +230,9 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
         return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
     let query = req.uri().query().unwrap_or_default().to_string();
-    let (parts, body) = req.into_parts();
-    let headers: Arc<Vec<(String, String)>> = Arc::new(
-        parts
-            .headers
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-            .collect(),
-    );
+    let (mut parts, body) = req.into_parts();
+    // Kept as hyper parsed them (no copy of each name and value per request).
+    let headers = Arc::new(std::mem::take(&mut parts.headers));
     let header = |name: &str| lookup(&headers, name);
     // The transport's gate (Origin, token, declared length) before a byte of the body is read.
     let refusal = http::gate(
@@ -289,16 +288,18 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
             ..Default::default()
         });
     }
-    // What the message says about itself (method, id, tool), and its trace context.
+    // What the message says about itself (method, id, item, trace context), read once here for
+    // its span, its fresh id, its limits, audit and metrics.
+    let head = Head::read(&body);
     let traceparent = header("traceparent");
     let tracestate = header("tracestate");
     let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
-    let span = &*span.insert(crate::telemetry::request_span("tcp", &body, context));
+    let span = &*span.insert(crate::telemetry::request_span("tcp", Some(&head), context));
     // In the request's span from here on (entered only now: its name and parent, set above,
     // are fixed when it is first entered).
     async {
         // Minted only for a message that may use it (a session, a task, a question): not for a list.
-        let id = match mcp_sieve::protocol::jsonrpc::needs_fresh_id(&body).then(fresh_id) {
+        let id = match head.needs_fresh_id().then(fresh_id) {
             None => String::new(),
             Some(Ok(id)) => app.cfg.session_id(&id),
             Some(Err(e)) => {
@@ -341,7 +342,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
             view: view.clone(),
             identity: caller.identity.clone(),
         };
-        let (seen, over) = app.operate.before(&server, &body, &first);
+        let (seen, over) = app.operate.before(&server, head, &first);
         if let Some(r) = over {
             return reply(r);
         }
@@ -439,12 +440,9 @@ async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
     Some(Bytes::from(kept))
 }
 
-/// The value of header `name` (any case).
-fn lookup(headers: &[(String, String)], name: &str) -> Option<String> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.clone())
+/// The value of header `name` (any case; the first, if it is sent more than once), when it is text.
+fn lookup(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name)?.to_str().ok().map(str::to_string)
 }
 
 /// Whether a request may hold a thread long: a search (`find_tools` encodes its query with the
@@ -464,14 +462,7 @@ const INLINE_BODY: usize = 1024;
 /// The core's Streamable HTTP rules for one request, with no lock held while they run: run again
 /// while the write-back conflicts with another request of the same session (at most
 /// [`MAX_RUNS`] times, then 500). Only the run that was written counts.
-fn run_rules(
-    app: &App,
-    server: &Server,
-    method: &str,
-    headers: &[(String, String)],
-    body: &[u8],
-    env: &Env,
-) -> http::Response {
+fn run_rules(app: &App, server: &Server, method: &str, headers: &HeaderMap, body: &[u8], env: &Env) -> http::Response {
     let header = |name: &str| lookup(headers, name);
     let request = http::Request {
         method,
@@ -484,4 +475,22 @@ fn run_rules(
             tracing::warn!("a request was refused: its session changed under it {MAX_RUNS} times");
             http::failed()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_is_found_in_any_case_and_only_as_text() {
+        let mut headers = HeaderMap::new();
+        headers.insert("mcp-session-id", "abc".parse().unwrap());
+        headers.append("mcp-session-id", "second".parse().unwrap());
+        headers.insert("x-bytes", hyper::header::HeaderValue::from_bytes(b"\xff").unwrap());
+        assert_eq!(lookup(&headers, "Mcp-Session-Id").as_deref(), Some("abc"));
+        assert_eq!(lookup(&headers, "MCP-SESSION-ID").as_deref(), Some("abc"));
+        assert_eq!(lookup(&headers, "x-bytes"), None);
+        assert_eq!(lookup(&headers, "origin"), None);
+        assert_eq!(lookup(&headers, "not a name"), None);
+    }
 }

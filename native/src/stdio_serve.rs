@@ -15,6 +15,7 @@ use std::time::Duration;
 use tracing::Instrument;
 
 use mcp_sieve::http::{self, MemoryStore, SessionStore};
+use mcp_sieve::protocol::jsonrpc::Head;
 use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
 use mcp_sieve::stdio::{one_line, Connection, Step};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -114,11 +115,11 @@ impl Link {
     /// Before a line runs, rate limits and audit as `serve` applies them (`operate`): a use over
     /// a limit gets its refusal here (its record written); another waits for its answer
     /// ([`Link::audit`]).
-    async fn admit(&self, line: &str) -> Option<String> {
+    async fn admit(&self, head: Head<'_>) -> Option<String> {
         // An upstream that cannot be listed: the line gets the reason from `receive`.
         let server = self.current().await.ok()?;
         let env = self.env();
-        let (seen, over) = self.operate.before(&server, line.as_bytes(), &env);
+        let (seen, over) = self.operate.before(&server, head, &env);
         if let Some(refusal) = over {
             return Some(refusal.body);
         }
@@ -553,11 +554,13 @@ pub async fn run(
         }
         // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
         // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
-        let span = crate::telemetry::request_span("pipe", line.as_bytes(), None);
+        // What the line says about itself, read once for its span and its limits and audit.
+        let head = Head::read(line.as_bytes());
+        let span = crate::telemetry::request_span("pipe", Some(&head), None);
         let view = link.live().view;
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         crate::telemetry::record(&span, None, label, None);
-        if let Some(refusal) = link.admit(&line).instrument(span.clone()).await {
+        if let Some(refusal) = link.admit(head).instrument(span.clone()).await {
             link.send(refusal);
             continue;
         }

@@ -11,17 +11,15 @@
 //! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
 //! traced requests only).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
+use mcp_sieve::protocol::jsonrpc::Head;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use serde::de::IgnoredAny;
-use serde::Deserialize;
 use serde_json::Value;
 use tracing::field::{Empty, Field, Visit};
 use tracing::{Event, Span, Subscriber};
@@ -332,83 +330,25 @@ macro_rules! upstream_span_at {
     };
 }
 
-/// What a JSON-RPC message says about itself, read without building the document: the fields a
-/// request's span records (borrowed where the text has no escapes).
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Head<'a> {
-    #[serde(borrow)]
-    method: Option<Cow<'a, str>>,
-    id: Option<Id<'a>>,
-    #[serde(borrow)]
-    params: Option<Params<'a>>,
-}
-
-/// A request id: a string or a number (anything else is not recorded).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Id<'a> {
-    Text(#[serde(borrow)] Cow<'a, str>),
-    Number(serde_json::Number),
-    Other(IgnoredAny),
-}
-
-/// The params a span records.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Params<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    uri: Option<Cow<'a, str>>,
-    #[serde(borrow, rename = "protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
-    #[serde(borrow, rename = "_meta")]
-    meta: Option<Meta<'a>>,
-}
-
-/// The `_meta` a span records: the protocol version (2026-07-28) and W3C trace context.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Meta<'a> {
-    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    traceparent: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    tracestate: Option<Cow<'a, str>>,
-}
-
-/// The span of one MCP request (server side), `message` its JSON-RPC message's bytes (empty when
-/// it was not read): every log line while it is handled carries its fields (what the message says
-/// about itself, then [`record`]'s), and it is the SERVER span of the trace when the head sampler
+/// The span of one MCP request (server side), `head` what its JSON-RPC message says about itself
+/// (`None` when it was not read): every log line while it is handled carries its fields (the
+/// head's, then [`record`]'s), and it is the SERVER span of the trace when the head sampler
 /// traces it, its parent the trace context of `params._meta.traceparent`, else of `header` (the
 /// HTTP `traceparent` and `tracestate`).
-pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&str, Option<&str>)>) -> Span {
+pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option<(&str, Option<&str>)>) -> Span {
     let sampler = SAMPLER.get();
     if sampler.is_none() && !tracing::enabled!(target: UNTRACED, tracing::Level::INFO) {
-        // Neither logged nor traced: nothing to read.
+        // Neither logged nor traced: nothing to record.
         return Span::none();
     }
-    let head = match message {
-        [] => Head::default(),
-        m => serde_json::from_slice::<Head>(m).unwrap_or_default(),
-    };
-    let params = head.params.unwrap_or_default();
-    let meta = params.meta.unwrap_or_default();
-    let from_meta = meta.traceparent.as_deref().map(|tp| (tp, meta.tracestate.as_deref()));
-    let parent = from_meta.or(header);
+    let empty = Head::default();
+    let read = head.is_some();
+    let head = head.unwrap_or(&empty);
+    let params = &head.params;
+    let parent = head.trace_context().or(header);
     let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
-    let method = head.method.as_deref();
-    let number;
-    let id = match &head.id {
-        Some(Id::Text(s)) => Some(&**s),
-        Some(Id::Number(n)) => {
-            number = n.to_string();
-            Some(number.as_str())
-        }
-        _ => None,
-    };
+    let method = head.method();
+    let id = head.id_text();
     let name = params.name.as_deref();
     let (tool, prompt, uri, target) = match method {
         Some("tools/call") => (name, None, None, name),
@@ -418,10 +358,10 @@ pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&st
         }
         _ => (None, None, None, None),
     };
-    let version = params.protocol_version.as_deref().or(meta.protocol_version.as_deref());
+    let version = head.protocol_version();
     // The trace's name for the span: `tools/call echo` (a message that was not read: the span's).
-    let otel_name = match (traced, message, method, target) {
-        (false, ..) | (_, [], ..) => None,
+    let otel_name = match (traced, read, method, target) {
+        (false, ..) | (_, false, ..) => None,
         (_, _, Some(m), Some(t)) => Some(format!("{m} {t}")),
         (_, _, Some(m), None) => Some(m.to_string()),
         (_, _, None, _) => Some("response".to_string()),
@@ -430,7 +370,7 @@ pub fn request_span(transport: &'static str, message: &[u8], header: Option<(&st
     let fields = Fields {
         otel_name: otel_name.as_deref(),
         method,
-        id,
+        id: id.as_deref(),
         tool,
         prompt,
         operation: tool.map(|_| "execute_tool"),
@@ -495,7 +435,10 @@ pub fn failed_http(span: &Span, status: u16) {
 /// With traces on, marks the request of `span` failed when `body` (its JSON answer) is a
 /// JSON-RPC error.
 pub fn answered(span: &Span, body: &str) {
-    if !traces_on() || !body.starts_with('{') || !body.contains("\"error\"") {
+    // An error stands in the answer's head (after `jsonrpc` and `id`): a list's page is not
+    // searched through.
+    let head = &body.as_bytes()[..body.len().min(300)];
+    if !traces_on() || !body.starts_with('{') || !head.windows(8).any(|w| w == b"\"error\":") {
         return;
     }
     if let Some(code) = serde_json::from_str::<Value>(body)
@@ -654,24 +597,36 @@ struct ShortVisitor {
 }
 
 impl ShortVisitor {
-    fn put(&mut self, field: &Field, value: &dyn fmt::Display) {
-        let short = match field.name() {
+    /// The short name a human line gives `field`, if it shows it.
+    fn short(field: &Field) -> Option<&'static str> {
+        Some(match field.name() {
             "mcp.method.name" => "method",
             "jsonrpc.request.id" => "id",
             "mcp_sieve.principal" => "principal",
             "mcp_sieve.view" => "view",
             "mcp.session.id" => "session",
             "mcp_sieve.upstream.name" => "upstream",
-            _ => return,
-        };
-        use std::fmt::Write;
-        let _ = write!(self.out, " {short}={value}");
+            _ => return None,
+        })
+    }
+
+    fn put(&mut self, field: &Field, value: &dyn fmt::Display) {
+        if let Some(short) = Self::short(field) {
+            use std::fmt::Write;
+            let _ = write!(self.out, " {short}={value}");
+        }
     }
 }
 
 impl Visit for ShortVisitor {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.put(field, &value);
+        // Strings (nearly all of a request's fields) without the formatting machinery.
+        if let Some(short) = Self::short(field) {
+            self.out.push(' ');
+            self.out.push_str(short);
+            self.out.push('=');
+            self.out.push_str(value);
+        }
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
         self.put(field, &value);

@@ -1,5 +1,9 @@
 //! JSON-RPC 2.0 framing: classify an incoming body, guard its size and shape, write responses.
 
+mod head;
+
+pub use head::{Head, Meta, Params};
+
 use serde_json::{Map, Value};
 
 use crate::error::{type_name, Error};
@@ -144,12 +148,6 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
     classify(v)
 }
 
-/// The `method` of a body as [`parse`] reads it (a repeated key: the last one), for a shell that
-/// routes by method before the core runs; `None` for anything else.
-pub fn method_of(body: &[u8]) -> Option<String> {
-    peek(body).map(|(m, _)| m)
-}
-
 /// The requests during which a server may ask its client: 2026-07-28's multi-round-trip requests,
 /// whose results may be `input_required` (a gateway relays an upstream's questions during these,
 /// and a shell routes the answers by their `params`).
@@ -178,23 +176,14 @@ const HOLDER_METHODS: [&str; 5] = [
 
 /// The method and `params` of a body, read as the core will read it (for a shell's routing);
 /// `params` is `Null` unless the method is routed by them (a task's holder, or a request during
-/// which an upstream may ask the client: [`ASKING_METHODS`]). The common case reads the method
-/// alone, without building the whole document; a body that this quick reading refuses (a
-/// repeated `method`, say) is read in full as the core reads it, so both agree.
+/// which an upstream may ask the client: [`ASKING_METHODS`]). The method comes from the body's
+/// [`Head`]; only a routed method's body is read whole, for its `params`.
 pub fn peek(body: &[u8]) -> Option<(String, Value)> {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow)]
-        method: std::borrow::Cow<'a, str>,
-    }
-    if let Ok(head) = serde_json::from_slice::<Head>(body) {
-        let routed = HOLDER_METHODS.contains(&&*head.method) || ASKING_METHODS.contains(&&*head.method);
-        if !routed {
-            return Some((head.method.into_owned(), Value::Null));
-        }
+    let method = Head::read(body).method?.into_owned();
+    if !(HOLDER_METHODS.contains(&method.as_str()) || ASKING_METHODS.contains(&method.as_str())) {
+        return Some((method, Value::Null));
     }
     let mut v: Value = serde_json::from_slice(body).ok()?;
-    let method = v.get("method")?.as_str()?.to_string();
     Some((method, v.get_mut("params").map(Value::take).unwrap_or(Value::Null)))
 }
 
@@ -208,16 +197,13 @@ const NO_FRESH_ID: [&str; 5] = [
     "ping",
 ];
 
-/// Whether the message in `body` may need `Env::fresh_id` (a shell then mints it: random bits and
-/// a signature). Only a method of [`NO_FRESH_ID`], read as [`peek`] reads it quickly, needs none;
-/// a body that quick reading refuses (a repeated `method`, say) is said to need one.
-pub fn needs_fresh_id(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow)]
-        method: std::borrow::Cow<'a, str>,
+impl Head<'_> {
+    /// Whether the message may need `Env::fresh_id` (a shell then mints it: random bits and a
+    /// signature): only a method of [`NO_FRESH_ID`] needs none; anything else (no method: a
+    /// body that is not a message) is said to need one.
+    pub fn needs_fresh_id(&self) -> bool {
+        !self.method().is_some_and(|m| NO_FRESH_ID.contains(&m))
     }
-    !serde_json::from_slice::<Head>(body).is_ok_and(|h| NO_FRESH_ID.contains(&&*h.method))
 }
 
 /// Classifies a parsed JSON value as a JSON-RPC message.
@@ -321,6 +307,7 @@ mod tests {
     #[test]
     fn only_the_lists_and_ping_go_without_a_fresh_id() {
         let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list","params":{"method":"initialize"}}"#;
+        let needs_fresh_id = |b: &[u8]| Head::read(b).needs_fresh_id();
         assert!(!needs_fresh_id(list));
         assert!(!needs_fresh_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#));
         for needs in [
@@ -341,7 +328,7 @@ mod tests {
         assert_eq!(peek(list), Some(("tools/list".into(), Value::Null)));
         // A repeated key: the last one, as `parse` reads it.
         let twice = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"initialize"}"#;
-        assert_eq!(method_of(twice).as_deref(), Some("initialize"));
+        assert_eq!(peek(twice).map(|(m, _)| m).as_deref(), Some("initialize"));
         assert_eq!(parse(twice, &Limits::default()).unwrap().method(), Some("initialize"));
         // Methods routed by their params carry them.
         let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{}}}"#;
@@ -353,14 +340,8 @@ mod tests {
         assert_eq!(peek(read), Some(("resources/read".into(), json!({"uri": "a:b"}))));
         let escaped = br#"{"method":"tasks\/get","params":{"taskId":"t"}}"#;
         assert_eq!(peek(escaped), Some(("tasks/get".into(), json!({"taskId": "t"}))));
-        for bad in [
-            &b"[]"[..],
-            b"{\"method\":5}",
-            b"{\"id\":1}",
-            b"not json",
-            b"{\"method\":\"ping\"} x",
-        ] {
-            assert_eq!(peek(bad), None, "{}", String::from_utf8_lossy(bad));
-        }
+        // No method (what else is not a message: `head`'s tests).
+        assert_eq!(peek(b"{\"id\":1}"), None);
+        assert_eq!(peek(b"[]"), None);
     }
 }
