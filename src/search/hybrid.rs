@@ -299,8 +299,8 @@ pub fn top_k(mut scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     #[cfg(not(feature = "search-index"))]
     {
-        crate::sort::sort_by(&mut scored, order);
-        scored.truncate(k);
+        let ranked = crate::sort::order_by(scored.len(), &mut |a, b| order(&scored[a], &scored[b]));
+        scored = ranked.into_iter().take(k).map(|i| scored[i]).collect();
     }
     #[cfg(feature = "search-index")]
     {

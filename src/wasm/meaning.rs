@@ -8,7 +8,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, js_error};
-use super::sieve::Sieve;
+use super::sieve::{object, Sieve};
 use crate::filter::Filter;
 use crate::middleware::tool_filter;
 use crate::model::Kind;
@@ -82,7 +82,10 @@ impl Sieve {
                         .as_str()
                         .and_then(|name| section.find(name))
                         .ok_or_else(|| bad(format!("names[{n}] is {name}: not a tool of this catalog")))?;
-                    out[i * dim..(i + 1) * dim].copy_from_slice(row);
+                    // Not `copy_from_slice`: its length panic brings `Debug` formatting.
+                    for (o, x) in out[i * dim..].iter_mut().zip(row) {
+                        *o = *x;
+                    }
                 }
                 out
             }
@@ -174,18 +177,17 @@ impl Sieve {
             }
         };
         // Built in JS (as `filter`'s result): no JSON text, no float formatting in the wasm.
-        let tools = js_sys::Array::new();
-        let out = js_sys::Object::new();
-        let set = |o: &js_sys::Object, k: &str, v: JsValue| js_sys::Reflect::set(o, &k.into(), &v).map(|_| ());
-        for (i, s) in ranked {
-            let tool = js_sys::Object::new();
-            set(&tool, "name", section.items[i].name.as_str().into())?;
-            set(&tool, "index", (i as u32).into())?;
-            set(&tool, "score", ((s * 1000.0).round() / 1000.0).into())?;
-            tools.push(&tool);
-        }
-        set(&out, "ranking", ranking.into())?;
-        set(&out, "tools", tools.into())?;
+        let tools: js_sys::Array = ranked
+            .into_iter()
+            .map(|(i, s)| {
+                JsValue::from(object(&[
+                    ("name", section.items[i].name.as_str().into()),
+                    ("index", (i as u32).into()),
+                    ("score", ((s * 1000.0).round() / 1000.0).into()),
+                ]))
+            })
+            .collect();
+        let out = object(&[("ranking", ranking.into()), ("tools", tools.into())]);
         Ok(out.into())
     }
 }

@@ -48,7 +48,7 @@ struct Selected {
 }
 
 /// A plain JS object of `pairs`.
-fn object(pairs: &[(&str, JsValue)]) -> js_sys::Object {
+pub(super) fn object(pairs: &[(&str, JsValue)]) -> js_sys::Object {
     let o = js_sys::Object::new();
     for (k, v) in pairs {
         let _ = js_sys::Reflect::set(&o, &(*k).into(), v);
