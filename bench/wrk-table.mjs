@@ -70,6 +70,10 @@ const ratio = (a, b, what) => {
 };
 ratio('worker-stateless', 'handler', 'Worker (2026-07-28) vs SDK v2 + createMcpHandler (stateless)');
 ratio('worker-session', 'mcpagent', 'Worker (sessions) vs McpAgent (sessions)');
+ratio('worker-session4', 'mcpagent4', 'Worker (4 sessions, 32 connections) vs McpAgent (the same)');
+ratio('worker-stateless', 'base-stateless', 'this build vs BASE (stateless)');
+ratio('worker-session', 'base-session', 'this build vs BASE (32 sessions)');
+ratio('worker-session4', 'base-session4', 'this build vs BASE (4 sessions)');
 ratio('worker-session', 'node-ref', 'Worker (sessions) vs the official SDK in Node (sessions)');
 ratio('worker-stateless', 'node-ref', 'Worker (2026-07-28) vs the official SDK in Node (sessions)');
 for (const r of rows) {
