@@ -5,7 +5,8 @@
 # `str::parse::<f64>` or `f64::clamp`/float `Display` (serde_json writes and reads numbers), no
 # serde-wasm-bindgen deserializer (its error messages bring float formatting: 14 KB; inputs cross
 # as JSON text; its serializer, about 1.5 KB, builds the small results), one sort instantiation (crate::sort), no
-# `Ipv6Addr::from_str` (middleware::detect::ip), schemas as JSON text, talc instead of dlmalloc.
+# `Ipv6Addr::from_str` (middleware::detect::ip), schemas as JSON text, talc instead of dlmalloc,
+# localStorage by `Reflect` instead of gloo-storage (0.7 KB), wasm-opt `--flatten --rereloop -O -O` (1 KB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=160000
