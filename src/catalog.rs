@@ -27,7 +27,7 @@ mod options;
 mod overlay;
 #[cfg(feature = "gateway")]
 mod rewrite;
-pub(crate) mod upstream;
+mod upstream;
 #[cfg(feature = "operate")]
 mod usage;
 mod views;

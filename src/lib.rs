@@ -24,6 +24,7 @@ pub mod pin;
 pub mod protocol;
 #[cfg(any(feature = "search-index", feature = "host-vectors"))]
 pub mod search;
+mod secret_refs;
 mod sort;
 // MCP over stdio: server-only (the native binary), not in the package.
 #[cfg(feature = "large-catalogs")]

@@ -263,7 +263,7 @@ impl OAuth {
         }
         let client_secret = opt_string(o, "clientSecret", &path)?;
         if let Some(s) = &client_secret {
-            references(s, &format!("{path}.clientSecret"))?;
+            crate::secret_refs::check(s, &format!("{path}.clientSecret"))?;
         }
         let client_metadata_url = opt_string(o, "clientMetadataUrl", &path)?;
         if let Some(u) = &client_metadata_url {
@@ -474,11 +474,11 @@ impl Upstream {
             )));
         }
         for (k, v) in headers.iter() {
-            references(v, &format!("{path}.headers[\"{k}\"]"))?;
+            crate::secret_refs::check(v, &format!("{path}.headers[\"{k}\"]"))?;
         }
         if let Transport::Stdio { env, .. } = &transport {
             for (k, v) in env {
-                references(v, &format!("{path}.env[\"{k}\"]"))?;
+                crate::secret_refs::check(v, &format!("{path}.env[\"{k}\"]"))?;
             }
         }
         let prefix = match opt_string(obj, "prefix", path)? {
@@ -639,56 +639,8 @@ impl Upstream {
         } else {
             format!("upstreams.{}", self.name)
         };
-        substitute(value, &format!("{whose}.{field}"), secret)
+        crate::secret_refs::substitute(value, &format!("{whose}.{field}"), secret)
     }
-}
-
-/// `value` with every `${NAME}` replaced by `secret(NAME)` (the environment, the Worker's secrets
-/// and variables); a missing secret is a configuration error naming it and `place` (where it is
-/// used), never an empty value. Error messages never hold a secret's value. The references were
-/// checked when the document was read ([`references`]).
-pub(crate) fn substitute(value: &str, place: &str, secret: &dyn Fn(&str) -> Option<String>) -> Result<String> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at + 2..];
-        let end = tail.find('}').unwrap_or(0);
-        let name = &tail[..end];
-        match secret(name) {
-            Some(v) => out.push_str(&v),
-            None => {
-                return Err(Error::Catalog(format!(
-                    "{place} uses the secret ${{{name}}}, which is not set (set it in the environment, or as a Worker secret or variable)"
-                )))
-            }
-        }
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// Checks the `${NAME}` references in `value` (names of letters, digits and `_`, closed).
-pub(crate) fn references(value: &str, path: &str) -> Result<()> {
-    let mut rest = value;
-    while let Some(at) = rest.find("${") {
-        let tail = &rest[at + 2..];
-        let Some(end) = tail.find('}') else {
-            return Err(Error::Catalog(format!("{path} has a \"${{\" with no closing \"}}\"")));
-        };
-        let name = &tail[..end];
-        let ok = !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ok {
-            return Err(Error::Catalog(format!(
-                "{path}: a secret reference must look like ${{NAME}} (letters, digits, _), got \"${{{name}}}\""
-            )));
-        }
-        rest = &tail[end + 1..];
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ impl Settings {
             .iter()
             .map(|(k, v)| {
                 let place = format!("search.headers[\"{k}\"]");
-                Ok((k.clone(), crate::catalog::upstream::substitute(v, &place, secret)?))
+                Ok((k.clone(), crate::secret_refs::substitute(v, &place, secret)?))
             })
             .collect()
     }
@@ -136,7 +136,7 @@ impl Settings {
                     let place = format!("search.headers[\"{k}\"]");
                     match v {
                         Value::String(s) if !k.is_empty() => {
-                            crate::catalog::upstream::references(s, &place)?;
+                            crate::secret_refs::check(s, &place)?;
                             Ok((k.clone(), s.clone()))
                         }
                         _ => Err(Error::Catalog(format!(

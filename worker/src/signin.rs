@@ -261,7 +261,7 @@ pub async fn start(
         Ok(u) => u,
         Err(e) => return page(404, &e),
     };
-    let var = |n: &str| crate::config::var(env, n);
+    let var = |n: &str| env.secret(n).or_else(|_| env.var(n)).ok().map(|v| v.to_string());
     let secret = match up.resolved_client_secret(&var) {
         Ok(s) => s,
         Err(e) => return page(500, &e.to_string()),
