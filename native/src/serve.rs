@@ -440,9 +440,16 @@ async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
     Some(Bytes::from(kept))
 }
 
-/// The value of header `name` (any case; the first, if it is sent more than once), when it is text.
+/// The value of header `name` (any case; the first that is text, if it is sent more than once).
+/// A scan of the request's few headers: `HeaderMap::get` parses and hashes the name first, and
+/// the core asks for a dozen names per request (3% of the server's samples under
+/// scripts/bench-operate.sh's tools/list load).
 fn lookup(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get(name)?.to_str().ok().map(str::to_string)
+    headers
+        .iter()
+        .filter(|(k, _)| k.as_str().eq_ignore_ascii_case(name))
+        .find_map(|(_, v)| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// Whether a request may hold a thread long: a search (`find_tools` encodes its query with the
@@ -490,6 +497,8 @@ mod tests {
         assert_eq!(lookup(&headers, "Mcp-Session-Id").as_deref(), Some("abc"));
         assert_eq!(lookup(&headers, "MCP-SESSION-ID").as_deref(), Some("abc"));
         assert_eq!(lookup(&headers, "x-bytes"), None);
+        headers.append("x-bytes", "text".parse().unwrap());
+        assert_eq!(lookup(&headers, "X-Bytes").as_deref(), Some("text"));
         assert_eq!(lookup(&headers, "origin"), None);
         assert_eq!(lookup(&headers, "not a name"), None);
     }
