@@ -72,7 +72,7 @@ fn main() {
             let all = mcp_sieve::filter::Bits::full(tools.len());
             let hits = index.get().expect("built above").search(&q, &all, limit as usize);
             let names: Vec<&str> = hits.iter().map(|(d, _)| tools[*d].as_str()).collect();
-            let scores: Vec<String> = hits.iter().map(|(d, s)| format!("{} {s:.2}", tools[*d])).collect();
+            let scores: Vec<String> = hits.iter().map(|(d, s)| format!("{} {s}", tools[*d])).collect();
             println!("{}", json!({"query": q, "ranked": names, "scores": scores}));
             continue;
         }

@@ -251,6 +251,25 @@ impl Slot {
     }
 }
 
+/// The text a tool is encoded from, given the shell's text of its name, title and description:
+/// the names of the tool's groups (its servers, such as `github` or `stripe`) before it, so a
+/// query that names the server ("… on Supabase", "the Slack workspace") is near the tools of
+/// that server. Measured on the tuning queries only (docs/src/search.md "Meaning"): the
+/// encoder alone 0.667 → 0.685 top-1, fused 0.759 → 0.787.
+pub fn with_groups(tool: &Value, text: String) -> String {
+    let groups: Vec<&str> = tool["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|g| !g.is_empty())
+        .collect();
+    if groups.is_empty() {
+        return text;
+    }
+    format!("{} {text}", groups.join(" "))
+}
+
 /// The dot product of two vectors of equal length (the cosine of unit vectors), in eight
 /// independent sums so the compiler keeps them in SIMD registers.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -378,6 +397,15 @@ mod tests {
             b.set(i);
         }
         b
+    }
+
+    #[test]
+    fn with_groups_puts_the_group_names_first() {
+        let t = serde_json::json!({"name": "users_search", "groups": ["slack", "chat"]});
+        assert_eq!(with_groups(&t, "users search".into()), "slack chat users search");
+        let none = serde_json::json!({"name": "x", "groups": []});
+        assert_eq!(with_groups(&none, "x".into()), "x");
+        assert_eq!(with_groups(&serde_json::json!({"name": "x"}), "x".into()), "x");
     }
 
     #[test]
