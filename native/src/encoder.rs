@@ -34,7 +34,7 @@ const SEP: u32 = 102;
 /// The engine that runs the model's numbers.
 enum Engine {
     /// candle's BERT over fp32 safetensors.
-    Candle(BertModel),
+    Candle(Box<BertModel>),
     /// tract over an ONNX graph (int8 weights), with the graph's inputs in the order the
     /// runner takes them.
     #[cfg(feature = "onnx")]
@@ -164,7 +164,7 @@ fn load_candle(dir: &Path) -> Result<(Engine, usize, String), String> {
             weights.display()
         )
     })?;
-    Ok((Engine::Candle(model), dim, identity))
+    Ok((Engine::Candle(Box::new(model)), dim, identity))
 }
 
 /// Without the feature `onnx`: a folder with `model.onnx` cannot be read by this build.
@@ -212,8 +212,7 @@ fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
         Some(s) if s.len() == 3 => s[2],
         _ => out
             .shape
-            .iter()
-            .nth(2)
+            .get(2)
             .and_then(|d| d.to_i64().ok())
             .and_then(|d| usize::try_from(d).ok())
             .ok_or_else(|| format!("{}: its first output is not (batch, tokens, width)", path.display()))?,
