@@ -5,6 +5,9 @@
 //! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL CATALOG OUT QUERIES...`
 //! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL --time N` (query
 //! encoding p50 over N calls).
+//! `cargo run --release -p mcp-sieve-server --features onnx --example search_encode -- MODEL
+//! --compare OTHER_MODEL [N]`: two model folders (e.g. candle fp32 and tract int8) side by side:
+//! query p50 / p95 and this thread's CPU time, batch speed, and how close their vectors are.
 //! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL --bench 5000,50000`:
 //! the native server's background encoding of the public catalog (tools per second, sorted
 //! batches, through `src/meaning.rs` with a fresh cache), a cached restart at each size, and
