@@ -5,7 +5,8 @@
 // comes from a REAL OpenAI-compatible /v1/embeddings on loopback: `mcp-sieve serve` with the same
 // model, its encoder run per request (no fixed vectors). A paraphrase the lexical index ranks
 // wrong comes first once fused, and `_meta` says "hybrid"; with the endpoint gone, or slower than
-// search.deadlineMs, the lexical ranking answers and `_meta` says so with the reason.
+// search.deadlineMs, or answering more than 1 MB, the lexical ranking answers and `_meta` says so
+// with the reason.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -65,7 +66,7 @@ test('the Worker fuses KV tool vectors with a query vector from a real /v1/embed
   assert.ok(entries.slice(1).every((e) => /^search\/[0-9a-f]{64}$/.test(e.key) && Buffer.from(e.value, 'base64').length === 384 * 4));
   wrangler(['kv', 'bulk', 'put', kvFile, '--binding', 'MCP_SIEVE_KV', '--local', '--cwd', 'worker', '--persist-to', state]);
 
-  let embedder, worker, hang;
+  let embedder, worker, hang, flood;
   try {
     // The real endpoint: the native server with the same model.
     embedder = await startNative({ extraArgs: ['--catalog', indexFile] });
@@ -105,7 +106,25 @@ test('the Worker fuses KV tool vectors with a query vector from a real /v1/embed
     });
     assert.equal(late.n.ranking, 'lexical');
     assert.ok(late.ms < 2_000, `answered in ${late.ms} ms`);
+
+    // An endpoint answering without end: refused past 1 MB as it streams in, lexical, and the Worker keeps serving.
+    flood = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = () => { while (res.write(chunk)); };
+      res.on('drain', more);
+      more();
+    });
+    await new Promise((r) => flood.listen(0, '127.0.0.1', r));
+    putConfig(state, { ...saas(), search: { embeddings: `http://127.0.0.1:${flood.address().port}/v1/embeddings`, deadlineMs: 5000 } });
+    await until('the flooding endpoint in use', async () => {
+      const [, n] = await find(worker, QUERY);
+      return /answered more than 1048576 bytes/.test(n?.reason ?? '');
+    });
+    assert.equal((await find(worker, 'get_issue_breadcrumbs'))[0][0], 'get_issue_breadcrumbs');
   } finally {
+    flood?.closeAllConnections();
+    flood?.close();
     hang?.closeAllConnections();
     hang?.close();
     await worker?.stop();

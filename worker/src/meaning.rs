@@ -26,6 +26,8 @@ use worker::{AbortController, Delay};
 const DEADLINE_MS: u64 = 500;
 /// Tool vectors read from KV at once.
 const READS: usize = 50;
+/// The longest embeddings answer read (a 3,072-number vector is about 65 KB of JSON).
+const MAX_ANSWER: usize = 1 << 20;
 /// The Workers AI binding `search.ai` runs on.
 const AI_BINDING: &str = "AI";
 
@@ -224,20 +226,35 @@ async fn post(
     let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
     let sent = wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str_and_init(url, &init));
     let resp: web_sys::Response = sent.await.map_err(failed)?.dyn_into().map_err(failed)?;
-    let text = wasm_bindgen_futures::JsFuture::from(resp.text().map_err(failed)?)
-        .await
-        .map_err(failed)?
-        .as_string()
-        .unwrap_or_default();
-    if !resp.ok() {
+    let (ok, status) = (resp.ok(), resp.status());
+    let text = bounded_text(resp, url).await?;
+    if !ok {
         let cut: String = text.chars().take(200).collect();
-        return Err(format!(
-            "the embeddings endpoint answered HTTP {}: {cut}",
-            resp.status()
-        ));
+        return Err(format!("the embeddings endpoint answered HTTP {status}: {cut}"));
     }
     let answer: Value = serde_json::from_str(&text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
     vector_at(&answer, "/data/0/embedding", "the embeddings answer")
+}
+
+/// The body of `resp` as text, refused past [`MAX_ANSWER`] bytes (read as it streams in: an
+/// endpoint cannot fill the isolate's memory).
+async fn bounded_text(resp: web_sys::Response, url: &str) -> Result<String, String> {
+    use futures_util::StreamExt;
+    let mut resp = worker::Response::from(resp);
+    let mut body = resp
+        .stream()
+        .map_err(|e| format!("cannot read the embeddings endpoint {url}'s answer: {e}"))?;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| format!("cannot read the embeddings endpoint {url}'s answer: {e}"))?;
+        if bytes.len() + chunk.len() > MAX_ANSWER {
+            return Err(format!(
+                "the embeddings endpoint {url} answered more than {MAX_ANSWER} bytes"
+            ));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The numbers at `pointer` in `answer` (from `whose`), scaled to length 1.
