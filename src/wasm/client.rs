@@ -212,6 +212,8 @@ impl McpClient {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
+        // The `gateway` feature adds fields the package does not set.
+        #[allow(clippy::needless_update)]
         let config = ClientConfig {
             client_info: options
                 .get("clientInfo")
