@@ -30,7 +30,7 @@ pub async fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerErro
         // The Worker encodes its queries there: the tools are encoded by the same model.
         Some(url) => {
             let (dim, vectors, encoded) = by_url(settings, url, &tools).await?;
-            let model = settings.ai.as_deref().or(settings.model.as_deref()).unwrap_or("");
+            let model = settings.endpoint_model().unwrap_or("");
             (
                 format!("{url} {model}").trim_end().to_string(),
                 dim,
@@ -108,7 +108,7 @@ async fn by_url(
         .map_err(|e| ServerError::Config(e.to_string()))?;
     let mut sent = vec![("content-type".to_string(), "application/json".to_string())];
     sent.extend(headers);
-    let model = settings.ai.as_deref().or(settings.model.as_deref());
+    let model = settings.endpoint_model();
     // Each distinct definition's text, and the tools it stands for.
     let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
     let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -155,46 +155,10 @@ async fn by_url(
     Ok((dim, vectors, rows.len()))
 }
 
-/// The `n` unit vectors of an OpenAI-shaped embeddings answer, in input order (by `index`), all of
-/// one length.
+/// The `n` unit vectors of an embeddings answer's text (`hybrid::embeddings`).
 fn embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
     let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
-    let data = v
-        .get("data")
-        .and_then(serde_json::Value::as_array)
-        .filter(|d| d.len() == n)
-        .ok_or_else(|| format!("the answer has no data array of {n} embeddings"))?;
-    let mut rows: Vec<Option<Vec<f32>>> = vec![None; n];
-    for (k, item) in data.iter().enumerate() {
-        let index = item
-            .get("index")
-            .and_then(serde_json::Value::as_u64)
-            .map_or(k, |i| i as usize);
-        let numbers = item
-            .get("embedding")
-            .and_then(serde_json::Value::as_array)
-            .and_then(|a| {
-                a.iter()
-                    .map(|x| x.as_f64().map(|f| f as f32))
-                    .collect::<Option<Vec<f32>>>()
-            })
-            .ok_or_else(|| format!("data[{k}].embedding is not an array of numbers"))?;
-        let slot = rows
-            .get_mut(index)
-            .ok_or_else(|| format!("data[{k}].index {index} is out of range"))?;
-        *slot = Some(numbers);
-    }
-    let mut rows: Vec<Vec<f32>> = rows
-        .into_iter()
-        .enumerate()
-        .map(|(k, r)| r.ok_or_else(|| format!("no embedding for input {k}")))
-        .collect::<Result<_, _>>()?;
-    let dim = rows[0].len();
-    if dim == 0 || rows.iter().any(|r| r.len() != dim) {
-        return Err("the embeddings are empty or not all of one length".into());
-    }
-    rows.iter_mut().for_each(|r| mcp_sieve::search::hybrid::normalize(r));
-    Ok(rows)
+    mcp_sieve::search::hybrid::embeddings(&v, n)
 }
 
 #[cfg(test)]

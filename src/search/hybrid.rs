@@ -53,6 +53,12 @@ impl Settings {
         self.model.is_some() || self.embeddings.is_some() || self.ai.is_some()
     }
 
+    /// The model's name sent in each embeddings request: the Workers AI model (`ai`), else
+    /// `model` (where no model runs in the process, the name the endpoint knows).
+    pub fn endpoint_model(&self) -> Option<&str> {
+        self.ai.as_deref().or(self.model.as_deref())
+    }
+
     /// The embeddings request's headers with each `${NAME}` replaced by `secret(NAME)`; a missing
     /// secret is an error naming it.
     pub fn resolved_headers(&self, secret: &dyn Fn(&str) -> Option<String>) -> Result<Vec<(String, String)>> {
@@ -296,6 +302,49 @@ pub fn normalize(v: &mut [f32]) {
             *x /= norm;
         }
     }
+}
+
+/// A JSON array of numbers as a unit vector (`None`: not an array of numbers).
+pub fn unit_vector(v: &Value) -> Option<Vec<f32>> {
+    let mut out = v
+        .as_array()?
+        .iter()
+        .map(|x| x.as_f64().map(|f| f as f32))
+        .collect::<Option<Vec<f32>>>()?;
+    normalize(&mut out);
+    Some(out)
+}
+
+/// The `n` unit vectors of an OpenAI-shaped embeddings answer (`{"data": [{"index", "embedding"}]}`,
+/// what an embeddings endpoint sends back), in input order (by `index`), all of one length.
+pub fn embeddings(answer: &Value, n: usize) -> std::result::Result<Vec<Vec<f32>>, String> {
+    let data = answer
+        .get("data")
+        .and_then(Value::as_array)
+        .filter(|d| d.len() == n)
+        .ok_or_else(|| format!("the answer has no data array of {n} embeddings"))?;
+    let mut rows: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (k, item) in data.iter().enumerate() {
+        let index = item.get("index").and_then(Value::as_u64).map_or(k, |i| i as usize);
+        let row = item
+            .get("embedding")
+            .and_then(unit_vector)
+            .ok_or_else(|| format!("data[{k}].embedding is not an array of numbers"))?;
+        let slot = rows
+            .get_mut(index)
+            .ok_or_else(|| format!("data[{k}].index {index} is out of range"))?;
+        *slot = Some(row);
+    }
+    let rows: Vec<Vec<f32>> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| r.ok_or_else(|| format!("no embedding for input {k}")))
+        .collect::<std::result::Result<_, _>>()?;
+    let dim = rows.first().map_or(0, Vec::len);
+    if dim == 0 || rows.iter().any(|r| r.len() != dim) {
+        return Err("the embeddings are empty or not all of one length".into());
+    }
+    Ok(rows)
 }
 
 /// The cosine of `query` with every visible tool's row of `vectors` (unit rows and query).

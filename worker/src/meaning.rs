@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use futures_util::future::{join_all, select, Either};
 use mcp_sieve::protocol::Server;
-use mcp_sieve::search::hybrid::Meaning;
+use mcp_sieve::search::hybrid::{self, Meaning};
 use serde_json::{json, Value};
 use wasm_bindgen::JsCast;
 use worker::{AbortController, Delay};
@@ -159,7 +159,7 @@ impl Encoder {
         let headers = settings
             .resolved_headers(&|name| crate::config::var(&env, name))
             .map_err(|e| e.to_string())?;
-        let model = settings.ai.clone().or_else(|| settings.model.clone());
+        let model = settings.endpoint_model().map(str::to_string);
         Ok(Encoder::Url(url, model, headers))
     }
 }
@@ -196,7 +196,10 @@ async fn run(ai: &worker::Ai, model: &str, text: &str) -> Result<Vec<f32>, Strin
         .run(model, json!({"text": [text]}))
         .await
         .map_err(|e| format!("Workers AI could not run {model}: {e}"))?;
-    vector_at(&answer, "/data/0", "Workers AI's answer")
+    answer
+        .pointer("/data/0")
+        .and_then(hybrid::unit_vector)
+        .ok_or_else(|| "Workers AI's answer has no /data/0 array of numbers".to_string())
 }
 
 async fn post(
@@ -233,7 +236,8 @@ async fn post(
         return Err(format!("the embeddings endpoint answered HTTP {status}: {cut}"));
     }
     let answer: Value = serde_json::from_str(&text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
-    vector_at(&answer, "/data/0/embedding", "the embeddings answer")
+    let mut rows = hybrid::embeddings(&answer, 1).map_err(|e| format!("the embeddings endpoint: {e}"))?;
+    Ok(rows.remove(0))
 }
 
 /// The body of `resp` as text, refused past [`MAX_ANSWER`] bytes (read as it streams in: an
@@ -255,19 +259,4 @@ async fn bounded_text(resp: web_sys::Response, url: &str) -> Result<String, Stri
         bytes.extend_from_slice(&chunk);
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// The numbers at `pointer` in `answer` (from `whose`), scaled to length 1.
-fn vector_at(answer: &Value, pointer: &str, whose: &str) -> Result<Vec<f32>, String> {
-    let numbers = answer
-        .pointer(pointer)
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{whose} has no {pointer}"))?;
-    let mut out: Vec<f32> = numbers
-        .iter()
-        .map(|x| x.as_f64().map(|f| f as f32))
-        .collect::<Option<_>>()
-        .ok_or_else(|| format!("{whose}'s {pointer} holds something other than numbers"))?;
-    mcp_sieve::search::hybrid::normalize(&mut out);
-    Ok(out)
 }
