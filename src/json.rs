@@ -101,6 +101,27 @@ pub fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
+/// An object of strings (absent or null: empty), in its order; errors name `path` and the key.
+pub(crate) fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(o)) => o
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                other => Err(Error::Catalog(format!(
+                    "{path}[\"{k}\"] must be a string, got {}",
+                    type_name(other)
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(Error::Catalog(format!(
+            "{path} must be an object of strings, got {}",
+            type_name(other)
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::canonical_number;

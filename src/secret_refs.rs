@@ -2,6 +2,8 @@
 //! `auth.clientSecret`, `search.headers`): checked when the document is read, resolved by the
 //! shell with its secrets (the environment; the Worker's secrets and variables).
 
+use serde_json::Value;
+
 use crate::error::{Error, Result};
 
 /// `value` with every `${NAME}` replaced by `secret(NAME)` (the environment, the Worker's secrets
@@ -50,4 +52,20 @@ pub fn check(value: &str, path: &str) -> Result<()> {
         rest = &tail[end + 1..];
     }
     Ok(())
+}
+
+/// A document's `headers` object at `path` (absent or null: none): header names valid in HTTP to
+/// string values whose `${NAME}` references are checked.
+pub fn headers(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
+    let headers = crate::json::string_map(v, path)?;
+    for (k, v) in &headers {
+        let token = !k.is_empty()
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(Error::Catalog(format!("{path}[\"{k}\"] is not a valid header name")));
+        }
+        check(v, &format!("{path}[\"{k}\"]"))?;
+    }
+    Ok(headers)
 }

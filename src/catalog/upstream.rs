@@ -310,26 +310,6 @@ const FIELDS: [&str; 17] = [
     "auth",
 ];
 
-fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, String)>> {
-    match v {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Object(o)) => o
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                other => Err(Error::Catalog(format!(
-                    "{path}[\"{k}\"] must be a string, got {}",
-                    type_name(other)
-                ))),
-            })
-            .collect(),
-        Some(other) => Err(Error::Catalog(format!(
-            "{path} must be an object of strings, got {}",
-            type_name(other)
-        ))),
-    }
-}
-
 fn opt_string(o: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -425,7 +405,7 @@ impl Upstream {
                 Transport::Stdio {
                     command,
                     args,
-                    env: string_map(obj.get("env"), &format!("{path}.env"))?,
+                    env: crate::json::string_map(obj.get("env"), &format!("{path}.env"))?,
                     cwd: opt_string(obj, "cwd", path)?,
                 }
             }
@@ -452,19 +432,11 @@ impl Upstream {
                 )));
             }
         }
-        let headers = string_map(obj.get("headers"), &format!("{path}.headers"))?;
+        let headers = crate::secret_refs::headers(obj.get("headers"), &format!("{path}.headers"))?;
         for (k, _) in &headers {
             if RESERVED.contains(&k.to_ascii_lowercase().as_str()) {
                 return Err(Error::Catalog(format!(
                     "{path}.headers[\"{k}\"]: the gateway sets this header itself"
-                )));
-            }
-            let token = !k.is_empty()
-                && k.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-            if !token {
-                return Err(Error::Catalog(format!(
-                    "{path}.headers[\"{k}\"] is not a valid header name"
                 )));
             }
         }
@@ -472,9 +444,6 @@ impl Upstream {
             return Err(Error::Catalog(format!(
                 "{path}.headers is for HTTP and service upstreams; give a stdio server its secrets in env"
             )));
-        }
-        for (k, v) in headers.iter() {
-            crate::secret_refs::check(v, &format!("{path}.headers[\"{k}\"]"))?;
         }
         if let Transport::Stdio { env, .. } = &transport {
             for (k, v) in env {

@@ -134,29 +134,7 @@ impl Settings {
                 }
             },
         };
-        let headers = match o.get("headers") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Object(h)) => h
-                .iter()
-                .map(|(k, v)| {
-                    let place = format!("search.headers[\"{k}\"]");
-                    match v {
-                        Value::String(s) if !k.is_empty() => {
-                            crate::secret_refs::check(s, &place)?;
-                            Ok((k.clone(), s.clone()))
-                        }
-                        _ => Err(Error::Catalog(format!(
-                            "{place} must be a string (a header's value, `${{NAME}}` for a secret), got {v}"
-                        ))),
-                    }
-                })
-                .collect::<Result<_>>()?,
-            Some(v) => {
-                return Err(Error::Catalog(format!(
-                    "search.headers must be an object of header names to values, got {v}"
-                )))
-            }
-        };
+        let headers = crate::secret_refs::headers(o.get("headers"), "search.headers")?;
         let ai = match o.get("ai") {
             None | Some(Value::Null) => None,
             Some(Value::String(m)) if !m.is_empty() => Some(m.clone()),
