@@ -4,7 +4,6 @@
 //! (`crate::search::hybrid`), with the native server's and the Worker's weight and pool. Without a
 //! query vector the ranking is `tool_filter`'s alone.
 
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, js_error};
@@ -28,15 +27,12 @@ fn bad(message: String) -> JsValue {
     js_error(&Error::params(message))
 }
 
-/// `what` as unit vectors of `dim` numbers, or an error naming the first number that is not finite.
-fn finite(what: &str, v: &mut [f32], dim: usize) -> Result<(), JsValue> {
-    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
-        return Err(bad(format!("{what}[{i}] is not a finite number")));
+/// An error unless every number of `v` is finite, naming the first that is not as `what[i]`.
+fn finite(what: &str, v: &[f32]) -> Result<(), JsValue> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(i) => Err(bad(format!("{what}[{i}] is not a finite number"))),
+        None => Ok(()),
     }
-    for row in v.chunks_exact_mut(dim) {
-        hybrid::normalize(row);
-    }
-    Ok(())
 }
 
 #[wasm_bindgen]
@@ -53,7 +49,7 @@ impl Sieve {
     #[wasm_bindgen(js_name = setToolVectors)]
     pub fn set_tool_vectors(
         &mut self,
-        mut vectors: Vec<f32>,
+        vectors: Vec<f32>,
         dim: usize,
         #[wasm_bindgen(unchecked_optional_param_type = "string[]")] names: Option<JsValue>,
     ) -> Result<(), JsValue> {
@@ -66,38 +62,38 @@ impl Sieve {
             )));
         }
         let rows = count / dim;
-        finite("vectors", &mut vectors, dim)?;
+        finite("vectors", &vectors)?;
         let names = from_js(names, "names")?;
-        let vectors = match names {
-            Value::Null if rows == tools => vectors,
-            Value::Null => {
+        let listed = names.as_array();
+        match listed {
+            None if !names.is_null() => return Err(bad("names must be an array of tool names".into())),
+            None if rows != tools => {
                 return Err(bad(format!(
                     "vectors holds {rows} vectors of dim {dim}, the catalog {tools} tools: give one per tool in its order, or names"
                 )))
             }
-            Value::Array(names) if names.len() == rows => {
-                let mut out = vec![0.0; tools * dim];
-                for (n, (name, row)) in names.iter().zip(vectors.chunks_exact(dim)).enumerate() {
-                    let i = name
-                        .as_str()
-                        .and_then(|name| section.find(name))
-                        .ok_or_else(|| bad(format!("names[{n}] is {name}: not a tool of this catalog")))?;
-                    // Not `copy_from_slice`: its length panic brings `Debug` formatting.
-                    for (o, x) in out[i * dim..].iter_mut().zip(row) {
-                        *o = *x;
-                    }
-                }
-                out
+            Some(l) if l.len() != rows => {
+                return Err(bad(format!("names has {} names for {rows} vectors of dim {dim}", l.len())))
             }
-            Value::Array(names) => {
-                return Err(bad(format!(
-                    "names has {} names for {rows} vectors of dim {dim}",
-                    names.len()
-                )))
+            _ => {}
+        }
+        // Each row to its tool's place (a tool not named keeps zeros), scaled to unit length.
+        let mut out = vec![0.0; tools * dim];
+        for (r, row) in vectors.chunks_exact(dim).enumerate() {
+            let t = match listed {
+                None => r,
+                Some(l) => section
+                    .find(l[r].as_str().unwrap_or_default())
+                    .ok_or_else(|| bad(format!("names[{r}] is {}: not a tool of this catalog", l[r])))?,
+            };
+            let place = &mut out[t * dim..(t + 1) * dim];
+            // Not `copy_from_slice`: its length panic brings `Debug` formatting.
+            for (o, x) in place.iter_mut().zip(row) {
+                *o = *x;
             }
-            _ => return Err(bad("names must be an array of tool names".into())),
-        };
-        self.vectors = vectors;
+            hybrid::normalize(place);
+        }
+        self.vectors = out;
         self.dim = dim;
         Ok(())
     }
@@ -137,21 +133,19 @@ impl Sieve {
             .map_err(|e| js_error(&e))?;
         let section = self.catalog().section(Kind::Tool);
         let candidates: Vec<usize> = visible.ones().collect();
+        // The words' ranking, each score a share of the best (as the fusion weighs it).
         let lexical = tool_filter::rank(&section.items, &self.catalog().groups, &candidates, query);
-        let (ranking, ranked): (&str, Vec<(usize, f64)>) = match get("queryVector") {
-            None => {
-                let top = lexical.first().map_or(1.0, |r| r.1);
-                (
-                    "lexical",
-                    lexical.into_iter().take(k).map(|(i, s)| (i, s / top)).collect(),
-                )
-            }
+        let top = lexical.first().map_or(1.0, |r| r.1);
+        let lexical: Vec<(usize, f32)> = lexical.iter().map(|&(i, s)| (i, (s / top) as f32)).collect();
+        let (ranking, ranked) = match get("queryVector") {
+            None => ("lexical", lexical),
             Some(v) => {
-                let mut q = if v.is_object() {
-                    js_sys::Float32Array::new(&v).to_vec()
-                } else {
-                    Vec::new()
-                };
+                // Number by number (a `Float32Array` or an array of numbers): `Float32Array::to_vec`
+                // asserts the length it copies, which brings `Debug` formatting into the wasm.
+                let mut q: Vec<f32> = Vec::new();
+                for x in js_sys::Array::from(&v).iter() {
+                    q.push(x.as_f64().unwrap_or(f64::NAN) as f32);
+                }
                 let dim = self.dim;
                 if dim == 0 {
                     return Err(bad(
@@ -164,29 +158,30 @@ impl Sieve {
                         q.len()
                     )));
                 }
-                finite("options.queryVector", &mut q, dim)?;
-                let lexical: Vec<(usize, f32)> = lexical.iter().take(POOL).map(|&(i, s)| (i, s as f32)).collect();
+                finite("options.queryVector", &q)?;
+                hybrid::normalize(&mut q);
                 let by_cosine = hybrid::top_k(hybrid::cosines(&self.vectors, dim, &q, &visible), POOL.max(k));
                 let cosine_of = |d: usize| {
                     self.vectors
                         .get(d * dim..(d + 1) * dim)
                         .map_or(0.0, |v| hybrid::dot(v, &q))
                 };
-                let fused = hybrid::fuse(&lexical, &by_cosine, cosine_of, Fusion::Weighted(DEFAULT_WEIGHT), k);
-                ("hybrid", fused.into_iter().map(|(i, s)| (i, f64::from(s))).collect())
+                let pool = &lexical[..lexical.len().min(POOL)];
+                (
+                    "hybrid",
+                    hybrid::fuse(pool, &by_cosine, cosine_of, Fusion::Weighted(DEFAULT_WEIGHT), k),
+                )
             }
         };
         // Built in JS (as `filter`'s result): no JSON text, no float formatting in the wasm.
-        let tools: js_sys::Array = ranked
-            .into_iter()
-            .map(|(i, s)| {
-                JsValue::from(object(&[
-                    ("name", section.items[i].name.as_str().into()),
-                    ("index", (i as u32).into()),
-                    ("score", ((s * 1000.0).round() / 1000.0).into()),
-                ]))
-            })
-            .collect();
+        let tools = js_sys::Array::new();
+        for &(i, s) in ranked.iter().take(k) {
+            tools.push(&object(&[
+                ("name", section.items[i].name.as_str().into()),
+                ("index", (i as u32).into()),
+                ("score", ((f64::from(s) * 1000.0).round() / 1000.0).into()),
+            ]));
+        }
         let out = object(&[("ranking", ranking.into()), ("tools", tools.into())]);
         Ok(out.into())
     }
