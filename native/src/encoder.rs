@@ -401,6 +401,34 @@ mod tests {
         assert_eq!(tool_text(&t), "github create issue: Create issue. Opens one.");
     }
 
+    /// The real model (scripts/bootstrap.sh unpacks it) gives sentence-transformers' own numbers:
+    /// the similarity matrix its documentation's quick start prints for all-MiniLM-L6-v2 (0.6660,
+    /// 0.1046, 0.1411), to three decimals, so tokenizing, the mask, mean pooling and the unit length
+    /// are as there; and a text padded in a batch with a longer one gets the vector it gets alone.
+    #[test]
+    fn reproduces_sentence_transformers_similarities() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/models/all-minilm-l6-v2");
+        let enc = Encoder::load(&dir).unwrap_or_else(|e| panic!("{e} (run scripts/bootstrap.sh)"));
+        let texts = [
+            "The weather is lovely today.",
+            "It's so sunny outside!",
+            "He drove to the stadium.",
+        ];
+        let v = enc.encode(&texts).unwrap();
+        let cos = |a: &[f32], b: &[f32]| mcp_sieve::search::hybrid::dot(a, b);
+        for (i, j, want) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
+            let got = cos(&v[i], &v[j]);
+            assert!(
+                (got - want).abs() < 1e-3,
+                "similarity of {i} and {j}: {got:.4}, sentence-transformers {want}"
+            );
+        }
+        for (t, batched) in texts.iter().zip(&v) {
+            let alone = enc.encode(&[t]).unwrap().pop().unwrap();
+            assert!(cos(&alone, batched) > 0.9999, "{t}: alone and padded in a batch differ");
+        }
+    }
+
     #[test]
     fn a_missing_file_is_named() {
         let dir = std::env::temp_dir().join(format!("mcp-sieve-encoder-{}", std::process::id()));
