@@ -3,8 +3,8 @@
 # the size cannot creep back unnoticed. Run after scripts/build.sh. What kept it down (each item
 # was worth 1–14 KB gzipped): no `str::to_lowercase` (middleware::fold), no
 # `str::parse::<f64>` or `f64::clamp`/float `Display` (serde_json writes and reads numbers), no
-# serde-wasm-bindgen deserializer (its error messages bring float formatting: 14 KB; inputs cross
-# as JSON text; its serializer, about 1.5 KB, builds the small results), one sort instantiation (crate::sort), no
+# serde-wasm-bindgen (its deserializer's error messages bring float formatting: 14 KB; inputs cross
+# as JSON text; its serializer was 1.3 KB: the small results are built as JS objects), one sort instantiation (crate::sort), no
 # `Ipv6Addr::from_str` (middleware::detect::ip), schemas as JSON text, talc instead of dlmalloc,
 # localStorage by `Reflect` instead of gloo-storage (0.7 KB), wasm-opt `--flatten --rereloop -O -O` (1 KB).
 set -euo pipefail

@@ -1,7 +1,7 @@
 //! Conversions between JS values and the core's JSON — JSON text (one `JSON.stringify` /
-//! `JSON.parse`) where it measured faster, serde-wasm-bindgen for the small results where it did
-//! not (bench/convert.mjs; docs/src/package.md's table) — and errors as real JS `Error` objects carrying
-//! `code` and `data`.
+//! `JSON.parse`), measured faster than crossing value by value for anything but the smallest
+//! results (bench/convert.mjs; docs/src/package.md's table), which are built as JS objects and
+//! arrays directly — and errors as real JS `Error` objects carrying `code` and `data`.
 
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -35,14 +35,15 @@ pub(crate) fn to_js(v: &Value) -> JsValue {
     js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
 }
 
-/// A small result (a selection's warnings, sizes, stored preferences) as a plain JS value, built
-/// by serde-wasm-bindgen with no JSON text in between: as fast as `JSON.parse` for values this
-/// small (bench/convert.mjs), for about 1.5 KB of wasm. Its deserializer is not used: it
-/// costs about 14 KB gzipped (serde's error messages bring float formatting) and measured
-/// slower than `JSON.stringify` + serde_json for every input, so inputs cross as JSON text.
-pub(crate) fn to_js_small<T: serde::Serialize + ?Sized>(v: &T) -> JsValue {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or(JsValue::NULL)
+/// Strings (a selection's warnings) as a JS array, built in JS: no JSON text, and no
+/// serializer in the wasm (serde-wasm-bindgen's, which built the small results before, was about
+/// 1.5 KB of it).
+pub(crate) fn strings(lines: &[String]) -> JsValue {
+    let out = js_sys::Array::new();
+    for l in lines {
+        out.push(&JsValue::from_str(l));
+    }
+    out.into()
 }
 
 /// JSON text as a JS value (one `JSON.parse`: much faster than crossing value by value).

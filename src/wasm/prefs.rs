@@ -5,7 +5,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::convert::{error_object, from_js, to_js_small};
+use super::convert::{error_object, from_js};
 
 /// The storage key of one server's preferences.
 fn key(server: &str) -> String {
@@ -82,8 +82,11 @@ pub fn save_concern_preferences(
 #[wasm_bindgen(js_name = loadConcernPreferences, unchecked_return_type = "ConcernConfig | null")]
 pub fn load_concern_preferences(server: &str) -> JsValue {
     let text = storage().and_then(|s| call(&s, "getItem", &[&key(server)]).ok()?.as_string());
-    match text.and_then(|t| serde_json::from_str::<Value>(&t).ok()) {
-        Some(v @ Value::Object(_)) => to_js_small(&v),
+    // Only an object is a stored configuration; its own text becomes the JS value.
+    match text {
+        Some(t) if matches!(serde_json::from_str::<Value>(&t), Ok(Value::Object(_))) => {
+            js_sys::JSON::parse(&t).unwrap_or(JsValue::NULL)
+        }
         _ => JsValue::NULL,
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
 use super::callback::JsFilter;
-use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, to_js, to_js_small, warn_all};
+use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, strings, to_js, warn_all};
 use crate::concern::{ConcernConfig, Concerns};
 use crate::filter::chain::Chain;
 use crate::filter::facets::facets;
@@ -270,7 +270,7 @@ impl Sieve {
         set("indices", &js_sys::Uint32Array::from(indices.as_slice()).into())?;
         set("bytes", &(bytes as f64).into())?;
         set("tokens", &(estimate_tokens(bytes) as f64).into())?;
-        set("warnings", &to_js_small(&sel.warnings))?;
+        set("warnings", &strings(&sel.warnings))?;
         Ok(out.into())
     }
 
@@ -478,6 +478,10 @@ impl Sieve {
     pub fn size(value: JsValue) -> Result<JsValue, JsValue> {
         let v = from_js(value, "value")?;
         let bytes = v.to_string().len();
-        Ok(to_js_small(&json!({"bytes": bytes, "tokens": estimate_tokens(bytes)})))
+        Ok(object(&[
+            ("bytes", (bytes as f64).into()),
+            ("tokens", (estimate_tokens(bytes) as f64).into()),
+        ])
+        .into())
     }
 }
