@@ -22,7 +22,7 @@ pub mod operate;
 #[cfg(feature = "gateway")]
 pub mod pin;
 pub mod protocol;
-#[cfg(any(feature = "search-index", feature = "host-vectors"))]
+#[cfg(any(feature = "search-index", feature = "wasm"))]
 pub mod search;
 mod secret_refs;
 mod sort;

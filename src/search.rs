@@ -3,7 +3,7 @@
 //! without parsing any definition. Only in the server builds (feature `search-index`: the
 //! Worker and the native server); the npm package, whose wasm has little room in its size
 //! budget and whose catalogs are a browser's, ranks with `middleware::tool_filter` instead, and
-//! takes of this module only `hybrid` (with its feature `host-vectors`: the fusion with a host's sentence vectors, `Sieve.search`).
+//! takes of this module only `hybrid` (the fusion with a host's sentence vectors, `Sieve.search`).
 
 #[cfg(feature = "search-index")]
 mod fields;

@@ -8,7 +8,6 @@
 mod callback;
 mod client;
 mod convert;
-#[cfg(feature = "host-vectors")]
 mod meaning;
 mod middleware;
 mod prefs;

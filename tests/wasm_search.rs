@@ -1,10 +1,10 @@
-//! The package's search with a host's sentence vectors (issue 40 item 4, feature
-//! `host-vectors`), in Chromium: real all-MiniLM-L6-v2 vectors of twelve Stripe tools and of
+//! The package's search with a host's sentence vectors (issue 40 item 4, in the published
+//! package since the feature `host-vectors` became part of `wasm`), in Chromium: real all-MiniLM-L6-v2 vectors of twelve Stripe tools and of
 //! paraphrased queries (tests/fixtures/search-vectors.json, made by `mcp-sieve serve`'s
 //! /v1/embeddings) make the meant tool win where the words' ranking alone answers another; without
 //! a query vector the answer is `tool_filter`'s ranking; a wrong dimension, count or name throws
 //! an `Error` with `code` -32602 naming the field.
-#![cfg(all(target_arch = "wasm32", feature = "host-vectors"))]
+#![cfg(all(target_arch = "wasm32", feature = "wasm"))]
 
 use mcp_sieve::wasm::Sieve;
 use serde_json::Value;

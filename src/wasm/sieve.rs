@@ -35,9 +35,7 @@ pub struct Sieve {
     next_filter: u32,
     /// The host's sentence vectors of the tools (`setToolVectors`): `dim` unit numbers per tool,
     /// in the catalog's order; empty until given.
-    #[cfg(feature = "host-vectors")]
     pub(super) vectors: Vec<f32>,
-    #[cfg(feature = "host-vectors")]
     pub(super) dim: usize,
 }
 
@@ -77,9 +75,7 @@ impl Sieve {
             filters: Vec::new(),
             chain: Chain::default(),
             next_filter: 1,
-            #[cfg(feature = "host-vectors")]
             vectors: Vec::new(),
-            #[cfg(feature = "host-vectors")]
             dim: 0,
         }
     }

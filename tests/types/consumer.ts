@@ -3,7 +3,7 @@
 import init, {
   Sieve, McpClient, filterTasks, saveConcernPreferences, loadConcernPreferences, clearConcernPreferences,
   type CatalogDocument, type Filter, type Selection, type ListResult, type Facets, type Task, type TaskQuery,
-  type SieveError, type Kind, type ConcernConfig,
+  type SieveError, type Kind, type ConcernConfig, type SearchResult,
 } from 'mcp-sieve';
 
 export async function host(doc: CatalogDocument): Promise<void> {
@@ -76,6 +76,14 @@ export async function host(doc: CatalogDocument): Promise<void> {
   // @ts-expect-error not a model API this package exports for
   sieve.export({ format: 'gemini' });
   console.log(endpoint, namespaces);
+  // Search with the host's sentence vectors (dim numbers per tool, in names' order).
+  sieve.setToolVectors(new Float32Array(2 * 384), 384, ['create_event', 'list_events']);
+  const found: SearchResult = sieve.search('book a meeting', { k: 3, queryVector: new Float32Array(384) });
+  const best: string | undefined = found.ranking === 'hybrid' ? found.tools[0]?.name : undefined;
+  const byWords: number = sieve.search('book a meeting').tools.length;
+  console.log(best, byWords);
+  // @ts-expect-error k is a number
+  sieve.search('x', { k: '3' });
 
   console.log(n, prompts, names, objects, counts, bytes, tokens, eff, session, tools, live, ordered, other);
 }
