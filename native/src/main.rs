@@ -39,6 +39,7 @@ mod relay;
 mod relay_http;
 mod reload;
 mod reply;
+mod request_log;
 mod sampling;
 mod serve;
 mod sessions;

@@ -24,7 +24,6 @@ use mcp_sieve::http::{self, SessionStore, Who};
 use mcp_sieve::protocol::jsonrpc::Head;
 use mcp_sieve::protocol::{Answers, Env, Server};
 use tokio::net::TcpListener;
-use tracing::Instrument;
 
 use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
@@ -33,6 +32,7 @@ use crate::gateway::{Gateway, Wait};
 use crate::load::Document;
 use crate::operate::{MetricsAt, Operate};
 use crate::platform::{fresh_id, now_ms};
+use crate::request_log::RequestLog;
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
 
 /// Longest a client may take to send its request head, and then its body.
@@ -196,23 +196,23 @@ fn text(status: u16, body: &str) -> Reply {
 /// method, id, principal and view, and with traces on it is the trace's SERVER span.
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let started = std::time::Instant::now();
-    let mut span = None;
-    let reply = handle_in(app, req, &mut span).await;
+    let mut log = None;
+    let reply = handle_in(app, req, &mut log).await;
     // Answered before its body was read (a refusal, metadata, status): a span of the answer.
-    let span = span.unwrap_or_else(|| crate::telemetry::request_span("tcp", None, None));
+    let log = log.unwrap_or_else(|| crate::telemetry::request_span("tcp", None, None));
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
-        crate::telemetry::failed_http(&span, status);
+        crate::telemetry::failed_http(log.span(), status);
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
-        span.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
+        log.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
     }
     reply
 }
 
-/// [`handle`]: `span` is set to the request's span once its body is read (the head sampler
-/// may need the trace context in it).
-async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Option<tracing::Span>) -> Reply {
+/// [`handle`]: `log` is set to the request's log context (its span, when traced) once its body
+/// is read (the head sampler may need the trace context in it).
+async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Option<RequestLog>) -> Reply {
     let path = req.uri().path().to_string();
     // Protected Resource Metadata (RFC 9728), public.
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
@@ -294,10 +294,11 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
     let traceparent = header("traceparent");
     let tracestate = header("tracestate");
     let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
-    let span = &*span.insert(crate::telemetry::request_span("tcp", Some(&head), context));
+    let log = &*log.insert(crate::telemetry::request_span("tcp", Some(&head), context));
+    let span = log.span();
     // In the request's span from here on (entered only now: its name and parent, set above,
     // are fixed when it is first entered).
-    async {
+    let work = async {
         // Minted only for a message that may use it (a session, a task, a question): not for a list.
         let id = match head.needs_fresh_id().then(fresh_id) {
             None => String::new(),
@@ -333,7 +334,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
         };
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         let session = header("mcp-session-id");
-        crate::telemetry::record(span, principal.as_deref(), label, session.as_deref());
+        log.record(principal.as_deref(), label, session.as_deref());
         // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
         let first = Env {
             now_ms: now_ms(),
@@ -358,9 +359,9 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
             let answer = if may_take_long(&body) {
                 let (app, server, env) = (app.clone(), server.clone(), env.clone());
                 let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
-                let span = span.clone();
+                let log = log.clone();
                 tokio::task::spawn_blocking(move || {
-                    span.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
+                    log.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
                 })
                 .await
                 .unwrap_or_else(|e| {
@@ -418,9 +419,8 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, span: &mut Opt
             }
         };
         app.operate.after(&server, &first, seen, out).await
-    }
-    .instrument(span.clone())
-    .await
+    };
+    log.scope(work).await
 }
 
 /// The body, counted while read (a chunked one has no declared length); `None` past `limit`,

@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tracing::Instrument;
 
 use mcp_sieve::http::{self, MemoryStore, SessionStore};
 use mcp_sieve::protocol::jsonrpc::Head;
@@ -556,17 +555,17 @@ pub async fn run(
         // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
         // What the line says about itself, read once for its span and its limits and audit.
         let head = Head::read(line.as_bytes());
-        let span = crate::telemetry::request_span("pipe", Some(&head), None);
+        let log = crate::telemetry::request_span("pipe", Some(&head), None);
         let view = link.live().view;
         let label = view.as_ref().map_or("", |v| v.label.as_str());
-        crate::telemetry::record(&span, None, label, None);
-        if let Some(refusal) = link.admit(head).instrument(span.clone()).await {
+        log.record(None, label, None);
+        if let Some(refusal) = log.scope(link.admit(head)).await {
             link.send(refusal);
             continue;
         }
-        let mut step = link.receive(&line).instrument(span.clone()).await;
-        if span.in_scope(|| write(&link, &mut step)) {
-            let handle = waiting.spawn(finish(link.clone(), line, step).instrument(span));
+        let mut step = log.scope(link.receive(&line)).await;
+        if log.in_scope(|| write(&link, &mut step)) {
+            let handle = waiting.spawn(log.scope(finish(link.clone(), line, step)));
             if let Some(id) = named("id").filter(|_| named("method").is_some()) {
                 running.insert(id, handle);
             }

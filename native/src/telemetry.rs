@@ -25,13 +25,14 @@ use tracing::field::{Empty, Field, Visit};
 use tracing::{Event, Span, Subscriber};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
-use tracing_subscriber::fmt::format::{FormatEvent, FormatFields, Writer};
+use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Json, JsonFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
+use crate::request_log::{self, RequestLog};
 use crate::sampling::Sampler;
 
 /// How log lines are written.
@@ -137,10 +138,15 @@ where
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
+            .with_ansi(false)
+            .fmt_fields(JsonFields::new())
+            .event_format(JsonLines(
+                tracing_subscriber::fmt::format()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true)
+                    .with_span_list(false),
+            ))
             .with_filter(filter)
             .boxed(),
     }
@@ -277,13 +283,14 @@ impl opentelemetry_http::HttpClient for OtlpClient {
 
 /// The target of the spans of requests that are traced (the trace layer sees them).
 const TRACED: &str = "mcp_sieve::traced";
-/// The target of the spans of requests that are not (only the log layer sees them).
+/// The target of the spans of upstream exchanges of requests that are not (only the log layer
+/// sees them; such a request has no span, `crate::request_log`).
 const UNTRACED: &str = "mcp_sieve::untraced";
 
 /// The head sampler, when traces are on.
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
-/// The span of one request at `target` ([`TRACED`] or [`UNTRACED`]: a callsite each).
+/// The span of one traced request at `target` ([`TRACED`]).
 macro_rules! request_span_at {
     ($target:expr, $transport:expr, $f:expr) => {
         tracing::info_span!(
@@ -330,16 +337,17 @@ macro_rules! upstream_span_at {
     };
 }
 
-/// The span of one MCP request (server side), `head` what its JSON-RPC message says about itself
-/// (`None` when it was not read): every log line while it is handled carries its fields (the
-/// head's, then [`record`]'s), and it is the SERVER span of the trace when the head sampler
-/// traces it, its parent the trace context of `params._meta.traceparent`, else of `header` (the
-/// HTTP `traceparent` and `tracestate`).
-pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option<(&str, Option<&str>)>) -> Span {
+/// The log context of one MCP request (server side), `head` what its JSON-RPC message says about
+/// itself (`None` when it was not read): every log line while it is handled carries its fields
+/// (the head's, then [`RequestLog::record`]'s). When the head sampler traces it, a span: the
+/// SERVER span of the trace, its parent the trace context of `params._meta.traceparent`, else of
+/// `header` (the HTTP `traceparent` and `tracestate`); else only its fields, kept until a line is
+/// written.
+pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option<(&str, Option<&str>)>) -> RequestLog {
     let sampler = SAMPLER.get();
     if sampler.is_none() && !tracing::enabled!(target: UNTRACED, tracing::Level::INFO) {
         // Neither logged nor traced: nothing to record.
-        return Span::none();
+        return RequestLog::none();
     }
     let empty = Head::default();
     let read = head.is_some();
@@ -359,12 +367,21 @@ pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option
         _ => (None, None, None, None),
     };
     let version = head.protocol_version();
+    if !traced {
+        // Only logged: the fields, kept until a line is written (`crate::request_log`).
+        let mut f = request_log::Fields::new(transport, method, id.map(|i| i.into_owned()));
+        f.tool = tool.map(str::to_string);
+        f.prompt = prompt.map(str::to_string);
+        f.uri = uri.map(str::to_string);
+        f.version = version.map(str::to_string);
+        return RequestLog::untraced(f);
+    }
     // The trace's name for the span: `tools/call echo` (a message that was not read: the span's).
-    let otel_name = match (traced, read, method, target) {
-        (false, ..) | (_, false, ..) => None,
-        (_, _, Some(m), Some(t)) => Some(format!("{m} {t}")),
-        (_, _, Some(m), None) => Some(m.to_string()),
-        (_, _, None, _) => Some("response".to_string()),
+    let otel_name = match (read, method, target) {
+        (false, ..) => None,
+        (_, Some(m), Some(t)) => Some(format!("{m} {t}")),
+        (_, Some(m), None) => Some(m.to_string()),
+        (_, None, _) => Some("response".to_string()),
     };
     // Every field at once (each later `record` is formatted again by the log layer).
     let fields = Fields {
@@ -377,12 +394,8 @@ pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option
         uri,
         version,
     };
-    let span = if traced {
-        request_span_at!(TRACED, transport, fields)
-    } else {
-        request_span_at!(UNTRACED, transport, fields)
-    };
-    if let (true, Some((traceparent, tracestate))) = (traced, parent) {
+    let span = request_span_at!(TRACED, transport, fields);
+    if let Some((traceparent, tracestate)) = parent {
         let mut carrier = HashMap::new();
         carrier.insert("traceparent".to_string(), traceparent.to_string());
         if let Some(s) = tracestate {
@@ -391,7 +404,7 @@ pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option
         let parent = TraceContextPropagator::new().extract(&carrier);
         let _ = span.set_parent(parent);
     }
-    span
+    RequestLog::traced(span)
 }
 
 /// The fields a request's span is made with (`None`: not known, not recorded).
@@ -404,19 +417,6 @@ struct Fields<'a> {
     operation: Option<&'a str>,
     uri: Option<&'a str>,
     version: Option<&'a str>,
-}
-
-/// The caller and the view of the request of `span` (`None` and `""`: none).
-pub fn record(span: &Span, principal: Option<&str>, view: &str, session: Option<&str>) {
-    if let Some(p) = principal {
-        span.record("mcp_sieve.principal", p);
-    }
-    if !view.is_empty() {
-        span.record("mcp_sieve.view", view);
-    }
-    if let Some(s) = session {
-        span.record("mcp.session.id", s);
-    }
 }
 
 /// Marks the request of `span` failed with JSON-RPC error `code` (a SERVER span's error).
@@ -454,6 +454,7 @@ pub fn answered(span: &Span, body: &str) {
 pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Option<&str>, message: &str) -> Span {
     // Traced with the request it is part of; one outside any request is a root.
     let traced = match Span::current().metadata().map(|m| m.target()) {
+        _ if request_log::in_untraced() => false,
         Some(TRACED) => true,
         Some(UNTRACED) => false,
         _ => SAMPLER.get().is_some_and(|s| s.traced(None)),
@@ -557,8 +558,15 @@ where
         // A message that says its own level ("warning: …") is not tagged twice.
         let tag = if fields.message.starts_with(tag) { "" } else { tag };
         write!(w, "mcp-sieve: {tag}{}{}", fields.message, fields.rest)?;
+        // An untraced request's fields (`crate::request_log`), then the spans' (a traced
+        // request's, an upstream exchange's).
+        let mut first = true;
+        if let Some(f) = request_log::current().map(|f| f.short()).filter(|f| !f.is_empty()) {
+            w.write_str(" [")?;
+            w.write_str(&f)?;
+            first = false;
+        }
         if let Some(scope) = ctx.event_scope() {
-            let mut first = true;
             for span in scope.from_root() {
                 let ext = span.extensions();
                 let Some(f) = ext.get::<FormattedFields<N>>() else {
@@ -572,11 +580,31 @@ where
                 w.write_str(f)?;
                 first = false;
             }
-            if !first {
-                w.write_str("]")?;
-            }
+        }
+        if !first {
+            w.write_str("]")?;
         }
         writeln!(w)
+    }
+}
+
+/// JSON lines: tracing's, with an untraced request's fields (`crate::request_log`) under `span`
+/// when no span is current (as its span's were written).
+struct JsonLines(Format<Json>);
+
+impl<S, N> FormatEvent<S, N> for JsonLines
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let Some(fields) = request_log::current().filter(|_| ctx.lookup_current().is_none()) else {
+            return self.0.format_event(ctx, w, event);
+        };
+        let mut line = String::new();
+        self.0.format_event(ctx, Writer::new(&mut line), event)?;
+        let object = line.trim_end().strip_suffix('}').ok_or(fmt::Error)?;
+        writeln!(w, "{object},\"span\":{}}}", fields.json())
     }
 }
 

@@ -5,7 +5,8 @@
 // --since 7d` lists the right records; `mcp-sieve stdio` (launched by the official SDK's
 // StdioClientTransport) applies the same rate limits and audit trail; /metrics behind the token, scraped by a real Prometheus
 // (Debian's `prometheus`, its own storage in a temp dir, 1 s scrapes, a rules file) whose HTTP API
-// answers the expected series.
+// answers the expected series; and every log line about a request (human and JSON) carries its
+// method, id, principal and view.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -254,4 +255,41 @@ test('--metrics off serves no metrics; --metrics-port serves them on a port of t
   const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
   assert.match(text, /^mcp_sieve_tool_calls_total\{tool="echo",upstream="",outcome="ok"\} 1$/m);
   assert.equal((await fetch(`${own.base}/metrics`, { headers: { authorization: `Bearer ${TOKENS.alice}` } })).status, 404);
+});
+
+test('every log line about a request carries its method, id, principal and view, in human and JSON lines', async () => {
+  // An alias's call writes a line while the request is handled; at debug, `answered` one after it.
+  const doc = docWith({ views: { ro: { filter: { namePatterns: ['echo'] } } } });
+  doc.tools[0].aliases = ['say'];
+  for (const format of ['human', 'json']) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-log-'));
+    writeFileSync(path.join(dir, 'catalog.json'), JSON.stringify(doc));
+    const s = await startNative({ extraArgs: ['--catalog', path.join(dir, 'catalog.json'), '--log-format', format], env: { MCP_SIEVE_TOKENS: JSON.stringify(TOKENS), MCP_SIEVE_LOG: 'debug,hyper=off' } });
+    stops.push(async () => { await s.stop(); rmSync(dir, { recursive: true, force: true }); });
+    const res = await fetch(`${s.base}/mcp/ro`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${TOKENS.alice}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'say' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'say', arguments: { message: 'x' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }),
+    });
+    assert.equal(res.status, 200);
+    let lines = [];
+    for (let i = 0; i < 50 && lines.length < 2; i++) {
+      await sleep(100);
+      lines = s.output().split('\n').filter((l) => /deprecated tool name|answered/.test(l) && l.includes('41'));
+    }
+    assert.equal(lines.length, 2, `a line in the request and one after it:\n${s.output()}`);
+    for (const line of lines) {
+      if (format === 'human') {
+        assert.match(line, /\[method=tools\/call id=41 principal=alice view=ro\b[^\]]*\]$/, line);
+      } else {
+        const { span } = JSON.parse(line);
+        assert.equal(span?.['mcp.method.name'], 'tools/call', line);
+        assert.equal(span['jsonrpc.request.id'], '41', line);
+        assert.equal(span['mcp_sieve.principal'], 'alice', line);
+        assert.match(span['mcp_sieve.view'], /^ro\b/, line);
+        assert.equal(span['gen_ai.tool.name'], 'say', line);
+        assert.equal(span.name, 'request', line);
+      }
+    }
+  }
 });

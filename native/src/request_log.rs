@@ -1,0 +1,238 @@
+//! A request's log context (issue 42 item 1, at issue 43's cost): what every log line written
+//! while a request is handled says of it — method, id, principal, view, session. A traced request
+//! has a `tracing` span (the trace layer exports it); any other keeps these fields here, in a
+//! task-local of the request's future, and a log line reads them only when it is written. Most
+//! requests write no line: a span made for each, its fields formatted, entered on every poll and
+//! closed, was about half of what logs, metrics, traces and a rate limit cost a `tools/call`
+//! (perf, scripts/bench-operate.sh's shape).
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Value};
+use tracing::instrument::Instrument;
+use tracing::Span;
+
+tokio::task_local! {
+    /// The fields of the untraced request being handled (`None` in a traced one: its span has them).
+    static REQUEST: Option<Arc<Fields>>;
+}
+
+/// One request's log context: its span (none when it is not traced) or its fields.
+#[derive(Clone)]
+pub struct RequestLog {
+    span: Span,
+    fields: Option<Arc<Fields>>,
+}
+
+/// What a log line says of an untraced request (the names of the span's fields in JSON).
+pub(crate) struct Fields {
+    pub transport: &'static str,
+    pub method: Option<String>,
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    pub prompt: Option<String>,
+    pub uri: Option<String>,
+    pub version: Option<String>,
+    caller: OnceLock<Caller>,
+}
+
+/// Who calls, through which view and session: known after the request's span or fields are made.
+struct Caller {
+    principal: Option<String>,
+    view: String,
+    session: Option<String>,
+}
+
+impl RequestLog {
+    /// Neither logged nor traced.
+    pub fn none() -> Self {
+        RequestLog {
+            span: Span::none(),
+            fields: None,
+        }
+    }
+
+    /// A traced request's context: its span.
+    pub fn traced(span: Span) -> Self {
+        RequestLog { span, fields: None }
+    }
+
+    /// An untraced request's context: `fields` (their caller set later by [`RequestLog::record`]).
+    pub(crate) fn untraced(fields: Fields) -> Self {
+        RequestLog {
+            span: Span::none(),
+            fields: Some(Arc::new(fields)),
+        }
+    }
+
+    /// The request's span (`Span::none()` when it is not traced).
+    pub fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// The caller and the view of the request (`None` and `""`: none), once.
+    pub fn record(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
+        match &self.fields {
+            Some(f) => {
+                let _ = f.caller.set(Caller {
+                    principal: principal.map(str::to_string),
+                    view: view.to_string(),
+                    session: session.map(str::to_string),
+                });
+            }
+            None => {
+                if let Some(p) = principal {
+                    self.span.record("mcp_sieve.principal", p);
+                }
+                if !view.is_empty() {
+                    self.span.record("mcp_sieve.view", view);
+                }
+                if let Some(s) = session {
+                    self.span.record("mcp.session.id", s);
+                }
+            }
+        }
+    }
+
+    /// Runs `f` in the request (its log lines carry its fields).
+    pub fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        REQUEST.sync_scope(self.fields.clone(), || self.span.in_scope(f))
+    }
+
+    /// `future`, run in the request.
+    pub fn scope<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
+        REQUEST.scope(self.fields.clone(), future.instrument(self.span.clone()))
+    }
+}
+
+impl Fields {
+    /// The fields of a request read from its head (`None`: not known).
+    pub(crate) fn new(transport: &'static str, method: Option<&str>, id: Option<String>) -> Self {
+        Fields {
+            transport,
+            method: method.map(str::to_string),
+            id,
+            tool: None,
+            prompt: None,
+            uri: None,
+            version: None,
+            caller: OnceLock::new(),
+        }
+    }
+
+    /// A human line's bracket: `method=… id=… principal=… view=… session=…` (those known).
+    pub(crate) fn short(&self) -> String {
+        let caller = self.caller.get();
+        let pairs = [
+            ("method", self.method.as_deref()),
+            ("id", self.id.as_deref()),
+            ("principal", caller.and_then(|c| c.principal.as_deref())),
+            ("view", caller.map(|c| c.view.as_str()).filter(|v| !v.is_empty())),
+            ("session", caller.and_then(|c| c.session.as_deref())),
+        ];
+        let mut out = String::new();
+        for (name, value) in pairs {
+            if let Some(v) = value {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(name);
+                out.push('=');
+                out.push_str(v);
+            }
+        }
+        out
+    }
+
+    /// A JSON line's `span` object, as the request's span would be written (its fields by name,
+    /// then `name`).
+    pub(crate) fn json(&self) -> Value {
+        let caller = self.caller.get();
+        let operation = self.tool.as_ref().map(|_| "execute_tool".to_string());
+        let mut pairs = vec![
+            ("gen_ai.operation.name", operation),
+            ("gen_ai.prompt.name", self.prompt.clone()),
+            ("gen_ai.tool.name", self.tool.clone()),
+            ("jsonrpc.protocol.version", Some("2.0".into())),
+            ("jsonrpc.request.id", self.id.clone()),
+            ("mcp.method.name", self.method.clone()),
+            ("mcp.protocol.version", self.version.clone()),
+            ("mcp.resource.uri", self.uri.clone()),
+            ("mcp.session.id", caller.and_then(|c| c.session.clone())),
+            ("mcp_sieve.principal", caller.and_then(|c| c.principal.clone())),
+            (
+                "mcp_sieve.view",
+                caller.map(|c| c.view.clone()).filter(|v| !v.is_empty()),
+            ),
+            ("network.transport", Some(self.transport.into())),
+            ("otel.kind", Some("server".into())),
+        ];
+        pairs.push(("name", Some("request".into())));
+        let mut span = Map::new();
+        for (k, v) in pairs {
+            if let Some(v) = v {
+                span.insert(k.into(), Value::String(v));
+            }
+        }
+        Value::Object(span)
+    }
+}
+
+/// The fields of the untraced request whose future (or scope) this runs in.
+pub(crate) fn current() -> Option<Arc<Fields>> {
+    REQUEST.try_with(Clone::clone).ok().flatten()
+}
+
+/// Whether this runs in an untraced request (an upstream exchange it makes is not traced either).
+pub fn in_untraced() -> bool {
+    REQUEST.try_with(Option::is_some).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Fields {
+        let mut f = Fields::new("tcp", Some("tools/call"), Some("7".into()));
+        f.tool = Some("echo".into());
+        f
+    }
+
+    #[test]
+    fn a_line_reads_the_fields_of_the_request_it_is_written_in() {
+        let log = RequestLog::untraced(fields());
+        assert!(current().is_none());
+        log.record(Some("alice"), "/mcp/readonly", Some("s1"));
+        let short = log.in_scope(|| current().map(|f| f.short()));
+        assert_eq!(
+            short.as_deref(),
+            Some("method=tools/call id=7 principal=alice view=/mcp/readonly session=s1")
+        );
+        assert!(log.in_scope(in_untraced));
+        assert!(!in_untraced());
+        let seen = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(log.scope(async { current().map(|f| f.json()) }));
+        let json = seen.unwrap();
+        assert_eq!(json["mcp_sieve.principal"], "alice");
+        assert_eq!(json["gen_ai.operation.name"], "execute_tool");
+        assert_eq!(json["name"], "request");
+        assert!(json.get("mcp.resource.uri").is_none());
+    }
+
+    #[test]
+    fn fields_not_known_are_left_out() {
+        let f = Fields::new("pipe", None, None);
+        assert_eq!(f.short(), "");
+        let json = f.json();
+        assert_eq!(
+            json.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["jsonrpc.protocol.version", "network.transport", "otel.kind", "name"]
+        );
+        let log = RequestLog::untraced(f);
+        log.record(None, "", None);
+        assert_eq!(log.in_scope(|| current().unwrap().short()), "");
+    }
+}
