@@ -1,9 +1,10 @@
 //! The package's search with a host's sentence vectors (issue 40 item 4, in the published
-//! package since the feature `host-vectors` became part of `wasm`), in Chromium: real all-MiniLM-L6-v2 vectors of twelve Stripe tools and of
-//! paraphrased queries (tests/fixtures/search-vectors.json, made by `mcp-sieve serve`'s
-//! /v1/embeddings) make the meant tool win where the words' ranking alone answers another; without
-//! a query vector the answer is `tool_filter`'s ranking; a wrong dimension, count or name throws
-//! an `Error` with `code` -32602 naming the field.
+//! package since the feature `host-vectors` became part of `wasm`), in Chromium: real
+//! all-MiniLM-L6-v2 vectors of twelve Stripe tools and of paraphrased queries
+//! (tests/fixtures/search-vectors.json, made by `mcp-sieve serve`'s /v1/embeddings) make the
+//! meant tool win where the words' ranking alone answers another; without a query vector the
+//! answer is `tool_filter`'s ranking; a wrong dimension, count, name or filter throws an `Error`
+//! with `code` -32602 naming the field.
 #![cfg(all(target_arch = "wasm32", feature = "wasm"))]
 
 use mcp_sieve::wasm::Sieve;
@@ -181,6 +182,11 @@ fn a_wrong_dimension_count_or_name_throws_naming_the_field() {
     );
     let m = error_message(s.search("refund", Some(js(r#"{"k": 0}"#))).unwrap_err());
     assert!(m.contains("options.k must be an integer from 1 to 100"), "{m}");
+    let m = error_message(
+        s.search("refund", Some(js(r#"{"filter": {"groups": "stripe"}}"#)))
+            .unwrap_err(),
+    );
+    assert!(m.contains("options.filter.groups"), "{m}");
     assert_eq!(
         get(&s.search("refund", Some(options.into())).unwrap(), "ranking")
             .as_string()

@@ -8,7 +8,6 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, js_error};
 use super::sieve::{object, Sieve};
-use crate::filter::Filter;
 use crate::middleware::tool_filter;
 use crate::model::Kind;
 use crate::search::hybrid::{self, Fusion, DEFAULT_WEIGHT, POOL};
@@ -126,11 +125,9 @@ impl Sieve {
             Some(Some(k)) if k.fract() == 0.0 && (1.0..=100.0).contains(&k) => k as usize,
             Some(_) => return Err(bad("options.k must be an integer from 1 to 100".into())),
         };
-        let filter =
-            Filter::parse(&from_js(get("filter"), "options.filter")?, "options.filter").map_err(|e| js_error(&e))?;
         let visible = self
-            .tool_selection(&filter, "options.filter.concerns")
-            .map_err(|e| js_error(&e))?;
+            .select(Kind::Tool, get("filter"), "options.filter", "options.filter.concerns")?
+            .bits;
         let section = self.catalog().section(Kind::Tool);
         let candidates: Vec<usize> = visible.ones().collect();
         // The words' ranking, each score a share of the best (as the fusion weighs it).

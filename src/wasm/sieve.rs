@@ -40,8 +40,8 @@ pub struct Sieve {
 }
 
 /// A selection: the view filter ∩ JS policy filters, with warnings about `filter.concerns`.
-struct Selected {
-    bits: Bits,
+pub(super) struct Selected {
+    pub(super) bits: Bits,
     warnings: Vec<String>,
 }
 
@@ -85,10 +85,18 @@ impl Sieve {
         Catalog::load_owned(doc).map(Sieve::new).map_err(catalog_error)
     }
 
-    fn select(&self, kind: Kind, raw: Option<JsValue>) -> Result<Selected, JsValue> {
-        let raw = from_js(raw, "filter")?;
-        let filter = Filter::parse(&raw, "filter").map_err(|e| js_error(&e))?;
-        let (configured, warnings) = self.configured(&filter)?;
+    /// The items of `kind` the filter `raw` and the JS policy filters leave; errors name the
+    /// filter `path` and its concerns `concerns_path` (`filter`, `filter.concerns`).
+    pub(super) fn select(
+        &self,
+        kind: Kind,
+        raw: Option<JsValue>,
+        path: &str,
+        concerns_path: &str,
+    ) -> Result<Selected, JsValue> {
+        let raw = from_js(raw, path)?;
+        let filter = Filter::parse(&raw, path).map_err(|e| js_error(&e))?;
+        let (configured, warnings) = self.configured(&filter, concerns_path)?;
         let concerns = self.catalog.concerns.effective(&configured);
         let section = self.catalog.section(kind);
         let mut bits = section.select(&filter, &concerns);
@@ -98,15 +106,11 @@ impl Sieve {
         Ok(Selected { bits, warnings })
     }
 
-    /// The configured concerns of a filter (`filter.concerns`), validated by the core.
-    fn configured(&self, filter: &Filter) -> Result<(ConcernConfig, Vec<String>), JsValue> {
+    /// The configured concerns of a filter (named `path` in errors), validated by the core.
+    fn configured(&self, filter: &Filter, path: &str) -> Result<(ConcernConfig, Vec<String>), JsValue> {
         match &filter.concerns {
             Some(c) => {
-                let (r, _) = self
-                    .catalog
-                    .concerns
-                    .resolve(c, "filter.concerns")
-                    .map_err(|e| js_error(&e))?;
+                let (r, _) = self.catalog.concerns.resolve(c, path).map_err(|e| js_error(&e))?;
                 Ok((r.config, r.warnings))
             }
             None => Ok((ConcernConfig::new(), Vec::new())),
@@ -254,7 +258,7 @@ impl Sieve {
         #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let kind = parse_kind(kind)?;
-        let sel = self.select(kind, filter)?;
+        let sel = self.select(kind, filter, "filter", "filter.concerns")?;
         let section = self.catalog.section(kind);
         let indices: Vec<u32> = sel.bits.ones().map(|i| i as u32).collect();
         let bytes = list_bytes(kind.key(), section, &sel.bits);
@@ -279,7 +283,7 @@ impl Sieve {
         #[wasm_bindgen(unchecked_optional_param_type = "Kind")] kind: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let kind = parse_kind(kind)?;
-        let sel = self.select(kind, filter)?;
+        let sel = self.select(kind, filter, "filter", "filter.concerns")?;
         let section = self.catalog.section(kind);
         let mut text = String::new();
         write_list(&mut text, "items", &section.items, sel.bits.ones());
@@ -326,7 +330,7 @@ impl Sieve {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "Filter")] filter: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        let sel = self.select(Kind::Tool, filter)?;
+        let sel = self.select(Kind::Tool, filter, "filter", "filter.concerns")?;
         let section = self.catalog.section(Kind::Tool);
         let mut text = String::new();
         write_list(&mut text, "tools", &section.items, sel.bits.ones());
@@ -353,7 +357,7 @@ impl Sieve {
         let kind = parse_kind(kind)?;
         let raw = from_js(filter, "filter")?;
         let filter = Filter::parse(&raw, "filter").map_err(|e| js_error(&e))?;
-        let (configured, _) = self.configured(&filter)?;
+        let (configured, _) = self.configured(&filter, "filter.concerns")?;
         let visible = (!self.chain.is_empty()).then(|| self.visible(kind));
         let f = facets(
             self.catalog.section(kind),
