@@ -167,6 +167,11 @@ fn a_wrong_dimension_count_or_name_throws_naming_the_field() {
             .unwrap_err(),
     );
     assert!(m.contains("vectors[7] is not a finite number"), "{m}");
+    // No vector, named by no name, of a dimension whose rows for every tool the memory cannot hold.
+    for dim in [1 << 28, 1 << 31] {
+        let m = error_message(s.set_tool_vectors(Vec::new(), dim, Some(js("[]"))).unwrap_err());
+        assert!(m.contains(&format!("12 tools of dim {dim} are more numbers")), "{m}");
+    }
     s.set_tool_vectors(vectors(&f), 384, None).unwrap();
     let short = js_sys::Object::new();
     js_sys::Reflect::set(

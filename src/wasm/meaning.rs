@@ -76,8 +76,15 @@ impl Sieve {
             }
             _ => {}
         }
-        // Each row to its tool's place (a tool not named keeps zeros), scaled to unit length.
-        let mut out = vec![0.0; tools * dim];
+        // Each row to its tool's place (a tool not named keeps zeros), scaled to unit length; a
+        // size past the wasm's memory is an error, not a trap (names may be few, the tools many).
+        let mut out = Vec::new();
+        if tools.checked_mul(dim).is_none_or(|n| out.try_reserve_exact(n).is_err()) {
+            return Err(bad(format!(
+                "{tools} tools of dim {dim} are more numbers than this page's memory holds"
+            )));
+        }
+        out.resize(tools * dim, 0.0);
         for (r, row) in vectors.chunks_exact(dim).enumerate() {
             let t = match listed {
                 None => r,
