@@ -23,7 +23,7 @@ step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/
 step "cargo test" cargo test --workspace --features mcp-sieve/testing
 step "release plan (dist plan: every target's archive and installer; the release workflow in sync)" dist plan
 step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" scripts/check-release.sh
-step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing,host-vectors
+step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
 if step "build" scripts/build.sh; then
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh

@@ -1,5 +1,5 @@
 //! The package's search with a host's sentence vectors (issue 40 item 4, in the published
-//! package since the feature `host-vectors` became part of `wasm`), in Chromium: real
+//! package since it became part of the `wasm` feature), in Chromium: real
 //! all-MiniLM-L6-v2 vectors of twelve Stripe tools and of paraphrased queries
 //! (tests/fixtures/search-vectors.json, made by `mcp-sieve serve`'s /v1/embeddings) make the
 //! meant tool win where the words' ranking alone answers another; without a query vector the
