@@ -8,11 +8,14 @@
 //   limit  one rate limit every call counts against (never reached: tokens leased from the
 //          limit's Durable Object, worker/src/limiter.rs), nothing else;
 //   audit  the audit alone (dataset unbound); metrics: the dataset bound alone;
-//   all    the audit at info (`"audit": {}`: one JSON line per use on the console, what Workers
-//          Logs indexes), the dataset bound (a data point per use: miniflare's local Analytics
-//          Engine), and the limit. Traces sampled at 10% are the platform's in a Worker
-//          (`[observability] head_sampling_rate = 0.1`, outside the isolate; not run by
-//          `wrangler dev`): they add no code to the request path.
+//   four   item 6's four parts as the native server's benchmark has them (scripts/bench-operate.sh
+//          "all four"): logs at info (worker/src/log.rs's lines, on failures and events: none per
+//          request), metrics (the dataset bound: a data point per use, miniflare's local
+//          Analytics Engine), traces sampled at 10% (the platform's in a Worker, `[observability]
+//          head_sampling_rate = 0.1`, outside the isolate and not run by `wrangler dev`: no code
+//          on the request path) and the limit;
+//   all    the four and the audit at info (`"audit": {}`: one JSON line per use on the console,
+//          what Workers Logs indexes).
 // Run in ROUNDS (default 2) rounds, the order of the labels turned each round. Prints one JSON
 // line a run (with the CPU time of wrangler dev's processes per request, which other work on a
 // shared machine disturbs less than throughput) and a table: each label against off in its
@@ -34,7 +37,7 @@ for (let i = 0; i < 999; i++) tools.push({ name: `tool_${i}`, description: `Tool
 const limit = { rates: [{ id: 'all', per: 'principal', rate: 1000000000, perSeconds: 1 }] };
 const docs = {
   off: { tools }, limit: { tools, limits: limit }, audit: { tools, audit: {} }, metrics: { tools },
-  all: { tools, limits: limit, audit: {} },
+  four: { tools, limits: limit }, all: { tools, limits: limit, audit: {} },
 };
 const labels = (process.env.LABELS ?? 'off limit all').split(' ');
 const whats = (process.env.WHAT ?? 'call list').split(' ');

@@ -17,7 +17,7 @@ use super::limits::{Bucket, Take};
 pub const LEASE_MS: i64 = 1000;
 
 /// The most tokens one lease holds.
-pub const LEASE_MAX: u32 = 64;
+pub const LEASE_MAX: u32 = 256;
 
 /// Leases kept by one isolate before expired ones are dropped.
 const KEEP: usize = 1000;
@@ -234,10 +234,11 @@ mod tests {
     }
 
     #[test]
-    fn lease_size_is_a_quarter_of_the_burst_from_1_to_64() {
+    fn lease_size_is_a_quarter_of_the_burst_from_1_to_256() {
         assert_eq!(lease_size(&take(3, 60_000, 3)), 1);
         assert_eq!(lease_size(&take(20, 1000, 20)), 5);
-        assert_eq!(lease_size(&take(1_000_000, 1000, 1_000_000)), 64);
+        assert_eq!(lease_size(&take(1000, 1000, 1000)), 250);
+        assert_eq!(lease_size(&take(1_000_000, 1000, 1_000_000)), 256);
     }
 
     #[test]
@@ -359,11 +360,14 @@ mod tests {
 
     #[test]
     fn a_fast_bucket_is_asked_ahead_once_under_a_quarter_of_a_lease_or_near_its_end() {
-        // 64 a lease (a billion a second): asked again when 15 are left.
+        // LEASE_MAX a lease (a billion a second): asked again when under a quarter is left.
         let t = take(1_000_000_000, 1000, 1_000_000_000);
+        let size = lease_size(&t);
+        assert_eq!(size, LEASE_MAX);
+        let left = (size - 1) / 4;
         let mut l = Leases::default();
-        l.add(&t, 64, 1000);
-        for _ in 0..49 {
+        l.add(&t, size, 1000);
+        for _ in 0..size - left {
             assert!(!l.ask_ahead(&t, 0));
             assert!(matches!(l.turn(&t, 0), Turn::Reserved(1000)));
         }
@@ -371,8 +375,8 @@ mod tests {
         // Being asked: no second ask, and the held tokens are still spent meanwhile.
         assert!(!l.ask_ahead(&t, 1));
         assert_eq!(l.turn(&t, 1), Turn::Reserved(1000));
-        l.answered(&t, 0, Ok(64));
-        assert_eq!(l.held(&t, 2), 14 + 64);
+        l.answered(&t, 0, Ok(size));
+        assert_eq!(l.held(&t, 2), left - 1 + size);
         assert!(!l.ask_ahead(&t, 2));
         // Everything held expires within a quarter of a lease: asked again.
         assert!(l.ask_ahead(&t, 751));
