@@ -148,8 +148,8 @@ where
 {
     let (tx, rx) = mpsc::unbounded_channel();
     let running = exchange(tx.clone());
-    // In the request's span: the upstream exchange is a child of the request that made it.
-    let running = tracing::Instrument::in_current_span(running);
+    // In the request: the upstream exchange is a child of the request that made it.
+    let running = crate::request_log::in_current_request(running);
     tokio::spawn(async move {
         let (cancelled, _guard) = match registered {
             Some(r) => (Some(r.cancelled), Some(r.guard)),

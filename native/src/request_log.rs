@@ -179,6 +179,12 @@ impl Fields {
     }
 }
 
+/// `future` in the request this runs in (its span and, untraced, its fields): for a task spawned
+/// on its behalf (an upstream exchange is part of the request that made it).
+pub fn in_current_request<F: Future>(future: F) -> impl Future<Output = F::Output> {
+    REQUEST.scope(current(), future.in_current_span())
+}
+
 /// The fields of the untraced request whose future (or scope) this runs in.
 pub(crate) fn current() -> Option<Arc<Fields>> {
     REQUEST.try_with(Clone::clone).ok().flatten()
@@ -211,11 +217,17 @@ mod tests {
         );
         assert!(log.in_scope(in_untraced));
         assert!(!in_untraced());
-        let seen = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(log.scope(async { current().map(|f| f.json()) }));
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let seen = rt.block_on(log.scope(async { current().map(|f| f.json()) }));
         let json = seen.unwrap();
+        // A task spawned on the request's behalf is in it too.
+        let spawned = rt.block_on(log.scope(async {
+            tokio::spawn(in_current_request(async { current().map(|f| f.short()) }))
+                .await
+                .unwrap()
+        }));
+        assert_eq!(spawned, short);
+        assert!(rt.block_on(in_current_request(async { current().is_none() })));
         assert_eq!(json["mcp_sieve.principal"], "alice");
         assert_eq!(json["gen_ai.operation.name"], "execute_tool");
         assert_eq!(json["name"], "request");
