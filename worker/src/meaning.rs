@@ -243,20 +243,12 @@ async fn post(
 /// The body of `resp` as text, refused past [`MAX_ANSWER`] bytes (read as it streams in: an
 /// endpoint cannot fill the isolate's memory).
 async fn bounded_text(resp: web_sys::Response, url: &str) -> Result<String, String> {
-    use futures_util::StreamExt;
     let mut resp = worker::Response::from(resp);
-    let mut body = resp
-        .stream()
-        .map_err(|e| format!("cannot read the embeddings endpoint {url}'s answer: {e}"))?;
-    let mut bytes = Vec::new();
-    while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| format!("cannot read the embeddings endpoint {url}'s answer: {e}"))?;
-        if bytes.len() + chunk.len() > MAX_ANSWER {
-            return Err(format!(
-                "the embeddings endpoint {url} answered more than {MAX_ANSWER} bytes"
-            ));
-        }
-        bytes.extend_from_slice(&chunk);
+    match crate::platform::read_capped(&mut resp, MAX_ANSWER).await {
+        Ok(Some(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(None) => Err(format!(
+            "the embeddings endpoint {url} answered more than {MAX_ANSWER} bytes"
+        )),
+        Err(e) => Err(format!("cannot read the embeddings endpoint {url}'s answer: {e}")),
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

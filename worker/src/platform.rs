@@ -1,5 +1,5 @@
-//! The platform's clock and randomness, for every part of the Worker (a leaf: it imports no
-//! other file of the Worker).
+//! The platform's clock and randomness, and a fetched answer's body read within a bound, for
+//! every part of the Worker (a leaf: it imports no other file of the Worker).
 
 use wasm_bindgen::JsCast;
 
@@ -19,4 +19,26 @@ pub fn fresh_id() -> String {
         .ok()
         .and_then(|v| v.as_string())
         .unwrap_or_else(|| format!("{:x}", (js_sys::Math::random() * 1e16) as u64))
+}
+
+/// The body of `resp` (none: empty), read as it streams in and given up past `max` bytes
+/// (`Ok(None)`): a server on the other end cannot fill the isolate's memory. `Err` says why it
+/// could not be read.
+pub async fn read_capped(resp: &mut worker::Response, max: usize) -> Result<Option<Vec<u8>>, String> {
+    use futures_util::StreamExt;
+    let mut body = match resp.body() {
+        worker::ResponseBody::Empty => return Ok(Some(Vec::new())),
+        worker::ResponseBody::Body(b) if b.len() > max => return Ok(None),
+        worker::ResponseBody::Body(b) => return Ok(Some(b.clone())),
+        worker::ResponseBody::Stream(_) => resp.stream().map_err(|e| e.to_string())?,
+    };
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        if bytes.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Some(bytes))
 }

@@ -654,7 +654,7 @@ async fn revoke(s: &SignIn) -> std::result::Result<(), String> {
     ))
 }
 
-/// One request: (status, `WWW-Authenticate`, body up to [`MAX_ANSWER`]).
+/// One request: (status, `WWW-Authenticate`, body up to [`MAX_ANSWER`], read within it).
 async fn send(
     method: &str,
     url: &str,
@@ -678,13 +678,11 @@ async fn send(
         .map_err(|e| format!("cannot reach {url}: {e}"))?;
     let status = res.status_code();
     let www = res.headers().get("www-authenticate").ok().flatten();
-    let bytes = res
-        .bytes()
+    // Read as it streams in: an authorization server cannot fill the isolate's memory.
+    let bytes = crate::platform::read_capped(&mut res, MAX_ANSWER)
         .await
-        .map_err(|e| format!("{url} answered {status} but its body could not be read: {e}"))?;
-    if bytes.len() > MAX_ANSWER {
-        return Err(format!("{url} answered more than {MAX_ANSWER} bytes"));
-    }
+        .map_err(|e| format!("{url} answered {status} but its body could not be read: {e}"))?
+        .ok_or_else(|| format!("{url} answered more than {MAX_ANSWER} bytes"))?;
     Ok((status, www, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
