@@ -73,7 +73,7 @@ fn run() -> Result<(), String> {
     let texts: Vec<String> = items
         .iter()
         .map(|t| serde_json::from_str(&t.fragment).unwrap_or(Value::Null))
-        .map(|t| mcp_sieve::search::hybrid::with_groups(&t, encoder::tool_text(&t)))
+        .map(|t| encoder::encoded_text(&t))
         .collect();
     for (chunk, names) in texts.chunks(32).zip(items.chunks(32)) {
         let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();

@@ -93,7 +93,13 @@ pub fn check(dir: &Path) -> Result<(), String> {
     FP32.iter().try_for_each(|f| file(dir, f).map(|_| ()))
 }
 
-/// The text a tool is encoded from: its name's words, its title and its description.
+/// The text a tool's vector is encoded from, wherever it is encoded (the native cache, `mcp-sieve
+/// index` for the Worker, the quality script): its groups' names, then [`tool_text`].
+pub fn encoded_text(tool: &serde_json::Value) -> String {
+    mcp_sieve::search::hybrid::with_groups(tool, tool_text(tool))
+}
+
+/// A tool's name's words, its title and its description.
 pub fn tool_text(tool: &serde_json::Value) -> String {
     let name = tool["name"].as_str().unwrap_or_default();
     let mut words = String::new();
@@ -147,10 +153,7 @@ fn load_candle(dir: &Path) -> Result<(Engine, usize, String), String> {
         std::fs::read_to_string(&config_path).map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
     let config: Config = serde_json::from_str(&config_text)
         .map_err(|e| format!("{} is not a BERT config.json: {e}", config_path.display()))?;
-    let dim = serde_json::from_str::<serde_json::Value>(&config_text)
-        .ok()
-        .and_then(|v| v["hidden_size"].as_u64())
-        .ok_or_else(|| format!("{} has no hidden_size", config_path.display()))? as usize;
+    let dim = config.hidden_size;
     let weights = file(dir, "model.safetensors")?;
     let (len, head) = fingerprint(&weights)?;
     let identity = format!("bert{dim}-{:016x}-{head:016x}-{len}", fnv(config_text.as_bytes()));

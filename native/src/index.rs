@@ -120,10 +120,7 @@ async fn by_url(
             Some(&k) => texts[k].1.push(i),
             None => {
                 at.insert(hex, texts.len());
-                texts.push((
-                    mcp_sieve::search::hybrid::with_groups(&tool, crate::encoder::tool_text(&tool)),
-                    vec![i],
-                ));
+                texts.push((crate::encoder::encoded_text(&tool), vec![i]));
             }
         }
     }

@@ -14,13 +14,13 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use mcp_sieve::search::hybrid::{with_groups, Meaning, Slot};
+use mcp_sieve::search::hybrid::{Meaning, Slot};
 
-use crate::encoder::{tool_text, Encoder};
+use crate::encoder::{encoded_text, Encoder};
 
 /// Tools encoded in one batch (sorted by length, so a batch pads little).
 const BATCH: usize = 32;
-/// The version of the text a tool is encoded from (`tool_text` after its groups); part of the cache file's name.
+/// The version of the text a tool is encoded from (`encoded_text`); part of the cache file's name.
 const TEXT_FORM: &str = "t2";
 
 /// Encoders loaded by this process, by folder (a refresh reuses its catalog's).
@@ -181,7 +181,7 @@ pub fn vectors(
             Some(more) => more.push(i),
             None => {
                 waiting.insert(hex.clone(), vec![i]);
-                todo.push((i, hex, encoder.tokens(&with_groups(&tool, tool_text(&tool)))?));
+                todo.push((i, hex, encoder.tokens(&encoded_text(&tool))?));
             }
         }
     }
