@@ -104,6 +104,16 @@ fn stamps(paths: &[PathBuf], before: &[Stamp]) -> Vec<Stamp> {
         .collect()
 }
 
+/// Whether `paths` changed since `seen`, which becomes what they are now even when they did not:
+/// a file first seen unsettled (written less than [`SETTLED`] before) is recorded settled once
+/// it is, and from then on not read and digested every [`POLL`].
+fn changed_since(paths: &[PathBuf], seen: &mut Vec<Stamp>) -> bool {
+    let now = stamps(paths, seen);
+    let changed = now != *seen;
+    *seen = now;
+    changed
+}
+
 /// The status change time of a file, where the platform keeps one.
 fn changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
     #[cfg(unix)]
@@ -173,11 +183,9 @@ pub fn spawn(
         let mut seen = stamps(&paths, &[]);
         loop {
             tokio::time::sleep(POLL).await;
-            let now = stamps(&paths, &seen);
-            if now == seen {
+            if !changed_since(&paths, &mut seen) {
                 continue;
             }
-            seen = now;
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             let started = std::time::Instant::now();
             match build(&source, view.as_ref()).await {
@@ -265,6 +273,19 @@ mod tests {
         assert_ne!(first, stamps(std::slice::from_ref(&file), &first));
         std::fs::remove_file(&file).unwrap();
         assert_eq!(stamps(std::slice::from_ref(&file), &first), vec![None]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_first_seen_unsettled_is_kept_settled_once_it_is() {
+        let (dir, file) = scratch("unsettled", "catalog.json", "{\"tools\": []}");
+        let paths = std::slice::from_ref(&file);
+        let mut seen = stamps(paths, &[]);
+        assert!(seen[0].as_ref().is_some_and(|s| !s.settled), "written just now");
+        std::thread::sleep(SETTLED + Duration::from_millis(100));
+        assert!(!changed_since(paths, &mut seen), "nothing changed");
+        // Recorded settled: the next polls take it as it was, without reading it again.
+        assert!(seen[0].as_ref().is_some_and(|s| s.settled));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
