@@ -62,6 +62,9 @@ pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"
 pub const MODERN_VERSION: &str = "2026-07-28";
 /// Prefix of our extensions and `_meta` keys.
 pub const EXT: &str = "dev.mcp-sieve";
+/// The `_meta` key of concerns sent with one request (`{EXT}/concerns`, spelled out: read on
+/// every list, so not formatted each time).
+pub(crate) const EXT_CONCERNS: &str = "dev.mcp-sieve/concerns";
 
 /// Whether `v` is a protocol version this server speaks.
 pub fn is_supported_version(v: &str) -> bool {

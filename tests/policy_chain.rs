@@ -89,7 +89,8 @@ fn ctx(client: &str, version: &str, caps: Value) -> FilterContext {
             "protocolVersion": version,
             "clientInfo": {"name": client, "version": "1.0.0"},
             "capabilities": caps
-        }),
+        })
+        .into(),
         protocol_version: version.into(),
         method: "tools/list".into(),
         request_id: json!(1),
@@ -399,7 +400,7 @@ fn declarative_initial_checks_report_the_first_failure() {
     );
     // No clientInfo at all is not an allowed client.
     let mut anonymous = ctx("", "2025-06-18", sampling);
-    anonymous.initialize["clientInfo"] = Value::Null;
+    std::sync::Arc::make_mut(&mut anonymous.initialize)["clientInfo"] = Value::Null;
     assert!(chain.run_checks(&anonymous).unwrap_err().contains("not allowed"));
 
     // A priority moves a check ahead of the others.

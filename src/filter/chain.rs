@@ -13,8 +13,9 @@ use crate::model::{Kind, Primitive};
 /// the authenticated principal.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FilterContext {
-    /// `params` of the session's `initialize` request (or of a stateless request's `_meta`).
-    pub initialize: Value,
+    /// `params` of the session's `initialize` request (or of a stateless request's `_meta`),
+    /// shared with the session.
+    pub initialize: Arc<Value>,
     /// The negotiated protocol version.
     pub protocol_version: String,
     /// The method being served.

@@ -136,7 +136,7 @@ impl Server {
             view: env.view.as_ref().map(|v| v.label.clone()).unwrap_or_default(),
             principal: env.principal.clone(),
             protocol_version: version.into(),
-            initialize: kept_of_initialize(p)?,
+            initialize: kept_of_initialize(p)?.into(),
             ..Default::default()
         };
         let ctx = self.context("initialize", id, params, Some(&s), env);

@@ -9,7 +9,7 @@ use crate::filter::{Bits, Filter};
 use crate::model::Kind;
 use crate::protocol::cursor;
 use crate::protocol::server::{Call, Server};
-use crate::protocol::EXT;
+use crate::protocol::{EXT, EXT_CONCERNS};
 
 /// A page of `selected` from `all` as a result object, with `nextCursor` when more remain.
 fn page_json(
@@ -102,15 +102,13 @@ impl Server {
         let concerns = &self.catalog.concerns;
         let mut configured = call.session_concerns.clone();
         let sources = [
-            (
-                call.params.get("_meta").and_then(|m| m.get(format!("{EXT}/concerns"))),
-                format!("params._meta[\"{EXT}/concerns\"]"),
-            ),
-            (call.params.get("concerns"), "params.concerns".to_string()),
-            (filter.concerns.as_ref(), "params.filter.concerns".to_string()),
+            (call.params.get("_meta").and_then(|m| m.get(EXT_CONCERNS)), None),
+            (call.params.get("concerns"), Some("params.concerns")),
+            (filter.concerns.as_ref(), Some("params.filter.concerns")),
         ];
         for (raw, path) in sources {
             if let Some(raw) = raw.filter(|v| !v.is_null()) {
+                let path = path.map_or_else(|| format!("params._meta[\"{EXT_CONCERNS}\"]"), str::to_string);
                 let (resolved, removed) = concerns.resolve(raw, &path)?;
                 warnings.extend(resolved.warnings.iter().cloned());
                 crate::concern::Concerns::merge(&mut configured, &resolved, &removed);
@@ -243,6 +241,11 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_concerns_meta_key_is_under_the_extension_prefix() {
+        assert_eq!(EXT_CONCERNS, format!("{EXT}/concerns"));
+    }
 
     #[test]
     fn the_binding_tells_filters_and_concerns_apart() {

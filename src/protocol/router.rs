@@ -2,6 +2,8 @@
 //! any) and the time go in; the response, session changes, notifications and effects come out.
 //! Each method family lives in its own file beside this one.
 
+use std::fmt::Write;
+
 use serde_json::Value;
 
 use crate::concern::Concerns;
@@ -10,7 +12,7 @@ use crate::model::Kind;
 use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::outcome::Outcome;
 use crate::protocol::server::{Call, Env, Server};
-use crate::protocol::{Session, EXT, MODERN_VERSION};
+use crate::protocol::{Session, EXT_CONCERNS, MODERN_VERSION};
 
 /// 2026-07-28 results that carry `ttlMs` and `cacheScope` (the revision's cacheable results, and
 /// this server's own lists).
@@ -54,7 +56,7 @@ impl Server {
         };
         let concerns = !params["filter"]["concerns"].is_null()
             || !params["concerns"].is_null()
-            || !params["_meta"][format!("{EXT}/concerns")].is_null();
+            || !params["_meta"][EXT_CONCERNS].is_null();
         // A view chosen by headers is not in the URL a shared cache keys on.
         let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
         // Scoped groups: the lists depend on the client's declared capabilities.
@@ -72,7 +74,8 @@ impl Server {
             fields.push_str("\"resultType\":\"complete\"");
             if CACHEABLE.contains(&method) {
                 let (ttl, scope) = self.cache_fields(params, env);
-                fields.push_str(&format!(",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\""));
+                // Written in place (every stateless list has them).
+                let _ = write!(fields, ",\"ttlMs\":{ttl},\"cacheScope\":\"{scope}\"");
             }
         }
         fields
@@ -135,8 +138,14 @@ impl Server {
         let head = match LISTS.contains(&method) {
             true => {
                 let fields = self.result_fields(method, params, env, stateless);
-                let comma = if fields.is_empty() { "" } else { "," };
-                format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{{fields}{comma}")
+                let mut head = String::with_capacity(40 + fields.len());
+                head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+                let _ = write!(head, "{id},\"result\":{{");
+                if !fields.is_empty() {
+                    head.push_str(&fields);
+                    head.push(',');
+                }
+                head
             }
             false => String::new(),
         };

@@ -107,12 +107,12 @@ impl Server {
     ) -> FilterContext {
         let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
         let (initialize, protocol_version) = match session {
-            Some(s) => (s.initialize.clone(), s.protocol_version.clone()),
+            Some(s) => (Arc::clone(&s.initialize), s.protocol_version.clone()),
             None => (
-                json!({
+                Arc::new(json!({
                     "clientInfo": meta.get("io.modelcontextprotocol/clientInfo").cloned().unwrap_or(Value::Null),
                     "capabilities": meta.get("io.modelcontextprotocol/clientCapabilities").cloned().unwrap_or(json!({})),
-                }),
+                })),
                 meta.get("io.modelcontextprotocol/protocolVersion")
                     .and_then(Value::as_str)
                     .unwrap_or(MODERN_VERSION)

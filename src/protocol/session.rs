@@ -1,5 +1,7 @@
 //! The state of one stateful (legacy-era) session.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -14,8 +16,9 @@ pub struct Session {
     pub id: String,
     /// The negotiated protocol version.
     pub protocol_version: String,
-    /// `params` of the `initialize` request.
-    pub initialize: Value,
+    /// `params` of the `initialize` request (shared: every request of the session reads it, as
+    /// its `FilterContext`'s, without a copy).
+    pub initialize: Arc<Value>,
     /// Whether `notifications/initialized` arrived.
     pub initialized: bool,
     /// The host's concern configuration (as configured, before defaults).

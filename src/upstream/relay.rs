@@ -501,13 +501,13 @@ mod tests {
         assert!(await_answer(&mut store, &ask, &method, 1).is_err(), "no session");
         store.save(&Session {
             id: "s1".into(),
-            initialize: json!({"capabilities": {"elicitation": {}}}),
+            initialize: json!({"capabilities": {"elicitation": {}}}).into(),
             ..Session::default()
         });
         let e = await_answer(&mut store, &ask, &method, 1).unwrap_err();
         assert!(e.to_string().contains("sampling capability"), "{e}");
         let mut s = store.load("s1").unwrap();
-        s.initialize = json!({"capabilities": {"sampling": {}}});
+        s.initialize = json!({"capabilities": {"sampling": {}}}).into();
         store.save(&s);
         await_answer(&mut store, &ask, &method, 1).unwrap();
         assert_eq!(store.load("s1").unwrap().asked[0].id, ask.request_id);

@@ -168,7 +168,7 @@ fn a_clients_roots_change_reaches_its_upstream_sessions() {
     let g = http();
     let changed = br#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
     let mut s = Session {
-        initialize: json!({"capabilities": {"roots": {"listChanged": true}}}),
+        initialize: json!({"capabilities": {"roots": {"listChanged": true}}}).into(),
         upstream: Some(link("A", 7)),
         ..Session::default()
     };
@@ -191,7 +191,7 @@ fn a_clients_roots_change_reaches_its_upstream_sessions() {
     s.upstream = Some(UpstreamLink::default());
     assert!(g.notifying(&s, changed).is_empty());
     s.upstream = Some(link("A", 7));
-    s.initialize = json!({"capabilities": {}});
+    s.initialize = json!({"capabilities": {}}).into();
     assert!(g.notifying(&s, changed).is_empty());
 }
 
