@@ -86,6 +86,10 @@ pub fn init(format: LogFormat, traces: bool) {
                 .with_level(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
+                // Not made current on each poll of a request (a clone and a thread-local push
+                // per poll): upstream exchanges take their parent from the request's span and
+                // their trace context from it (`context_of`), not from the current context.
+                .with_context_activation(false)
                 .with_filter(only_ours);
             (Some(layer), None)
         }
