@@ -1,8 +1,12 @@
 //! JSON-RPC 2.0 framing: classify an incoming body, guard its size and shape, write responses.
 
 mod head;
+mod members;
 
 pub use head::{Head, Meta, Params};
+
+use head::Loose;
+use members::Members;
 
 use serde_json::{Map, Value};
 
@@ -143,9 +147,13 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
         ))));
     }
     check_shape(body, limits).map_err(reject)?;
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| reject(Error::Parse(format!("body is not valid JSON: {e}"))))?;
-    classify(v)
+    let invalid = |e: serde_json::Error| reject(Error::Parse(format!("body is not valid JSON: {e}")));
+    // An object's members read straight from the text; anything else (refused) read whole, for
+    // the error to name what it is.
+    match serde_json::from_slice::<Loose<Members>>(body).map_err(invalid)? {
+        Loose(Some(members)) => classify_members(members),
+        Loose(None) => classify(serde_json::from_slice(body).map_err(invalid)?),
+    }
 }
 
 /// The requests during which a server may ask its client: 2026-07-28's multi-round-trip requests,
@@ -208,7 +216,7 @@ impl Head<'_> {
 
 /// Classifies a parsed JSON value as a JSON-RPC message.
 pub fn classify(v: Value) -> Result<Incoming, Rejected> {
-    let mut obj: Map<String, Value> = match v {
+    let obj: Map<String, Value> = match v {
         Value::Object(o) => o,
         Value::Array(_) => {
             return Err(reject(Error::InvalidRequest(
@@ -222,13 +230,24 @@ pub fn classify(v: Value) -> Result<Incoming, Rejected> {
             ))))
         }
     };
-    let id = obj.remove("id");
+    classify_members(Members::of(obj))
+}
+
+/// [`classify`] for the members of a message object.
+fn classify_members(m: Members) -> Result<Incoming, Rejected> {
+    let Members {
+        jsonrpc,
+        id,
+        method,
+        params,
+        rest,
+    } = m;
     let id_for_error = match &id {
         Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
         _ => Value::Null,
     };
     let fail = |m: String| Err(Box::new((id_for_error.clone(), Error::InvalidRequest(m))));
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return fail("\"jsonrpc\" must be \"2.0\"".into());
     }
     if let Some(id) = &id {
@@ -236,19 +255,25 @@ pub fn classify(v: Value) -> Result<Incoming, Rejected> {
             return fail(format!("\"id\" must be a string or a number, got {}", type_name(id)));
         }
     }
-    let params = match obj.remove("params") {
+    let params = match params {
         None | Some(Value::Null) => Value::Null,
         Some(p @ Value::Object(_)) => p,
         Some(p) => return fail(format!("\"params\" must be an object, got {}", type_name(&p))),
     };
-    match (obj.remove("method"), id) {
+    match (method, id) {
         (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request { id, method, params }),
         (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
         (Some(m), _) => fail(format!("\"method\" must be a string, got {}", type_name(&m))),
-        (None, Some(id)) if obj.contains_key("result") || obj.contains_key("error") => Ok(Incoming::Response {
-            id,
-            reply: Value::Object(obj),
-        }),
+        (None, Some(id)) if rest.contains_key("result") || rest.contains_key("error") => {
+            // The message as it came, but its id and params (its `jsonrpc` is "2.0", checked above).
+            let mut reply = Map::with_capacity(rest.len() + 1);
+            reply.insert("jsonrpc".into(), "2.0".into());
+            reply.extend(rest);
+            Ok(Incoming::Response {
+                id,
+                reply: Value::Object(reply),
+            })
+        }
         (None, _) => fail("missing \"method\"".into()),
     }
 }
@@ -319,6 +344,36 @@ mod tests {
             b"not json",
         ] {
             assert!(needs_fresh_id(needs), "{}", String::from_utf8_lossy(needs));
+        }
+    }
+
+    #[test]
+    fn a_body_is_classified_as_its_parsed_object_would_be() {
+        let bodies: [&[u8]; 16] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"filter":{"groups":["a"]}}}"#,
+            br#"{"method":"ping","id":"x","jsonrpc":"2.0"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"extra":true}"#,
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}"#,
+            // A member given twice: its last value.
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list","id":2}"#,
+            br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            br#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":5}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            br#"{"jsonrpc":"2.0","id":1}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            br#""text""#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
+        ];
+        for body in bodies {
+            let whole = serde_json::from_slice::<Value>(body)
+                .map_err(|e| reject(Error::Parse(format!("body is not valid JSON: {e}"))))
+                .and_then(classify);
+            let text = String::from_utf8_lossy(body);
+            assert_eq!(parse(body, &Limits::default()), whole, "{text}");
         }
     }
 

@@ -113,7 +113,7 @@ impl<'a> Head<'a> {
 }
 
 /// `T` when the value is a JSON object, `None` for any other value (skipped).
-struct Loose<T>(Option<T>);
+pub(super) struct Loose<T>(pub(super) Option<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Loose<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
