@@ -303,10 +303,9 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
     let (base_vectors, made) = meaning::vectors(&base, &enc, &mut cache, &|_, _| {})?;
     let secs = began.elapsed().as_secs_f64();
     println!(
-        "background encoding: {} distinct public tools in {secs:.1} s = {:.1} tools/s ({} threads); 5,000 distinct tools would take {:.0} s",
+        "background encoding: {} distinct public tools in {secs:.1} s = {:.1} tools/s (one thread); 5,000 distinct tools would take {:.0} s",
         made.encoded,
         made.encoded as f64 / secs,
-        candle_core::utils::get_num_threads(),
         5000.0 * secs / made.encoded as f64
     );
     let queries = [

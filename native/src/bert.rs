@@ -1,5 +1,5 @@
-//! The BERT forward pass of the sentence encoder (`encoder.rs`), in plain Rust over the fp32
-//! weights candle's safetensors loader reads: embeddings, then each layer's attention and
+//! The BERT forward pass of the sentence encoder (`encoder.rs`), in plain Rust over the weights of
+//! a `.safetensors` file (read here with the `safetensors` crate): embeddings, then each layer's attention and
 //! feed-forward with their layer norms, for texts of any lengths laid end to end (no padding, so no
 //! mask), giving candle-transformers' BERT's numbers (cosine 1.000000 over the public tools).
 //! Written for the short texts a query is (issue 40): candle's BERT took 14 ms for 23 tokens on one
@@ -10,7 +10,53 @@
 
 use std::collections::HashMap;
 
-use candle_core::{DType, Tensor};
+use safetensors::{Dtype, SafeTensors};
+
+/// A checkpoint's tensors by name.
+pub type Tensors = HashMap<String, Stored>;
+
+/// One tensor of a checkpoint: its shape and its numbers as fp32.
+pub struct Stored {
+    shape: Vec<usize>,
+    data: Vec<f32>,
+}
+
+/// The floating-point tensors of a `.safetensors` file's bytes (fp32, or bf16 widened); tensors
+/// of other types (a checkpoint's integer `position_ids`) are left out.
+pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, String> {
+    let file = SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+    let mut out = Tensors::new();
+    for (name, view) in file.tensors() {
+        let raw = view.data();
+        let data: Vec<f32> = match view.dtype() {
+            Dtype::F32 => raw
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            Dtype::BF16 => raw
+                .chunks_exact(2)
+                .map(|b| f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16))
+                .collect(),
+            _ => continue,
+        };
+        out.insert(
+            name,
+            Stored {
+                shape: view.shape().to_vec(),
+                data,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The named tensor (also under a `bert.` prefix).
+fn find<'t>(tensors: &'t Tensors, name: &str) -> Result<&'t Stored, String> {
+    tensors
+        .get(name)
+        .or_else(|| tensors.get(&format!("bert.{name}")))
+        .ok_or_else(|| format!("has no fp32 or bf16 tensor {name}"))
+}
 
 /// Outputs per weight panel (two AVX-512 registers, four AVX2 ones).
 const P: usize = 32;
@@ -58,22 +104,22 @@ pub struct Sizes {
 
 /// The named tensor of `tensors` (also under a `bert.` prefix) as fp32 numbers, checked against
 /// `shape`.
-fn take(tensors: &HashMap<String, Tensor>, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
-    let t = tensors
-        .get(name)
-        .or_else(|| tensors.get(&format!("bert.{name}")))
-        .ok_or_else(|| format!("has no tensor {name}"))?;
-    if t.dims() != shape {
-        return Err(format!("{name} is {:?}, expected {shape:?}", t.dims()));
+fn take(tensors: &mut Tensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+    let t = find(tensors, name)?;
+    if t.shape != shape {
+        return Err(format!("{name} is {:?}, expected {shape:?}", t.shape));
     }
-    t.to_dtype(DType::F32)
-        .and_then(|t| t.flatten_all())
-        .and_then(|t| t.to_vec1::<f32>())
-        .map_err(|e| format!("{name}: {e}"))
+    // Moved out, not copied (each tensor is read once).
+    let key = if tensors.contains_key(name) {
+        name.to_string()
+    } else {
+        format!("bert.{name}")
+    };
+    Ok(tensors.remove(&key).map(|t| t.data).unwrap_or_default())
 }
 
 impl Norm {
-    fn load(tensors: &HashMap<String, Tensor>, name: &str, width: usize, eps: f32) -> Result<Norm, String> {
+    fn load(tensors: &mut Tensors, name: &str, width: usize, eps: f32) -> Result<Norm, String> {
         Ok(Norm {
             gain: take(tensors, &format!("{name}.weight"), &[width])?,
             bias: take(tensors, &format!("{name}.bias"), &[width])?,
@@ -120,7 +166,7 @@ fn pack<const R: usize>(x: &[f32], inputs: usize) -> Vec<f32> {
 
 impl Dense {
     /// Lays out the weights of `names` (each outputs × inputs, stacked in that order).
-    fn load(tensors: &HashMap<String, Tensor>, names: &[&str], outputs: usize, inputs: usize) -> Result<Dense, String> {
+    fn load(tensors: &mut Tensors, names: &[&str], outputs: usize, inputs: usize) -> Result<Dense, String> {
         let mut w = Vec::new();
         let mut bias = Vec::new();
         for name in names {
@@ -327,7 +373,7 @@ fn gelu(x: &mut [f32]) {
 
 impl Bert {
     /// Reads the weights of `tensors` (a BERT checkpoint's names, with or without `bert.`).
-    pub fn load(tensors: &HashMap<String, Tensor>, s: &Sizes) -> Result<Bert, String> {
+    pub fn load(tensors: &mut Tensors, s: &Sizes) -> Result<Bert, String> {
         if s.hidden == 0 || s.intermediate == 0 {
             return Err(format!("sizes {} and {} are not a model's", s.hidden, s.intermediate));
         }
@@ -452,14 +498,10 @@ impl Bert {
 }
 
 /// A 2-D tensor of rows of `width` numbers.
-fn take_rows(tensors: &HashMap<String, Tensor>, name: &str, width: usize) -> Result<Vec<f32>, String> {
-    let t = tensors
-        .get(name)
-        .or_else(|| tensors.get(&format!("bert.{name}")))
-        .ok_or_else(|| format!("has no tensor {name}"))?;
-    match t.dims() {
-        [rows, w] if *w == width => take(tensors, name, &[*rows, width]),
-        other => Err(format!("{name} is {other:?}, expected rows of {width}")),
+fn take_rows(tensors: &mut Tensors, name: &str, width: usize) -> Result<Vec<f32>, String> {
+    match find(tensors, name)?.shape[..] {
+        [rows, w] if w == width => take(tensors, name, &[rows, width]),
+        ref other => Err(format!("{name} is {other:?}, expected rows of {width}")),
     }
 }
 
@@ -476,17 +518,23 @@ mod tests {
         };
         let w: Vec<f32> = (0..outputs * inputs).map(|_| next()).collect();
         let b: Vec<f32> = (0..outputs).map(|_| next()).collect();
-        let tensors = HashMap::from([
+        let mut tensors = HashMap::from([
             (
                 "d.weight".to_string(),
-                Tensor::from_vec(w, (outputs, inputs), &candle_core::Device::Cpu).unwrap(),
+                Stored {
+                    shape: vec![outputs, inputs],
+                    data: w,
+                },
             ),
             (
                 "d.bias".to_string(),
-                Tensor::from_vec(b, outputs, &candle_core::Device::Cpu).unwrap(),
+                Stored {
+                    shape: vec![outputs],
+                    data: b,
+                },
             ),
         ]);
-        Dense::load(&tensors, &["d"], outputs, inputs).unwrap()
+        Dense::load(&mut tensors, &["d"], outputs, inputs).unwrap()
     }
 
     /// The product the plain way, from the panels.
