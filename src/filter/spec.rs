@@ -112,14 +112,19 @@ impl Filter {
         };
         let mut f = Filter::default();
         for (k, val) in obj {
-            let p = format!("{path}.{k}");
+            // The field's path, written only for an error (every list request parses a filter).
+            let p = || format!("{path}.{k}");
             let list = |val: &Value| -> Result<Vec<String>> {
                 match val.as_array() {
                     Some(a) if a.len() > MAX_LIST => Err(Error::params(format!(
-                        "{p} has {} entries; at most {MAX_LIST} are allowed",
+                        "{} has {} entries; at most {MAX_LIST} are allowed",
+                        p(),
                         a.len()
                     ))),
-                    _ => strings(val, &p),
+                    Some(a) if a.iter().all(|x| x.as_str().is_some_and(|s| check_len(s, "").is_ok())) => {
+                        Ok(a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    }
+                    _ => strings(val, &p()),
                 }
             };
             match k.as_str() {
@@ -134,7 +139,8 @@ impl Filter {
                     Value::Object(_) => f.concerns = Some(val.clone()),
                     other => {
                         return Err(Error::params(format!(
-                            "{p} must be an object mapping concern names to values, got {}",
+                            "{} must be an object mapping concern names to values, got {}",
+                            p(),
                             type_name(other)
                         )))
                     }
@@ -143,6 +149,7 @@ impl Filter {
                     f.expr = if val.is_null() {
                         None
                     } else {
+                        let p = p();
                         let e = Expr::parse(val, &p, 0)?;
                         let nodes = e.nodes();
                         if nodes > MAX_EXPR_NODES {
