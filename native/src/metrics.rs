@@ -1,5 +1,6 @@
 //! Prometheus metrics of the native server, written by hand in the text exposition format 0.0.4
-//! (counters and histograms under one short lock; no HTTP stack of their own): requests by
+//! (counters and histograms in one shard per thread, each under its own lock, summed when
+//! scraped; no HTTP stack of their own): requests by
 //! method and outcome, uses by tool, upstream and outcome, refusals by reason code, latency
 //! histograms, upstream states, sessions and tasks, estimated tokens saved. Served at
 //! [`PATH`] behind the same gate as the status endpoint, or on a port of its own
@@ -7,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Where the metrics are served on the MCP port.
@@ -17,11 +19,21 @@ const BOUNDS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Histogram {
     counts: [u64; BOUNDS.len()],
     sum: f64,
     count: u64,
+}
+
+impl Histogram {
+    fn merge(&mut self, other: &Histogram) {
+        for (c, o) in self.counts.iter_mut().zip(other.counts) {
+            *c += o;
+        }
+        self.sum += other.sum;
+        self.count += other.count;
+    }
 }
 
 /// Labels as written: `k1="v1",k2="v2"`.
@@ -33,9 +45,27 @@ struct Inner {
     histograms: BTreeMap<&'static str, BTreeMap<Labels, Histogram>>,
 }
 
-/// The registry.
-#[derive(Default)]
-pub struct Metrics(Mutex<Inner>);
+/// The registry: one shard per thread (up to [`SHARDS`]), so the server's threads count
+/// without taking turns at one lock; a scrape sums them.
+pub struct Metrics(Box<[Mutex<Inner>]>);
+
+/// How many shards a registry has (threads beyond it share).
+const SHARDS: usize = 16;
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics((0..SHARDS).map(|_| Mutex::default()).collect())
+    }
+}
+
+/// This thread's shard: threads take the next one when they first count.
+fn shard_of_thread() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
 
 /// Each metric's help text and type.
 const HELP: [(&str, &str, &str); 12] = [
@@ -143,8 +173,29 @@ fn series<'m, T: Default>(
 }
 
 impl Metrics {
-    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Inner> {
+        self.0[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every shard's series summed.
+    fn merged(&self) -> Inner {
+        let mut all = Inner::default();
+        for i in 0..self.0.len() {
+            let shard = self.shard(i);
+            for (name, series) in &shard.counters {
+                let into = all.counters.entry(name).or_default();
+                for (l, v) in series {
+                    *into.entry(l.clone()).or_default() += v;
+                }
+            }
+            for (name, series) in &shard.histograms {
+                let into = all.histograms.entry(name).or_default();
+                for (l, h) in series {
+                    into.entry(l.clone()).or_default().merge(h);
+                }
+            }
+        }
+        all
     }
 
     /// Adds `n` to counter `name` with `labels`.
@@ -152,15 +203,15 @@ impl Metrics {
         self.batch(&[(name, labels, n)], &[]);
     }
 
-    /// Adds to counters and observes histograms under one lock: `(name, labels, n)` and
-    /// `(name, labels, seconds)`. The label text is written into a buffer kept by the thread,
-    /// so a request allocates nothing here once its series exist.
+    /// Adds to counters and observes histograms under one lock, the thread's shard's:
+    /// `(name, labels, n)` and `(name, labels, seconds)`. The label text is written into a
+    /// buffer kept by the thread, so a request allocates nothing here once its series exist.
     pub fn batch(&self, adds: &[(&'static str, Pairs<'_>, u64)], observes: &[(&'static str, Pairs<'_>, f64)]) {
         thread_local! {
             static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
         BUF.with_borrow_mut(|buf| {
-            let mut inner = self.inner();
+            let mut inner = self.shard(shard_of_thread());
             for (name, pairs, n) in adds {
                 if let Some(c) = series(&mut inner.counters, buf, name, pairs) {
                     *c += n;
@@ -182,7 +233,7 @@ impl Metrics {
     /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
     /// measured by the caller now.
     pub fn render(&self, gauges: &[(&'static str, Labels, f64)]) -> String {
-        let inner = self.inner();
+        let inner = self.merged();
         let mut out = String::new();
         for (name, kind, help) in HELP {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -249,5 +300,43 @@ mod tests {
         assert!(text.contains("mcp_sieve_search_duration_seconds_count{} 1\n"), "{text}");
         assert!(text.contains("# TYPE mcp_sieve_up gauge\nmcp_sieve_up{} 1\n"), "{text}");
         assert_eq!(labels(&[("a", "x\"y")]), "a=\"x\\\"y\"");
+    }
+
+    #[test]
+    fn counts_from_many_threads_are_summed_in_one_series() {
+        let m = Metrics::default();
+        std::thread::scope(|scope| {
+            for _ in 0..SHARDS + 3 {
+                scope.spawn(|| {
+                    for _ in 0..10 {
+                        m.batch(
+                            &[("mcp_sieve_requests_total", &[("method", "ping"), ("outcome", "ok")], 1)],
+                            &[("mcp_sieve_request_duration_seconds", &[("method", "ping")], 0.002)],
+                        );
+                    }
+                });
+            }
+        });
+        let n = (SHARDS + 3) * 10;
+        let text = m.render(&[]);
+        assert!(
+            text.contains(&format!(
+                "mcp_sieve_requests_total{{method=\"ping\",outcome=\"ok\"}} {n}\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "mcp_sieve_request_duration_seconds_bucket{{method=\"ping\",le=\"0.0025\"}} {n}\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "mcp_sieve_request_duration_seconds_count{{method=\"ping\"}} {n}\n"
+            )),
+            "{text}"
+        );
+        assert_eq!(text.matches("mcp_sieve_requests_total{").count(), 1, "{text}");
     }
 }

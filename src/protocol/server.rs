@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::catalog::Catalog;
 use crate::concern::ConcernConfig;
@@ -109,10 +109,21 @@ impl Server {
         let (initialize, protocol_version) = match session {
             Some(s) => (Arc::clone(&s.initialize), s.protocol_version.clone()),
             None => (
-                Arc::new(json!({
-                    "clientInfo": meta.get("io.modelcontextprotocol/clientInfo").cloned().unwrap_or(Value::Null),
-                    "capabilities": meta.get("io.modelcontextprotocol/clientCapabilities").cloned().unwrap_or(json!({})),
-                })),
+                // Built member by member: `json!` would copy each value twice (its `to_value`).
+                Arc::new(Value::Object(Map::from_iter([
+                    (
+                        "clientInfo".to_string(),
+                        meta.get("io.modelcontextprotocol/clientInfo")
+                            .cloned()
+                            .unwrap_or(Value::Null),
+                    ),
+                    (
+                        "capabilities".to_string(),
+                        meta.get("io.modelcontextprotocol/clientCapabilities")
+                            .cloned()
+                            .unwrap_or_else(|| Value::Object(Map::new())),
+                    ),
+                ]))),
                 meta.get("io.modelcontextprotocol/protocolVersion")
                     .and_then(Value::as_str)
                     .unwrap_or(MODERN_VERSION)
