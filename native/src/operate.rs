@@ -344,7 +344,9 @@ impl Operate {
 fn rpc_error_code(body: &[u8]) -> Option<i32> {
     const KEY: &[u8] = b"\"error\":{\"code\":";
     let head = &body[..body.len().min(300)];
-    let at = head.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    // From quote to quote (a head has a dozen), not a window at every byte.
+    let mut quotes = head.iter().enumerate().filter(|&(_, c)| *c == b'"').map(|(i, _)| i);
+    let at = quotes.find(|&i| head[i..].starts_with(KEY))? + KEY.len();
     let digits = head[at..]
         .iter()
         .enumerate()

@@ -308,7 +308,8 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                 return reply(http::failed());
             }
         };
-        // Gateway mode: the catalog over the upstream's lists; calls are performed there.
+        // Gateway mode: the catalog over the upstream's lists; calls are performed there. What
+        // runs now is read once (a lock and three counts) and holds for the whole request.
         let live = app.live();
         let server = match &live.gateway {
             None => live.server.clone(),
@@ -383,26 +384,26 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             }
         };
         crate::telemetry::answered(span, &answer.body);
-        if let (Some(g), Some(ended)) = (&app.gateway(), answer.ended.clone()) {
+        if let (Some(g), Some(ended)) = (&live.gateway, answer.ended.clone()) {
             // The session ended (DELETE, or found expired): so do its upstream sessions.
             let g = g.clone();
             tokio::spawn(async move { g.close(&ended).await });
         }
-        if answer.status == 202 && app.gateway().is_some() {
+        if answer.status == 202 && live.gateway.is_some() {
             // A client's cancel of its own forwarded call: that exchange is dropped.
             let owner = header("mcp-session-id")
                 .or_else(|| principal.clone())
                 .unwrap_or_default();
             app.cancels.cancel(&owner, &body);
         }
-        if let (Some(g), Some(id), 202) = (&app.gateway(), header("mcp-session-id"), answer.status) {
+        if let (Some(g), Some(id), 202) = (&live.gateway, header("mcp-session-id"), answer.status) {
             // A client's notification some upstream sessions of its session need (its roots changed).
             if let Some(s) = app.store.snapshot().load(&id) {
                 let (g, body) = (g.clone(), body.clone());
                 tokio::spawn(async move { g.pass_on(&s, &body).await });
             }
         }
-        let out = match &app.gateway() {
+        let out = match &live.gateway {
             Some(g) if answer.forward.is_some() => {
                 crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
             }

@@ -94,6 +94,15 @@ pub fn endpoint_view(
     endpoint_view_for(catalog, path, query, header, principal, &[])
 }
 
+/// The headers that choose a view (GitHub's), in the order `endpoint_view_for` reads them.
+const VIEW_HEADERS: [&str; 5] = [
+    "x-mcp-toolsets",
+    "x-mcp-tools",
+    "x-mcp-exclude-tools",
+    "x-mcp-readonly",
+    "x-mcp-lockdown",
+];
+
 /// [`endpoint_view`] for a caller with roles (from a verified token): a view's
 /// `"principals": ["role:admin"]` admits a caller holding the role `admin`.
 pub fn endpoint_view_for(
@@ -107,6 +116,19 @@ pub fn endpoint_view_for(
     let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
     let path_name = rest.trim_matches('/');
+    // The view headers, each looked up once.
+    let [toolsets_h, tools_h, exclude_h, readonly_h, lockdown_h] = VIEW_HEADERS.map(header);
+    #[cfg(feature = "standards")]
+    let lockdown = &catalog.lockdown;
+    #[cfg(not(feature = "standards"))]
+    let lockdown = &crate::catalog::Lockdown::default();
+    // The plain endpoint, asked plainly (most requests): no view.
+    let by_headers = [&toolsets_h, &tools_h, &exclude_h, &readonly_h, &lockdown_h]
+        .iter()
+        .any(|h| h.is_some());
+    if path_name.is_empty() && query.is_empty() && !by_headers && !lockdown.enabled {
+        return Ok(None);
+    }
     let mut name = path_name;
     // GitHub's URL forms, where no named view has the name: `x/{toolset}`, `readonly`, and
     // `x/{toolset}/readonly`.
@@ -212,10 +234,8 @@ pub fn endpoint_view_for(
     }
     // The GitHub MCP server's selection: the toolsets' tools together with the tools named,
     // less the excluded; read-only beats all three. The URL's toolset counts as X-MCP-Toolsets.
-    let names = |header_name: &str, label: &str| -> Result<Vec<String>, Box<Response>> {
-        let values = header(header_name)
-            .map(|v| capped(&v, &format!("the {label} header")))
-            .transpose()?;
+    let names = |value: Option<String>, label: &str| -> Result<Vec<String>, Box<Response>> {
+        let values = value.map(|v| capped(&v, &format!("the {label} header"))).transpose()?;
         // A renamed tool's old name selects the tool it names now (as GitHub resolves aliases).
         #[cfg(feature = "standards")]
         let current = |n: &str| catalog.aliases.get(n).cloned().unwrap_or_else(|| n.to_string());
@@ -228,37 +248,25 @@ pub fn endpoint_view_for(
             .map(current)
             .collect())
     };
-    let mut toolsets = names("x-mcp-toolsets", "X-MCP-Toolsets")?;
+    let mut toolsets = names(toolsets_h, "X-MCP-Toolsets")?;
     toolsets.extend(url_toolset);
-    let tools = names("x-mcp-tools", "X-MCP-Tools")?;
-    let exclude = names("x-mcp-exclude-tools", "X-MCP-Exclude-Tools")?;
+    let tools = names(tools_h, "X-MCP-Tools")?;
+    let exclude = names(exclude_h, "X-MCP-Exclude-Tools")?;
     let label = "the X-MCP-Toolsets, X-MCP-Tools and X-MCP-Exclude-Tools headers";
     if let Some(part) = ViewPart::github(&toolsets, &tools, &exclude, label).map_err(|e| bad(e.to_string()))? {
         view.parts.push(part);
     }
-    view.read_only = url_readonly || header("x-mcp-readonly").is_some_and(|v| truthy(&v));
+    view.read_only = url_readonly || readonly_h.is_some_and(|v| truthy(&v));
     // The operator's lockdown applies to every request when enabled; a request may turn it on
     // for itself, never off.
-    #[cfg(feature = "standards")]
-    let lockdown = &catalog.lockdown;
-    #[cfg(not(feature = "standards"))]
-    let lockdown = &crate::catalog::Lockdown::default();
-    let locked = lockdown.enabled || header("x-mcp-lockdown").is_some_and(|v| truthy(&v));
+    let locked = lockdown.enabled || lockdown_h.is_some_and(|v| truthy(&v));
     if locked {
         let bound = ViewPart::github(&lockdown.toolsets, &lockdown.tools, &lockdown.exclude_tools, "lockdown")
             .map_err(|e| bad(e.to_string()))?;
         view.parts.extend(bound);
         view.read_only |= lockdown.read_only;
     }
-    view.by_headers = [
-        "x-mcp-toolsets",
-        "x-mcp-tools",
-        "x-mcp-exclude-tools",
-        "x-mcp-readonly",
-        "x-mcp-lockdown",
-    ]
-    .iter()
-    .any(|h| header(h).is_some());
+    view.by_headers = by_headers;
     if view.parts.is_empty() && !view.read_only && !view.search {
         return Ok(None);
     }

@@ -46,7 +46,8 @@ impl Binding {
     }
 }
 
-/// The cursor for the page starting at `offset` of the list `binding` describes.
+/// The cursor for the page starting at `offset` of the list `binding` describes: hex digits only
+/// (a list writes it into its answer unescaped).
 pub fn encode(method: &str, binding: &str, version: u64, offset: usize) -> String {
     let raw = format!("1.{:016x}.{version:x}.{offset:x}", issued_for(method, binding));
     // Written into one string (not a string per byte: this runs for most list answers).
@@ -118,6 +119,8 @@ mod tests {
     fn bound_to_method_binding_and_version() {
         let c = encode("tools/list", "f", 3, 50);
         assert_eq!(decode(&c, "tools/list", "f", 3).unwrap(), 50);
+        // Written into answers unescaped.
+        assert!(c.bytes().all(|b| b.is_ascii_hexdigit()), "{c}");
         assert!(decode(&c, "prompts/list", "f", 3)
             .unwrap_err()
             .to_string()

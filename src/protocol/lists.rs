@@ -58,10 +58,13 @@ fn write_field<'a>(s: &mut String, key: &str, items: impl Iterator<Item = &'a st
     s.push(']');
 }
 
+/// Ends a page: its `nextCursor` (`next`: one of [`cursor::encode`]'s, hex digits, so written
+/// as they are) when `more` remain, and its warnings.
 fn finish(s: &mut String, more: bool, next: impl Fn() -> String, warnings: &[String]) {
     if more {
-        s.push_str(",\"nextCursor\":");
-        s.push_str(&Value::String(next()).to_string());
+        s.push_str(",\"nextCursor\":\"");
+        s.push_str(&next());
+        s.push('"');
     }
     if !warnings.is_empty() {
         s.push_str(",\"_meta\":");
@@ -150,7 +153,9 @@ impl Server {
         let offset = cursor::within(self.cursor_offset(call, method, &binding)?, total)?;
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
-        let page: Vec<usize> = sel.ones().skip(offset).take(size).collect();
+        // Sized once too (the bits' iterator knows no length, so a collect would grow it 4 times).
+        let mut page = Vec::with_capacity(size.min(total - offset));
+        page.extend(sel.ones().skip(offset).take(size));
         // Sized once (the response's head, the page's fragments, and room for the cursor).
         let fragments = page.iter().map(|&i| section.items[i].fragment.len() + 1).sum::<usize>();
         let mut s = String::with_capacity(call.head.len() + fragments + 256);
