@@ -20,14 +20,14 @@ mod view;
 
 pub use config::{origin_allowed, Config, DEFAULT_SESSION_IDLE_MS};
 pub use exchange::{complete, complete_json, sse_body, Request, Response};
-pub use handle::{admit, handle};
+pub use handle::{admit, handle, handle_parsed};
 #[cfg(feature = "auth")]
 pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 #[cfg(feature = "large-catalogs")] // stdio's only
 pub(crate) use modern::check_version_and_capabilities;
 pub use security::{
     authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
-    too_large,
+    serve_parsed, too_large,
 };
 pub use session_id::{same_secret, Secret};
 pub use sessions::{holder, released};

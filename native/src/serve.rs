@@ -21,7 +21,7 @@ use hyper::HeaderMap;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
 use mcp_sieve::http::{self, SessionStore, Who};
-use mcp_sieve::protocol::jsonrpc::Head;
+use mcp_sieve::protocol::jsonrpc::{self, Head};
 use mcp_sieve::protocol::{Answers, Env, Server};
 use tokio::net::TcpListener;
 
@@ -288,9 +288,14 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             ..Default::default()
         });
     }
-    // What the message says about itself (method, id, item, trace context), read once here for
-    // its span, its fresh id, its limits, audit and metrics.
-    let head = Head::read(&body);
+    // The message, parsed once here: what it says about itself (method, id, item, trace context)
+    // for its span, its fresh id, its limits, audit and metrics, and the whole of it for the core.
+    // A body the core refuses is left to it (it answers why); its head is read from the bytes.
+    let mut parsed = jsonrpc::parse(&body, &app.cfg.limits).ok();
+    let head = match &parsed {
+        Some(msg) => Head::of(msg),
+        None => Head::read(&body),
+    };
     let traceparent = header("traceparent");
     let tracestate = header("tracestate");
     let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
@@ -357,12 +362,14 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                 view: view.clone(),
                 identity: caller.identity.clone(),
             };
+            // The first run takes the parsed message; a run again (a wait) parses the body again.
+            let parsed = parsed.take();
             let answer = if may_take_long(&body) {
                 let (app, server, env) = (app.clone(), server.clone(), env.clone());
                 let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
                 let log = log.clone();
                 tokio::task::spawn_blocking(move || {
-                    log.in_scope(|| run_rules(&app, &server, &method, &headers, &body, &env))
+                    log.in_scope(|| run_rules(&app, &server, &method, &headers, &body, parsed, &env))
                 })
                 .await
                 .unwrap_or_else(|e| {
@@ -370,7 +377,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                     http::failed()
                 })
             } else {
-                run_rules(app, &server, parts.method.as_str(), &headers, &body, &env)
+                run_rules(app, &server, parts.method.as_str(), &headers, &body, parsed, &env)
             };
             // Filter failures and ignored inputs reach stderr (no conversation content).
             for line in &answer.log {
@@ -469,8 +476,17 @@ const INLINE_BODY: usize = 1024;
 
 /// The core's Streamable HTTP rules for one request, with no lock held while they run: run again
 /// while the write-back conflicts with another request of the same session (at most
-/// [`MAX_RUNS`] times, then 500). Only the run that was written counts.
-fn run_rules(app: &App, server: &Server, method: &str, headers: &HeaderMap, body: &[u8], env: &Env) -> http::Response {
+/// [`MAX_RUNS`] times, then 500). Only the run that was written counts. `parsed`: the body as
+/// `jsonrpc::parse` read it, if it did (the first run takes it; another parses the body).
+fn run_rules(
+    app: &App,
+    server: &Server,
+    method: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    mut parsed: Option<jsonrpc::Incoming>,
+    env: &Env,
+) -> http::Response {
     let header = |name: &str| lookup(headers, name);
     let request = http::Request {
         method,
@@ -478,7 +494,7 @@ fn run_rules(app: &App, server: &Server, method: &str, headers: &HeaderMap, body
         body,
     };
     app.store
-        .write_back(|store| http::serve(server, &app.cfg, request, store, env))
+        .write_back(|store| http::serve_parsed(server, &app.cfg, request, parsed.take(), store, env))
         .unwrap_or_else(|| {
             tracing::warn!("a request was refused: its session changed under it {MAX_RUNS} times");
             http::failed()

@@ -16,6 +16,20 @@ use crate::protocol::{is_supported_version, Env, Server, LEGACY_VERSIONS, MODERN
 
 /// Handles one HTTP request to the MCP endpoint.
 pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
+    handle_parsed(server, cfg, req, None, store, env)
+}
+
+/// [`handle`] of a body a shell already parsed (`parsed`: what `jsonrpc::parse` gave for
+/// `req.body` with `cfg.limits`; `None`: parsed here), so it is not parsed twice. The answer is
+/// the same either way.
+pub fn handle_parsed(
+    server: &Server,
+    cfg: &Config,
+    req: Request<'_>,
+    parsed: Option<Incoming>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Response {
     let h = req.header;
     if let Some(origin) = h("origin") {
         if !origin_allowed(&origin, cfg) {
@@ -51,7 +65,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
     if req.body.len() > cfg.limits.max_body {
         return plain(413, &format!("body is larger than {} bytes", cfg.limits.max_body));
     }
-    let msg = match jsonrpc::parse(req.body, &cfg.limits) {
+    let msg = match parsed.map_or_else(|| jsonrpc::parse(req.body, &cfg.limits), Ok) {
         Ok(m) => m,
         Err(rejected) => return rpc_error(400, &rejected.0, &rejected.1),
     };

@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::config::{origin_allowed, Config};
 use super::exchange::{json_response, Request, Response};
-use super::handle::handle;
+use super::handle::handle_parsed;
 use super::session_id::same_secret;
 use super::store::SessionStore;
 use crate::error::Error;
-use crate::protocol::jsonrpc;
+use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::{Env, Server};
 
 /// Request headers a browser host may send cross-origin.
@@ -157,12 +157,25 @@ pub fn too_large(limit: usize) -> Response {
     json_response(413, jsonrpc::error(&Value::Null, &e))
 }
 
-/// The whole transport: [`gate`], then the Streamable HTTP rules ([`handle`]), then CORS headers.
+/// The whole transport: [`gate`], then the Streamable HTTP rules
+/// ([`handle`](crate::http::handle)), then CORS headers.
 pub fn serve(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
+    serve_parsed(server, cfg, req, None, store, env)
+}
+
+/// [`serve`] of a body the shell already parsed (see [`handle_parsed`]).
+pub fn serve_parsed(
+    server: &Server,
+    cfg: &Config,
+    req: Request<'_>,
+    parsed: Option<Incoming>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Response {
     if let Some(r) = gate(cfg, &req) {
         return r;
     }
-    let mut r = handle(server, cfg, req, store, env);
+    let mut r = handle_parsed(server, cfg, req, parsed, store, env);
     if r.retry_at.is_none() {
         r.headers.extend(cors_headers(cfg, (req.header)("origin").as_deref()));
     }

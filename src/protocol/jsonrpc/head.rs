@@ -9,6 +9,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::Incoming;
+
 /// The head of one message. Read as the core reads the body (a repeated key: the last one, read
 /// through the whole document); what is not there, or not of its type, is `None` (a message that
 /// is not a JSON object: all of it). Only `method`, `id`, `name`, `uri` and `arguments` decide
@@ -79,6 +81,42 @@ impl<'a> Head<'a> {
                 .and_then(|whole| Loose::<Head>::deserialize(whole).ok())
                 .and_then(|Loose(head)| head)
                 .unwrap_or_default(),
+        }
+    }
+
+    /// The head of a message already parsed: what [`Head::read`] gives for its body (a response
+    /// has no params to read), taken from the message instead of read from the bytes again, and
+    /// owned (the message goes on to the core).
+    pub fn of(msg: &Incoming) -> Head<'static> {
+        let (id, params) = match msg {
+            Incoming::Request { id, params, .. } => (id.clone(), params),
+            Incoming::Notification { params, .. } => (Value::Null, params),
+            Incoming::Response { id, .. } => (id.clone(), &Value::Null),
+        };
+        let text = |v: &Value| v.as_str().map(|s| Cow::Owned(s.to_string()));
+        let meta = &params["_meta"];
+        let params = match params.is_object() {
+            false => Params::default(),
+            true => Params {
+                name: text(&params["name"]),
+                uri: text(&params["uri"]),
+                arguments: params["arguments"].clone(),
+                task: !params["task"].is_null(),
+                protocol_version: text(&params["protocolVersion"]),
+                meta: match meta.is_object() {
+                    false => Meta::default(),
+                    true => Meta {
+                        protocol_version: text(&meta["io.modelcontextprotocol/protocolVersion"]),
+                        traceparent: text(&meta["traceparent"]),
+                        tracestate: text(&meta["tracestate"]),
+                    },
+                },
+            },
+        };
+        Head {
+            method: msg.method().map(|m| Cow::Owned(m.to_string())),
+            id,
+            params,
         }
     }
 
@@ -259,6 +297,29 @@ mod tests {
         assert_eq!(head.trace_context(), None);
         let meta_not_object = br#"{"id":1,"method":"prompts/get","params":{"name":"p","_meta":"x"}}"#;
         assert_eq!(Head::read(meta_not_object).params.name.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn a_parsed_message_has_the_head_its_body_has() {
+        let limits = crate::protocol::jsonrpc::Limits::default();
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"task":{},
+                "_meta":{"traceparent":"00-a-b-01","tracestate":"k=v","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"filter":{"groups":["g"]},"cursor":"ab"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":null,
+                "protocolVersion":5,"_meta":{"traceparent":[1],"tracestate":{}}}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"p","_meta":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:\/\/\/a b"}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"name":"n"}}"#,
+            br#"{"jsonrpc":"2.0","id":"q1","result":{"action":"accept"}}"#,
+            br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+            br#"{"jsonrpc":"2.0","id":6,"method":"tools/list","method":"initialize","params":{"name":"x","name":"y"}}"#,
+        ] {
+            let msg = crate::protocol::jsonrpc::parse(body, &limits).expect("a message");
+            assert_eq!(Head::of(&msg), Head::read(body), "{}", String::from_utf8_lossy(body));
+        }
     }
 
     #[test]
