@@ -20,7 +20,7 @@ mod view;
 
 pub use config::{origin_allowed, Config, DEFAULT_SESSION_IDLE_MS};
 pub use exchange::{complete, complete_json, sse_body, Request, Response};
-pub use handle::{admit, handle, handle_parsed};
+pub use handle::{admit, handle};
 #[cfg(feature = "auth")]
 pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 #[cfg(feature = "large-catalogs")] // stdio's only

@@ -22,7 +22,7 @@ pub fn handle(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn S
 /// [`handle`] of a body a shell already parsed (`parsed`: what `jsonrpc::parse` gave for
 /// `req.body` with `cfg.limits`; `None`: parsed here), so it is not parsed twice. The answer is
 /// the same either way.
-pub fn handle_parsed(
+pub(crate) fn handle_parsed(
     server: &Server,
     cfg: &Config,
     req: Request<'_>,

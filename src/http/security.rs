@@ -163,7 +163,8 @@ pub fn serve(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn Se
     serve_parsed(server, cfg, req, None, store, env)
 }
 
-/// [`serve`] of a body the shell already parsed (see [`handle_parsed`]).
+/// [`serve`] of a body the shell already parsed (`parsed`: what `jsonrpc::parse` gave for
+/// `req.body` with `cfg.limits`; `None`: parsed here), so it is not parsed twice.
 pub fn serve_parsed(
     server: &Server,
     cfg: &Config,
