@@ -340,13 +340,22 @@ impl Operate {
 }
 
 /// The JSON-RPC error code in the head of a response body (its first 300 bytes: after `jsonrpc`
-/// and `id`, where it would be), so a large list is not parsed to count it.
-fn rpc_error_code(body: &[u8]) -> Option<i32> {
+/// and `id`, where it would be; read up to a `result`), so a large list is not parsed to count it.
+pub(crate) fn rpc_error_code(body: &[u8]) -> Option<i32> {
     const KEY: &[u8] = b"\"error\":{\"code\":";
     let head = &body[..body.len().min(300)];
-    // From quote to quote (a head has a dozen), not a window at every byte.
-    let mut quotes = head.iter().enumerate().filter(|&(_, c)| *c == b'"').map(|(i, _)| i);
-    let at = quotes.find(|&i| head[i..].starts_with(KEY))? + KEY.len();
+    // From quote to quote (a head has a few before its result), not a window at every byte.
+    let mut at = None;
+    for i in head.iter().enumerate().filter(|&(_, c)| *c == b'"').map(|(i, _)| i) {
+        if head[i..].starts_with(b"\"result\":") {
+            return None;
+        }
+        if head[i..].starts_with(KEY) {
+            at = Some(i + KEY.len());
+            break;
+        }
+    }
+    let at = at?;
     let digits = head[at..]
         .iter()
         .enumerate()
@@ -400,6 +409,15 @@ mod tests {
             Some(-32602)
         );
         assert_eq!(rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        // A result's content is not read, even where it quotes an error.
+        assert_eq!(
+            rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"result":{"text":"\"error\":{\"code\":5"}}"#),
+            None
+        );
+        assert_eq!(
+            rpc_error_code(br#"{"jsonrpc":"2.0","id":"result","error":{"code":-32601,"message":"x"}}"#),
+            Some(-32601)
+        );
         // A multi-byte character across byte 300 of the body: no panic (the head is cut from bytes).
         let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"result\":{{}}}}", "é".repeat(200));
         assert_eq!(rpc_error_code(body.as_bytes()), None);

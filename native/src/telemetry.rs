@@ -436,20 +436,14 @@ pub fn failed_http(span: &Span, status: u16) {
     span.record("otel.status_code", "ERROR");
 }
 
-/// With traces on, marks the request of `span` failed when `body` (its JSON answer) is a
-/// JSON-RPC error.
+/// With traces on, marks the request of `span` (traced) failed when `body` (its JSON answer) is
+/// a JSON-RPC error (its code read from the answer's head: a list's page is not searched).
 pub fn answered(span: &Span, body: &str) {
-    // An error stands in the answer's head (after `jsonrpc` and `id`): a list's page is not
-    // searched through.
-    let head = &body.as_bytes()[..body.len().min(300)];
-    if !traces_on() || !body.starts_with('{') || !head.windows(8).any(|w| w == b"\"error\":") {
+    if !traces_on() || span.is_disabled() {
         return;
     }
-    if let Some(code) = serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64))
-    {
-        failed(span, code);
+    if let Some(code) = crate::operate::rpc_error_code(body.as_bytes()) {
+        failed(span, i64::from(code));
     }
 }
 
