@@ -99,15 +99,22 @@ machine_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print
 # "none" where no floor applies; PG the process group whose CPU time is the server's (several,
 # comma-separated: a gateway and its upstream); BODIES the request bodies (default
 # $work/modern.txt, or $work/legacy.txt with the sessions of $work/sessions-KEY.txt when it exists).
+# CLIENT=node: bench/node-client.mjs sends the load instead of wrk (the same requests, one Node
+# process: the shape issue 43 was filed with).
+send_load() { # SECONDS URL [--latency]
+  if [ "${CLIENT:-wrk}" = node ]; then
+    timeout $(($1 + 30)) node bench/node-client.mjs "$conns" "$1" "$2"
+  else
+    timeout $(($1 + 30)) wrk -t"$threads" -c"$conns" -d"$1s" --timeout 5s ${3:-} -s bench/wrk-list.lua "$2"
+  fi
+}
 run() {
   local key="$1" label="$2" floor="$3" url="$4" pg="$5" sessions="" bodies="${6:-$work/modern.txt}" c0=0 c1=0 g m0 m1 line
   if [ -f "$work/sessions-$key.txt" ]; then sessions="$(cat "$work/sessions-$key.txt")"; bodies="${6:-$work/legacy.txt}"; fi
-  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((warm + 30)) \
-    wrk -t"$threads" -c"$conns" -d"${warm}s" --timeout 5s -s bench/wrk-list.lua "$url" > "$work/warm-$key.txt"
+  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" send_load "$warm" "$url" > "$work/warm-$key.txt"
   for g in ${pg//,/ }; do c0=$((c0 + $(group_ticks "$g"))); done
   m0=($(machine_ticks))
-  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" timeout $((seconds + 30)) \
-    wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 5s --latency -s bench/wrk-list.lua "$url" > "$work/wrk-$key.txt"
+  SESSIONS="$sessions" BODIES="$bodies" THREADS="$threads" send_load "$seconds" "$url" --latency > "$work/wrk-$key.txt"
   for g in ${pg//,/ }; do c1=$((c1 + $(group_ticks "$g"))); done
   m1=($(machine_ticks))
   line=$(tail -1 "$work/wrk-$key.txt")
