@@ -16,7 +16,7 @@ use mcp_sieve::http;
 use mcp_sieve::operate::audit::{self, Ended};
 use mcp_sieve::operate::limits::Limiter;
 use mcp_sieve::operate::Use;
-use mcp_sieve::protocol::jsonrpc::Head;
+use mcp_sieve::protocol::jsonrpc::{error_code_in, Head};
 use mcp_sieve::protocol::{Env, Server};
 
 use crate::error::ServerError;
@@ -230,12 +230,12 @@ impl Operate {
             // Payloads in the record: the answer read whole.
             Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => Ended {
-                error_code: rpc_error_code(bytes),
+                error_code: error_code_in(bytes),
                 tool_error: bytes.windows(15).any(|w| w == b"\"isError\":true"),
                 ..Ended::default()
             },
             None => Ended {
-                error_code: rpc_error_code(bytes),
+                error_code: error_code_in(bytes),
                 ..Ended::default()
             },
         };
@@ -339,31 +339,6 @@ impl Operate {
     }
 }
 
-/// The JSON-RPC error code in the head of a response body (its first 300 bytes: after `jsonrpc`
-/// and `id`, where it would be; read up to a `result`), so a large list is not parsed to count it.
-pub(crate) fn rpc_error_code(body: &[u8]) -> Option<i32> {
-    const KEY: &[u8] = b"\"error\":{\"code\":";
-    let head = &body[..body.len().min(300)];
-    // From quote to quote (a head has a few before its result), not a window at every byte.
-    let mut at = None;
-    for i in head.iter().enumerate().filter(|&(_, c)| *c == b'"').map(|(i, _)| i) {
-        if head[i..].starts_with(b"\"result\":") {
-            return None;
-        }
-        if head[i..].starts_with(KEY) {
-            at = Some(i + KEY.len());
-            break;
-        }
-    }
-    let at = at?;
-    let digits = head[at..]
-        .iter()
-        .enumerate()
-        .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && *c == b'-'))
-        .count();
-    std::str::from_utf8(&head[at..at + digits]).ok()?.parse().ok()
-}
-
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
 /// unknown here).
 fn is_json(content_type: Option<&str>) -> bool {
@@ -395,37 +370,5 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, b
             &[("how", how)],
             ((full - body.len()) / 4) as u64,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rpc_error_code;
-
-    #[test]
-    fn the_error_code_is_read_from_the_head_of_a_body() {
-        assert_eq!(
-            rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
-            Some(-32602)
-        );
-        assert_eq!(rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
-        // A result's content is not read, even where it quotes an error.
-        assert_eq!(
-            rpc_error_code(br#"{"jsonrpc":"2.0","id":1,"result":{"text":"\"error\":{\"code\":5"}}"#),
-            None
-        );
-        assert_eq!(
-            rpc_error_code(br#"{"jsonrpc":"2.0","id":"result","error":{"code":-32601,"message":"x"}}"#),
-            Some(-32601)
-        );
-        // A multi-byte character across byte 300 of the body: no panic (the head is cut from bytes).
-        let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"result\":{{}}}}", "é".repeat(200));
-        assert_eq!(rpc_error_code(body.as_bytes()), None);
-        // Past the head: not read.
-        let late = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"error\":{{\"code\":1}}}}",
-            "x".repeat(300)
-        );
-        assert_eq!(rpc_error_code(late.as_bytes()), None);
     }
 }

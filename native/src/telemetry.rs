@@ -442,7 +442,7 @@ pub fn answered(span: &Span, body: &str) {
     if !traces_on() || span.is_disabled() {
         return;
     }
-    if let Some(code) = crate::operate::rpc_error_code(body.as_bytes()) {
+    if let Some(code) = mcp_sieve::protocol::jsonrpc::error_code_in(body.as_bytes()) {
         failed(span, i64::from(code));
     }
 }

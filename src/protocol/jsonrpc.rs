@@ -324,6 +324,31 @@ pub fn notification(method: &str, params: Option<Value>) -> String {
     v.to_string()
 }
 
+/// The JSON-RPC error code in the head of a response body a server wrote (its first 300 bytes: after `jsonrpc`
+/// and `id`, where it would be; read up to a `result`), so a large list is not parsed to count it.
+pub fn error_code_in(body: &[u8]) -> Option<i32> {
+    const KEY: &[u8] = b"\"error\":{\"code\":";
+    let head = &body[..body.len().min(300)];
+    // From quote to quote (a head has a few before its result), not a window at every byte.
+    let mut at = None;
+    for i in head.iter().enumerate().filter(|&(_, c)| *c == b'"').map(|(i, _)| i) {
+        if head[i..].starts_with(b"\"result\":") {
+            return None;
+        }
+        if head[i..].starts_with(KEY) {
+            at = Some(i + KEY.len());
+            break;
+        }
+    }
+    let at = at?;
+    let digits = head[at..]
+        .iter()
+        .enumerate()
+        .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && *c == b'-'))
+        .count();
+    std::str::from_utf8(&head[at..at + digits]).ok()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,5 +423,32 @@ mod tests {
         // No method (what else is not a message: `head`'s tests).
         assert_eq!(peek(b"{\"id\":1}"), None);
         assert_eq!(peek(b"[]"), None);
+    }
+
+    #[test]
+    fn the_error_code_is_read_from_the_head_of_a_body() {
+        assert_eq!(
+            error_code_in(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#),
+            Some(-32602)
+        );
+        assert_eq!(error_code_in(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        // A result's content is not read, even where it quotes an error.
+        assert_eq!(
+            error_code_in(br#"{"jsonrpc":"2.0","id":1,"result":{"text":"\"error\":{\"code\":5"}}"#),
+            None
+        );
+        assert_eq!(
+            error_code_in(br#"{"jsonrpc":"2.0","id":"result","error":{"code":-32601,"message":"x"}}"#),
+            Some(-32601)
+        );
+        // A multi-byte character across byte 300 of the body: no panic (the head is cut from bytes).
+        let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"result\":{{}}}}", "é".repeat(200));
+        assert_eq!(error_code_in(body.as_bytes()), None);
+        // Past the head: not read.
+        let late = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"error\":{{\"code\":1}}}}",
+            "x".repeat(300)
+        );
+        assert_eq!(error_code_in(late.as_bytes()), None);
     }
 }
