@@ -19,7 +19,7 @@ const BOUNDS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Default, Clone)]
+#[derive(Default)]
 struct Histogram {
     counts: [u64; BOUNDS.len()],
     sum: f64,

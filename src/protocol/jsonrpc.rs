@@ -324,8 +324,9 @@ pub fn notification(method: &str, params: Option<Value>) -> String {
     v.to_string()
 }
 
-/// The JSON-RPC error code in the head of a response body a server wrote (its first 300 bytes: after `jsonrpc`
-/// and `id`, where it would be; read up to a `result`), so a large list is not parsed to count it.
+/// The JSON-RPC error code in the head of a response body a server wrote (its first 300 bytes:
+/// after `jsonrpc` and `id`, where it would be; read up to a `result`), so a large list is not
+/// parsed to count it.
 pub fn error_code_in(body: &[u8]) -> Option<i32> {
     const KEY: &[u8] = b"\"error\":{\"code\":";
     let head = &body[..body.len().min(300)];
