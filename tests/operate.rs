@@ -99,6 +99,28 @@ fn a_limiter_takes_from_every_bucket_or_from_none() {
 }
 
 #[test]
+fn a_limiter_drops_full_buckets_past_ten_thousand_and_keeps_counting() {
+    let mut l = Limiter::default();
+    let per = |key: usize| Take {
+        key: format!("p{key}"),
+        ..take(1, 1000, 1)
+    };
+    for key in 0..10_001 {
+        l.take(&[per(key)], 0).unwrap();
+    }
+    assert_eq!(l.kept(), 10_001);
+    // Still empty at 500 ms: kept, and refused.
+    assert!(l.take(&[per(7)], 500).is_err());
+    // A second later every bucket is full again, as a new one would be: dropped, and the new
+    // caller's bucket is the one kept.
+    l.take(&[per(20_000)], 1_000).unwrap();
+    assert_eq!(l.kept(), 1);
+    assert!(l.take(&[per(20_000)], 1_000).is_err());
+    l.take(&[per(7)], 1_000).unwrap();
+    assert_eq!(l.kept(), 2);
+}
+
+#[test]
 fn limits_match_as_policy_does_and_count_per_key() {
     let s = server(json!({"limits": {"rates": [
         {"id": "paid", "per": "principal", "match": {"tools": ["gh_*"], "principals": ["alice", "role:ops"]}, "rate": 3, "perSeconds": 60},

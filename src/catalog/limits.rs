@@ -215,10 +215,12 @@ fn window_text(ms: i64) -> String {
     }
 }
 
-/// The buckets of one process, by limit id and key.
+/// The buckets of one process, by limit id, then key (looked up by the take's own strings: a
+/// use allocates nothing once its buckets exist).
 #[derive(Debug, Default)]
 pub struct Limiter {
-    buckets: HashMap<String, (Bucket, Take)>,
+    buckets: HashMap<String, HashMap<String, (Bucket, Take)>>,
+    count: usize,
 }
 
 /// Buckets kept before full ones (which a new bucket equals) are dropped.
@@ -228,16 +230,11 @@ impl Limiter {
     /// Takes a token from each bucket of `takes` at `now_ms`, or from none: the refusal of the
     /// limit that asks the longest wait.
     pub fn take(&mut self, takes: &[Take], now_ms: i64) -> std::result::Result<(), Refusal> {
-        let mut after = Vec::with_capacity(takes.len());
         let mut refused: Option<Refusal> = None;
         for t in takes {
-            let name = t.bucket_name();
-            let b = self
-                .buckets
-                .get(&name)
-                .map_or_else(|| Bucket::full(t, now_ms), |(b, _)| *b);
+            let b = self.bucket(t).map_or_else(|| Bucket::full(t, now_ms), |(b, _)| *b);
             match b.take(t, now_ms) {
-                Ok(b) => after.push((name, b, t)),
+                Ok(_) => {}
                 Err(ms) if refused.as_ref().is_none_or(|r| r.retry_after_ms < ms) => refused = Some(Refusal::of(t, ms)),
                 Err(_) => {}
             }
@@ -245,20 +242,38 @@ impl Limiter {
         if let Some(r) = refused {
             return Err(r);
         }
-        if self.buckets.len() > KEEP {
+        if self.count > KEEP {
             // A bucket refilled to the full is what a new one would be: dropped.
-            self.buckets
-                .retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
+            for by_key in self.buckets.values_mut() {
+                by_key.retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
+            }
+            self.buckets.retain(|_, by_key| !by_key.is_empty());
+            self.count = self.buckets.values().map(HashMap::len).sum();
         }
-        for (name, b, t) in after {
-            match self.buckets.get_mut(&name) {
-                Some(kept) => kept.0 = b,
-                None => {
-                    self.buckets.insert(name, (b, t.clone()));
+        for t in takes {
+            if self.bucket(t).is_none() {
+                let by_key = self.buckets.entry(t.id.clone()).or_default();
+                by_key.insert(t.key.clone(), (Bucket::full(t, now_ms), t.clone()));
+                self.count += 1;
+            }
+            if let Some((b, _)) = self.bucket(t) {
+                // Every bucket had a token above (one named twice gives what it has).
+                if let Ok(after) = b.take(t, now_ms) {
+                    *b = after;
                 }
             }
         }
         Ok(())
+    }
+
+    /// How many buckets are kept.
+    pub fn kept(&self) -> usize {
+        self.count
+    }
+
+    /// The bucket of `t`, if kept.
+    fn bucket(&mut self, t: &Take) -> Option<&mut (Bucket, Take)> {
+        self.buckets.get_mut(t.id.as_str())?.get_mut(t.key.as_str())
     }
 }
 
