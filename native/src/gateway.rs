@@ -326,7 +326,7 @@ impl Gateway {
                 .retain(|(k, _)| !context.iter().any(|(c, _)| k.eq_ignore_ascii_case(c)));
             post.headers.extend(context);
         }
-        let answer = self.post_now(member, post, relaying).instrument(span.clone()).await;
+        let answer = self.post_now(member, post, relaying).instrument(span.log.clone()).await;
         match &answer {
             Err(e) => crate::telemetry::upstream_failed(&span, &e.code().to_string()),
             Ok(a) if a.status >= 400 => crate::telemetry::upstream_failed(&span, &a.status.to_string()),

@@ -1,31 +1,67 @@
 //! A request's log context (issue 42 item 1, at issue 43's cost): what every log line written
-//! while a request is handled says of it — method, id, principal, view, session. A traced request
-//! has a `tracing` span (the trace layer exports it); any other keeps these fields here, in a
-//! task-local of the request's future, and a log line reads them only when it is written. Most
-//! requests write no line: a span made for each, its fields formatted, entered on every poll and
-//! closed, was about half of what logs, metrics, traces and a rate limit cost a `tools/call`
-//! (perf, scripts/bench-operate.sh's shape).
+//! while a request is handled says of it — method, id, principal, view, session — kept here, in a
+//! task-local of the request's future, and read by a log line only when it is written, and, when
+//! the request is traced, its span in the trace ([`Traced`], an OpenTelemetry SDK span made
+//! directly). Most requests write no line: a `tracing` span made for each, its fields formatted,
+//! entered on every poll and closed, was about half of what logs, metrics, traces and a rate limit
+//! cost a `tools/call` (perf, scripts/bench-operate.sh's shape); a traced request's span through
+//! `tracing-opentelemetry` cost about twice what the SDK's own does.
 
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use opentelemetry::trace::{Span as _, SpanContext, Status};
+use opentelemetry::KeyValue;
 use serde_json::{Map, Value};
 use tracing::instrument::Instrument;
-use tracing::Span;
 
 tokio::task_local! {
-    /// The fields of the untraced request being handled (`None` in a traced one: its span has them).
+    /// The fields of the request being handled (`None`: neither logged nor traced).
     static REQUEST: Option<Arc<Fields>>;
 }
 
-/// One request's log context: its span (none when it is not traced) or its fields.
+/// One request's log context: its fields, and its span when it is traced (`None`: neither).
 #[derive(Clone)]
 pub struct RequestLog {
-    span: Span,
     fields: Option<Arc<Fields>>,
 }
 
-/// What a log line says of an untraced request (the names of the span's fields in JSON).
+/// A span in the trace (a request's SERVER span, an upstream exchange's CLIENT span), ended
+/// and handed to the exporter when dropped.
+pub struct Traced {
+    span: Mutex<opentelemetry_sdk::trace::Span>,
+    /// Its trace and span ids (a child's parent, the context passed on).
+    pub context: SpanContext,
+}
+
+impl Traced {
+    /// `span`, kept.
+    pub fn new(span: opentelemetry_sdk::trace::Span) -> Self {
+        let context = span.span_context().clone();
+        Traced {
+            span: Mutex::new(span),
+            context,
+        }
+    }
+
+    /// Sets `attributes`.
+    pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
+        let mut span = self.span.lock().unwrap_or_else(|p| p.into_inner());
+        for a in attributes {
+            span.set_attribute(a);
+        }
+    }
+
+    /// Marks it failed (`error.type` `why`, status ERROR), with `attributes` beside.
+    pub fn failed(&self, why: String, attributes: impl IntoIterator<Item = KeyValue>) {
+        self.set(attributes.into_iter().chain([KeyValue::new("error.type", why)]));
+        let mut span = self.span.lock().unwrap_or_else(|p| p.into_inner());
+        span.set_status(Status::error(""));
+    }
+}
+
+/// What a log line says of a request (the names of the span's fields in JSON), and its span in
+/// the trace when it is traced.
 pub(crate) struct Fields {
     pub transport: &'static str,
     pub method: Option<String>,
@@ -35,6 +71,7 @@ pub(crate) struct Fields {
     pub uri: Option<String>,
     pub version: Option<String>,
     caller: OnceLock<Caller>,
+    pub trace: Option<Traced>,
 }
 
 /// Who calls, through which view and session: known after the request's span or fields are made.
@@ -47,62 +84,51 @@ struct Caller {
 impl RequestLog {
     /// Neither logged nor traced.
     pub fn none() -> Self {
-        RequestLog {
-            span: Span::none(),
-            fields: None,
-        }
+        RequestLog { fields: None }
     }
 
-    /// A traced request's context: its span.
-    pub fn traced(span: Span) -> Self {
-        RequestLog { span, fields: None }
-    }
-
-    /// An untraced request's context: `fields` (their caller set later by [`RequestLog::record`]).
-    pub(crate) fn untraced(fields: Fields) -> Self {
+    /// A request's context: `fields` (their caller set later by [`RequestLog::record`]).
+    pub(crate) fn of(fields: Fields) -> Self {
         RequestLog {
-            span: Span::none(),
             fields: Some(Arc::new(fields)),
         }
     }
 
-    /// The request's span (`Span::none()` when it is not traced).
-    pub fn span(&self) -> &Span {
-        &self.span
+    /// The request's span in the trace, when it is traced.
+    pub fn trace(&self) -> Option<&Traced> {
+        self.fields.as_ref()?.trace.as_ref()
     }
 
     /// The caller and the view of the request (`None` and `""`: none), once.
     pub fn record(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
-        match &self.fields {
-            Some(f) => {
-                let _ = f.caller.set(Caller {
-                    principal: principal.map(str::to_string),
-                    view: view.to_string(),
-                    session: session.map(str::to_string),
-                });
-            }
-            None => {
-                if let Some(p) = principal {
-                    self.span.record("mcp_sieve.principal", p);
-                }
-                if !view.is_empty() {
-                    self.span.record("mcp_sieve.view", view);
-                }
-                if let Some(s) = session {
-                    self.span.record("mcp.session.id", s);
-                }
-            }
+        let Some(f) = &self.fields else { return };
+        if let Some(t) = &f.trace {
+            let known = [
+                ("mcp_sieve.principal", principal),
+                ("mcp_sieve.view", Some(view).filter(|v| !v.is_empty())),
+                ("mcp.session.id", session),
+            ];
+            t.set(
+                known
+                    .into_iter()
+                    .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
+            );
         }
+        let _ = f.caller.set(Caller {
+            principal: principal.map(str::to_string),
+            view: view.to_string(),
+            session: session.map(str::to_string),
+        });
     }
 
     /// Runs `f` in the request (its log lines carry its fields).
     pub fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
-        REQUEST.sync_scope(self.fields.clone(), || self.span.in_scope(f))
+        REQUEST.sync_scope(self.fields.clone(), f)
     }
 
     /// `future`, run in the request.
     pub fn scope<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
-        REQUEST.scope(self.fields.clone(), future.instrument(self.span.clone()))
+        REQUEST.scope(self.fields.clone(), future)
     }
 }
 
@@ -118,6 +144,7 @@ impl Fields {
             uri: None,
             version: None,
             caller: OnceLock::new(),
+            trace: None,
         }
     }
 
@@ -179,20 +206,23 @@ impl Fields {
     }
 }
 
-/// `future` in the request this runs in (its span and, untraced, its fields): for a task spawned
-/// on its behalf (an upstream exchange is part of the request that made it).
+/// `future` in the request this runs in (its fields and span, and the current `tracing` span): for
+/// a task spawned on its behalf (an upstream exchange is part of the request that made it).
 pub fn in_current_request<F: Future>(future: F) -> impl Future<Output = F::Output> {
     REQUEST.scope(current(), future.in_current_span())
 }
 
-/// The fields of the untraced request whose future (or scope) this runs in.
+/// The fields of the request whose future (or scope) this runs in.
 pub(crate) fn current() -> Option<Arc<Fields>> {
     REQUEST.try_with(Clone::clone).ok().flatten()
 }
 
-/// Whether this runs in an untraced request (an upstream exchange it makes is not traced either).
-pub fn in_untraced() -> bool {
-    REQUEST.try_with(Option::is_some).unwrap_or(false)
+/// The span context of the request this runs in: `Some(None)` in a request that is not traced,
+/// `None` outside any request.
+pub(crate) fn request_trace() -> Option<Option<SpanContext>> {
+    REQUEST
+        .try_with(|f| f.as_ref().and_then(|f| f.trace.as_ref()).map(|t| t.context.clone()))
+        .ok()
 }
 
 #[cfg(test)]
@@ -207,7 +237,7 @@ mod tests {
 
     #[test]
     fn a_line_reads_the_fields_of_the_request_it_is_written_in() {
-        let log = RequestLog::untraced(fields());
+        let log = RequestLog::of(fields());
         assert!(current().is_none());
         log.record(Some("alice"), "/mcp/readonly", Some("s1"));
         let short = log.in_scope(|| current().map(|f| f.short()));
@@ -215,8 +245,8 @@ mod tests {
             short.as_deref(),
             Some("method=tools/call id=7 principal=alice view=/mcp/readonly session=s1")
         );
-        assert!(log.in_scope(in_untraced));
-        assert!(!in_untraced());
+        assert_eq!(log.in_scope(request_trace), Some(None));
+        assert_eq!(request_trace(), None);
         let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let seen = rt.block_on(log.scope(async { current().map(|f| f.json()) }));
         let json = seen.unwrap();
@@ -243,7 +273,7 @@ mod tests {
             json.as_object().unwrap().keys().collect::<Vec<_>>(),
             ["jsonrpc.protocol.version", "network.transport", "otel.kind", "name"]
         );
-        let log = RequestLog::untraced(f);
+        let log = RequestLog::of(f);
         log.record(None, "", None);
         assert_eq!(log.in_scope(|| current().unwrap().short()), "");
     }

@@ -202,7 +202,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let log = log.unwrap_or_else(|| crate::telemetry::request_span("tcp", None, None));
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
-        crate::telemetry::failed_http(log.span(), status);
+        crate::telemetry::failed_http(&log, status);
     }
     if tracing::enabled!(tracing::Level::DEBUG) {
         log.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
@@ -300,9 +300,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
     let tracestate = header("tracestate");
     let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
     let log = &*log.insert(crate::telemetry::request_span("tcp", Some(&head), context));
-    let span = log.span();
-    // In the request's span from here on (entered only now: its name and parent, set above,
-    // are fixed when it is first entered).
+    // In the request's log context (and span) from here on.
     let work = async {
         // Minted only for a message that may use it (a session, a task, a question): not for a list.
         let id = match head.needs_fresh_id().then(fresh_id) {
@@ -390,7 +388,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                 _ => break answer,
             }
         };
-        crate::telemetry::answered(span, &answer.body);
+        crate::telemetry::answered(log, &answer.body);
         if let (Some(g), Some(ended)) = (&live.gateway, answer.ended.clone()) {
             // The session ended (DELETE, or found expired): so do its upstream sessions.
             let g = g.clone();

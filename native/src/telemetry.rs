@@ -9,7 +9,8 @@
 //! `crate::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
 //! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
 //! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
-//! traced requests only).
+//! traced requests only). Spans in the trace are made with the OpenTelemetry SDK directly
+//! (`crate::request_log::Traced`); `tracing` spans carry only log context.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,14 +18,14 @@ use std::sync::OnceLock;
 
 use mcp_sieve::protocol::jsonrpc::Head;
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer as _, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use serde_json::Value;
-use tracing::field::{Empty, Field, Visit};
+use tracing::field::{Field, Visit};
 use tracing::{Event, Span, Subscriber};
-use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::filter::{EnvFilter, Targets};
 use tracing_subscriber::fmt::format::{Format, FormatEvent, FormatFields, Json, JsonFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt;
@@ -32,7 +33,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::request_log::{self, RequestLog};
+use crate::request_log::{self, RequestLog, Traced};
 use crate::sampling::Sampler;
 
 /// How log lines are written.
@@ -50,6 +51,9 @@ const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
 
 /// The provider exporting spans, when traces are on (flushed by [`shutdown`]).
 static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
+
+/// Its tracer (this binary's spans).
+static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
 /// Whether spans are exported (an OTLP endpoint is set): trace context is read and passed on
 /// only then.
@@ -69,34 +73,17 @@ pub fn init(format: LogFormat, traces: bool) {
         Filter::Static(f) => fmt_layer(format, f),
         Filter::Dynamic(f) => fmt_layer(format, *f),
     };
-    let (otel, problem) = match traces.then(exporter).flatten() {
+    let problem = match traces.then(exporter).flatten() {
         Some(Ok(provider)) => {
-            let tracer = provider.tracer("mcp-sieve");
+            let _ = TRACER.set(provider.tracer("mcp-sieve"));
             let _ = PROVIDER.set(provider);
-            // Only this binary's spans (and the events in them), at info and above, of the
-            // requests the head sampler traces.
             let _ = SAMPLER.set(Sampler::from_env());
-            let only_ours = Targets::new()
-                .with_target("mcp_sieve", tracing::Level::INFO)
-                .with_target(UNTRACED, LevelFilter::OFF);
-            let layer = tracing_opentelemetry::layer()
-                .with_tracer(tracer)
-                .with_location(false)
-                .with_target(false)
-                .with_level(false)
-                .with_threads(false)
-                .with_tracked_inactivity(false)
-                // Not made current on each poll of a request (a clone and a thread-local push
-                // per poll): upstream exchanges take their parent from the request's span and
-                // their trace context from it (`context_of`), not from the current context.
-                .with_context_activation(false)
-                .with_filter(only_ours);
-            (Some(layer), None)
+            None
         }
-        Some(Err(e)) => (None, Some(e)),
-        None => (None, None),
+        Some(Err(e)) => Some(e),
+        None => None,
     };
-    let _ = Registry::default().with(fmt).with(otel).try_init();
+    let _ = Registry::default().with(fmt).try_init();
     if let Some(bad) = bad {
         tracing::warn!("{bad}; logging at info");
     }
@@ -285,71 +272,20 @@ impl opentelemetry_http::HttpClient for OtlpClient {
     }
 }
 
-/// The target of the spans of requests that are traced (the trace layer sees them).
-const TRACED: &str = "mcp_sieve::traced";
-/// The target of the spans of upstream exchanges of requests that are not (only the log layer
-/// sees them; such a request has no span, `crate::request_log`).
-const UNTRACED: &str = "mcp_sieve::untraced";
+/// The target of the `tracing` spans of upstream exchanges (log context only).
+const UPSTREAM: &str = "mcp_sieve::upstream";
 
 /// The head sampler, when traces are on.
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
-/// The span of one traced request at `target` ([`TRACED`]).
-macro_rules! request_span_at {
-    ($target:expr, $transport:expr, $f:expr) => {
-        tracing::info_span!(
-            target: $target,
-            "request",
-            otel.name = $f.otel_name,
-            otel.kind = "server",
-            otel.status_code = Empty,
-            "mcp.method.name" = $f.method,
-            "jsonrpc.request.id" = $f.id,
-            "gen_ai.tool.name" = $f.tool,
-            "gen_ai.prompt.name" = $f.prompt,
-            "gen_ai.operation.name" = $f.operation,
-            "mcp.resource.uri" = $f.uri,
-            "mcp.session.id" = Empty,
-            "mcp.protocol.version" = $f.version,
-            "mcp_sieve.principal" = Empty,
-            "mcp_sieve.view" = Empty,
-            "rpc.response.status_code" = Empty,
-            "error.type" = Empty,
-            "network.transport" = $transport,
-            "jsonrpc.protocol.version" = "2.0",
-        )
-    };
-}
-
-/// The CLIENT span of one upstream exchange at `target` (as [`request_span_at`]).
-macro_rules! upstream_span_at {
-    ($target:expr, $name:expr, $transport:expr, $era:expr, $version:expr) => {
-        tracing::info_span!(
-            target: $target,
-            "upstream",
-            otel.name = Empty,
-            otel.kind = "client",
-            otel.status_code = Empty,
-            "mcp.method.name" = Empty,
-            "gen_ai.tool.name" = Empty,
-            "mcp.protocol.version" = $version,
-            "mcp_sieve.upstream.name" = $name,
-            "mcp_sieve.upstream.era" = $era,
-            "network.transport" = $transport,
-            "error.type" = Empty,
-        )
-    };
-}
-
 /// The log context of one MCP request (server side), `head` what its JSON-RPC message says about
 /// itself (`None` when it was not read): every log line while it is handled carries its fields
-/// (the head's, then [`RequestLog::record`]'s). When the head sampler traces it, a span: the
-/// SERVER span of the trace, its parent the trace context of `params._meta.traceparent`, else of
-/// `header` (the HTTP `traceparent` and `tracestate`); else only its fields, kept until a line is
-/// written.
+/// (the head's, then [`RequestLog::record`]'s), kept until a line is written. When the head
+/// sampler traces it, its span in the trace: the SERVER span, its parent the trace context of
+/// `params._meta.traceparent`, else of `header` (the HTTP `traceparent` and `tracestate`).
 pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option<(&str, Option<&str>)>) -> RequestLog {
     let sampler = SAMPLER.get();
-    if sampler.is_none() && !tracing::enabled!(target: UNTRACED, tracing::Level::INFO) {
+    if sampler.is_none() && !tracing::enabled!(tracing::Level::INFO) {
         // Neither logged nor traced: nothing to record.
         return RequestLog::none();
     }
@@ -360,7 +296,6 @@ pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option
     let parent = head.trace_context().or(header);
     let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
     let method = head.method();
-    let id = head.id_text();
     let name = params.name.as_deref();
     let (tool, prompt, uri, target) = match method {
         Some("tools/call") => (name, None, None, name),
@@ -370,134 +305,160 @@ pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option
         }
         _ => (None, None, None, None),
     };
-    let version = head.protocol_version();
-    if !traced {
-        // Only logged: the fields, kept until a line is written (`crate::request_log`).
-        let mut f = request_log::Fields::new(transport, method, id.map(|i| i.into_owned()));
-        f.tool = tool.map(str::to_string);
-        f.prompt = prompt.map(str::to_string);
-        f.uri = uri.map(str::to_string);
-        f.version = version.map(str::to_string);
-        return RequestLog::untraced(f);
-    }
-    // The trace's name for the span: `tools/call echo` (a message that was not read: the span's).
-    let otel_name = match (read, method, target) {
-        (false, ..) => None,
-        (_, Some(m), Some(t)) => Some(format!("{m} {t}")),
-        (_, Some(m), None) => Some(m.to_string()),
-        (_, None, _) => Some("response".to_string()),
-    };
-    // Every field at once (each later `record` is formatted again by the log layer).
-    let fields = Fields {
-        otel_name: otel_name.as_deref(),
-        method,
-        id: id.as_deref(),
-        tool,
-        prompt,
-        operation: tool.map(|_| "execute_tool"),
-        uri,
-        version,
-    };
-    let span = request_span_at!(TRACED, transport, fields);
-    if let Some((traceparent, tracestate)) = parent {
-        let mut carrier = HashMap::new();
-        carrier.insert("traceparent".to_string(), traceparent.to_string());
-        if let Some(s) = tracestate {
-            carrier.insert("tracestate".to_string(), s.to_string());
+    let mut f = request_log::Fields::new(transport, method, head.id_text().map(|i| i.into_owned()));
+    f.tool = tool.map(str::to_string);
+    f.prompt = prompt.map(str::to_string);
+    f.uri = uri.map(str::to_string);
+    f.version = head.protocol_version().map(str::to_string);
+    if let Some(tracer) = TRACER.get().filter(|_| traced) {
+        // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
+        let name = match (read, method, target) {
+            (false, ..) => "request".to_string(),
+            (_, Some(m), Some(t)) => format!("{m} {t}"),
+            (_, Some(m), None) => m.to_string(),
+            (_, None, _) => "response".to_string(),
+        };
+        let known = [
+            ("mcp.method.name", &f.method),
+            ("jsonrpc.request.id", &f.id),
+            ("gen_ai.tool.name", &f.tool),
+            ("gen_ai.prompt.name", &f.prompt),
+            ("mcp.resource.uri", &f.uri),
+            ("mcp.protocol.version", &f.version),
+        ];
+        let mut attributes: Vec<KeyValue> = known
+            .into_iter()
+            .filter_map(|(k, v)| Some(KeyValue::new(k, v.clone()?)))
+            .collect();
+        if tool.is_some() {
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
         }
-        let parent = TraceContextPropagator::new().extract(&carrier);
-        let _ = span.set_parent(parent);
+        attributes.push(KeyValue::new("network.transport", transport));
+        attributes.push(KeyValue::new("jsonrpc.protocol.version", "2.0"));
+        let builder = tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes);
+        let parent = match parent {
+            Some(context) => remote(context),
+            None => Context::new(),
+        };
+        f.trace = Some(Traced::new(builder.start_with_context(tracer, &parent)));
     }
-    RequestLog::traced(span)
+    RequestLog::of(f)
 }
 
-/// The fields a request's span is made with (`None`: not known, not recorded).
-struct Fields<'a> {
-    otel_name: Option<&'a str>,
-    method: Option<&'a str>,
-    id: Option<&'a str>,
-    tool: Option<&'a str>,
-    prompt: Option<&'a str>,
-    operation: Option<&'a str>,
-    uri: Option<&'a str>,
-    version: Option<&'a str>,
+/// The context of a W3C `traceparent` (and `tracestate`) from elsewhere.
+fn remote((traceparent, tracestate): (&str, Option<&str>)) -> Context {
+    let mut carrier = HashMap::new();
+    carrier.insert("traceparent".to_string(), traceparent.to_string());
+    if let Some(s) = tracestate {
+        carrier.insert("tracestate".to_string(), s.to_string());
+    }
+    TraceContextPropagator::new().extract(&carrier)
 }
 
-/// Marks the request of `span` failed with JSON-RPC error `code` (a SERVER span's error).
-pub fn failed(span: &Span, code: i64) {
-    span.record("rpc.response.status_code", code);
-    span.record("error.type", code.to_string().as_str());
-    span.record("otel.status_code", "ERROR");
+/// Marks the request of `log` (traced) failed with JSON-RPC error `code` (a SERVER span's error).
+pub fn failed(log: &RequestLog, code: i64) {
+    if let Some(t) = log.trace() {
+        t.failed(code.to_string(), [KeyValue::new("rpc.response.status_code", code)]);
+    }
 }
 
-/// Marks the request of `span` answered with HTTP `status` (400 and up: an error).
-pub fn failed_http(span: &Span, status: u16) {
-    span.record("error.type", status.to_string().as_str());
-    span.record("otel.status_code", "ERROR");
+/// Marks the request of `log` (traced) answered with HTTP `status` (400 and up: an error).
+pub fn failed_http(log: &RequestLog, status: u16) {
+    if let Some(t) = log.trace() {
+        t.failed(status.to_string(), []);
+    }
 }
 
-/// With traces on, marks the request of `span` (traced) failed when `body` (its JSON answer) is
-/// a JSON-RPC error (its code read from the answer's head: a list's page is not searched).
-pub fn answered(span: &Span, body: &str) {
-    if !traces_on() || span.is_disabled() {
+/// Marks the request of `log` (traced) failed when `body` (its JSON answer) is a JSON-RPC error
+/// (its code read from the answer's head: a list's page is not searched).
+pub fn answered(log: &RequestLog, body: &str) {
+    if log.trace().is_none() {
         return;
     }
     if let Some(code) = mcp_sieve::protocol::jsonrpc::error_code_in(body.as_bytes()) {
-        failed(span, i64::from(code));
+        failed(log, i64::from(code));
     }
 }
 
-/// The CLIENT span of one exchange with upstream `name` (its era: `stateless` 2026-07-28,
-/// `session`, or `stdio`), for `message` (the JSON-RPC message sent).
-pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Option<&str>, message: &str) -> Span {
+/// One exchange with an upstream: its log context (a `tracing` span: log lines in it name the
+/// upstream), and its CLIENT span in the trace when the request it is part of is traced.
+pub struct Exchange {
+    /// The log context.
+    pub log: Span,
+    trace: Option<Traced>,
+}
+
+/// The exchange with upstream `name` (its era: `stateless` 2026-07-28, `session`, or `stdio`),
+/// for `message` (the JSON-RPC message sent).
+pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Option<&str>, message: &str) -> Exchange {
+    let log = tracing::info_span!(
+        target: UPSTREAM,
+        "upstream",
+        "mcp.protocol.version" = version,
+        "mcp_sieve.upstream.name" = name,
+        "mcp_sieve.upstream.era" = era,
+        "network.transport" = transport,
+    );
     // Traced with the request it is part of; one outside any request is a root.
-    let traced = match Span::current().metadata().map(|m| m.target()) {
-        _ if request_log::in_untraced() => false,
-        Some(TRACED) => true,
-        Some(UNTRACED) => false,
-        _ => SAMPLER.get().is_some_and(|s| s.traced(None)),
+    let parent = match request_log::request_trace() {
+        Some(in_request) => in_request.map(|c| Context::new().with_remote_span_context(c)),
+        None => SAMPLER.get().is_some_and(|s| s.traced(None)).then(Context::new),
     };
-    let span = if traced {
-        upstream_span_at!(TRACED, name, transport, era, version)
-    } else {
-        upstream_span_at!(UNTRACED, name, transport, era, version)
+    let (Some(tracer), Some(parent)) = (TRACER.get(), parent) else {
+        return Exchange { log, trace: None };
     };
-    if span.is_disabled() || !traced {
-        return span;
+    let mut attributes = vec![
+        KeyValue::new("mcp_sieve.upstream.name", name.to_string()),
+        KeyValue::new("mcp_sieve.upstream.era", era.to_string()),
+        KeyValue::new("network.transport", transport),
+    ];
+    if let Some(v) = version {
+        attributes.push(KeyValue::new("mcp.protocol.version", v.to_string()));
     }
+    let mut span_name = "upstream".to_string();
     if let Ok(msg) = serde_json::from_str::<Value>(message) {
         let method = msg.get("method").and_then(Value::as_str).unwrap_or("response");
-        span.record("mcp.method.name", method);
-        let tool = match method {
-            "tools/call" => msg.pointer("/params/name").and_then(Value::as_str),
-            _ => None,
-        };
-        if let Some(t) = tool {
-            span.record("gen_ai.tool.name", t);
+        attributes.push(KeyValue::new("mcp.method.name", method.to_string()));
+        span_name = method.to_string();
+        if let Some(t) = msg
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .filter(|_| method == "tools/call")
+        {
+            attributes.push(KeyValue::new("gen_ai.tool.name", t.to_string()));
+            span_name = format!("{method} {t}");
         }
-        let name = match tool {
-            Some(t) => format!("{method} {t}"),
-            None => method.to_string(),
-        };
-        span.record("otel.name", name.as_str());
     }
-    span
+    let builder = tracer
+        .span_builder(span_name)
+        .with_kind(SpanKind::Client)
+        .with_attributes(attributes);
+    let trace = Traced::new(builder.start_with_context(tracer, &parent));
+    Exchange {
+        log,
+        trace: Some(trace),
+    }
 }
 
-/// Marks the upstream exchange of `span` failed (`why`: a short kind, such as `timeout`).
-pub fn upstream_failed(span: &Span, why: &str) {
-    span.record("error.type", why);
-    span.record("otel.status_code", "ERROR");
+/// Marks the upstream exchange failed (`why`: a short kind, such as `timeout`).
+pub fn upstream_failed(exchange: &Exchange, why: &str) {
+    if let Some(t) = &exchange.trace {
+        t.failed(why.to_string(), []);
+    }
 }
 
-/// The W3C trace context of `span` (`traceparent`, and `tracestate` when set), with traces on
-/// and the span traced (a span the head sampler left out has none for the trace layer: nothing).
-pub fn context_of(span: &Span) -> Vec<(String, String)> {
-    if !traces_on() {
+/// The W3C trace context of an exchange (`traceparent`, and `tracestate` when set) to pass on,
+/// when it is traced.
+pub fn context_of(exchange: &Exchange) -> Vec<(String, String)> {
+    let Some(t) = &exchange.trace else {
         return Vec::new();
-    }
+    };
     let mut carrier = HashMap::new();
-    TraceContextPropagator::new().inject_context(&span.context(), &mut carrier);
+    let context = Context::new().with_remote_span_context(t.context.clone());
+    TraceContextPropagator::new().inject_context(&context, &mut carrier);
     let mut out: Vec<(String, String)> = carrier.into_iter().collect();
     out.sort();
     out
@@ -556,8 +517,7 @@ where
         // A message that says its own level ("warning: …") is not tagged twice.
         let tag = if fields.message.starts_with(tag) { "" } else { tag };
         write!(w, "mcp-sieve: {tag}{}{}", fields.message, fields.rest)?;
-        // An untraced request's fields (`crate::request_log`), then the spans' (a traced
-        // request's, an upstream exchange's).
+        // The request's fields (`crate::request_log`), then the spans' (an upstream exchange's).
         let mut first = true;
         if let Some(f) = request_log::current().map(|f| f.short()).filter(|f| !f.is_empty()) {
             w.write_str(" [")?;
@@ -586,7 +546,7 @@ where
     }
 }
 
-/// JSON lines: tracing's, with an untraced request's fields (`crate::request_log`) under `span`
+/// JSON lines: tracing's, with the request's fields (`crate::request_log`) under `span`
 /// when no span is current (as its span's were written).
 struct JsonLines(Format<Json>);
 
