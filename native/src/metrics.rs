@@ -155,21 +155,22 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
 /// series not seen before).
 pub type Pairs<'a> = &'a [(&'a str, &'a str)];
 
-/// The series of `name` with labels `pairs` in `map`, found through `buf` (the label text,
-/// written there; no allocation unless the series is new).
-fn series<'m, T: Default>(
-    map: &'m mut BTreeMap<&'static str, BTreeMap<Labels, T>>,
+/// Applies `f` to the series of `name` with labels `pairs` in `map`, found through `buf` (the
+/// label text, written there): one lookup, and no allocation unless the series is new.
+fn series<T: Default>(
+    map: &mut BTreeMap<&'static str, BTreeMap<Labels, T>>,
     buf: &mut String,
     name: &'static str,
     pairs: Pairs<'_>,
-) -> Option<&'m mut T> {
+    f: impl FnOnce(&mut T),
+) {
     buf.clear();
     write_labels(buf, pairs);
     let by_labels = map.entry(name).or_default();
-    if !by_labels.contains_key(buf.as_str()) {
-        by_labels.insert(buf.clone(), T::default());
+    match by_labels.get_mut(buf.as_str()) {
+        Some(v) => f(v),
+        None => f(by_labels.entry(buf.clone()).or_default()),
     }
-    by_labels.get_mut(buf.as_str())
 }
 
 impl Metrics {
@@ -213,19 +214,16 @@ impl Metrics {
         BUF.with_borrow_mut(|buf| {
             let mut inner = self.shard(shard_of_thread());
             for (name, pairs, n) in adds {
-                if let Some(c) = series(&mut inner.counters, buf, name, pairs) {
-                    *c += n;
-                }
+                series(&mut inner.counters, buf, name, pairs, |c| *c += n);
             }
             for (name, pairs, seconds) in observes {
-                let Some(h) = series::<Histogram>(&mut inner.histograms, buf, name, pairs) else {
-                    continue;
-                };
-                if let Some(i) = BOUNDS.iter().position(|b| *seconds <= *b) {
-                    h.counts[i] += 1;
-                }
-                h.sum += seconds;
-                h.count += 1;
+                series(&mut inner.histograms, buf, name, pairs, |h: &mut Histogram| {
+                    if let Some(i) = BOUNDS.iter().position(|b| *seconds <= *b) {
+                        h.counts[i] += 1;
+                    }
+                    h.sum += seconds;
+                    h.count += 1;
+                });
             }
         });
     }
