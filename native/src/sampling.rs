@@ -88,9 +88,24 @@ fn parse(tp: &str) -> Option<(u64, bool)> {
 static STATE: AtomicU64 = AtomicU64::new(0x853C_49E6_748F_EA9B);
 
 /// A pseudo-random number (splitmix64 over a counter): enough to pick one root in ten, cheaper
-/// than the system's random source.
+/// than the system's random source. Each thread steps a counter of its own (the threads do not
+/// take turns at one cache line), started at a number drawn from the shared one.
 fn next_random() -> u64 {
-    let mut z = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+    thread_local! {
+        static COUNTER: std::cell::Cell<u64> = std::cell::Cell::new(mix(STATE.fetch_add(GOLDEN, Ordering::Relaxed)));
+    }
+    mix(COUNTER.with(|c| {
+        let z = c.get();
+        c.set(z.wrapping_add(GOLDEN));
+        z
+    }))
+}
+
+/// splitmix64's step between two counter values.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// splitmix64's output for counter value `z`.
+fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
