@@ -82,11 +82,13 @@ run() {
   out=$(BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
   t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-  printf '{"bin":"%s","what":"%s","label":"%s","ticks":%s,"wrk":%s}\n' "$name" "$what" "$label" "$((t1 - t0))" "$out"
+  printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ticks":%s,"wrk":%s}\n' "$name" "$what" "$label" "$round" "$((t1 - t0))" "$out"
 }
 
 results="$work/results.jsonl"
-# Alternated, twice each: the best run of each counts (a shared machine's noise only slows).
+# Alternated, ROUNDS times each: the best run of each counts (a shared machine's noise only
+# slows), and each part's throughput against "off" of the same round (run just before it) is
+# printed round by round with its median, which one lucky "off" run does not move.
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for what in call list; do
     for label in ${LABELS:-off logs metrics traces limit all}; do
@@ -111,6 +113,16 @@ for (const w of ["call", "list"]) {
   for (const l of Object.keys(names).filter((l) => rows.some((x) => x.label === l))) {
     const x = best(w, l);
     console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${names[l]} | ${Math.round(x.wrk.rps)} | ${x.wrk.p50} | ${x.wrk.p99} | ${cpu(w, l).toFixed(1)} | ${(100 * x.wrk.rps / off.wrk.rps).toFixed(1)}% | ${(x.wrk.p99 / off.wrk.p99).toFixed(2)} | +${(cpu(w, l) - cpu(w, "off")).toFixed(1)} µs |`);
+  }
+}
+const rps = (w, l, r) => rows.find((x) => x.what === w && x.label === l && x.round === r)?.wrk.rps;
+const rounds = [...new Set(rows.map((x) => x.round))];
+for (const w of ["call", "list"]) {
+  for (const l of Object.keys(names).filter((l) => l !== "off" && rows.some((x) => x.label === l))) {
+    const shares = rounds.map((r) => 100 * rps(w, l, r) / rps(w, "off", r)).filter(Number.isFinite);
+    const sorted = [...shares].sort((a, b) => a - b);
+    const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    console.log(`${w === "call" ? "tools/call echo" : "tools/list (filtered)"}, ${names[l]} against off of the same round: median ${mid.toFixed(1)}% (${shares.map((x) => x.toFixed(1)).join(", ")})`);
   }
 }
 }
