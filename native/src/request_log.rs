@@ -44,9 +44,14 @@ impl Traced {
         }
     }
 
+    /// The span, locked.
+    fn span(&self) -> std::sync::MutexGuard<'_, opentelemetry_sdk::trace::Span> {
+        self.span.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Sets `attributes`.
     pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
-        let mut span = self.span.lock().unwrap_or_else(|p| p.into_inner());
+        let mut span = self.span();
         for a in attributes {
             span.set_attribute(a);
         }
@@ -54,8 +59,10 @@ impl Traced {
 
     /// Marks it failed (`error.type` `why`, status ERROR), with `attributes` beside.
     pub fn failed(&self, why: String, attributes: impl IntoIterator<Item = KeyValue>) {
-        self.set(attributes.into_iter().chain([KeyValue::new("error.type", why)]));
-        let mut span = self.span.lock().unwrap_or_else(|p| p.into_inner());
+        let mut span = self.span();
+        for a in attributes.into_iter().chain([KeyValue::new("error.type", why)]) {
+            span.set_attribute(a);
+        }
         span.set_status(Status::error(""));
     }
 }

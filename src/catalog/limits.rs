@@ -250,16 +250,16 @@ impl Limiter {
             self.buckets.retain(|_, by_key| !by_key.is_empty());
             self.count = self.buckets.values().map(HashMap::len).sum();
         }
+        // Every bucket had a token above (one named twice gives what it has).
         for t in takes {
-            if self.bucket(t).is_none() {
-                let by_key = self.buckets.entry(t.id.clone()).or_default();
-                by_key.insert(t.key.clone(), (Bucket::full(t, now_ms), t.clone()));
-                self.count += 1;
-            }
-            if let Some((b, _)) = self.bucket(t) {
-                // Every bucket had a token above (one named twice gives what it has).
-                if let Ok(after) = b.take(t, now_ms) {
-                    *b = after;
+            match self.bucket(t) {
+                Some((b, _)) => *b = b.take(t, now_ms).unwrap_or(*b),
+                None => {
+                    let full = Bucket::full(t, now_ms);
+                    let b = full.take(t, now_ms).unwrap_or(full);
+                    let by_key = self.buckets.entry(t.id.clone()).or_default();
+                    by_key.insert(t.key.clone(), (b, t.clone()));
+                    self.count += 1;
                 }
             }
         }
