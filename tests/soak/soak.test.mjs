@@ -146,6 +146,7 @@ test(`soak: ${SESSIONS} sessions, ${SECONDS} s of mixed traffic`, { timeout: (SE
     + `${stats.wrongView} answers showing another view, ${reloads} reloads of the local runtime (the request sent again); Worker wasm memory every 5 s (KB): ${wasm.map((b) => Math.round(b / 1024)).join(' ')}; `
     + `live heap at rest before and after (KB): ${Math.round(heapBefore / 1024)} ${Math.round(heapAfter / 1024)}; `
     + `runtime processes' RSS every 5 s (MB): ${samples.map(mb).join(' ')}`);
+  if (stats.errors || stats.wrongView) console.log(`the Worker's last output:\n${server.output()}`);
   assert.equal(stats.errors, 0);
   assert.ok(reloads <= 2, `wrangler dev reloaded the runtime ${reloads} times`);
   assert.equal(stats.wrongView, 0);
