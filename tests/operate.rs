@@ -154,6 +154,47 @@ fn limits_match_as_policy_does_and_count_per_key() {
 }
 
 #[test]
+fn a_use_takes_from_its_buckets_as_its_takes_list_them() {
+    let limits = |rate: u32, burst: u32| {
+        server(json!({"limits": {"rates": [
+            {"id": "per", "per": "principal", "rate": rate, "window": "1m", "burst": burst},
+            {"id": "grp", "per": "group", "match": {"groups": ["github"]}, "rate": 1, "window": "1m"}
+        ]}}))
+    };
+    let s = limits(1, 2);
+    let mut l = Limiter::default();
+    // echo counts against one bucket (alice's): the first use keeps it, the second finds it,
+    // the third is refused naming it.
+    let echo = s.use_of(&call("echo"), &env(Some("alice"))).unwrap();
+    l.take_use(s.limits(), &echo, 0).unwrap();
+    l.take_use(s.limits(), &echo, 0).unwrap();
+    let r = l.take_use(s.limits(), &echo, 0).unwrap_err();
+    assert_eq!(
+        (r.id.as_str(), r.key.as_str(), r.retry_after_ms),
+        ("per", "alice", 60_000)
+    );
+    assert_eq!(l.kept(), 1);
+    // Another caller, no principal: a bucket of its own.
+    let anonymous = s.use_of(&call("echo"), &env(None)).unwrap();
+    l.take_use(s.limits(), &anonymous, 0).unwrap();
+    assert_eq!(l.kept(), 2);
+    // gh_delete counts against two (bob's and github's): from both or from neither.
+    let delete = s.use_of(&call("gh_delete"), &env(Some("bob"))).unwrap();
+    l.take_use(s.limits(), &delete, 0).unwrap();
+    let r = l.take_use(s.limits(), &delete, 0).unwrap_err();
+    assert_eq!(r.id, "grp");
+    // The refused use took nothing: bob has one use of his two left.
+    let bob = s.use_of(&call("echo"), &env(Some("bob"))).unwrap();
+    l.take_use(s.limits(), &bob, 0).unwrap();
+    assert_eq!(l.take_use(s.limits(), &bob, 0).unwrap_err().id, "per");
+    // A reload that made the limit faster (one a second): alice's kept bucket refills as the new
+    // limit says, not as the one it was kept under (one a minute).
+    let faster = limits(60, 5);
+    assert!(l.take_use(s.limits(), &echo, 1_000).is_err());
+    l.take_use(faster.limits(), &echo, 1_000).unwrap();
+}
+
+#[test]
 fn a_use_is_read_as_the_core_reads_the_request_repeated_keys_and_escapes_included() {
     let s = server(json!({}));
     // A repeated key: the last one counts (as the core's parser reads it), so a client cannot

@@ -99,6 +99,11 @@ impl Take {
         format!("{}\n{}", self.id, self.key)
     }
 
+    /// Whether `other` is a take of the same limit (size, rate and window).
+    fn same_limit(&self, other: &Take) -> bool {
+        (self.burst, self.rate, self.window_ms) == (other.burst, other.rate, other.window_ms)
+    }
+
     /// Tokens regained per millisecond.
     fn refill(&self) -> f64 {
         f64::from(self.rate) / self.window_ms.max(1) as f64
@@ -223,6 +228,9 @@ pub struct Limiter {
     count: usize,
 }
 
+/// The key of callers without a principal, in limits per principal.
+const ANONYMOUS: &str = "(anonymous)";
+
 /// Buckets kept before full ones (which a new bucket equals) are dropped.
 const KEEP: usize = 10_000;
 
@@ -253,7 +261,13 @@ impl Limiter {
         // Every bucket had a token above (one named twice gives what it has).
         for t in takes {
             match self.bucket(t) {
-                Some((b, _)) => *b = b.take(t, now_ms).unwrap_or(*b),
+                Some((b, kept)) => {
+                    *b = b.take(t, now_ms).unwrap_or(*b);
+                    // A limit a reload changed: its bucket is kept under the new one.
+                    if !kept.same_limit(t) {
+                        *kept = t.clone();
+                    }
+                }
                 None => {
                     let full = Bucket::full(t, now_ms);
                     let b = full.take(t, now_ms).unwrap_or(full);
@@ -264,6 +278,25 @@ impl Limiter {
             }
         }
         Ok(())
+    }
+
+    /// [`Limiter::take`] of what `u` counts against under `limits`: a use counted against one
+    /// bucket that is kept already (the common case: one limit, one key) is looked up once and
+    /// allocates nothing; any other is taken as [`Limits::takes`] lists it.
+    pub fn take_use(&mut self, limits: &Limits, u: &Use, now_ms: i64) -> std::result::Result<(), Refusal> {
+        if let Some((r, key)) = limits.single_take(u) {
+            let kept = self
+                .buckets
+                .get_mut(r.id.as_str())
+                .and_then(|by_key| by_key.get_mut(key));
+            // A bucket kept from before a reload that changed the limit is taken the long way.
+            if let Some((b, t)) = kept.filter(|(_, t)| (t.burst, t.rate, t.window_ms) == (r.burst, r.rate, r.window_ms))
+            {
+                *b = b.take(t, now_ms).map_err(|ms| Refusal::of(t, ms))?;
+                return Ok(());
+            }
+        }
+        self.take(&limits.takes(u), now_ms)
     }
 
     /// How many buckets are kept.
@@ -314,12 +347,30 @@ impl Limits {
         self.rates.is_empty()
     }
 
+    /// The one limit `u` counts against and its key, when it counts against exactly one bucket
+    /// whose key it holds as text (per principal, tool or upstream, or global).
+    fn single_take<'a>(&'a self, u: &'a Use) -> Option<(&'a Rate, &'a str)> {
+        let mut holding = self.rates.iter().filter(|r| r.matcher.holds(u));
+        let r = holding.next()?;
+        if holding.next().is_some() {
+            return None;
+        }
+        let key = match r.per {
+            Per::Principal => u.principal.as_deref().unwrap_or(ANONYMOUS),
+            Per::Tool => u.item.as_str(),
+            Per::Upstream => u.upstream.as_deref()?,
+            Per::Global => "*",
+            Per::Role | Per::Group => return None,
+        };
+        Some((r, key))
+    }
+
     /// The buckets `u` takes a token from: one per key of each limit it falls under.
     pub fn takes(&self, u: &Use) -> Vec<Take> {
         let mut out = Vec::new();
         for r in self.rates.iter().filter(|r| r.matcher.holds(u)) {
             let keys: Vec<String> = match r.per {
-                Per::Principal => vec![u.principal.clone().unwrap_or_else(|| "(anonymous)".into())],
+                Per::Principal => vec![u.principal.clone().unwrap_or_else(|| ANONYMOUS.into())],
                 Per::Role => u
                     .roles
                     .iter()
