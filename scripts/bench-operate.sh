@@ -48,6 +48,7 @@ sink_port="$(free_port)"
 python3 - "$sink_port" >"$work/sink.log" 2>&1 <<'PY' &
 import http.server, sys
 class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as a collector answers
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")

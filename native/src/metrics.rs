@@ -39,10 +39,43 @@ impl Histogram {
 /// Labels as written: `k1="v1",k2="v2"`.
 type Labels = String;
 
+/// The counters the server keeps (their names: [`COUNTERS`]).
+#[derive(Clone, Copy)]
+pub enum Counter {
+    Requests,
+    ToolCalls,
+    Refusals,
+    TokensSaved,
+}
+
+/// The counters' names, in [`Counter`]'s order.
+const COUNTERS: [&str; 4] = [
+    "mcp_sieve_requests_total",
+    "mcp_sieve_tool_calls_total",
+    "mcp_sieve_refusals_total",
+    "mcp_sieve_tokens_saved_total",
+];
+
+/// The latency histograms the server keeps (their names: [`TIMINGS`]).
+#[derive(Clone, Copy)]
+pub enum Timing {
+    Request,
+    UpstreamCall,
+    Search,
+}
+
+/// The histograms' names, in [`Timing`]'s order.
+const TIMINGS: [&str; 3] = [
+    "mcp_sieve_request_duration_seconds",
+    "mcp_sieve_upstream_call_duration_seconds",
+    "mcp_sieve_search_duration_seconds",
+];
+
+/// Each counter's and histogram's series by their labels.
 #[derive(Default)]
 struct Inner {
-    counters: BTreeMap<&'static str, BTreeMap<Labels, u64>>,
-    histograms: BTreeMap<&'static str, BTreeMap<Labels, Histogram>>,
+    counters: [BTreeMap<Labels, u64>; COUNTERS.len()],
+    histograms: [BTreeMap<Labels, Histogram>; TIMINGS.len()],
 }
 
 /// The registry: one shard per thread (up to [`SHARDS`]), so the server's threads count
@@ -155,18 +188,11 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
 /// series not seen before).
 pub type Pairs<'a> = &'a [(&'a str, &'a str)];
 
-/// Applies `f` to the series of `name` with labels `pairs` in `map`, found through `buf` (the
-/// label text, written there): one lookup, and no allocation unless the series is new.
-fn series<T: Default>(
-    map: &mut BTreeMap<&'static str, BTreeMap<Labels, T>>,
-    buf: &mut String,
-    name: &'static str,
-    pairs: Pairs<'_>,
-    f: impl FnOnce(&mut T),
-) {
+/// Applies `f` to the series with labels `pairs` in `by_labels`, found through `buf` (the label
+/// text, written there): one lookup, and no allocation unless the series is new.
+fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pairs: Pairs<'_>, f: impl FnOnce(&mut T)) {
     buf.clear();
     write_labels(buf, pairs);
-    let by_labels = map.entry(name).or_default();
     match by_labels.get_mut(buf.as_str()) {
         Some(v) => f(v),
         None => f(by_labels.entry(buf.clone()).or_default()),
@@ -183,14 +209,12 @@ impl Metrics {
         let mut all = Inner::default();
         for i in 0..self.0.len() {
             let shard = self.shard(i);
-            for (name, series) in &shard.counters {
-                let into = all.counters.entry(name).or_default();
+            for (into, series) in all.counters.iter_mut().zip(&shard.counters) {
                 for (l, v) in series {
                     *into.entry(l.clone()).or_default() += v;
                 }
             }
-            for (name, series) in &shard.histograms {
-                let into = all.histograms.entry(name).or_default();
+            for (into, series) in all.histograms.iter_mut().zip(&shard.histograms) {
                 for (l, h) in series {
                     into.entry(l.clone()).or_default().merge(h);
                 }
@@ -199,26 +223,30 @@ impl Metrics {
         all
     }
 
-    /// Adds `n` to counter `name` with `labels`.
-    pub fn add(&self, name: &'static str, labels: Pairs<'_>, n: u64) {
-        self.batch(&[(name, labels, n)], &[]);
+    /// Adds `n` to counter `c` with `labels`.
+    pub fn add(&self, c: Counter, labels: Pairs<'_>, n: u64) {
+        self.batch([(c, labels, n)], []);
     }
 
     /// Adds to counters and observes histograms under one lock, the thread's shard's:
-    /// `(name, labels, n)` and `(name, labels, seconds)`. The label text is written into a
-    /// buffer kept by the thread, so a request allocates nothing here once its series exist.
-    pub fn batch(&self, adds: &[(&'static str, Pairs<'_>, u64)], observes: &[(&'static str, Pairs<'_>, f64)]) {
+    /// `(counter, labels, n)` and `(histogram, labels, seconds)`. The label text is written into
+    /// a buffer kept by the thread, so a request allocates nothing here once its series exist.
+    pub fn batch<'p>(
+        &self,
+        adds: impl IntoIterator<Item = (Counter, Pairs<'p>, u64)>,
+        observes: impl IntoIterator<Item = (Timing, Pairs<'p>, f64)>,
+    ) {
         thread_local! {
             static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
         }
         BUF.with_borrow_mut(|buf| {
             let mut inner = self.shard(shard_of_thread());
-            for (name, pairs, n) in adds {
-                series(&mut inner.counters, buf, name, pairs, |c| *c += n);
+            for (c, pairs, n) in adds {
+                series(&mut inner.counters[c as usize], buf, pairs, |v| *v += n);
             }
-            for (name, pairs, seconds) in observes {
-                series(&mut inner.histograms, buf, name, pairs, |h: &mut Histogram| {
-                    if let Some(i) = BOUNDS.iter().position(|b| *seconds <= *b) {
+            for (t, pairs, seconds) in observes {
+                series(&mut inner.histograms[t as usize], buf, pairs, |h: &mut Histogram| {
+                    if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
                         h.counts[i] += 1;
                     }
                     h.sum += seconds;
@@ -235,13 +263,13 @@ impl Metrics {
         let mut out = String::new();
         for (name, kind, help) in HELP {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            if let Some(series) = inner.counters.get(name) {
-                for (l, v) in series {
+            if let Some(c) = COUNTERS.iter().position(|c| *c == name) {
+                for (l, v) in &inner.counters[c] {
                     let _ = writeln!(out, "{name}{{{l}}} {v}");
                 }
             }
-            if let Some(series) = inner.histograms.get(name) {
-                for (l, h) in series {
+            if let Some(t) = TIMINGS.iter().position(|t| *t == name) {
+                for (l, h) in &inner.histograms[t] {
                     let sep = if l.is_empty() { "" } else { "," };
                     let mut cumulative = 0;
                     for (b, c) in BOUNDS.iter().zip(h.counts) {
@@ -267,17 +295,9 @@ mod tests {
     #[test]
     fn counters_histograms_and_gauges_in_the_text_format() {
         let m = Metrics::default();
-        m.add(
-            "mcp_sieve_requests_total",
-            &[("method", "tools/call"), ("outcome", "ok")],
-            1,
-        );
-        m.add(
-            "mcp_sieve_requests_total",
-            &[("method", "tools/call"), ("outcome", "ok")],
-            1,
-        );
-        m.batch(&[], &[("mcp_sieve_search_duration_seconds", &[], 0.003)]);
+        m.add(Counter::Requests, &[("method", "tools/call"), ("outcome", "ok")], 1);
+        m.add(Counter::Requests, &[("method", "tools/call"), ("outcome", "ok")], 1);
+        m.batch([], [(Timing::Search, &[][..], 0.003)]);
         let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),
@@ -308,8 +328,8 @@ mod tests {
                 scope.spawn(|| {
                     for _ in 0..10 {
                         m.batch(
-                            &[("mcp_sieve_requests_total", &[("method", "ping"), ("outcome", "ok")], 1)],
-                            &[("mcp_sieve_request_duration_seconds", &[("method", "ping")], 0.002)],
+                            [(Counter::Requests, &[("method", "ping"), ("outcome", "ok")][..], 1)],
+                            [(Timing::Request, &[("method", "ping")][..], 0.002)],
                         );
                     }
                 });

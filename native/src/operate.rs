@@ -20,7 +20,7 @@ use mcp_sieve::protocol::jsonrpc::{error_code_in, Head};
 use mcp_sieve::protocol::{Env, Server};
 
 use crate::error::ServerError;
-use crate::metrics::{labels, Metrics};
+use crate::metrics::{labels, Counter, Metrics, Timing};
 use crate::reply::Reply;
 
 /// Where audit records go.
@@ -168,15 +168,14 @@ impl Operate {
         seen.method = head.method().map(str::to_string);
         seen.usage = server.use_in(head, env);
         let Some(u) = &seen.usage else { return (seen, None) };
-        let takes = server.limits().takes(u);
-        if takes.is_empty() {
+        if server.limits().is_empty() {
             return (seen, None);
         }
         let verdict = self
             .limiter
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take(&takes, env.now_ms);
+            .take_use(server.limits(), u, env.now_ms);
         match verdict {
             Ok(()) => (seen, None),
             Err(r) => {
@@ -266,30 +265,31 @@ impl Operate {
                 _ => "refused",
             };
             let secs = elapsed.as_secs_f64();
-            let (mut adds, mut observes) = (Vec::with_capacity(3), Vec::with_capacity(3));
             let request = [("method", method), ("outcome", outcome)];
-            adds.push(("mcp_sieve_requests_total", &request[..], 1));
             let by_method = [("method", method)];
-            observes.push(("mcp_sieve_request_duration_seconds", &by_method[..], secs));
+            // At most three of each, in arrays (nothing allocated per request).
+            let (mut uses, mut refusals, mut upstreams, mut searches) = (None, None, None, None);
             let (use_labels, reason, by_upstream);
             if let Some(u) = &seen.usage {
                 let upstream = u.upstream.as_deref().unwrap_or("");
                 let o = if refused.is_some() { "refused" } else { ended.outcome() };
                 use_labels = [("tool", u.item.as_str()), ("upstream", upstream), ("outcome", o)];
-                adds.push(("mcp_sieve_tool_calls_total", &use_labels[..], 1));
+                uses = Some((Counter::ToolCalls, &use_labels[..], 1));
                 if let Some(r) = refused {
                     reason = [("reason", r)];
-                    adds.push(("mcp_sieve_refusals_total", &reason[..], 1));
+                    refusals = Some((Counter::Refusals, &reason[..], 1));
                 }
                 if !upstream.is_empty() && refused.is_none() {
                     by_upstream = [("upstream", upstream)];
-                    observes.push(("mcp_sieve_upstream_call_duration_seconds", &by_upstream[..], secs));
+                    upstreams = Some((Timing::UpstreamCall, &by_upstream[..], secs));
                 }
                 if u.item == "find_tools" {
-                    observes.push(("mcp_sieve_search_duration_seconds", &[][..], secs));
+                    searches = Some((Timing::Search, &[][..], secs));
                 }
             }
-            m.batch(&adds, &observes);
+            let adds = [Some((Counter::Requests, &request[..], 1)), uses, refusals];
+            let observes = [Some((Timing::Request, &by_method[..], secs)), upstreams, searches];
+            m.batch(adds.into_iter().flatten(), observes.into_iter().flatten());
         }
         let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
             return;
@@ -365,10 +365,6 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, b
         .sum();
     if full > body.len() {
         let how = if view.search { "search" } else { "view" };
-        m.add(
-            "mcp_sieve_tokens_saved_total",
-            &[("how", how)],
-            ((full - body.len()) / 4) as u64,
-        );
+        m.add(Counter::TokensSaved, &[("how", how)], ((full - body.len()) / 4) as u64);
     }
 }

@@ -10,6 +10,8 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bytes::Bytes;
+use mcp_sieve::protocol::jsonrpc::Head;
 use opentelemetry::trace::{Span as _, SpanContext, Status};
 use opentelemetry::KeyValue;
 use serde_json::{Map, Value};
@@ -68,15 +70,12 @@ impl Traced {
 }
 
 /// What a log line says of a request (the names of the span's fields in JSON), and its span in
-/// the trace when it is traced.
+/// the trace when it is traced. The message's head (method, id, item, protocol version) is read
+/// from its bytes when a line is written, not when the request starts: most requests write none.
 pub(crate) struct Fields {
     pub transport: &'static str,
-    pub method: Option<String>,
-    pub id: Option<String>,
-    pub tool: Option<String>,
-    pub prompt: Option<String>,
-    pub uri: Option<String>,
-    pub version: Option<String>,
+    /// The message as received (empty: not read).
+    body: Bytes,
     caller: OnceLock<Caller>,
     pub trace: Option<Traced>,
 }
@@ -140,16 +139,11 @@ impl RequestLog {
 }
 
 impl Fields {
-    /// The fields of a request read from its head (`None`: not known).
-    pub(crate) fn new(transport: &'static str, method: Option<&str>, id: Option<String>) -> Self {
+    /// The fields of the request whose message is `body` (empty: not read).
+    pub(crate) fn new(transport: &'static str, body: Bytes) -> Self {
         Fields {
             transport,
-            method: method.map(str::to_string),
-            id,
-            tool: None,
-            prompt: None,
-            uri: None,
-            version: None,
+            body,
             caller: OnceLock::new(),
             trace: None,
         }
@@ -158,9 +152,11 @@ impl Fields {
     /// A human line's bracket: `method=… id=… principal=… view=… session=…` (those known).
     pub(crate) fn short(&self) -> String {
         let caller = self.caller.get();
+        let head = Head::read(&self.body);
+        let id = head.id_text();
         let pairs = [
-            ("method", self.method.as_deref()),
-            ("id", self.id.as_deref()),
+            ("method", head.method()),
+            ("id", id.as_deref()),
             ("principal", caller.and_then(|c| c.principal.as_deref())),
             ("view", caller.map(|c| c.view.as_str()).filter(|v| !v.is_empty())),
             ("session", caller.and_then(|c| c.session.as_deref())),
@@ -183,16 +179,19 @@ impl Fields {
     /// then `name`).
     pub(crate) fn json(&self) -> Value {
         let caller = self.caller.get();
-        let operation = self.tool.as_ref().map(|_| "execute_tool".to_string());
+        let head = Head::read(&self.body);
+        let item = Item::of(&head);
+        let text = |v: Option<&str>| v.map(str::to_string);
+        let operation = item.tool.map(|_| "execute_tool".to_string());
         let mut pairs = vec![
             ("gen_ai.operation.name", operation),
-            ("gen_ai.prompt.name", self.prompt.clone()),
-            ("gen_ai.tool.name", self.tool.clone()),
+            ("gen_ai.prompt.name", text(item.prompt)),
+            ("gen_ai.tool.name", text(item.tool)),
             ("jsonrpc.protocol.version", Some("2.0".into())),
-            ("jsonrpc.request.id", self.id.clone()),
-            ("mcp.method.name", self.method.clone()),
-            ("mcp.protocol.version", self.version.clone()),
-            ("mcp.resource.uri", self.uri.clone()),
+            ("jsonrpc.request.id", head.id_text().map(|i| i.into_owned())),
+            ("mcp.method.name", text(head.method())),
+            ("mcp.protocol.version", text(head.protocol_version())),
+            ("mcp.resource.uri", text(item.uri)),
             ("mcp.session.id", caller.and_then(|c| c.session.clone())),
             ("mcp_sieve.principal", caller.and_then(|c| c.principal.clone())),
             (
@@ -210,6 +209,41 @@ impl Fields {
             }
         }
         Value::Object(span)
+    }
+}
+
+/// What a message names, as a span says it: the tool (`tools/call`), prompt (`prompts/get`) or
+/// resource (`resources/read`, `…subscribe`, `…unsubscribe`), and the target of the span's name
+/// (a tool or prompt).
+#[derive(Default)]
+pub(crate) struct Item<'h> {
+    pub tool: Option<&'h str>,
+    pub prompt: Option<&'h str>,
+    pub uri: Option<&'h str>,
+    pub target: Option<&'h str>,
+}
+
+impl<'h> Item<'h> {
+    /// What `head` names.
+    pub(crate) fn of(head: &'h Head<'_>) -> Self {
+        let name = head.params.name.as_deref();
+        match head.method() {
+            Some("tools/call") => Item {
+                tool: name,
+                target: name,
+                ..Item::default()
+            },
+            Some("prompts/get") => Item {
+                prompt: name,
+                target: name,
+                ..Item::default()
+            },
+            Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => Item {
+                uri: head.params.uri.as_deref(),
+                ..Item::default()
+            },
+            _ => Item::default(),
+        }
     }
 }
 
@@ -237,9 +271,8 @@ mod tests {
     use super::*;
 
     fn fields() -> Fields {
-        let mut f = Fields::new("tcp", Some("tools/call"), Some("7".into()));
-        f.tool = Some("echo".into());
-        f
+        let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#;
+        Fields::new("tcp", Bytes::from_static(body.as_bytes()))
     }
 
     #[test]
@@ -273,7 +306,7 @@ mod tests {
 
     #[test]
     fn fields_not_known_are_left_out() {
-        let f = Fields::new("pipe", None, None);
+        let f = Fields::new("pipe", Bytes::new());
         assert_eq!(f.short(), "");
         let json = f.json();
         assert_eq!(

@@ -199,7 +199,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     let mut log = None;
     let reply = handle_in(app, req, &mut log).await;
     // Answered before its body was read (a refusal, metadata, status): a span of the answer.
-    let log = log.unwrap_or_else(|| crate::telemetry::request_span("tcp", None, None));
+    let log = log.unwrap_or_else(|| crate::telemetry::request_span("tcp", Bytes::new(), None, None));
     let status = reply.status().as_u16();
     if crate::telemetry::traces_on() && status >= 400 {
         crate::telemetry::failed_http(&log, status);
@@ -299,7 +299,12 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
     let traceparent = header("traceparent");
     let tracestate = header("tracestate");
     let context = traceparent.as_deref().map(|tp| (tp, tracestate.as_deref()));
-    let log = &*log.insert(crate::telemetry::request_span("tcp", Some(&head), context));
+    let log = &*log.insert(crate::telemetry::request_span(
+        "tcp",
+        body.clone(),
+        Some(&head),
+        context,
+    ));
     // In the request's log context (and span) from here on.
     let work = async {
         // Minted only for a message that may use it (a session, a task, a question): not for a list.
@@ -431,19 +436,27 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
 
 /// The body, counted while read (a chunked one has no declared length); `None` past `limit`,
 /// after reading the rest (nothing kept) for at most [`DRAIN`].
+/// A body of one frame (the usual request) is that frame's bytes, not a copy.
 async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
-    let mut kept = Vec::new();
+    let (mut first, mut kept, mut len) = (None::<Bytes>, Vec::new(), 0);
     while let Some(frame) = body.frame().await {
         let Ok(data) = frame.map(|f| f.into_data().unwrap_or_default()) else {
             return None;
         };
-        if kept.len() + data.len() > limit {
+        len += data.len();
+        if len > limit {
             let _ = tokio::time::timeout(DRAIN, async { while let Some(Ok(_)) = body.frame().await {} }).await;
             return None;
         }
-        kept.extend_from_slice(&data);
+        match first.take() {
+            None if len == data.len() => first = Some(data),
+            f => {
+                kept.extend_from_slice(&f.unwrap_or_default());
+                kept.extend_from_slice(&data);
+            }
+        }
     }
-    Some(Bytes::from(kept))
+    Some(first.unwrap_or_else(|| Bytes::from(kept)))
 }
 
 /// The value of header `name` (any case; the first that is text, if it is sent more than once).

@@ -555,7 +555,12 @@ pub async fn run(
         // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
         // What the line says about itself, read once for its span and its limits and audit.
         let head = Head::read(line.as_bytes());
-        let log = crate::telemetry::request_span("pipe", Some(&head), None);
+        let log = crate::telemetry::request_span(
+            "pipe",
+            bytes::Bytes::copy_from_slice(line.as_bytes()),
+            Some(&head),
+            None,
+        );
         let view = link.live().view;
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         log.record(None, label, None);

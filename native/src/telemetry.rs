@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
+use bytes::Bytes;
 use mcp_sieve::protocol::jsonrpc::Head;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer as _, TracerProvider as _};
@@ -33,7 +34,7 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::request_log::{self, RequestLog, Traced};
+use crate::request_log::{self, Item, RequestLog, Traced};
 use crate::sampling::Sampler;
 
 /// How log lines are written.
@@ -278,59 +279,54 @@ const UPSTREAM: &str = "mcp_sieve::upstream";
 /// The head sampler, when traces are on.
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
-/// The log context of one MCP request (server side), `head` what its JSON-RPC message says about
-/// itself (`None` when it was not read): every log line while it is handled carries its fields
-/// (the head's, then [`RequestLog::record`]'s), kept until a line is written. When the head
+/// The log context of one MCP request (server side), `body` its JSON-RPC message and `head` what
+/// it says about itself (`None` when it was not read): every log line while it is handled carries
+/// its fields (the head's, read from `body` then, and [`RequestLog::record`]'s). When the head
 /// sampler traces it, its span in the trace: the SERVER span, its parent the trace context of
 /// `params._meta.traceparent`, else of `header` (the HTTP `traceparent` and `tracestate`).
-pub fn request_span(transport: &'static str, head: Option<&Head>, header: Option<(&str, Option<&str>)>) -> RequestLog {
+pub fn request_span(
+    transport: &'static str,
+    body: Bytes,
+    head: Option<&Head>,
+    header: Option<(&str, Option<&str>)>,
+) -> RequestLog {
     let sampler = SAMPLER.get();
     if sampler.is_none() && !tracing::enabled!(tracing::Level::INFO) {
         // Neither logged nor traced: nothing to record.
         return RequestLog::none();
     }
+    let mut f = request_log::Fields::new(transport, body);
     let empty = Head::default();
     let read = head.is_some();
     let head = head.unwrap_or(&empty);
-    let params = &head.params;
     let parent = head.trace_context().or(header);
     let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
-    let method = head.method();
-    let name = params.name.as_deref();
-    let (tool, prompt, uri, target) = match method {
-        Some("tools/call") => (name, None, None, name),
-        Some("prompts/get") => (None, name, None, name),
-        Some("resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
-            (None, None, params.uri.as_deref(), None)
-        }
-        _ => (None, None, None, None),
-    };
-    let mut f = request_log::Fields::new(transport, method, head.id_text().map(|i| i.into_owned()));
-    f.tool = tool.map(str::to_string);
-    f.prompt = prompt.map(str::to_string);
-    f.uri = uri.map(str::to_string);
-    f.version = head.protocol_version().map(str::to_string);
     if let Some(tracer) = TRACER.get().filter(|_| traced) {
+        let method = head.method();
+        let item = Item::of(head);
         // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
-        let name = match (read, method, target) {
+        let name = match (read, method, item.target) {
             (false, ..) => "request".to_string(),
             (_, Some(m), Some(t)) => format!("{m} {t}"),
             (_, Some(m), None) => m.to_string(),
             (_, None, _) => "response".to_string(),
         };
+        let id = head.id_text();
         let known = [
-            ("mcp.method.name", &f.method),
-            ("jsonrpc.request.id", &f.id),
-            ("gen_ai.tool.name", &f.tool),
-            ("gen_ai.prompt.name", &f.prompt),
-            ("mcp.resource.uri", &f.uri),
-            ("mcp.protocol.version", &f.version),
+            ("mcp.method.name", method),
+            ("jsonrpc.request.id", id.as_deref()),
+            ("gen_ai.tool.name", item.tool),
+            ("gen_ai.prompt.name", item.prompt),
+            ("mcp.resource.uri", item.uri),
+            ("mcp.protocol.version", head.protocol_version()),
         ];
-        let mut attributes: Vec<KeyValue> = known
-            .into_iter()
-            .filter_map(|(k, v)| Some(KeyValue::new(k, v.clone()?)))
-            .collect();
-        if tool.is_some() {
+        let mut attributes = Vec::with_capacity(known.len() + 3);
+        attributes.extend(
+            known
+                .into_iter()
+                .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
+        );
+        if item.tool.is_some() {
             attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
         }
         attributes.push(KeyValue::new("network.transport", transport));
