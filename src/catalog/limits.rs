@@ -99,9 +99,9 @@ impl Take {
         format!("{}\n{}", self.id, self.key)
     }
 
-    /// Whether `other` is a take of the same limit (size, rate and window).
-    fn same_limit(&self, other: &Take) -> bool {
-        (self.burst, self.rate, self.window_ms) == (other.burst, other.rate, other.window_ms)
+    /// Its limit's size, rate and window.
+    fn shape(&self) -> (u32, u32, i64) {
+        (self.burst, self.rate, self.window_ms)
     }
 
     /// Tokens regained per millisecond.
@@ -264,7 +264,7 @@ impl Limiter {
                 Some((b, kept)) => {
                     *b = b.take(t, now_ms).unwrap_or(*b);
                     // A limit a reload changed: its bucket is kept under the new one.
-                    if !kept.same_limit(t) {
+                    if kept.shape() != t.shape() {
                         *kept = t.clone();
                     }
                 }
@@ -290,8 +290,7 @@ impl Limiter {
                 .get_mut(r.id.as_str())
                 .and_then(|by_key| by_key.get_mut(key));
             // A bucket kept from before a reload that changed the limit is taken the long way.
-            if let Some((b, t)) = kept.filter(|(_, t)| (t.burst, t.rate, t.window_ms) == (r.burst, r.rate, r.window_ms))
-            {
+            if let Some((b, t)) = kept.filter(|(_, t)| t.shape() == (r.burst, r.rate, r.window_ms)) {
                 *b = b.take(t, now_ms).map_err(|ms| Refusal::of(t, ms))?;
                 return Ok(());
             }
