@@ -71,6 +71,26 @@ pub struct Rate {
     pub burst: u32,
 }
 
+impl Rate {
+    /// The one key `u` counts by under this limit, for a limit whose key is one of the use's
+    /// texts (per principal, tool or upstream, or global; `Some(None)`: a use with no upstream);
+    /// `None` for one per role or group (a use may have several).
+    fn text_key<'a>(&self, u: &'a Use) -> Option<Option<&'a str>> {
+        match self.per {
+            Per::Principal => Some(Some(u.principal.as_deref().unwrap_or(ANONYMOUS))),
+            Per::Tool => Some(Some(u.item.as_str())),
+            Per::Upstream => Some(u.upstream.as_deref()),
+            Per::Global => Some(Some("*")),
+            Per::Role | Per::Group => None,
+        }
+    }
+
+    /// Its size, rate and window.
+    fn shape(&self) -> (u32, u32, i64) {
+        (self.burst, self.rate, self.window_ms)
+    }
+}
+
 /// The document's `limits`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Limits {
@@ -240,7 +260,9 @@ impl Limiter {
     pub fn take(&mut self, takes: &[Take], now_ms: i64) -> std::result::Result<(), Refusal> {
         let mut refused: Option<Refusal> = None;
         for t in takes {
-            let b = self.bucket(t).map_or_else(|| Bucket::full(t, now_ms), |(b, _)| *b);
+            let b = self
+                .bucket(&t.id, &t.key)
+                .map_or_else(|| Bucket::full(t, now_ms), |(b, _)| *b);
             match b.take(t, now_ms) {
                 Ok(_) => {}
                 Err(ms) if refused.as_ref().is_none_or(|r| r.retry_after_ms < ms) => refused = Some(Refusal::of(t, ms)),
@@ -260,7 +282,7 @@ impl Limiter {
         }
         // Every bucket had a token above (one named twice gives what it has).
         for t in takes {
-            match self.bucket(t) {
+            match self.bucket(&t.id, &t.key) {
                 Some((b, kept)) => {
                     *b = b.take(t, now_ms).unwrap_or(*b);
                     // A limit a reload changed: its bucket is kept under the new one.
@@ -285,12 +307,8 @@ impl Limiter {
     /// allocates nothing; any other is taken as [`Limits::takes`] lists it.
     pub fn take_use(&mut self, limits: &Limits, u: &Use, now_ms: i64) -> std::result::Result<(), Refusal> {
         if let Some((r, key)) = limits.single_take(u) {
-            let kept = self
-                .buckets
-                .get_mut(r.id.as_str())
-                .and_then(|by_key| by_key.get_mut(key));
             // A bucket kept from before a reload that changed the limit is taken the long way.
-            if let Some((b, t)) = kept.filter(|(_, t)| t.shape() == (r.burst, r.rate, r.window_ms)) {
+            if let Some((b, t)) = self.bucket(&r.id, key).filter(|(_, t)| t.shape() == r.shape()) {
                 *b = b.take(t, now_ms).map_err(|ms| Refusal::of(t, ms))?;
                 return Ok(());
             }
@@ -303,9 +321,9 @@ impl Limiter {
         self.count
     }
 
-    /// The bucket of `t`, if kept.
-    fn bucket(&mut self, t: &Take) -> Option<&mut (Bucket, Take)> {
-        self.buckets.get_mut(t.id.as_str())?.get_mut(t.key.as_str())
+    /// The bucket of limit `id` for `key`, if kept.
+    fn bucket(&mut self, id: &str, key: &str) -> Option<&mut (Bucket, Take)> {
+        self.buckets.get_mut(id)?.get_mut(key)
     }
 }
 
@@ -354,14 +372,7 @@ impl Limits {
         if holding.next().is_some() {
             return None;
         }
-        let key = match r.per {
-            Per::Principal => u.principal.as_deref().unwrap_or(ANONYMOUS),
-            Per::Tool => u.item.as_str(),
-            Per::Upstream => u.upstream.as_deref()?,
-            Per::Global => "*",
-            Per::Role | Per::Group => return None,
-        };
-        Some((r, key))
+        Some((r, r.text_key(u)??))
     }
 
     /// The buckets `u` takes a token from: one per key of each limit it falls under.
@@ -369,22 +380,21 @@ impl Limits {
         let mut out = Vec::new();
         for r in self.rates.iter().filter(|r| r.matcher.holds(u)) {
             let keys: Vec<String> = match r.per {
-                Per::Principal => vec![u.principal.clone().unwrap_or_else(|| ANONYMOUS.into())],
+                Per::Principal | Per::Tool | Per::Upstream | Per::Global => {
+                    r.text_key(u).flatten().into_iter().map(str::to_string).collect()
+                }
                 Per::Role => u
                     .roles
                     .iter()
                     .filter(|x| r.matcher.roles.is_empty() || any_glob(&r.matcher.roles, x))
                     .map(|x| format!("role:{x}"))
                     .collect(),
-                Per::Tool => vec![u.item.clone()],
                 Per::Group => u
                     .groups
                     .iter()
                     .filter(|g| r.matcher.groups.is_empty() || r.matcher.groups.contains(g))
                     .cloned()
                     .collect(),
-                Per::Upstream => u.upstream.clone().into_iter().collect(),
-                Per::Global => vec!["*".into()],
             };
             out.extend(keys.into_iter().map(|key| Take {
                 id: r.id.clone(),
