@@ -71,13 +71,26 @@ impl Traced {
 
 /// What a log line says of a request (the names of the span's fields in JSON), and its span in
 /// the trace when it is traced. The message's head (method, id, item, protocol version) is read
-/// from its bytes when a line is written, not when the request starts: most requests write none.
+/// from its bytes when the first line is written, not when the request starts: most requests
+/// write none.
 pub(crate) struct Fields {
     pub transport: &'static str,
     /// The message as received (empty: not read).
     body: Bytes,
+    /// What its head names, read once.
+    named: OnceLock<Named>,
     caller: OnceLock<Caller>,
     pub trace: Option<Traced>,
+}
+
+/// What a message's head names, as a log line writes it.
+struct Named {
+    method: Option<String>,
+    id: Option<String>,
+    tool: Option<String>,
+    prompt: Option<String>,
+    uri: Option<String>,
+    version: Option<String>,
 }
 
 /// Who calls, through which view and session: known after the request's span or fields are made.
@@ -144,19 +157,36 @@ impl Fields {
         Fields {
             transport,
             body,
+            named: OnceLock::new(),
             caller: OnceLock::new(),
             trace: None,
         }
     }
 
+    /// What the message names (its head read on the first call).
+    fn named(&self) -> &Named {
+        self.named.get_or_init(|| {
+            let head = Head::read(&self.body);
+            let item = Item::of(&head);
+            let text = |v: Option<&str>| v.map(str::to_string);
+            Named {
+                method: text(head.method()),
+                id: head.id_text().map(|i| i.into_owned()),
+                tool: text(item.tool),
+                prompt: text(item.prompt),
+                uri: text(item.uri),
+                version: text(head.protocol_version()),
+            }
+        })
+    }
+
     /// A human line's bracket: `method=… id=… principal=… view=… session=…` (those known).
     pub(crate) fn short(&self) -> String {
         let caller = self.caller.get();
-        let head = Head::read(&self.body);
-        let id = head.id_text();
+        let named = self.named();
         let pairs = [
-            ("method", head.method()),
-            ("id", id.as_deref()),
+            ("method", named.method.as_deref()),
+            ("id", named.id.as_deref()),
             ("principal", caller.and_then(|c| c.principal.as_deref())),
             ("view", caller.map(|c| c.view.as_str()).filter(|v| !v.is_empty())),
             ("session", caller.and_then(|c| c.session.as_deref())),
@@ -179,19 +209,17 @@ impl Fields {
     /// then `name`).
     pub(crate) fn json(&self) -> Value {
         let caller = self.caller.get();
-        let head = Head::read(&self.body);
-        let item = Item::of(&head);
-        let text = |v: Option<&str>| v.map(str::to_string);
-        let operation = item.tool.map(|_| "execute_tool".to_string());
+        let named = self.named();
+        let operation = named.tool.as_ref().map(|_| "execute_tool".to_string());
         let mut pairs = vec![
             ("gen_ai.operation.name", operation),
-            ("gen_ai.prompt.name", text(item.prompt)),
-            ("gen_ai.tool.name", text(item.tool)),
+            ("gen_ai.prompt.name", named.prompt.clone()),
+            ("gen_ai.tool.name", named.tool.clone()),
             ("jsonrpc.protocol.version", Some("2.0".into())),
-            ("jsonrpc.request.id", head.id_text().map(|i| i.into_owned())),
-            ("mcp.method.name", text(head.method())),
-            ("mcp.protocol.version", text(head.protocol_version())),
-            ("mcp.resource.uri", text(item.uri)),
+            ("jsonrpc.request.id", named.id.clone()),
+            ("mcp.method.name", named.method.clone()),
+            ("mcp.protocol.version", named.version.clone()),
+            ("mcp.resource.uri", named.uri.clone()),
             ("mcp.session.id", caller.and_then(|c| c.session.clone())),
             ("mcp_sieve.principal", caller.and_then(|c| c.principal.clone())),
             (
