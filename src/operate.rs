@@ -30,10 +30,10 @@ impl Server {
             return None;
         }
         let params = head.params;
-        let (kind, named) = match method {
-            "tools/call" => (Kind::Tool, &params.name),
-            "prompts/get" => (Kind::Prompt, &params.name),
-            "resources/read" => (Kind::Resource, &params.uri),
+        let (kind, named, method) = match method {
+            "tools/call" => (Kind::Tool, &params.name, "tools/call"),
+            "prompts/get" => (Kind::Prompt, &params.name, "prompts/get"),
+            "resources/read" => (Kind::Resource, &params.uri, "resources/read"),
             _ => return None,
         };
         let mut item = named.as_deref()?.to_string();
@@ -49,7 +49,7 @@ impl Server {
         let groups = self.groups_of(kind, &item);
         Some(Use {
             id: head.id,
-            method: method.to_string(),
+            method,
             kind,
             task: kind == Kind::Tool && params.task,
             upstream: self.upstream_of(kind, &item),
@@ -77,14 +77,14 @@ impl Server {
     }
 
     /// The use `ctx`'s caller would make of an item (what `sieve/explain` asks the limits about).
-    pub(crate) fn use_for(&self, kind: Kind, item: &str, method: &str, ctx: &FilterContext) -> Use {
+    pub(crate) fn use_for(&self, kind: Kind, item: &str, method: &'static str, ctx: &FilterContext) -> Use {
         #[cfg(feature = "auth")]
         let roles = ctx.identity.as_ref().map(|i| i.roles.clone()).unwrap_or_default();
         #[cfg(not(feature = "auth"))]
         let roles = Vec::new();
         Use {
             id: ctx.request_id.clone(),
-            method: method.into(),
+            method,
             kind,
             item: item.into(),
             task: false,
@@ -136,7 +136,7 @@ impl Server {
     /// `policy:<id>`, `upstream-down:<name>`), or `unknown` (the item does not exist); `None`
     /// when the item is usable (the error was about something else, such as its arguments).
     pub fn refusal_reason(&self, u: &Use, env: &Env) -> Option<String> {
-        let ctx = self.context(&u.method, &u.id, &Value::Null, None, env);
+        let ctx = self.context(u.method, &u.id, &Value::Null, None, env);
         self.use_reason(u.kind, &u.item, &ctx)
     }
 

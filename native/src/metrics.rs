@@ -188,15 +188,83 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
 /// series not seen before).
 pub type Pairs<'a> = &'a [(&'a str, &'a str)];
 
+/// Series one metric keeps in one shard: label values come from requests (a tool's name, a
+/// method), so past this many a new set of labels is counted under [`OVERFLOW`] instead (memory
+/// stays bounded whatever callers send).
+const MAX_SERIES: usize = 1_000;
+
+/// The labels of the series counting what came past [`MAX_SERIES`].
+const OVERFLOW: &str = "overflow=\"true\"";
+
 /// Applies `f` to the series with labels `pairs` in `by_labels`, found through `buf` (the label
 /// text, written there): one lookup, and no allocation unless the series is new.
 fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pairs: Pairs<'_>, f: impl FnOnce(&mut T)) {
     buf.clear();
     write_labels(buf, pairs);
-    match by_labels.get_mut(buf.as_str()) {
-        Some(v) => f(v),
-        None => f(by_labels.entry(buf.clone()).or_default()),
+    if let Some(v) = by_labels.get_mut(buf.as_str()) {
+        return f(v);
     }
+    let labels = if by_labels.len() >= MAX_SERIES {
+        OVERFLOW
+    } else {
+        buf.as_str()
+    };
+    f(by_labels.entry(labels.to_string()).or_default())
+}
+
+/// The label of a request's method: MCP's methods and this server's extensions by name, any
+/// other as `other` (a client inventing names adds no series, and nothing is allocated).
+pub fn method_label(method: &str) -> &'static str {
+    macro_rules! known {
+        ($($name:literal,)*) => {
+            match method {
+                $($name => $name,)*
+                _ => "other",
+            }
+        };
+    }
+    known!(
+        "initialize",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "tools/catalog",
+        "tools/describe",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "subscriptions/listen",
+        "completion/complete",
+        "logging/setLevel",
+        "tasks/get",
+        "tasks/result",
+        "tasks/cancel",
+        "tasks/list",
+        "tasks/update",
+        "groups/list",
+        "groups/get",
+        "tags/list",
+        "concerns/list",
+        "concerns/update",
+        "middleware/list",
+        "middleware/invoke",
+        "sieve/explain",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/message",
+        "notifications/roots/list_changed",
+        "notifications/tasks/status",
+        "notifications/elicitation/complete",
+        "roots/list",
+        "sampling/createMessage",
+        "elicitation/create",
+    )
 }
 
 impl Metrics {
@@ -356,5 +424,25 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("mcp_sieve_requests_total{").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn names_callers_invent_add_no_series() {
+        assert_eq!(method_label("tools/call"), "tools/call");
+        assert_eq!(method_label("sieve/explain"), "sieve/explain");
+        assert_eq!(method_label("tools/call2"), "other");
+        assert_eq!(method_label(&"x".repeat(100_000)), "other");
+        let m = Metrics::default();
+        for i in 0..MAX_SERIES + 500 {
+            let tool = format!("made_up_{i}");
+            m.add(Counter::ToolCalls, &[("tool", &tool), ("outcome", "error")], 1);
+        }
+        let text = m.render(&[]);
+        let series = text.matches("mcp_sieve_tool_calls_total{").count();
+        assert_eq!(series, MAX_SERIES + 1, "{series} series");
+        assert!(
+            text.contains("mcp_sieve_tool_calls_total{overflow=\"true\"} 500\n"),
+            "{text}"
+        );
     }
 }

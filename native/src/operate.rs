@@ -8,7 +8,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use http_body_util::{BodyExt, Full};
@@ -18,9 +18,10 @@ use mcp_sieve::operate::limits::Limiter;
 use mcp_sieve::operate::Use;
 use mcp_sieve::protocol::jsonrpc::{error_code_in, Head};
 use mcp_sieve::protocol::{Env, Server};
+use memchr::memmem::Finder;
 
 use crate::error::ServerError;
-use crate::metrics::{labels, Counter, Metrics, Timing};
+use crate::metrics::{labels, method_label, Counter, Metrics, Timing};
 use crate::reply::Reply;
 
 /// Where audit records go.
@@ -106,7 +107,8 @@ pub(crate) struct Operate {
 
 /// A use seen before the core ran, with when it started.
 pub(crate) struct Seen {
-    method: Option<String>,
+    /// Its method's label (`None`: a response, not counted).
+    method: Option<&'static str>,
     usage: Option<Use>,
     started_ms: i64,
     started: Instant,
@@ -165,7 +167,7 @@ impl Operate {
         if !self.active(server) {
             return (seen, None);
         }
-        seen.method = head.method().map(str::to_string);
+        seen.method = head.method().map(method_label);
         seen.usage = server.use_in(head, env);
         let Some(u) = &seen.usage else { return (seen, None) };
         if server.limits().is_empty() {
@@ -230,7 +232,7 @@ impl Operate {
             Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => Ended {
                 error_code: error_code_in(bytes),
-                tool_error: bytes.windows(15).any(|w| w == b"\"isError\":true"),
+                tool_error: IS_ERROR.find(bytes).is_some(),
                 ..Ended::default()
             },
             None => Ended {
@@ -244,7 +246,7 @@ impl Operate {
         };
         self.finish(seen, refused.as_deref(), &ended, status);
         if let Some(m) = &self.metrics {
-            tokens_saved(m, server, env, seen.method.as_deref(), bytes);
+            tokens_saved(m, server, env, seen.method, bytes);
         }
     }
 
@@ -257,7 +259,7 @@ impl Operate {
     fn finish(&self, seen: &Seen, refused: Option<&str>, ended: &Ended, status: u16) {
         let elapsed = seen.started.elapsed();
         if let Some(m) = &self.metrics {
-            let method = seen.method.as_deref().unwrap_or("(none)");
+            let method = seen.method.unwrap_or("(none)");
             let outcome = match (status, ended.error_code, refused) {
                 (_, _, Some(_)) => "refused",
                 (200..=299, None, _) => "ok",
@@ -339,6 +341,10 @@ impl Operate {
     }
 }
 
+/// Searches of answers, built once (a searcher's set-up costs more than a short answer's search).
+static IS_ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"isError\":true"));
+static NEXT_CURSOR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"nextCursor\""));
+
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
 /// unknown here).
 fn is_json(content_type: Option<&str>) -> bool {
@@ -353,7 +359,7 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, b
     };
     // A page with more to come is not the whole list: `nextCursor` ends the result.
     let tail = &body[body.len().saturating_sub(1024)..];
-    if tail.windows(12).any(|w| w == b"\"nextCursor\"") {
+    if NEXT_CURSOR.find(tail).is_some() {
         return;
     }
     let full: usize = server

@@ -80,7 +80,9 @@ pub(crate) struct Fields {
     /// What its head names, read once.
     named: OnceLock<Named>,
     caller: OnceLock<Caller>,
-    pub trace: Option<Traced>,
+    /// Its span in the trace, boxed: one request in ten at a ratio of 0.1 has one, and the SDK's
+    /// span is larger than the rest of the fields every request allocates.
+    pub trace: Option<Box<Traced>>,
 }
 
 /// What a message's head names, as a log line writes it.
@@ -115,7 +117,7 @@ impl RequestLog {
 
     /// The request's span in the trace, when it is traced.
     pub fn trace(&self) -> Option<&Traced> {
-        self.fields.as_ref()?.trace.as_ref()
+        self.fields.as_ref()?.trace.as_deref()
     }
 
     /// The caller and the view of the request (`None` and `""`: none), once.

@@ -195,7 +195,8 @@ fn text(status: u16, body: &str) -> Reply {
 /// One request, in its span (see `crate::telemetry`): every log line about it carries its
 /// method, id, principal and view, and with traces on it is the trace's SERVER span.
 async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
-    let started = std::time::Instant::now();
+    // Timed only for the debug line that says it.
+    let started = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
     let mut log = None;
     let reply = handle_in(app, req, &mut log).await;
     // Answered before its body was read (a refusal, metadata, status): a span of the answer.
@@ -204,7 +205,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
     if crate::telemetry::traces_on() && status >= 400 {
         crate::telemetry::failed_http(&log, status);
     }
-    if tracing::enabled!(tracing::Level::DEBUG) {
+    if let Some(started) = started {
         log.in_scope(|| tracing::debug!(status, ms = started.elapsed().as_millis() as u64, "answered"));
     }
     reply
@@ -478,8 +479,9 @@ fn lookup(headers: &HeaderMap, name: &str) -> Option<String> {
 /// microseconds) run on the runtime's thread, without the hand-off to another thread and back
 /// (a quarter of the CPU of a `tools/list`, measured with scripts/bench-native.sh).
 fn may_take_long(body: &[u8]) -> bool {
-    const SEARCH: &[u8] = b"find_tools";
-    body.len() > INLINE_BODY || body.windows(SEARCH.len()).any(|w| w == SEARCH)
+    static SEARCH: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"find_tools"));
+    body.len() > INLINE_BODY || SEARCH.find(body).is_some()
 }
 
 /// Largest body whose request runs on the runtime's thread.

@@ -339,7 +339,7 @@ pub fn request_span(
             Some(context) => remote(context),
             None => Context::new(),
         };
-        f.trace = Some(Traced::new(builder.start_with_context(tracer, &parent)));
+        f.trace = Some(Box::new(Traced::new(builder.start_with_context(tracer, &parent))));
     }
     RequestLog::of(f)
 }

@@ -151,10 +151,7 @@ pub fn record(u: &Use, time_ms: i64, duration_ms: i64, refused: Option<&str>, en
         r.insert("roles".into(), json!(u.roles));
     }
     r.insert("view".into(), json!(u.view));
-    r.insert(
-        "method".into(),
-        json!(if u.task { "tasks/create" } else { u.method.as_str() }),
-    );
+    r.insert("method".into(), json!(if u.task { "tasks/create" } else { u.method }));
     r.insert("item".into(), json!(u.item));
     r.insert(
         "decision".into(),

@@ -418,7 +418,7 @@ impl Match {
         let names = |globs: &Vec<String>, kinds: &[Kind]| {
             globs.is_empty() || (kinds.contains(&u.kind) && any_glob(globs, &u.item))
         };
-        (self.methods.is_empty() || self.methods.contains(&u.method))
+        (self.methods.is_empty() || self.methods.iter().any(|m| m == u.method))
             && names(&self.tools, &[Kind::Tool])
             && names(&self.prompts, &[Kind::Prompt])
             && names(&self.resources, &[Kind::Resource, Kind::ResourceTemplate])

@@ -12,7 +12,7 @@ pub struct Use {
     /// The JSON-RPC request id.
     pub id: Value,
     /// `tools/call`, `prompts/get` or `resources/read`.
-    pub method: String,
+    pub method: &'static str,
     /// The item's kind.
     pub kind: Kind,
     /// The tool's or prompt's name, or the resource's URI (in search mode, the tool `call_tool`

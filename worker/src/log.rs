@@ -57,7 +57,7 @@ impl About {
             request_id: u.id.clone(),
             principal: u.principal.clone(),
             view: u.view.clone(),
-            method: Some(u.method.clone()),
+            method: Some(u.method.to_string()),
         }
     }
 

@@ -91,7 +91,7 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
         let outcome = if reason.is_some() { "refused" } else { ended.outcome() };
         let point = AnalyticsEngineDataPointBuilder::new()
             .indexes([u.item.as_str()])
-            .add_blob(u.method.as_str())
+            .add_blob(u.method)
             .add_blob(u.item.as_str())
             .add_blob(u.upstream.as_deref().unwrap_or(""))
             .add_blob(outcome)
