@@ -173,7 +173,14 @@ test('/metrics behind the token, scraped by Prometheus, whose queries answer the
   for (let i = 0; i < 3; i++) await call(s, 'bob', 'gh_search', {}, i);
   // A view's tools/list saves tokens.
   await fetch(`${s.base}/mcp/ro`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
+  // Methods a client invents add no series: each is counted as `other`.
+  for (const method of ['made/up-1', 'made/up-2']) {
+    const r = await fetch(`${s.base}/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method }, body: JSON.stringify({ jsonrpc: '2.0', id: 6, method, params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }) });
+    assert.equal((await r.json()).error?.code, -32601, `${method} is not a method`);
+  }
   const text = await (await fetch(`${s.base}/metrics`, { headers: auth })).text();
+  assert.match(text, /^mcp_sieve_requests_total\{method="other",outcome="[a-z]+"\} 2$/m);
+  assert.doesNotMatch(text, /made\/up/);
   assert.match(text, /^mcp_sieve_tool_calls_total\{tool="echo",upstream="",outcome="ok"\} 3$/m);
   assert.match(text, /^mcp_sieve_refusals_total\{reason="policy:no-delete-bob"\} 1$/m);
   assert.match(text, /^mcp_sieve_refusals_total\{reason="rate-limit:paid-api"\} 1$/m);
