@@ -46,7 +46,12 @@ impl Server {
                 arguments = arguments.get_mut("arguments").map(Value::take).unwrap_or(Value::Null);
             }
         }
-        let groups = self.groups_of(kind, &item);
+        // Only the limits read them (a lookup in the catalog and a list, spared most uses).
+        let groups = if self.limits().read_groups() {
+            self.groups_of(kind, &item)
+        } else {
+            Vec::new()
+        };
         Some(Use {
             id: head.id,
             method,

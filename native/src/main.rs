@@ -31,6 +31,7 @@ mod meaning;
 mod metrics;
 mod oauth;
 mod operate;
+mod otlp;
 mod outbox;
 mod pin;
 mod platform;

@@ -27,6 +27,30 @@ struct Histogram {
 }
 
 impl Histogram {
+    fn observe(&mut self, seconds: f64) {
+        if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
+            self.counts[i] += 1;
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+
+    /// Its lines in the exposition text: `name_bucket{labels,le=…}`, `_sum`, `_count`.
+    fn write(&self, out: &mut String, name: &str, labels: &str) {
+        let sep = if labels.is_empty() { "" } else { "," };
+        let mut cumulative = 0;
+        for (b, c) in BOUNDS.iter().zip(self.counts) {
+            cumulative += c;
+            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {cumulative}");
+        }
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", self.count);
+        let _ = writeln!(
+            out,
+            "{name}_sum{{{labels}}} {}\n{name}_count{{{labels}}} {}",
+            self.sum, self.count
+        );
+    }
+
     fn merge(&mut self, other: &Histogram) {
         for (c, o) in self.counts.iter_mut().zip(other.counts) {
             *c += o;
@@ -39,43 +63,69 @@ impl Histogram {
 /// Labels as written: `k1="v1",k2="v2"`.
 type Labels = String;
 
-/// The counters the server keeps (their names: [`COUNTERS`]).
+/// The counters the server keeps by label text (their names: [`COUNTERS`]); requests are
+/// counted apart ([`Metrics::batch`]'s request).
 #[derive(Clone, Copy)]
 pub enum Counter {
-    Requests,
     ToolCalls,
     Refusals,
     TokensSaved,
 }
 
 /// The counters' names, in [`Counter`]'s order.
-const COUNTERS: [&str; 4] = [
-    "mcp_sieve_requests_total",
+const COUNTERS: [&str; 3] = [
     "mcp_sieve_tool_calls_total",
     "mcp_sieve_refusals_total",
     "mcp_sieve_tokens_saved_total",
 ];
 
-/// The latency histograms the server keeps (their names: [`TIMINGS`]).
+/// The latency histograms the server keeps by label text (their names: [`TIMINGS`]); the
+/// requests' own is kept apart.
 #[derive(Clone, Copy)]
 pub enum Timing {
-    Request,
     UpstreamCall,
     Search,
 }
 
 /// The histograms' names, in [`Timing`]'s order.
-const TIMINGS: [&str; 3] = [
-    "mcp_sieve_request_duration_seconds",
+const TIMINGS: [&str; 2] = [
     "mcp_sieve_upstream_call_duration_seconds",
     "mcp_sieve_search_duration_seconds",
 ];
 
-/// Each counter's and histogram's series by their labels.
-#[derive(Default)]
+/// The names of the counter and the histogram of requests (by method, and outcome).
+const REQUESTS: &str = "mcp_sieve_requests_total";
+const DURATIONS: &str = "mcp_sieve_request_duration_seconds";
+
+/// A request's outcome, as `mcp_sieve_requests_total` labels it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Outcome {
+    Ok,
+    Error,
+    Refused,
+}
+
+/// The outcomes' labels, in [`Outcome`]'s order.
+const OUTCOMES: [&str; 3] = ["ok", "error", "refused"];
+
+/// Each counter's and histogram's series by their labels; the requests' by method index (one
+/// array slot each: no label text written or compared per request).
 struct Inner {
+    requests: [[u64; OUTCOMES.len()]; METHODS.len()],
+    durations: [Histogram; METHODS.len()],
     counters: [BTreeMap<Labels, u64>; COUNTERS.len()],
     histograms: [BTreeMap<Labels, Histogram>; TIMINGS.len()],
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner {
+            requests: [[0; OUTCOMES.len()]; METHODS.len()],
+            durations: std::array::from_fn(|_| Histogram::default()),
+            counters: Default::default(),
+            histograms: Default::default(),
+        }
+    }
 }
 
 /// The registry: one shard per thread (up to [`SHARDS`]), so the server's threads count
@@ -158,7 +208,7 @@ const HELP: [(&str, &str, &str); 12] = [
 
 /// A label value escaped for the exposition format.
 fn escape(v: &str) -> std::borrow::Cow<'_, str> {
-    if !v.contains(['\\', '"', '\n']) {
+    if memchr::memchr3(b'\\', b'"', b'\n', v.as_bytes()).is_none() {
         return v.into();
     }
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").into()
@@ -212,60 +262,97 @@ fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pai
     f(by_labels.entry(labels.to_string()).or_default())
 }
 
-/// The label of a request's method: MCP's methods and this server's extensions by name, any
-/// other as `other` (a client inventing names adds no series, and nothing is allocated).
-pub fn method_label(method: &str) -> &'static str {
-    macro_rules! known {
-        ($($name:literal,)*) => {
-            match method {
-                $($name => $name,)*
-                _ => "other",
-            }
-        };
+/// A request's method, as metrics label it: MCP's methods and this server's extensions by name,
+/// any other as `other` (a client inventing names adds no series).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Method(u8);
+
+/// Whether two texts are equal, at compile time.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
     }
-    known!(
-        "initialize",
-        "ping",
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "tools/catalog",
-        "tools/describe",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "subscriptions/listen",
-        "completion/complete",
-        "logging/setLevel",
-        "tasks/get",
-        "tasks/result",
-        "tasks/cancel",
-        "tasks/list",
-        "tasks/update",
-        "groups/list",
-        "groups/get",
-        "tags/list",
-        "concerns/list",
-        "concerns/update",
-        "middleware/list",
-        "middleware/invoke",
-        "sieve/explain",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "notifications/progress",
-        "notifications/message",
-        "notifications/roots/list_changed",
-        "notifications/tasks/status",
-        "notifications/elicitation/complete",
-        "roots/list",
-        "sampling/createMessage",
-        "elicitation/create",
-    )
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
+
+/// The index of `name` in [`METHODS`], at compile time (every name the `match` lists is there:
+/// a unit test checks each counts under its own name).
+const fn index_of(name: &str) -> u8 {
+    let mut i = 0;
+    while i < METHODS.len() {
+        if same(METHODS[i], name) {
+            return i as u8;
+        }
+        i += 1;
+    }
+    (METHODS.len() - 1) as u8
+}
+
+macro_rules! methods {
+    ($($name:literal,)*) => {
+        /// The methods metrics count by name; the last, `other`, counts the rest.
+        const METHODS: [&str; [$($name,)*].len() + 1] = [$($name,)* "other"];
+
+        /// The label of a request's method (nothing allocated; a `match` on its text).
+        pub fn method_label(method: &str) -> Method {
+            match method {
+                $($name => Method(const { index_of($name) }),)*
+                _ => Method((METHODS.len() - 1) as u8),
+            }
+        }
+    };
+}
+
+methods!(
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tools/catalog",
+    "tools/describe",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/list",
+    "tasks/update",
+    "groups/list",
+    "groups/get",
+    "tags/list",
+    "concerns/list",
+    "concerns/update",
+    "middleware/list",
+    "middleware/invoke",
+    "sieve/explain",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "notifications/roots/list_changed",
+    "notifications/tasks/status",
+    "notifications/elicitation/complete",
+    "roots/list",
+    "sampling/createMessage",
+    "elicitation/create",
+);
 
 impl Metrics {
     fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Inner> {
@@ -277,6 +364,14 @@ impl Metrics {
         let mut all = Inner::default();
         for i in 0..self.0.len() {
             let shard = self.shard(i);
+            for (into, from) in all.requests.iter_mut().zip(&shard.requests) {
+                for (c, n) in into.iter_mut().zip(from) {
+                    *c += n;
+                }
+            }
+            for (into, h) in all.durations.iter_mut().zip(&shard.durations) {
+                into.merge(h);
+            }
             for (into, series) in all.counters.iter_mut().zip(&shard.counters) {
                 for (l, v) in series {
                     *into.entry(l.clone()).or_default() += v;
@@ -293,14 +388,16 @@ impl Metrics {
 
     /// Adds `n` to counter `c` with `labels`.
     pub fn add(&self, c: Counter, labels: Pairs<'_>, n: u64) {
-        self.batch([(c, labels, n)], []);
+        self.batch(None, [(c, labels, n)], []);
     }
 
-    /// Adds to counters and observes histograms under one lock, the thread's shard's:
-    /// `(counter, labels, n)` and `(histogram, labels, seconds)`. The label text is written into
-    /// a buffer kept by the thread, so a request allocates nothing here once its series exist.
+    /// Counts a request (its method, outcome and seconds taken), adds to counters and observes
+    /// histograms, under one lock, the thread's shard's: `(counter, labels, n)` and
+    /// `(histogram, labels, seconds)`. The label text is written into a buffer kept by the
+    /// thread, so a request allocates nothing here once its series exist.
     pub fn batch<'p>(
         &self,
+        request: Option<(Method, Outcome, f64)>,
         adds: impl IntoIterator<Item = (Counter, Pairs<'p>, u64)>,
         observes: impl IntoIterator<Item = (Timing, Pairs<'p>, f64)>,
     ) {
@@ -309,16 +406,17 @@ impl Metrics {
         }
         BUF.with_borrow_mut(|buf| {
             let mut inner = self.shard(shard_of_thread());
+            if let Some((method, outcome, seconds)) = request {
+                let m = usize::from(method.0);
+                inner.requests[m][outcome as usize] += 1;
+                inner.durations[m].observe(seconds);
+            }
             for (c, pairs, n) in adds {
                 series(&mut inner.counters[c as usize], buf, pairs, |v| *v += n);
             }
             for (t, pairs, seconds) in observes {
                 series(&mut inner.histograms[t as usize], buf, pairs, |h: &mut Histogram| {
-                    if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
-                        h.counts[i] += 1;
-                    }
-                    h.sum += seconds;
-                    h.count += 1;
+                    h.observe(seconds)
                 });
             }
         });
@@ -331,6 +429,18 @@ impl Metrics {
         let mut out = String::new();
         for (name, kind, help) in HELP {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            if name == REQUESTS {
+                for (method, counts) in METHODS.iter().zip(&inner.requests) {
+                    for (outcome, n) in OUTCOMES.iter().zip(counts).filter(|(_, n)| **n > 0) {
+                        let _ = writeln!(out, "{name}{{method=\"{method}\",outcome=\"{outcome}\"}} {n}");
+                    }
+                }
+            }
+            if name == DURATIONS {
+                for (method, h) in METHODS.iter().zip(&inner.durations).filter(|(_, h)| h.count > 0) {
+                    h.write(&mut out, name, &format!("method=\"{method}\""));
+                }
+            }
             if let Some(c) = COUNTERS.iter().position(|c| *c == name) {
                 for (l, v) in &inner.counters[c] {
                     let _ = writeln!(out, "{name}{{{l}}} {v}");
@@ -338,14 +448,7 @@ impl Metrics {
             }
             if let Some(t) = TIMINGS.iter().position(|t| *t == name) {
                 for (l, h) in &inner.histograms[t] {
-                    let sep = if l.is_empty() { "" } else { "," };
-                    let mut cumulative = 0;
-                    for (b, c) in BOUNDS.iter().zip(h.counts) {
-                        cumulative += c;
-                        let _ = writeln!(out, "{name}_bucket{{{l}{sep}le=\"{b}\"}} {cumulative}");
-                    }
-                    let _ = writeln!(out, "{name}_bucket{{{l}{sep}le=\"+Inf\"}} {}", h.count);
-                    let _ = writeln!(out, "{name}_sum{{{l}}} {}\n{name}_count{{{l}}} {}", h.sum, h.count);
+                    h.write(&mut out, name, l);
                 }
             }
             for (g, l, v) in gauges.iter().filter(|(g, ..)| *g == name) {
@@ -363,9 +466,10 @@ mod tests {
     #[test]
     fn counters_histograms_and_gauges_in_the_text_format() {
         let m = Metrics::default();
-        m.add(Counter::Requests, &[("method", "tools/call"), ("outcome", "ok")], 1);
-        m.add(Counter::Requests, &[("method", "tools/call"), ("outcome", "ok")], 1);
-        m.batch([], [(Timing::Search, &[][..], 0.003)]);
+        let call = method_label("tools/call");
+        m.batch(Some((call, Outcome::Ok, 0.003)), [], []);
+        m.batch(Some((call, Outcome::Ok, 0.003)), [], []);
+        m.batch(None, [], [(Timing::Search, &[][..], 0.003)]);
         let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),
@@ -395,10 +499,7 @@ mod tests {
             for _ in 0..SHARDS + 3 {
                 scope.spawn(|| {
                     for _ in 0..10 {
-                        m.batch(
-                            [(Counter::Requests, &[("method", "ping"), ("outcome", "ok")][..], 1)],
-                            [(Timing::Request, &[("method", "ping")][..], 0.002)],
-                        );
+                        m.batch(Some((method_label("ping"), Outcome::Ok, 0.002)), [], []);
                     }
                 });
             }
@@ -426,12 +527,20 @@ mod tests {
         assert_eq!(text.matches("mcp_sieve_requests_total{").count(), 1, "{text}");
     }
 
+    fn name(m: Method) -> &'static str {
+        METHODS[usize::from(m.0)]
+    }
+
     #[test]
     fn names_callers_invent_add_no_series() {
-        assert_eq!(method_label("tools/call"), "tools/call");
-        assert_eq!(method_label("sieve/explain"), "sieve/explain");
-        assert_eq!(method_label("tools/call2"), "other");
-        assert_eq!(method_label(&"x".repeat(100_000)), "other");
+        assert_eq!(name(method_label("tools/call")), "tools/call");
+        assert_eq!(name(method_label("sieve/explain")), "sieve/explain");
+        assert_eq!(name(method_label("elicitation/create")), "elicitation/create");
+        assert_eq!(name(method_label("tools/call2")), "other");
+        for known in &METHODS[..METHODS.len() - 1] {
+            assert_eq!(name(method_label(known)), *known);
+        }
+        assert_eq!(name(method_label(&"x".repeat(100_000))), "other");
         let m = Metrics::default();
         for i in 0..MAX_SERIES + 500 {
             let tool = format!("made_up_{i}");

@@ -21,7 +21,7 @@ use mcp_sieve::protocol::{Env, Server};
 use memchr::memmem::Finder;
 
 use crate::error::ServerError;
-use crate::metrics::{labels, method_label, Counter, Metrics, Timing};
+use crate::metrics::{labels, method_label, Counter, Method, Metrics, Outcome, Timing};
 use crate::reply::Reply;
 
 /// Where audit records go.
@@ -108,7 +108,7 @@ pub(crate) struct Operate {
 /// A use seen before the core ran, with when it started.
 pub(crate) struct Seen {
     /// Its method's label (`None`: a response, not counted).
-    method: Option<&'static str>,
+    method: Option<Method>,
     usage: Option<Use>,
     started_ms: i64,
     started: Instant,
@@ -231,12 +231,12 @@ impl Operate {
             // Payloads in the record: the answer read whole.
             Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => Ended {
-                error_code: error_code_in(bytes),
+                error_code: error_code(bytes),
                 tool_error: IS_ERROR.find(bytes).is_some(),
                 ..Ended::default()
             },
             None => Ended {
-                error_code: error_code_in(bytes),
+                error_code: error_code(bytes),
                 ..Ended::default()
             },
         };
@@ -259,16 +259,14 @@ impl Operate {
     fn finish(&self, seen: &Seen, refused: Option<&str>, ended: &Ended, status: u16) {
         let elapsed = seen.started.elapsed();
         if let Some(m) = &self.metrics {
-            let method = seen.method.unwrap_or("(none)");
+            let method = seen.method.unwrap_or_else(|| method_label(""));
             let outcome = match (status, ended.error_code, refused) {
-                (_, _, Some(_)) => "refused",
-                (200..=299, None, _) => "ok",
-                (200..=299, Some(_), _) => "error",
-                _ => "refused",
+                (_, _, Some(_)) => Outcome::Refused,
+                (200..=299, None, _) => Outcome::Ok,
+                (200..=299, Some(_), _) => Outcome::Error,
+                _ => Outcome::Refused,
             };
             let secs = elapsed.as_secs_f64();
-            let request = [("method", method), ("outcome", outcome)];
-            let by_method = [("method", method)];
             // At most three of each, in arrays (nothing allocated per request).
             let (mut uses, mut refusals, mut upstreams, mut searches) = (None, None, None, None);
             let (use_labels, reason, by_upstream);
@@ -289,9 +287,13 @@ impl Operate {
                     searches = Some((Timing::Search, &[][..], secs));
                 }
             }
-            let adds = [Some((Counter::Requests, &request[..], 1)), uses, refusals];
-            let observes = [Some((Timing::Request, &by_method[..], secs)), upstreams, searches];
-            m.batch(adds.into_iter().flatten(), observes.into_iter().flatten());
+            let adds = [uses, refusals];
+            let observes = [upstreams, searches];
+            m.batch(
+                Some((method, outcome, secs)),
+                adds.into_iter().flatten(),
+                observes.into_iter().flatten(),
+            );
         }
         let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
             return;
@@ -342,8 +344,16 @@ impl Operate {
 }
 
 /// Searches of answers, built once (a searcher's set-up costs more than a short answer's search).
+static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"error\":{\"code\":"));
 static IS_ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"isError\":true"));
 static NEXT_CURSOR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"nextCursor\""));
+
+/// The JSON-RPC error code of an answer ([`error_code_in`]), searched for only where its head
+/// has one (most answers are results: one vector search, not a walk from quote to quote).
+fn error_code(answer: &[u8]) -> Option<i32> {
+    ERROR.find(&answer[..answer.len().min(300)])?;
+    error_code_in(answer)
+}
 
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
 /// unknown here).
@@ -353,8 +363,8 @@ fn is_json(content_type: Option<&str>) -> bool {
 
 /// Counts the tokens a whole, unfiltered `tools/list` page would have sent beyond what this one
 /// sent, when a view or search mode narrowed it (estimated at four bytes a token).
-fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<&str>, body: &[u8]) {
-    let Some(view) = env.view.as_ref().filter(|_| method == Some("tools/list")) else {
+fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>, body: &[u8]) {
+    let Some(view) = env.view.as_ref().filter(|_| method == Some(method_label("tools/list"))) else {
         return;
     };
     // A page with more to come is not the whole list: `nextCursor` ends the result.

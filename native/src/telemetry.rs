@@ -3,7 +3,7 @@
 //! (`mcp-sieve: message key=value [method=… id=… principal=… view=…]`) or, with
 //! `--log-format json`, one JSON object a line with the request span's fields; the level filter
 //! comes from `MCP_SIEVE_LOG`, else `RUST_LOG` (their syntax), else `info`. Traces are the same
-//! spans exported over OTLP/HTTP (protobuf) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+//! spans exported over OTLP/HTTP (protobuf, `crate::otlp`) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name and batching from the other standard
 //! `OTEL_*` variables; whether a request is traced is decided before its span exists,
 //! `crate::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
@@ -177,21 +177,9 @@ fn endpoint() -> Option<String> {
 
 /// The trace provider, when an endpoint is set.
 fn exporter() -> Option<Result<SdkTracerProvider, String>> {
-    use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
-    let endpoint = endpoint()?;
-    let client = match OtlpClient::new() {
-        Ok(c) => c,
-        Err(e) => return Some(Err(e)),
-    };
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(endpoint.clone())
-        .with_http_client(client)
-        .build();
-    let exporter = match exporter {
+    let exporter = match crate::otlp::Exporter::new(&endpoint()?) {
         Ok(e) => e,
-        Err(e) => return Some(Err(format!("the OTLP exporter for {endpoint} was not built: {e}"))),
+        Err(e) => return Some(Err(e)),
     };
     // OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names the service; else "mcp-sieve".
     let named = ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"]
@@ -215,62 +203,6 @@ fn exporter() -> Option<Result<SdkTracerProvider, String>> {
         .with_resource(resource)
         .build();
     Some(Ok(provider))
-}
-
-/// The OTLP exporter's HTTP client: this binary's hyper client (http and https, the
-/// environment's proxies), on a runtime of its own, so the exporter's thread can send from
-/// outside the server's runtime and the last spans still go out after it stopped.
-#[derive(Debug)]
-struct OtlpClient {
-    runtime: tokio::runtime::Runtime,
-    client: hyper_util::client::legacy::Client<crate::tls::Connector, http_body_util::Full<bytes::Bytes>>,
-}
-
-/// Longest one export may take.
-const EXPORT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
-
-impl OtlpClient {
-    fn new() -> Result<Self, String> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("mcp-sieve-otlp")
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the exporter's runtime: {e}"))?;
-        let client = {
-            let _in = runtime.enter();
-            crate::tls::client(crate::tls::Connector::plain())
-        };
-        Ok(OtlpClient { runtime, client })
-    }
-}
-
-#[async_trait::async_trait]
-impl opentelemetry_http::HttpClient for OtlpClient {
-    async fn send_bytes(
-        &self,
-        request: opentelemetry_http::Request<bytes::Bytes>,
-    ) -> Result<opentelemetry_http::Response<bytes::Bytes>, opentelemetry_http::HttpError> {
-        use http_body_util::BodyExt;
-        let (parts, body) = request.into_parts();
-        let request = hyper::Request::from_parts(parts, http_body_util::Full::new(body));
-        let client = self.client.clone();
-        let exchange = async move {
-            let response = client.request(request).await?;
-            let (parts, body) = response.into_parts();
-            let body = body.collect().await?.to_bytes();
-            Ok::<_, opentelemetry_http::HttpError>(hyper::Response::from_parts(parts, body))
-        };
-        let timed = async move {
-            tokio::time::timeout(EXPORT_DEADLINE, exchange)
-                .await
-                .map_err(|_| format!("no answer within {} s", EXPORT_DEADLINE.as_secs()))?
-        };
-        self.runtime
-            .spawn(timed)
-            .await
-            .map_err(|e| format!("the export stopped: {e}"))?
-    }
 }
 
 /// The target of the `tracing` spans of upstream exchanges (log context only).

@@ -244,9 +244,16 @@ fn window_text(ms: i64) -> String {
 /// use allocates nothing once its buckets exist).
 #[derive(Debug, Default)]
 pub struct Limiter {
-    buckets: HashMap<String, HashMap<String, (Bucket, Take)>>,
+    buckets: Buckets<Buckets<(Bucket, Take)>>,
     count: usize,
 }
+
+/// The limiter's maps by text (limit id, key): hashed by foldhash, seeded per process, where the
+/// server's limiter is built (`operate`; SipHash was most of a use's lookups).
+#[cfg(feature = "operate")]
+type Buckets<V> = HashMap<String, V, foldhash::fast::RandomState>;
+#[cfg(not(feature = "operate"))]
+type Buckets<V> = HashMap<String, V>;
 
 /// The key of callers without a principal, in limits per principal.
 const ANONYMOUS: &str = "(anonymous)";
@@ -278,7 +285,7 @@ impl Limiter {
                 by_key.retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
             }
             self.buckets.retain(|_, by_key| !by_key.is_empty());
-            self.count = self.buckets.values().map(HashMap::len).sum();
+            self.count = self.buckets.values().map(Buckets::len).sum();
         }
         // Every bucket had a token above (one named twice gives what it has).
         for t in takes {
@@ -362,6 +369,14 @@ impl Limits {
     /// Whether there is any limit.
     pub fn is_empty(&self) -> bool {
         self.rates.is_empty()
+    }
+
+    /// Whether any limit reads a use's groups (counts per group, or matches groups): else a use
+    /// need not look them up.
+    pub fn read_groups(&self) -> bool {
+        self.rates
+            .iter()
+            .any(|r| r.per == Per::Group || !r.matcher.groups.is_empty())
     }
 
     /// The one limit `u` counts against and its key, when it counts against exactly one bucket

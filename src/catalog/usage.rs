@@ -22,7 +22,8 @@ pub struct Use {
     pub task: bool,
     /// The upstream serving the item (gateway), by name (`upstream` for the unnamed one).
     pub upstream: Option<String>,
-    /// The item's groups with their ancestors.
+    /// The item's groups with their ancestors (in a use from a request, looked up only when a
+    /// rate limit reads them: empty otherwise).
     pub groups: Vec<String>,
     /// Who calls, if known.
     pub principal: Option<String>,

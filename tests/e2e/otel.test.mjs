@@ -7,7 +7,8 @@
 // upstream exchange (mcp_sieve.upstream.name "chain", its era) the child of that, and the
 // upstream server's SERVER span the child of the CLIENT span (the traceparent header passed on).
 // Trace context in `params._meta.traceparent` (the MCP convention) is read too; a sampler of
-// parentbased_traceidratio 0 still follows a sampled parent, and exports nothing of a root.
+// parentbased_traceidratio 0 still follows a sampled parent, and exports nothing of a root. The
+// gateway sends the collector the headers OTEL_EXPORTER_OTLP_HEADERS names.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -52,7 +53,9 @@ before(async () => {
   upstream = await startNative({ env: otel(port, 'sieve-upstream') });
   const doc = path.join(tmp, 'gateway.json');
   writeFileSync(doc, JSON.stringify({ upstreams: { chain: { url: upstream.url } } }));
-  gateway = await startNative({ extraArgs: ['--catalog', doc], env: otel(port, 'sieve-gateway') });
+  // The collector's credentials, as OTEL_EXPORTER_OTLP_HEADERS gives them (percent-encoded).
+  const headers = { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otel-t0ken' };
+  gateway = await startNative({ extraArgs: ['--catalog', doc], env: { ...otel(port, 'sieve-gateway'), ...headers } });
 }, { timeout: 60_000 });
 
 after(async () => {
@@ -100,6 +103,7 @@ test('one trace crosses two chained mcp-sieve: client span â†’ gateway SERVER â†
   assert.equal(server.attributes['network.transport'], 'tcp');
   assert.ok(server.attributes['jsonrpc.request.id'] != null);
   assert.ok(server.contentType.startsWith('application/x-protobuf'), server.contentType);
+  assert.equal(server.authorization, 'Bearer otel-t0ken', 'OTEL_EXPORTER_OTLP_HEADERS sent, percent-decoded');
 
   const client = got.find((s) => s.service === 'sieve-gateway' && s.kind === KIND.CLIENT && s.attributes['mcp.method.name'] === 'tools/call');
   assert.ok(client, `the gateway's upstream span: ${JSON.stringify(got)}`);
@@ -111,6 +115,7 @@ test('one trace crosses two chained mcp-sieve: client span â†’ gateway SERVER â†
   const up = got.find((s) => s.service === 'sieve-upstream' && s.kind === KIND.SERVER);
   assert.equal(up.parentSpanId, client.spanId, 'the upstream server\'s span is the child of the gateway\'s CLIENT span');
   assert.equal(up.name, 'tools/call echo');
+  assert.equal(up.authorization, null, 'the upstream was given no collector headers');
 });
 
 test('trace context in params._meta.traceparent is read (the MCP convention)', async () => {

@@ -1,7 +1,8 @@
 """An OTLP/HTTP trace receiver for tests: decodes each POST /v1/traces body as the
 `ExportTraceServiceRequest` of the official `opentelemetry-proto` definitions (protobuf) and
 appends one JSON line per span to the file named by its first argument (trace and span ids in
-hex, parent span id, name, kind, attributes, the resource's service.name, status code). Listens
+hex, parent span id, name, kind, attributes, the resource's service.name, status code, the
+request's Content-Type and Authorization). Listens
 on 127.0.0.1 on a free port and prints `listening PORT` on stdout. A body that does not decode is
 answered 400 with the reason (and recorded as {"error": ...}), so a test sees a bad export."""
 import json
@@ -58,6 +59,7 @@ class Handler(BaseHTTPRequestHandler):
                     write({
                         "service": resource.get("service.name"),
                         "contentType": self.headers.get("content-type"),
+                        "authorization": self.headers.get("authorization"),
                         "traceId": s.trace_id.hex(),
                         "spanId": s.span_id.hex(),
                         "parentSpanId": s.parent_span_id.hex(),
