@@ -12,7 +12,10 @@
 #   scripts/bench-operate.sh [SECONDS] [CONNECTIONS]     (MCP_SIEVE_BIN=PATH: that binary, not a
 #   fresh release build of this tree; ROUNDS=N rounds, default 2; LABELS="off all": only those;
 #   BASE=PATH: also that binary (another commit's build, from a git worktree outside this tree),
-#   run beside this one in every round, each with its own table: before/after in one run)
+#   run beside this one in every round, each with its own table: before/after in one run;
+#   IR=N: instead of wrk, N requests one at a time to the server under valgrind's callgrind, and
+#   the instructions the server ran per request: a count that does not move with the machine's
+#   load, where wrk's ratios on a shared VM spread by ±20% round to round)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
@@ -71,12 +74,27 @@ run() {
     limit) catalog="$work/limited.json" ;;
     all) env=(MCP_SIEVE_LOG=info "${traces[@]}"); args=(); catalog="$work/limited.json" ;;
   esac
-  env "${env[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
+  local under=()
+  [ -z "${IR:-}" ] || under=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$work/cg.out")
+  rm -f "$work"/cg.out*
+  env "${env[@]}" "${under[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "http://127.0.0.1:$port/mcp" && break
     sleep 0.1
   done
+  if [ -n "${IR:-}" ]; then
+    one_by_one "$port" 200 "$work/$what.txt"
+    callgrind_control -i on "$pid" >/dev/null
+    one_by_one "$port" "$IR" "$work/$what.txt"
+    sleep 6 # the batch processor exports what it holds every 5 s
+    callgrind_control -d "$pid" >/dev/null
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    local ir
+    ir=$(callgrind_annotate "$(ls "$work"/cg.out.* | tail -1)" | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+    printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ir":%s}\n' "$name" "$what" "$label" "$round" "$((ir / IR))"
+    return
+  fi
   BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
   local t0 t1 out
   t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
@@ -84,6 +102,26 @@ run() {
   t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ticks":%s,"wrk":%s}\n' "$name" "$what" "$label" "$round" "$((t1 - t0))" "$out"
+}
+
+# one_by_one PORT N FILE: N requests of FILE's body (fresh ids), one at a time, with the headers
+# of the 2026-07-28 era as wrk sends them.
+one_by_one() {
+  python3 - "$@" <<'PY'
+import http.client, json, sys
+port, n, body = int(sys.argv[1]), int(sys.argv[2]), open(sys.argv[3]).read().strip()
+m = json.loads(body)
+h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+     "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": m["method"]}
+if m["method"] == "tools/call":
+    h["Mcp-Name"] = m["params"]["name"]
+c = http.client.HTTPConnection("127.0.0.1", port)
+for i in range(n):
+    c.request("POST", "/mcp", body.replace('"id":1,', f'"id":{i + 2},', 1), h)
+    r = c.getresponse()
+    r.read()
+    assert r.status == 200, r.status
+PY
 }
 
 results="$work/results.jsonl"
@@ -98,6 +136,19 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     done
   done
 done
+if [ -n "${IR:-}" ]; then
+  node -e '
+const all = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) {
+  for (const w of ["call", "list"]) {
+    const ir = (l) => Math.min(...all.filter((x) => x.bin === bin && x.what === w && x.label === l).map((x) => x.ir));
+    for (const l of [...new Set(all.map((x) => x.label))].filter((l) => l !== "off")) {
+      console.log(`${bin === "this" ? "this tree" : "BASE"}, ${w === "call" ? "tools/call echo" : "tools/list (filtered)"}: ${ir(l)} instructions a request with ${l}, ${ir("off")} with everything off: +${ir(l) - ir("off")} (+${(100 * (ir(l) / ir("off") - 1)).toFixed(1)}%)`);
+    }
+  }
+}' "$results"
+  exit 0
+fi
 node -e '
 const all = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
 for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) {

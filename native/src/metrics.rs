@@ -208,7 +208,7 @@ const HELP: [(&str, &str, &str); 12] = [
 
 /// A label value escaped for the exposition format.
 fn escape(v: &str) -> std::borrow::Cow<'_, str> {
-    if memchr::memchr3(b'\\', b'"', b'\n', v.as_bytes()).is_none() {
+    if !v.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
         return v.into();
     }
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").into()

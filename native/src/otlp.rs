@@ -279,15 +279,20 @@ fn any_value(b: &mut Vec<u8>, value: &Value) {
     }
 }
 
-/// A nested message as field `field`: written in place, then its length put before it.
+/// A nested message as field `field`: written in place after one byte kept for its length,
+/// which is that byte when under 128 (most attributes), else put there as a longer varint.
 fn message(b: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
     tag(b, field, 2);
-    let start = b.len();
+    let at = b.len();
+    b.push(0);
     write(b);
-    let len = b.len() - start;
-    let mut prefix = Vec::with_capacity(10);
-    varint(&mut prefix, len as u64);
-    b.splice(start..start, prefix);
+    let len = b.len() - at - 1;
+    if len < 0x80 {
+        b[at] = len as u8;
+        return;
+    }
+    let (prefix, n) = varint_bytes(len as u64);
+    b.splice(at..at + 1, prefix[..n].iter().copied());
 }
 
 /// A string field (left out when empty, as proto3 does).
@@ -334,12 +339,21 @@ fn tag(b: &mut Vec<u8>, field: u32, wire: u32) {
     varint(b, u64::from(field << 3 | wire));
 }
 
-fn varint(b: &mut Vec<u8>, mut v: u64) {
+fn varint(b: &mut Vec<u8>, v: u64) {
+    let (bytes, n) = varint_bytes(v);
+    b.extend_from_slice(&bytes[..n]);
+}
+
+/// `v` as a protobuf varint: its bytes, and how many.
+fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
+    let (mut bytes, mut n) = ([0u8; 10], 0);
     while v >= 0x80 {
-        b.push(v as u8 | 0x80);
+        bytes[n] = v as u8 | 0x80;
         v >>= 7;
+        n += 1;
     }
-    b.push(v as u8);
+    bytes[n] = v as u8;
+    (bytes, n + 1)
 }
 
 #[cfg(test)]
