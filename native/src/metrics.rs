@@ -267,6 +267,11 @@ fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pai
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Method(u8);
 
+impl Method {
+    /// `other`: any method not in [`METHODS`]'s list (the last).
+    pub const OTHER: Method = Method((METHODS.len() - 1) as u8);
+}
+
 /// Whether two texts are equal, at compile time.
 const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -285,15 +290,15 @@ const fn same(a: &str, b: &str) -> bool {
 
 /// The index of `name` in [`METHODS`], at compile time (every name the `match` lists is there:
 /// a unit test checks each counts under its own name).
-const fn index_of(name: &str) -> u8 {
+const fn index_of(name: &str) -> Method {
     let mut i = 0;
     while i < METHODS.len() {
         if same(METHODS[i], name) {
-            return i as u8;
+            return Method(i as u8);
         }
         i += 1;
     }
-    (METHODS.len() - 1) as u8
+    Method::OTHER
 }
 
 macro_rules! methods {
@@ -304,8 +309,8 @@ macro_rules! methods {
         /// The label of a request's method (nothing allocated; a `match` on its text).
         pub fn method_label(method: &str) -> Method {
             match method {
-                $($name => Method(const { index_of($name) }),)*
-                _ => Method((METHODS.len() - 1) as u8),
+                $($name => const { index_of($name) },)*
+                _ => Method::OTHER,
             }
         }
     };

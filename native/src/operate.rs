@@ -16,13 +16,13 @@ use mcp_sieve::http;
 use mcp_sieve::operate::audit::{self, Ended};
 use mcp_sieve::operate::limits::Limiter;
 use mcp_sieve::operate::Use;
-use mcp_sieve::protocol::jsonrpc::{error_code_in, Head};
+use mcp_sieve::protocol::jsonrpc::Head;
 use mcp_sieve::protocol::{Env, Server};
 use memchr::memmem::Finder;
 
 use crate::error::ServerError;
 use crate::metrics::{labels, method_label, Counter, Method, Metrics, Outcome, Timing};
-use crate::reply::Reply;
+use crate::reply::{error_code, Reply};
 
 /// Where audit records go.
 enum Sink {
@@ -259,7 +259,7 @@ impl Operate {
     fn finish(&self, seen: &Seen, refused: Option<&str>, ended: &Ended, status: u16) {
         let elapsed = seen.started.elapsed();
         if let Some(m) = &self.metrics {
-            let method = seen.method.unwrap_or_else(|| method_label(""));
+            let method = seen.method.unwrap_or(Method::OTHER);
             let outcome = match (status, ended.error_code, refused) {
                 (_, _, Some(_)) => Outcome::Refused,
                 (200..=299, None, _) => Outcome::Ok,
@@ -344,16 +344,8 @@ impl Operate {
 }
 
 /// Searches of answers, built once (a searcher's set-up costs more than a short answer's search).
-static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"error\":{\"code\":"));
 static IS_ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"isError\":true"));
 static NEXT_CURSOR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"nextCursor\""));
-
-/// The JSON-RPC error code of an answer ([`error_code_in`]), searched for only where its head
-/// has one (most answers are results: one vector search, not a walk from quote to quote).
-fn error_code(answer: &[u8]) -> Option<i32> {
-    ERROR.find(&answer[..answer.len().min(300)])?;
-    error_code_in(answer)
-}
 
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
 /// unknown here).

@@ -306,7 +306,7 @@ pub fn answered(log: &RequestLog, body: &str) {
     if log.trace().is_none() {
         return;
     }
-    if let Some(code) = mcp_sieve::protocol::jsonrpc::error_code_in(body.as_bytes()) {
+    if let Some(code) = crate::reply::error_code(body.as_bytes()) {
         failed(log, i64::from(code));
     }
 }
