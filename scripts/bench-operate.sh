@@ -15,7 +15,10 @@
 #   run beside this one in every round, each with its own table: before/after in one run;
 #   IR=N: instead of wrk, N requests one at a time to the server under valgrind's callgrind, and
 #   the instructions the server ran per request: a count that does not move with the machine's
-#   load, where wrk's ratios on a shared VM spread by ±20% round to round)
+#   load, where wrk's ratios on a shared VM spread by ±20% round to round; PIN=1: the server
+#   on CPU 1 alone, wrk (one thread) and the OTLP sink on CPU 0, so the server's own CPU bounds
+#   its throughput and nothing else competes for its core and caches: rounds spread by about
+#   ±3% there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
@@ -48,7 +51,10 @@ require("fs").writeFileSync(process.argv[4], JSON.stringify({ jsonrpc: "2.0", id
 # The OTLP sink: takes every export and answers 200 (what is exported is checked by
 # tests/e2e/otel.test.mjs; here only its cost counts).
 sink_port="$(free_port)"
-python3 - "$sink_port" >"$work/sink.log" 2>&1 <<'PY' &
+# PIN=1: the server on CPU 1, the load (wrk, this sink) on CPU 0.
+on_server=(); on_load=(); wrk_threads=2
+if [ -n "${PIN:-}" ]; then on_server=(taskset -c 1); on_load=(taskset -c 0); wrk_threads=1; fi
+"${on_load[@]}" python3 - "$sink_port" >"$work/sink.log" 2>&1 <<'PY' &
 import http.server, sys
 class Sink(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as a collector answers
@@ -77,7 +83,7 @@ run() {
   local under=()
   [ -z "${IR:-}" ] || under=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$work/cg.out")
   rm -f "$work"/cg.out*
-  env "${env[@]}" "${under[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
+  env "${env[@]}" "${under[@]}" "${on_server[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 300); do
     curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":0,"method":"ping"}' "http://127.0.0.1:$port/mcp" && break
@@ -95,10 +101,10 @@ run() {
     printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ir":%s}\n' "$name" "$what" "$label" "$round" "$((ir / IR))"
     return
   fi
-  BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
+  BODIES="$work/$what.txt" "${on_load[@]}" wrk -t"$wrk_threads" -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
   local t0 t1 out
   t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-  out=$(BODIES="$work/$what.txt" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
+  out=$(BODIES="$work/$what.txt" "${on_load[@]}" wrk -t"$wrk_threads" -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" | tail -1)
   t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ticks":%s,"wrk":%s}\n' "$name" "$what" "$label" "$round" "$((t1 - t0))" "$out"

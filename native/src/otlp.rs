@@ -143,7 +143,8 @@ fn percent_decode(v: &str) -> String {
 /// The `ExportTraceServiceRequest` of `spans`, under the encoded `Resource` `resource`: one
 /// `ResourceSpans`, one `ScopeSpans` per instrumentation scope, in the order first seen.
 pub fn encode(spans: &[SpanData], resource: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + spans.len() * 320);
+    // A span with a dozen attributes takes about 500 bytes: one allocation for most batches.
+    let mut out = Vec::with_capacity(256 + spans.len() * 640);
     message(&mut out, 1, |rs| {
         message(rs, 1, |r| r.extend_from_slice(resource));
         let mut scopes: Vec<&opentelemetry::InstrumentationScope> = Vec::new();
@@ -246,12 +247,14 @@ fn nanos(t: SystemTime) -> u64 {
 }
 
 /// A `KeyValue`'s fields.
+#[inline]
 fn key_value(b: &mut Vec<u8>, key: &str, value: &Value) {
     string(b, 1, key);
     message(b, 2, |m| any_value(m, value));
 }
 
 /// An `AnyValue`'s field (its oneof, written even when it is the default).
+#[inline]
 fn any_value(b: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Bool(v) => tag_varint(b, 2, u64::from(*v)),
@@ -281,6 +284,7 @@ fn any_value(b: &mut Vec<u8>, value: &Value) {
 
 /// A nested message as field `field`: written in place after one byte kept for its length,
 /// which is that byte when under 128 (most attributes), else put there as a longer varint.
+#[inline]
 fn message(b: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
     tag(b, field, 2);
     let at = b.len();
@@ -296,11 +300,13 @@ fn message(b: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
 }
 
 /// A string field (left out when empty, as proto3 does).
+#[inline]
 fn string(b: &mut Vec<u8>, field: u32, v: &str) {
     bytes(b, field, v.as_bytes());
 }
 
 /// A bytes field (left out when empty).
+#[inline]
 fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
     if !v.is_empty() {
         tag(b, field, 2);
@@ -310,17 +316,20 @@ fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
 }
 
 /// An unsigned varint field (left out when 0).
+#[inline]
 fn uint(b: &mut Vec<u8>, field: u32, v: u64) {
     if v != 0 {
         tag_varint(b, field, v);
     }
 }
 
+#[inline]
 fn tag_varint(b: &mut Vec<u8>, field: u32, v: u64) {
     tag(b, field, 0);
     varint(b, v);
 }
 
+#[inline]
 fn fixed64(b: &mut Vec<u8>, field: u32, v: u64) {
     if v != 0 {
         tag(b, field, 1);
@@ -328,6 +337,7 @@ fn fixed64(b: &mut Vec<u8>, field: u32, v: u64) {
     }
 }
 
+#[inline]
 fn fixed32(b: &mut Vec<u8>, field: u32, v: u32) {
     if v != 0 {
         tag(b, field, 5);
@@ -335,11 +345,18 @@ fn fixed32(b: &mut Vec<u8>, field: u32, v: u32) {
     }
 }
 
+#[inline]
 fn tag(b: &mut Vec<u8>, field: u32, wire: u32) {
     varint(b, u64::from(field << 3 | wire));
 }
 
+/// A varint: one byte for most (tags, short lengths), pushed without the general loop.
+#[inline]
 fn varint(b: &mut Vec<u8>, v: u64) {
+    if v < 0x80 {
+        b.push(v as u8);
+        return;
+    }
     let (bytes, n) = varint_bytes(v);
     b.extend_from_slice(&bytes[..n]);
 }

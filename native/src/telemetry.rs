@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 use bytes::Bytes;
 use mcp_sieve::protocol::jsonrpc::Head;
@@ -208,6 +208,9 @@ fn exporter() -> Option<Result<SdkTracerProvider, String>> {
 /// The target of the `tracing` spans of upstream exchanges (log context only).
 const UPSTREAM: &str = "mcp_sieve::upstream";
 
+/// The head of a message that was not read (made once, not dropped per request).
+static NO_HEAD: LazyLock<Head> = LazyLock::new(Head::default);
+
 /// The head sampler, when traces are on.
 static SAMPLER: OnceLock<Sampler> = OnceLock::new();
 
@@ -228,9 +231,8 @@ pub fn request_span(
         return RequestLog::none();
     }
     let mut f = request_log::Fields::new(transport, body);
-    let empty = Head::default();
     let read = head.is_some();
-    let head = head.unwrap_or(&empty);
+    let head = head.unwrap_or(&NO_HEAD);
     let parent = head.trace_context().or(header);
     let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
     if let Some(tracer) = TRACER.get().filter(|_| traced) {
