@@ -15,7 +15,9 @@
 #   run beside this one in every round, each with its own table: before/after in one run;
 #   IR=N: instead of wrk, N requests one at a time to the server under valgrind's callgrind, and
 #   the instructions the server ran per request: a count that does not move with the machine's
-#   load, where wrk's ratios on a shared VM spread by ±20% round to round; PIN=1: the server
+#   load, where wrk's ratios on a shared VM spread by ±20% round to round; with CACHE=1 also
+#   its simulated cache misses (I1, D1) and mispredicted branches, and an estimate of its cycles
+#   weighing each at 10, 10 and 15 instructions: what instructions alone miss; PIN=1: the server
 #   on CPU 1 alone, wrk (one thread) and the OTLP sink on CPU 0, so the server's own CPU bounds
 #   its throughput and nothing else competes for its core and caches: rounds spread by about
 #   ±3% there)
@@ -82,6 +84,7 @@ run() {
   esac
   local under=()
   [ -z "${IR:-}" ] || under=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$work/cg.out")
+  [ -z "${CACHE:-}" ] || under+=(--cache-sim=yes --branch-sim=yes)
   rm -f "$work"/cg.out*
   env "${env[@]}" "${under[@]}" "${on_server[@]}" "$bin" serve --catalog "$catalog" --host 127.0.0.1 --port "$port" "${args[@]}" > "$work/server.log" 2>&1 &
   pid=$!
@@ -90,6 +93,9 @@ run() {
     sleep 0.1
   done
   if [ -n "${IR:-}" ]; then
+    # Settled first: the search index of the 1,000 tools is built on a thread of its own after
+    # the server starts, which under valgrind takes seconds (counted, it doubled a request).
+    sleep 12
     one_by_one "$port" 200 "$work/$what.txt"
     callgrind_control -i on "$pid" >/dev/null
     one_by_one "$port" "$IR" "$work/$what.txt"
@@ -97,8 +103,16 @@ run() {
     callgrind_control -d "$pid" >/dev/null
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
     local ir
-    ir=$(callgrind_annotate "$(ls "$work"/cg.out.* | tail -1)" | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
-    printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ir":%s}\n' "$name" "$what" "$label" "$round" "$((ir / IR))"
+    # The totals' line: Ir, and with CACHE=1 Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
+    # (a count, a "." for none, each count followed by its share in parentheses).
+    ir=$(callgrind_annotate "$(ls "$work"/cg.out.* | tail -1)" | awk -v n="$IR" '/PROGRAM TOTALS/ && !done++ {
+      k = 0
+      for (i = 1; i <= NF && $i != "PROGRAM"; i++) if ($i !~ /^\(/) { v = $i; gsub(",", "", v); c[++k] = (v == "." ? 0 : v) }
+      if (k < 13) { printf "%d", c[1] / n; exit }
+      est = c[1] + 10 * (c[4] + c[5] + c[6]) + 15 * (c[11] + c[13])
+      printf "%d,\"i1\":%d,\"d1\":%d,\"branches\":%d,\"est\":%d", c[1] / n, c[4] / n, (c[5] + c[6]) / n, (c[11] + c[13]) / n, est / n
+    }')
+    printf '{"bin":"%s","what":"%s","label":"%s","round":%s,"ir":%s}\n' "$name" "$what" "$label" "$round" "$ir"
     return
   fi
   BODIES="$work/$what.txt" "${on_load[@]}" wrk -t"$wrk_threads" -c"$conns" -d3s -s bench/wrk-list.lua "http://127.0.0.1:$port/mcp" >/dev/null
@@ -150,6 +164,11 @@ for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) 
     const ir = (l) => Math.min(...all.filter((x) => x.bin === bin && x.what === w && x.label === l).map((x) => x.ir));
     for (const l of [...new Set(all.map((x) => x.label))].filter((l) => l !== "off")) {
       console.log(`${bin === "this" ? "this tree" : "BASE"}, ${w === "call" ? "tools/call echo" : "tools/list (filtered)"}: ${ir(l)} instructions a request with ${l}, ${ir("off")} with everything off: +${ir(l) - ir("off")} (+${(100 * (ir(l) / ir("off") - 1)).toFixed(1)}%)`);
+      const one = (l) => all.find((x) => x.bin === bin && x.what === w && x.label === l && x.ir === ir(l));
+      if (one(l).est !== undefined) {
+        const [a, o] = [one(l), one("off")];
+        console.log(`  misses a request: I1 ${a.i1} against ${o.i1}, D1 ${a.d1} against ${o.d1}, branches ${a.branches} against ${o.branches}; estimated cycles ${a.est} against ${o.est}: +${(100 * (a.est / o.est - 1)).toFixed(1)}%`);
+      }
     }
   }
 }' "$results"
