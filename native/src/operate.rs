@@ -107,7 +107,7 @@ pub(crate) struct Operate {
 
 /// A use seen before the core ran, with when it started.
 pub(crate) struct Seen {
-    /// Its method's label (`None`: a response, not counted).
+    /// Its method's label (`None`: a response, or nothing counts or audits requests).
     method: Option<Method>,
     usage: Option<Use>,
     started_ms: i64,
@@ -167,7 +167,10 @@ impl Operate {
         if !self.active(server) {
             return (seen, None);
         }
-        seen.method = head.method().map(method_label);
+        // Counted and audited only when something keeps it: a limit alone reads no answer.
+        if self.sink.is_some() || self.metrics.is_some() {
+            seen.method = head.method().map(method_label);
+        }
         seen.usage = server.use_in(head, env);
         let Some(u) = &seen.usage else { return (seen, None) };
         if server.limits().is_empty() {
