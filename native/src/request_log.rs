@@ -79,7 +79,9 @@ pub(crate) struct Fields {
     body: Bytes,
     /// What its head names, read once.
     named: OnceLock<Named>,
-    caller: OnceLock<Caller>,
+    /// Who calls, set once per request (a lock, not a `OnceLock`: whose first `set` takes the
+    /// slow path every time, and every request sets it).
+    caller: Mutex<Option<Caller>>,
     /// Its span in the trace, boxed: one request in ten at a ratio of 0.1 has one, and the SDK's
     /// span is larger than the rest of the fields every request allocates.
     pub trace: Option<Box<Traced>>,
@@ -135,11 +137,14 @@ impl RequestLog {
                     .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
             );
         }
-        let _ = f.caller.set(Caller {
-            principal: principal.map(str::to_string),
-            view: view.to_string(),
-            session: session.map(str::to_string),
-        });
+        let mut caller = f.caller();
+        if caller.is_none() {
+            *caller = Some(Caller {
+                principal: principal.map(str::to_string),
+                view: view.to_string(),
+                session: session.map(str::to_string),
+            });
+        }
     }
 
     /// Runs `f` in the request (its log lines carry its fields).
@@ -160,9 +165,14 @@ impl Fields {
             transport,
             body,
             named: OnceLock::new(),
-            caller: OnceLock::new(),
+            caller: Mutex::new(None),
             trace: None,
         }
+    }
+
+    /// Who calls (`None` until [`RequestLog::record`]).
+    fn caller(&self) -> std::sync::MutexGuard<'_, Option<Caller>> {
+        self.caller.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// What the message names (its head read on the first call).
@@ -184,7 +194,8 @@ impl Fields {
 
     /// A human line's bracket: `method=… id=… principal=… view=… session=…` (those known).
     pub(crate) fn short(&self) -> String {
-        let caller = self.caller.get();
+        let caller = self.caller();
+        let caller = caller.as_ref();
         let named = self.named();
         let pairs = [
             ("method", named.method.as_deref()),
@@ -210,7 +221,8 @@ impl Fields {
     /// A JSON line's `span` object, as the request's span would be written (its fields by name,
     /// then `name`).
     pub(crate) fn json(&self) -> Value {
-        let caller = self.caller.get();
+        let caller = self.caller();
+        let caller = caller.as_ref();
         let named = self.named();
         let operation = named.tool.as_ref().map(|_| "execute_tool".to_string());
         let mut pairs = vec![
