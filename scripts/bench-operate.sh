@@ -19,8 +19,8 @@
 #   its simulated cache misses (I1, D1) and mispredicted branches, and an estimate of its cycles
 #   weighing each at 10, 10 and 15 instructions: what instructions alone miss; PIN=1: the server
 #   on CPU 1 alone, wrk (one thread) and the OTLP sink on CPU 0, so the server's own CPU bounds
-#   its throughput and nothing else competes for its core and caches: rounds spread by about
-#   ±3% there)
+#   its throughput and nothing else competes for its core and caches: its CPU per request is
+#   steadier there, though rounds still spread from 91% to 108% on the shared VM)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"; conns="${2:-32}"
