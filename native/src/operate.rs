@@ -152,7 +152,12 @@ impl Operate {
 
     /// Whether anything is kept per request (else the hooks do nothing).
     fn active(&self, server: &Server) -> bool {
-        self.sink.is_some() || self.metrics.is_some() || !server.limits().is_empty()
+        self.keeps_outcomes() || !server.limits().is_empty()
+    }
+
+    /// Whether requests are counted or audited (their answers read): a limit alone reads none.
+    fn keeps_outcomes(&self) -> bool {
+        self.sink.is_some() || self.metrics.is_some()
     }
 
     /// Before the core: the use the message of `head` makes, and the refusal when it is over a
@@ -167,8 +172,7 @@ impl Operate {
         if !self.active(server) {
             return (seen, None);
         }
-        // Counted and audited only when something keeps it: a limit alone reads no answer.
-        if self.sink.is_some() || self.metrics.is_some() {
+        if self.keeps_outcomes() {
             seen.method = head.method().map(method_label);
         }
         seen.usage = server.use_in(head, env);
