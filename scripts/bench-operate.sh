@@ -104,6 +104,8 @@ run() {
     sleep 6 # the batch processor exports what it holds every 5 s
     callgrind_control -d "$pid" >/dev/null
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    # CG_KEEP=DIR: the profile kept, as DIR/BIN-WHAT-LABEL-ROUND.out (for callgrind_annotate).
+    [ -z "${CG_KEEP:-}" ] || cp "$(ls "$work"/cg.out.* | tail -1)" "$CG_KEEP/$name-$what-$label-$round.out"
     local ir
     # The totals' line: Ir, and with CACHE=1 Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim
     # (a count, a "." for none, each count followed by its share in parentheses).

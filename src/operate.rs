@@ -105,6 +105,10 @@ impl Server {
     /// The name of the upstream serving an item (gateway mode).
     #[cfg(feature = "gateway")]
     fn upstream_of(&self, _kind: Kind, _item: &str) -> Option<String> {
+        if self.catalog.upstreams.is_empty() {
+            // Not a gateway: no item has an upstream (no lookup).
+            return None;
+        }
         {
             let o = &self.catalog.origins;
             let i = match _kind {

@@ -99,6 +99,23 @@ fn a_limiter_takes_from_every_bucket_or_from_none() {
 }
 
 #[test]
+fn a_limiters_buckets_are_apart_whatever_text_their_ids_and_keys_hold() {
+    let mut l = Limiter::default();
+    // Ids and keys that written one after the other read the same ("a" + "1x", "a1" + "x").
+    let t = |id: &str, key: &str| Take {
+        id: id.into(),
+        key: key.into(),
+        ..take(1, 1000, 1)
+    };
+    l.take(&[t("a", "1x")], 0).unwrap();
+    l.take(&[t("a1", "x")], 0).unwrap();
+    l.take(&[t("1:a", "")], 0).unwrap();
+    assert_eq!(l.kept(), 3);
+    assert!(l.take(&[t("a", "1x")], 0).is_err());
+    assert!(l.take(&[t("a1", "x")], 0).is_err());
+}
+
+#[test]
 fn a_limiter_drops_full_buckets_past_ten_thousand_and_keeps_counting() {
     let mut l = Limiter::default();
     let per = |key: usize| Take {

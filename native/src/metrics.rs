@@ -1,6 +1,7 @@
 //! Prometheus metrics of the native server, written by hand in the text exposition format 0.0.4
 //! (counters and histograms in one shard per thread, each under its own lock, summed when
-//! scraped; no HTTP stack of their own): requests by
+//! scraped; a request queued in its shard and added to the series with the shard's next
+//! [`PENDING`], or at the scrape; no HTTP stack of their own): requests by
 //! method and outcome, uses by tool, upstream and outcome, refusals by reason code, latency
 //! histograms, upstream states, sessions and tasks, estimated tokens saved. Served at
 //! [`PATH`] behind the same gate as the status endpoint, or on a port of its own
@@ -108,6 +109,31 @@ pub enum Outcome {
 /// The outcomes' labels, in [`Outcome`]'s order.
 const OUTCOMES: [&str; 3] = ["ok", "error", "refused"];
 
+/// A request to count ([`Metrics::count`]): its method, outcome and seconds, and the use it
+/// made, if any.
+pub struct Counted {
+    pub method: Method,
+    pub outcome: Outcome,
+    pub seconds: f64,
+    pub usage: Option<UseCounted>,
+}
+
+/// What a use adds: a tool call by item, upstream and outcome; a refusal by reason; its
+/// upstream's latency (a use it served); a search's latency (`find_tools`).
+pub struct UseCounted {
+    pub item: String,
+    pub upstream: Option<String>,
+    /// Its outcome's label (`ok`, `error`, `tool-error`, `unknown`, `refused`).
+    pub outcome: &'static str,
+    /// The reason code of its refusal, if refused.
+    pub refused: Option<String>,
+}
+
+/// Requests a shard holds before it adds them to its series: a request only queues itself, and
+/// the series are written [`PENDING`] at a time (their code and data warm in the caches once,
+/// not once a request), and whenever they are read (a scrape sees every request counted).
+const PENDING: usize = 64;
+
 /// Each counter's and histogram's series by their labels; the requests' by method index (one
 /// array slot each: no label text written or compared per request).
 struct Inner {
@@ -115,6 +141,88 @@ struct Inner {
     durations: [Histogram; METHODS.len()],
     counters: [BTreeMap<Labels, u64>; COUNTERS.len()],
     histograms: [BTreeMap<Labels, Histogram>; TIMINGS.len()],
+    /// Requests counted and not yet added (at most [`PENDING`]).
+    pending: Vec<Counted>,
+}
+
+impl Inner {
+    /// Adds the pending requests to the series. Uses in a row with the same labels (a client
+    /// calling one tool, one upstream serving them) are added as one: their series is looked up
+    /// once a run, not once a use.
+    #[inline(never)]
+    fn flush(&mut self) {
+        let (mut buf, mut pending) = (String::new(), std::mem::take(&mut self.pending));
+        let mut calls: Option<(&UseCounted, u64)> = None;
+        let mut served: Option<(&str, Histogram)> = None;
+        for c in &pending {
+            let m = usize::from(c.method.0);
+            self.requests[m][c.outcome as usize] += 1;
+            self.durations[m].observe(c.seconds);
+            let Some(u) = &c.usage else { continue };
+            match &mut calls {
+                Some((run, n)) if (&run.item, &run.upstream, run.outcome) == (&u.item, &u.upstream, u.outcome) => {
+                    *n += 1
+                }
+                _ => {
+                    if let Some((run, n)) = calls.replace((u, 1)) {
+                        self.add_calls(&mut buf, run, n);
+                    }
+                }
+            }
+            let upstream = u.upstream.as_deref().unwrap_or("");
+            if let Some(r) = &u.refused {
+                series(
+                    &mut self.counters[Counter::Refusals as usize],
+                    &mut buf,
+                    &[("reason", r)],
+                    |v| *v += 1,
+                );
+            } else if !upstream.is_empty() {
+                match &mut served {
+                    Some((run, h)) if *run == upstream => h.observe(c.seconds),
+                    _ => {
+                        let mut h = Histogram::default();
+                        h.observe(c.seconds);
+                        if let Some((run, h)) = served.replace((upstream, h)) {
+                            self.add_served(&mut buf, run, &h);
+                        }
+                    }
+                }
+            }
+            if u.item == "find_tools" {
+                series(&mut self.histograms[Timing::Search as usize], &mut buf, &[], |h| {
+                    h.observe(c.seconds)
+                });
+            }
+        }
+        if let Some((run, n)) = calls {
+            self.add_calls(&mut buf, run, n);
+        }
+        if let Some((run, h)) = served {
+            self.add_served(&mut buf, run, &h);
+        }
+        pending.clear();
+        self.pending = pending;
+    }
+
+    /// Adds `n` tool calls with the labels of `u`.
+    fn add_calls(&mut self, buf: &mut String, u: &UseCounted, n: u64) {
+        let upstream = u.upstream.as_deref().unwrap_or("");
+        let labels = [
+            ("tool", u.item.as_str()),
+            ("upstream", upstream),
+            ("outcome", u.outcome),
+        ];
+        series(&mut self.counters[Counter::ToolCalls as usize], buf, &labels, |v| {
+            *v += n
+        });
+    }
+
+    /// Adds the latencies `h` of uses `upstream` served.
+    fn add_served(&mut self, buf: &mut String, upstream: &str, h: &Histogram) {
+        let timings = &mut self.histograms[Timing::UpstreamCall as usize];
+        series(timings, buf, &[("upstream", upstream)], |into| into.merge(h));
+    }
 }
 
 impl Default for Inner {
@@ -124,6 +232,7 @@ impl Default for Inner {
             durations: std::array::from_fn(|_| Histogram::default()),
             counters: Default::default(),
             histograms: Default::default(),
+            pending: Vec::with_capacity(PENDING),
         }
     }
 }
@@ -251,15 +360,23 @@ const OVERFLOW: &str = "overflow=\"true\"";
 fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pairs: Pairs<'_>, f: impl FnOnce(&mut T)) {
     buf.clear();
     write_labels(buf, pairs);
-    if let Some(v) = by_labels.get_mut(buf.as_str()) {
-        return f(v);
+    match by_labels.get_mut(buf.as_str()) {
+        Some(v) => f(v),
+        None => f(added(by_labels, buf)),
     }
+}
+
+/// The new series of label text `labels` in `by_labels` (or the overflow's, past
+/// [`MAX_SERIES`]); out of line, as a request seldom adds a series.
+#[cold]
+#[inline(never)]
+fn added<'m, T: Default>(by_labels: &'m mut BTreeMap<Labels, T>, labels: &str) -> &'m mut T {
     let labels = if by_labels.len() >= MAX_SERIES {
         OVERFLOW
     } else {
-        buf.as_str()
+        labels
     };
-    f(by_labels.entry(labels.to_string()).or_default())
+    by_labels.entry(labels.to_string()).or_default()
 }
 
 /// A request's method, as metrics label it: MCP's methods and this server's extensions by name,
@@ -368,7 +485,8 @@ impl Metrics {
     fn merged(&self) -> Inner {
         let mut all = Inner::default();
         for i in 0..self.0.len() {
-            let shard = self.shard(i);
+            let mut shard = self.shard(i);
+            shard.flush();
             for (into, from) in all.requests.iter_mut().zip(&shard.requests) {
                 for (c, n) in into.iter_mut().zip(from) {
                     *c += n;
@@ -393,38 +511,23 @@ impl Metrics {
 
     /// Adds `n` to counter `c` with `labels`.
     pub fn add(&self, c: Counter, labels: Pairs<'_>, n: u64) {
-        self.batch(None, [(c, labels, n)], []);
+        let mut buf = String::new();
+        series(
+            &mut self.shard(shard_of_thread()).counters[c as usize],
+            &mut buf,
+            labels,
+            |v| *v += n,
+        );
     }
 
-    /// Counts a request (its method, outcome and seconds taken), adds to counters and observes
-    /// histograms, under one lock, the thread's shard's: `(counter, labels, n)` and
-    /// `(histogram, labels, seconds)`. The label text is written into a buffer kept by the
-    /// thread, so a request allocates nothing here once its series exist.
-    pub fn batch<'p>(
-        &self,
-        request: Option<(Method, Outcome, f64)>,
-        adds: impl IntoIterator<Item = (Counter, Pairs<'p>, u64)>,
-        observes: impl IntoIterator<Item = (Timing, Pairs<'p>, f64)>,
-    ) {
-        thread_local! {
-            static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// Counts a request: queued in the thread's shard, added to the series with the shard's
+    /// other pending requests (see [`PENDING`]).
+    pub fn count(&self, c: Counted) {
+        let mut inner = self.shard(shard_of_thread());
+        if inner.pending.len() >= PENDING {
+            inner.flush();
         }
-        BUF.with_borrow_mut(|buf| {
-            let mut inner = self.shard(shard_of_thread());
-            if let Some((method, outcome, seconds)) = request {
-                let m = usize::from(method.0);
-                inner.requests[m][outcome as usize] += 1;
-                inner.durations[m].observe(seconds);
-            }
-            for (c, pairs, n) in adds {
-                series(&mut inner.counters[c as usize], buf, pairs, |v| *v += n);
-            }
-            for (t, pairs, seconds) in observes {
-                series(&mut inner.histograms[t as usize], buf, pairs, |h: &mut Histogram| {
-                    h.observe(seconds)
-                });
-            }
-        });
+        inner.pending.push(c);
     }
 
     /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
@@ -471,10 +574,8 @@ mod tests {
     #[test]
     fn counters_histograms_and_gauges_in_the_text_format() {
         let m = Metrics::default();
-        let call = method_label("tools/call");
-        m.batch(Some((call, Outcome::Ok, 0.003)), [], []);
-        m.batch(Some((call, Outcome::Ok, 0.003)), [], []);
-        m.batch(None, [], [(Timing::Search, &[][..], 0.003)]);
+        m.count(call(None, 0.003));
+        m.count(call(Some(("find_tools", None, "ok", None)), 0.003));
         let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),
@@ -504,7 +605,12 @@ mod tests {
             for _ in 0..SHARDS + 3 {
                 scope.spawn(|| {
                     for _ in 0..10 {
-                        m.batch(Some((method_label("ping"), Outcome::Ok, 0.002)), [], []);
+                        m.count(Counted {
+                            method: method_label("ping"),
+                            outcome: Outcome::Ok,
+                            seconds: 0.002,
+                            usage: None,
+                        });
                     }
                 });
             }
@@ -530,6 +636,81 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("mcp_sieve_requests_total{").count(), 1, "{text}");
+    }
+
+    /// A `tools/call` of `seconds` making `usage`: (item, upstream, outcome, refusal reason).
+    fn call(usage: Option<(&str, Option<&str>, &'static str, Option<&str>)>, seconds: f64) -> Counted {
+        Counted {
+            method: method_label("tools/call"),
+            outcome: Outcome::Ok,
+            seconds,
+            usage: usage.map(|(item, upstream, outcome, refused)| UseCounted {
+                item: item.into(),
+                upstream: upstream.map(str::to_string),
+                outcome,
+                refused: refused.map(str::to_string),
+            }),
+        }
+    }
+
+    #[test]
+    fn uses_in_runs_and_apart_each_count_under_their_own_labels() {
+        let m = Metrics::default();
+        // More than a shard holds pending: runs of one tool, tools taking turns, a refusal
+        // between, across flushes.
+        let uses = [
+            ("a", Some("gh"), "ok", None),
+            ("a", Some("gh"), "ok", None),
+            ("b", Some("gh"), "ok", None),
+            ("a", Some("gh"), "error", None),
+            ("a", Some("gh"), "refused", Some("rate-limit:all")),
+            ("c", Some("fs"), "ok", None),
+            ("c", None, "ok", None),
+        ];
+        for _ in 0..PENDING {
+            for u in uses {
+                m.count(call(Some(u), 0.003));
+            }
+        }
+        let n = PENDING;
+        let text = m.render(&[]);
+        for (series, count) in [
+            (
+                "mcp_sieve_tool_calls_total{tool=\"a\",upstream=\"gh\",outcome=\"ok\"}",
+                2 * n,
+            ),
+            (
+                "mcp_sieve_tool_calls_total{tool=\"b\",upstream=\"gh\",outcome=\"ok\"}",
+                n,
+            ),
+            (
+                "mcp_sieve_tool_calls_total{tool=\"a\",upstream=\"gh\",outcome=\"error\"}",
+                n,
+            ),
+            (
+                "mcp_sieve_tool_calls_total{tool=\"a\",upstream=\"gh\",outcome=\"refused\"}",
+                n,
+            ),
+            (
+                "mcp_sieve_tool_calls_total{tool=\"c\",upstream=\"fs\",outcome=\"ok\"}",
+                n,
+            ),
+            ("mcp_sieve_tool_calls_total{tool=\"c\",upstream=\"\",outcome=\"ok\"}", n),
+            ("mcp_sieve_refusals_total{reason=\"rate-limit:all\"}", n),
+            ("mcp_sieve_upstream_call_duration_seconds_count{upstream=\"gh\"}", 4 * n),
+            (
+                "mcp_sieve_upstream_call_duration_seconds_bucket{upstream=\"gh\",le=\"0.005\"}",
+                4 * n,
+            ),
+            ("mcp_sieve_upstream_call_duration_seconds_count{upstream=\"fs\"}", n),
+            ("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"}", 7 * n),
+        ] {
+            assert!(
+                text.contains(&format!("{series} {count}\n")),
+                "{series} {count}: {text}"
+            );
+        }
+        assert_eq!(text.matches("mcp_sieve_tool_calls_total{").count(), 6, "{text}");
     }
 
     fn name(m: Method) -> &'static str {

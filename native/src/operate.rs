@@ -21,8 +21,8 @@ use mcp_sieve::protocol::{Env, Server};
 use memchr::memmem::Finder;
 
 use crate::error::ServerError;
-use crate::metrics::{labels, method_label, Counter, Method, Metrics, Outcome, Timing};
-use crate::reply::{error_code, Reply};
+use crate::metrics::{labels, method_label, Counted, Counter, Method, Metrics, Outcome, UseCounted};
+use crate::reply::{error_code, use_outcome, Reply};
 
 /// Where audit records go.
 enum Sink {
@@ -188,11 +188,25 @@ impl Operate {
         match verdict {
             Ok(()) => (seen, None),
             Err(r) => {
-                let answer = mcp_sieve::operate::refused(&r, &u.id);
-                self.finish(&seen, Some(&r.reason()), &Ended::of_body(&answer.body), 429);
-                (seen, Some(answer))
+                // Audited and counted here: what is left of it is not a use.
+                let refused = Seen {
+                    usage: seen.usage.take(),
+                    ..seen
+                };
+                (seen, Some(self.refuse(refused, &r)))
             }
         }
+    }
+
+    /// The answer to a use over limit `r`, audited and counted (out of line: the path every
+    /// request takes stays short, and in fewer cache lines).
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, seen: Seen, r: &mcp_sieve::operate::limits::Refusal) -> http::Response {
+        let id = seen.usage.as_ref().map_or(&serde_json::Value::Null, |u| &u.id);
+        let answer = mcp_sieve::operate::refused(r, id);
+        self.finish(seen, Some(r.reason()), &Ended::of_body(&answer.body), 429);
+        answer
     }
 
     /// After the core (and the upstream): audits and counts the request whose answer is
@@ -203,12 +217,12 @@ impl Operate {
         }
         let status = reply.status().as_u16();
         if !is_json(reply.headers().get("content-type").and_then(|v| v.to_str().ok())) {
-            self.finish(&seen, None, &Ended::unknown(), status);
+            self.finish(seen, None, &Ended::unknown(), status);
             return reply;
         }
         let (parts, body) = reply.into_parts();
         let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-        self.answered(server, env, &seen, &bytes, status);
+        self.answered(server, env, seen, &bytes, status);
         hyper::Response::from_parts(parts, Full::new(bytes).boxed())
     }
 
@@ -220,15 +234,15 @@ impl Operate {
         }
         let content_type = r.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type"));
         if is_json(content_type.map(|(_, v)| v.as_str())) {
-            self.answered(server, env, &seen, r.body.as_bytes(), r.status);
+            self.answered(server, env, seen, r.body.as_bytes(), r.status);
         } else {
-            self.finish(&seen, None, &Ended::unknown(), r.status);
+            self.finish(seen, None, &Ended::unknown(), r.status);
         }
     }
 
     /// After the core (and the upstream): audits and counts the request whose whole JSON answer
     /// is `bytes`, sent with HTTP `status` (200 for a line of `stdio`).
-    pub(crate) fn answered(&self, server: &Server, env: &Env, seen: &Seen, bytes: &[u8], status: u16) {
+    pub(crate) fn answered(&self, server: &Server, env: &Env, seen: Seen, bytes: &[u8], status: u16) {
         if seen.method.is_none() {
             return;
         }
@@ -236,77 +250,76 @@ impl Operate {
         // error code would be (a large list is not read again).
         let ended = match &seen.usage {
             // Payloads in the record: the answer read whole.
-            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
-            Some(_) => Ended {
-                error_code: error_code(bytes),
-                tool_error: IS_ERROR.find(bytes).is_some(),
-                ..Ended::default()
-            },
+            Some(_) if self.payloads && self.sink.is_some() => read_whole(bytes),
+            Some(_) => {
+                let (error_code, tool_error) = use_outcome(bytes);
+                Ended {
+                    error_code,
+                    tool_error,
+                    ..Ended::default()
+                }
+            }
             None => Ended {
                 error_code: error_code(bytes),
                 ..Ended::default()
             },
         };
         let refused = match (&seen.usage, ended.error_code) {
-            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(u, env),
+            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => refusal_reason(server, u, env),
             _ => None,
         };
-        self.finish(seen, refused.as_deref(), &ended, status);
+        let method = seen.method;
+        self.finish(seen, refused, &ended, status);
         if let Some(m) = &self.metrics {
-            tokens_saved(m, server, env, seen.method, bytes);
+            tokens_saved(m, server, env, method, bytes);
         }
     }
 
     /// A request that got no answer (a `stdio` call its client cancelled): its outcome `unknown`.
-    pub(crate) fn unanswered(&self, seen: &Seen) {
+    pub(crate) fn unanswered(&self, seen: Seen) {
         self.finish(seen, None, &Ended::unknown(), 200);
     }
 
     /// Writes the record and counts the request.
-    fn finish(&self, seen: &Seen, refused: Option<&str>, ended: &Ended, status: u16) {
+    fn finish(&self, seen: Seen, refused: Option<String>, ended: &Ended, status: u16) {
         let elapsed = seen.started.elapsed();
-        if let Some(m) = &self.metrics {
-            let method = seen.method.unwrap_or(Method::OTHER);
-            let outcome = match (status, ended.error_code, refused) {
-                (_, _, Some(_)) => Outcome::Refused,
-                (200..=299, None, _) => Outcome::Ok,
-                (200..=299, Some(_), _) => Outcome::Error,
-                _ => Outcome::Refused,
-            };
-            let secs = elapsed.as_secs_f64();
-            // At most three of each, in arrays (nothing allocated per request).
-            let (mut uses, mut refusals, mut upstreams, mut searches) = (None, None, None, None);
-            let (use_labels, reason, by_upstream);
-            if let Some(u) = &seen.usage {
-                let upstream = u.upstream.as_deref().unwrap_or("");
-                let o = if refused.is_some() { "refused" } else { ended.outcome() };
-                use_labels = [("tool", u.item.as_str()), ("upstream", upstream), ("outcome", o)];
-                uses = Some((Counter::ToolCalls, &use_labels[..], 1));
-                if let Some(r) = refused {
-                    reason = [("reason", r)];
-                    refusals = Some((Counter::Refusals, &reason[..], 1));
-                }
-                if !upstream.is_empty() && refused.is_none() {
-                    by_upstream = [("upstream", upstream)];
-                    upstreams = Some((Timing::UpstreamCall, &by_upstream[..], secs));
-                }
-                if u.item == "find_tools" {
-                    searches = Some((Timing::Search, &[][..], secs));
-                }
-            }
-            let adds = [uses, refusals];
-            let observes = [upstreams, searches];
-            m.batch(
-                Some((method, outcome, secs)),
-                adds.into_iter().flatten(),
-                observes.into_iter().flatten(),
+        if let (Some(sink), Some(u)) = (&self.sink, &seen.usage) {
+            self.audit(
+                sink,
+                u,
+                seen.started_ms,
+                elapsed.as_millis() as i64,
+                refused.as_deref(),
+                ended,
             );
         }
-        let (Some(sink), Some(u)) = (&self.sink, &seen.usage) else {
-            return;
+        let Some(m) = &self.metrics else { return };
+        let outcome = match (status, ended.error_code, &refused) {
+            (_, _, Some(_)) => Outcome::Refused,
+            (200..=299, None, _) => Outcome::Ok,
+            (200..=299, Some(_), _) => Outcome::Error,
+            _ => Outcome::Refused,
         };
-        let duration = elapsed.as_millis() as i64;
-        let line = audit::record(u, seen.started_ms, duration, refused, ended, self.payloads);
+        // The use's own strings move into the count (nothing copied).
+        let usage = seen.usage.map(|u| UseCounted {
+            outcome: if refused.is_some() { "refused" } else { ended.outcome() },
+            item: u.item,
+            upstream: u.upstream,
+            refused,
+        });
+        m.count(Counted {
+            method: seen.method.unwrap_or(Method::OTHER),
+            outcome,
+            seconds: elapsed.as_secs_f64(),
+            usage,
+        });
+    }
+
+    /// Writes the audit record of use `u` to `sink` (out of line: a request with no sink does
+    /// not carry its code through the cache).
+    #[inline(never)]
+    fn audit(&self, sink: &Sink, u: &Use, started_ms: i64, duration: i64, refused: Option<&str>, ended: &Ended) {
+        let line = audit::record(u, started_ms, duration, refused, ended, self.payloads);
         match sink {
             Sink::Stdout => println!("{line}"),
             Sink::File(f) => {
@@ -350,8 +363,22 @@ impl Operate {
     }
 }
 
-/// Searches of answers, built once (a searcher's set-up costs more than a short answer's search).
-static IS_ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"isError\":true"));
+/// An answer read whole (its payload for the audit record; out of line).
+#[cold]
+#[inline(never)]
+fn read_whole(bytes: &[u8]) -> Ended {
+    Ended::of_body(&String::from_utf8_lossy(bytes))
+}
+
+/// Why a use answered `-32602` was refused (out of line: the rare answer's path).
+#[cold]
+#[inline(never)]
+fn refusal_reason(server: &Server, u: &Use, env: &Env) -> Option<String> {
+    server.refusal_reason(u, env)
+}
+
+/// The search for the end of a list's page, built once (a searcher's set-up costs more than a short
+/// answer's search).
 static NEXT_CURSOR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"nextCursor\""));
 
 /// Whether a `Content-Type` is JSON (an answer read whole; else a stream, whose outcome is
@@ -366,6 +393,13 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>,
     let Some(view) = env.view.as_ref().filter(|_| method == Some(method_label("tools/list"))) else {
         return;
     };
+    narrowed(m, server, view.search, body);
+}
+
+/// [`tokens_saved`] of a `tools/list` answer `body` a view narrowed (out of line: a call does
+/// not carry its code through the cache).
+#[inline(never)]
+fn narrowed(m: &Metrics, server: &Server, search: bool, body: &[u8]) {
     // A page with more to come is not the whole list: `nextCursor` ends the result.
     let tail = &body[body.len().saturating_sub(1024)..];
     if NEXT_CURSOR.find(tail).is_some() {
@@ -379,7 +413,7 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>,
         .map(|t| t.fragment.len() + 1)
         .sum();
     if full > body.len() {
-        let how = if view.search { "search" } else { "view" };
+        let how = if search { "search" } else { "view" };
         m.add(Counter::TokensSaved, &[("how", how)], ((full - body.len()) / 4) as u64);
     }
 }

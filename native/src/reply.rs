@@ -1,5 +1,6 @@
 //! How a core response becomes a hyper one ([`reply`]), for every answer the native server
-//! sends, and the JSON-RPC error code an answer carries ([`error_code`]).
+//! sends, and the JSON-RPC error code an answer carries ([`error_code`], and with a tool error:
+//! [`use_outcome`]).
 
 use std::convert::Infallible;
 use std::sync::LazyLock;
@@ -38,6 +39,27 @@ pub(crate) fn error_code(answer: &[u8]) -> Option<i32> {
     mcp_sieve::protocol::jsonrpc::error_code_in(answer)
 }
 
+/// The search for what an error's code and a tool error have in common, built once.
+static RROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"rror\""));
+
+/// A use's answer: its JSON-RPC error code ([`error_code`]'s reading) and whether it is a tool
+/// result with `"isError":true`, in one search of it (for `rror"`, which both hold).
+pub(crate) fn use_outcome(answer: &[u8]) -> (Option<i32>, bool) {
+    const ERROR: &[u8] = b"\"error\":{\"code\":";
+    let mut tool_error = false;
+    for i in RROR.find_iter(answer) {
+        let (before, after) = (&answer[..i], &answer[i + 5..]);
+        if before.ends_with(b"\"e") && answer[i - 2..].starts_with(ERROR) && i - 2 + ERROR.len() <= 300 {
+            // The answer's own error, or one its result holds (read on).
+            if let Some(code) = mcp_sieve::protocol::jsonrpc::error_code_in(answer) {
+                return (Some(code), tool_error);
+            }
+        }
+        tool_error |= before.ends_with(b"\"isE") && after.starts_with(b":true");
+    }
+    (None, tool_error)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +78,29 @@ mod tests {
         ] {
             let core = mcp_sieve::protocol::jsonrpc::error_code_in(answer.as_bytes());
             assert_eq!(error_code(answer.as_bytes()), core, "{answer}");
+            assert_eq!(use_outcome(answer.as_bytes()), (core, false), "{answer}");
+        }
+        // A tool error, wherever the result holds it, and text that only looks like one.
+        for (answer, tool_error) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#,
+                true,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#,
+                false,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"an error"}]}}"#,
+                false,
+            ),
+            (r#"{"jsonrpc":"2.0","id":"rror\"","result":{"isError":true}}"#, true),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"error":{"code":5}},"isError":true}}"#,
+                true,
+            ),
+        ] {
+            assert_eq!(use_outcome(answer.as_bytes()), (None, tool_error), "{answer}");
         }
         assert_eq!(
             error_code(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602}}"#),

@@ -51,6 +51,22 @@ impl Traced {
         self.span.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Sets the span's caller attributes: principal, view (`""`: none) and session (out of line:
+    /// most requests are not traced).
+    #[inline(never)]
+    fn caller(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
+        let known = [
+            ("mcp_sieve.principal", principal),
+            ("mcp_sieve.view", Some(view).filter(|v| !v.is_empty())),
+            ("mcp.session.id", session),
+        ];
+        self.set(
+            known
+                .into_iter()
+                .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
+        );
+    }
+
     /// Sets `attributes`.
     pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
         let mut span = self.span();
@@ -126,16 +142,7 @@ impl RequestLog {
     pub fn record(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
         let Some(f) = &self.fields else { return };
         if let Some(t) = &f.trace {
-            let known = [
-                ("mcp_sieve.principal", principal),
-                ("mcp_sieve.view", Some(view).filter(|v| !v.is_empty())),
-                ("mcp.session.id", session),
-            ];
-            t.set(
-                known
-                    .into_iter()
-                    .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
-            );
+            t.caller(principal, view, session);
         }
         let mut caller = f.caller();
         if caller.is_none() {

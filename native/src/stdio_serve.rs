@@ -141,14 +141,14 @@ impl Link {
             return;
         };
         if let Some((server, env, seen)) = lock(&self.uses).remove(&id.to_string()) {
-            self.operate.answered(&server, &env, &seen, line.as_bytes(), 200);
+            self.operate.answered(&server, &env, seen, line.as_bytes(), 200);
         }
     }
 
     /// A use its client cancelled (`id`: its JSON-RPC id as JSON text): recorded unanswered.
     fn cancelled(&self, id: &str) {
         if let Some((_, _, seen)) = lock(&self.uses).remove(id) {
-            self.operate.unanswered(&seen);
+            self.operate.unanswered(seen);
         }
     }
 

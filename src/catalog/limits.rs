@@ -63,6 +63,8 @@ pub struct Rate {
     /// What it counts by.
     pub per: Per,
     matcher: Match,
+    /// Its matcher holds for every use (none given): not asked per use.
+    everyone: bool,
     /// Uses per window.
     pub rate: u32,
     /// The window, in milliseconds.
@@ -88,6 +90,11 @@ impl Rate {
     /// Its size, rate and window.
     fn shape(&self) -> (u32, u32, i64) {
         (self.burst, self.rate, self.window_ms)
+    }
+
+    /// Whether use `u` counts against it.
+    fn applies(&self, u: &Use) -> bool {
+        self.everyone || self.matcher.holds(u)
     }
 }
 
@@ -240,15 +247,38 @@ fn window_text(ms: i64) -> String {
     }
 }
 
-/// The buckets of one process, by limit id, then key (looked up by the take's own strings: a
-/// use allocates nothing once its buckets exist).
+/// The buckets of one process, in one map by limit id and key (see [`bucket_key`]; its text
+/// written into a buffer the limiter keeps: a use allocates nothing once its buckets exist, and
+/// finds its bucket in one lookup).
 #[derive(Debug, Default)]
 pub struct Limiter {
-    buckets: Buckets<Buckets<(Bucket, Take)>>,
-    count: usize,
+    buckets: Buckets<(Bucket, Take)>,
+    key: String,
 }
 
-/// The limiter's maps by text (limit id, key): hashed by foldhash, seeded per process, where the
+/// Writes the map key of limit `id`'s bucket for `key` into `out`: the id's length, the id, then
+/// the key (no id and key pair writes another's: a key may hold any text, the id's length
+/// says where it starts).
+fn bucket_key<'a>(out: &'a mut String, id: &str, key: &str) -> &'a str {
+    out.clear();
+    // The length in decimal, by hand (the formatting machinery cost more than the lookup).
+    let (mut n, mut digits, mut at) = (id.len(), [0u8; 20], 20);
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push(':');
+    out.push_str(id);
+    out.push_str(key);
+    out
+}
+
+/// The limiter's map by text (limit id and key): hashed by foldhash, seeded per process, where the
 /// server's limiter is built (`operate`; SipHash was most of a use's lookups).
 #[cfg(feature = "operate")]
 type Buckets<V> = HashMap<String, V, foldhash::fast::RandomState>;
@@ -279,13 +309,10 @@ impl Limiter {
         if let Some(r) = refused {
             return Err(r);
         }
-        if self.count > KEEP {
+        if self.buckets.len() > KEEP {
             // A bucket refilled to the full is what a new one would be: dropped.
-            for by_key in self.buckets.values_mut() {
-                by_key.retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
-            }
-            self.buckets.retain(|_, by_key| !by_key.is_empty());
-            self.count = self.buckets.values().map(Buckets::len).sum();
+            self.buckets
+                .retain(|_, (b, t)| b.at(t, now_ms).tokens < f64::from(t.burst));
         }
         // Every bucket had a token above (one named twice gives what it has).
         for t in takes {
@@ -300,9 +327,8 @@ impl Limiter {
                 None => {
                     let full = Bucket::full(t, now_ms);
                     let b = full.take(t, now_ms).unwrap_or(full);
-                    let by_key = self.buckets.entry(t.id.clone()).or_default();
-                    by_key.insert(t.key.clone(), (b, t.clone()));
-                    self.count += 1;
+                    let key = bucket_key(&mut self.key, &t.id, &t.key).to_string();
+                    self.buckets.insert(key, (b, t.clone()));
                 }
             }
         }
@@ -325,12 +351,12 @@ impl Limiter {
 
     /// How many buckets are kept.
     pub fn kept(&self) -> usize {
-        self.count
+        self.buckets.len()
     }
 
     /// The bucket of limit `id` for `key`, if kept.
     fn bucket(&mut self, id: &str, key: &str) -> Option<&mut (Bucket, Take)> {
-        self.buckets.get_mut(id)?.get_mut(key)
+        self.buckets.get_mut(bucket_key(&mut self.key, id, key))
     }
 }
 
@@ -382,7 +408,7 @@ impl Limits {
     /// The one limit `u` counts against and its key, when it counts against exactly one bucket
     /// whose key it holds as text (per principal, tool or upstream, or global).
     fn single_take<'a>(&'a self, u: &'a Use) -> Option<(&'a Rate, &'a str)> {
-        let mut holding = self.rates.iter().filter(|r| r.matcher.holds(u));
+        let mut holding = self.rates.iter().filter(|r| r.applies(u));
         let r = holding.next()?;
         if holding.next().is_some() {
             return None;
@@ -393,7 +419,7 @@ impl Limits {
     /// The buckets `u` takes a token from: one per key of each limit it falls under.
     pub fn takes(&self, u: &Use) -> Vec<Take> {
         let mut out = Vec::new();
-        for r in self.rates.iter().filter(|r| r.matcher.holds(u)) {
+        for r in self.rates.iter().filter(|r| r.applies(u)) {
             let keys: Vec<String> = match r.per {
                 Per::Principal | Per::Tool | Per::Upstream | Per::Global => {
                     r.text_key(u).flatten().into_iter().map(str::to_string).collect()
@@ -529,6 +555,7 @@ fn parse_rate(v: &Value, path: &str) -> Result<Rate> {
     Ok(Rate {
         id,
         per,
+        everyone: matcher == Match::default(),
         matcher,
         rate,
         window_ms,
