@@ -257,7 +257,7 @@ fn server_span(
         // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
         let name = match (read, method, item.target) {
             (false, ..) => "request".to_string(),
-            (_, Some(m), Some(t)) => format!("{m} {t}"),
+            (_, Some(m), Some(t)) => [m, " ", t].concat(),
             (_, Some(m), None) => m.to_string(),
             (_, None, _) => "response".to_string(),
         };
@@ -374,7 +374,7 @@ pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Op
             .filter(|_| method == "tools/call")
         {
             attributes.push(KeyValue::new("gen_ai.tool.name", t.to_string()));
-            span_name = format!("{method} {t}");
+            span_name = [method, " ", t].concat();
         }
     }
     let builder = tracer
