@@ -367,9 +367,7 @@ fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pai
 }
 
 /// The new series of label text `labels` in `by_labels` (or the overflow's, past
-/// [`MAX_SERIES`]); out of line, as a request seldom adds a series.
-#[cold]
-#[inline(never)]
+/// [`MAX_SERIES`]).
 fn added<'m, T: Default>(by_labels: &'m mut BTreeMap<Labels, T>, labels: &str) -> &'m mut T {
     let labels = if by_labels.len() >= MAX_SERIES {
         OVERFLOW

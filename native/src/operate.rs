@@ -198,10 +198,8 @@ impl Operate {
         }
     }
 
-    /// The answer to a use over limit `r`, audited and counted (out of line: the path every
-    /// request takes stays short, and in fewer cache lines).
+    /// The answer to a use over limit `r`, audited and counted.
     #[cold]
-    #[inline(never)]
     fn refuse(&self, seen: Seen, r: &mcp_sieve::operate::limits::Refusal) -> http::Response {
         let id = seen.usage.as_ref().map_or(&serde_json::Value::Null, |u| &u.id);
         let answer = mcp_sieve::operate::refused(r, id);
@@ -250,7 +248,7 @@ impl Operate {
         // error code would be (a large list is not read again).
         let ended = match &seen.usage {
             // Payloads in the record: the answer read whole.
-            Some(_) if self.payloads && self.sink.is_some() => read_whole(bytes),
+            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
             Some(_) => {
                 let (error_code, tool_error) = use_outcome(bytes);
                 Ended {
@@ -265,7 +263,7 @@ impl Operate {
             },
         };
         let refused = match (&seen.usage, ended.error_code) {
-            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => refusal_reason(server, u, env),
+            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(u, env),
             _ => None,
         };
         let method = seen.method;
@@ -315,9 +313,7 @@ impl Operate {
         });
     }
 
-    /// Writes the audit record of use `u` to `sink` (out of line: a request with no sink does
-    /// not carry its code through the cache).
-    #[inline(never)]
+    /// Writes the audit record of use `u` to `sink`.
     fn audit(&self, sink: &Sink, u: &Use, started_ms: i64, duration: i64, refused: Option<&str>, ended: &Ended) {
         let line = audit::record(u, started_ms, duration, refused, ended, self.payloads);
         match sink {
@@ -363,20 +359,6 @@ impl Operate {
     }
 }
 
-/// An answer read whole (its payload for the audit record; out of line).
-#[cold]
-#[inline(never)]
-fn read_whole(bytes: &[u8]) -> Ended {
-    Ended::of_body(&String::from_utf8_lossy(bytes))
-}
-
-/// Why a use answered `-32602` was refused (out of line: the rare answer's path).
-#[cold]
-#[inline(never)]
-fn refusal_reason(server: &Server, u: &Use, env: &Env) -> Option<String> {
-    server.refusal_reason(u, env)
-}
-
 /// The search for the end of a list's page, built once (a searcher's set-up costs more than a short
 /// answer's search).
 static NEXT_CURSOR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"nextCursor\""));
@@ -393,13 +375,6 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>,
     let Some(view) = env.view.as_ref().filter(|_| method == Some(method_label("tools/list"))) else {
         return;
     };
-    narrowed(m, server, view.search, body);
-}
-
-/// [`tokens_saved`] of a `tools/list` answer `body` a view narrowed (out of line: a call does
-/// not carry its code through the cache).
-#[inline(never)]
-fn narrowed(m: &Metrics, server: &Server, search: bool, body: &[u8]) {
     // A page with more to come is not the whole list: `nextCursor` ends the result.
     let tail = &body[body.len().saturating_sub(1024)..];
     if NEXT_CURSOR.find(tail).is_some() {
@@ -413,7 +388,7 @@ fn narrowed(m: &Metrics, server: &Server, search: bool, body: &[u8]) {
         .map(|t| t.fragment.len() + 1)
         .sum();
     if full > body.len() {
-        let how = if search { "search" } else { "view" };
+        let how = if view.search { "search" } else { "view" };
         m.add(Counter::TokensSaved, &[("how", how)], ((full - body.len()) / 4) as u64);
     }
 }

@@ -29,13 +29,18 @@ pub(crate) fn reply(answer: http::Response) -> Reply {
     r
 }
 
+/// What an error's code follows, and how far into an answer it is looked for (its head: a
+/// list's page is not searched through).
+const ERROR_CODE: &[u8] = b"\"error\":{\"code\":";
+const HEAD: usize = 300;
+
 /// The search for an error's code, built once.
-static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"error\":{\"code\":"));
+static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(ERROR_CODE));
 
 /// The JSON-RPC error code of an answer (`error_code_in`), searched for only where its head has
 /// one (most answers are results: one vector search, not a walk from quote to quote).
 pub(crate) fn error_code(answer: &[u8]) -> Option<i32> {
-    ERROR.find(&answer[..answer.len().min(300)])?;
+    ERROR.find(&answer[..answer.len().min(HEAD)])?;
     mcp_sieve::protocol::jsonrpc::error_code_in(answer)
 }
 
@@ -45,17 +50,16 @@ static RROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"rror\"")
 /// A use's answer: its JSON-RPC error code ([`error_code`]'s reading) and whether it is a tool
 /// result with `"isError":true`, in one search of it (for `rror"`, which both hold).
 pub(crate) fn use_outcome(answer: &[u8]) -> (Option<i32>, bool) {
-    const ERROR: &[u8] = b"\"error\":{\"code\":";
     let mut tool_error = false;
     for i in RROR.find_iter(answer) {
-        let (before, after) = (&answer[..i], &answer[i + 5..]);
-        if before.ends_with(b"\"e") && answer[i - 2..].starts_with(ERROR) && i - 2 + ERROR.len() <= 300 {
+        // `"error":{"code":` starts two bytes before `rror"`, and within the head.
+        if i >= 2 && answer[i - 2..].starts_with(ERROR_CODE) && i - 2 + ERROR_CODE.len() <= HEAD {
             // The answer's own error, or one its result holds (read on).
             if let Some(code) = mcp_sieve::protocol::jsonrpc::error_code_in(answer) {
                 return (Some(code), tool_error);
             }
         }
-        tool_error |= before.ends_with(b"\"isE") && after.starts_with(b":true");
+        tool_error |= answer[..i].ends_with(b"\"isE") && answer[i + 5..].starts_with(b":true");
     }
     (None, tool_error)
 }

@@ -51,9 +51,7 @@ impl Traced {
         self.span.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Sets the span's caller attributes: principal, view (`""`: none) and session (out of line:
-    /// most requests are not traced).
-    #[inline(never)]
+    /// Sets the span's caller attributes: principal, view (`""`: none) and session.
     fn caller(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
         let known = [
             ("mcp_sieve.principal", principal),

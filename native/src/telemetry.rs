@@ -241,9 +241,7 @@ pub fn request_span(
     RequestLog::of(f)
 }
 
-/// The SERVER span of a traced request (see [`request_span`]; out of line: nine requests in ten
-/// at a ratio of 0.1 are not traced, and do not carry its code through the cache).
-#[inline(never)]
+/// The SERVER span of a traced request (see [`request_span`]).
 fn server_span(
     tracer: &SdkTracer,
     transport: &'static str,

@@ -253,37 +253,26 @@ fn window_text(ms: i64) -> String {
 #[derive(Debug, Default)]
 pub struct Limiter {
     buckets: Buckets<(Bucket, Take)>,
-    key: String,
+    key: Vec<u8>,
 }
 
-/// Writes the map key of limit `id`'s bucket for `key` into `out`: the id's length, the id, then
-/// the key (no id and key pair writes another's: a key may hold any text, the id's length
-/// says where it starts).
-fn bucket_key<'a>(out: &'a mut String, id: &str, key: &str) -> &'a str {
+/// Writes the map key of limit `id`'s bucket for `key` into `out`: the id's length (8 bytes),
+/// the id, then the key (no id and key pair writes another's: a key may hold any text, the id's
+/// length says where it starts).
+fn bucket_key<'a>(out: &'a mut Vec<u8>, id: &str, key: &str) -> &'a [u8] {
     out.clear();
-    // The length in decimal, by hand (the formatting machinery cost more than the lookup).
-    let (mut n, mut digits, mut at) = (id.len(), [0u8; 20], 20);
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
-    out.push(':');
-    out.push_str(id);
-    out.push_str(key);
+    out.extend_from_slice(&(id.len() as u64).to_le_bytes());
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(key.as_bytes());
     out
 }
 
 /// The limiter's map by text (limit id and key): hashed by foldhash, seeded per process, where the
 /// server's limiter is built (`operate`; SipHash was most of a use's lookups).
 #[cfg(feature = "operate")]
-type Buckets<V> = HashMap<String, V, foldhash::fast::RandomState>;
+type Buckets<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
 #[cfg(not(feature = "operate"))]
-type Buckets<V> = HashMap<String, V>;
+type Buckets<V> = HashMap<Vec<u8>, V>;
 
 /// The key of callers without a principal, in limits per principal.
 const ANONYMOUS: &str = "(anonymous)";
@@ -327,7 +316,7 @@ impl Limiter {
                 None => {
                     let full = Bucket::full(t, now_ms);
                     let b = full.take(t, now_ms).unwrap_or(full);
-                    let key = bucket_key(&mut self.key, &t.id, &t.key).to_string();
+                    let key = bucket_key(&mut self.key, &t.id, &t.key).to_vec();
                     self.buckets.insert(key, (b, t.clone()));
                 }
             }
