@@ -46,6 +46,7 @@ mod serve;
 mod sessions;
 mod shutdown;
 mod sign_in;
+mod spans;
 mod standalone;
 mod stdio;
 mod stdio_serve;
@@ -54,6 +55,7 @@ mod telemetry;
 mod tls;
 mod token_store;
 mod tools;
+mod tracer;
 mod watch;
 
 use std::time::Duration;

@@ -1,37 +1,37 @@
-//! The OTLP/HTTP span exporter of the native binary (issue 42): the SDK's finished spans written
-//! straight into the protobuf bytes of an `ExportTraceServiceRequest` (opentelemetry-proto's
-//! `trace.proto`, field by field) and posted to the collector by this binary's hyper client.
-//! opentelemetry-otlp's exporter first copied every span into generated structs (each attribute's
-//! key and value into a new `String`) and measured each nested message again at every level: in
-//! `perf`, exporting cost about twice what making the spans did. The collector's headers come
-//! from `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`,
-//! values percent-decoded), as the SDK reads them.
+//! The OTLP/HTTP span exporter of the native binary (issue 42): finished spans
+//! (`crate::spans::Record`) written straight into the protobuf bytes of an
+//! `ExportTraceServiceRequest` (opentelemetry-proto's `trace.proto`, field by field; a unit test
+//! decodes them with the project's generated types against the OpenTelemetry SDK's own conversion
+//! of the same spans) and posted to the collector by this binary's hyper client. The collector's
+//! headers come from `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS`
+//! (`k=v,k2=v2`, values percent-decoded), the service from `OTEL_SERVICE_NAME` and
+//! `OTEL_RESOURCE_ATTRIBUTES`, as the SDK reads them.
 
 use std::time::{Duration, SystemTime};
 
-use opentelemetry::trace::{SpanKind, Status};
-use opentelemetry::{Array, Value};
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-use opentelemetry_sdk::Resource;
+use crate::spans::{Attr, Record};
 
-/// Longest one export may take.
+/// Longest one export may take, unless `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` or
+/// `OTEL_EXPORTER_OTLP_TIMEOUT` says otherwise (milliseconds, as the SDK reads them).
 const EXPORT_DEADLINE: Duration = Duration::from_secs(10);
 
+/// The instrumentation scope of every span.
+const SCOPE: &str = "mcp-sieve";
+
 /// Posts batches of spans to `endpoint` (`…/v1/traces`).
-#[derive(Debug)]
 pub struct Exporter {
     runtime: tokio::runtime::Runtime,
     client: hyper_util::client::legacy::Client<crate::tls::Connector, http_body_util::Full<bytes::Bytes>>,
     endpoint: hyper::Uri,
     headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
+    deadline: Duration,
     /// The `Resource` message (the service's attributes), encoded once.
     resource: Vec<u8>,
 }
 
 impl Exporter {
-    /// An exporter to `endpoint`, on a runtime of its own (the batch processor's thread sends
-    /// from outside the server's runtime, and the last spans still go out after it stopped).
+    /// An exporter to `endpoint`, on a runtime of its own (the export thread sends from outside
+    /// the server's runtime, and the last spans still go out after it stopped).
     pub fn new(endpoint: &str) -> Result<Self, String> {
         let endpoint = endpoint
             .parse()
@@ -51,66 +51,104 @@ impl Exporter {
             .or_else(|| var("OTEL_EXPORTER_OTLP_HEADERS"))
             .map(|h| headers(&h))
             .unwrap_or_default();
+        let deadline = var("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+            .or_else(|| var("OTEL_EXPORTER_OTLP_TIMEOUT"))
+            .and_then(|ms| ms.trim().parse().ok())
+            .map_or(EXPORT_DEADLINE, Duration::from_millis);
         Ok(Exporter {
             runtime,
             client,
             endpoint,
             headers,
-            resource: Vec::new(),
+            deadline,
+            resource: encode_resource(&resource(var("OTEL_SERVICE_NAME"), var("OTEL_RESOURCE_ATTRIBUTES"))),
+        })
+    }
+
+    /// Posts `spans`, waiting for the collector's answer (at most the deadline).
+    pub fn export(&self, spans: &[Record]) -> Result<(), String> {
+        let body = bytes::Bytes::from(encode(spans, &self.resource));
+        let mut request = hyper::Request::post(self.endpoint.clone())
+            .header(hyper::header::CONTENT_TYPE, "application/x-protobuf")
+            .body(http_body_util::Full::new(body))
+            .map_err(|e| e.to_string())?;
+        request.headers_mut().extend(self.headers.iter().cloned());
+        let exchange = async {
+            let response = self.client.request(request).await.map_err(|e| e.to_string())?;
+            let status = response.status();
+            // Read to its end, so the connection is kept for the next batch.
+            http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .map_err(|e| e.to_string())?;
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(format!("the collector answered HTTP {status}"))
+            }
+        };
+        self.runtime.block_on(async {
+            tokio::time::timeout(self.deadline, exchange)
+                .await
+                .map_err(|_| format!("no answer within {} ms", self.deadline.as_millis()))?
         })
     }
 }
 
-impl SpanExporter for Exporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let mut request = hyper::Request::post(self.endpoint.clone())
-            .header(hyper::header::CONTENT_TYPE, "application/x-protobuf")
-            .body(http_body_util::Full::new(bytes::Bytes::from(encode(
-                &batch,
-                &self.resource,
-            ))))
-            .map_err(|e| OTelSdkError::InternalFailure(e.to_string()))?;
-        request.headers_mut().extend(self.headers.iter().cloned());
-        let sent = self.client.request(request);
-        let answer = self.runtime.spawn(async move {
-            let exchange = async {
-                let response = sent.await.map_err(|e| e.to_string())?;
-                let status = response.status();
-                // Read to its end, so the connection is kept for the next batch.
-                http_body_util::BodyExt::collect(response.into_body())
-                    .await
-                    .map_err(|e| e.to_string())?;
-                Ok::<_, String>(status)
-            };
-            tokio::time::timeout(EXPORT_DEADLINE, exchange)
-                .await
-                .map_err(|_| format!("no answer within {} s", EXPORT_DEADLINE.as_secs()))?
-        });
-        match answer.await {
-            Ok(Ok(status)) if status.is_success() => Ok(()),
-            Ok(Ok(status)) => Err(OTelSdkError::InternalFailure(format!(
-                "the collector answered HTTP {status}"
-            ))),
-            Ok(Err(e)) => Err(OTelSdkError::InternalFailure(e)),
-            Err(e) => Err(OTelSdkError::InternalFailure(format!("the export stopped: {e}"))),
+/// The service's attributes: `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, values percent-decoded), its
+/// `service.name` replaced by `OTEL_SERVICE_NAME` when set (else `mcp-sieve`), then this
+/// binary's version and SDK.
+fn resource(service: Option<String>, attributes: Option<String>) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = Vec::new();
+    for (k, v) in attributes.as_deref().map(pairs).unwrap_or_default() {
+        match all.iter_mut().find(|(key, _)| *key == k) {
+            Some(slot) => slot.1 = v,
+            None => all.push((k, v)),
         }
     }
+    let named = all.iter().position(|(k, _)| k == "service.name");
+    match (service, named) {
+        (Some(s), Some(i)) => all[i].1 = s,
+        (Some(s), None) => all.insert(0, ("service.name".into(), s)),
+        (None, None) => all.insert(0, ("service.name".into(), SCOPE.into())),
+        (None, Some(_)) => {}
+    }
+    for (k, v) in [
+        ("service.version", env!("CARGO_PKG_VERSION")),
+        ("telemetry.sdk.name", SCOPE),
+        ("telemetry.sdk.language", "rust"),
+        ("telemetry.sdk.version", env!("CARGO_PKG_VERSION")),
+    ] {
+        if !all.iter().any(|(key, _)| key == k) {
+            all.push((k.into(), v.into()));
+        }
+    }
+    all
+}
 
-    fn set_resource(&mut self, resource: &Resource) {
-        self.resource.clear();
-        for (k, v) in resource.iter() {
-            message(&mut self.resource, 1, |b| key_value(b, k.as_str(), v));
-        }
+/// A `Resource` message's fields.
+fn encode_resource(attributes: &[(String, String)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, v) in attributes {
+        message(&mut out, 1, |b| key_value(b, k, &Attr::Text(v.clone().into())));
     }
+    out
 }
 
 /// `k=v,k2=v2` (values percent-decoded) as headers; pairs that are not headers are left out.
 fn headers(text: &str) -> Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)> {
+    pairs(text)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.parse().ok()?, v.parse().ok()?)))
+        .collect()
+}
+
+/// `k=v,k2=v2` as pairs (keys trimmed, values trimmed and percent-decoded); a part with no `=`
+/// is left out.
+fn pairs(text: &str) -> Vec<(String, String)> {
     text.split(',')
         .filter_map(|pair| {
             let (k, v) = pair.split_once('=')?;
-            let v = percent_decode(v.trim());
-            Some((k.trim().parse().ok()?, v.parse().ok()?))
+            Some((k.trim().to_string(), percent_decode(v.trim())))
         })
         .collect()
 }
@@ -141,99 +179,42 @@ fn percent_decode(v: &str) -> String {
 }
 
 /// The `ExportTraceServiceRequest` of `spans`, under the encoded `Resource` `resource`: one
-/// `ResourceSpans`, one `ScopeSpans` per instrumentation scope, in the order first seen.
-pub fn encode(spans: &[SpanData], resource: &[u8]) -> Vec<u8> {
+/// `ResourceSpans` holding one `ScopeSpans` (this binary's).
+pub fn encode(spans: &[Record], resource: &[u8]) -> Vec<u8> {
     // A span with a dozen attributes takes about 500 bytes: one allocation for most batches.
     let mut out = Vec::with_capacity(256 + spans.len() * 640);
     message(&mut out, 1, |rs| {
         message(rs, 1, |r| r.extend_from_slice(resource));
-        let mut scopes: Vec<&opentelemetry::InstrumentationScope> = Vec::new();
-        for s in spans {
-            if !scopes.contains(&&s.instrumentation_scope) {
-                scopes.push(&s.instrumentation_scope);
+        message(rs, 2, |ss| {
+            message(ss, 1, |is| string(is, 1, SCOPE));
+            for s in spans {
+                message(ss, 2, |b| span(b, s));
             }
-        }
-        for scope in scopes {
-            message(rs, 2, |ss| {
-                message(ss, 1, |is| {
-                    string(is, 1, scope.name());
-                    string(is, 2, scope.version().unwrap_or_default());
-                    for kv in scope.attributes() {
-                        message(is, 3, |b| key_value(b, kv.key.as_str(), &kv.value));
-                    }
-                });
-                for s in spans.iter().filter(|s| s.instrumentation_scope == *scope) {
-                    message(ss, 2, |b| span(b, s));
-                }
-                string(ss, 3, scope.schema_url().unwrap_or_default());
-            });
-        }
+        });
     });
     out
 }
 
 /// A `Span`, in prost's field order.
-fn span(b: &mut Vec<u8>, s: &SpanData) {
-    let context = &s.span_context;
-    bytes(b, 1, &context.trace_id().to_bytes());
-    bytes(b, 2, &context.span_id().to_bytes());
-    string(b, 3, &context.trace_state().header());
-    if s.parent_span_id != opentelemetry::trace::SpanId::INVALID {
-        bytes(b, 4, &s.parent_span_id.to_bytes());
+fn span(b: &mut Vec<u8>, s: &Record) {
+    let context = &s.context;
+    bytes(b, 1, &context.trace_id);
+    bytes(b, 2, &context.span_id);
+    string(b, 3, &context.state);
+    if let Some((parent, _)) = &s.parent {
+        bytes(b, 4, parent);
     }
     string(b, 5, &s.name);
-    let kind = match s.span_kind {
-        SpanKind::Internal => 1,
-        SpanKind::Server => 2,
-        SpanKind::Client => 3,
-        SpanKind::Producer => 4,
-        SpanKind::Consumer => 5,
-    };
-    uint(b, 6, kind);
-    fixed64(b, 7, nanos(s.start_time));
-    fixed64(b, 8, nanos(s.end_time));
-    for kv in &s.attributes {
-        message(b, 9, |m| key_value(m, kv.key.as_str(), &kv.value));
+    uint(b, 6, s.kind as u64);
+    fixed64(b, 7, nanos(s.start));
+    fixed64(b, 8, nanos(s.end));
+    for (k, v) in &s.attributes {
+        message(b, 9, |m| key_value(m, k, v));
     }
-    uint(b, 10, s.dropped_attributes_count.into());
-    for e in s.events.iter() {
-        message(b, 11, |m| {
-            fixed64(m, 1, nanos(e.timestamp));
-            string(m, 2, &e.name);
-            for kv in &e.attributes {
-                message(m, 3, |a| key_value(a, kv.key.as_str(), &kv.value));
-            }
-            uint(m, 4, e.dropped_attributes_count.into());
-        });
-    }
-    uint(b, 12, s.events.dropped_count.into());
-    for l in s.links.iter() {
-        message(b, 13, |m| {
-            bytes(m, 1, &l.span_context.trace_id().to_bytes());
-            bytes(m, 2, &l.span_context.span_id().to_bytes());
-            string(m, 3, &l.span_context.trace_state().header());
-            for kv in &l.attributes {
-                message(m, 4, |a| key_value(a, kv.key.as_str(), &kv.value));
-            }
-            uint(m, 5, l.dropped_attributes_count.into());
-            fixed32(
-                m,
-                6,
-                flags(l.span_context.is_remote(), l.span_context.trace_flags().to_u8()),
-            );
-        });
-    }
-    uint(b, 14, s.links.dropped_count.into());
-    message(b, 15, |m| {
-        let (code, why) = match &s.status {
-            Status::Unset => (0, ""),
-            Status::Ok => (1, ""),
-            Status::Error { description } => (2, description.as_ref()),
-        };
-        string(m, 2, why);
-        uint(m, 3, code);
-    });
-    fixed32(b, 16, flags(s.parent_span_is_remote, context.trace_flags().to_u8()));
+    // Its status: ERROR (2) with no message, or UNSET.
+    message(b, 15, |m| uint(m, 3, if s.failed { 2 } else { 0 }));
+    let remote = s.parent.is_some_and(|(_, remote)| remote);
+    fixed32(b, 16, flags(remote, context.flags));
 }
 
 /// A span's `flags`: its trace flags, and whether its parent is remote (known: bit 8; remote: bit 9).
@@ -248,38 +229,17 @@ fn nanos(t: SystemTime) -> u64 {
 
 /// A `KeyValue`'s fields.
 #[inline]
-fn key_value(b: &mut Vec<u8>, key: &str, value: &Value) {
+fn key_value(b: &mut Vec<u8>, key: &str, value: &Attr) {
     string(b, 1, key);
-    message(b, 2, |m| any_value(m, value));
-}
-
-/// An `AnyValue`'s field (its oneof, written even when it is the default).
-#[inline]
-fn any_value(b: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Bool(v) => tag_varint(b, 2, u64::from(*v)),
-        Value::I64(v) => tag_varint(b, 3, *v as u64),
-        Value::F64(v) => {
-            tag(b, 4, 1);
-            b.extend_from_slice(&v.to_le_bytes());
+    // The `AnyValue`, its oneof written even when it is the default.
+    message(b, 2, |m| match value {
+        Attr::Text(v) => {
+            tag(m, 1, 2);
+            varint(m, v.len() as u64);
+            m.extend_from_slice(v.as_bytes());
         }
-        Value::String(v) => {
-            tag(b, 1, 2);
-            varint(b, v.as_str().len() as u64);
-            b.extend_from_slice(v.as_str().as_bytes());
-        }
-        Value::Array(a) => message(b, 5, |m| {
-            let mut item = |v: Value| message(m, 1, |i| any_value(i, &v));
-            match a {
-                Array::Bool(vs) => vs.iter().for_each(|v| item(Value::Bool(*v))),
-                Array::I64(vs) => vs.iter().for_each(|v| item(Value::I64(*v))),
-                Array::F64(vs) => vs.iter().for_each(|v| item(Value::F64(*v))),
-                Array::String(vs) => vs.iter().for_each(|v| item(Value::String(v.clone()))),
-                _ => {}
-            }
-        }),
-        _ => {}
-    }
+        Attr::Int(v) => tag_varint(m, 3, *v as u64),
+    });
 }
 
 /// A nested message as field `field`: written in place after one byte kept for its length,
@@ -376,95 +336,123 @@ fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
+    use crate::spans::{Kind, SpanContext};
+    use opentelemetry::trace::{SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
     use opentelemetry::{InstrumentationScope, KeyValue};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
     use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
+    use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+    use opentelemetry_sdk::Resource;
     use prost::Message;
 
-    fn span(name: &'static str, parent: u64, status: Status, scope: &InstrumentationScope) -> SpanData {
-        let context = SpanContext::new(
-            TraceId::from(0x0af7651916cd43dd8448eb211c80319c),
-            SpanId::from(0xb7ad6b7169203331 + parent),
-            TraceFlags::SAMPLED,
-            false,
-            TraceState::from_key_value([("k", "v")]).unwrap(),
-        );
+    const TP: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    fn record(name: &str, kind: Kind, parent: Option<([u8; 8], bool)>, failed: bool) -> Record {
         let at = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_764_000_000_123_456_789);
-        let mut events = opentelemetry_sdk::trace::SpanEvents::default();
-        events.events.push(opentelemetry::trace::Event::new(
-            "retry",
-            at,
-            vec![KeyValue::new("attempt", 2)],
-            0,
-        ));
-        let mut links = opentelemetry_sdk::trace::SpanLinks::default();
-        links.links.push(opentelemetry::trace::Link::new(
-            context.clone(),
-            vec![KeyValue::new("l", true)],
-            1,
-        ));
-        SpanData {
-            span_context: context,
-            parent_span_id: SpanId::from(parent),
-            parent_span_is_remote: parent != 0,
-            span_kind: if parent == 0 {
-                SpanKind::Server
-            } else {
-                SpanKind::Client
-            },
+        let mut context = SpanContext::remote(TP, Some("k=v")).unwrap();
+        context.span_id[7] ^= name.len() as u8;
+        Record {
+            context,
+            parent,
+            kind,
             name: name.into(),
-            start_time: at,
-            end_time: at + Duration::from_micros(1500),
+            start: at,
+            end: at + Duration::from_micros(1500),
             attributes: vec![
-                KeyValue::new("mcp.method.name", "tools/call"),
-                KeyValue::new("rpc.response.status_code", -32602i64),
-                KeyValue::new("ok", false),
-                KeyValue::new("ratio", 0.25),
-                KeyValue::new("empty", ""),
-                KeyValue::new("names", Value::Array(Array::String(vec!["a".into(), "b".into()]))),
-                KeyValue::new("n", Value::Array(Array::I64(vec![1, -2]))),
-                KeyValue::new("long", "x".repeat(300)),
+                ("mcp.method.name", "tools/call".into()),
+                ("rpc.response.status_code", Attr::Int(-32602)),
+                ("empty", "".into()),
+                ("long", "x".repeat(300).into()),
             ],
-            dropped_attributes_count: 3,
-            events,
-            links,
-            status,
-            instrumentation_scope: scope.clone(),
+            failed,
         }
+    }
+
+    /// The SDK's own span for `r` (what its exporter would have been given).
+    fn sdk(r: &Record) -> SpanData {
+        let c = &r.context;
+        let state: TraceState = c.state.parse().unwrap();
+        SpanData {
+            span_context: opentelemetry::trace::SpanContext::new(
+                TraceId::from_bytes(c.trace_id),
+                SpanId::from_bytes(c.span_id),
+                TraceFlags::new(c.flags),
+                false,
+                state,
+            ),
+            parent_span_id: r.parent.map_or(SpanId::INVALID, |(p, _)| SpanId::from_bytes(p)),
+            parent_span_is_remote: r.parent.is_some_and(|(_, remote)| remote),
+            span_kind: match r.kind {
+                Kind::Internal => SpanKind::Internal,
+                Kind::Server => SpanKind::Server,
+                Kind::Client => SpanKind::Client,
+            },
+            name: r.name.clone().into(),
+            start_time: r.start,
+            end_time: r.end,
+            attributes: r
+                .attributes
+                .iter()
+                .map(|(k, v)| match v {
+                    Attr::Text(t) => KeyValue::new(*k, t.to_string()),
+                    Attr::Int(i) => KeyValue::new(*k, *i),
+                })
+                .collect(),
+            dropped_attributes_count: 0,
+            events: SpanEvents::default(),
+            links: SpanLinks::default(),
+            status: if r.failed { Status::error("") } else { Status::Unset },
+            instrumentation_scope: InstrumentationScope::builder(SCOPE).build(),
+        }
+    }
+
+    /// A request's resource attributes in key order (the SDK keeps them in a hash map).
+    fn sorted(mut r: ExportTraceServiceRequest) -> ExportTraceServiceRequest {
+        for rs in &mut r.resource_spans {
+            if let Some(res) = rs.resource.as_mut() {
+                res.attributes.sort_by(|a, b| a.key.cmp(&b.key));
+            }
+        }
+        r
     }
 
     #[test]
     fn spans_decode_as_the_sdks_own_conversion_of_them() {
-        let ours = InstrumentationScope::builder("mcp-sieve").build();
-        let other = InstrumentationScope::builder("lib")
-            .with_version("1.2")
-            .with_schema_url("https://opentelemetry.io/schemas/1.30.0")
-            .with_attributes([KeyValue::new("a", 1)])
-            .build();
         let spans = vec![
-            span("tools/call echo", 0, Status::Unset, &ours),
-            span("upstream", 7, Status::error("down"), &other),
-            span("search", 9, Status::Ok, &ours),
+            record("tools/call echo", Kind::Server, Some(([1; 8], true)), false),
+            record("tools/call upstream_echo", Kind::Client, Some(([2; 8], false)), true),
+            record("search", Kind::Internal, None, false),
         ];
+        let attributes = resource(Some("svc".into()), Some("deployment.environment=test".into()));
+        let ours =
+            sorted(ExportTraceServiceRequest::decode(&encode(&spans, &encode_resource(&attributes))[..]).unwrap());
         let resource = Resource::builder_empty()
-            .with_attributes([
-                KeyValue::new("service.name", "mcp-sieve"),
-                KeyValue::new("service.version", "1"),
-            ])
+            .with_attributes(attributes.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())))
             .build();
-        let mut exporter = Exporter::new("http://127.0.0.1:4318/v1/traces").unwrap();
-        exporter.set_resource(&resource);
-        let theirs = ExportTraceServiceRequest {
+        let theirs = sorted(ExportTraceServiceRequest {
             resource_spans: group_spans_by_resource_and_scope(
-                spans.clone(),
+                spans.iter().map(sdk).collect(),
                 &ResourceAttributesWithSchema::from(&resource),
             ),
-        };
-        let decoded = ExportTraceServiceRequest::decode(&encode(&spans, &exporter.resource)[..]).unwrap();
-        assert_eq!(decoded, theirs);
-        assert_eq!(decoded.resource_spans[0].scope_spans.len(), 2);
+        });
+        assert_eq!(ours, theirs);
+        assert_eq!(ours.resource_spans[0].scope_spans[0].spans.len(), 3);
+    }
+
+    #[test]
+    fn the_service_is_named_as_the_sdk_names_it() {
+        let named = |r: &[(String, String)]| r.iter().find(|(k, _)| k == "service.name").map(|(_, v)| v.clone());
+        assert_eq!(named(&resource(None, None)).as_deref(), Some("mcp-sieve"));
+        let attrs = Some("service.name=from%20attrs, team = core".to_string());
+        let r = resource(None, attrs.clone());
+        assert_eq!(named(&r).as_deref(), Some("from attrs"));
+        assert!(r.contains(&("team".into(), "core".into())));
+        // OTEL_SERVICE_NAME wins over the attribute.
+        assert_eq!(named(&resource(Some("svc".into()), attrs)).as_deref(), Some("svc"));
+        assert!(r
+            .iter()
+            .any(|(k, v)| k == "service.version" && v == env!("CARGO_PKG_VERSION")));
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! A request's log context (issue 42 item 1, at issue 43's cost): what every log line written
 //! while a request is handled says of it — method, id, principal, view, session — kept here, in a
 //! task-local of the request's future, and read by a log line only when it is written, and, when
-//! the request is traced, its span in the trace ([`Traced`], an OpenTelemetry SDK span made
-//! directly). Most requests write no line: a `tracing` span made for each, its fields formatted,
+//! the request is traced, its span in the trace ([`Traced`], `crate::tracer`). Most requests write no line: a `tracing` span made for each, its fields formatted,
 //! entered on every poll and closed, was about half of what logs, metrics, traces and a rate limit
 //! cost a `tools/call` (perf, scripts/bench-operate.sh's shape); a traced request's span through
 //! `tracing-opentelemetry` cost about twice what the SDK's own does.
@@ -12,10 +11,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use mcp_sieve::protocol::jsonrpc::Head;
-use opentelemetry::trace::{Span as _, SpanContext, Status};
-use opentelemetry::KeyValue;
 use serde_json::{Map, Value};
 use tracing::instrument::Instrument;
+
+use crate::spans::{Attr, SpanContext};
+use crate::tracer::Traced;
 
 tokio::task_local! {
     /// The fields of the request being handled (`None`: neither logged nor traced).
@@ -28,59 +28,18 @@ pub struct RequestLog {
     fields: Option<Arc<Fields>>,
 }
 
-/// A span in the trace (a request's SERVER span, an upstream exchange's CLIENT span), ended
-/// and handed to the exporter when dropped.
-pub struct Traced {
-    span: Mutex<opentelemetry_sdk::trace::Span>,
-    /// Its trace and span ids (a child's parent, the context passed on).
-    pub context: SpanContext,
-}
-
-impl Traced {
-    /// `span`, kept.
-    pub fn new(span: opentelemetry_sdk::trace::Span) -> Self {
-        let context = span.span_context().clone();
-        Traced {
-            span: Mutex::new(span),
-            context,
-        }
-    }
-
-    /// The span, locked.
-    fn span(&self) -> std::sync::MutexGuard<'_, opentelemetry_sdk::trace::Span> {
-        self.span.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sets the span's caller attributes: principal, view (`""`: none) and session.
-    fn caller(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
-        let known = [
-            ("mcp_sieve.principal", principal),
-            ("mcp_sieve.view", Some(view).filter(|v| !v.is_empty())),
-            ("mcp.session.id", session),
-        ];
-        self.set(
-            known
-                .into_iter()
-                .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
-        );
-    }
-
-    /// Sets `attributes`.
-    pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
-        let mut span = self.span();
-        for a in attributes {
-            span.set_attribute(a);
-        }
-    }
-
-    /// Marks it failed (`error.type` `why`, status ERROR), with `attributes` beside.
-    pub fn failed(&self, why: String, attributes: impl IntoIterator<Item = KeyValue>) {
-        let mut span = self.span();
-        for a in attributes.into_iter().chain([KeyValue::new("error.type", why)]) {
-            span.set_attribute(a);
-        }
-        span.set_status(Status::error(""));
-    }
+/// Sets a traced request's caller attributes: principal, view (`""`: none) and session.
+fn set_caller(t: &Traced, principal: Option<&str>, view: &str, session: Option<&str>) {
+    let known = [
+        ("mcp_sieve.principal", principal),
+        ("mcp_sieve.view", Some(view).filter(|v| !v.is_empty())),
+        ("mcp.session.id", session),
+    ];
+    t.set(
+        known
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, Attr::from(v?.to_string())))),
+    );
 }
 
 /// What a log line says of a request (the names of the span's fields in JSON), and its span in
@@ -96,8 +55,8 @@ pub(crate) struct Fields {
     /// Who calls, set once per request (a lock, not a `OnceLock`: whose first `set` takes the
     /// slow path every time, and every request sets it).
     caller: Mutex<Option<Caller>>,
-    /// Its span in the trace, boxed: one request in ten at a ratio of 0.1 has one, and the SDK's
-    /// span is larger than the rest of the fields every request allocates.
+    /// Its span in the trace, boxed: one request in ten at a ratio of 0.1 has one, and a span
+    /// is larger than the rest of the fields every request allocates.
     pub trace: Option<Box<Traced>>,
 }
 
@@ -140,7 +99,7 @@ impl RequestLog {
     pub fn record(&self, principal: Option<&str>, view: &str, session: Option<&str>) {
         let Some(f) = &self.fields else { return };
         if let Some(t) = &f.trace {
-            t.caller(principal, view, session);
+            set_caller(t, principal, view, session);
         }
         let mut caller = f.caller();
         if caller.is_none() {

@@ -1,11 +1,9 @@
 //! Head sampling of traces (issue 42): whether a request is traced is decided before its span
 //! exists, from `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (the OpenTelemetry SDK's
 //! variables, with their meanings) and the W3C trace context it arrives with. A request that is
-//! not traced gets a span only the log layer sees: the trace layer never builds the attributes of
-//! a span its sampler would then drop (nine in ten at a ratio of 0.1: most of what traces cost).
-//! The SDK then keeps every span it is given (`Sampler::AlwaysOn`).
+//! not traced makes no span (nine in ten at a ratio of 0.1); every span made is exported.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::spans::{next_random, SpanContext};
 
 /// A sampler read from the environment: roots traced at `ratio`; with `parent_based`, a request
 /// with a parent follows the parent's `sampled` flag, else its trace id decides at `ratio` (the
@@ -22,8 +20,7 @@ impl Sampler {
     /// binary does not know is the default, as the SDK does.
     pub fn from_env() -> Self {
         let var = |n: &str| std::env::var(n).ok();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        STATE.store(now.map_or(1, |d| d.as_nanos() as u64), Ordering::Relaxed);
+        crate::spans::seed();
         Self::named(
             var("OTEL_TRACES_SAMPLER").as_deref(),
             var("OTEL_TRACES_SAMPLER_ARG").as_deref(),
@@ -47,12 +44,11 @@ impl Sampler {
         Sampler { ratio, parent_based }
     }
 
-    /// Whether a request whose parent's `traceparent` is `parent` (none, or one that does not
-    /// parse: a root) is traced.
-    pub fn traced(&self, parent: Option<&str>) -> bool {
-        match parent.and_then(parse) {
-            Some((_, sampled)) if self.parent_based => sampled,
-            Some((low, _)) => self.keeps(low),
+    /// Whether a request whose parent is `parent` (`None`: a root) is traced.
+    pub fn traced(&self, parent: Option<&SpanContext>) -> bool {
+        match parent {
+            Some(p) if self.parent_based => p.sampled(),
+            Some(p) => self.keeps(p.trace_low()),
             None => self.keeps(next_random()),
         }
     }
@@ -64,56 +60,13 @@ impl Sampler {
     }
 }
 
-/// A W3C `traceparent`'s trace id (its low 64 bits) and `sampled` flag; `None` when it is not
-/// one (an all-zero id is not).
-fn parse(tp: &str) -> Option<(u64, bool)> {
-    let mut parts = tp.trim().split('-');
-    let (version, trace, span, flags) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
-    let valid = hex(version, 2)
-        && version != "ff"
-        && hex(trace, 32)
-        && hex(span, 16)
-        && hex(flags, 2)
-        && (version != "00" || parts.next().is_none());
-    if !valid || trace.bytes().all(|b| b == b'0') || span.bytes().all(|b| b == b'0') {
-        return None;
-    }
-    let low = u64::from_str_radix(&trace[16..], 16).ok()?;
-    let flags = u8::from_str_radix(flags, 16).ok()?;
-    Some((low, flags & 1 == 1))
-}
-
-/// The state of [`next_random`] (seeded from the clock by [`Sampler::from_env`]).
-static STATE: AtomicU64 = AtomicU64::new(0x853C_49E6_748F_EA9B);
-
-/// A pseudo-random number (splitmix64 over a counter): enough to pick one root in ten, cheaper
-/// than the system's random source. Each thread steps a counter of its own (the threads do not
-/// take turns at one cache line), started at a number drawn from the shared one.
-fn next_random() -> u64 {
-    thread_local! {
-        static COUNTER: std::cell::Cell<u64> = std::cell::Cell::new(mix(STATE.fetch_add(GOLDEN, Ordering::Relaxed)));
-    }
-    mix(COUNTER.with(|c| {
-        let z = c.get();
-        c.set(z.wrapping_add(GOLDEN));
-        z
-    }))
-}
-
-/// splitmix64's step between two counter values.
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// splitmix64's output for counter value `z`.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parent(traceparent: &str) -> Option<SpanContext> {
+        SpanContext::remote(traceparent, None)
+    }
 
     const SAMPLED: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const NOT_SAMPLED: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
@@ -122,19 +75,19 @@ mod tests {
     fn the_sdk_default_follows_the_parent_and_traces_every_root() {
         let s = Sampler::named(None, None);
         assert!(s.traced(None));
-        assert!(s.traced(Some(SAMPLED)));
-        assert!(!s.traced(Some(NOT_SAMPLED)));
+        assert!(s.traced(parent(SAMPLED).as_ref()));
+        assert!(!s.traced(parent(NOT_SAMPLED).as_ref()));
     }
 
     #[test]
     fn parentbased_traceidratio_zero_follows_a_sampled_parent_and_drops_roots() {
         let s = Sampler::named(Some("parentbased_traceidratio"), Some("0"));
-        assert!(s.traced(Some(SAMPLED)));
-        assert!(!s.traced(Some(NOT_SAMPLED)));
+        assert!(s.traced(parent(SAMPLED).as_ref()));
+        assert!(!s.traced(parent(NOT_SAMPLED).as_ref()));
         assert!((0..1000).all(|_| !s.traced(None)));
         // A traceparent that is not one is no parent: a root.
-        assert!(!s.traced(Some("00-00000000000000000000000000000000-00f067aa0ba902b7-01")));
-        assert!(!s.traced(Some("garbage")));
+        assert!(!s.traced(parent("00-00000000000000000000000000000000-00f067aa0ba902b7-01").as_ref()));
+        assert!(!s.traced(parent("garbage").as_ref()));
     }
 
     #[test]
@@ -153,10 +106,10 @@ mod tests {
         // The low 64 bits of the id: 0 is kept at any ratio above 0, all ones at none below 1.
         let low = "00-4bf92f3577b34da60000000000000000-00f067aa0ba902b7-00";
         let high = "00-4bf92f3577b34da6ffffffffffffffff-00f067aa0ba902b7-01";
-        assert!(s.traced(Some(low)));
-        assert!(!s.traced(Some(high)));
-        assert!(Sampler::named(Some("always_on"), None).traced(Some(NOT_SAMPLED)));
-        assert!(!Sampler::named(Some("always_off"), None).traced(Some(SAMPLED)));
+        assert!(s.traced(parent(low).as_ref()));
+        assert!(!s.traced(parent(high).as_ref()));
+        assert!(Sampler::named(Some("always_on"), None).traced(parent(NOT_SAMPLED).as_ref()));
+        assert!(!Sampler::named(Some("always_off"), None).traced(parent(SAMPLED).as_ref()));
     }
 
     #[test]

@@ -353,10 +353,15 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             view: view.clone(),
             identity: caller.identity.clone(),
         };
+        let search = crate::telemetry::is_search(&head, view.as_ref().is_some_and(|v| v.search));
         let (seen, over) = app.operate.before(&server, head, &first);
         if let Some(r) = over {
             return reply(r);
         }
+        // A search's own span (traced requests), around the core that searches.
+        let search = search
+            .then(|| crate::telemetry::search_span(log, server.catalog().meaning.meaning().is_some()))
+            .flatten();
         let started = now_ms();
         let answer = loop {
             let env = Env {
@@ -394,6 +399,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                 _ => break answer,
             }
         };
+        drop(search);
         crate::telemetry::answered(log, &answer.body);
         if let (Some(g), Some(ended)) = (&live.gateway, answer.ended.clone()) {
             // The session ended (DELETE, or found expired): so do its upstream sessions.

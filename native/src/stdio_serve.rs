@@ -561,14 +561,20 @@ pub async fn run(
             Some(&head),
             None,
         );
-        let view = link.live().view;
-        let label = view.as_ref().map_or("", |v| v.label.as_str());
+        let live = link.live();
+        let label = live.view.as_ref().map_or("", |v| v.label.as_str());
         log.record(None, label, None);
+        let search = crate::telemetry::is_search(&head, live.view.as_ref().is_some_and(|v| v.search));
         if let Some(refusal) = log.scope(link.admit(head)).await {
             link.send(refusal);
             continue;
         }
+        // A search's own span (traced requests), around the core that searches.
+        let search = search
+            .then(|| crate::telemetry::search_span(&log, live.server.catalog().meaning.meaning().is_some()))
+            .flatten();
         let mut step = log.scope(link.receive(&line)).await;
+        drop(search);
         if log.in_scope(|| write(&link, &mut step)) {
             let handle = waiting.spawn(log.scope(finish(link.clone(), line, step)));
             if let Some(id) = named("id").filter(|_| named("method").is_some()) {

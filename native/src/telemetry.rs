@@ -9,20 +9,14 @@
 //! `crate::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
 //! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
 //! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
-//! traced requests only). Spans in the trace are made with the OpenTelemetry SDK directly
-//! (`crate::request_log::Traced`); `tracing` spans carry only log context.
+//! traced requests only). Spans in the trace are this binary's own (`crate::spans`), made and
+//! exported in batches by `crate::tracer`; `tracing` spans carry only log context.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{LazyLock, OnceLock};
 
 use bytes::Bytes;
 use mcp_sieve::protocol::jsonrpc::Head;
-use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer as _, TracerProvider as _};
-use opentelemetry::{Context, KeyValue};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use serde_json::Value;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Span, Subscriber};
@@ -34,8 +28,10 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::request_log::{self, Item, RequestLog, Traced};
+use crate::request_log::{self, Item, RequestLog};
 use crate::sampling::Sampler;
+use crate::spans::{Attr, Kind, SpanContext};
+use crate::tracer::Traced;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -50,16 +46,10 @@ pub enum LogFormat {
 /// The variables the log filter is read from, first set wins.
 const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
 
-/// The provider exporting spans, when traces are on (flushed by [`shutdown`]).
-static PROVIDER: OnceLock<SdkTracerProvider> = OnceLock::new();
-
-/// Its tracer (this binary's spans).
-static TRACER: OnceLock<SdkTracer> = OnceLock::new();
-
 /// Whether spans are exported (an OTLP endpoint is set): trace context is read and passed on
 /// only then.
 pub fn traces_on() -> bool {
-    PROVIDER.get().is_some()
+    SAMPLER.get().is_some()
 }
 
 /// Installs the logger (and, with `traces` and an OTLP endpoint in the environment, the trace
@@ -74,13 +64,15 @@ pub fn init(format: LogFormat, traces: bool) {
         Filter::Static(f) => fmt_layer(format, f),
         Filter::Dynamic(f) => fmt_layer(format, *f),
     };
-    let problem = match traces.then(exporter).flatten() {
-        Some(Ok(provider)) => {
-            let _ = TRACER.set(provider.tracer("mcp-sieve"));
-            let _ = PROVIDER.set(provider);
-            let _ = SAMPLER.set(Sampler::from_env());
-            None
-        }
+    // Spans are made only once the exporter's thread runs.
+    let problem = match traces.then(endpoint).flatten().map(|e| crate::otlp::Exporter::new(&e)) {
+        Some(Ok(exporter)) => match crate::tracer::start(exporter) {
+            Ok(()) => {
+                let _ = SAMPLER.set(Sampler::from_env());
+                None
+            }
+            Err(e) => Some(e),
+        },
         Some(Err(e)) => Some(e),
         None => None,
     };
@@ -102,11 +94,7 @@ pub fn progress(line: &str) {
 
 /// Sends the spans not yet exported (at most a few seconds), then stops the exporter.
 pub fn shutdown() {
-    if let Some(p) = PROVIDER.get() {
-        if let Err(e) = p.shutdown() {
-            tracing::warn!("the last spans were not exported: {e}");
-        }
-    }
+    crate::tracer::shutdown();
 }
 
 /// A log filter: static levels by target, or an `EnvFilter` (span and field directives).
@@ -175,36 +163,6 @@ fn endpoint() -> Option<String> {
         .or_else(|| set("OTEL_EXPORTER_OTLP_ENDPOINT").map(|e| format!("{}/v1/traces", e.trim_end_matches('/'))))
 }
 
-/// The trace provider, when an endpoint is set.
-fn exporter() -> Option<Result<SdkTracerProvider, String>> {
-    let exporter = match crate::otlp::Exporter::new(&endpoint()?) {
-        Ok(e) => e,
-        Err(e) => return Some(Err(e)),
-    };
-    // OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names the service; else "mcp-sieve".
-    let named = ["OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"]
-        .iter()
-        .any(|v| std::env::var(v).is_ok_and(|s| s.contains("service.name") || *v == "OTEL_SERVICE_NAME"));
-    let mut resource = opentelemetry_sdk::Resource::builder();
-    if !named {
-        resource = resource.with_service_name("mcp-sieve");
-    }
-    let resource = resource
-        .with_attribute(opentelemetry::KeyValue::new(
-            "service.version",
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .build();
-    // OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG are read by the head sampler
-    // (`crate::sampling`): the spans given to the SDK are those to keep. Batching from OTEL_BSP_*.
-    let provider = SdkTracerProvider::builder()
-        .with_sampler(opentelemetry_sdk::trace::Sampler::AlwaysOn)
-        .with_batch_exporter(exporter)
-        .with_resource(resource)
-        .build();
-    Some(Ok(provider))
-}
-
 /// The target of the `tracing` spans of upstream exchanges (log context only).
 const UPSTREAM: &str = "mcp_sieve::upstream";
 
@@ -233,78 +191,70 @@ pub fn request_span(
     let mut f = request_log::Fields::new(transport, body);
     let read = head.is_some();
     let head = head.unwrap_or(&NO_HEAD);
-    let parent = head.trace_context().or(header);
-    let traced = sampler.is_some_and(|s| s.traced(parent.map(|(tp, _)| tp)));
-    if let Some(tracer) = TRACER.get().filter(|_| traced) {
-        f.trace = Some(server_span(tracer, transport, read, head, parent));
+    let parent = head
+        .trace_context()
+        .or(header)
+        .and_then(|(tp, ts)| SpanContext::remote(tp, ts));
+    if sampler.is_some_and(|s| s.traced(parent.as_ref())) {
+        f.trace = Some(server_span(transport, read, head, parent.as_ref()));
     }
     RequestLog::of(f)
 }
 
 /// The SERVER span of a traced request (see [`request_span`]).
-fn server_span(
-    tracer: &SdkTracer,
-    transport: &'static str,
-    read: bool,
-    head: &Head,
-    parent: Option<(&str, Option<&str>)>,
-) -> Box<Traced> {
-    {
-        let method = head.method();
-        let item = Item::of(head);
-        // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
-        let name = match (read, method, item.target) {
-            (false, ..) => "request".to_string(),
-            (_, Some(m), Some(t)) => [m, " ", t].concat(),
-            (_, Some(m), None) => m.to_string(),
-            (_, None, _) => "response".to_string(),
-        };
-        let id = head.id_text();
-        let known = [
-            ("mcp.method.name", method),
-            ("jsonrpc.request.id", id.as_deref()),
-            ("gen_ai.tool.name", item.tool),
-            ("gen_ai.prompt.name", item.prompt),
-            ("mcp.resource.uri", item.uri),
-            ("mcp.protocol.version", head.protocol_version()),
-        ];
-        let mut attributes = Vec::with_capacity(known.len() + 3);
-        attributes.extend(
-            known
-                .into_iter()
-                .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
-        );
-        if item.tool.is_some() {
-            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-        }
-        attributes.push(KeyValue::new("network.transport", transport));
-        attributes.push(KeyValue::new("jsonrpc.protocol.version", "2.0"));
-        let builder = tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Server)
-            .with_attributes(attributes);
-        let parent = match parent {
-            Some(context) => remote(context),
-            None => Context::new(),
-        };
-        Box::new(Traced::new(builder.start_with_context(tracer, &parent)))
+fn server_span(transport: &'static str, read: bool, head: &Head, parent: Option<&SpanContext>) -> Box<Traced> {
+    let method = head.method();
+    let item = Item::of(head);
+    // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
+    let name = match (read, method, item.target) {
+        (false, ..) => "request".to_string(),
+        (_, Some(m), Some(t)) => [m, " ", t].concat(),
+        (_, Some(m), None) => m.to_string(),
+        (_, None, _) => "response".to_string(),
+    };
+    let id = head.id_text();
+    let known = [
+        ("mcp.method.name", method),
+        ("jsonrpc.request.id", id.as_deref()),
+        ("gen_ai.tool.name", item.tool),
+        ("gen_ai.prompt.name", item.prompt),
+        ("mcp.resource.uri", item.uri),
+        ("mcp.protocol.version", head.protocol_version()),
+    ];
+    let mut attributes = Vec::with_capacity(known.len() + 6);
+    attributes.extend(
+        known
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, Attr::from(v?.to_string())))),
+    );
+    if item.tool.is_some() {
+        attributes.push(("gen_ai.operation.name", "execute_tool".into()));
     }
+    attributes.push(("network.transport", transport.into()));
+    attributes.push(("jsonrpc.protocol.version", "2.0".into()));
+    Box::new(Traced::start(Kind::Server, name, parent, attributes))
 }
 
-/// The context of a W3C `traceparent` (and `tracestate`) from elsewhere.
-fn remote((traceparent, tracestate): (&str, Option<&str>)) -> Context {
-    let mut carrier = HashMap::new();
-    carrier.insert("traceparent".to_string(), traceparent.to_string());
-    if let Some(s) = tracestate {
-        carrier.insert("tracestate".to_string(), s.to_string());
-    }
-    TraceContextPropagator::new().extract(&carrier)
+/// Whether the message of `head`, through a view that is `searching` (search mode), is a search
+/// (`tools/call find_tools`).
+pub fn is_search(head: &Head, searching: bool) -> bool {
+    searching && head.method() == Some("tools/call") && head.params.name.as_deref() == Some("find_tools")
+}
+
+/// The span of a traced request's search (an INTERNAL child of its SERVER span, ended when
+/// dropped; `None` when the request is not traced); `hybrid`: words and meaning fused, else words
+/// alone (`mcp_sieve.search.mode`).
+pub fn search_span(log: &RequestLog, hybrid: bool) -> Option<Traced> {
+    let parent = &log.trace()?.context;
+    let mode = if hybrid { "hybrid" } else { "lexical" };
+    let attributes = vec![("mcp_sieve.search.mode", mode.into())];
+    Some(Traced::start(Kind::Internal, "search".into(), Some(parent), attributes))
 }
 
 /// Marks the request of `log` (traced) failed with JSON-RPC error `code` (a SERVER span's error).
 pub fn failed(log: &RequestLog, code: i64) {
     if let Some(t) = log.trace() {
-        t.failed(code.to_string(), [KeyValue::new("rpc.response.status_code", code)]);
+        t.failed(code.to_string(), [("rpc.response.status_code", Attr::Int(code))]);
     }
 }
 
@@ -347,39 +297,35 @@ pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Op
     );
     // Traced with the request it is part of; one outside any request is a root.
     let parent = match request_log::request_trace() {
-        Some(in_request) => in_request.map(|c| Context::new().with_remote_span_context(c)),
-        None => SAMPLER.get().is_some_and(|s| s.traced(None)).then(Context::new),
+        Some(in_request) => in_request.map(Some),
+        None => SAMPLER.get().is_some_and(|s| s.traced(None)).then_some(None),
     };
-    let (Some(tracer), Some(parent)) = (TRACER.get(), parent) else {
+    let Some(parent) = parent else {
         return Exchange { log, trace: None };
     };
-    let mut attributes = vec![
-        KeyValue::new("mcp_sieve.upstream.name", name.to_string()),
-        KeyValue::new("mcp_sieve.upstream.era", era.to_string()),
-        KeyValue::new("network.transport", transport),
+    let mut attributes: Vec<(&'static str, Attr)> = vec![
+        ("mcp_sieve.upstream.name", name.to_string().into()),
+        ("mcp_sieve.upstream.era", era.to_string().into()),
+        ("network.transport", transport.into()),
     ];
     if let Some(v) = version {
-        attributes.push(KeyValue::new("mcp.protocol.version", v.to_string()));
+        attributes.push(("mcp.protocol.version", v.to_string().into()));
     }
     let mut span_name = "upstream".to_string();
     if let Ok(msg) = serde_json::from_str::<Value>(message) {
         let method = msg.get("method").and_then(Value::as_str).unwrap_or("response");
-        attributes.push(KeyValue::new("mcp.method.name", method.to_string()));
+        attributes.push(("mcp.method.name", method.to_string().into()));
         span_name = method.to_string();
         if let Some(t) = msg
             .pointer("/params/name")
             .and_then(Value::as_str)
             .filter(|_| method == "tools/call")
         {
-            attributes.push(KeyValue::new("gen_ai.tool.name", t.to_string()));
+            attributes.push(("gen_ai.tool.name", t.to_string().into()));
             span_name = [method, " ", t].concat();
         }
     }
-    let builder = tracer
-        .span_builder(span_name)
-        .with_kind(SpanKind::Client)
-        .with_attributes(attributes);
-    let trace = Traced::new(builder.start_with_context(tracer, &parent));
+    let trace = Traced::start(Kind::Client, span_name, parent.as_ref(), attributes);
     Exchange {
         log,
         trace: Some(trace),
@@ -396,15 +342,7 @@ pub fn upstream_failed(exchange: &Exchange, why: &str) {
 /// The W3C trace context of an exchange (`traceparent`, and `tracestate` when set) to pass on,
 /// when it is traced.
 pub fn context_of(exchange: &Exchange) -> Vec<(String, String)> {
-    let Some(t) = &exchange.trace else {
-        return Vec::new();
-    };
-    let mut carrier = HashMap::new();
-    let context = Context::new().with_remote_span_context(t.context.clone());
-    TraceContextPropagator::new().inject_context(&context, &mut carrier);
-    let mut out: Vec<(String, String)> = carrier.into_iter().collect();
-    out.sort();
-    out
+    exchange.trace.as_ref().map(|t| t.context.headers()).unwrap_or_default()
 }
 
 /// `message` with `context` in `params._meta` (stdio upstreams get trace context there, the MCP

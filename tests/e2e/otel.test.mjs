@@ -7,7 +7,8 @@
 // upstream exchange (mcp_sieve.upstream.name "chain", its era) the child of that, and the
 // upstream server's SERVER span the child of the CLIENT span (the traceparent header passed on).
 // Trace context in `params._meta.traceparent` (the MCP convention) is read too; a sampler of
-// parentbased_traceidratio 0 still follows a sampled parent, and exports nothing of a root. The
+// parentbased_traceidratio 0 still follows a sampled parent, and exports nothing of a root. A
+// find_tools call in search mode has a `search` INTERNAL span under its request's. The
 // gateway sends the collector the headers OTEL_EXPORTER_OTLP_HEADERS names.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,7 +81,7 @@ async function trace(traceId, done) {
   assert.fail(`trace ${traceId} did not arrive complete: ${JSON.stringify(spans(), null, 1)}\n${gateway.output()}`);
 }
 
-const KIND = { SERVER: 2, CLIENT: 3 };
+const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 };
 const ids = () => ({ traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') });
 
 test('one trace crosses two chained mcp-sieve: client span → gateway SERVER → CLIENT → upstream SERVER', async () => {
@@ -125,6 +126,21 @@ test('trace context in params._meta.traceparent is read (the MCP convention)', a
   const [server] = await trace(traceId, (s) => s.some((x) => x.kind === KIND.SERVER));
   assert.equal(server.parentSpanId, spanId);
   assert.equal(server.name, 'tools/list');
+});
+
+test('a search in search mode is a child span of its request', async () => {
+  const { traceId, spanId } = ids();
+  const r = await stateless(`${gateway.url}?mode=search`, 'tools/call', { name: 'find_tools', arguments: { query: 'echo a message' } },
+    { headers: { traceparent: `00-${traceId}-${spanId}-01` } });
+  assert.equal(r.status, 200, r.body);
+  assert.match(r.body, /chain_echo/);
+  const got = await trace(traceId, (s) => s.some((x) => x.kind === KIND.SERVER) && s.some((x) => x.kind === KIND.INTERNAL));
+  const server = got.find((s) => s.kind === KIND.SERVER);
+  const search = got.find((s) => s.kind === KIND.INTERNAL);
+  assert.equal(server.name, 'tools/call find_tools');
+  assert.equal(search.name, 'search');
+  assert.equal(search.parentSpanId, server.spanId, 'the search is a child of the request');
+  assert.equal(search.attributes['mcp_sieve.search.mode'], 'lexical');
 });
 
 test('a root request is not sampled with parentbased_traceidratio 0: nothing is exported', async () => {
