@@ -197,13 +197,17 @@ for (const w of ["call", "list"]) {
   }
 }
 const rps = (w, l, r) => rows.find((x) => x.what === w && x.label === l && x.round === r)?.wrk.rps;
+const p99 = (w, l, r) => rows.find((x) => x.what === w && x.label === l && x.round === r)?.wrk.p99;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 const rounds = [...new Set(rows.map((x) => x.round))];
 for (const w of ["call", "list"]) {
   for (const l of Object.keys(names).filter((l) => l !== "off" && rows.some((x) => x.label === l))) {
     const shares = rounds.map((r) => 100 * rps(w, l, r) / rps(w, "off", r)).filter(Number.isFinite);
-    const sorted = [...shares].sort((a, b) => a - b);
-    const mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-    console.log(`${w === "call" ? "tools/call echo" : "tools/list (filtered)"}, ${names[l]} against off of the same round: median ${mid.toFixed(1)}% (${shares.map((x) => x.toFixed(1)).join(", ")})`);
+    const p99s = rounds.map((r) => p99(w, l, r) / p99(w, "off", r)).filter(Number.isFinite);
+    console.log(`${w === "call" ? "tools/call echo" : "tools/list (filtered)"}, ${names[l]} against off of the same round: median ${median(shares).toFixed(1)}% (${shares.map((x) => x.toFixed(1)).join(", ")}); p99 median ${median(p99s).toFixed(2)}x (${p99s.map((x) => x.toFixed(2)).join(", ")})`);
   }
 }
 }

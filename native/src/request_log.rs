@@ -50,8 +50,9 @@ pub(crate) struct Fields {
     pub transport: &'static str,
     /// The message as received (empty: not read).
     body: Bytes,
-    /// What its head names, read once.
-    named: OnceLock<Named>,
+    /// What its head names, read once (boxed: every request's fields are made and moved, few
+    /// read it).
+    named: OnceLock<Box<Named>>,
     /// Who calls, set once per request (a lock, not a `OnceLock`: whose first `set` takes the
     /// slow path every time, and every request sets it).
     caller: Mutex<Option<Caller>>,
@@ -145,14 +146,14 @@ impl Fields {
             let head = Head::read(&self.body);
             let item = Item::of(&head);
             let text = |v: Option<&str>| v.map(str::to_string);
-            Named {
+            Box::new(Named {
                 method: text(head.method()),
                 id: head.id_text().map(|i| i.into_owned()),
                 tool: text(item.tool),
                 prompt: text(item.prompt),
                 uri: text(item.uri),
                 version: text(head.protocol_version()),
-            }
+            })
         })
     }
 
