@@ -99,7 +99,8 @@ impl Exporter {
 /// binary's version and SDK.
 fn resource(service: Option<String>, attributes: Option<String>) -> Vec<(String, String)> {
     let mut all: Vec<(String, String)> = Vec::new();
-    for (k, v) in attributes.as_deref().map(pairs).unwrap_or_default() {
+    let given = attributes.as_deref().map(pairs).unwrap_or_default();
+    for (k, v) in given.into_iter().filter(|(k, _)| !k.is_empty()) {
         match all.iter_mut().find(|(key, _)| *key == k) {
             Some(slot) => slot.1 = v,
             None => all.push((k, v)),
@@ -444,10 +445,11 @@ mod tests {
     fn the_service_is_named_as_the_sdk_names_it() {
         let named = |r: &[(String, String)]| r.iter().find(|(k, _)| k == "service.name").map(|(_, v)| v.clone());
         assert_eq!(named(&resource(None, None)).as_deref(), Some("mcp-sieve"));
-        let attrs = Some("service.name=from%20attrs, team = core".to_string());
+        let attrs = Some("service.name=from%20attrs, team = core,=nameless".to_string());
         let r = resource(None, attrs.clone());
         assert_eq!(named(&r).as_deref(), Some("from attrs"));
         assert!(r.contains(&("team".into(), "core".into())));
+        assert!(r.iter().all(|(k, _)| !k.is_empty()));
         // OTEL_SERVICE_NAME wins over the attribute.
         assert_eq!(named(&resource(Some("svc".into()), attrs)).as_deref(), Some("svc"));
         assert!(r

@@ -1,10 +1,10 @@
 //! A request's log context (issue 42 item 1, at issue 43's cost): what every log line written
 //! while a request is handled says of it — method, id, principal, view, session — kept here, in a
 //! task-local of the request's future, and read by a log line only when it is written, and, when
-//! the request is traced, its span in the trace ([`Traced`], `crate::tracer`). Most requests write no line: a `tracing` span made for each, its fields formatted,
-//! entered on every poll and closed, was about half of what logs, metrics, traces and a rate limit
-//! cost a `tools/call` (perf, scripts/bench-operate.sh's shape); a traced request's span through
-//! `tracing-opentelemetry` cost about twice what the SDK's own does.
+//! the request is traced, its span in the trace ([`Traced`], `crate::tracer`). Most requests
+//! write no line: a `tracing` span made for each, its fields formatted, entered on every poll and
+//! closed, was about half of what logs, metrics, traces and a rate limit cost a `tools/call`
+//! (perf, scripts/bench-operate.sh's shape).
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};

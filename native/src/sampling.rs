@@ -1,7 +1,7 @@
 //! Head sampling of traces (issue 42): whether a request is traced is decided before its span
 //! exists, from `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (the OpenTelemetry SDK's
 //! variables, with their meanings) and the W3C trace context it arrives with. A request that is
-//! not traced makes no span (nine in ten at a ratio of 0.1); every span made is exported.
+//! not traced makes no span (nine in ten at a ratio of 0.1); every span made is queued for export.
 
 use crate::spans::{next_random, SpanContext};
 

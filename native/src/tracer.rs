@@ -1,9 +1,10 @@
 //! Spans being made ([`Traced`], issue 42), the finished ones waiting to be exported, and the
-//! thread exporting them in batches, as the OpenTelemetry batch span processor does and configured by its variables: a batch goes when
-//! `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans wait (default 512) or `OTEL_BSP_SCHEDULE_DELAY` ms
-//! passed (default 5000); past `OTEL_BSP_MAX_QUEUE_SIZE` waiting (default 2048) a span is
-//! dropped (a request never waits for the collector). A finished span costs its request one
-//! push under a lock; encoding and posting are this thread's.
+//! thread exporting them in batches, as the OpenTelemetry batch span processor does and
+//! configured by its variables: a batch goes when `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans wait
+//! (default 512) or `OTEL_BSP_SCHEDULE_DELAY` ms passed (default 5000); past
+//! `OTEL_BSP_MAX_QUEUE_SIZE` waiting (default 2048) a span is dropped (a request never waits for
+//! the collector). A finished span costs its request one push under a lock; encoding and posting
+//! are this thread's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -78,7 +79,11 @@ pub fn finished(span: Record) {
 /// Exports the spans still waiting (for at most a few seconds), then stops the thread.
 pub fn shutdown() {
     let Some(q) = QUEUE.get() else { return };
-    q.stopping.store(true, Ordering::Relaxed);
+    {
+        // Under the queue's lock, so the thread cannot miss it between looking and waiting.
+        let _spans = q.spans.lock().unwrap_or_else(|p| p.into_inner());
+        q.stopping.store(true, Ordering::Relaxed);
+    }
     q.wake.notify_one();
     if let Some(done) = DONE.lock().unwrap_or_else(|p| p.into_inner()).take() {
         if done.recv_timeout(LAST_EXPORT).is_err() {
