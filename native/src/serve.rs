@@ -359,9 +359,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             return reply(r);
         }
         // A search's own span (traced requests), around the core that searches.
-        let search = search
-            .then(|| crate::telemetry::search_span(log, server.catalog().meaning.meaning().is_some()))
-            .flatten();
+        let search = search.then(|| crate::telemetry::search_span(log)).flatten();
         let started = now_ms();
         let answer = loop {
             let env = Env {
@@ -399,7 +397,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
                 _ => break answer,
             }
         };
-        drop(search);
+        crate::telemetry::searched(search, Some(&answer.body));
         crate::telemetry::answered(log, &answer.body);
         if let (Some(g), Some(ended)) = (&live.gateway, answer.ended.clone()) {
             // The session ended (DELETE, or found expired): so do its upstream sessions.

@@ -570,11 +570,9 @@ pub async fn run(
             continue;
         }
         // A search's own span (traced requests), around the core that searches.
-        let search = search
-            .then(|| crate::telemetry::search_span(&log, live.server.catalog().meaning.meaning().is_some()))
-            .flatten();
+        let search = search.then(|| crate::telemetry::search_span(&log)).flatten();
         let mut step = log.scope(link.receive(&line)).await;
-        drop(search);
+        crate::telemetry::searched(search, step.lines.last().map(String::as_str));
         if log.in_scope(|| write(&link, &mut step)) {
             let handle = waiting.spawn(log.scope(finish(link.clone(), line, step)));
             if let Some(id) = named("id").filter(|_| named("method").is_some()) {

@@ -241,14 +241,25 @@ pub fn is_search(head: &Head, searching: bool) -> bool {
     searching && head.method() == Some("tools/call") && head.params.name.as_deref() == Some("find_tools")
 }
 
-/// The span of a traced request's search (an INTERNAL child of its SERVER span, ended when
-/// dropped; `None` when the request is not traced); `hybrid`: words and meaning fused, else words
-/// alone (`mcp_sieve.search.mode`).
-pub fn search_span(log: &RequestLog, hybrid: bool) -> Option<Traced> {
+/// The span of a traced request's search (an INTERNAL child of its SERVER span; `None` when the
+/// request is not traced), ended by [`searched`].
+pub fn search_span(log: &RequestLog) -> Option<Traced> {
     let parent = &log.trace()?.context;
-    let mode = if hybrid { "hybrid" } else { "lexical" };
-    let attributes = vec![("mcp_sieve.search.mode", mode.into())];
-    Some(Traced::start(Kind::Internal, "search".into(), Some(parent), attributes))
+    Some(Traced::start(Kind::Internal, "search".into(), Some(parent), Vec::new()))
+}
+
+/// Ends a search's span with what ranked `answer` (its `find_tools` response) as
+/// `mcp_sieve.search.mode`: the core's own note in the result's `_meta` (`hybrid`, or `lexical`
+/// when the vectors are not ready or the query's encoding failed), `lexical` without one (no
+/// model in the document).
+pub fn searched(span: Option<Traced>, answer: Option<&str>) {
+    let Some(span) = span else { return };
+    let answer = answer.and_then(|a| serde_json::from_str::<Value>(a).ok());
+    let ranking = answer
+        .as_ref()
+        .and_then(|a| a["result"]["_meta"][mcp_sieve::protocol::search::META_RANKING]["ranking"].as_str())
+        .unwrap_or("lexical");
+    span.set([("mcp_sieve.search.mode", Attr::from(ranking.to_string()))]);
 }
 
 /// Marks the request of `log` (traced) failed with JSON-RPC error `code` (a SERVER span's error).
