@@ -16,11 +16,18 @@ pub fn now_ms() -> i64 {
 pub fn fresh_id() -> Result<String, ServerError> {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
+    let mut id = String::with_capacity(32);
+    push_hex(&mut id, &b);
+    Ok(id)
+}
+
+/// Writes `bytes` onto `out` as lowercase hex, two digits a byte.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    Ok(b.iter()
-        .flat_map(|x| [HEX[usize::from(x >> 4)], HEX[usize::from(x & 15)]])
-        .map(char::from)
-        .collect())
+    for b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+    }
 }
 
 /// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
+use crate::platform::push_hex;
+
 /// Who a span is and how it is passed on (W3C trace context).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpanContext {
@@ -64,13 +66,11 @@ impl SpanContext {
     pub fn headers(&self) -> Vec<(String, String)> {
         let mut tp = String::with_capacity(55);
         tp.push_str("00-");
-        for b in self.trace_id.iter().chain(&self.span_id).chain([&self.flags]) {
-            tp.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-            tp.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-            if tp.len() == 35 || tp.len() == 52 {
-                tp.push('-');
-            }
-        }
+        push_hex(&mut tp, &self.trace_id);
+        tp.push('-');
+        push_hex(&mut tp, &self.span_id);
+        tp.push('-');
+        push_hex(&mut tp, &[self.flags]);
         let mut out = vec![("traceparent".to_string(), tp)];
         if !self.state.is_empty() {
             out.push(("tracestate".to_string(), self.state.clone()));
