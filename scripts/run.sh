@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and serves MCP at http://127.0.0.1:8787/mcp
-# with the demo page at http://127.0.0.1:8787/ (wrangler dev, local workerd).
+# The main job: installs what is missing for it, builds the package, the Worker and the page, and
+# serves MCP at http://127.0.0.1:8787/mcp with the demo page at http://127.0.0.1:8787/ (wrangler
+# dev, local workerd). The test command's own tools are not installed here (scripts/test.sh does).
 #   scripts/run.sh [--config FILE] [--port N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,8 +14,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: scripts/run.sh [--config FILE] [--port N]" >&2; exit 2 ;;
   esac
 done
-scripts/bootstrap.sh
-scripts/build.sh
+scripts/bootstrap.sh --run
+scripts/build.sh --run
 # Session ids are tagged with MCP_SIEVE_SESSION_SECRET: one kept in worker/.dev.vars (not committed)
 # lets sessions outlive a restart of the run command.
 if ! grep -qs '^MCP_SIEVE_SESSION_SECRET=' worker/.dev.vars; then
