@@ -4,7 +4,11 @@
 # Exits non-zero if any step fails; ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+times="$(mktemp)"   # "seconds<TAB>result<TAB>step" per step, for the table at the end
+t0=$SECONDS
 scripts/bootstrap.sh || exit 1
+printf '%s\tok\t%s\n' "$((SECONDS - t0))" "bootstrap (tools, only what is missing)" >> "$times"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
 passed=0; failed=0; failures=()
@@ -12,8 +16,10 @@ step() {
   local name="$1"; shift
   echo "=== $name"
   local t0=$SECONDS
+  local result=ok
   if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
-  else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
+  else result=FAILED; failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
+  printf '%s\t%s\t%s\n' "$((SECONDS - t0))" "$result" "$name" >> "$times"
 }
 step "cargo fmt --check" cargo fmt --all -- --check
 step "package-lock.json lists every platform's optional packages (npm ci takes it unchanged)" python3 scripts/check-lock.py
@@ -58,6 +64,10 @@ if step "build" scripts/build.sh; then
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
 fi
+echo "=== steps (seconds; the two server lanes ran at once)"
+awk -F'\t' '{ printf "%6d s  %-6s  %s\n", $1, $2, substr($3, 1, 90) }' "$times"
+rm -f "$times"
+echo "=== wall: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
