@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the links of the README and the book (docs/src/**/*.md), offline.
+"""Checks the links of the README, ARCHITECTURE.md and the book (docs/src/**/*.md), offline.
 
 Every relative link and image (`[text](path#anchor)`, `![alt](path)`, `[label]: path`, and
 `href`/`src` in inline HTML) must name an existing file, and every `#anchor` a heading of the file it
@@ -9,7 +9,7 @@ stay inside docs/src, since mdBook copies nothing else. Links with a scheme (htt
 not fetched. Code blocks and code spans are skipped. Exits 1 listing every broken link as
 file:line: link: what is wrong.
 
-    python3 scripts/check-docs.py            # README.md and docs/src
+    python3 scripts/check-docs.py            # README.md, ARCHITECTURE.md and docs/src
     python3 scripts/check-docs.py FILE.md... # only these
 """
 import os
@@ -133,7 +133,7 @@ def main(argv):
     if argv:
         files = [os.path.abspath(a) for a in argv]
     else:
-        files = [os.path.join(ROOT, 'README.md')]
+        files = [os.path.join(ROOT, 'README.md'), os.path.join(ROOT, 'ARCHITECTURE.md')]
         for d, _, names in os.walk(BOOK):
             files += [os.path.join(d, x) for x in sorted(names) if x.endswith('.md')]
     problems = [p for f in files for p in check(f)]

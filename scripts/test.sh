@@ -24,7 +24,7 @@ step() {
 step "cargo fmt --check" cargo fmt --all -- --check
 step "package-lock.json lists every platform's optional packages (npm ci takes it unchanged)" python3 scripts/check-lock.py
 step "no import cycles between core modules or the files of one folder" python3 scripts/check-cycles.py
-step "documentation book (mdbook build docs; every relative link and #anchor of README.md and docs/src)" sh -c 'mdbook build docs && python3 scripts/check-docs.py'
+step "documentation book (mdbook build docs; every relative link and #anchor of README.md, ARCHITECTURE.md and docs/src)" sh -c 'mdbook build docs && python3 scripts/check-docs.py'
 step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
 step "cargo test" cargo test --workspace --features mcp-sieve/testing
 step "release plan (dist plan: every target's archive and installer; the release workflow in sync)" dist plan
