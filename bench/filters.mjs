@@ -1,7 +1,8 @@
 //! The random `tools/list` filters of the load benchmark, and the filter semantics of
-//! DESIGN.md written plainly in JS (groups ANY with transitive parents, tags ALL, excludeTags
-//! NONE, concerns: no mapping or an equal mapped value), shared by the reference servers and
-//! the edge peers of the load benchmark (no dependencies, so every bundle can import it).
+//! ARCHITECTURE.md ("The filter language", "Concerns") written plainly in JS (groups ANY with
+//! transitive parents, tags ALL, excludeTags NONE, concerns: no mapping or an equal mapped
+//! value), shared by the reference servers and the edge peers of the load benchmark (no
+//! dependencies, so every bundle can import it).
 
 /** A seeded generator (mulberry32), so every server sees the same filter sequence. */
 export function rng(seed) {

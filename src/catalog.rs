@@ -1,5 +1,5 @@
-//! The catalog document (DESIGN.md "The catalog document"): loaded, validated with errors that
-//! name the bad field, and compiled into one index per kind of primitive.
+//! The catalog document (ARCHITECTURE.md "The catalog document"): loaded, validated with errors
+//! that name the bad field, and compiled into one index per kind of primitive.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -1,4 +1,4 @@
-//! Search mode's index (DESIGN.md "Search mode as an index"): an inverted index of the tools,
+//! Search mode's index (ARCHITECTURE.md "Search mode"): an inverted index of the tools,
 //! built once per catalog, off its load (`Catalog::search_index`), that `find_tools` scores
 //! without parsing any definition. Only in the server builds (feature `search-index`: the
 //! Worker and the native server); the npm package, whose wasm has little room in its size

@@ -1,4 +1,4 @@
-//! Concerns (DESIGN.md "Concern semantics"): declarations, validating and merging the host's
+//! Concerns (ARCHITECTURE.md "Concerns"): declarations, validating and merging the host's
 //! configuration under each invalid-value policy, defaults, the filtering rule on every kind of
 //! primitive, and that primitives keep their unknown fields. Runs natively and in Chromium.
 

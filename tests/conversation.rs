@@ -22,8 +22,8 @@ fn effective_concerns(doc: &Value, item: &Value) -> Map<String, Value> {
     c
 }
 
-/// Names of the items of `key` (`tools`, `resources`, ...) that pass `config` under DESIGN.md's
-/// rule: for every configured concern, unmapped or equal. In catalog order.
+/// Names of the items of `key` (`tools`, `resources`, ...) that pass `config` under the rule of
+/// ARCHITECTURE.md "Concerns": for every configured concern, unmapped or equal. In catalog order.
 fn expected(key: &str, config: &[(&str, &str)]) -> Vec<String> {
     let doc = catalog_json();
     doc[key]

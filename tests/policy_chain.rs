@@ -1,4 +1,4 @@
-//! Policy filters (DESIGN.md "Policy filters versus view filters"): custom `PrimitiveFilter`s in
+//! Policy filters (ARCHITECTURE.md "Views and policy"): custom `PrimitiveFilter`s in
 //! priority order combined with AND, failing filters logged and ignored, initial checks, and the
 //! declarative `policy` of the catalog document. Runs natively and in Chromium.
 

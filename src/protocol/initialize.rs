@@ -61,7 +61,7 @@ pub(crate) const GROUPING: &str = "io.modelcontextprotocol/grouping";
 pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 impl Server {
-    /// The capabilities of DESIGN.md.
+    /// The 2025-11-25 capabilities (ARCHITECTURE.md "Two protocol eras").
     pub fn capabilities(&self) -> Value {
         let mut caps = json!({
             "tools": {"listChanged": true},
