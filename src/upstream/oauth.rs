@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use url::{Host, Url};
+
 use crate::base64::{encode, Alphabet};
 use crate::catalog::{Grant, OAuth};
 use crate::error::{Error, Result};
@@ -47,78 +49,43 @@ fn err(m: impl Into<String>) -> Error {
 // ---------------------------------------------------------------------------------------------
 // URLs
 
-/// An absolute http(s) URL, split as far as this module needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Url {
-    /// `http` or `https`, lowercased.
-    pub scheme: String,
-    /// The host, lowercased (an IPv6 literal keeps its brackets).
-    pub host: String,
-    /// The port when one is written and is not the scheme's default.
-    pub port: Option<u16>,
-    /// The path, `""` when none.
-    pub path: String,
-    /// The query, without `?`.
-    pub query: Option<String>,
+/// Parses `s` as the WHATWG URL Standard does (the `url` crate): http or https, with a host, no
+/// credentials; a fragment is dropped. Dot segments are resolved (`/mcp/../x`, `/mcp/%2e%2e/x`
+/// are `/x`), the scheme and host lowercased, a default port dropped: every decision here is
+/// made on this form, and [`request_url`] is what the shells send to.
+pub fn parse_url(s: &str) -> Result<Url> {
+    let bad = |why: &str| err(format!("\"{}\" is not a usable URL: {why}", shorten(s)));
+    let mut u = Url::parse(s.trim()).map_err(|e| bad(&e.to_string()))?;
+    if u.scheme() != "http" && u.scheme() != "https" {
+        return Err(bad("it must be http or https"));
+    }
+    if u.host().is_none() {
+        return Err(bad("no host"));
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(bad("credentials in a URL are not accepted"));
+    }
+    u.set_fragment(None);
+    Ok(u)
 }
 
-impl Url {
-    /// Parses `s`: http or https, with a host; a fragment is dropped.
-    pub fn parse(s: &str) -> Result<Url> {
-        let bad = |why: &str| err(format!("\"{}\" is not a usable URL: {why}", shorten(s)));
-        let s = s.trim();
-        let s = s.split('#').next().unwrap_or_default();
-        let (scheme, rest) = s.split_once("://").ok_or_else(|| bad("no scheme"))?;
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Err(bad("it must be http or https"));
-        }
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        if authority.contains('@') {
-            return Err(bad("credentials in a URL are not accepted"));
-        }
-        let (host, port) = match authority.rfind(':') {
-            Some(i) if !authority[i..].contains(']') => {
-                let p = &authority[i + 1..];
-                let port = if p.is_empty() {
-                    None
-                } else {
-                    Some(p.parse::<u16>().map_err(|_| bad("its port is not a number"))?)
-                };
-                (&authority[..i], port)
-            }
-            _ => (authority, None),
-        };
-        if host.is_empty() || host.contains([' ', '\t']) {
-            return Err(bad("no host"));
-        }
-        let default = if scheme == "https" { 443 } else { 80 };
-        let (path, query) = match tail.split_once('?') {
-            Some((p, q)) => (p, Some(q.to_string())),
-            None => (tail, None),
-        };
-        Ok(Url {
-            host: host.to_ascii_lowercase(),
-            port: port.filter(|p| *p != default),
-            scheme,
-            path: path.to_string(),
-            query,
-        })
-    }
+/// `scheme://host[:port]` of `u` (no default port).
+fn origin(u: &Url) -> String {
+    u.origin().ascii_serialization()
+}
 
-    /// `scheme://host[:port]`.
-    pub fn origin(&self) -> String {
-        match self.port {
-            Some(p) => format!("{}://{}:{p}", self.scheme, self.host),
-            None => format!("{}://{}", self.scheme, self.host),
-        }
-    }
-
-    /// Whether the host is this machine (`localhost`, `127.0.0.0/8`, `[::1]`).
-    pub fn is_loopback(&self) -> bool {
-        let h = self.host.as_str();
-        h == "localhost" || h == "[::1]" || (h.starts_with("127.") && h.split('.').count() == 4)
+/// Whether `u`'s host is this machine: an IP literal in 127.0.0.0/8, `[::1]`, or exactly
+/// `localhost` (the MCP specification and RFC 8252 section 7.3 name these three). A name is not
+/// judged by its look (`127.probe.as.test` is whatever DNS or a proxy makes of it). Nor is
+/// `localhost.`: the WHATWG parser keeps its dot, so it is another host than `localhost`, and an
+/// absolute name is one a resolver or a proxy may send to DNS (RFC 6761 section 6.3 lets it, and
+/// RFC 8252 section 8.3 prefers the IP literal because a name can be resolved elsewhere).
+pub fn is_loopback(u: &Url) -> bool {
+    match u.host() {
+        Some(Host::Ipv4(a)) => a.is_loopback(),
+        Some(Host::Ipv6(a)) => a == std::net::Ipv6Addr::LOCALHOST,
+        Some(Host::Domain(d)) => d == "localhost",
+        None => false,
     }
 }
 
@@ -126,20 +93,35 @@ fn shorten(s: &str) -> String {
     s.chars().take(200).collect()
 }
 
-/// The canonical URI of an MCP server at `url` (RFC 8707 §2, as the MCP specification asks):
-/// lowercase scheme and host, no default port, no fragment, no trailing slash on an empty path.
+/// The URL a request to `url` goes to: as [`parse_url`] normalises it (dot segments resolved),
+/// the form [`resource_allows`] compares, so a token goes only where it was checked to go. One
+/// that does not parse is kept as given (no token is given for it: [`resource_allows`] says no).
+pub fn request_url(url: &str) -> String {
+    parse_url(url).map_or_else(|_| url.to_string(), String::from)
+}
+
+/// The canonical URI of an MCP server at `url` (RFC 8707 section 2, as the MCP specification
+/// asks): lowercase scheme and host, no default port, no fragment, dot segments resolved, no
+/// trailing slash on an empty path.
 pub fn canonical_resource(url: &str) -> Result<String> {
-    let u = Url::parse(url)?;
-    let path = if u.path == "/" { "" } else { u.path.as_str() };
-    let query = u.query.as_ref().map(|q| format!("?{q}")).unwrap_or_default();
-    Ok(format!("{}{path}{query}", u.origin()))
+    let u = parse_url(url)?;
+    let mut out = origin(&u);
+    if u.path() != "/" {
+        out.push_str(u.path());
+    }
+    if let Some(q) = u.query() {
+        out.push('?');
+        out.push_str(q);
+    }
+    Ok(out)
 }
 
 /// Whether a token issued for `resource` may be sent to the MCP server at `server_url`: the same
-/// origin, and the server's path within the resource's (RFC 9728 §7.3's check, as the TypeScript
-/// SDK applies it). Anything that does not parse is no.
+/// origin, and the server's path within the resource's (RFC 9728 section 7.3's check, as the
+/// TypeScript SDK applies it), both as [`parse_url`] normalises them. Anything that does not parse
+/// is no.
 pub fn resource_allows(resource: &str, server_url: &str) -> bool {
-    let (Ok(r), Ok(s)) = (Url::parse(resource), Url::parse(server_url)) else {
+    let (Ok(r), Ok(s)) = (parse_url(resource), parse_url(server_url)) else {
         return false;
     };
     if r.origin() != s.origin() {
@@ -152,14 +134,14 @@ pub fn resource_allows(resource: &str, server_url: &str) -> bool {
             format!("{p}/")
         }
     };
-    dir(&s.path).starts_with(&dir(&r.path))
+    dir(s.path()).starts_with(&dir(r.path()))
 }
 
 /// Checks that an authorization server endpoint (`what`) is https, or http on this machine only
 /// (OAuth 2.1 §1.5; the MCP specification allows loopback).
 pub fn check_endpoint(url: &str, what: &str) -> Result<Url> {
-    let u = Url::parse(url).map_err(|e| err(format!("{what}: {e}")))?;
-    if u.scheme != "https" && !u.is_loopback() {
+    let u = parse_url(url).map_err(|e| err(format!("{what}: {e}")))?;
+    if u.scheme() != "https" && !is_loopback(&u) {
         return Err(err(format!(
             "{what} \"{}\" must be an https:// URL (plain http only on this machine: localhost, 127.0.0.1, [::1])",
             shorten(url)
@@ -280,13 +262,13 @@ pub fn resource_metadata_urls(server_url: &str, challenge: Option<&Challenge>) -
         check_endpoint(url, "the resource_metadata of the upstream's WWW-Authenticate")?;
         return Ok(vec![url.to_string()]);
     }
-    let u = Url::parse(server_url)?;
+    let u = parse_url(server_url)?;
     let mut urls = Vec::new();
-    let path = u.path.trim_end_matches('/');
+    let path = u.path().trim_end_matches('/');
     if !path.is_empty() {
-        urls.push(format!("{}/.well-known/oauth-protected-resource{path}", u.origin()));
+        urls.push(format!("{}/.well-known/oauth-protected-resource{path}", origin(&u)));
     }
-    urls.push(format!("{}/.well-known/oauth-protected-resource", u.origin()));
+    urls.push(format!("{}/.well-known/oauth-protected-resource", origin(&u)));
     Ok(urls)
 }
 
@@ -352,8 +334,8 @@ impl ResourceMetadata {
 /// appended; for an issuer without a path, RFC 8414's then OpenID Connect's.
 pub fn authorization_server_metadata_urls(issuer: &str) -> Result<Vec<String>> {
     let u = check_endpoint(issuer, "the authorization server")?;
-    let origin = u.origin();
-    let path = u.path.trim_end_matches('/');
+    let origin = origin(&u);
+    let path = u.path().trim_end_matches('/');
     Ok(if path.is_empty() {
         vec![
             format!("{origin}/.well-known/oauth-authorization-server"),
@@ -406,10 +388,10 @@ impl AuthServer {
         }
         let endpoint = |k: &str| -> Result<Option<String>> {
             match o.get(k).and_then(Value::as_str) {
-                Some(u) => {
-                    check_endpoint(u, &format!("the authorization server's {k}"))?;
-                    Ok(Some(u.to_string()))
-                }
+                // Kept as parsed: a request goes to the URL that was checked.
+                Some(u) => Ok(Some(
+                    check_endpoint(u, &format!("the authorization server's {k}"))?.to_string(),
+                )),
                 None => Ok(None),
             }
         };
@@ -1663,11 +1645,78 @@ mod tests {
             "http://:80",
             "https://[::1",
         ] {
-            let _ = Url::parse(bad);
+            let _ = parse_url(bad);
             let _ = canonical_resource(bad);
             let _ = resource_metadata_urls(bad, None);
         }
-        assert!(Url::parse("http://[::1]:8080/x").unwrap().is_loopback());
-        assert_eq!(Url::parse("http://[::1]:8080/x").unwrap().port, Some(8080));
+        assert!(parse_url("http://u@h/")
+            .unwrap_err()
+            .to_string()
+            .contains("credentials"));
+        assert!(is_loopback(&parse_url("http://[::1]:8080/x").unwrap()));
+        assert_eq!(parse_url("http://[::1]:8080/x").unwrap().port(), Some(8080));
+        assert_eq!(
+            request_url("https://h.example/mcp/%2e%2e/mcpx#f"),
+            "https://h.example/mcpx"
+        );
+        assert_eq!(request_url("HTTPS://H.example:443/a/./b"), "https://h.example/a/b");
+        assert_eq!(request_url("not a url"), "not a url");
+    }
+
+    /// Issue 58 item 1: plain http only to an address of this machine, not to a name that looks
+    /// like one (a proxy or DNS decides where a name goes).
+    #[test]
+    fn plain_http_goes_only_to_a_loopback_address_not_to_a_name_that_looks_like_one() {
+        for ok in [
+            "http://127.0.0.1:9/token",
+            "http://127.1.2.3/token",
+            "http://[::1]:8080/token",
+            "http://localhost:5/token",
+            "http://LOCALHOST/token",
+        ] {
+            assert!(check_endpoint(ok, "the token_endpoint").is_ok(), "{ok}");
+        }
+        for named in [
+            "http://127.probe.as.test/token",
+            "http://127.0.0.evil/token",
+            "http://127.0.0.1.nip.io/token",
+            "http://localhost./token",
+            "http://localhost.evil.test/token",
+            "http://mylocalhost/token",
+        ] {
+            let e = check_endpoint(named, "the token_endpoint").unwrap_err().to_string();
+            assert!(e.contains("must be an https:// URL"), "{named}: {e}");
+        }
+        let e = AuthServer::parse(
+            r#"{"issuer": "https://as.example", "token_endpoint": "http://127.probe.as.test/token"}"#,
+            "https://as.example",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("token_endpoint") && e.contains("https://"), "{e}");
+    }
+
+    /// Issue 58 item 2: paths are compared as a URL parser resolves them; `..` (written or
+    /// percent-encoded, or with backslashes) does not carry a token out of its resource.
+    #[test]
+    fn dot_segments_do_not_carry_a_token_out_of_its_resource() {
+        let r = "https://host.example/mcp";
+        for outside in [
+            "https://host.example/mcp/../mcpx",
+            "https://host.example/mcp/%2e%2e/mcpx",
+            "https://host.example/mcp/%2E%2E/mcpx",
+            "https://host.example/mcp/.%2e/mcpx",
+            "https://host.example/mcp\\..\\mcpx",
+            "https://host.example/mcp/sub/../../mcpx",
+        ] {
+            assert!(!resource_allows(r, outside), "{outside}");
+        }
+        for inside in [
+            "https://host.example/mcp/sub/../x",
+            "https://host.example/mcp/./x",
+            "https://host.example/other/../mcp",
+        ] {
+            assert!(resource_allows(r, inside), "{inside}");
+        }
     }
 }
