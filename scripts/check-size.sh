@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails if the npm package's .wasm is over 160,000 bytes gzipped (gzip -9), issue 17's budget, so
+# Fails if the npm package's .wasm is over 170,000 bytes gzipped (gzip -9), the product's budget, so
 # the size cannot creep back unnoticed. Run after scripts/build.sh. What kept it down (each item
 # was worth 1–14 KB gzipped): no `str::to_lowercase` (middleware::fold), no
 # `str::parse::<f64>` or `f64::clamp`/float `Display` (serde_json writes and reads numbers), no
@@ -9,13 +9,13 @@
 # localStorage by `Reflect` instead of gloo-storage (0.7 KB), wasm-opt `--flatten --rereloop -O -O` (1 KB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-limit=160000
+limit=170000
 wasm=pkg/mcp_sieve_bg.wasm
 [ -f "$wasm" ] || { echo "$wasm is missing: run scripts/build.sh first" >&2; exit 1; }
 raw=$(wc -c < "$wasm")
 gz=$(gzip -9c "$wasm" | wc -c)
 echo "$wasm: $raw bytes, $gz bytes gzipped (limit $limit)"
 if [ "$gz" -gt "$limit" ]; then
-  echo "$wasm is $gz bytes gzipped, over the limit of $limit bytes (160 KB)" >&2
+  echo "$wasm is $gz bytes gzipped, over the limit of $limit bytes (170 KB)" >&2
   exit 1
 fi

@@ -1,8 +1,10 @@
 //! Conversions between JS values and the core's JSON — JSON text (one `JSON.stringify` /
 //! `JSON.parse`), measured faster than crossing value by value for anything but the smallest
-//! results (bench/convert.mjs; docs/src/package.md's table), which are built as JS objects and
-//! arrays directly — and errors as real JS `Error` objects carrying `code` and `data`.
+//! results (bench/convert.mjs; docs/src/package.md's table), which serde-wasm-bindgen's
+//! serializer builds as plain JS objects — and errors as real JS `Error` objects carrying `code`
+//! and `data`.
 
+use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -35,15 +37,11 @@ pub(crate) fn to_js(v: &Value) -> JsValue {
     js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
 }
 
-/// Strings (a selection's warnings) as a JS array, built in JS: no JSON text, and no
-/// serializer in the wasm (serde-wasm-bindgen's, which built the small results before, was about
-/// 1.5 KB of it).
-pub(crate) fn strings(lines: &[String]) -> JsValue {
-    let out = js_sys::Array::new();
-    for l in lines {
-        out.push(&JsValue::from_str(l));
-    }
-    out.into()
+/// A small result (a selection's counts, facets, a size, a search's ranking, stored preferences)
+/// as a plain JS value: objects, not `Map`s (serde-wasm-bindgen's JSON-compatible serializer).
+pub(crate) fn small<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(JsValue::from)
 }
 
 /// JSON text as a JS value (one `JSON.parse`: much faster than crossing value by value).

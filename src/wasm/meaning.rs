@@ -4,10 +4,11 @@
 //! (`crate::search::hybrid`), with the native server's and the Worker's weight and pool. Without a
 //! query vector the ranking is `tool_filter`'s alone.
 
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{from_js, js_error};
-use super::sieve::{object, Sieve};
+use super::convert::{from_js, js_error, small};
+use super::sieve::Sieve;
 use crate::middleware::tool_filter;
 use crate::model::Kind;
 use crate::search::hybrid::{self, Fusion, DEFAULT_WEIGHT, POOL};
@@ -177,16 +178,31 @@ impl Sieve {
                 )
             }
         };
-        // Built in JS (as `filter`'s result): no JSON text, no float formatting in the wasm.
-        let tools = js_sys::Array::new();
-        for &(i, s) in ranked.iter().take(k) {
-            tools.push(&object(&[
-                ("name", section.items[i].name.as_str().into()),
-                ("index", (i as u32).into()),
-                ("score", ((f64::from(s) * 1000.0).round() / 1000.0).into()),
-            ]));
-        }
-        let out = object(&[("ranking", ranking.into()), ("tools", tools.into())]);
-        Ok(out.into())
+        // Scores cross as numbers (no float formatting in the wasm).
+        let tools = ranked
+            .iter()
+            .take(k)
+            .map(|&(i, s)| Ranked {
+                name: &section.items[i].name,
+                index: i,
+                score: (f64::from(s) * 1000.0).round() / 1000.0,
+            })
+            .collect();
+        small(&SearchOut { ranking, tools })
     }
+}
+
+/// `search`'s result.
+#[derive(Serialize)]
+struct SearchOut<'a> {
+    ranking: &'a str,
+    tools: Vec<Ranked<'a>>,
+}
+
+/// A tool of `search`'s result, best first.
+#[derive(Serialize)]
+struct Ranked<'a> {
+    name: &'a str,
+    index: usize,
+    score: f64,
 }

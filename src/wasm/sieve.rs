@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
 use super::callback::JsFilter;
-use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, strings, to_js, warn_all};
+use super::convert::{estimate_tokens, from_js, js_error, parse_js, parse_kind, small, to_js, warn_all};
 use crate::concern::{ConcernConfig, Concerns};
 use crate::filter::chain::Chain;
 use crate::filter::facets::facets;
@@ -45,13 +46,60 @@ pub(super) struct Selected {
     warnings: Vec<String>,
 }
 
-/// A plain JS object of `pairs`.
-pub(super) fn object(pairs: &[(&str, JsValue)]) -> js_sys::Object {
-    let o = js_sys::Object::new();
-    for (k, v) in pairs {
-        let _ = js_sys::Reflect::set(&o, &(*k).into(), v);
-    }
-    o
+/// `filter`'s result but its `indices` (a `Uint32Array`, set after).
+#[derive(Serialize)]
+struct Selection<'a> {
+    kind: &'a str,
+    count: usize,
+    total: usize,
+    bytes: usize,
+    tokens: usize,
+    warnings: &'a [String],
+}
+
+/// `facets`' result (the `Facets` type of types.rs).
+#[derive(Serialize)]
+struct FacetsOut<'a> {
+    total: usize,
+    groups: Vec<Count<'a>>,
+    tags: Vec<TagCount<'a>>,
+    concerns: Vec<ConcernCounts<'a>>,
+}
+
+/// A group and the items it would show.
+#[derive(Serialize)]
+struct Count<'a> {
+    name: &'a str,
+    count: usize,
+}
+
+/// A tag and the items requiring or excluding it would show.
+#[derive(Serialize)]
+struct TagCount<'a> {
+    name: &'a str,
+    require: usize,
+    exclude: usize,
+}
+
+/// A concern and its values' counts.
+#[derive(Serialize)]
+struct ConcernCounts<'a> {
+    name: &'a str,
+    values: Vec<ValueCount<'a>>,
+}
+
+/// A concern value and the items it would show.
+#[derive(Serialize)]
+struct ValueCount<'a> {
+    value: &'a str,
+    count: usize,
+}
+
+/// `Sieve.size`'s result.
+#[derive(Serialize)]
+struct SizeInfo {
+    bytes: usize,
+    tokens: usize,
 }
 
 fn catalog_error(e: Error) -> JsValue {
@@ -262,16 +310,18 @@ impl Sieve {
         let section = self.catalog.section(kind);
         let indices: Vec<u32> = sel.bits.ones().map(|i| i as u32).collect();
         let bytes = list_bytes(kind.key(), section, &sel.bits);
-        let out = js_sys::Object::new();
-        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
-        set("kind", &kind.key().into())?;
-        set("count", &(indices.len() as u32).into())?;
-        set("total", &(section.items.len() as u32).into())?;
-        set("indices", &js_sys::Uint32Array::from(indices.as_slice()).into())?;
-        set("bytes", &(bytes as f64).into())?;
-        set("tokens", &(estimate_tokens(bytes) as f64).into())?;
-        set("warnings", &strings(&sel.warnings))?;
-        Ok(out.into())
+        let out = small(&Selection {
+            kind: kind.key(),
+            count: indices.len(),
+            total: section.items.len(),
+            bytes,
+            tokens: estimate_tokens(bytes),
+            warnings: &sel.warnings,
+        })?;
+        // A typed array, which the serializer does not make.
+        let indices = js_sys::Uint32Array::from(indices.as_slice());
+        js_sys::Reflect::set(&out, &"indices".into(), &indices)?;
+        Ok(out)
     }
 
     /// Like `filter`, but returns the filtered list itself: `{items, count, total, bytes, tokens,
@@ -368,35 +418,34 @@ impl Sieve {
             self.catalog.groups.iter().map(|g| g.name.as_str()),
             self.catalog.tags.iter().map(|t| t.name.as_str()),
         );
-        // Built in JS, one small object at a time (as `filter`'s result): less wasm than `json!`.
-        let counts = |pairs: &mut dyn Iterator<Item = (&str, &str, usize)>| {
-            let a = js_sys::Array::new();
-            for (key, name, count) in pairs {
-                a.push(&object(&[(key, name.into()), ("count", (count as u32).into())]));
-            }
-            a
-        };
-        let groups = counts(&mut f.groups.iter().map(|(n, c)| ("name", n.as_str(), *c)));
-        let tags = js_sys::Array::new();
-        for t in &f.tags {
-            tags.push(&object(&[
-                ("name", t.name.as_str().into()),
-                ("require", (t.require as u32).into()),
-                ("exclude", (t.exclude as u32).into()),
-            ]));
-        }
-        let concerns = js_sys::Array::new();
-        for (name, values) in &f.concerns {
-            let values = counts(&mut values.iter().map(|(v, c)| ("value", v.as_str(), *c)));
-            concerns.push(&object(&[("name", name.as_str().into()), ("values", values.into())]));
-        }
-        Ok(object(&[
-            ("total", (f.total as u32).into()),
-            ("groups", groups.into()),
-            ("tags", tags.into()),
-            ("concerns", concerns.into()),
-        ])
-        .into())
+        small(&FacetsOut {
+            total: f.total,
+            groups: f
+                .groups
+                .iter()
+                .map(|(name, count)| Count { name, count: *count })
+                .collect(),
+            tags: f
+                .tags
+                .iter()
+                .map(|t| TagCount {
+                    name: &t.name,
+                    require: t.require,
+                    exclude: t.exclude,
+                })
+                .collect(),
+            concerns: f
+                .concerns
+                .iter()
+                .map(|(name, values)| ConcernCounts {
+                    name,
+                    values: values
+                        .iter()
+                        .map(|(value, count)| ValueCount { value, count: *count })
+                        .collect(),
+                })
+                .collect(),
+        })
     }
 
     /// Validates a concern configuration against the declarations (as the server would):
@@ -478,10 +527,9 @@ impl Sieve {
     pub fn size(value: JsValue) -> Result<JsValue, JsValue> {
         let v = from_js(value, "value")?;
         let bytes = v.to_string().len();
-        Ok(object(&[
-            ("bytes", (bytes as f64).into()),
-            ("tokens", (estimate_tokens(bytes) as f64).into()),
-        ])
-        .into())
+        small(&SizeInfo {
+            bytes,
+            tokens: estimate_tokens(bytes),
+        })
     }
 }
