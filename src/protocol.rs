@@ -5,6 +5,8 @@
 //! applies what comes out.
 
 pub mod ask;
+#[cfg(feature = "search-index")]
+pub mod code;
 mod completion;
 mod concerns;
 pub mod cursor;

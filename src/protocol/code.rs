@@ -1,0 +1,120 @@
+//! Code mode (issue 62; a view with `mode: "code"`, `?mode=code`): search mode's `find_tools` and
+//! `describe_tools`, which also answer each tool as a TypeScript declaration ([`typescript`]), and
+//! `run_code` instead of `call_tool`: a JavaScript program that calls the tools the caller may
+//! see (`await tools.echo({text})`) and returns only what the model needs. The core defines the
+//! tools and writes the declarations; running a program is the shell's (the native server runs
+//! it in QuickJS, each of its calls sent back through the caller's own `tools/call` path). A shell
+//! that does not run code answers `run_code` with an error saying so.
+
+pub mod typescript;
+
+use serde_json::{json, Value};
+
+/// The tool that runs a program.
+pub const RUN: &str = "run_code";
+/// Longest program, in bytes.
+pub const MAX_CODE: usize = 100_000;
+/// The key of `structuredContent` (in code mode's `find_tools` and `describe_tools`) holding the
+/// answered tools as one TypeScript declaration of `tools`.
+pub const TYPESCRIPT: &str = "typescript";
+
+/// `run_code`'s definition.
+pub(crate) fn run_code() -> Value {
+    json!({
+        "name": RUN,
+        "title": "Run code",
+        "description": "Run a JavaScript program (the body of an async function) that calls this server's tools and \
+            returns only what you need. In it, `await tools.<name>(args)` or `await tools.call(name, args)` calls a \
+            tool (find its name and TypeScript declaration with find_tools and describe_tools) and resolves to \
+            its structuredContent, else its content; a failed call throws an Error. `console.log` is collected. \
+            `return` the answer (JSON-serialisable). No network, files, timers or imports; limits on time, \
+            memory and the number of calls apply.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "maxLength": MAX_CODE,
+                         "description": "the program: the body of an async function, e.g. const r = await tools.add({a: 1, b: 2}); return r;"}
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "result": {"description": "what the program returned"},
+                "logs": {"type": "array", "items": {"type": "string"}, "description": "what it wrote with console.log"}
+            },
+            "required": ["result", "logs"]
+        },
+        "annotations": {"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true}
+    })
+}
+
+/// The declaration of `tools` with the tools of these wire fragments (a definition's JSON text).
+pub fn declarations<'a>(fragments: impl IntoIterator<Item = &'a str>) -> String {
+    let members: Vec<String> = fragments
+        .into_iter()
+        .filter_map(|f| serde_json::from_str::<Value>(f).ok())
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?;
+            Some(typescript::member(
+                name,
+                t.get("description").and_then(Value::as_str),
+                t.get("inputSchema"),
+                t.get("outputSchema"),
+            ))
+        })
+        .collect();
+    typescript::declare(&members)
+}
+
+/// A `run_code` answer: the program's `result` (JSON text) and its `logs`, as `structuredContent`
+/// and as the text content's JSON. `is_error`: the program threw or a limit stopped it (then
+/// `result` is `null` and `error` says why).
+pub fn answer(result: Option<Value>, logs: Vec<String>, error: Option<String>) -> Value {
+    let mut structured = json!({"result": result.unwrap_or(Value::Null), "logs": logs});
+    if let Some(e) = &error {
+        structured["error"] = json!(e);
+    }
+    let text = match &error {
+        Some(e) => format!("run_code failed: {e}\n{structured}"),
+        None => structured.to_string(),
+    };
+    let mut r = json!({"content": [{"type": "text", "text": text}], "structuredContent": structured});
+    if error.is_some() {
+        r["isError"] = json!(true);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_read_the_definitions_fragments() {
+        let echo = r#"{"name":"echo","description":"Echo.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}"#;
+        let d = declarations([echo, "not json", r#"{"noname":1}"#]);
+        assert!(
+            d.contains("/** Echo. */\n  echo(args: {\n    text: string;\n  }): Promise<unknown>;"),
+            "{d}"
+        );
+        assert!(d.contains("call(name: string"), "{d}");
+    }
+
+    #[test]
+    fn an_answer_carries_result_and_logs_or_the_error() {
+        let ok = answer(Some(json!({"n": 3})), vec!["hi".into()], None);
+        assert_eq!(ok["structuredContent"], json!({"result": {"n": 3}, "logs": ["hi"]}));
+        let text: Value = serde_json::from_str(ok["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, ok["structuredContent"]);
+        assert!(ok.get("isError").is_none());
+        let failed = answer(None, vec![], Some("the program ran past 30 s".into()));
+        assert_eq!(failed["isError"], json!(true));
+        assert_eq!(failed["structuredContent"]["error"], json!("the program ran past 30 s"));
+        assert!(failed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("run_code failed: the program ran past 30 s"));
+    }
+}
