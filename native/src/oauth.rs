@@ -135,6 +135,9 @@ pub async fn probe(http: &Http, url: &str) -> Result<Option<Challenge>, Error> {
 pub async fn discover(http: &Http, url: &str, challenge: Option<&Challenge>) -> Result<Discovered, Error> {
     let mut resource = None;
     let mut tried = Vec::new();
+    if let Some(why) = oauth::foreign_resource_metadata(url, challenge) {
+        tracing::warn!("{why}");
+    }
     for u in resource_metadata_urls(url, challenge)? {
         let a = http.get(&u).await?;
         if a.status == 200 {

@@ -5,8 +5,9 @@
 //! and keep the tokens.
 //!
 //! The flow: an upstream answers 401 with `WWW-Authenticate: Bearer resource_metadata=…`
-//! ([`parse_challenge`]); its Protected Resource Metadata (RFC 9728) is read from that URL, else
-//! from the well-known URLs ([`resource_metadata_urls`], [`ResourceMetadata::parse`]); the
+//! ([`parse_challenge`]); its Protected Resource Metadata (RFC 9728) is read from that URL when it
+//! is on the upstream's origin, else from the well-known URLs ([`resource_metadata_urls`],
+//! [`ResourceMetadata::parse`]: it must name its `resource`); the
 //! authorization server's metadata from RFC 8414's and OpenID Connect's well-known URLs
 //! ([`authorization_server_metadata_urls`], [`AuthServer::parse`], which refuses a server without
 //! PKCE S256); the client identity is chosen ([`choose_client`]: pre-registered, a Client ID
@@ -254,13 +255,14 @@ pub fn parse_challenge(header: &str) -> Option<Challenge> {
 // Discovery
 
 /// Where to read the Protected Resource Metadata of the MCP server at `server_url`, in order: the
-/// challenge's `resource_metadata` when given (it must be https, or http on loopback), else the
-/// well-known URL with the endpoint's path (`/.well-known/oauth-protected-resource{path}`), then
-/// the root one.
+/// challenge's `resource_metadata` when given and on the server's own origin (scheme, host, port),
+/// else the well-known URL with the endpoint's path (`/.well-known/oauth-protected-resource{path}`),
+/// then the root one. A `resource_metadata` on another origin is not fetched (an upstream could
+/// otherwise make the gateway ask any address it can reach, `http://127.0.0.1:<port>/internal`);
+/// [`foreign_resource_metadata`] says why, for the log.
 pub fn resource_metadata_urls(server_url: &str, challenge: Option<&Challenge>) -> Result<Vec<String>> {
-    if let Some(url) = challenge.and_then(|c| c.resource_metadata.as_deref()) {
-        check_endpoint(url, "the resource_metadata of the upstream's WWW-Authenticate")?;
-        return Ok(vec![url.to_string()]);
+    if let Some(url) = own_resource_metadata(server_url, challenge) {
+        return Ok(vec![url]);
     }
     let u = parse_url(server_url)?;
     let mut urls = Vec::new();
@@ -270,6 +272,27 @@ pub fn resource_metadata_urls(server_url: &str, challenge: Option<&Challenge>) -
     }
     urls.push(format!("{}/.well-known/oauth-protected-resource", origin(&u)));
     Ok(urls)
+}
+
+/// The challenge's `resource_metadata`, as parsed, when it is on `server_url`'s origin.
+fn own_resource_metadata(server_url: &str, challenge: Option<&Challenge>) -> Option<String> {
+    let given = parse_url(challenge?.resource_metadata.as_deref()?).ok()?;
+    (given.origin() == parse_url(server_url).ok()?.origin()).then(|| given.into())
+}
+
+/// Why the challenge's `resource_metadata` is not read (it is on another origin than the MCP
+/// server at `server_url`, or is not a URL), for the shells' log; `None` when it is read or there
+/// is none.
+pub fn foreign_resource_metadata(server_url: &str, challenge: Option<&Challenge>) -> Option<String> {
+    let given = challenge?.resource_metadata.as_deref()?;
+    if own_resource_metadata(server_url, challenge).is_some() {
+        return None;
+    }
+    Some(format!(
+        "the WWW-Authenticate of {} names resource_metadata \"{}\", which is not on its origin (scheme, host and port): not fetched; its metadata is read from the well-known URLs on its own origin",
+        shorten(server_url),
+        shorten(given)
+    ))
 }
 
 /// An MCP server's Protected Resource Metadata (RFC 9728), as far as a client needs it.
@@ -298,23 +321,21 @@ fn json_object(body: &str, what: &str) -> Result<serde_json::Map<String, Value>>
 }
 
 impl ResourceMetadata {
-    /// Reads the document `body` for the MCP server at `server_url`: its `resource` must be a
-    /// resource that server's URL lies within ([`resource_allows`]; a document that names another
-    /// server is refused), and it must name an authorization server.
+    /// Reads the document `body` for the MCP server at `server_url`: it must have a `resource`
+    /// (RFC 9728 section 2), one that server's URL lies within ([`resource_allows`]; a document
+    /// that names another server is refused), and it must name an authorization server.
     pub fn parse(body: &str, server_url: &str) -> Result<ResourceMetadata> {
         let o = json_object(body, "the upstream's protected resource metadata")?;
-        let resource = match o.get("resource").and_then(Value::as_str) {
-            Some(r) => {
-                if !resource_allows(r, server_url) {
-                    return Err(err(format!(
-                        "the upstream's protected resource metadata is for \"{}\", not for {server_url}: refused (a token for it would be sent elsewhere)",
-                        shorten(r)
-                    )));
-                }
-                canonical_resource(r)?
-            }
-            None => canonical_resource(server_url)?,
-        };
+        let r = o.get("resource").and_then(Value::as_str).ok_or_else(|| {
+            err("the upstream's protected resource metadata has no \"resource\" (RFC 9728 section 2 requires it: the URL of the server it describes): refused")
+        })?;
+        if !resource_allows(r, server_url) {
+            return Err(err(format!(
+                "the upstream's protected resource metadata is for \"{}\", not for {server_url}: refused (a token for it would be sent elsewhere)",
+                shorten(r)
+            )));
+        }
+        let resource = canonical_resource(r)?;
         let authorization_servers = strings(o.get("authorization_servers")).unwrap_or_default();
         if authorization_servers.is_empty() {
             return Err(err(
@@ -1217,10 +1238,20 @@ mod tests {
             resource_metadata: Some("http://evil.example/prm".into()),
             ..Default::default()
         };
-        assert!(resource_metadata_urls("https://mcp.example.com/mcp", Some(&plain))
-            .unwrap_err()
-            .to_string()
-            .contains("must be an https:// URL"));
+        assert_eq!(
+            resource_metadata_urls("https://mcp.example.com/mcp", Some(&plain)).unwrap(),
+            vec![
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource"
+            ]
+        );
+        let why = foreign_resource_metadata("https://mcp.example.com/mcp", Some(&plain)).unwrap();
+        assert!(
+            why.contains("http://evil.example/prm") && why.contains("not on its origin"),
+            "{why}"
+        );
+        assert_eq!(foreign_resource_metadata("https://mcp.example.com/mcp", Some(&c)), None);
+        assert_eq!(foreign_resource_metadata("https://mcp.example.com/mcp", None), None);
     }
 
     #[test]
@@ -1718,5 +1749,46 @@ mod tests {
         ] {
             assert!(resource_allows(r, inside), "{inside}");
         }
+    }
+
+    /// Issue 58 item 4: Protected Resource Metadata names its resource (RFC 9728 section 2), and
+    /// the challenge's `resource_metadata` is read only from the upstream's own origin.
+    #[test]
+    fn resource_metadata_names_its_resource_and_comes_from_the_upstreams_origin() {
+        let e = ResourceMetadata::parse(
+            r#"{"authorization_servers": ["https://as.example"]}"#,
+            "https://mcp.example.com/mcp",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("resource"), "{e}");
+        let well_known = vec![
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp".to_string(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource".to_string(),
+        ];
+        for foreign in [
+            "https://other.example/prm",
+            "https://mcp.example.com:8443/prm",
+            "http://mcp.example.com/prm",
+            "http://127.0.0.1:9/internal",
+        ] {
+            let c = Challenge {
+                resource_metadata: Some(foreign.into()),
+                ..Default::default()
+            };
+            assert_eq!(
+                resource_metadata_urls("https://mcp.example.com/mcp", Some(&c)).unwrap(),
+                well_known,
+                "{foreign}"
+            );
+        }
+        let own = Challenge {
+            resource_metadata: Some("https://MCP.example.com:443/prm".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            resource_metadata_urls("https://mcp.example.com/mcp", Some(&own)).unwrap(),
+            vec!["https://mcp.example.com/prm"]
+        );
     }
 }

@@ -710,6 +710,9 @@ async fn discover(
 ) -> std::result::Result<(ResourceMetadata, AuthServer), String> {
     let mut resource = None;
     let mut tried = Vec::new();
+    if let Some(why) = oauth::foreign_resource_metadata(url, challenge) {
+        crate::log::warn(why);
+    }
     for u in resource_metadata_urls(url, challenge).map_err(|e| e.to_string())? {
         let (status, _, body) = send("GET", &u, &[], None).await?;
         if status == 200 {
