@@ -1,13 +1,19 @@
 //! The OTLP/HTTP span exporter of the native binary (issue 42): finished spans
-//! (`crate::spans::Record`) written straight into the protobuf bytes of an
-//! `ExportTraceServiceRequest` (opentelemetry-proto's `trace.proto`, field by field; a unit test
-//! decodes them with the project's generated types against the OpenTelemetry SDK's own conversion
-//! of the same spans) and posted to the collector by this binary's hyper client. The collector's
-//! headers come from `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS`
-//! (`k=v,k2=v2`, values percent-decoded), the service from `OTEL_SERVICE_NAME` and
-//! `OTEL_RESOURCE_ATTRIBUTES`, as the SDK reads them.
+//! (`crate::spans::Record`) converted to the OpenTelemetry project's generated messages
+//! (`opentelemetry-proto`, an `ExportTraceServiceRequest`), encoded by prost and posted to the
+//! collector by this binary's hyper client; a unit test checks them against the OpenTelemetry
+//! SDK's own conversion of the same spans. The collector's headers come from
+//! `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS` (`k=v,k2=v2`, values
+//! percent-decoded), the service from `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`, as the
+//! SDK reads them.
 
 use std::time::{Duration, SystemTime};
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{status, ResourceSpans, ScopeSpans, Span, Status};
+use prost::Message;
 
 use crate::spans::{Attr, Record};
 
@@ -25,8 +31,8 @@ pub struct Exporter {
     endpoint: hyper::Uri,
     headers: Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>,
     deadline: Duration,
-    /// The `Resource` message (the service's attributes), encoded once.
-    resource: Vec<u8>,
+    /// The service's attributes, made once.
+    resource: Resource,
 }
 
 impl Exporter {
@@ -61,7 +67,7 @@ impl Exporter {
             endpoint,
             headers,
             deadline,
-            resource: encode_resource(&resource(var("OTEL_SERVICE_NAME"), var("OTEL_RESOURCE_ATTRIBUTES"))),
+            resource: service(&resource(var("OTEL_SERVICE_NAME"), var("OTEL_RESOURCE_ATTRIBUTES"))),
         })
     }
 
@@ -126,13 +132,15 @@ fn resource(service: Option<String>, attributes: Option<String>) -> Vec<(String,
     all
 }
 
-/// A `Resource` message's fields.
-fn encode_resource(attributes: &[(String, String)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (k, v) in attributes {
-        message(&mut out, 1, |b| key_value(b, k, &Attr::Text(v.clone().into())));
+/// The `Resource` of the service's attributes.
+fn service(attributes: &[(String, String)]) -> Resource {
+    Resource {
+        attributes: attributes
+            .iter()
+            .map(|(k, v)| key_value(k, &Attr::Text(v.clone().into())))
+            .collect(),
+        ..Resource::default()
     }
-    out
 }
 
 /// `k=v,k2=v2` (values percent-decoded) as headers; pairs that are not headers are left out.
@@ -154,73 +162,57 @@ fn pairs(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `a%20b` → `a b` (an invalid escape is kept as written).
+/// `a%20b` → `a b` (an invalid escape is kept as written; bytes that are not UTF-8 become U+FFFD).
 fn percent_decode(v: &str) -> String {
-    let b = v.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, ..) => {
-                out.push(c);
-                i += 1;
-            }
-        }
+    percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned()
+}
+
+/// The `ExportTraceServiceRequest` of `spans` under `resource`, encoded: one `ResourceSpans`
+/// holding one `ScopeSpans` (this binary's).
+pub fn encode(spans: &[Record], resource: &Resource) -> Vec<u8> {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(resource.clone()),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: SCOPE.into(),
+                    ..InstrumentationScope::default()
+                }),
+                spans: spans.iter().map(span).collect(),
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        }],
     }
-    String::from_utf8_lossy(&out).into_owned()
+    .encode_to_vec()
 }
 
-/// The `ExportTraceServiceRequest` of `spans`, under the encoded `Resource` `resource`: one
-/// `ResourceSpans` holding one `ScopeSpans` (this binary's).
-pub fn encode(spans: &[Record], resource: &[u8]) -> Vec<u8> {
-    // A span with a dozen attributes takes about 500 bytes: one allocation for most batches.
-    let mut out = Vec::with_capacity(256 + spans.len() * 640);
-    message(&mut out, 1, |rs| {
-        message(rs, 1, |r| r.extend_from_slice(resource));
-        message(rs, 2, |ss| {
-            message(ss, 1, |is| string(is, 1, SCOPE));
-            for s in spans {
-                message(ss, 2, |b| span(b, s));
-            }
-        });
-    });
-    out
-}
-
-/// A `Span`, in prost's field order.
-fn span(b: &mut Vec<u8>, s: &Record) {
+/// A `Span` of a finished record.
+fn span(s: &Record) -> Span {
     let context = &s.context;
-    bytes(b, 1, &context.trace_id);
-    bytes(b, 2, &context.span_id);
-    string(b, 3, &context.state);
-    if let Some((parent, _)) = &s.parent {
-        bytes(b, 4, parent);
-    }
-    string(b, 5, &s.name);
-    uint(b, 6, s.kind as u64);
-    fixed64(b, 7, nanos(s.start));
-    fixed64(b, 8, nanos(s.end));
-    for (k, v) in &s.attributes {
-        message(b, 9, |m| key_value(m, k, v));
-    }
-    // Its status: ERROR (2) with no message, or UNSET.
-    message(b, 15, |m| uint(m, 3, if s.failed { 2 } else { 0 }));
     let remote = s.parent.is_some_and(|(_, remote)| remote);
-    fixed32(b, 16, flags(remote, context.flags));
-}
-
-/// A span's `flags`: its trace flags, and whether its parent is remote (known: bit 8; remote: bit 9).
-fn flags(remote: bool, trace_flags: u8) -> u32 {
-    u32::from(trace_flags) | 0x100 | if remote { 0x200 } else { 0 }
+    Span {
+        trace_id: context.trace_id.to_vec(),
+        span_id: context.span_id.to_vec(),
+        trace_state: context.state.clone(),
+        parent_span_id: s.parent.map(|(p, _)| p.to_vec()).unwrap_or_default(),
+        // Its trace flags, and whether its parent is remote (known: bit 8; remote: bit 9).
+        flags: u32::from(context.flags) | 0x100 | if remote { 0x200 } else { 0 },
+        name: s.name.clone(),
+        kind: s.kind as i32,
+        start_time_unix_nano: nanos(s.start),
+        end_time_unix_nano: nanos(s.end),
+        attributes: s.attributes.iter().map(|(k, v)| key_value(k, v)).collect(),
+        status: Some(Status {
+            message: String::new(),
+            code: if s.failed {
+                status::StatusCode::Error
+            } else {
+                status::StatusCode::Unset
+            } as i32,
+        }),
+        ..Span::default()
+    }
 }
 
 fn nanos(t: SystemTime) -> u64 {
@@ -228,110 +220,17 @@ fn nanos(t: SystemTime) -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// A `KeyValue`'s fields.
-#[inline]
-fn key_value(b: &mut Vec<u8>, key: &str, value: &Attr) {
-    string(b, 1, key);
-    // The `AnyValue`, its oneof written even when it is the default.
-    message(b, 2, |m| match value {
-        Attr::Text(v) => {
-            tag(m, 1, 2);
-            varint(m, v.len() as u64);
-            m.extend_from_slice(v.as_bytes());
-        }
-        Attr::Int(v) => tag_varint(m, 3, *v as u64),
-    });
-}
-
-/// A nested message as field `field`: written in place after one byte kept for its length,
-/// which is that byte when under 128 (most attributes), else put there as a longer varint.
-#[inline]
-fn message(b: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
-    tag(b, field, 2);
-    let at = b.len();
-    b.push(0);
-    write(b);
-    let len = b.len() - at - 1;
-    if len < 0x80 {
-        b[at] = len as u8;
-        return;
+/// An attribute.
+fn key_value(key: &str, value: &Attr) -> KeyValue {
+    let value = match value {
+        Attr::Text(v) => any_value::Value::StringValue(v.to_string()),
+        Attr::Int(v) => any_value::Value::IntValue(*v),
+    };
+    KeyValue {
+        key: key.into(),
+        value: Some(AnyValue { value: Some(value) }),
+        ..KeyValue::default()
     }
-    let (prefix, n) = varint_bytes(len as u64);
-    b.splice(at..at + 1, prefix[..n].iter().copied());
-}
-
-/// A string field (left out when empty, as proto3 does).
-#[inline]
-fn string(b: &mut Vec<u8>, field: u32, v: &str) {
-    bytes(b, field, v.as_bytes());
-}
-
-/// A bytes field (left out when empty).
-#[inline]
-fn bytes(b: &mut Vec<u8>, field: u32, v: &[u8]) {
-    if !v.is_empty() {
-        tag(b, field, 2);
-        varint(b, v.len() as u64);
-        b.extend_from_slice(v);
-    }
-}
-
-/// An unsigned varint field (left out when 0).
-#[inline]
-fn uint(b: &mut Vec<u8>, field: u32, v: u64) {
-    if v != 0 {
-        tag_varint(b, field, v);
-    }
-}
-
-#[inline]
-fn tag_varint(b: &mut Vec<u8>, field: u32, v: u64) {
-    tag(b, field, 0);
-    varint(b, v);
-}
-
-#[inline]
-fn fixed64(b: &mut Vec<u8>, field: u32, v: u64) {
-    if v != 0 {
-        tag(b, field, 1);
-        b.extend_from_slice(&v.to_le_bytes());
-    }
-}
-
-#[inline]
-fn fixed32(b: &mut Vec<u8>, field: u32, v: u32) {
-    if v != 0 {
-        tag(b, field, 5);
-        b.extend_from_slice(&v.to_le_bytes());
-    }
-}
-
-#[inline]
-fn tag(b: &mut Vec<u8>, field: u32, wire: u32) {
-    varint(b, u64::from(field << 3 | wire));
-}
-
-/// A varint: one byte for most (tags, short lengths), pushed without the general loop.
-#[inline]
-fn varint(b: &mut Vec<u8>, v: u64) {
-    if v < 0x80 {
-        b.push(v as u8);
-        return;
-    }
-    let (bytes, n) = varint_bytes(v);
-    b.extend_from_slice(&bytes[..n]);
-}
-
-/// `v` as a protobuf varint: its bytes, and how many.
-fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
-    let (mut bytes, mut n) = ([0u8; 10], 0);
-    while v >= 0x80 {
-        bytes[n] = v as u8 | 0x80;
-        v >>= 7;
-        n += 1;
-    }
-    bytes[n] = v as u8;
-    (bytes, n + 1)
 }
 
 #[cfg(test)]
@@ -340,12 +239,10 @@ mod tests {
     use crate::spans::{Kind, SpanContext};
     use opentelemetry::trace::{SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
     use opentelemetry::{InstrumentationScope, KeyValue};
-    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
     use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
     use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
     use opentelemetry_sdk::Resource;
-    use prost::Message;
 
     const TP: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -426,8 +323,7 @@ mod tests {
             record("search", Kind::Internal, None, false),
         ];
         let attributes = resource(Some("svc".into()), Some("deployment.environment=test".into()));
-        let ours =
-            sorted(ExportTraceServiceRequest::decode(&encode(&spans, &encode_resource(&attributes))[..]).unwrap());
+        let ours = sorted(ExportTraceServiceRequest::decode(&encode(&spans, &service(&attributes))[..]).unwrap());
         let resource = Resource::builder_empty()
             .with_attributes(attributes.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())))
             .build();
@@ -463,5 +359,6 @@ mod tests {
         let text: Vec<_> = h.iter().map(|(k, v)| (k.as_str(), v.to_str().unwrap())).collect();
         assert_eq!(text, [("authorization", "Bearer abc"), ("x-tenant", "one")]);
         assert_eq!(percent_decode("a%2Cb%zz%4"), "a,b%zz%4");
+        assert_eq!(percent_decode("%ff"), "\u{fffd}");
     }
 }
