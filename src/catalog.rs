@@ -116,6 +116,9 @@ pub struct Catalog {
     /// Rate limits (the document's `limits`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
     pub limits: limits::Limits,
+    /// Code mode's limits on a program's run (the document's `code`; `protocol::code`).
+    #[cfg(feature = "search-index")]
+    pub code: crate::protocol::code::Limits,
     /// The audit trail's settings (the document's `audit`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
     pub audit: audit::Audit,
@@ -245,7 +248,7 @@ impl Catalog {
             KNOWN_FIELDS.contains(&k)
                 || (cfg!(feature = "gateway") && k == "pinning")
                 || (cfg!(feature = "standards") && k == "lockdown")
-                || (cfg!(feature = "search-index") && k == "search")
+                || (cfg!(feature = "search-index") && (k == "search" || k == "code"))
                 || (cfg!(feature = "operate") && (k == "limits" || k == "audit"))
         };
         if let Some(k) = doc.keys().find(|k| !known(k)) {
@@ -480,6 +483,8 @@ impl Catalog {
             )),
             #[cfg(feature = "operate")]
             limits: limits::Limits::parse(doc.get("limits"))?,
+            #[cfg(feature = "search-index")]
+            code: crate::protocol::code::Limits::parse(doc.get("code"))?,
             #[cfg(feature = "operate")]
             audit: audit::Audit::parse(doc.get("audit"))?,
         })

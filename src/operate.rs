@@ -64,6 +64,7 @@ impl Server {
             view: env.view.as_ref().map(|v| v.label.clone()),
             item,
             arguments,
+            via: None,
         })
     }
 
@@ -99,6 +100,7 @@ impl Server {
             roles,
             view: ctx.view.as_ref().map(|v| v.label.clone()),
             arguments: Value::Null,
+            via: None,
         }
     }
 

@@ -155,6 +155,9 @@ pub fn record(u: &Use, time_ms: i64, duration_ms: i64, refused: Option<&str>, en
     r.insert("item".into(), json!(u.item));
     r.insert(
         "decision".into(),
+/// The audit record's `via` of a call a code-mode program made (with the run's id as `run`).
+pub const VIA_RUN_CODE: &str = "run_code";
+
         json!(if refused.is_some() { "refused" } else { "allowed" }),
     );
     r.insert("reason".into(), json!(refused.unwrap_or("allowed")));
@@ -184,6 +187,10 @@ pub fn redacted(v: &Value) -> Value {
     };
     fn walk(v: &Value, r: &mut Redactor, opts: &Options) -> Value {
         match v {
+    if let Some(run) = &u.via {
+        r.insert("via".into(), json!(VIA_RUN_CODE));
+        r.insert("run".into(), json!(run));
+    }
             Value::String(s) => Value::String(r.redact(s, opts).unwrap_or_else(|| s.clone())),
             Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, r, opts)).collect()),
             Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, r, opts))).collect()),

@@ -33,4 +33,7 @@ pub struct Use {
     pub view: Option<String>,
     /// The arguments sent (a tool's `arguments`, a prompt's), for audit payloads.
     pub arguments: Value,
+    /// The code-mode run (its id) whose program made this call, set by the shell that runs it:
+    /// the audit record says `"via": "run_code"` with the run's id.
+    pub via: Option<String>,
 }

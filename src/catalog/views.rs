@@ -19,6 +19,8 @@ pub enum Mode {
     List,
     /// `find_tools` and `call_tool` (plus the pinned tools) instead of the whole list.
     Search,
+    /// Search mode's tools with `run_code` (a program calling the tools) instead of `call_tool`.
+    Code,
 }
 
 /// One named view.
@@ -208,9 +210,10 @@ fn parse_view(name: &str, v: &Value, concerns: &Concerns) -> Result<View> {
         None | Some(Value::Null) => Mode::List,
         Some(Value::String(s)) if s == "list" => Mode::List,
         Some(Value::String(s)) if s == "search" => Mode::Search,
+        Some(Value::String(s)) if s == "code" => Mode::Code,
         Some(other) => {
             return Err(Error::Catalog(format!(
-                "{path}.mode must be \"list\" or \"search\", got {other}"
+                "{path}.mode must be \"list\", \"search\" or \"code\", got {other}"
             )))
         }
     };
@@ -256,6 +259,8 @@ mod tests {
         assert_eq!((v.mode, v.pinned.clone()), (Mode::Search, vec!["echo".to_string()]));
         assert_eq!(v.principals, Some(vec!["team-*".to_string()]));
         assert!(load(Value::Null).unwrap().views.is_empty());
+        let c = load(json!({"scripted": {"mode": "code"}})).unwrap();
+        assert_eq!(c.views["scripted"].mode, Mode::Code);
     }
 
     #[test]
@@ -266,7 +271,7 @@ mod tests {
             (json!({"v": 1}), "views.v must be an object"),
             (
                 json!({"v": {"mode": "grid"}}),
-                "views.v.mode must be \"list\" or \"search\"",
+                "views.v.mode must be \"list\", \"search\" or \"code\"",
             ),
             (json!({"v": {"filter": {"groups": "x"}}}), "views.v.filter.groups"),
             (json!({"v": {"concerns": {"security": "ultra"}}}), "views.v.concerns"),

@@ -66,6 +66,9 @@ pub struct EndpointView {
     pub read_only: bool,
     /// Search mode: `tools/list` is `find_tools` and `call_tool` (see `protocol::search`).
     pub search: bool,
+    /// Code mode (search mode with `run_code` instead of `call_tool`, see `protocol::code`);
+    /// `search` is true too.
+    pub code: bool,
     /// Tools listed beside the search tools in search mode.
     pub pinned: Vec<String>,
     /// Whether request headers (`X-MCP-*`) shaped it, not only the URL and the document.

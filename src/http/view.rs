@@ -167,7 +167,8 @@ pub fn endpoint_view_for(
                 &format!("unknown view \"{name}\" (views: {listed}); MCP is served at {ENDPOINT}"),
             )));
         };
-        view.search = named.mode == Mode::Search;
+        view.search = matches!(named.mode, Mode::Search | Mode::Code);
+        view.code = named.mode == Mode::Code;
         view.pinned = named.pinned.clone();
         if let Some(globs) = &named.principals {
             #[cfg(feature = "auth")]
@@ -202,9 +203,10 @@ pub fn endpoint_view_for(
             "names" => {
                 filter.insert("namePatterns".into(), Value::Array(capped(&v, "the URL parameter names")?));
             }
-            "mode" if v == "list" => view.search = false,
-            "mode" if v == "search" => view.search = true,
-            "mode" => return Err(bad(format!("the URL parameter mode must be list or search, got \"{v}\""))),
+            "mode" if v == "list" => (view.search, view.code) = (false, false),
+            "mode" if v == "search" => (view.search, view.code) = (true, false),
+            "mode" if v == "code" => (view.search, view.code) = (true, true),
+            "mode" => return Err(bad(format!("the URL parameter mode must be list, search or code, got \"{v}\""))),
             other => match other.strip_prefix("concerns.") {
                 Some(c) if !c.is_empty() => {
                     concerns.insert(c.to_string(), json!(v));

@@ -102,6 +102,12 @@ impl Server {
         call.ctx.view.as_ref().is_some_and(|v| v.search)
     }
 
+    /// Whether this call is made through a code-mode view (`protocol::code`).
+    #[cfg(feature = "search-index")]
+    fn coding(call: &Call) -> bool {
+        call.ctx.view.as_ref().is_some_and(|v| v.code)
+    }
+
     /// `tools/list` in search mode: the two search tools and the pinned tools the caller may see
     /// (the request's filter and concerns narrow the pinned ones), on one page.
     pub(crate) fn search_list(&self, call: &Call, log: &mut Vec<String>) -> Result<String> {
@@ -124,7 +130,16 @@ impl Server {
             s.push_str(&search_index::describe_tools().to_string());
         }
         s.push(',');
-        s.push_str(&call_tool().to_string());
+        // Code mode: programs call the tools (`call_tool` still routes their calls, unlisted).
+        #[cfg(feature = "search-index")]
+        let last = if Self::coding(call) {
+            crate::protocol::code::run_code()
+        } else {
+            call_tool()
+        };
+        #[cfg(not(feature = "search-index"))]
+        let last = call_tool();
+        s.push_str(&last.to_string());
         for pos in pinned.filter_map(|name| section.find(name)).filter(|&p| shown.get(p)) {
             s.push(',');
             s.push_str(&section.items[pos].fragment);
@@ -151,6 +166,14 @@ impl Server {
         let describing = name == search_index::DESCRIBE;
         #[cfg(not(feature = "search-index"))]
         let describing = false;
+        #[cfg(feature = "search-index")]
+        if name == crate::protocol::code::RUN && Self::coding(call) {
+            // The shell runs programs before the core sees them: one that does not, cannot.
+            return Some(Err(Error::params(format!(
+                "{} is not run by this server: only the native mcp-sieve runs code-mode programs",
+                crate::protocol::code::RUN
+            ))));
+        }
         if name != FIND && name != CALL && !describing {
             return None;
         }
@@ -230,9 +253,22 @@ impl Server {
             list.clone()
         };
         // What ranked it, when the document asks for meaning (the package has no `search`).
+        // Code mode: the full answers as a TypeScript declaration too, which the text then is.
+        #[cfg(feature = "search-index")]
+        let (text, typescript) = match Self::coding(call) && !compact && !ranked.is_empty() {
+            true => {
+                let ts =
+                    crate::protocol::code::declarations(ranked.iter().map(|p| section.items[*p].fragment.as_str()));
+                (
+                    ts.clone(),
+                    format!(",\"{}\":{}", crate::protocol::code::TYPESCRIPT, Value::String(ts)),
+                )
+            }
+            false => (text, String::new()),
+        };
         #[cfg(feature = "search-index")]
         return Ok(format!(
-            "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list}}}{}}}",
+            "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list}{typescript}}}{}}}",
             Value::String(text),
             note.map_or_else(String::new, |n| format!(",\"_meta\":{{\"{META_RANKING}\":{n}}}"))
         ));
@@ -249,7 +285,13 @@ impl Server {
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &Filter::default(), &mut warnings)?;
         let visible = self.selection(Kind::Tool, &as_list(call), &Filter::default(), &concerns, log);
-        search_index::describe(self.catalog.section(Kind::Tool), &visible, args, ARGS)
+        search_index::describe(
+            self.catalog.section(Kind::Tool),
+            &visible,
+            args,
+            ARGS,
+            Self::coding(call),
+        )
     }
 
     #[cfg(not(feature = "search-index"))]

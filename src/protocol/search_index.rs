@@ -140,8 +140,15 @@ pub(crate) fn compact(fragment: &str) -> String {
 }
 
 /// `describe_tools`: the definitions of the named tools the caller may see; names it may not
-/// see, or that do not exist, are answered as unknown (the same for both).
-pub(crate) fn describe(section: &Section, visible: &Bits, args: &Map<String, Value>, at: &str) -> Result<String> {
+/// see, or that do not exist, are answered as unknown (the same for both). In code mode
+/// (`typescript`) also their TypeScript declaration, which the text content then is.
+pub(crate) fn describe(
+    section: &Section,
+    visible: &Bits,
+    args: &Map<String, Value>,
+    at: &str,
+    typescript: bool,
+) -> Result<String> {
     let names = match args.get("names") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_NAMES => a,
         Some(Value::Array(a)) => {
@@ -158,6 +165,7 @@ pub(crate) fn describe(section: &Section, visible: &Bits, args: &Map<String, Val
     };
     let mut list = String::from("[");
     let mut unknown = Vec::new();
+    let mut found = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let name = n
             .as_str()
@@ -168,20 +176,26 @@ pub(crate) fn describe(section: &Section, visible: &Bits, args: &Map<String, Val
                     list.push(',');
                 }
                 list.push_str(&section.items[p].fragment);
+                found.push(p);
             }
             None => unknown.push(name.to_string()),
         }
     }
     list.push(']');
-    let mut text = list.clone();
+    let declared = typescript
+        .then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment.as_str())));
+    let mut text = declared.clone().unwrap_or_else(|| list.clone());
     if !unknown.is_empty() {
         text.push_str(&format!(
             "\nUnknown tools: {}; search with find_tools.",
             unknown.join(", ")
         ));
     }
+    let declared = declared.map_or_else(String::new, |d| {
+        format!(",\"{}\":{}", crate::protocol::code::TYPESCRIPT, Value::String(d))
+    });
     Ok(format!(
-        "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list},\"unknown\":{}}}}}",
+        "{{\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"structuredContent\":{{\"tools\":{list},\"unknown\":{}{declared}}}}}",
         Value::String(text),
         json!(unknown)
     ))
