@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, chmodSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -149,4 +149,46 @@ test('a file that does not parse is refused untouched, naming its line and colum
   const c = sieve('connect', 'zed', '--config-path', z, '--servers', path.join(tmp, 's.json'));
   assert.equal(c.code, 2);
   assert.match(c.err, /has comments: rewriting it would lose them/);
+});
+
+test('a client file the user made read-only is refused, saying so, and nothing is written', () => {
+  for (const [what, ro] of [['client', 'client'], ['servers', 'servers']]) {
+    const file = realCopy('claude_desktop_config.json', 'mcpServers', 2);
+    const servers = path.join(tmp, `servers-ro-${what}.json`);
+    writeFileSync(servers, '{\n  "mcpServers": {}\n}\n');
+    const locked = ro === 'client' ? file : servers;
+    chmodSync(locked, 0o444);
+    const before = { client: readFileSync(file, 'utf8'), servers: readFileSync(servers, 'utf8') };
+    for (const cmd of ['connect', 'disconnect']) {
+      const r = sieve(cmd, 'claude-desktop', '--config-path', file, '--servers', servers);
+      if (cmd === 'disconnect') {
+        // Nothing to undo (never connected): the file is not touched either way.
+        assert.equal(readFileSync(file, 'utf8'), before.client);
+        continue;
+      }
+      assert.equal(r.code, 2, `${what}: ${r.err}`);
+      assert.match(r.err, new RegExp(`${locked.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is read-only`));
+      assert.match(r.err, /nothing was changed/);
+      assert.equal(readFileSync(file, 'utf8'), before.client, `${what}: client file untouched`);
+      assert.equal(readFileSync(servers, 'utf8'), before.servers, `${what}: servers file untouched`);
+      assert.equal(statSync(locked).mode & 0o777, 0o444, `${what}: still read-only`);
+      assert.ok(!existsSync(`${file}.mcp-sieve-backup`), `${what}: no backup`);
+    }
+    chmodSync(locked, 0o644);
+  }
+});
+
+test('disconnect refuses a read-only client file, saying so, and keeps the backup', () => {
+  const file = realCopy('claude_desktop_config.json', 'mcpServers', 2);
+  const servers = path.join(tmp, 'servers-ro-disconnect.json');
+  assert.equal(sieve('connect', 'claude-desktop', '--config-path', file, '--servers', servers).code, 0);
+  const connected = readFileSync(file, 'utf8');
+  chmodSync(file, 0o444);
+  const r = sieve('disconnect', 'claude-desktop', '--config-path', file, '--servers', servers);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /is read-only/);
+  assert.equal(readFileSync(file, 'utf8'), connected);
+  assert.ok(existsSync(`${file}.mcp-sieve-backup`));
+  chmodSync(file, 0o644);
+  assert.equal(sieve('disconnect', 'claude-desktop', '--config-path', file, '--servers', servers).code, 0);
 });

@@ -69,6 +69,21 @@ fn write(path: &Path, text: &str) -> Result<(), ServerError> {
     std::fs::rename(&tmp, path).map_err(|e| io("replace", e))
 }
 
+/// Refuses when any of `paths` exists and is read-only: a file the user made read-only is theirs
+/// to keep as it is (a rename in a writable folder would replace it all the same), so nothing is
+/// written and the message says what to do.
+fn refuse_read_only(paths: &[&Path]) -> Result<(), ServerError> {
+    for path in paths {
+        if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(ServerError::Config(format!(
+                "{} is read-only: mcp-sieve does not replace a file you made read-only; make it writable (`chmod u+w`, or clear \"Read-only\" in its properties on Windows) and run this again (nothing was changed)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The arguments of the client's `sieve` entry.
 fn launch_args(servers: &Path, a: &ConnectArgs) -> Vec<String> {
     let mut args = vec![
@@ -119,6 +134,11 @@ pub fn connect(a: &ConnectArgs) -> Result<(), ServerError> {
         ]);
         return Ok(());
     }
+    let mut replaced = vec![file.as_path(), servers.as_path()];
+    if done.backup {
+        replaced.push(&backup);
+    }
+    refuse_read_only(&replaced)?;
     if done.backup {
         write(&backup, &text)?;
     }
@@ -178,6 +198,7 @@ pub fn disconnect(a: &DisconnectArgs) -> Result<(), ServerError> {
         ]);
         return Ok(());
     }
+    refuse_read_only(&[&file, &servers])?;
     match &done.client {
         Some(t) => write(&file, t)?,
         None => std::fs::remove_file(&file).map_err(|e| ServerError::Io(format!("cannot remove {f}"), e))?,

@@ -215,3 +215,25 @@ fn the_backup_sits_beside_the_file() {
         std::path::PathBuf::from("/a/mcp.json.mcp-sieve-backup")
     );
 }
+
+#[test]
+fn a_read_only_file_is_refused_by_name() {
+    let dir = std::env::temp_dir().join(format!("sieve-ro-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ro, rw) = (dir.join("claude_desktop_config.json"), dir.join("servers.json"));
+    std::fs::write(&ro, "{}\n").unwrap();
+    std::fs::write(&rw, "{}\n").unwrap();
+    let mut p = std::fs::metadata(&ro).unwrap().permissions();
+    p.set_readonly(true);
+    std::fs::set_permissions(&ro, p).unwrap();
+    let missing = dir.join("absent.json");
+    assert!(super::refuse_read_only(&[&rw, &missing]).is_ok());
+    let e = super::refuse_read_only(&[&rw, &ro]).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{} is read-only", ro.display())), "{e}");
+    assert!(e.ends_with("(nothing was changed)"), "{e}");
+    let mut p = std::fs::metadata(&ro).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    p.set_readonly(false);
+    std::fs::set_permissions(&ro, p).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
