@@ -137,7 +137,10 @@ impl Gateway {
         let (logs, logs_rx) = mpsc::unbounded_channel();
         for (member, up) in ups.iter().enumerate() {
             drivers.push(match &up.transport {
-                Transport::Http(url) => Driver::Http { url: url.clone() },
+                // Sent to as the URL parser resolves it: the URL a token is checked against.
+                Transport::Http(url) => Driver::Http {
+                    url: upstream::oauth::request_url(url),
+                },
                 Transport::Stdio { command, args, cwd, .. } => Driver::Stdio(Box::new(Pipe::new(Spec {
                     name: up.name.clone(),
                     command: command.clone(),

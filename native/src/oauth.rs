@@ -336,7 +336,8 @@ impl Auth {
         }
         Ok(Some(Arc::new(Auth {
             name: up.name.clone(),
-            url: url.to_string(),
+            // As the requests go out (`gateway::Driver::Http`): what a token is checked against.
+            url: oauth::request_url(url),
             config: up.auth.clone().unwrap_or_default(),
             secret: up.resolved_client_secret(env)?,
             active: AtomicBool::new(up.auth.is_some()),

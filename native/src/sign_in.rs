@@ -43,6 +43,8 @@ pub struct Pending {
 /// client secret): the scopes are the document's, the challenge's or the resource's, widened by
 /// those a step-up asked for (kept in the store).
 pub async fn begin(name: &str, url: &str, config: &OAuth, secret: Option<String>) -> Result<Pending, Error> {
+    // Asked as the URL parser resolves it (dot segments), the URL its metadata is checked against.
+    let url = &oauth::request_url(url);
     let http = Http::new();
     let challenge = probe(&http, url).await?;
     let d = discover(&http, url, challenge.as_ref()).await?;

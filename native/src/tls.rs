@@ -658,7 +658,8 @@ where
             if Arc::ptr_eq(&config, &default_config()) {
                 continue;
             }
-            let key = url
+            // The origin as requests go out (`oauth::request_url`: `:443` dropped, dot segments).
+            let key = mcp_sieve::upstream::oauth::request_url(url)
                 .parse::<Uri>()
                 .map(|u| origin(&u))
                 .map_err(|e| format!("{}.url: {e}", field_path(up)))?;

@@ -166,7 +166,8 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
             format!("upstreams.{}", up.name)
         };
         drivers.push(match &up.transport {
-            Transport::Http(url) => Driver::Http(url.clone()),
+            // Sent to as the URL parser resolves it: the URL a token is checked against.
+            Transport::Http(url) => Driver::Http(upstream::oauth::request_url(url)),
             Transport::Service(b) => Driver::Service(
                 b.clone(),
                 env.service(b).map_err(|_| {

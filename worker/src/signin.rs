@@ -269,7 +269,7 @@ pub async fn start(
     let a = Ask {
         principal: principal.to_string(),
         upstream: name.clone(),
-        url: up.url().unwrap_or_default().to_string(),
+        url: mcp_sieve::upstream::oauth::request_url(up.url().unwrap_or_default()),
         origin: origin_of(url).to_string(),
         auth: Some(AuthAsk::of(up, secret)),
         ..Ask::default()
