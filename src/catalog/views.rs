@@ -1,6 +1,6 @@
 //! The document's `views`: named subsets of the catalog served at `/mcp/{view}` to clients that
-//! send no filter (DESIGN.md "Views"). Parsed and validated once, with errors naming the field;
-//! a view never degrades to "everything".
+//! send no filter (ARCHITECTURE.md "Views and policy"). Parsed and validated once, with errors
+//! naming the field; a view never degrades to "everything".
 
 use std::collections::BTreeMap;
 
