@@ -125,7 +125,7 @@ impl Pending {
     /// whether a refresh token came with them.
     pub async fn finish(self, wait: Duration) -> Result<bool, Error> {
         let name = self.name.clone();
-        let code = tokio::time::timeout(wait, callback(self.listener, &self.state, &self.server.issuer))
+        let code = tokio::time::timeout(wait, callback(self.listener, &self.state, &self.server))
             .await
             .map_err(|_| {
                 Error::Upstream(format!(
@@ -261,7 +261,7 @@ fn open_browser(url: &str) -> bool {
 
 /// Waits on `listener` for the browser's redirect carrying the code of `state`, answering it
 /// with a page; other requests (a favicon) get 404.
-async fn callback(listener: tokio::net::TcpListener, state: &str, issuer: &str) -> Result<String, Error> {
+async fn callback(listener: tokio::net::TcpListener, state: &str, server: &AuthServer) -> Result<String, Error> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     loop {
         let (mut sock, _) = listener
@@ -284,7 +284,7 @@ async fn callback(listener: tokio::net::TcpListener, state: &str, issuer: &str) 
             .and_then(|l| l.split(' ').next())
             .unwrap_or_default()
             .to_string();
-        let outcome = oauth::parse_callback(&target, state, issuer);
+        let outcome = oauth::parse_callback(&target, state, server);
         let (status, page) = match &outcome {
             Ok(Some(_)) => (
                 "200 OK",

@@ -393,6 +393,10 @@ pub struct AuthServer {
     /// Token revocation (RFC 7009), when offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revocation_endpoint: Option<String>,
+    /// `authorization_response_iss_parameter_supported` (RFC 9207): its redirects carry `iss`, so
+    /// one without it is refused ([`parse_callback`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub authorization_response_iss_parameter_supported: bool,
 }
 
 impl AuthServer {
@@ -431,6 +435,10 @@ impl AuthServer {
                 .unwrap_or(false),
             scopes_supported: strings(o.get("scopes_supported")),
             revocation_endpoint: endpoint("revocation_endpoint")?,
+            authorization_response_iss_parameter_supported: o
+                .get("authorization_response_iss_parameter_supported")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         })
     }
 
@@ -752,9 +760,11 @@ pub fn query_pairs(target: &str) -> Vec<(String, String)> {
 
 /// The authorization code of the redirect to the loopback listener (`target`: its path and
 /// query), checked: its path is [`CALLBACK_PATH`], its `state` the one sent (anything else is
-/// discarded, as the MCP specification asks), no `error`, and its `iss` (RFC 9207), when given,
-/// the issuer's. `Ok(None)`: not the callback (a browser asking for `/favicon.ico`).
-pub fn parse_callback(target: &str, state: &str, issuer: &str) -> Result<Option<String>> {
+/// discarded, as the MCP specification asks), no `error`, and its `iss` (RFC 9207) the issuer of
+/// `server` — required when `server` says it sends one, else checked when given. `Ok(None)`: not
+/// the callback (a browser asking for `/favicon.ico`).
+pub fn parse_callback(target: &str, state: &str, server: &AuthServer) -> Result<Option<String>> {
+    let issuer = server.issuer.as_str();
     let path = target.split('?').next().unwrap_or_default();
     if path != CALLBACK_PATH {
         return Ok(None);
@@ -772,12 +782,21 @@ pub fn parse_callback(target: &str, state: &str, issuer: &str) -> Result<Option<
             get("error_description").map(|d| format!(" ({d})")).unwrap_or_default()
         )));
     }
-    if let Some(iss) = get("iss") {
-        if iss.trim_end_matches('/') != issuer.trim_end_matches('/') {
+    match get("iss") {
+        Some(iss) if iss.trim_end_matches('/') != issuer.trim_end_matches('/') => {
             return Err(err(format!(
-                "the sign-in's redirect came from the issuer \"{iss}\", not {issuer}: discarded (RFC 9207)"
+                "the sign-in's redirect came from the issuer \"{}\", not {issuer}: discarded (RFC 9207)",
+                shorten(iss)
             )));
         }
+        // RFC 9207 section 2.4: a client that knows the server sends `iss` refuses a response
+        // without it (it may come from another server, a mix-up attack).
+        None if server.authorization_response_iss_parameter_supported => {
+            return Err(err(format!(
+                "the sign-in's redirect carried no iss, though the authorization server {issuer} says it sends one (authorization_response_iss_parameter_supported): discarded (RFC 9207)"
+            )));
+        }
+        _ => {}
     }
     match get("code") {
         Some(c) if !c.is_empty() => Ok(Some(c.to_string())),
@@ -1366,7 +1385,10 @@ mod tests {
 
     #[test]
     fn the_callback_is_checked_for_state_error_and_issuer() {
-        let iss = "https://as.example";
+        let iss = &AuthServer {
+            issuer: "https://as.example".into(),
+            ..server()
+        };
         assert_eq!(
             parse_callback("/callback?code=abc&state=s1", "s1", iss)
                 .unwrap()
@@ -1386,6 +1408,38 @@ mod tests {
         assert!(parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fevil", "s1", iss).is_err());
         assert!(parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fas.example", "s1", iss).is_ok());
         assert!(parse_callback("/callback?state=s1&code=%zz%", "s1", iss).is_ok());
+    }
+
+    /// Issue 58 item 3 (RFC 9207 section 2.4): a server that says its redirects carry `iss` has a
+    /// redirect without one refused, never exchanged.
+    #[test]
+    fn a_redirect_without_iss_is_refused_when_the_server_says_it_sends_one() {
+        let says = AuthServer::parse(
+            r#"{"issuer": "https://as.example", "token_endpoint": "https://as.example/t",
+                "authorization_response_iss_parameter_supported": true}"#,
+            "https://as.example",
+        )
+        .unwrap();
+        assert!(says.authorization_response_iss_parameter_supported);
+        let e = parse_callback("/callback?code=a&state=s1", "s1", &says)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no iss") && e.contains("RFC 9207"), "{e}");
+        assert_eq!(
+            parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fas.example", "s1", &says)
+                .unwrap()
+                .as_deref(),
+            Some("a")
+        );
+        assert!(parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fevil", "s1", &says).is_err());
+        // Kept with the sign-in (the Worker's pending one, the token store) and read back.
+        let text = serde_json::to_string(&says).unwrap();
+        assert!(
+            serde_json::from_str::<AuthServer>(&text)
+                .unwrap()
+                .authorization_response_iss_parameter_supported
+        );
+        assert!(!serde_json::to_string(&server()).unwrap().contains("iss_parameter"));
     }
 
     #[test]

@@ -297,7 +297,7 @@ impl UpstreamTokens {
         }
         let state = state(&ask.principal, &ask.nonce);
         let target = format!("{}?{}", oauth::CALLBACK_PATH, ask.query);
-        let code = oauth::parse_callback(&target, &state, &p.server.issuer)
+        let code = oauth::parse_callback(&target, &state, &p.server)
             .map_err(|e| e.to_string())?
             .ok_or("the callback carries no code")?;
         let grant = TokenGrant::AuthorizationCode {
