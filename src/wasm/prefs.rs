@@ -3,7 +3,7 @@
 
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{error_object, from_js, small};
@@ -68,9 +68,10 @@ pub fn load_concern_preferences(server: &str) -> JsValue {
     if !has_storage() {
         return JsValue::NULL;
     }
-    match LocalStorage::get::<Map<String, Value>>(key(server)) {
-        Ok(stored) => small(&stored).unwrap_or(JsValue::NULL),
-        Err(_) => JsValue::NULL,
+    // Read as a `Value` (the deserializer the package has anyway; a `Map` would add a second).
+    match LocalStorage::get::<Value>(key(server)) {
+        Ok(stored @ Value::Object(_)) => small(&stored).unwrap_or(JsValue::NULL),
+        _ => JsValue::NULL,
     }
 }
 
