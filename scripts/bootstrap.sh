@@ -68,6 +68,11 @@ dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
 musl="$(uname -m)-unknown-linux-musl"
 rustup target list --installed 2>/dev/null | grep -qx "$musl" \
   || step "adding the $musl target" rustup target add "$musl"
+# The macOS code, linted for both Macs by the release check (no macOS SDK here: nothing links).
+for t in x86_64-apple-darwin aarch64-apple-darwin; do
+  rustup target list --installed 2>/dev/null | grep -qx "$t" \
+    || step "adding the $t target (clippy of the macOS code)" rustup target add "$t"
+done
 
 # Debian: chromium + chromium-driver (browser tests), musl-tools (musl-gcc, for ring's C code in
 # the static release binary), prometheus (the real scraper of the native server's /metrics in

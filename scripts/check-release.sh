@@ -16,9 +16,10 @@
 #      as node_modules/.bin/mcp-sieve and as `npx mcp-sieve-server`
 #   6. the Homebrew formula: this archive's URL and sha256; the PowerShell installer: its URL
 #   7. the Dockerfile: hadolint (no Docker engine here to build it)
-#   8. the other platforms' code (the OS keychain's stores, handles, paths): `cargo check` of the
-#      server for x86_64-pc-windows-gnu (ring's and mimalloc's C built by mingw-w64) and
-#      x86_64-apple-darwin (their C not compiled: no macOS SDK here, and a check never links);
+#   8. the other platforms' code (the OS keychain's stores, handles, paths): `cargo clippy` of the
+#      server for x86_64-pc-windows-gnu (ring's and mimalloc's C built by mingw-w64; the Windows
+#      lane, scripts/test-windows.sh, runs it under Wine), x86_64-apple-darwin and
+#      aarch64-apple-darwin (their C not compiled: no macOS SDK here, and clippy never links);
 #      each skipped, saying why, when its rustup target or compiler is absent
 #
 # The binaries are built with the dist profile's settings turned down (no LTO, opt-level 0) into
@@ -223,9 +224,9 @@ cross() {
     say "$t: skipped (rustup target add $t)"
     return
   fi
-  env "$@" CARGO_TARGET_DIR="$cross_dir" cargo check -q -p "$app" --target "$t" \
-    >"$work/check-$t.log" 2>&1 || { cat "$work/check-$t.log" >&2; fail "cargo check --target $t"; }
-  say "$t: cargo check clean"
+  env "$@" CARGO_TARGET_DIR="$cross_dir" cargo clippy -q -p "$app" --target "$t" -- -D warnings \
+    >"$work/check-$t.log" 2>&1 || { cat "$work/check-$t.log" >&2; fail "cargo clippy --target $t"; }
+  say "$t: cargo clippy clean"
 }
 if command -v x86_64-w64-mingw32-gcc >/dev/null; then
   cross x86_64-pc-windows-gnu
@@ -235,5 +236,6 @@ fi
 # `true` as the C compiler and archiver: the build scripts of ring and mimalloc finish without
 # objects; the Rust code (Keychain Services' store among it) is checked all the same.
 cross x86_64-apple-darwin CC_x86_64_apple_darwin=true AR_x86_64_apple_darwin=true
+cross aarch64-apple-darwin CC_aarch64_apple_darwin=true AR_aarch64_apple_darwin=true
 
 say "ok: $app $version"
