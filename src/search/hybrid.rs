@@ -20,8 +20,10 @@ pub const DEFAULT_WEIGHT: f32 = 0.7;
 /// cosine's); a tool outside both cannot be in the answer.
 pub const POOL: usize = 50;
 
-/// The document's `search` object: where the sentence encoder's files are (`model`, a folder
-/// with `model.safetensors`, `config.json` and `tokenizer.json`), where the tools' vectors are
+/// The document's `search` object: which sentence encoder (`model`: a folder with
+/// `model.safetensors`, `config.json` and `tokenizer.json`, or a Hugging Face model id such as
+/// `sentence-transformers/all-MiniLM-L6-v2` that the native shell fetches, at `revision`; `false`
+/// for none, not even the native shell's default in search mode), where the tools' vectors are
 /// cached (`cache`; the shell's default when absent), and the cosine's weight in the fused score
 /// (`weight`, 0 to 1). Where no model runs in the process (the Worker), `embeddings` is an
 /// OpenAI-compatible `/v1/embeddings` URL that encodes the query with the same model the tools'
@@ -30,8 +32,12 @@ pub const POOL: usize = 50;
 /// Worker's `AI` binding. Absent: search is lexical only.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
-    /// The model's folder.
+    /// The model's folder or Hugging Face model id.
     pub model: Option<String>,
+    /// `"model": false`: no sentence encoder at all (search stays lexical).
+    pub no_model: bool,
+    /// The model's revision on the Hugging Face Hub (a branch, tag or commit; `main` when absent).
+    pub revision: Option<String>,
     /// The vector cache's folder.
     pub cache: Option<String>,
     /// The cosine's weight in the fused score.
@@ -73,7 +79,16 @@ impl Settings {
 }
 
 /// The fields of the document's `search`.
-const FIELDS: [&str; 7] = ["model", "cache", "weight", "embeddings", "deadlineMs", "headers", "ai"];
+const FIELDS: [&str; 8] = [
+    "model",
+    "cache",
+    "weight",
+    "embeddings",
+    "deadlineMs",
+    "headers",
+    "ai",
+    "revision",
+];
 
 /// Longest `search.deadlineMs`.
 pub const MAX_DEADLINE_MS: u64 = 10_000;
@@ -144,8 +159,29 @@ impl Settings {
                 )))
             }
         };
+        let (model, no_model) = match o.get("model") {
+            Some(Value::Bool(false)) => (None, true),
+            None | Some(Value::Null) => (None, false),
+            Some(Value::String(s)) if !s.is_empty() => (Some(s.clone()), false),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "search.model must be a Hugging Face model id (\"sentence-transformers/all-MiniLM-L6-v2\"), a folder's path, or false (no sentence encoder), got {v}"
+                )))
+            }
+        };
+        let revision = match o.get("revision") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(r)) if !r.is_empty() && !r.contains("..") && model.is_some() => Some(r.clone()),
+            Some(v) => {
+                return Err(Error::Catalog(format!(
+                    "search.revision must be a branch, tag or commit of search.model's Hugging Face repository (a non-empty string, with search.model set), got {v}"
+                )))
+            }
+        };
         Ok(Settings {
-            model: text("model")?,
+            model,
+            no_model,
+            revision,
             cache: text("cache")?,
             weight,
             embeddings,
@@ -546,6 +582,24 @@ mod tests {
         assert!(e.contains("search.deadlineMs must be an integer"), "{e}");
         let e = Settings::parse(Some(&serde_json::json!("m"))).unwrap_err().to_string();
         assert!(e.contains("search must be an object"), "{e}");
+        let s = Settings::parse(Some(&serde_json::json!({"model": false}))).unwrap();
+        assert!(s.no_model && s.model.is_none() && !s.wanted());
+        let s = Settings::parse(Some(
+            &serde_json::json!({"model": "sentence-transformers/all-MiniLM-L6-v2", "revision": "main"}),
+        ))
+        .unwrap();
+        assert_eq!(s.revision.as_deref(), Some("main"));
+        let e = Settings::parse(Some(&serde_json::json!({"model": true})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("search.model must be a Hugging Face model id"), "{e}");
+        let e = Settings::parse(Some(&serde_json::json!({"revision": "v1"})))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("search.revision must be") && e.contains("with search.model set"),
+            "{e}"
+        );
     }
 
     #[test]
