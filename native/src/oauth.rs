@@ -220,35 +220,26 @@ static STORE_LOCK: Mutex<()> = Mutex::new(());
 
 /// An exclusive lock on the file `path` (created, with its folder), held until dropped: what
 /// keeps gateways sharing a token store (two desktop clients' `mcp-sieve stdio`) from refreshing
-/// one upstream at once, which would send a refresh token twice. `None` when the file cannot be
-/// opened (then nothing is locked), and on platforms without `flock`.
+/// one upstream at once, which would send a refresh token twice. The standard library's
+/// [`std::fs::File::lock`]: `flock` on Unix, `LockFileEx` on Windows. `None` when the file cannot
+/// be opened or locked (then nothing is locked).
 fn lock_file(path: &std::path::Path) -> Option<std::fs::File> {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .ok()?;
-        loop {
-            // SAFETY: flock on a descriptor `file` owns; released when `file` is closed.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-                return Some(file);
-            }
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                return None;
-            }
-        }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
     }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    loop {
+        match file.lock() {
+            Ok(()) => return Some(file),
+            // A signal while waiting (std does not retry `flock` itself).
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
     }
 }
 
@@ -607,9 +598,9 @@ pub fn logout(name: &str) -> Result<(), Error> {
 mod tests {
     use super::*;
 
-    /// Two holders of the refresh lock (as two processes would be: flock conflicts between
-    /// separate opens of the file) take turns: the second waits until the first is dropped.
-    #[cfg(unix)]
+    /// Two holders of the refresh lock (as two processes would be: the lock conflicts between
+    /// separate opens of the file) take turns: the second waits until the first is dropped. On
+    /// every platform (the Windows lane runs it under Wine).
     #[test]
     fn the_refresh_lock_is_held_by_one_at_a_time() {
         let dir = std::env::temp_dir().join(format!("sieve-lock-{}", std::process::id()));

@@ -30,10 +30,13 @@ pub fn push_hex(out: &mut String, bytes: &[u8]) {
     }
 }
 
-/// `path` with a leading `~/` as the home folder (a desktop client passes arguments to the
-/// program as written: no shell expands them).
+/// `path` with a leading `~/` (or `~\` on Windows) as the home folder (a desktop client passes
+/// arguments to the program as written: no shell expands them). The home folder is the standard
+/// library's: `HOME` on Unix, `USERPROFILE` on Windows (not `HOME`, which Git Bash or MSYS may
+/// set to a Unix-style path) — fixed there in Rust 1.85, and what the `home` crate's own README
+/// now tells programs to use instead of it.
 pub fn expand_home(path: &std::path::Path) -> std::path::PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+    match (path.strip_prefix("~"), std::env::home_dir()) {
         (Ok(rest), Some(home)) => std::path::Path::new(&home).join(rest),
         _ => path.to_path_buf(),
     }
@@ -50,5 +53,17 @@ mod tests {
             "{a}"
         );
         assert_ne!(a, b);
+    }
+
+    /// `~` is the user's home folder as the platform names it: `USERPROFILE` on Windows (Wine
+    /// passes `HOME` through from Linux too, which must not win), `HOME` elsewhere.
+    #[test]
+    fn the_home_folder_is_the_platforms() {
+        let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        let home = std::path::PathBuf::from(std::env::var_os(var).expect("the home variable is set"));
+        let p = super::expand_home(std::path::Path::new("~/servers.json"));
+        assert_eq!(p, home.join("servers.json"));
+        let q = std::path::Path::new("not~/x");
+        assert_eq!(super::expand_home(q), q);
     }
 }

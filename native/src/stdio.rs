@@ -62,6 +62,8 @@ const POLL: Duration = Duration::from_millis(50);
 /// Lines that are not JSON-RPC logged per process (the rest are counted, not shown).
 const GARBAGE_LOGGED: usize = 3;
 
+mod resolve;
+
 /// The variables of the gateway's environment a stdio upstream inherits: the official MCP SDK's
 /// default list (`getDefaultEnvironment` of its stdio client transport). Nothing else reaches the
 /// process but its own `env`: the gateway's environment holds `MCP_SIEVE_TOKENS`,
@@ -390,7 +392,13 @@ impl Pipe {
             l.died = None;
         }
         let spec = &self.spec;
-        let mut cmd = Command::new(&spec.command);
+        // Found as the OS finds it (`npx` is `npx.cmd` on Windows): `resolve`.
+        let cwd = match &spec.cwd {
+            Some(d) => std::path::PathBuf::from(d),
+            None => std::env::current_dir().unwrap_or_default(),
+        };
+        let program = resolve::program(&spec.command, resolve::child_path(&spec.env).as_deref(), &cwd);
+        let mut cmd = Command::new(program);
         cmd.args(&spec.args)
             .env_clear()
             .envs(inherited_env())
