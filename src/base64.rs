@@ -5,7 +5,7 @@
 /// Which of RFC 4648's two alphabets.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Alphabet {
-    /// `+` and `/` (§4); written padded, read with or without padding.
+    /// `+` and `/` (§4); written padded, read with or without padding (but not with wrong padding).
     Standard,
     /// `-` and `_` (§5); written and read without padding, as JOSE uses it.
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
@@ -40,11 +40,21 @@ pub fn encode(bytes: &[u8], alphabet: Alphabet) -> String {
     out
 }
 
-/// The bytes `s` encodes in `alphabet`; `None` when it is not Base64 of that alphabet (a
-/// character outside it, padding in the URL alphabet, a lone trailing sextet).
+/// The bytes `s` encodes in `alphabet`; `None` when it is not the one Base64 encoding of them in
+/// that alphabet: a character outside it, padding in the URL alphabet, padding (standard) that is
+/// not the one or two `=` completing the last group of four, a lone trailing sextet, or leftover
+/// bits of the last sextet that are not zero (RFC 4648 section 3.5: else several strings decode to
+/// the same bytes, and a JWT segment could be altered without changing what it says).
 pub fn decode(s: &str, alphabet: Alphabet) -> Option<Vec<u8>> {
     let s = match alphabet {
-        Alphabet::Standard => s.trim_end_matches('='),
+        Alphabet::Standard => {
+            let data = s.trim_end_matches('=');
+            let pad = s.len() - data.len();
+            if pad > 0 && (pad > 2 || s.len() % 4 != 0) {
+                return None;
+            }
+            data
+        }
         Alphabet::Url => s,
     };
     let (c62, c63) = match alphabet {
@@ -70,7 +80,8 @@ pub fn decode(s: &str, alphabet: Alphabet) -> Option<Vec<u8>> {
             acc &= (1 << bits) - 1;
         }
     }
-    (bits < 6).then_some(out)
+    // `acc` holds the last sextet's leftover bits (`bits` of them).
+    (bits < 6 && acc == 0).then_some(out)
 }
 
 #[cfg(test)]
@@ -101,5 +112,33 @@ mod tests {
         assert_eq!(decode("-_8", Url).unwrap(), [0xfb, 0xff]);
         assert!(decode("aGVsbG8=", Url).is_none());
         assert!(decode("a+b/", Url).is_none());
+    }
+
+    /// Issue 58 item 11: one byte string has one encoding; leftover bits that are not zero and
+    /// padding that does not complete the last group are refused (else a JWT segment could be
+    /// altered without changing what it decodes to).
+    #[test]
+    fn only_the_canonical_encoding_is_read() {
+        // "hello" is aGVsbG8: its last sextet's two low bits are leftover.
+        for altered in ["aGVsbG9", "aGVsbG-", "aGVsbG_"] {
+            assert!(decode(altered, Url).is_none(), "{altered}");
+        }
+        assert!(decode("aGVsbG9=", Standard).is_none());
+        assert!(
+            decode("Zm9vYh==", Standard).is_none(),
+            "the last sextet's 4 leftover bits"
+        );
+        assert_eq!(decode("Zm9vYg==", Standard).unwrap(), b"foob");
+        assert_eq!(decode("Zm9vYg", Standard).unwrap(), b"foob", "unpadded still read");
+        for padding in ["aGVsbG8==", "Zm9vYg=", "Zm9vYg===", "Zm9vYmFy=", "=", "===="] {
+            assert!(decode(padding, Standard).is_none(), "{padding}");
+        }
+        // Every encoding written reads back, and nothing else decodes to the same bytes.
+        for n in 0..=5u8 {
+            let bytes: Vec<u8> = (0..n).map(|i| i.wrapping_mul(97).wrapping_add(200)).collect();
+            for a in [Standard, Url] {
+                assert_eq!(decode(&encode(&bytes, a), a).unwrap(), bytes);
+            }
+        }
     }
 }
