@@ -34,6 +34,9 @@ pub(crate) trait Downstream: Sync {
 pub(crate) struct Relaying<'a> {
     relay: Relay,
     down: &'a dyn Downstream,
+    /// The caller's principal (a stdio upstream's unnamed question is put to no other's call:
+    /// `stdio::attribution`).
+    owner: Option<String>,
 }
 
 impl<'a> Relaying<'a> {
@@ -41,8 +44,14 @@ impl<'a> Relaying<'a> {
     pub(crate) fn new(forward: &mcp_sieve::protocol::Forward, down: &'a dyn Downstream) -> (Self, Value) {
         let nonce = crate::platform::fresh_id().unwrap_or_else(|_| format!("{:x}", now_ms()));
         let (relay, params) = Relay::new(forward, &nonce, down.live());
-        let relaying = Relaying { relay, down };
+        let owner = forward.principal.clone();
+        let relaying = Relaying { relay, down, owner };
         (relaying, params)
+    }
+
+    /// The caller's principal (`None`: a caller without a token).
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
     }
 
     /// The core's relay (to tell the notifications it carried already).

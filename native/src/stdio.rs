@@ -12,10 +12,9 @@
 //! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
 //!   back on the way out; the upstream's requests to us are answered, never left hanging: `ping`
 //!   here, a question (`sampling/createMessage`, `elicitation/create`) by the client of the call
-//!   it belongs to: the relaying call it names (`_meta.progressToken`, the related task), else
-//!   the one relaying call in flight if it has been alone on the pipe since it was sent (nothing
-//!   else on a pipe says which call asked: with none, several, or one that overlapped another —
-//!   a late question of a call that returned — it is refused with `-32603`, never put to a
+//!   it belongs to (`attribution`: the relaying call it names by `_meta.progressToken` or the
+//!   related task, else the one relaying call in flight only when every call the process was
+//!   sent came from that call's principal; otherwise it is refused with `-32603`, never put to a
 //!   client it may not belong to); what its relay does not carry is refused by the relay.
 //!   Progress notifications go to every relaying call (each keeps only its own token, unique to
 //!   the call). Log messages (`notifications/message`) go to the server's log with the
@@ -46,6 +45,9 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::relay::Relaying;
+
+mod attribution;
+use attribution::{Call, Calls};
 
 /// Longest one message may be, bytes (a longer line is refused and the process restarted).
 const MAX_LINE: usize = 16 << 20;
@@ -130,31 +132,9 @@ impl Drop for Process {
 }
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
-/// The forwarded calls in flight that relay what the process asks or tells meanwhile, by our id.
-type Listeners = Arc<Mutex<HashMap<u64, Listener>>>;
-
-/// A forwarded call in flight, and what could tie a question of the process to it.
-struct Listener {
-    /// Where what the process sends for it goes.
-    to: mpsc::UnboundedSender<Value>,
-    /// The progress token it was sent with (`_meta.progressToken`), if any.
-    token: Option<Value>,
-    /// The task it is about (`params.taskId`: `tasks/result`, `tasks/get`), if any.
-    task: Option<Value>,
-    /// Whether it has been the only call in flight on the pipe since it was sent: only then can
-    /// a question that names no call be its own (a pipe carries no other correlation).
-    alone: bool,
-}
-
-impl Listener {
-    /// Whether the question `msg` names this call (its progress token or its related task).
-    fn named_by(&self, msg: &Value) -> bool {
-        let meta = &msg["params"]["_meta"];
-        let token = meta.get("progressToken").filter(|t| !t.is_null());
-        let task = meta["io.modelcontextprotocol/related-task"].get("taskId");
-        (token.is_some() && token == self.token.as_ref()) || (task.is_some() && task == self.task.as_ref())
-    }
-}
+/// The forwarded calls in flight that relay what the process asks or tells meanwhile, by our id,
+/// and whose calls the process was sent (`attribution`).
+type Listeners = Arc<Mutex<Calls>>;
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -250,6 +230,8 @@ impl Pipe {
         if guard.as_ref().is_none_or(|p| p.dead.load(Ordering::SeqCst)) {
             *guard = None;
             *guard = Some(self.start(deadline).await?);
+            // What the new process asks concerns the calls sent to it (`attribution`).
+            locked(&self.listeners).started();
         }
         let process = guard.as_mut().ok_or_else(|| self.fail("it is not running"))?;
         if method == "server/discover" {
@@ -279,27 +261,21 @@ impl Pipe {
         let (tx, mut rx) = oneshot::channel();
         locked(&self.pending).insert(ours, tx);
         let (events_tx, mut events) = mpsc::unbounded_channel();
-        if relaying.is_some() {
-            let mut listeners = locked(&self.listeners);
-            // Calls in flight together: none is alone any more (see `Listener::alone`).
-            let alone = listeners.is_empty();
-            for l in listeners.values_mut() {
-                l.alone = false;
-            }
+        if let Some(r) = relaying.as_deref() {
             let meta = &msg["params"]["_meta"];
-            listeners.insert(
+            locked(&self.listeners).add(
                 ours,
-                Listener {
+                Call {
                     to: events_tx,
                     token: meta.get("progressToken").filter(|t| !t.is_null()).cloned(),
                     task: msg["params"].get("taskId").cloned(),
-                    alone,
+                    owner: r.owner().map(str::to_string),
                 },
             );
         }
         if let Err(e) = write(&mut process.stdin, &out) {
             locked(&self.pending).remove(&ours);
-            locked(&self.listeners).remove(&ours);
+            locked(&self.listeners).remove(ours);
             return Err(self.fail(format!("cannot write to the process: {e}")));
         }
         drop(guard);
@@ -320,7 +296,7 @@ impl Pipe {
             }
         };
         asking.answered = matches!(got, Some(Ok(_)));
-        locked(&self.listeners).remove(&ours);
+        locked(&self.listeners).remove(ours);
         while let Ok(msg) = events.try_recv() {
             self.relay(msg, relaying.as_deref_mut()).await;
         }
@@ -518,7 +494,7 @@ struct Asking<'a> {
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
         locked(&self.pipe.pending).remove(&self.id);
-        locked(&self.pipe.listeners).remove(&self.id);
+        locked(&self.pipe.listeners).remove(self.id);
         if !self.answered {
             if let Some(w) = locked(&self.pipe.answers).as_ref() {
                 let _ = w.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -629,43 +605,30 @@ impl Reader {
                 }
             }
             (Some(id), Some(method)) => {
-                // The upstream asks us something: relayed (its relay answers a ping, or refuses
-                // what it does not relay) only by the call it belongs to — the one it names (its
-                // progress token, its related task), else the one call in flight that has been
-                // alone on the pipe since it was sent; otherwise refused, never put to a client
-                // whose call it may not be (a question that comes after its call returned, while
-                // another client's call runs, is not that client's).
-                let listeners = locked(&self.listeners);
-                let named = listeners.values().find(|l| l.named_by(&msg));
-                let alone = (listeners.len() == 1)
-                    .then(|| listeners.values().next())
-                    .flatten()
-                    .filter(|l| l.alone);
-                if method != "ping" {
-                    if let Some(l) = named.or(alone) {
-                        if l.to.send(msg.clone()).is_ok() {
-                            return;
-                        }
-                    }
+                // The upstream asks us something: a ping is answered here; the rest relayed (its
+                // relay refuses what it does not relay) only by the call it belongs to
+                // (`attribution`), otherwise refused, never put to a client whose call it may not
+                // be (a late question of a call that returned, while another principal's call
+                // runs, is not that principal's).
+                if method == "ping" {
+                    let _ = answers.send(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+                    return;
                 }
-                let reply = if method == "ping" {
-                    json!({"jsonrpc": "2.0", "id": id, "result": {}})
-                } else {
-                    let why = match listeners.len() {
-                        0 => "no call is in flight".to_string(),
-                        1 => "the one call in flight was not alone on the pipe since it was sent, and the question names no call (_meta.progressToken, io.modelcontextprotocol/related-task)".to_string(),
-                        n => format!("{n} calls are in flight and the question names none of them (_meta.progressToken, io.modelcontextprotocol/related-task)"),
-                    };
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
-                        "message": format!("no client call this question belongs to: the gateway does not relay {method} from this stdio upstream, as {why}")}})
+                let why = match locked(&self.listeners).attribute(&msg) {
+                    // Not taken: the call ended meanwhile.
+                    Ok(to) => match to.send(msg.clone()) {
+                        Ok(()) => return,
+                        Err(_) => attribution::Unattributed::NoCall,
+                    },
+                    Err(why) => why,
                 };
-                let _ = answers.send(reply);
+                let _ = answers.send(why.refusal(&id, method));
             }
             (None, Some(method)) if method.ends_with("/list_changed") => self.changed.store(true, Ordering::SeqCst),
             (None, Some("notifications/progress")) => {
                 // Each relaying call keeps the progress of its own token only.
-                for l in locked(&self.listeners).values() {
-                    let _ = l.to.send(msg.clone());
+                for to in locked(&self.listeners).all() {
+                    let _ = to.send(msg.clone());
                 }
             }
             (None, Some("notifications/message")) => {
