@@ -1,4 +1,4 @@
-//! Meaning beside words (issue 40; DESIGN.md "Meaning, not only words"): `find_tools` ranked by
+//! Meaning beside words (issue 40; ARCHITECTURE.md "Search mode"): `find_tools` ranked by
 //! the lexical index fused with the cosine similarity of sentence embeddings. Pure functions over
 //! vectors — cosine, top-k, the fusion — and the catalog's slot the vectors arrive in. The model
 //! itself runs in a shell (the native server: `native/src/encoder.rs`), which fills the slot
