@@ -234,79 +234,87 @@ fn named<'a>(ups: &'a [Upstream], name: &str) -> Result<&'a Upstream, Error> {
     })
 }
 
-/// Tries to open `url` in the user's browser.
+/// Tries to open `url` in the user's browser: the `webbrowser` crate (`$BROWSER`, then the
+/// desktop's opener on Unix, `open` on macOS, the registered `http` handler started directly on
+/// Windows — never `cmd /C start`, which cut the URL at its first `&`).
 fn open_browser(url: &str) -> bool {
-    let tries: &[(&str, &[&str])] = if cfg!(target_os = "macos") {
-        &[("open", &[])]
-    } else if cfg!(windows) {
-        &[("cmd", &["/C", "start", ""])]
-    } else {
-        &[("xdg-open", &[])]
-    };
-    for (cmd, args) in tries {
-        let child = std::process::Command::new(cmd)
-            .args(*args)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn();
-        if let Ok(mut c) = child {
-            std::thread::spawn(move || c.wait());
-            return true;
-        }
-    }
-    false
+    webbrowser::open(url).is_ok()
 }
 
-/// Waits on `listener` for the browser's redirect carrying the code of `state`, answering it
-/// with a page; other requests (a favicon) get 404.
+/// Serves the sign-in's loopback redirect on `listener` with hyper until a request brings the
+/// code of `state` (or an error: a wrong `state`, an error from the authorization server), and
+/// answers each request with a page; others (a favicon) get 404. The outcome is handed over once
+/// its page is written (the connection is not kept alive).
 async fn callback(listener: tokio::net::TcpListener, state: &str, server: &AuthServer) -> Result<String, Error> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use hyper::service::service_fn;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    type Outcome = Result<Option<String>, Error>;
+    let (done_tx, mut done) = tokio::sync::mpsc::channel::<Result<String, Error>>(1);
+    let (state, server): (Arc<str>, Arc<AuthServer>) = (state.into(), Arc::new(server.clone()));
     loop {
-        let (mut sock, _) = listener
-            .accept()
-            .await
-            .map_err(|e| Error::Upstream(format!("the sign-in listener failed: {e}")))?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 2048];
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
-            match tokio::time::timeout(Duration::from_secs(10), sock.read(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                _ => break,
-            }
-        }
-        let head = String::from_utf8_lossy(&buf);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("GET "))
-            .and_then(|l| l.split(' ').next())
-            .unwrap_or_default()
-            .to_string();
-        let outcome = oauth::parse_callback(&target, state, server);
-        let (status, page) = match &outcome {
-            Ok(Some(_)) => (
-                "200 OK",
-                "Signed in: mcp-sieve has its token. You can close this tab.".to_string(),
-            ),
-            Ok(None) => ("404 Not Found", "Not found".to_string()),
-            Err(e) => ("400 Bad Request", format!("The sign-in failed: {e}")),
+        let sock = tokio::select! {
+            Some(outcome) = done.recv() => return outcome,
+            accepted = listener.accept() => match accepted {
+                Ok((sock, _)) => sock,
+                Err(e) => return Err(Error::Upstream(format!("the sign-in listener failed: {e}"))),
+            },
         };
-        let page = page.replace('&', "&amp;").replace('<', "&lt;");
-        let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{page}</p>");
-        let resp = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\ncache-control: no-store\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = sock.write_all(resp.as_bytes()).await;
-        let _ = sock.shutdown().await;
-        match outcome {
-            Ok(Some(code)) => return Ok(code),
-            Ok(None) => continue,
-            Err(e) => return Err(e),
-        }
+        let (state, server, done_tx) = (state.clone(), server.clone(), done_tx.clone());
+        tokio::spawn(async move {
+            let seen: Arc<std::sync::Mutex<Option<Outcome>>> = Arc::default();
+            let slot = seen.clone();
+            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
+                let outcome = match req.method() {
+                    &hyper::Method::GET => oauth::parse_callback(target, &state, &server),
+                    _ => Ok(None),
+                };
+                let answer = page(&outcome);
+                if !matches!(outcome, Ok(None)) {
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(outcome);
+                }
+                async move { Ok::<_, std::convert::Infallible>(answer) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .keep_alive(false)
+                .serve_connection(TokioIo::new(sock), service)
+                .await;
+            let outcome = seen.lock().unwrap_or_else(|p| p.into_inner()).take();
+            match outcome {
+                Some(Ok(Some(code))) => drop(done_tx.try_send(Ok(code))),
+                Some(Err(e)) => drop(done_tx.try_send(Err(e))),
+                _ => {}
+            }
+        });
     }
+}
+
+/// The page answering a request to the sign-in's redirect.
+fn page(outcome: &Result<Option<String>, Error>) -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+    let (status, text) = match outcome {
+        Ok(Some(_)) => (
+            hyper::StatusCode::OK,
+            "Signed in: mcp-sieve has its token. You can close this tab.".to_string(),
+        ),
+        Ok(None) => (hyper::StatusCode::NOT_FOUND, "Not found".to_string()),
+        Err(e) => (hyper::StatusCode::BAD_REQUEST, format!("The sign-in failed: {e}")),
+    };
+    let text = text.replace('&', "&amp;").replace('<', "&lt;");
+    let body = format!("<!doctype html><meta charset=utf-8><title>mcp-sieve</title><p>{text}</p>");
+    let mut resp = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(body)));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        hyper::header::CACHE_CONTROL,
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+    resp
 }
 
 /// `mcp-sieve login NAME`: the authorization-code flow with PKCE for upstream `name` of `ups`,
