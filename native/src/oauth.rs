@@ -28,7 +28,9 @@ use mcp_sieve::Error;
 use crate::platform::now_ms;
 use crate::tls::{client, Connector};
 
-/// Longest one request to an authorization server or a metadata URL may take.
+/// Longest one request may take with [`Http::new`] (`mcp-sieve login`, the embeddings
+/// endpoint); while serving, an upstream's sign-in requests take its
+/// `limits.signInTimeoutSeconds` ([`Http::within`]).
 const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
 /// Largest answer read from one.
 const MAX_ANSWER: usize = 1 << 20;
@@ -36,9 +38,15 @@ const MAX_ANSWER: usize = 1 << 20;
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
-/// The client for metadata, registration and token requests (platform trust store, proxies).
+/// The client for metadata, registration and token requests (platform trust store, proxies),
+/// each request within its deadline.
 #[derive(Clone)]
-pub struct Http(HyperClient<Connector, Full<Bytes>>);
+pub struct Http {
+    client: HyperClient<Connector, Full<Bytes>>,
+    deadline: Duration,
+    /// The document's setting the deadline comes from, said when it passes.
+    limit: Option<&'static str>,
+}
 
 /// An answer: status, `WWW-Authenticate`, body.
 pub struct Answer {
@@ -49,15 +57,33 @@ pub struct Answer {
 
 impl Http {
     pub fn new() -> Http {
-        Http(client(Connector::plain()))
+        Http {
+            client: client(Connector::plain()),
+            deadline: REQUEST_DEADLINE,
+            limit: None,
+        }
     }
 
-    async fn send(&self, req: hyper::Request<Full<Bytes>>) -> Result<Answer, Error> {
+    /// This client with each request's deadline `ms`, an upstream's
+    /// `limits.signInTimeoutSeconds`: shorter than the call the requests run in, so that a party
+    /// of the sign-in that does not answer is named rather than the upstream.
+    pub fn within(&self, ms: u64) -> Http {
+        Http {
+            client: self.client.clone(),
+            deadline: Duration::from_millis(ms),
+            limit: Some("limits.signInTimeoutSeconds"),
+        }
+    }
+
+    /// `req` to `party` (who answers it, for the error when it does not: "the authorization
+    /// server's token endpoint"; empty: its URL), within the deadline.
+    async fn send(&self, party: &str, req: hyper::Request<Full<Bytes>>) -> Result<Answer, Error> {
         let url = req.uri().to_string();
         let host = req.uri().host().unwrap_or_default().to_string();
+        let authority = req.uri().authority().map_or(host.clone(), |a| a.to_string());
         let work = async {
             let resp = self
-                .0
+                .client
                 .request(req)
                 .await
                 .map_err(|e| Error::Upstream(format!("cannot reach {url}: {}", crate::tls::explain(&e, &host))))?;
@@ -78,21 +104,46 @@ impl Http {
                 body: String::from_utf8_lossy(&body).into_owned(),
             })
         };
-        tokio::time::timeout(REQUEST_DEADLINE, work)
-            .await
-            .map_err(|_| Error::Upstream(format!("{url} did not answer within {} s", REQUEST_DEADLINE.as_secs())))?
+        tokio::time::timeout(self.deadline, work).await.map_err(|_| {
+            let ms = self.deadline.as_millis();
+            let within = if ms % 1000 == 0 {
+                format!("{} s", ms / 1000)
+            } else {
+                format!("{ms} ms")
+            };
+            let limit = self.limit.map(|l| format!(" ({l})")).unwrap_or_default();
+            let who = if party.is_empty() {
+                url.clone()
+            } else {
+                format!("{party} ({authority})")
+            };
+            Error::Upstream(format!("{who} did not answer within {within}{limit}"))
+        })?
     }
 
-    pub async fn get(&self, url: &str) -> Result<Answer, Error> {
+    /// A GET of `url` from `party` ([`Http::send`]).
+    pub async fn get_from(&self, party: &str, url: &str) -> Result<Answer, Error> {
         let req = hyper::Request::get(url)
             .header("accept", "application/json")
             .header("mcp-protocol-version", mcp_sieve::upstream::PROTOCOL_VERSION)
             .body(Full::new(Bytes::new()))
             .map_err(|e| Error::Upstream(format!("cannot ask {url}: {e}")))?;
-        self.send(req).await
+        self.send(party, req).await
     }
 
+    /// A POST of `body` to `url`.
     pub async fn post(&self, url: &str, headers: &[(String, String)], body: String) -> Result<Answer, Error> {
+        self.post_to("", url, headers, body).await
+    }
+
+    /// A POST of `body` to `url` at `party` ([`Http::send`]).
+    pub async fn post_to(
+        &self,
+        party: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: String,
+    ) -> Result<Answer, Error> {
         let mut req = hyper::Request::post(url);
         for (k, v) in headers {
             req = req.header(k, v);
@@ -100,7 +151,7 @@ impl Http {
         let req = req
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| Error::Upstream(format!("cannot post to {url}: {e}")))?;
-        self.send(req).await
+        self.send(party, req).await
     }
 }
 
@@ -122,7 +173,7 @@ pub async fn probe(http: &Http, url: &str) -> Result<Option<Challenge>, Error> {
         ("content-type".to_string(), "application/json".to_string()),
         ("accept".to_string(), "application/json, text/event-stream".to_string()),
     ];
-    let a = http.post(url, &headers, body.to_string()).await?;
+    let a = http.post_to("the upstream", url, &headers, body.to_string()).await?;
     Ok(match a.status {
         401 | 403 => a.www_authenticate.as_deref().and_then(parse_challenge),
         _ => None,
@@ -139,7 +190,7 @@ pub async fn discover(http: &Http, url: &str, challenge: Option<&Challenge>) -> 
         tracing::warn!("{why}");
     }
     for u in resource_metadata_urls(url, challenge)? {
-        let a = http.get(&u).await?;
+        let a = http.get_from("the upstream's protected resource metadata", &u).await?;
         if a.status == 200 {
             resource = Some(ResourceMetadata::parse(&a.body, url)?);
             break;
@@ -155,7 +206,7 @@ pub async fn discover(http: &Http, url: &str, challenge: Option<&Challenge>) -> 
     let issuer = resource.authorization_servers[0].clone();
     let mut tried = Vec::new();
     for u in authorization_server_metadata_urls(&issuer)? {
-        let a = http.get(&u).await?;
+        let a = http.get_from("the authorization server's metadata", &u).await?;
         if a.status == 200 {
             let server = AuthServer::parse(&a.body, &issuer)?;
             return Ok(Discovered { resource, server });
@@ -177,9 +228,9 @@ pub(crate) async fn register(
     scope: Option<&str>,
 ) -> Result<Client, Error> {
     let headers = [("content-type".to_string(), "application/json".to_string())];
-    let a = http
-        .post(endpoint, &headers, registration_request(grant, redirect_uri, scope))
-        .await?;
+    let body = registration_request(grant, redirect_uri, scope);
+    let party = "the authorization server's registration endpoint";
+    let a = http.post_to(party, endpoint, &headers, body).await?;
     parse_registration(a.status, &a.body)
 }
 
@@ -192,7 +243,8 @@ pub(crate) async fn tokens(
     resource: &str,
 ) -> Result<Result<oauth::Tokens, oauth::TokenError>, Error> {
     let r = token_request(server, client, grant, resource);
-    let a = http.post(&r.url, &r.headers, r.body).await?;
+    let party = "the authorization server's token endpoint";
+    let a = http.post_to(party, &r.url, &r.headers, r.body).await?;
     Ok(parse_token_response(a.status, &a.body, now_ms()))
 }
 
@@ -289,6 +341,11 @@ pub struct Auth {
     active: AtomicBool,
     /// Whether only a person signing in helps now (the status says `needs-login`).
     needs_login: AtomicBool,
+    /// Each sign-in request's deadline, ms: its `limits.signInTimeoutSeconds`.
+    sign_in_ms: u64,
+    /// The refresh token the authorization server refused (RFC 6749 §5.2: `invalid_grant`, ...):
+    /// never sent again, even when the store could not be cleared of it.
+    refused_refresh: Mutex<Option<String>>,
     state: tokio::sync::Mutex<Option<SignIn>>,
     /// The header last used, for requests made without waiting (DELETE, GET streams).
     current: Mutex<Option<String>>,
@@ -333,6 +390,8 @@ impl Auth {
             secret: up.resolved_client_secret(env)?,
             active: AtomicBool::new(up.auth.is_some()),
             needs_login: AtomicBool::new(false),
+            sign_in_ms: up.limits.sign_in_ms,
+            refused_refresh: Mutex::new(None),
             state: tokio::sync::Mutex::new(None),
             current: Mutex::new(None),
             asked: tokio::sync::Mutex::new(None),
@@ -376,6 +435,7 @@ impl Auth {
         if !self.active() {
             return Ok(None);
         }
+        let http = &http.within(self.sign_in_ms);
         let mut held = self.state.lock().await;
         if held.is_none() && self.config.grant == Grant::AuthorizationCode {
             let stored = load_store()?.upstreams.remove(&self.name);
@@ -409,6 +469,10 @@ impl Auth {
             let s = held.as_ref().map(Clone::clone);
             if let Some(s) = s {
                 match &s.tokens.refresh_token {
+                    Some(rt) if self.refused_refresh.lock().unwrap_or_else(|p| p.into_inner()).as_ref() == Some(rt) => {
+                        *held = None;
+                        return Err(self.login_needed("its refresh token was refused"));
+                    }
                     Some(rt) => {
                         let grant = TokenGrant::Refresh {
                             refresh_token: rt,
@@ -436,6 +500,7 @@ impl Auth {
                             Err(e) if e.needs_login() => {
                                 *held = None;
                                 if self.config.grant == Grant::AuthorizationCode {
+                                    self.forget_refused(rt);
                                     return Err(self.login_needed(&format!("the refresh token was refused: {e}")));
                                 }
                             }
@@ -463,6 +528,27 @@ impl Auth {
         self.needs_login.store(false, Ordering::Relaxed);
         self.set_current(header.clone());
         Ok(header)
+    }
+
+    /// The authorization server refused the refresh token `rt` (`invalid_grant`: revoked,
+    /// expired, spent; or the client is no longer known): only a new sign-in helps, so it is
+    /// never sent again — the stored tokens are deleted (unless another sign-in replaced them
+    /// meanwhile) and, should that fail, remembered as refused.
+    fn forget_refused(&self, rt: &str) {
+        *self.refused_refresh.lock().unwrap_or_else(|p| p.into_inner()) = Some(rt.to_string());
+        let name = self.name.clone();
+        let cleared = update_store(|st| {
+            if st.upstreams.get(&name).and_then(|s| s.tokens.refresh_token.as_deref()) == Some(rt) {
+                st.upstreams.remove(&name);
+            }
+        });
+        if let Err(e) = cleared {
+            tracing::warn!(
+                "upstream \"{}\": its refused tokens were not deleted from {}: {e}",
+                self.name,
+                kept_in()
+            );
+        }
     }
 
     /// The stored sign-in of this upstream when it is not `held` (another process refreshed or
@@ -503,6 +589,7 @@ impl Auth {
     /// The upstream answered `status` (401 or 403) to a request sent with `sent`: whether to try
     /// once more (a refreshed or new token; an upstream that turned out to need one), or why not.
     pub async fn refused(&self, http: &Http, status: u16, www: Option<&str>, sent: Option<&str>) -> Refused {
+        let http = &http.within(self.sign_in_ms);
         let challenge = www.and_then(parse_challenge);
         if !self.active() {
             // No `auth`, but it asks for a Bearer token: it is an OAuth upstream (see `Auth::new`).

@@ -23,7 +23,17 @@ pub struct Limits {
     pub max_answer_bytes: usize,
     /// Milliseconds one forwarded exchange may take, end to end: `callTimeoutSeconds`.
     pub call_ms: u64,
+    /// Milliseconds one request of the gateway's sign-in to this upstream (its protected
+    /// resource metadata, its authorization server's metadata, registration and token endpoints)
+    /// may take: `signInTimeoutSeconds`. Shorter than [`Limits::call_ms`], since these requests
+    /// run inside a call: a party of the sign-in that does not answer is named by its own
+    /// deadline, not blamed on the upstream by the call's.
+    pub sign_in_ms: u64,
 }
+
+/// The default of `signInTimeoutSeconds`, ms, when `callTimeoutSeconds` is at least twice it
+/// (else half of `callTimeoutSeconds`).
+pub const DEFAULT_SIGN_IN_MS: u64 = 10_000;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -32,6 +42,7 @@ impl Default for Limits {
             max_list_bytes: 32 << 20,
             max_answer_bytes: 16 << 20,
             call_ms: 30_000,
+            sign_in_ms: DEFAULT_SIGN_IN_MS,
         }
     }
 }
@@ -49,7 +60,13 @@ impl Limits {
             )))
             }
         };
-        const KEYS: [&str; 4] = ["maxItems", "maxListBytes", "maxAnswerBytes", "callTimeoutSeconds"];
+        const KEYS: [&str; 5] = [
+            "maxItems",
+            "maxListBytes",
+            "maxAnswerBytes",
+            "callTimeoutSeconds",
+            "signInTimeoutSeconds",
+        ];
         if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(Error::Catalog(format!(
                 "{path}.limits has an unknown field \"{k}\"; expected {}",
@@ -76,6 +93,16 @@ impl Limits {
         if let Some(n) = int("callTimeoutSeconds", 3_600)? {
             l.call_ms = n * 1000;
         }
+        l.sign_in_ms = match int("signInTimeoutSeconds", 3_600)? {
+            Some(n) if n * 1000 >= l.call_ms => {
+                return Err(Error::Catalog(format!(
+                    "{path}.limits.signInTimeoutSeconds ({n}) must be shorter than callTimeoutSeconds ({}): the sign-in's requests run inside a call",
+                    l.call_ms / 1000
+                )))
+            }
+            Some(n) => n * 1000,
+            None => DEFAULT_SIGN_IN_MS.min(l.call_ms / 2),
+        };
         Ok(l)
     }
 }
@@ -744,6 +771,25 @@ mod tests {
             let e = Upstream::parse(Some(&doc)).unwrap_err().to_string();
             assert!(e.contains(want), "{e} should contain {want}");
         }
+    }
+
+    #[test]
+    fn the_sign_in_deadline_is_shorter_than_the_call_deadline() {
+        let limits =
+            |l: Value| Upstream::parse(Some(&json!({"url": "http://x", "limits": l}))).map(|u| u.unwrap().limits);
+        let d = limits(json!({})).unwrap();
+        assert_eq!((d.call_ms, d.sign_in_ms), (30_000, 10_000));
+        // Half of a short call deadline by default.
+        assert_eq!(limits(json!({"callTimeoutSeconds": 4})).unwrap().sign_in_ms, 2_000);
+        assert_eq!(limits(json!({"callTimeoutSeconds": 1})).unwrap().sign_in_ms, 500);
+        assert_eq!(limits(json!({"signInTimeoutSeconds": 3})).unwrap().sign_in_ms, 3_000);
+        let e = limits(json!({"callTimeoutSeconds": 5, "signInTimeoutSeconds": 5})).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("upstream.limits.signInTimeoutSeconds (5) must be shorter than callTimeoutSeconds (5)"),
+            "{e}"
+        );
+        assert!(limits(json!({"signInTimeoutSeconds": 0})).is_err());
     }
 
     #[test]

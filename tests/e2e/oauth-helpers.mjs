@@ -31,9 +31,13 @@ function createServer(tls, handler) {
  * The authorization server on `port`: JWT access tokens of `ttl` seconds for the `resources`
  * (audience = the resource), granting `scopes`; a client_credentials client `svc` (allowed the
  * scopes `svcScope`), and the `clients` registered beforehand. With `tls` its issuer is
- * `https://127.0.0.1:port`.
+ * `https://127.0.0.1:port`. `tokenRequests` collects each answered token request ({ grant,
+ * refreshToken, status, error }); while `hang.token` is true its token endpoint takes requests
+ * and never answers (as a hung server would).
  */
-export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'], tls, svcScope = 'mcp', clients = [] }) {
+export async function startAuthServer(t, {
+  port, resources, ttl, scopes = ['mcp'], tls, svcScope = 'mcp', clients = [], tokenRequests = [], hang = {},
+}) {
   const issuer = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
     clients: [{
@@ -59,7 +63,22 @@ export async function startAuthServer(t, { port, resources, ttl, scopes = ['mcp'
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
   });
-  const server = createServer(tls, provider.callback());
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.method === 'POST' && ctx.path === '/token') {
+      tokenRequests.push({
+        grant: ctx.oidc?.params?.grant_type,
+        refreshToken: ctx.oidc?.params?.refresh_token,
+        status: ctx.status,
+        error: ctx.body?.error,
+      });
+    }
+  });
+  const callback = provider.callback();
+  const server = createServer(tls, (req, res) => {
+    if (hang.token && req.method === 'POST' && req.url.startsWith('/token')) return; // never answered
+    callback(req, res);
+  });
   await new Promise((r) => server.listen(port, '127.0.0.1', r));
   t.after(() => { server.closeAllConnections(); server.close(); });
   return issuer;

@@ -163,6 +163,128 @@ if (process.env.SIEVE_TARGET !== 'native') {
     assert.equal(out.code, 0, out.err);
     assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a, undefined);
   });
+
+  // Issue 58 item 5: a refused refresh token was sent again at every retry (+1, +2, +4 s ...)
+  // and the stored entry was never cleared.
+  test('a refresh token refused with invalid_grant is sent once: its tokens are cleared and the upstream stays needs-login until login', { timeout: 120_000 }, async (t) => {
+    const [asPort, aPort] = [await freePort(), await freePort()];
+    const resourceA = `http://127.0.0.1:${aPort}/mcp`;
+    const tokenRequests = [];
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resourceA], ttl: 2, tokenRequests });
+    await startMcp(t, { name: 'a', port: aPort, resource: resourceA, issuer });
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-revoked-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const catalog = path.join(dir, 'sieve.json');
+    // refreshSeconds 1 caps the backoff at a second: a retry each second.
+    writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resourceA, refreshSeconds: 1 } } }));
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, MCP_SIEVE_TOKEN_STORE: 'file' };
+    const store = path.join(dir, 'mcp-sieve', 'tokens.json');
+    await signInWith(catalog, env, 'alice', issuer);
+    const kept = JSON.parse(readFileSync(store, 'utf8')).upstreams.a;
+    const revoke = await fetch(`${issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: kept.tokens.refresh_token, token_type_hint: 'refresh_token', client_id: kept.client.client_id }),
+    });
+    assert.equal(revoke.status, 200, await revoke.text());
+    await sleep(2500); // the access token expired too
+
+    const serve = await startServe(t, catalog, env);
+    const needsLogin = await serve.until((a) => a?.state === 'needs-login');
+    assert.equal(needsLogin?.state, 'needs-login', serve.log());
+    assert.match(needsLogin.error, /mcp-sieve login a/);
+    await sleep(5000); // five retries or more
+    const refreshes = () => tokenRequests.filter((r) => r.grant === 'refresh_token');
+    assert.equal(refreshes().length, 1, `the refused refresh token was sent again: ${JSON.stringify(refreshes().map((r) => [r.status, r.error]))}`);
+    assert.equal(refreshes()[0].error, 'invalid_grant');
+    assert.equal(JSON.parse(readFileSync(store, 'utf8')).upstreams.a, undefined, 'the refused tokens were deleted from the store');
+    const still = await serve.upstream();
+    assert.equal(still.state, 'needs-login');
+    assert.match(still.error, /mcp-sieve login a/);
+
+    // A new sign-in: the running gateway takes it (no restart), and nothing is refreshed meanwhile.
+    await signInWith(catalog, env, 'alice', issuer);
+    const up = await serve.until((a) => a?.state === 'up');
+    assert.equal(up?.state, 'up', `${JSON.stringify(up)}\n${serve.log()}`);
+    assert.equal(refreshes().length, 1);
+  });
+
+  // Issue 58 item 6: a token endpoint that hangs was blamed on the upstream, with the call's
+  // deadline ("did not answer tools/call within 30 s (limits.callTimeoutSeconds)"): the sign-in's
+  // requests now have their own, shorter deadline, and the error names the token endpoint.
+  test('a hung token endpoint is named, within the sign-in\'s own deadline (shorter than the call\'s)', { timeout: 120_000 }, async (t) => {
+    const [asPort, cPort] = [await freePort(), await freePort()];
+    const resourceC = `http://127.0.0.1:${cPort}/mcp`;
+    const hang = { token: false };
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resourceC], ttl: 2, hang });
+    await startMcp(t, { name: 'hang', port: cPort, resource: resourceC, issuer });
+    const dir = mkdtempSync(path.join(tmpdir(), 'sieve-oauth-hang-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const catalog = path.join(dir, 'sieve.json');
+    // A call deadline of 4 s (its default is 30): the sign-in's default is then half of it, 2 s.
+    writeFileSync(catalog, JSON.stringify({
+      tools: [],
+      upstreams: {
+        hang: {
+          url: resourceC,
+          auth: { type: 'oauth', clientId: 'svc', clientSecret: '${SVC_SECRET}', grant: 'client_credentials', scopes: ['mcp'] },
+          limits: { callTimeoutSeconds: 4 },
+        },
+      },
+    }));
+    const env = { ...process.env, XDG_CONFIG_HOME: dir, SVC_SECRET: 'svc-secret-1234567890', MCP_SIEVE_TOKEN_STORE: 'file' };
+    const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog], env, stderr: 'pipe' });
+    let log = '';
+    transport.stderr?.on('data', (d) => { log += d; });
+    const client = new Client({ name: 'oauth-hang', version: '1.0.0' });
+    await client.connect(transport);
+    t.after(() => client.close());
+    const call = () => client.callTool({ name: 'hang_whoami', arguments: {} });
+    assert.equal((await call()).content[0].text, 'svc', log);
+
+    hang.token = true;
+    await sleep(2500); // the token expired: the next call asks the token endpoint, which hangs
+    const started = Date.now();
+    const failed = await call().then((r) => ({ result: r }), (e) => e);
+    const took = Date.now() - started;
+    assert.equal(failed.code, -32603, `${JSON.stringify(failed)}\n${log}`);
+    const where = `127.0.0.1:${asPort}`;
+    assert.match(failed.message, /upstream "hang"/, failed.message);
+    assert.match(failed.message, new RegExp(`token endpoint \\(${where.replaceAll('.', '\\.')}\\) did not answer within 2 s \\(limits\\.signInTimeoutSeconds\\)`), failed.message);
+    assert.doesNotMatch(failed.message, /callTimeoutSeconds/, failed.message);
+    assert.ok(took >= 1800 && took < 3900, `it failed after ${took} ms, not at the sign-in's 2 s deadline`);
+
+    // Answering again, it serves again.
+    hang.token = false;
+    assert.equal((await call()).content[0].text, 'svc', log);
+  });
+}
+
+/**
+ * `mcp-sieve serve` of `catalog` with `env`: `upstream(name)` reads upstream `name`'s status
+ * (`a` by default); `until(pred)` polls it (10 s at most) until `pred` holds, returning it.
+ */
+async function startServe(t, catalog, env) {
+  const port = await freePort();
+  const serve = spawn(BIN, ['serve', '--catalog', catalog, '--port', String(port)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  serve.stderr.on('data', (d) => { log += d; });
+  t.after(() => { try { process.kill(serve.pid); } catch { /* gone */ } });
+  const upstream = async (name = 'a') => {
+    const r = await fetch(`http://127.0.0.1:${port}/mcp-sieve/upstreams`).catch(() => null);
+    if (!r?.ok) return undefined;
+    return (await r.json()).upstreams?.find((x) => x.name === name);
+  };
+  const until = async (pred, name = 'a') => {
+    let a;
+    for (let i = 0; i < 50; i += 1) {
+      a = await upstream(name);
+      if (pred(a)) break;
+      await sleep(200);
+    }
+    return a;
+  };
+  return { upstream, until, log: () => log };
 }
 
 /** `mcp-sieve login a` signed in as `login` (the test is the browser). */
