@@ -151,10 +151,78 @@ impl Server {
         self.use_reason(u.kind, &u.item, &ctx)
     }
 
+    /// The reason code a use was refused for, as its answer says (`error_code`, if an error),
+    /// `None` for an allowed use: `-32602` or 2025-11-25's `-32002` (the item is not usable:
+    /// [`Server::refusal_reason`]); the message itself refused, so the use never ran: `-32600`
+    /// (`invalid-request`, such as a string past the body limits, or the initial check that
+    /// refused it), `-32700` (`parse-error`), `-32020` (`header-mismatch`), `-32021`
+    /// (`missing-capability`), `-32022` (`unsupported-version`).
+    pub fn refusal_for(&self, u: &Use, env: &Env, error_code: Option<i32>) -> Option<String> {
+        use crate::error::code;
+        let named = |reason: &str| Some(reason.to_string());
+        match error_code? {
+            code::INVALID_PARAMS | code::RESOURCE_NOT_FOUND => self.refusal_reason(u, env),
+            code::INVALID_REQUEST => self
+                .refusal_reason(u, env)
+                .filter(|r| r.starts_with("initial-check:"))
+                .or_else(|| named("invalid-request")),
+            code::PARSE_ERROR => named("parse-error"),
+            code::HEADER_MISMATCH => named("header-mismatch"),
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY => named("missing-capability"),
+            code::UNSUPPORTED_PROTOCOL_VERSION => named("unsupported-version"),
+            _ => None,
+        }
+    }
+
+    /// The name metrics count use `u` under: its item when this server has it (a listed item, a
+    /// renamed tool's old name, search mode's own tools), the template a resource URI matches,
+    /// and `None` for a name it does not have (counted as [`UNKNOWN_ITEM`]): names callers
+    /// invent add no series.
+    pub fn counted_item<'a>(&'a self, u: &'a Use) -> Option<&'a str> {
+        let section = self.catalog.section(u.kind);
+        if section.find(&u.item).is_some() {
+            return Some(&u.item);
+        }
+        match u.kind {
+            Kind::Tool if [crate::protocol::search::FIND, crate::protocol::search::CALL].contains(&u.item.as_str()) => {
+                Some(&u.item)
+            }
+            #[cfg(feature = "standards")]
+            Kind::Tool if self.catalog.aliases.contains_key(&u.item) => Some(&u.item),
+            Kind::Resource => self
+                .catalog
+                .section(Kind::ResourceTemplate)
+                .items
+                .iter()
+                .find(|t| crate::protocol::template::match_template(&t.id, &u.item).is_some())
+                .map(|t| t.id.as_str()),
+            _ => None,
+        }
+    }
+
     fn use_reason(&self, kind: Kind, item: &str, ctx: &FilterContext) -> Option<String> {
         let reasons = self.use_reasons(kind, item, ctx);
         reasons.into_iter().find(|c| !c.starts_with("audit:"))
     }
+}
+
+/// The label metrics give a use of an item this server does not have ([`Server::counted_item`]).
+pub const UNKNOWN_ITEM: &str = "unknown";
+
+/// The longest label value metrics write, in bytes ([`label_value`]).
+pub const MAX_LABEL_BYTES: usize = 128;
+
+/// `v` as a metric's label value: its first [`MAX_LABEL_BYTES`] bytes, cut at a character (a
+/// value comes from a request or a document, and a scrape repeats it on every series).
+pub fn label_value(v: &str) -> &str {
+    if v.len() <= MAX_LABEL_BYTES {
+        return v;
+    }
+    let mut end = MAX_LABEL_BYTES;
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    &v[..end]
 }
 
 /// The caller's roles (from its verified token).

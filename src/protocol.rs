@@ -33,7 +33,7 @@ mod search_index;
 mod server;
 mod session;
 mod tasks;
-mod template;
+pub(crate) mod template;
 mod tools;
 mod watch;
 

@@ -338,20 +338,20 @@ fn an_audit_record_holds_the_use_and_payloads_only_when_asked_redacted() {
     let ended = Ended::of_body(
         r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"reply to carol@example.org"}]}}"#,
     );
-    let plain: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, false)).unwrap();
+    let plain: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, None)).unwrap();
     assert_eq!(
         plain,
         json!({"time": "1970-01-01T00:00:00.000Z", "principal": "alice", "view": null, "method": "tasks/create",
                "item": "echo", "decision": "allowed", "reason": "allowed", "upstream": null, "durationMs": 12, "outcome": "ok"})
     );
-    let full: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, true)).unwrap();
+    let full: Value = serde_json::from_str(&audit::record(&u, 0, 12, None, &ended, Some(16_384))).unwrap();
     assert_eq!(full["arguments"]["text"], "mail [EMAIL_1]");
     assert!(!full.to_string().contains("bob@example.com"));
     assert!(!full.to_string().contains("carol@example.org"), "{full}");
     let refused = Ended::of_body(
         "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"x\"}}\n\n",
     );
-    let r: Value = serde_json::from_str(&audit::record(&u, 0, 1, Some("rate-limit:paid"), &refused, false)).unwrap();
+    let r: Value = serde_json::from_str(&audit::record(&u, 0, 1, Some("rate-limit:paid"), &refused, None)).unwrap();
     assert_eq!(
         (
             r["decision"].as_str(),
@@ -361,6 +361,152 @@ fn an_audit_record_holds_the_use_and_payloads_only_when_asked_redacted() {
         ),
         (Some("refused"), Some("rate-limit:paid"), Some("error"), Some(-32602))
     );
+}
+
+#[test]
+fn a_body_the_core_refuses_is_recorded_as_refused_with_its_code() {
+    let s = server(json!({}));
+    let e = env(Some("alice"));
+    // A string past the body limits: the core answers -32600 and runs nothing.
+    let big = "a".repeat(300 * 1024);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": big}}})
+        .to_string();
+    let rejected = mcp_sieve::protocol::jsonrpc::parse(body.as_bytes(), &Default::default()).unwrap_err();
+    let answer = mcp_sieve::protocol::jsonrpc::error(&json!(1), &rejected.1);
+    let ended = Ended::of_body(&answer);
+    assert_eq!(ended.error_code, Some(-32600), "{answer}");
+    let u = s.use_of(body.as_bytes(), &e).unwrap();
+    let reason = s.refusal_for(&u, &e, ended.error_code);
+    assert_eq!(reason.as_deref(), Some("invalid-request"));
+    let r: Value = serde_json::from_str(&audit::record(&u, 0, 1, reason.as_deref(), &ended, None)).unwrap();
+    assert_eq!(
+        (r["decision"].as_str(), r["reason"].as_str(), r["errorCode"].as_i64()),
+        (Some("refused"), Some("invalid-request"), Some(-32600))
+    );
+    // Unusable items as before; other errors (an upstream's, a tool's) are no refusal.
+    let u = s.use_of(&call("nope"), &e).unwrap();
+    assert_eq!(s.refusal_for(&u, &e, Some(-32602)).as_deref(), Some("unknown"));
+    assert_eq!(s.refusal_for(&u, &e, Some(-32002)).as_deref(), Some("unknown"));
+    assert_eq!(s.refusal_for(&u, &e, Some(-32700)).as_deref(), Some("parse-error"));
+    assert_eq!(s.refusal_for(&u, &e, Some(-32020)).as_deref(), Some("header-mismatch"));
+    let u = s.use_of(&call("echo"), &e).unwrap();
+    assert_eq!(s.refusal_for(&u, &e, Some(-32603)), None);
+    assert_eq!(s.refusal_for(&u, &e, None), None);
+}
+
+#[test]
+fn payloads_in_a_record_are_cut_at_their_cap_and_marked() {
+    let s = server(json!({}));
+    let args = json!({"a": "x".repeat(215 * 1024), "b": "\"quoted\" ".repeat(20_000), "c": "mail bob@example.com"});
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": args}});
+    let u = s.use_of(body.to_string().as_bytes(), &env(None)).unwrap();
+    let ended = Ended::of_body(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"short"}]}}"#);
+    let line = audit::record(&u, 0, 1, None, &ended, Some(16_384));
+    assert!(line.len() < 17 * 1024, "{} bytes", line.len());
+    let r: Value = serde_json::from_str(&line).unwrap();
+    let cut = r["arguments"].as_str().expect("the arguments' text, cut");
+    assert!(cut.starts_with("{\"a\":\"xxx"), "{}", &cut[..40]);
+    assert!(serde_json::to_string(cut).unwrap().len() <= 16_384 + 2);
+    assert_eq!(r["argumentsTruncated"], json!(true));
+    assert_eq!(
+        r["argumentsBytes"].as_u64(),
+        Some(audit::redacted(&u.arguments).to_string().len() as u64)
+    );
+    // A payload within its cap is kept whole, unmarked.
+    assert_eq!(r["result"]["content"][0]["text"], "short");
+    assert!(r.get("resultTruncated").is_none());
+    // A cut falls between characters, whatever their width.
+    let wide = json!({"name": "echo", "arguments": {"t": "é€😀".repeat(10_000)}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": wide});
+    let u = s.use_of(body.to_string().as_bytes(), &env(None)).unwrap();
+    for cap in [256, 257, 258, 259, 1000] {
+        let r: Value = serde_json::from_str(&audit::record(&u, 0, 1, None, &ended, Some(cap))).unwrap();
+        assert!(r["arguments"].as_str().unwrap().len() <= cap);
+    }
+    // The cap is the document's, at least 256 bytes.
+    let a = Audit::parse(Some(&json!({"stdout": true, "payloads": true}))).unwrap();
+    assert_eq!(a.payload_cap(), Some(16_384));
+    let a = Audit::parse(Some(
+        &json!({"stdout": true, "payloads": true, "maxPayloadBytes": 4096}),
+    ))
+    .unwrap();
+    assert_eq!(a.payload_cap(), Some(4096));
+    assert_eq!(
+        Audit::parse(Some(&json!({"stdout": true}))).unwrap().payload_cap(),
+        None
+    );
+    let e = Audit::parse(Some(&json!({"maxPayloadBytes": 10})))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("audit.maxPayloadBytes must be an integer of at least 256"),
+        "{e}"
+    );
+}
+
+#[test]
+fn del_and_c1_controls_are_escaped_in_a_record_like_c0() {
+    let s = server(json!({}));
+    let name = "e\u{7f}c\u{85}h\u{9b}o\u{1b}\u{a0}";
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {"t": "\u{9f}"}}});
+    let u = s.use_of(body.to_string().as_bytes(), &env(None)).unwrap();
+    let line = audit::record(&u, 0, 1, Some("unknown"), &Ended::unknown(), Some(16_384));
+    assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
+    for escaped in ["\\u007f", "\\u0085", "\\u009b", "\\u001b", "\\u009f"] {
+        assert!(line.contains(escaped), "{escaped} in {line}");
+    }
+    // The same text once read back; U+00A0 is no control and stays as it is.
+    let r: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(r["item"], name);
+    assert_eq!(r["arguments"]["t"], "\u{9f}");
+    assert!(line.contains('\u{a0}'));
+    assert_eq!(audit::escape_controls("{\"a\":1}".into()), "{\"a\":1}");
+}
+
+#[test]
+fn metrics_count_items_the_server_does_not_have_as_one_name() {
+    let s = server(json!({"resourceTemplates": [{"uriTemplate": "file:///logs/{day}", "name": "log"}]}));
+    let e = env(None);
+    let item = |body: Value| {
+        let u = s.use_of(body.to_string().as_bytes(), &e).unwrap();
+        s.counted_item(&u).map(str::to_string)
+    };
+    assert_eq!(
+        item(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo"}})).as_deref(),
+        Some("echo")
+    );
+    assert_eq!(
+        item(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "made_up_1"}})),
+        None
+    );
+    assert_eq!(
+        item(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "greet"}})).as_deref(),
+        Some("greet")
+    );
+    assert_eq!(
+        item(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "echo"}})),
+        None
+    );
+    // A URI a template serves counts under the template, not one series a URI.
+    assert_eq!(
+        item(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///logs/2026-11-27"}})
+        )
+        .as_deref(),
+        Some("file:///logs/{day}")
+    );
+    assert_eq!(
+        item(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "file:///etc/x"}})),
+        None
+    );
+    assert_eq!(mcp_sieve::operate::UNKNOWN_ITEM, "unknown");
+    // Label values are cut at 128 bytes, between characters.
+    let long = "é".repeat(100);
+    assert_eq!(mcp_sieve::operate::label_value(&long).len(), 128);
+    let odd = format!("a{long}");
+    assert_eq!(mcp_sieve::operate::label_value(&odd).len(), 127);
+    assert_eq!(mcp_sieve::operate::label_value("echo"), "echo");
 }
 
 #[test]

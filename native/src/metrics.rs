@@ -7,7 +7,7 @@
 //! [`PATH`] behind the same gate as the status endpoint, or on a port of its own
 //! (`--metrics-port`), or not at all (`--metrics off`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -150,7 +150,7 @@ impl Inner {
     /// calling one tool, one upstream serving them) are added as one: their series is looked up
     /// once a run, not once a use.
     #[inline(never)]
-    fn flush(&mut self) {
+    fn flush(&mut self, admitted: &Admitted) {
         let (mut buf, mut pending) = (String::new(), std::mem::take(&mut self.pending));
         let mut calls: Option<(&UseCounted, u64)> = None;
         let mut served: Option<(&str, Histogram)> = None;
@@ -165,14 +165,16 @@ impl Inner {
                 }
                 _ => {
                     if let Some((run, n)) = calls.replace((u, 1)) {
-                        self.add_calls(&mut buf, run, n);
+                        self.add_calls(admitted, &mut buf, run, n);
                     }
                 }
             }
             let upstream = u.upstream.as_deref().unwrap_or("");
             if let Some(r) = &u.refused {
+                let c = Counter::Refusals as usize;
                 series(
-                    &mut self.counters[Counter::Refusals as usize],
+                    &mut self.counters[c],
+                    &admitted.counters[c],
                     &mut buf,
                     &[("reason", r)],
                     |v| *v += 1,
@@ -184,44 +186,45 @@ impl Inner {
                         let mut h = Histogram::default();
                         h.observe(c.seconds);
                         if let Some((run, h)) = served.replace((upstream, h)) {
-                            self.add_served(&mut buf, run, &h);
+                            self.add_served(admitted, &mut buf, run, &h);
                         }
                     }
                 }
             }
             if u.item == "find_tools" {
-                series(&mut self.histograms[Timing::Search as usize], &mut buf, &[], |h| {
+                let t = Timing::Search as usize;
+                series(&mut self.histograms[t], &admitted.histograms[t], &mut buf, &[], |h| {
                     h.observe(c.seconds)
                 });
             }
         }
         if let Some((run, n)) = calls {
-            self.add_calls(&mut buf, run, n);
+            self.add_calls(admitted, &mut buf, run, n);
         }
         if let Some((run, h)) = served {
-            self.add_served(&mut buf, run, &h);
+            self.add_served(admitted, &mut buf, run, &h);
         }
         pending.clear();
         self.pending = pending;
     }
 
     /// Adds `n` tool calls with the labels of `u`.
-    fn add_calls(&mut self, buf: &mut String, u: &UseCounted, n: u64) {
+    fn add_calls(&mut self, admitted: &Admitted, buf: &mut String, u: &UseCounted, n: u64) {
         let upstream = u.upstream.as_deref().unwrap_or("");
         let labels = [
             ("tool", u.item.as_str()),
             ("upstream", upstream),
             ("outcome", u.outcome),
         ];
-        series(&mut self.counters[Counter::ToolCalls as usize], buf, &labels, |v| {
-            *v += n
-        });
+        let c = Counter::ToolCalls as usize;
+        series(&mut self.counters[c], &admitted.counters[c], buf, &labels, |v| *v += n);
     }
 
     /// Adds the latencies `h` of uses `upstream` served.
-    fn add_served(&mut self, buf: &mut String, upstream: &str, h: &Histogram) {
-        let timings = &mut self.histograms[Timing::UpstreamCall as usize];
-        series(timings, buf, &[("upstream", upstream)], |into| into.merge(h));
+    fn add_served(&mut self, admitted: &Admitted, buf: &mut String, upstream: &str, h: &Histogram) {
+        let t = Timing::UpstreamCall as usize;
+        let (timings, admitted) = (&mut self.histograms[t], &admitted.histograms[t]);
+        series(timings, admitted, buf, &[("upstream", upstream)], |into| into.merge(h));
     }
 }
 
@@ -238,15 +241,30 @@ impl Default for Inner {
 }
 
 /// The registry: one shard per thread (up to [`SHARDS`]), so the server's threads count
-/// without taking turns at one lock; a scrape sums them.
-pub struct Metrics(Box<[Mutex<Inner>]>);
+/// without taking turns at one lock; a scrape sums them. Which label sets have a series is kept
+/// once for the process ([`Admitted`]), so the cap on series is the process's, not a shard's.
+pub struct Metrics {
+    shards: Box<[Mutex<Inner>]>,
+    admitted: Admitted,
+}
+
+/// The label sets each counter and histogram has a series for, in any shard (at most
+/// [`MAX_SERIES`] each): asked only when a shard meets a label set it has not counted yet.
+#[derive(Default)]
+struct Admitted {
+    counters: [Mutex<HashSet<Labels>>; COUNTERS.len()],
+    histograms: [Mutex<HashSet<Labels>>; TIMINGS.len()],
+}
 
 /// How many shards a registry has (threads beyond it share).
 const SHARDS: usize = 16;
 
 impl Default for Metrics {
     fn default() -> Self {
-        Metrics((0..SHARDS).map(|_| Mutex::default()).collect())
+        Metrics {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            admitted: Admitted::default(),
+        }
     }
 }
 
@@ -338,7 +356,7 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
         }
         s.push_str(k);
         s.push_str("=\"");
-        s.push_str(&escape(v));
+        s.push_str(&escape(mcp_sieve::operate::label_value(v)));
         s.push('"');
     }
 }
@@ -347,32 +365,49 @@ fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
 /// series not seen before).
 pub type Pairs<'a> = &'a [(&'a str, &'a str)];
 
-/// Series one metric keeps in one shard: label values come from requests (a tool's name, a
-/// method), so past this many a new set of labels is counted under [`OVERFLOW`] instead (memory
-/// stays bounded whatever callers send).
+/// Series one metric keeps in the process: label values come from requests (a reason, an
+/// upstream, a tool's name — one the server does not have is `unknown` already), so past this
+/// many a new set of labels is counted under [`OVERFLOW`] instead (memory and a scrape stay
+/// bounded whatever callers send).
 const MAX_SERIES: usize = 1_000;
 
 /// The labels of the series counting what came past [`MAX_SERIES`].
 const OVERFLOW: &str = "overflow=\"true\"";
 
-/// Applies `f` to the series with labels `pairs` in `by_labels`, found through `buf` (the label
-/// text, written there): one lookup, and no allocation unless the series is new.
-fn series<T: Default>(by_labels: &mut BTreeMap<Labels, T>, buf: &mut String, pairs: Pairs<'_>, f: impl FnOnce(&mut T)) {
+/// Applies `f` to the series with labels `pairs` in `by_labels` (a shard's), found through `buf`
+/// (the label text, written there): one lookup, and no allocation unless the series is new to the
+/// shard; then `admitted` (the process's) says whether it has a series.
+fn series<T: Default>(
+    by_labels: &mut BTreeMap<Labels, T>,
+    admitted: &Mutex<HashSet<Labels>>,
+    buf: &mut String,
+    pairs: Pairs<'_>,
+    f: impl FnOnce(&mut T),
+) {
     buf.clear();
     write_labels(buf, pairs);
     match by_labels.get_mut(buf.as_str()) {
         Some(v) => f(v),
-        None => f(added(by_labels, buf)),
+        None => f(added(by_labels, admitted, buf)),
     }
 }
 
-/// The new series of label text `labels` in `by_labels` (or the overflow's, past
-/// [`MAX_SERIES`]).
-fn added<'m, T: Default>(by_labels: &'m mut BTreeMap<Labels, T>, labels: &str) -> &'m mut T {
-    let labels = if by_labels.len() >= MAX_SERIES {
-        OVERFLOW
-    } else {
+/// The series of label text `labels`, new to the shard `by_labels`: its own when the process
+/// has it or has fewer than [`MAX_SERIES`], else the overflow's.
+#[cold]
+fn added<'m, T: Default>(
+    by_labels: &'m mut BTreeMap<Labels, T>,
+    admitted: &Mutex<HashSet<Labels>>,
+    labels: &str,
+) -> &'m mut T {
+    let mut known = admitted.lock().unwrap_or_else(|p| p.into_inner());
+    let labels = if known.contains(labels) || labels == OVERFLOW {
         labels
+    } else if known.len() < MAX_SERIES {
+        known.insert(labels.to_string());
+        labels
+    } else {
+        OVERFLOW
     };
     by_labels.entry(labels.to_string()).or_default()
 }
@@ -476,15 +511,15 @@ methods!(
 
 impl Metrics {
     fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Inner> {
-        self.0[i].lock().unwrap_or_else(|p| p.into_inner())
+        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Every shard's series summed.
     fn merged(&self) -> Inner {
         let mut all = Inner::default();
-        for i in 0..self.0.len() {
+        for i in 0..self.shards.len() {
             let mut shard = self.shard(i);
-            shard.flush();
+            shard.flush(&self.admitted);
             for (into, from) in all.requests.iter_mut().zip(&shard.requests) {
                 for (c, n) in into.iter_mut().zip(from) {
                     *c += n;
@@ -512,6 +547,7 @@ impl Metrics {
         let mut buf = String::new();
         series(
             &mut self.shard(shard_of_thread()).counters[c as usize],
+            &self.admitted.counters[c as usize],
             &mut buf,
             labels,
             |v| *v += n,
@@ -523,7 +559,7 @@ impl Metrics {
     pub fn count(&self, c: Counted) {
         let mut inner = self.shard(shard_of_thread());
         if inner.pending.len() >= PENDING {
-            inner.flush();
+            inner.flush(&self.admitted);
         }
         inner.pending.push(c);
     }
@@ -709,6 +745,74 @@ mod tests {
             );
         }
         assert_eq!(text.matches("mcp_sieve_tool_calls_total{").count(), 6, "{text}");
+    }
+
+    #[test]
+    fn the_series_cap_is_one_for_the_process_whatever_thread_counts() {
+        let m = Metrics::default();
+        // Each thread (its own shard) invents names of its own.
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let m = &m;
+                scope.spawn(move || {
+                    for i in 0..MAX_SERIES {
+                        let tool = format!("made_up_{t}_{i}");
+                        m.add(Counter::ToolCalls, &[("tool", &tool), ("outcome", "error")], 1);
+                    }
+                });
+            }
+        });
+        let text = m.render(&[]);
+        let series = text.matches("mcp_sieve_tool_calls_total{").count();
+        assert_eq!(series, MAX_SERIES + 1, "{series} series");
+        assert!(
+            text.contains(&format!(
+                "mcp_sieve_tool_calls_total{{overflow=\"true\"}} {}\n",
+                3 * MAX_SERIES
+            )),
+            "the overflow's count"
+        );
+        // A series admitted in one thread is counted under its labels in any other.
+        let first = text
+            .lines()
+            .find(|l| l.starts_with("mcp_sieve_tool_calls_total{tool="))
+            .and_then(|l| l.split('"').nth(1))
+            .unwrap()
+            .to_string();
+        std::thread::scope(|scope| {
+            for _ in 0..SHARDS {
+                scope.spawn(|| m.add(Counter::ToolCalls, &[("tool", &first), ("outcome", "error")], 1));
+            }
+        });
+        let text = m.render(&[]);
+        let series = format!(
+            "mcp_sieve_tool_calls_total{{tool=\"{first}\",outcome=\"error\"}} {}\n",
+            SHARDS + 1
+        );
+        assert!(text.contains(&series), "{series}");
+    }
+
+    #[test]
+    fn a_label_value_is_cut_at_128_bytes_between_characters() {
+        let m = Metrics::default();
+        let long = format!("a{}", "é".repeat(100_000));
+        m.add(Counter::ToolCalls, &[("tool", &long), ("outcome", "ok")], 1);
+        m.add(Counter::Refusals, &[("reason", &"x".repeat(200_007))], 1);
+        let text = m.render(&[(
+            "mcp_sieve_upstream_failures",
+            labels(&[("upstream", &"u".repeat(300))]),
+            0.0,
+        )]);
+        let cut = format!("a{}", "é".repeat(63));
+        assert!(
+            text.contains(&format!(
+                "mcp_sieve_tool_calls_total{{tool=\"{cut}\",outcome=\"ok\"}} 1\n"
+            )),
+            "{text}"
+        );
+        assert!(text.contains(&format!("{{reason=\"{}\"}} 1\n", "x".repeat(128))));
+        assert!(text.contains(&format!("{{upstream=\"{}\"}} 0\n", "u".repeat(128))));
+        assert!(text.lines().all(|l| l.len() < 300), "a line past 300 bytes");
     }
 
     fn name(m: Method) -> &'static str {

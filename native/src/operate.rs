@@ -100,7 +100,8 @@ pub(crate) use crate::cli::MetricsAt;
 pub(crate) struct Operate {
     limiter: Mutex<Limiter>,
     sink: Option<Sink>,
-    payloads: bool,
+    /// The cap of each payload in a record, when records hold them.
+    payloads: Option<usize>,
     pub(crate) metrics: Option<Metrics>,
     pub(crate) metrics_at: MetricsAt,
 }
@@ -110,11 +111,21 @@ pub(crate) struct Seen {
     /// Its method's label (`None`: a response, or nothing counts or audits requests).
     method: Option<Method>,
     usage: Option<Use>,
+    /// The name metrics count its item under when not the item's own: `unknown` (an item the
+    /// server does not have), a resource's template ([`Server::counted_item`]).
+    counted_as: Option<String>,
     started_ms: i64,
     started: Instant,
 }
 
 impl Seen {
+    /// Marks the use as a call a code-mode program made, in run `run` (its audit record says so).
+    pub(crate) fn via(&mut self, run: &str) {
+        if let Some(u) = &mut self.usage {
+            u.via = Some(run.to_string());
+        }
+    }
+
     /// The JSON-RPC id of the use it is, as JSON text (`None`: not a use, nothing to audit).
     pub(crate) fn use_id(&self) -> Option<String> {
         self.usage.as_ref().map(|u| u.id.to_string())
@@ -144,7 +155,7 @@ impl Operate {
         Ok(Operate {
             limiter: Mutex::default(),
             sink,
-            payloads: a.payloads,
+            payloads: a.payload_cap(),
             metrics: (metrics_at != MetricsAt::Off).then(Metrics::default),
             metrics_at,
         })
@@ -166,6 +177,7 @@ impl Operate {
         let mut seen = Seen {
             method: None,
             usage: None,
+            counted_as: None,
             started_ms: env.now_ms,
             started: Instant::now(),
         };
@@ -177,6 +189,13 @@ impl Operate {
         }
         seen.usage = server.use_in(head, env);
         let Some(u) = &seen.usage else { return (seen, None) };
+        if self.metrics.is_some() {
+            seen.counted_as = match server.counted_item(u) {
+                Some(name) if name == u.item => None,
+                Some(name) => Some(name.to_string()),
+                None => Some(mcp_sieve::operate::UNKNOWN_ITEM.to_string()),
+            };
+        }
         if server.limits().is_empty() {
             return (seen, None);
         }
@@ -191,6 +210,7 @@ impl Operate {
                 // Audited and counted here: what is left of it is not a use.
                 let refused = Seen {
                     usage: seen.usage.take(),
+                    counted_as: seen.counted_as.take(),
                     ..seen
                 };
                 (seen, Some(self.refuse(refused, &r)))
@@ -248,7 +268,9 @@ impl Operate {
         // error code would be (a large list is not read again).
         let ended = match &seen.usage {
             // Payloads in the record: the answer read whole.
-            Some(_) if self.payloads && self.sink.is_some() => Ended::of_body(&String::from_utf8_lossy(bytes)),
+            Some(_) if self.payloads.is_some() && self.sink.is_some() => {
+                Ended::of_body(&String::from_utf8_lossy(bytes))
+            }
             Some(_) => {
                 let (error_code, tool_error) = use_outcome(bytes);
                 Ended {
@@ -262,9 +284,11 @@ impl Operate {
                 ..Ended::default()
             },
         };
-        let refused = match (&seen.usage, ended.error_code) {
-            (Some(u), Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(u, env),
-            _ => None,
+        // Refused when the item was not usable, or the message itself was (a string past the
+        // body limits): such a use never ran.
+        let refused = match &seen.usage {
+            Some(u) => server.refusal_for(u, env, ended.error_code),
+            None => None,
         };
         let method = seen.method;
         self.finish(seen, refused, &ended, status);
@@ -299,9 +323,10 @@ impl Operate {
             _ => Outcome::Refused,
         };
         // The use's own strings move into the count (nothing copied).
+        let counted_as = seen.counted_as;
         let usage = seen.usage.map(|u| UseCounted {
             outcome: if refused.is_some() { "refused" } else { ended.outcome() },
-            item: u.item,
+            item: counted_as.unwrap_or(u.item),
             upstream: u.upstream,
             refused,
         });

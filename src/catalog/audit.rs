@@ -2,7 +2,10 @@
 //! created) as one line of JSON, built here from the use, the decision and the outcome; the
 //! shells write it (a rotated JSON-lines file or stdout natively, Workers Logs in the Worker).
 //! Arguments and results only when the document opts in (`"audit": {"payloads": true}`), and
-//! then through the PII redaction built-in. Also the filter `mcp-sieve audit` reads with.
+//! then through the PII redaction built-in, each cut at `maxPayloadBytes` (16 KiB by default) and
+//! marked so. Also the filter `mcp-sieve audit` reads with.
+
+use std::fmt::Write;
 
 use serde_json::{json, Map, Value};
 
@@ -26,12 +29,17 @@ pub struct Audit {
     pub keep: u32,
     /// Arguments and results in records (PII-redacted).
     pub payloads: bool,
+    /// The most bytes of JSON text an argument's or a result's payload takes in a record: a
+    /// larger one is cut there and marked ([`record`]), whatever the body limit lets in.
+    pub max_payload_bytes: usize,
 }
 
 /// Default rotation size: 10 MiB.
 pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
 /// Default rotated files kept.
 pub const DEFAULT_KEEP: u32 = 5;
+/// Default cap of one payload (the arguments, the result) in a record: 16 KiB of JSON text.
+pub const DEFAULT_MAX_PAYLOAD_BYTES: u64 = 16 * 1024;
 
 impl Audit {
     /// Parses the document's `audit` (`null` or absent: off).
@@ -41,7 +49,7 @@ impl Audit {
             Some(Value::Object(o)) => o,
             Some(v) => return Err(bad("audit", "an object like {\"file\": \"audit.jsonl\"}", v)),
         };
-        const KEYS: [&str; 5] = ["file", "stdout", "maxBytes", "keep", "payloads"];
+        const KEYS: [&str; 6] = ["file", "stdout", "maxBytes", "keep", "payloads", "maxPayloadBytes"];
         if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(Error::Catalog(format!(
                 "audit has an unknown field \"{k}\"; expected: {}",
@@ -79,7 +87,14 @@ impl Audit {
             max_bytes: number("maxBytes", 1024, DEFAULT_MAX_BYTES)?,
             keep: u32::try_from(number("keep", 0, u64::from(DEFAULT_KEEP))?.min(1000)).unwrap_or(DEFAULT_KEEP),
             payloads: flag("payloads")?,
+            max_payload_bytes: usize::try_from(number("maxPayloadBytes", 256, DEFAULT_MAX_PAYLOAD_BYTES)?)
+                .unwrap_or(usize::MAX),
         })
+    }
+
+    /// What [`record`] takes as its `payloads`: the cap of each payload, when records hold them.
+    pub fn payload_cap(&self) -> Option<usize> {
+        self.payloads.then_some(self.max_payload_bytes)
     }
 }
 
@@ -140,10 +155,24 @@ impl Ended {
     }
 }
 
+/// The audit record's `via` of a call a code-mode program made (with the run's id as `run`).
+pub const VIA_RUN_CODE: &str = "run_code";
+
 /// One audit record as a line of JSON (no newline). `refused`: the reason code of a refusal
-/// (`policy:<id>`, `view`, `rate-limit:<id>`, `upstream-down:<name>`, `unknown`), `None` when
-/// the use was allowed; `payloads`: arguments and result, PII-redacted.
-pub fn record(u: &Use, time_ms: i64, duration_ms: i64, refused: Option<&str>, ended: &Ended, payloads: bool) -> String {
+/// (`policy:<id>`, `view`, `rate-limit:<id>`, `upstream-down:<name>`, `unknown`,
+/// `invalid-request`, `header-mismatch`, … as [`crate::protocol::Server::refusal_for`] names
+/// them), `None` when the use was allowed; `payloads`: arguments and result, PII-redacted, each
+/// cut at this many bytes of JSON text and marked (`argumentsTruncated`, `argumentsBytes`). Every
+/// control character — C0, DEL and C1 (U+0080–U+009F) — is escaped (`\u007f`), so the line shows
+/// no raw control to a terminal or a log viewer.
+pub fn record(
+    u: &Use,
+    time_ms: i64,
+    duration_ms: i64,
+    refused: Option<&str>,
+    ended: &Ended,
+    payloads: Option<usize>,
+) -> String {
     let mut r = Map::new();
     r.insert("time".into(), json!(crate::time::format_iso(time_ms, 0)));
     r.insert("principal".into(), json!(u.principal));
@@ -155,25 +184,83 @@ pub fn record(u: &Use, time_ms: i64, duration_ms: i64, refused: Option<&str>, en
     r.insert("item".into(), json!(u.item));
     r.insert(
         "decision".into(),
-/// The audit record's `via` of a call a code-mode program made (with the run's id as `run`).
-pub const VIA_RUN_CODE: &str = "run_code";
-
         json!(if refused.is_some() { "refused" } else { "allowed" }),
     );
     r.insert("reason".into(), json!(refused.unwrap_or("allowed")));
     r.insert("upstream".into(), json!(u.upstream));
+    if let Some(run) = &u.via {
+        r.insert("via".into(), json!(VIA_RUN_CODE));
+        r.insert("run".into(), json!(run));
+    }
     r.insert("durationMs".into(), json!(duration_ms.max(0)));
     r.insert("outcome".into(), json!(ended.outcome()));
     if let Some(c) = ended.error_code {
         r.insert("errorCode".into(), json!(c));
     }
-    if payloads {
-        r.insert("arguments".into(), redacted(&u.arguments));
+    if let Some(cap) = payloads {
+        payload(&mut r, "arguments", &u.arguments, cap);
         if let Some(result) = &ended.result {
-            r.insert("result".into(), redacted(result));
+            payload(&mut r, "result", result, cap);
         }
     }
-    Value::Object(r).to_string()
+    escape_controls(Value::Object(r).to_string())
+}
+
+/// Puts payload `v` (redacted) in record `r` under `name`; when its JSON text is longer than
+/// `cap` bytes, the start of that text (as a string, at most `cap` bytes once escaped in the
+/// record, cut at a character) and beside it `<name>Truncated: true` and `<name>Bytes`, the
+/// whole text's length.
+fn payload(r: &mut Map<String, Value>, name: &str, v: &Value, cap: usize) {
+    let v = redacted(v);
+    let text = v.to_string();
+    if text.len() <= cap {
+        r.insert(name.into(), v);
+        return;
+    }
+    r.insert(name.into(), Value::String(escaped_prefix(&text, cap).to_string()));
+    r.insert(format!("{name}Truncated"), Value::Bool(true));
+    r.insert(format!("{name}Bytes"), json!(text.len()));
+}
+
+/// The longest start of `text`, cut at a character, that takes at most `max` bytes once written
+/// as a JSON string's content (quotes and backslashes doubled, controls as `\uXXXX`).
+fn escaped_prefix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if is_control(c) => 6,
+            c => c.len_utf8(),
+        };
+        if used > max {
+            return &text[..i];
+        }
+    }
+    text
+}
+
+/// A control character: C0 (U+0000–U+001F), DEL (U+007F) or C1 (U+0080–U+009F).
+fn is_control(c: char) -> bool {
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// `json` (JSON text, as `serde_json` writes it) with DEL and the C1 controls escaped as C0's
+/// are (`\u007f`, `\u0085`): `serde_json` escapes only C0, and these reach a terminal, a log
+/// viewer or a pager as raw controls. Outside strings JSON text holds none of them, so each is
+/// inside a string, where its escape means the same character.
+pub fn escape_controls(json: String) -> String {
+    if !json.contains(|c| matches!(c, '\u{7f}'..='\u{9f}')) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if matches!(c, '\u{7f}'..='\u{9f}') {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `v` with every string passed through the PII redaction built-in (handles like `[EMAIL_1]`;
@@ -187,10 +274,6 @@ pub fn redacted(v: &Value) -> Value {
     };
     fn walk(v: &Value, r: &mut Redactor, opts: &Options) -> Value {
         match v {
-    if let Some(run) = &u.via {
-        r.insert("via".into(), json!(VIA_RUN_CODE));
-        r.insert("run".into(), json!(run));
-    }
             Value::String(s) => Value::String(r.redact(s, opts).unwrap_or_else(|| s.clone())),
             Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, r, opts)).collect()),
             Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, r, opts))).collect()),

@@ -146,7 +146,17 @@ pub fn parse(body: &[u8], limits: &Limits) -> Result<Incoming, Rejected> {
             limits.max_body
         ))));
     }
-    check_shape(body, limits).map_err(reject)?;
+    // Past a shape limit the body is still JSON: its id, when it has a usable one, goes back with
+    // the refusal, so the client pairs the error with its request (a stdio client waits for it).
+    check_shape(body, limits).map_err(|e| {
+        let id = Head::read(body).id;
+        let id = if id.is_string() || id.is_number() {
+            id
+        } else {
+            Value::Null
+        };
+        Box::new((id, e))
+    })?;
     let invalid = |e: serde_json::Error| reject(Error::Parse(format!("body is not valid JSON: {e}")));
     // An object's members read straight from the text; anything else (refused) read whole, for
     // the error to name what it is.
@@ -424,6 +434,31 @@ mod tests {
         // No method (what else is not a message: `head`'s tests).
         assert_eq!(peek(b"{\"id\":1}"), None);
         assert_eq!(peek(b"[]"), None);
+    }
+
+    #[test]
+    fn a_body_past_a_shape_limit_is_refused_with_its_id() {
+        let limits = Limits::default();
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"a","arguments":{{"t":"{}"}}}}}}"#,
+            "x".repeat(limits.max_string + 1)
+        );
+        let rejected = parse(long.as_bytes(), &limits).unwrap_err();
+        assert_eq!(rejected.0, serde_json::json!(7));
+        assert!(rejected.1.to_string().contains("a string is longer than 262144 bytes"));
+        let deep = format!(
+            r#"{{"id":"d","method":"ping","params":{}{}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert_eq!(parse(deep.as_bytes(), &limits).unwrap_err().0, serde_json::json!("d"));
+        // An id that is not one (an object), or none: null.
+        let odd = format!(
+            r#"{{"id":{{"a":1}},"method":"ping","params":{}{}}}"#,
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert_eq!(parse(odd.as_bytes(), &limits).unwrap_err().0, Value::Null);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 // line on the console (Workers Logs) — allowed, refused by policy (its rule's id), refused by a
 // rate limit (its Durable Object), unknown — payloads PII-redacted when asked; and the counters'
 // Analytics Engine binding (MCP_SIEVE_METRICS, in wrangler.toml) is written without error
-// (wrangler dev accepts data points locally but keeps nothing to read back).
+// (wrangler dev accepts data points locally but keeps nothing to read back). Issue 58 item 8: a
+// body the Worker refuses (a string past the body limits) is recorded as refused, payloads are
+// cut at 16 KB and marked, DEL and C1 are escaped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWith, sleep } from '../security/helpers.mjs';
@@ -55,4 +57,26 @@ test('each use is one JSON line on the console with its decision and reason', as
   assert.deepEqual(records[0].arguments, { message: 'mail [EMAIL_1]' });
   assert.ok(!server.output().includes('dave@example.net'));
   assert.ok(!server.output().includes('data point could not be written'), server.output());
+});
+
+test('a body the Worker refuses is recorded as refused; payloads are cut at 16 KB and marked; DEL and C1 are escaped', async () => {
+  const from = server.output().length;
+  // A string past the 256 KB string limit: -32600, the call never ran.
+  await call('alice', 'echo', { message: 'x'.repeat(300 * 1024) });
+  // Allowed, with DEL and C1 (NEL, CSI) in an argument.
+  assert.equal(await call('alice', 'echo', { message: 'a\x7fb\x85c\x9b2J' }), 200);
+  let records = [];
+  for (let i = 0; i < 30 && records.length < 2; i++) {
+    await sleep(200);
+    records = server.output().slice(from).split('\n').map((l) => l.slice(l.indexOf('{"time"'))).filter((l) => l.startsWith('{"time"'));
+  }
+  assert.equal(records.length, 2, server.output().slice(from, from + 2000));
+  const [big, odd] = records.map((l) => JSON.parse(l));
+  assert.deepEqual([big.decision, big.reason, big.errorCode], ['refused', 'invalid-request', -32600]);
+  assert.equal(big.argumentsTruncated, true);
+  assert.ok(big.argumentsBytes > 300 * 1024, String(big.argumentsBytes));
+  assert.ok(records[0].length < 17 * 1024, `a record of ${records[0].length} bytes`);
+  assert.equal(odd.arguments.message, 'a\x7fb\x85c\x9b2J');
+  assert.doesNotMatch(records[1], /[\x7f-\x9f]/, 'a raw DEL or C1 in the record');
+  assert.match(records[1], /a\\u007fb\\u0085c\\u009b2J/);
 });

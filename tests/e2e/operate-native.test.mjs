@@ -159,6 +159,101 @@ test('mcp-sieve stdio: a call over the limit gets the same JSON-RPC error, every
   assert.ok(!readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').includes('erin@example.com'));
 });
 
+test('a body the server refuses is audited as refused; payloads are cut at 16 KB and marked; DEL and C1 are escaped (serve and stdio)', async () => {
+  const s = await serve(docWith({ audit: { file: 'audit.jsonl', payloads: true } }));
+  // A string past the 256 KB string limit: -32600, and the call never ran.
+  const refused = await call(s, 'alice', 'echo', { message: 'x'.repeat(300 * 1024) }, 1);
+  assert.equal(refused.body.error?.code, -32600, JSON.stringify(refused.body).slice(0, 200));
+  // Four strings of 215 KB each: allowed (within the body limit), the record cut all the same.
+  const quarter = 'y'.repeat(215 * 1024);
+  assert.equal((await call(s, 'alice', 'echo', { message: quarter, b: quarter, c: quarter, d: quarter }, 2)).status, 200);
+  // A name with DEL, C1 (NEL, CSI) and C0 (ESC) controls: refused.
+  // (No Mcp-Name header: a header cannot carry these; the body names the tool.)
+  const odd = 'e\x7fc\x85h\x9bo\x1b[2J';
+  const oddRes = await fetch(s.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS.alice}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: odd, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } } } }),
+  });
+  assert.equal((await oddRes.json()).error?.code, -32020);
+  const text = readFileSync(path.join(s.dir, 'audit.jsonl'), 'utf8');
+  const lines = text.trim().split('\n');
+  assert.equal(lines.length, 3, text.slice(0, 500));
+  for (const line of lines) assert.ok(line.length < 17 * 1024 * 2, `a record of ${line.length} bytes`);
+  assert.doesNotMatch(text, /[\x00-\x09\x0b-\x1f\x7f-\x9f]/, 'a raw control character in the audit file');
+  const [big, four, named] = lines.map((l) => JSON.parse(l));
+  assert.deepEqual([big.decision, big.reason, big.outcome, big.errorCode], ['refused', 'invalid-request', 'error', -32600]);
+  assert.equal(big.argumentsTruncated, true);
+  assert.ok(big.argumentsBytes > 300 * 1024, String(big.argumentsBytes));
+  assert.equal(typeof big.arguments, 'string');
+  assert.ok(JSON.stringify(big.arguments).length <= 16 * 1024 + 2);
+  assert.ok(big.arguments.startsWith('{"message":"xxx'), big.arguments.slice(0, 40));
+  assert.deepEqual([four.decision, four.outcome, four.argumentsTruncated, four.resultTruncated], ['allowed', 'ok', true, true]);
+  assert.ok(four.argumentsBytes > 4 * 215 * 1024 && four.resultBytes > 215 * 1024);
+  assert.ok(JSON.stringify(four).length < 2 * 17 * 1024);
+  assert.deepEqual([named.item, named.decision, named.reason], [odd, 'refused', 'header-mismatch']);
+  assert.match(lines[2], /"item":"e\\u007fc\\u0085h\\u009bo\\u001b\[2J"/);
+
+  // The same for mcp-sieve stdio.
+  const dir = mkdtempSync(path.join(tmpdir(), 'sieve-op-'));
+  stops.push(async () => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'c.json'), JSON.stringify(docWith({ audit: { file: 'audit.jsonl', payloads: true } })));
+  const client = new Client({ name: 'stdio-audit', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', path.join(dir, 'c.json')], stderr: 'pipe' }));
+  try {
+    await assert.rejects(client.callTool({ name: 'echo', arguments: { message: 'x'.repeat(300 * 1024) } }), (err) => err.code === -32600);
+    await assert.rejects(client.callTool({ name: 'e\x7fc\x85ho', arguments: {} }));
+  } finally {
+    await client.close();
+  }
+  const stdioText = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8');
+  assert.doesNotMatch(stdioText, /[\x00-\x09\x0b-\x1f\x7f-\x9f]/, 'a raw control character in the audit file');
+  const r = records(path.join(dir, 'audit.jsonl'));
+  assert.deepEqual(r.map((x) => [x.item, x.decision, x.reason, x.argumentsTruncated ?? false]), [
+    ['echo', 'refused', 'invalid-request', true],
+    ['e\x7fc\x85ho', 'refused', 'unknown', false],
+  ]);
+  assert.ok(stdioText.length < 20 * 1024, `${stdioText.length} bytes of records`);
+});
+
+test('/metrics: tools that do not exist count as tool="unknown", label values are cut at 128 bytes, and the text stays valid', async () => {
+  const long = 'r'.repeat(250);
+  const doc = docWith({});
+  doc.policy.rules.push({ id: long, when: { principal: 'alice' }, hide: { namePatterns: ['delete_repo'] } });
+  const s = await serve(doc);
+  const auth = { authorization: `Bearer ${TOKENS.alice}` };
+  const scrape = async () => (await fetch(`${s.base}/metrics`, { headers: auth })).text();
+  await call(s, 'alice', 'echo', { message: 'x' });
+  const before = (await scrape()).split('\n').length;
+  for (let i = 0; i < 200; i++) await call(s, 'alice', `made_up_${i}`, {}, i);
+  await call(s, 'alice', 'n'.repeat(200_007), {}, 201);
+  await call(s, 'alice', 'delete_repo', {}, 202);
+  const text = await scrape();
+  assert.doesNotMatch(text, /made_up_/);
+  assert.match(text, /^mcp_sieve_tool_calls_total\{tool="unknown",upstream="",outcome="refused"\} 201$/m);
+  assert.match(text, /^mcp_sieve_refusals_total\{reason="unknown"\} 201$/m);
+  // The rule's id (and so its reason code) cut at 128 bytes.
+  assert.match(text, new RegExp(`^mcp_sieve_refusals_total\\{reason="policy:${'r'.repeat(121)}"\\} 1$`, 'm'));
+  for (const line of text.split('\n')) {
+    for (const [, value] of line.matchAll(/="((?:[^"\\]|\\.)*)"/g)) assert.ok(value.length <= 128, `a label value of ${value.length} bytes`);
+  }
+  assert.ok(text.length < 20_000, `${text.length} bytes scraped`);
+  // A few new series (unknown, its refusal, the policy's, the requests' outcomes), not one a name.
+  assert.ok(text.split('\n').length - before < 40, `${text.split('\n').length - before} new lines`);
+  // Prometheus's own parser takes the text (promtool, from Debian's prometheus, when installed).
+  let promtool;
+  try { promtool = execFileSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' }).trim(); } catch { /* absent */ }
+  if (promtool) {
+    try {
+      execFileSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      // Lint findings (exit 3) are not errors of the format; a text Prometheus cannot parse is.
+      assert.equal(e.status, 3, `promtool: ${e.stderr || e.stdout}`);
+      assert.doesNotMatch(`${e.stdout}${e.stderr}`, /error while linting|parse|invalid/i);
+    }
+  }
+});
+
 test('/metrics behind the token, scraped by Prometheus, whose queries answer the expected series', async (t) => {
   let prom;
   try { prom = execFileSync('sh', ['-c', 'command -v prometheus'], { encoding: 'utf8' }).trim(); } catch { /* absent */ }

@@ -103,7 +103,8 @@ fn line(level: Level, about: Option<&About>, message: &str) -> String {
         o.insert("view".into(), a.view.clone().into());
         o.insert("method".into(), a.method.clone().into());
     }
-    Value::Object(o).to_string()
+    // DEL and C1 escaped as C0 is (a method comes from the request).
+    mcp_sieve::operate::audit::escape_controls(Value::Object(o).to_string())
 }
 
 fn write(level: Level, about: Option<&About>, message: &str) {
@@ -139,5 +140,10 @@ mod tests {
         let batch = About::of(&caller, br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
         assert_eq!((batch.request_id, batch.method), (Value::Null, None));
         assert_eq!(line(Level::Error, None, "x"), r#"{"level":"error","message":"x"}"#);
+        // A control character a request sent is escaped, C0, DEL and C1 alike.
+        let odd = About::of(&caller, "{\"id\":1,\"method\":\"a\u{7f}b\u{85}c\\u001b\"}".as_bytes());
+        let text = line(Level::Info, Some(&odd), "x");
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        assert!(text.contains(r"a\u007fb\u0085c\u001b"), "{text}");
     }
 }

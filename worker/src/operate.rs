@@ -1,14 +1,15 @@
 //! Operating the Worker (issue 42): each use's audit record (built by the core) as one JSON line
 //! on the console (Workers Logs), and its counters as a data point in a Workers Analytics Engine
 //! dataset when one is bound as [`DATASET`] (blobs: method, item, upstream, outcome, reason,
-//! principal; doubles: duration in ms, 1 per use; index: the item). Rate limits are asked in
-//! `limiter.rs` before the use runs.
+//! principal, each cut at 128 bytes, an item the server does not have as `unknown`; doubles:
+//! duration in ms, 1 per use; index: the item). Rate limits are asked in `limiter.rs` before the
+//! use runs.
 
 use std::cell::RefCell;
 
 use mcp_sieve::http;
 use mcp_sieve::operate::audit::{self, Ended};
-use mcp_sieve::operate::Use;
+use mcp_sieve::operate::{label_value, Use, UNKNOWN_ITEM};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
 
@@ -17,6 +18,18 @@ use crate::platform::now_ms;
 
 /// The Analytics Engine binding the counters go to, when bound.
 pub const DATASET: &str = "MCP_SIEVE_METRICS";
+
+/// The longest index a data point may have (Analytics Engine's limit), in bytes.
+const MAX_INDEX_BYTES: usize = 96;
+
+/// `v`'s first `max` bytes, cut at a character.
+fn cut(v: &str, max: usize) -> &str {
+    let mut end = v.len().min(max);
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    &v[..end]
+}
 
 thread_local! {
     /// This isolate's dataset (set by [`bind`] on each request that has the env).
@@ -68,10 +81,11 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
         true => Ended::unknown(),
         false => Ended::of_body(&answer.body),
     };
-    let reason = match (refused, ended.error_code) {
-        (Some(r), _) => Some(r.to_string()),
-        (None, Some(mcp_sieve::error::code::INVALID_PARAMS)) => server.refusal_reason(&seen.usage, &core_env(caller)),
-        _ => None,
+    // Refused over a limit, or when the item was not usable or the message itself was (a string
+    // past the body limits): such a use never ran.
+    let reason = match refused {
+        Some(r) => Some(r.to_string()),
+        None => server.refusal_for(&seen.usage, &core_env(caller), ended.error_code),
     };
     let duration = now_ms() - seen.started_ms;
     let u = &seen.usage;
@@ -82,21 +96,25 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
             duration,
             reason.as_deref(),
             &ended,
-            server.audit().payloads,
+            server.audit().payload_cap(),
         );
         worker::console_log!("{line}");
     }
     METRICS.with(|m| {
         let Some(d) = m.borrow().clone() else { return };
         let outcome = if reason.is_some() { "refused" } else { ended.outcome() };
+        // An item the server does not have is `unknown`; every value cut at 128 bytes, the index
+        // at the 96 Analytics Engine takes (a name a caller invents neither spreads nor breaks
+        // the dataset).
+        let item = label_value(server.counted_item(u).unwrap_or(UNKNOWN_ITEM));
         let point = AnalyticsEngineDataPointBuilder::new()
-            .indexes([u.item.as_str()])
+            .indexes([cut(item, MAX_INDEX_BYTES)])
             .add_blob(u.method)
-            .add_blob(u.item.as_str())
-            .add_blob(u.upstream.as_deref().unwrap_or(""))
+            .add_blob(item)
+            .add_blob(label_value(u.upstream.as_deref().unwrap_or("")))
             .add_blob(outcome)
-            .add_blob(reason.as_deref().unwrap_or(""))
-            .add_blob(u.principal.as_deref().unwrap_or(""))
+            .add_blob(label_value(reason.as_deref().unwrap_or("")))
+            .add_blob(label_value(u.principal.as_deref().unwrap_or("")))
             .add_double(duration as f64)
             .add_double(1.0)
             .build();
