@@ -1,5 +1,5 @@
 //! The command line (clap): `serve`, `stdio`, `check`, `tools`, `export`, `init`, `pin`, `connect`,
-//! `disconnect`, with `--help` and
+//! `disconnect`, `search-model`, with `--help` and
 //! `--version`. A view chosen with flags becomes the query a URL would carry and goes through the
 //! core's own view parser (`mcp_sieve::http::endpoint_view`), so flags and URLs mean the same.
 
@@ -32,9 +32,10 @@ Examples:
       pin the upstreams' tool definitions (mcp-sieve.lock.json beside it); \"pinning\": \"enforce\"
       then quarantines a tool that changes until `mcp-sieve pin --approve NAME`
   mcp-sieve stdio --catalog sieve.json --search
-      with \"search\": {\"model\": \"target/models/all-minilm-l6-v2\"} in sieve.json, find_tools ranks
-      by meaning too (a sentence encoder's folder: config.json, tokenizer.json, model.safetensors;
-      vectors made in the background and cached, lexical until they are ready)
+      find_tools ranks by meaning too: sentence-transformers/all-MiniLM-L6-v2 (about 90 MB) is
+      fetched from the Hugging Face Hub on first use (`mcp-sieve search-model fetch` ahead of
+      time), or \"search\": {\"model\": ID or folder, or false} in sieve.json, or --search-model;
+      vectors made in the background and cached, lexical until they are ready
   mcp-sieve login github --catalog sieve.json
       sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token
   mcp-sieve connect claude-desktop --search --dry-run
@@ -111,9 +112,28 @@ pub enum Command {
     /// identity. Load with `wrangler kv bulk put --binding MCP_SIEVE_KV FILE`; the Worker encodes
     /// queries through the document's `search.embeddings` URL (same model).
     Index(IndexArgs),
+    /// The sentence encoder of search by meaning: `fetch` puts a Hugging Face model into the
+    /// Hugging Face cache ahead of time (for a machine that is offline later, or a container image).
+    #[command(subcommand)]
+    SearchModel(SearchModelCommand),
     /// Give a desktop client its MCP servers back (undoes `connect`): its file as before when
     /// nothing else changed, else the servers put back into the file as it is now.
     Disconnect(DisconnectArgs),
+}
+
+/// `search-model`'s subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SearchModelCommand {
+    /// Fetch a model (default: sentence-transformers/all-MiniLM-L6-v2, what search mode uses when
+    /// nothing else is named) into the Hugging Face cache (HF_HUB_CACHE, else $HF_HOME/hub, else
+    /// ~/.cache/huggingface/hub; from HF_ENDPOINT, with HF_TOKEN) and print its folder.
+    Fetch {
+        /// The model's Hugging Face id (`owner/name`).
+        id: Option<String>,
+        /// A branch, tag or commit (default: main).
+        #[arg(long, value_name = "REV")]
+        revision: Option<String>,
+    },
 }
 
 /// Which client file and servers file `connect` and `disconnect` change.
@@ -204,6 +224,11 @@ pub struct Source {
     /// groups, tags, overlay, views, policy and concerns on top.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+    /// The sentence encoder of search by meaning, over the document's search.model: a Hugging
+    /// Face model id (fetched on first use), a folder, or `none` (search stays lexical). Search
+    /// mode uses sentence-transformers/all-MiniLM-L6-v2 when neither names one.
+    #[arg(long, value_name = "ID|FOLDER|none")]
+    pub search_model: Option<String>,
 }
 
 /// `index`'s flags.

@@ -40,13 +40,16 @@ pub async fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerErro
             )
         }
         None => {
-            let dir = crate::meaning::model_dir(&catalog.meaning).ok_or_else(|| {
-                ServerError::Usage(
-                    "index needs the document's search.model (a sentence encoder's folder) or \
-                     search.embeddings (an OpenAI-compatible /v1/embeddings URL)"
-                        .into(),
-                )
-            })?;
+            let dir = crate::meaning::fetched_dir(&catalog.meaning)
+                .await
+                .map_err(|e| ServerError::Config(e.to_string()))?
+                .ok_or_else(|| {
+                    ServerError::Usage(
+                        "index needs the document's search.model (a Hugging Face model id or a sentence \
+                         encoder's folder) or search.embeddings (an OpenAI-compatible /v1/embeddings URL)"
+                            .into(),
+                    )
+                })?;
             let encoder = crate::meaning::encoder(&dir).map_err(ServerError::Config)?;
             let mut cache = crate::meaning::Cache::open(&crate::meaning::cache_dir(&catalog.meaning), &encoder);
             let (vectors, made) =

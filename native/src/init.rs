@@ -99,6 +99,8 @@ pub async fn run(config: &Path, output: Option<&Path>) -> Result<(), ServerError
         }
         None => print!("{text}"),
     }
+    // The starter's `search` view: say what it will fetch.
+    eprintln!("mcp-sieve: {}", crate::hub::default_note());
     Ok(())
 }
 

@@ -27,6 +27,7 @@ mod index;
 mod init;
 mod load;
 mod mcp_config;
+mod hub;
 mod meaning;
 mod metrics;
 mod oauth;
@@ -114,6 +115,18 @@ fn main() {
     }
     // Logs on stderr for every command; traces for the servers only.
     telemetry::init(cli.log_format, serving);
+    let source = match &cli.command {
+        Command::Serve(a) => Some(&a.source),
+        Command::Stdio(a) | Command::Tools(a) => Some(&a.source),
+        Command::Pin(a) => Some(&a.source),
+        Command::Export(a) => Some(&a.tools.source),
+        Command::Index(a) => Some(&a.source),
+        Command::Login(a) => Some(&a.source),
+        _ => None,
+    };
+    if let Some(m) = source.and_then(|s| s.search_model.clone()) {
+        meaning::set_override(m);
+    }
     let result = match cli.command {
         Command::Serve(a) => load::document(&a.source)
             .and_then(|doc| on_runtime(serve::run(doc, &a.source, &a.host, a.port, a.metrics_at()?))),
@@ -140,6 +153,20 @@ fn main() {
             on_runtime(async move { Ok(sign_in::login(&ups, &a.name, a.no_browser).await?) })
         }),
         Command::Logout { name } => oauth::logout(&name).map_err(ServerError::from),
+        Command::SearchModel(cli::SearchModelCommand::Fetch { id, revision }) => on_runtime(async move {
+            let id = id.as_deref().unwrap_or(hub::DEFAULT_MODEL);
+            if !hub::is_model_id(id) {
+                return Err(ServerError::Usage(format!(
+                    "\"{id}\" is not a Hugging Face model id; expected owner/name, such as {}",
+                    hub::DEFAULT_MODEL
+                )));
+            }
+            let dir = hub::fetch(id, revision.as_deref())
+                .await
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            println!("{}", dir.display());
+            Ok(())
+        }),
     };
     match result {
         Ok(()) => {}

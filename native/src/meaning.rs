@@ -1,32 +1,111 @@
 //! The tools' sentence vectors, made off the path of requests (issue 40): when the document has
-//! `"search": {"model": "<folder>"}`, a thread of its own encodes each tool whose definition it has
+//! `"search": {"model": …}` — a folder, or a Hugging Face model id fetched first (`crate::hub`,
+//! issue 61) — a thread of its own encodes each tool whose definition it has
 //! not seen before (its `mcp_sieve::pin::digest`), keeps every vector in a cache file per model
 //! (so a restart or an upstream refresh encodes only what changed), and then fills the catalog's
 //! slot (`mcp_sieve::search::hybrid`), from when on `find_tools` fuses words and meaning. Until
 //! then, and if anything here fails (said in the log), search is lexical. Progress is in the log
-//! and in the gateway's status (`search`).
+//! and in the gateway's status (`search`). A document that names no model gets
+//! [`crate::hub::DEFAULT_MODEL`] once the process serves search mode (`stdio --search`, a
+//! request with `mode=search` or to a search view: [`searched`]); `"model": false` or
+//! `--search-model none` keeps search lexical. A hub that cannot be reached is said once and
+//! tried again later, with a growing delay.
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use mcp_sieve::search::hybrid::{Meaning, Slot};
+use mcp_sieve::search::hybrid::{Meaning, Settings, Slot};
 
 use crate::encoder::{encoded_text, Encoder};
+use crate::hub::{HubError, ModelRef, DEFAULT_MODEL};
 
 /// Tools encoded in one batch (sorted by length, so a batch pads little).
 const BATCH: usize = 32;
 /// The version of the text a tool is encoded from (`encoded_text`); part of the cache file's name.
 const TEXT_FORM: &str = "t2";
+/// The first wait before fetching again from a hub that could not be reached; it doubles up to
+/// [`LAST_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(5);
+/// The longest wait between two tries.
+const LAST_RETRY: Duration = Duration::from_secs(15 * 60);
 
 /// Encoders loaded by this process, by folder (a refresh reuses its catalog's).
 static ENCODERS: Mutex<Vec<(PathBuf, Arc<Encoder>)>> = Mutex::new(Vec::new());
-/// The latest catalog's slot and model folder, for the status.
-static LATEST: Mutex<Option<(String, Arc<Slot>)>> = Mutex::new(None);
+/// The latest catalog's slot and model (folder or id), for the status.
+static LATEST: Mutex<Option<(String, Weak<Slot>)>> = Mutex::new(None);
+/// `--search-model`: over every document's `search.model` (`none`: no model).
+static OVERRIDE: OnceLock<String> = OnceLock::new();
+/// Whether this process has served search mode (the default model is then wanted).
+static SEARCHING: AtomicBool = AtomicBool::new(false);
+/// Catalogs waiting for search mode before fetching the default model.
+static PENDING: Mutex<Vec<Job>> = Mutex::new(Vec::new());
+/// Models fetched from the hub by this process: label → folder.
+static FETCHED: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+/// Models whose failure the log has said (said once per process).
+static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// One fetch at a time (a refreshed catalog's thread waits for the first one's).
+static FETCHING: Mutex<()> = Mutex::new(());
+
+/// Sets `--search-model` (a model id, a folder, or `none`) for this process.
+pub fn set_override(model: String) {
+    let _ = OVERRIDE.set(model);
+}
+
+/// Which sentence encoder a catalog's search uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The one named by `search.model` or `--search-model`.
+    Named(ModelRef),
+    /// None named: [`DEFAULT_MODEL`], once the process serves search mode.
+    Default,
+}
+
+impl Choice {
+    /// The model this choice fetches or reads.
+    pub fn model(&self) -> ModelRef {
+        match self {
+            Choice::Named(m) => m.clone(),
+            Choice::Default => ModelRef::Hub {
+                id: DEFAULT_MODEL.into(),
+                revision: None,
+            },
+        }
+    }
+}
+
+/// The choice of `settings` under this process's `--search-model` (`None`: lexical only).
+pub fn choice(settings: &Settings) -> Option<Choice> {
+    match OVERRIDE.get().map(String::as_str) {
+        Some(m) if m.eq_ignore_ascii_case("none") => return None,
+        Some(m) => return Some(Choice::Named(ModelRef::parse(m, None))),
+        None => {}
+    }
+    if settings.no_model {
+        return None;
+    }
+    match &settings.model {
+        Some(m) => Some(Choice::Named(ModelRef::parse(m, settings.revision.as_deref()))),
+        None => Some(Choice::Default),
+    }
+}
+
+/// Says that this process serves search mode: the catalogs waiting for it start fetching the
+/// default model (the first call only; cheap after).
+pub fn searched() {
+    if SEARCHING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let jobs = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
+    for job in jobs.into_iter().filter(|j| Arc::strong_count(&j.slot) > 1) {
+        job.spawn();
+    }
+}
 
 /// The encoder of `dir`, loaded once per process.
 pub fn encoder(dir: &Path) -> Result<Arc<Encoder>, String> {
@@ -39,17 +118,40 @@ pub fn encoder(dir: &Path) -> Result<Arc<Encoder>, String> {
     Ok(e)
 }
 
-/// The folder of the document's `search.model`, `~/` expanded; `None` when search is lexical.
+/// The folder of the document's `search.model` when it is on this machine: a folder, or a model
+/// this process has fetched (`None`: lexical, or not fetched yet).
 pub fn model_dir(slot: &Slot) -> Option<PathBuf> {
-    slot.settings
-        .model
-        .as_deref()
-        .map(|m| crate::platform::expand_home(Path::new(m)))
+    match choice(&slot.settings)? {
+        Choice::Named(ModelRef::Folder(dir)) => Some(dir),
+        Choice::Named(hub) => FETCHED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(label, _)| *label == hub.label())
+            .map(|(_, dir)| dir.clone()),
+        Choice::Default => None,
+    }
 }
 
-/// Checks at startup that the configured model's files are there (an error names the missing one).
+/// The folder of the document's `search.model`, fetched from the hub when it is a model id
+/// (`mcp-sieve index`); `None` when the document names none.
+pub async fn fetched_dir(slot: &Slot) -> Result<Option<PathBuf>, HubError> {
+    match choice(&slot.settings) {
+        Some(Choice::Named(ModelRef::Folder(dir))) => Ok(Some(dir)),
+        Some(Choice::Named(ModelRef::Hub { id, revision })) => {
+            crate::hub::fetch(&id, revision.as_deref()).await.map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Checks at startup that a model folder's files are there (an error names the missing one); a
+/// model id is fetched later, in the background.
 pub fn check(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
-    model_dir(&catalog.meaning).map_or(Ok(()), |d| crate::encoder::check(&d))
+    match choice(&catalog.meaning.settings) {
+        Some(Choice::Named(ModelRef::Folder(d))) => crate::encoder::check(&d),
+        _ => Ok(()),
+    }
 }
 
 /// The cache folder: the document's `search.cache`, else `$XDG_CACHE_HOME/mcp-sieve/vectors`,
@@ -209,17 +311,69 @@ pub fn vectors(
     Ok((out, made))
 }
 
-/// Starts making `server`'s tool vectors on a thread of its own when its document names a model
-/// (nothing otherwise); `find_tools` stays lexical until they are ready.
+/// Starts making `server`'s tool vectors on a thread of its own when its document names a model,
+/// or, for the default model, once the process serves search mode ([`searched`]); nothing when
+/// search is lexical only. `find_tools` stays lexical until they are ready.
 pub fn start(server: &mcp_sieve::protocol::Server) {
     let catalog = server.catalog();
     let slot = Arc::clone(&catalog.meaning);
-    let Some(dir) = model_dir(&slot) else { return };
-    *LATEST.lock().unwrap_or_else(|p| p.into_inner()) = Some((dir.display().to_string(), Arc::clone(&slot)));
-    let tools = tool_fragments(catalog);
-    slot.progress(0, tools.len());
-    let cache_dir = cache_dir(&slot);
-    let job = move || {
+    let Some(choice) = choice(&slot.settings) else { return };
+    let job = Job {
+        model: choice.model(),
+        tools: tool_fragments(catalog),
+        cache_dir: cache_dir(&slot),
+        slot,
+    };
+    if choice == Choice::Default && !SEARCHING.load(Ordering::Acquire) {
+        let mut pending = PENDING.lock().unwrap_or_else(|p| p.into_inner());
+        pending.retain(|j| Arc::strong_count(&j.slot) > 1);
+        pending.push(job);
+        drop(pending);
+        // Search mode may have begun meanwhile.
+        if SEARCHING.load(Ordering::Acquire) {
+            let jobs = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
+            jobs.into_iter().for_each(Job::spawn);
+        }
+        return;
+    }
+    job.spawn();
+}
+
+/// One catalog's vectors to make.
+struct Job {
+    model: ModelRef,
+    slot: Arc<Slot>,
+    tools: Vec<String>,
+    cache_dir: PathBuf,
+}
+
+impl Job {
+    /// Makes the vectors on a thread of its own.
+    fn spawn(self) {
+        let spawned = std::thread::Builder::new()
+            .name("search-vectors".into())
+            .spawn(move || self.run());
+        if let Err(e) = spawned {
+            eprintln!("mcp-sieve: error: cannot start the search-vectors thread ({e}); find_tools stays lexical");
+        }
+    }
+
+    fn run(self) {
+        let Job {
+            model,
+            slot,
+            tools,
+            cache_dir,
+        } = self;
+        *LATEST.lock().unwrap_or_else(|p| p.into_inner()) = Some((model.label(), Arc::downgrade(&slot)));
+        slot.progress(0, tools.len());
+        let dir = match &model {
+            ModelRef::Folder(dir) => dir.clone(),
+            ModelRef::Hub { id, revision } => match from_hub(id, revision.as_deref(), &slot) {
+                Some(dir) => dir,
+                None => return,
+            },
+        };
         let began = Instant::now();
         let made = (|| -> Result<Made, String> {
             let encoder = encoder(&dir)?;
@@ -256,9 +410,74 @@ pub fn start(server: &mcp_sieve::protocol::Server) {
             ),
             Err(e) => eprintln!("mcp-sieve: error: {e}; find_tools stays lexical"),
         }
-    };
-    if let Err(e) = std::thread::Builder::new().name("search-vectors".into()).spawn(job) {
-        eprintln!("mcp-sieve: error: cannot start the search-vectors thread ({e}); find_tools stays lexical");
+    }
+}
+
+/// The folder of hub model `id` at `revision`: from the cache, else fetched, trying again with
+/// a growing delay while the hub cannot be reached (said once per model and process); `None`
+/// when it cannot be had (said) or `slot`'s catalog is gone meanwhile.
+fn from_hub(id: &str, revision: Option<&str>, slot: &Arc<Slot>) -> Option<PathBuf> {
+    let label = ModelRef::Hub {
+        id: id.into(),
+        revision: revision.map(str::to_string),
+    }
+    .label();
+    let mut delay = FIRST_RETRY;
+    loop {
+        let got = {
+            let _one = FETCHING.lock().unwrap_or_else(|p| p.into_inner());
+            if Arc::strong_count(slot) == 1 {
+                return None;
+            }
+            crate::hub::fetch_blocking(id, revision)
+        };
+        let first = |label: &str| {
+            let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+            let first = !said.iter().any(|s| s == label);
+            if first {
+                said.push(label.to_string());
+            }
+            first
+        };
+        match got {
+            Ok(dir) => {
+                let mut fetched = FETCHED.lock().unwrap_or_else(|p| p.into_inner());
+                if !fetched.iter().any(|(l, _)| *l == label) {
+                    fetched.push((label.clone(), dir.clone()));
+                }
+                let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(i) = said.iter().position(|s| *s == label) {
+                    said.remove(i);
+                    tracing::info!("{label} was had after all; find_tools will fuse words and meaning");
+                }
+                return Some(dir);
+            }
+            Err(e) if !e.retry() => {
+                if first(&label) {
+                    tracing::warn!("{e}; find_tools stays lexical");
+                }
+                return None;
+            }
+            Err(e) => {
+                if first(&label) {
+                    tracing::warn!(
+                        "{e}; find_tools stays lexical meanwhile, and the model is fetched again in {} s (then less often)",
+                        delay.as_secs()
+                    );
+                } else {
+                    tracing::debug!("{e}; trying again in {} s", delay.as_secs());
+                }
+            }
+        }
+        // Wait, but not for a catalog that was replaced meanwhile.
+        let until = Instant::now() + delay;
+        while Instant::now() < until {
+            if Arc::strong_count(slot) == 1 {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(250).min(until - Instant::now()));
+        }
+        delay = (delay * 2).min(LAST_RETRY);
     }
 }
 
@@ -266,6 +485,7 @@ pub fn start(server: &mcp_sieve::protocol::Server) {
 pub fn status() -> Option<Value> {
     let latest = LATEST.lock().unwrap_or_else(|p| p.into_inner());
     let (model, slot) = latest.as_ref()?;
+    let slot = slot.upgrade()?;
     let (done, total) = slot.status();
     Some(json!({"model": model, "vectors": done, "tools": total, "ready": slot.meaning().is_some()}))
 }

@@ -353,7 +353,12 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             view: view.clone(),
             identity: caller.identity.clone(),
         };
-        let search = crate::telemetry::is_search(&head, view.as_ref().is_some_and(|v| v.search));
+        let searching = view.as_ref().is_some_and(|v| v.search);
+        if searching {
+            // Search mode wants the default sentence encoder (fetched once, in the background).
+            crate::meaning::searched();
+        }
+        let search = crate::telemetry::is_search(&head, searching);
         let (seen, over) = app.operate.before(&server, head, &first);
         if let Some(r) = over {
             return reply(r);

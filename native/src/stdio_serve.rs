@@ -452,6 +452,10 @@ pub async fn run(
     }
     crate::load::index_in_background(&server);
     let view = view_args.resolve(server.catalog())?;
+    if view.as_ref().is_some_and(|v| v.search) {
+        // Search mode wants the default sentence encoder: fetched (once) and loaded in the background.
+        crate::meaning::searched();
+    }
     let operate = Operate::new(&server, folder, MetricsAt::Off)?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
     let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;

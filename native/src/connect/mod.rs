@@ -127,6 +127,9 @@ pub fn connect(a: &ConnectArgs) -> Result<(), ServerError> {
         eprintln!("mcp-sieve: {f} is connected already: nothing to change");
         return Ok(());
     }
+    if a.search {
+        eprintln!("mcp-sieve: {}", crate::hub::default_note());
+    }
     if a.at.dry_run {
         show(&[
             (&servers, &servers_text, Some(&done.servers)),
