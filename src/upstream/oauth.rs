@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use url::{Host, Url};
+use url::{form_urlencoded, Host, Url};
 
 use crate::base64::{encode, Alphabet};
 use crate::catalog::{Grant, OAuth};
@@ -666,48 +666,20 @@ pub fn state_of(random: &[u8; 16]) -> String {
     encode(random, Alphabet::Url)
 }
 
-/// Percent-encodes for `application/x-www-form-urlencoded` and query strings.
+/// `s` encoded as a value of `application/x-www-form-urlencoded` (a form body, a query), by the
+/// URL Standard's serializer (`form_urlencoded`: a space is `+`).
 pub fn form_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-fn form_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = |c: u8| (c as char).to_digit(16);
-                match (hex(b[i + 1]), hex(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 fn form(pairs: &[(&str, Option<&str>)]) -> String {
-    pairs
-        .iter()
-        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", form_encode(v))))
-        .collect::<Vec<_>>()
-        .join("&")
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        if let Some(v) = v {
+            out.append_pair(k, v);
+        }
+    }
+    out.finish()
 }
 
 /// What an authorization request carries.
@@ -745,17 +717,12 @@ pub fn authorize_url(a: &Authorize<'_>) -> String {
     format!("{}{sep}{query}", a.endpoint)
 }
 
-/// The query pairs of a request target (`/path?a=b`), decoded.
+/// The query pairs of a request target (`/path?a=b`), decoded as `application/x-www-form-urlencoded`
+/// (`form_urlencoded`: `+` is a space, a `%` not followed by two hex digits is kept as written).
 pub fn query_pairs(target: &str) -> Vec<(String, String)> {
     let q = target.split_once('?').map(|(_, q)| q).unwrap_or_default();
     let q = q.split('#').next().unwrap_or_default();
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (form_decode(k), form_decode(v))
-        })
-        .collect()
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
 /// The authorization code of the redirect to the loopback listener (`target`: its path and
@@ -1377,7 +1344,7 @@ mod tests {
         });
         assert_eq!(
             url,
-            "https://as.example/auth?response_type=code&client_id=c%201&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=a%20b&state=st&code_challenge=ch&code_challenge_method=S256&resource=https%3A%2F%2Fmcp.example.com%2Fmcp"
+            "https://as.example/auth?response_type=code&client_id=c+1&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=a+b&state=st&code_challenge=ch&code_challenge_method=S256&resource=https%3A%2F%2Fmcp.example.com%2Fmcp"
         );
         let q = query_pairs(&url);
         assert!(q.contains(&("resource".into(), "https://mcp.example.com/mcp".into())));
@@ -1408,6 +1375,35 @@ mod tests {
         assert!(parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fevil", "s1", iss).is_err());
         assert!(parse_callback("/callback?code=a&state=s1&iss=https%3A%2F%2Fas.example", "s1", iss).is_ok());
         assert!(parse_callback("/callback?state=s1&code=%zz%", "s1", iss).is_ok());
+    }
+
+    /// Forms and queries are `application/x-www-form-urlencoded` as the URL Standard writes and
+    /// reads them (`form_urlencoded`), the client's Basic credentials too (RFC 6749 section 2.3.1).
+    #[test]
+    fn forms_are_written_and_read_as_the_url_standard_does() {
+        assert_eq!(form_encode("a b&c=d/é~"), "a+b%26c%3Dd%2F%C3%A9%7E");
+        assert_eq!(
+            query_pairs("/callback?a=x+y&b=%2B%26&&c&d=%zz#frag=1"),
+            vec![
+                ("a".to_string(), "x y".to_string()),
+                ("b".to_string(), "+&".to_string()),
+                ("c".to_string(), String::new()),
+                ("d".to_string(), "%zz".to_string()),
+            ]
+        );
+        let odd = Client {
+            client_id: "my app".into(),
+            client_secret: Some("s:1".into()),
+            auth_method: None,
+        };
+        let r = token_request(
+            &server(),
+            &odd,
+            &TokenGrant::ClientCredentials { scope: None },
+            "https://r",
+        );
+        let basic = encode(b"my+app:s%3A1", Alphabet::Standard);
+        assert!(r.headers.contains(&("Authorization".into(), format!("Basic {basic}"))));
     }
 
     /// Issue 58 item 3 (RFC 9207 section 2.4): a server that says its redirects carry `iss` has a
@@ -1509,7 +1505,7 @@ mod tests {
         };
         let r = revocation_request(&s, &public, "r t", "refresh_token").unwrap();
         assert_eq!(r.url, "https://as.example/t1/revoke");
-        assert_eq!(r.body, "token=r%20t&token_type_hint=refresh_token&client_id=pub");
+        assert_eq!(r.body, "token=r+t&token_type_hint=refresh_token&client_id=pub");
         let secret = Client {
             client_id: "id".into(),
             client_secret: Some("s3".into()),
