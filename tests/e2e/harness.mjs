@@ -62,6 +62,9 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
       WRANGLER_SEND_ERROR_REPORTS: 'false',
       WRANGLER_HIDE_BANNER: 'true',
       CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      // Search mode fetches a sentence encoder from the Hugging Face Hub (issue 61); no test
+      // reaches the real hub: the cache only, unless a test names a stand-in (HF_ENDPOINT).
+      HF_HUB_OFFLINE: '1',
       ...extraEnv,
     },
   });

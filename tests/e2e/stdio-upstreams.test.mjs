@@ -23,7 +23,7 @@ import { startEverything, binOf, ROOT, sleep } from '../security/helpers.mjs';
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 
 let everything, tmp, config;
-const ENV = { ...process.env, SIEVE_TEST_KEY: 'k-123', SIEVE_TEST_DIR: '' };
+const ENV = { ...process.env, SIEVE_TEST_KEY: 'k-123', SIEVE_TEST_DIR: '', HF_HUB_OFFLINE: '1' }; // no hub: search mode's encoder from the cache only
 
 before(async () => {
   everything = await startEverything();

@@ -18,17 +18,19 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = `${ROOT}target/debug/mcp-sieve`;
 const CATALOG = `${ROOT}catalog/default.json`;
+// Search mode's sentence encoder comes from the Hugging Face cache only: no test reaches the hub.
+const OFFLINE = { ...process.env, HF_HUB_OFFLINE: '1' };
 
 /** The SDK v1 client over `mcp-sieve stdio ARGS`, as a client configuration would launch it. */
 async function v1(args) {
   const client = new ClientV1({ name: 'stdio-e2e', version: '1.0.0' });
-  await client.connect(new StdioV1({ command: BIN, args: ['stdio', '--catalog', CATALOG, ...args], stderr: 'pipe' }));
+  await client.connect(new StdioV1({ command: BIN, args: ['stdio', '--catalog', CATALOG, ...args], env: OFFLINE, stderr: 'pipe' }));
   return client;
 }
 
 async function v2(args, mode) {
   const client = new ClientV2({ name: 'stdio-e2e-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
-  await client.connect(new StdioV2({ command: BIN, args: ['stdio', '--catalog', CATALOG, ...args], stderr: 'pipe' }));
+  await client.connect(new StdioV2({ command: BIN, args: ['stdio', '--catalog', CATALOG, ...args], env: OFFLINE, stderr: 'pipe' }));
   return client;
 }
 
@@ -133,7 +135,7 @@ test("the official Python SDK's stdio_client (.venv, tests/python/stdio_client.p
 
 /** Starts `mcp-sieve stdio` with pipes; `next()` resolves the next stdout message. */
 function raw(args = []) {
-  const child = spawn(BIN, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(BIN, ['stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: OFFLINE });
   const queue = [];
   const waiting = [];
   let buf = '';
