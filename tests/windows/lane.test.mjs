@@ -1,0 +1,173 @@
+// The Windows lane's end-to-end tests (issue 60), run by scripts/test-windows.sh: the
+// x86_64-pc-windows-gnu `mcp-sieve.exe` under Wine, driven from Linux by the official SDK's
+// stdio client (StdioClientTransport launching `wine64 mcp-sieve.exe …`).
+// - `stdio --mcp-config` fronting two Windows upstreams, in folders whose names hold spaces,
+//   written with backslashes: one entry a bare command name (`files-server`) that only PATHEXT
+//   resolves, to a `.cmd` file (as `npx` is `npx.cmd`) — the `.cmd` starts the upstream with its
+//   argument (a path with spaces) — and one entry the `.exe` itself. There is no Windows Node
+//   here, so each upstream is mcp-sieve.exe serving a small catalog (`stdio --catalog`). Listed,
+//   searched (`--search`) and called through both.
+// - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
+//   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
+//   starts under Wine and serves the moved servers.
+// - `login` against a loopback authorization server: Windows' http handler (Wine's
+//   winebrowser, which hands the URL to the Unix opener `xdg-open`, here a script that records
+//   it) receives the whole authorization URL; the test then signs in as that browser.
+// Environment (from the script): SIEVE_WIN_EXE (the .exe, the shim beside it), WINE, WINEPREFIX.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { freePort } from '../e2e/harness.mjs';
+import { startAuthServer, startMcp, browse } from '../e2e/oauth-helpers.mjs';
+
+const EXE = process.env.SIEVE_WIN_EXE;
+const WINE = process.env.WINE ?? '/usr/lib/wine/wine64';
+const PREFIX = process.env.WINEPREFIX;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** A Linux path as Wine's Windows programs name it (drive Z: is /), with backslashes. */
+const win = (p) => `Z:${p.replaceAll('/', '\\')}`;
+
+let tmp, servers, bin, fakeOpener;
+/** The environment of every Wine process: Wine's own, its PATH led by `bin` (WINEPATH). */
+const wineEnv = (extra = {}) => ({
+  ...process.env, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=', WINEPATH: win(bin), ...extra,
+});
+
+before(() => {
+  assert.ok(EXE && existsSync(EXE), 'SIEVE_WIN_EXE names mcp-sieve.exe (run scripts/test-windows.sh)');
+  // Beside the .exe (same file system: the upstream is a hard link of it, not a 100 MB copy).
+  tmp = mkdtempSync(path.join(path.dirname(EXE), 'lane '));
+  const folder = path.join(tmp, 'My Servers');
+  bin = path.join(tmp, 'bin dir');
+  mkdirSync(folder);
+  mkdirSync(bin);
+  const upstream = path.join(folder, 'upstream server.exe');
+  linkSync(EXE, upstream);
+  copyFileSync(path.join(path.dirname(EXE), 'bcryptprimitives.dll'), path.join(folder, 'bcryptprimitives.dll'));
+  const catalog = (name, tools) => {
+    const f = path.join(folder, `${name} catalog.json`);
+    writeFileSync(f, JSON.stringify({ tools }));
+    return f;
+  };
+  const one = catalog('files', [
+    { name: 'read_file', description: 'Reads a text file from the disk', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+  ]);
+  const two = catalog('mail', [
+    { name: 'send_mail', description: 'Sends an e-mail message to a person', inputSchema: { type: 'object', properties: { to: { type: 'string' } } } },
+  ]);
+  // `files-server` exists only as `files-server.cmd` (and, as npm leaves it, a shell script
+  // `files-server` without extension, which is no Windows program).
+  writeFileSync(path.join(bin, 'files-server'), '#!/bin/sh\necho not a Windows program\n');
+  writeFileSync(path.join(bin, 'files-server.cmd'), `@echo off\r\n"${win(upstream)}" stdio --catalog %1\r\n`);
+  servers = path.join(tmp, 'servers.json');
+  writeFileSync(servers, JSON.stringify({
+    mcpServers: {
+      files: { command: 'files-server', args: [win(one)] },
+      mail: { command: win(upstream), args: ['stdio', '--catalog', win(two)] },
+    },
+  }, null, 2));
+  // The Unix opener winebrowser hands URLs to: records its arguments.
+  fakeOpener = path.join(tmp, 'opener');
+  mkdirSync(fakeOpener);
+  writeFileSync(path.join(fakeOpener, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$@" > '${path.join(tmp, 'opened.txt')}'\n`);
+  chmodSync(path.join(fakeOpener, 'xdg-open'), 0o755);
+});
+after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
+
+/** Lists, (with `search`: searches) and calls through `mcp-sieve.exe <args>` under Wine. */
+async function through(args, search, env = wineEnv()) {
+  const transport = new StdioClientTransport({ command: WINE, args, env, stderr: 'pipe' });
+  let log = '';
+  transport.stderr?.on('data', (d) => { log += d; });
+  const client = new Client({ name: 'windows-lane', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    if (!search) {
+      assert.deepEqual(names, ['files_read_file', 'mail_send_mail'], log);
+      const a = await client.callTool({ name: 'files_read_file', arguments: { path: 'C:\\a b\\c.txt' } });
+      assert.match(a.content[0].text, /read_file .*C:\\\\a b\\\\c\.txt/, log);
+      const b = await client.callTool({ name: 'mail_send_mail', arguments: { to: 'x@example.com' } });
+      assert.match(b.content[0].text, /send_mail/, log);
+    } else {
+      assert.ok(names.includes('find_tools') && names.includes('call_tool'), names.join());
+      const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an e-mail' } });
+      assert.match(JSON.stringify(found.content), /mail_send_mail/, log);
+      const found2 = await client.callTool({ name: 'find_tools', arguments: { query: 'read a file from the disk' } });
+      assert.match(JSON.stringify(found2.content), /files_read_file/, log);
+      for (const name of ['files_read_file', 'mail_send_mail']) {
+        const r = await client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
+        assert.match(JSON.stringify(r.content), new RegExp(name.replace(/^\w+?_/, '')), log);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+test('stdio --mcp-config: a bare name resolved through PATHEXT to a .cmd, and a .exe, in folders with spaces: listed and called', { timeout: 120_000 }, async () => {
+  await through([EXE, 'stdio', '--mcp-config', win(servers)], false);
+});
+
+test('stdio --mcp-config --search: found and called through both', { timeout: 120_000 }, async () => {
+  await through([EXE, 'stdio', '--mcp-config', win(servers), '--search'], true);
+});
+
+test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
+  const file = path.join(PREFIX, 'drive_c', 'users', process.env.USER ?? 'root', 'AppData', 'Roaming', 'Claude', 'claude_desktop_config.json');
+  rmSync(path.dirname(file), { recursive: true, force: true });
+  mkdirSync(path.dirname(file), { recursive: true });
+  const mine = JSON.parse(readFileSync(servers, 'utf8'));
+  writeFileSync(file, JSON.stringify({ mcpServers: mine.mcpServers, globalShortcut: 'Alt+Space' }, null, 2));
+  const moved = path.join(tmp, 'moved servers.json');
+  const r = spawnSync(WINE, [EXE, 'connect', 'claude-desktop', '--servers', win(moved)], { env: wineEnv(), encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /C:\\users\\[^\\]+\\AppData\\Roaming\\Claude\\claude_desktop_config\.json/);
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(doc.globalShortcut, 'Alt+Space');
+  assert.deepEqual(Object.keys(doc.mcpServers), ['sieve']);
+  const entry = doc.mcpServers.sieve;
+  assert.match(entry.command, /^Z:\\.*mcp-sieve\.exe$/i, entry.command);
+  assert.deepEqual(Object.keys(JSON.parse(readFileSync(moved, 'utf8')).mcpServers), ['files', 'mail']);
+  // As Claude Desktop would start it (its command and args as written), here through Wine.
+  await through([entry.command, ...entry.args], false, wineEnv(entry.env ?? {}));
+  const back = spawnSync(WINE, [EXE, 'disconnect', 'claude-desktop', '--servers', win(moved)], { env: wineEnv(), encoding: 'utf8', timeout: 60_000 });
+  assert.equal(back.status, 0, back.stderr);
+  assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).mcpServers), ['files', 'mail']);
+});
+
+test('login hands Windows\' browser the whole authorization URL, and signs in through its loopback redirect', { timeout: 180_000 }, async (t) => {
+  const [asPort, aPort] = [await freePort(), await freePort()];
+  const resource = `http://127.0.0.1:${aPort}/mcp`;
+  const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 60 });
+  await startMcp(t, { name: 'a', port: aPort, resource, issuer });
+  const catalog = path.join(tmp, 'oauth catalog.json');
+  writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resource } } }));
+  const opened = path.join(tmp, 'opened.txt');
+  rmSync(opened, { force: true });
+  const env = wineEnv({ PATH: `${fakeOpener}:${process.env.PATH}`, MCP_SIEVE_TOKEN_STORE: 'file', XDG_CONFIG_HOME: win(tmp) });
+  const login = spawn(WINE, [EXE, 'login', 'a', '--catalog', win(catalog)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  login.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((r) => login.on('exit', r));
+  for (let i = 0; i < 600 && !existsSync(opened); i += 1) await sleep(50);
+  assert.ok(existsSync(opened), `no browser was opened: ${err}`);
+  await sleep(200);
+  const [count, url] = readFileSync(opened, 'utf8').trimEnd().split('\n');
+  assert.equal(count, '1', 'one argument: the URL');
+  const printed = err.split('\n').find((l) => l.startsWith(`${issuer}/`))?.trim();
+  assert.equal(url, printed, 'the browser got the URL login printed, whole');
+  const u = new URL(url);
+  for (const p of ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource']) {
+    assert.ok(u.searchParams.get(p), `${p} reached the browser`);
+  }
+  const page = await browse(url, 'alice', u.searchParams.get('redirect_uri'), () => err);
+  assert.equal(page.status, 200, await page.text());
+  assert.equal(await exited, 0, err);
+  assert.ok(existsSync(path.join(tmp, 'mcp-sieve', 'tokens.json')), 'the token was kept in the file store');
+});
