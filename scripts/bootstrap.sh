@@ -73,6 +73,9 @@ for t in x86_64-apple-darwin aarch64-apple-darwin; do
   rustup target list --installed 2>/dev/null | grep -qx "$t" \
     || step "adding the $t target (clippy of the macOS code)" rustup target add "$t"
 done
+# The Windows lane (scripts/test-windows.sh): the native crate built for Windows by mingw-w64.
+rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu \
+  || step "adding the x86_64-pc-windows-gnu target (the Windows lane)" rustup target add x86_64-pc-windows-gnu
 
 # Debian: chromium + chromium-driver (browser tests), musl-tools (musl-gcc, for ring's C code in
 # the static release binary), prometheus (the real scraper of the native server's /metrics in
@@ -84,6 +87,10 @@ have musl-gcc || debs+=(musl-tools)
 have prometheus || debs+=(prometheus)
 have tinyproxy || debs+=(tinyproxy)
 have wrk || debs+=(wrk)
+# The Windows lane (scripts/test-windows.sh): Wine runs the x86_64-pc-windows-gnu build; mingw-w64
+# links it and builds the lane's shim DLL.
+[ -x /usr/lib/wine/wine64 ] || debs+=(wine64)
+have x86_64-w64-mingw32-gcc || debs+=(gcc-mingw-w64-x86-64)
 apt_install() {
   local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq || return 1
