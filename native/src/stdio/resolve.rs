@@ -50,11 +50,14 @@ mod tests {
     #[test]
     fn a_bare_name_is_found_in_path_and_started() {
         let dir = folder("bare");
-        let want = if cfg!(windows) {
+        #[cfg(windows)]
+        let want = {
             std::fs::write(dir.join("tool"), "#!/bin/sh\necho not this one\n").unwrap();
             std::fs::write(dir.join("tool.cmd"), "@echo off\r\necho %1\r\n").unwrap();
             dir.join("tool.cmd")
-        } else {
+        };
+        #[cfg(unix)]
+        let want = {
             use std::os::unix::fs::PermissionsExt;
             let t = dir.join("tool");
             std::fs::write(&t, "#!/bin/sh\necho \"\\\"$1\\\"\"\n").unwrap();
