@@ -141,16 +141,21 @@ test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.jso
   assert.deepEqual(Object.keys(JSON.parse(readFileSync(file, 'utf8')).mcpServers), ['files', 'mail']);
 });
 
-test('login hands Windows\' browser the whole authorization URL, and signs in through its loopback redirect', { timeout: 180_000 }, async (t) => {
+/**
+ * `mcp-sieve.exe login a` under Wine against a loopback authorization server (access tokens of
+ * `ttl` s): the URL Windows' browser was handed (recorded by the fake `xdg-open`), then the test
+ * signs in as that browser. The tokens go to the file store under `store` (XDG_CONFIG_HOME).
+ */
+async function loginUnderWine(t, { ttl = 60, store = tmp, tokenRequests = [] } = {}) {
   const [asPort, aPort] = [await freePort(), await freePort()];
   const resource = `http://127.0.0.1:${aPort}/mcp`;
-  const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 60 });
+  const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl, tokenRequests });
   await startMcp(t, { name: 'a', port: aPort, resource, issuer });
-  const catalog = path.join(tmp, 'oauth catalog.json');
+  const catalog = path.join(tmp, `oauth catalog ${aPort}.json`);
   writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resource } } }));
   const opened = path.join(tmp, 'opened.txt');
   rmSync(opened, { force: true });
-  const env = wineEnv({ PATH: `${fakeOpener}:${process.env.PATH}`, MCP_SIEVE_TOKEN_STORE: 'file', XDG_CONFIG_HOME: win(tmp) });
+  const env = wineEnv({ PATH: `${fakeOpener}:${process.env.PATH}`, MCP_SIEVE_TOKEN_STORE: 'file', XDG_CONFIG_HOME: win(store) });
   const login = spawn(WINE, [EXE, 'login', 'a', '--catalog', win(catalog)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   login.stderr.on('data', (d) => { err += d; });
@@ -159,15 +164,46 @@ test('login hands Windows\' browser the whole authorization URL, and signs in th
   assert.ok(existsSync(opened), `no browser was opened: ${err}`);
   await sleep(200);
   const [count, url] = readFileSync(opened, 'utf8').trimEnd().split('\n');
-  assert.equal(count, '1', 'one argument: the URL');
   const printed = err.split('\n').find((l) => l.startsWith(`${issuer}/`))?.trim();
+  const page = await browse(url, 'alice', new URL(url).searchParams.get('redirect_uri'), () => err);
+  assert.equal(page.status, 200, await page.text());
+  assert.equal(await exited, 0, err);
+  return { count, url, printed, issuer, catalog, env };
+}
+
+test('login hands Windows\' browser the whole authorization URL, and signs in through its loopback redirect', { timeout: 180_000 }, async (t) => {
+  const { count, url, printed } = await loginUnderWine(t);
+  assert.equal(count, '1', 'one argument: the URL');
   assert.equal(url, printed, 'the browser got the URL login printed, whole');
   const u = new URL(url);
   for (const p of ['response_type', 'client_id', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method', 'resource']) {
     assert.ok(u.searchParams.get(p), `${p} reached the browser`);
   }
-  const page = await browse(url, 'alice', u.searchParams.get('redirect_uri'), () => err);
-  assert.equal(page.status, 200, await page.text());
-  assert.equal(await exited, 0, err);
   assert.ok(existsSync(path.join(tmp, 'mcp-sieve', 'tokens.json')), 'the token was kept in the file store');
+});
+
+test('two gateways sharing one token store take turns to refresh: no refresh token is sent twice', { timeout: 240_000 }, async (t) => {
+  const TTL = 4;
+  const store = mkdtempSync(path.join(tmp, 'store '));
+  const tokenRequests = [];
+  const { catalog, env } = await loginUnderWine(t, { ttl: TTL, store, tokenRequests });
+  const gateways = [];
+  t.after(() => Promise.all(gateways.map((c) => c.close())));
+  for (const name of ['one', 'two']) {
+    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog)], env, stderr: 'pipe' });
+    const client = new Client({ name: `desktop-${name}`, version: '1.0.0' });
+    await client.connect(transport);
+    gateways.push(client);
+  }
+  for (let round = 0; round < 2; round += 1) {
+    await sleep((TTL + 1) * 1000);
+    // Both expired at once: each call needs a fresh token, and both ask together.
+    const answers = await Promise.all(gateways.map((c) => c.callTool({ name: 'a_whoami', arguments: {} })));
+    for (const r of answers) assert.ok(!r.isError, JSON.stringify(r.content));
+  }
+  const refreshes = tokenRequests.filter((r) => r.grant === 'refresh_token');
+  assert.ok(refreshes.length >= 2, `refreshed: ${JSON.stringify(refreshes)}`);
+  assert.deepEqual(refreshes.filter((r) => r.status !== 200), [], 'every refresh answered');
+  const sent = refreshes.map((r) => r.refreshToken);
+  assert.equal(new Set(sent).size, sent.length, 'no refresh token sent twice');
 });
