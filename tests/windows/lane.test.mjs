@@ -13,6 +13,8 @@
 // - `login` against a loopback authorization server: Windows' http handler (Wine's
 //   winebrowser, which hands the URL to the Unix opener `xdg-open`, here a script that records
 //   it) receives the whole authorization URL; the test then signs in as that browser.
+// - Two gateways (`stdio --catalog`) sharing one token store, their access token expired at once,
+//   take turns to refresh it (the store's lock, LockFileEx there): no refresh token is sent twice.
 // Environment (from the script): SIEVE_WIN_EXE (the .exe, the shim beside it), WINE, WINEPREFIX.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
