@@ -40,7 +40,7 @@ pub use overlay::Overlay;
 pub use rewrite::{ArgRule, Rewrite};
 #[cfg(feature = "gateway")]
 pub use upstream::Origins;
-pub use upstream::{Grant, Limits, OAuth, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS};
+pub use upstream::{Grant, Limits, OAuth, Tls, Transport, Upstream, DEFAULT_REFRESH_SECONDS, DEFAULT_SIGN_IN_MS};
 #[cfg(feature = "operate")]
 pub use usage::Use;
 pub use views::{Lockdown, Mode, View, Views};

@@ -320,7 +320,7 @@ pub(crate) async fn send_for(
         Some((Signer::Person(name), ns)) => (name, ns),
     };
     let url = http_url(member).unwrap_or_default();
-    let header = crate::signin::bearer(&ns, principal, &name, &url).await?;
+    let header = crate::signin::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms).await?;
     authorize(&mut p.headers, header);
     let (answer, www) = send_challenged(member, p, relaying).await?;
     if answer.status == 401 {
@@ -367,7 +367,8 @@ async fn machine(
     let url = http_url(member).unwrap_or_default();
     let (mut renew, mut wider) = (false, None);
     for again in [false, true] {
-        let header = crate::signin::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref()).await?;
+        let within = limits(member).sign_in_ms;
+        let header = crate::signin::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref(), within).await?;
         authorize(&mut p.headers, header);
         let (answer, www) = send_challenged(member, p.clone(), relaying).await?;
         match (answer.status, wanted_scope(&answer, www.as_deref())) {
@@ -391,10 +392,16 @@ async fn authorization(member: usize, principal: Option<&str>) -> Result<Option<
     let url = http_url(member).unwrap_or_default();
     match signing(member) {
         None => Ok(None),
-        Some((Signer::Person(name), ns)) => crate::signin::bearer(&ns, principal, &name, &url).await.map(Some),
-        Some((Signer::Machine(name, auth), ns)) => crate::signin::gateway_bearer(&ns, &name, &url, &auth, false, None)
-            .await
-            .map(Some),
+        Some((Signer::Person(name), ns)) => {
+            crate::signin::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms)
+                .await
+                .map(Some)
+        }
+        Some((Signer::Machine(name, auth), ns)) => {
+            crate::signin::gateway_bearer(&ns, &name, &url, &auth, false, None, limits(member).sign_in_ms)
+                .await
+                .map(Some)
+        }
     }
 }
 

@@ -121,12 +121,14 @@ async fn ask(ns: &ObjectNamespace, op: &str, a: &Ask) -> std::result::Result<Val
 }
 
 /// The `Authorization` header of `principal`'s request to upstream `name` at `url`, or the
-/// error that says where to sign in.
+/// error that says where to sign in; a refresh's requests take `sign_in_ms` each at most (the
+/// upstream's `limits.signInTimeoutSeconds`).
 pub async fn bearer(
     ns: &ObjectNamespace,
     principal: Option<&str>,
     name: &str,
     url: &str,
+    sign_in_ms: u64,
 ) -> std::result::Result<String, Error> {
     let Some(principal) = principal.filter(|p| !p.is_empty()) else {
         return Err(sign_in_error(
@@ -138,6 +140,7 @@ pub async fn bearer(
         principal: principal.to_string(),
         upstream: name.to_string(),
         url: url.to_string(),
+        sign_in_ms,
         ..Ask::default()
     };
     let v = ask(ns, "token", &a)
@@ -154,7 +157,8 @@ pub async fn bearer(
 /// `auth` its document's): the one this isolate was given while it is fresh, else asked of the
 /// gateway's object ([`GATEWAY`]), which keeps it sealed and asks the authorization server again
 /// when it expires, when `renew` (the upstream refused it) or with the wider `scope` an
-/// upstream's `insufficient_scope` asked for.
+/// upstream's `insufficient_scope` asked for; each request of the object's sign-in within
+/// `sign_in_ms` (the upstream's `limits.signInTimeoutSeconds`).
 pub async fn gateway_bearer(
     ns: &ObjectNamespace,
     name: &str,
@@ -162,6 +166,7 @@ pub async fn gateway_bearer(
     auth: &AuthAsk,
     renew: bool,
     scope: Option<&str>,
+    sign_in_ms: u64,
 ) -> std::result::Result<String, Error> {
     let now = crate::platform::now_ms();
     let held = GATEWAY_TOKENS.with_borrow_mut(|held| {
@@ -181,6 +186,7 @@ pub async fn gateway_bearer(
         auth: Some(auth.clone()),
         scope: scope.map(str::to_string),
         renew,
+        sign_in_ms,
         ..Ask::default()
     };
     let v = ask(ns, "gateway", &a)
@@ -272,6 +278,7 @@ pub async fn start(
         url: mcp_sieve::upstream::oauth::request_url(up.url().unwrap_or_default()),
         origin: origin_of(url).to_string(),
         auth: Some(AuthAsk::of(up, secret)),
+        sign_in_ms: up.limits.sign_in_ms,
         ..Ask::default()
     };
     match ask(&env.durable_object(BINDING)?, "begin", &a).await {
@@ -310,12 +317,14 @@ pub async fn logout(
     let Some(name) = query_value(query, "upstream") else {
         return page(400, "Say which upstream: ?upstream=NAME");
     };
-    if let Err(e) = signing_upstream(&server.catalog().upstreams, &name) {
-        return page(404, &e);
-    }
+    let up = match signing_upstream(&server.catalog().upstreams, &name) {
+        Ok(u) => u,
+        Err(e) => return page(404, &e),
+    };
     let a = Ask {
         principal: principal.to_string(),
         upstream: name.clone(),
+        sign_in_ms: up.limits.sign_in_ms,
         ..Ask::default()
     };
     match ask(&env.durable_object(BINDING)?, "forget", &a).await {

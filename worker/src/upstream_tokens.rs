@@ -18,6 +18,8 @@
 
 use std::cell::Cell;
 
+use futures_util::future::{select, Either};
+use mcp_sieve::catalog::DEFAULT_SIGN_IN_MS;
 use mcp_sieve::catalog::{Grant, OAuth, Upstream};
 use mcp_sieve::upstream::oauth::{
     self, authorization_server_metadata_urls, choose_client, parse_challenge, parse_registration, parse_token_response,
@@ -27,7 +29,8 @@ use mcp_sieve::upstream::oauth::{
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use worker::{
-    durable_object, DurableObject, Env, Fetch, Headers, Method, Request, RequestInit, Response, Result, State,
+    durable_object, AbortController, AbortSignal, Delay, DurableObject, Env, Fetch, Headers, Method, Request,
+    RequestInit, Response, Result, State,
 };
 
 use crate::platform::now_ms;
@@ -58,6 +61,9 @@ struct Pending {
     verifier: String,
     redirect_uri: String,
     expires_ms: i64,
+    /// Each request's deadline when it is finished ([`Ask::sign_in_ms`]).
+    #[serde(default)]
+    sign_in_ms: u64,
 }
 
 /// What the front Worker asks one principal's object (`POST /begin|/finish|/token`).
@@ -89,6 +95,29 @@ pub struct Ask {
     /// The upstream refused the gateway's token it was sent: a new one is asked for (`gateway`).
     #[serde(default)]
     pub renew: bool,
+    /// How long each request of this operation to the authorization server (or the upstream's
+    /// metadata) may take, ms: the upstream's `limits.signInTimeoutSeconds` (0: its default).
+    #[serde(default)]
+    pub sign_in_ms: u64,
+}
+
+impl Ask {
+    /// Each request's deadline ([`Ask::sign_in_ms`]).
+    fn within(&self) -> Within {
+        Within::ms(self.sign_in_ms)
+    }
+}
+
+/// The deadline of each request of a sign-in, ms (the upstream's `limits.signInTimeoutSeconds`,
+/// shorter than its calls' deadline): a party that does not answer is named by it rather than
+/// leave the call waiting (a fetch in the Worker has no deadline of its own).
+#[derive(Clone, Copy)]
+struct Within(u64);
+
+impl Within {
+    fn ms(ms: u64) -> Within {
+        Within(if ms == 0 { DEFAULT_SIGN_IN_MS } else { ms })
+    }
 }
 
 /// An upstream's `auth` as the front Worker read it from the catalog (`begin`, `gateway`).
@@ -222,8 +251,9 @@ impl UpstreamTokens {
             scopes: auth.scopes.clone(),
             grant: Grant::AuthorizationCode,
         };
-        let challenge = probe(&url).await?;
-        let (resource, server) = discover(&url, challenge.as_ref()).await?;
+        let within = ask.within();
+        let challenge = probe(within, &url).await?;
+        let (resource, server) = discover(within, &url, challenge.as_ref()).await?;
         let endpoint = server
             .check_authorization_code()
             .map_err(|e| e.to_string())?
@@ -235,6 +265,7 @@ impl UpstreamTokens {
             scope = stepped_up(scope.as_deref(), &wider);
         }
         let client = client_for(
+            within,
             &config,
             auth.client_secret.clone(),
             &server,
@@ -266,6 +297,7 @@ impl UpstreamTokens {
             verifier: pkce.verifier.clone(),
             redirect_uri,
             expires_ms: now_ms() + PENDING_MS,
+            sign_in_ms: within.0,
         };
         let storage = self.state.storage();
         storage
@@ -307,7 +339,8 @@ impl UpstreamTokens {
         };
         let r = token_request(&p.server, &p.client, &grant, &p.resource);
         let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+        let at = Within::ms(p.sign_in_ms);
+        let (status, _, body) = send(at, TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
         let tokens = parse_token_response(status, &body, now_ms()).map_err(|e| e.to_string())?;
         let sign_in = SignIn {
             resource: p.resource,
@@ -362,7 +395,7 @@ impl UpstreamTokens {
             .await
             .map_err(|e| e.to_string())?;
         Ok(match kept {
-            Ok(Some(s)) => Some(match revoke(&s).await {
+            Ok(Some(s)) => Some(match revoke(ask.within(), &s).await {
                 Ok(()) => String::new(),
                 Err(e) => format!(" (the authorization server was not told: {e})"),
             }),
@@ -486,10 +519,11 @@ impl UpstreamTokens {
                     scopes: auth.scopes.clone(),
                     grant: Grant::ClientCredentials,
                 };
-                let challenge = probe(&ask.url).await?;
-                let (resource, server) = discover(&ask.url, challenge.as_ref()).await?;
+                let challenge = probe(ask.within(), &ask.url).await?;
+                let (resource, server) = discover(ask.within(), &ask.url, challenge.as_ref()).await?;
                 let scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
                 let client = client_for(
+                    ask.within(),
                     &config,
                     auth.client_secret.clone(),
                     &server,
@@ -514,7 +548,7 @@ impl UpstreamTokens {
         };
         let r = token_request(&server, &client, &grant, &resource);
         let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+        let (status, _, body) = send(ask.within(), TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
         let tokens = parse_token_response(status, &body, now_ms())
             .map_err(|e| format!("the gateway's client_credentials token: {e}"))?;
         Ok(SignIn {
@@ -565,7 +599,7 @@ impl UpstreamTokens {
             };
             let r = token_request(&s.server, &s.client, &grant, &s.resource);
             let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+            let (status, _, body) = send(ask.within(), TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
             Ok::<_, String>(parse_token_response(status, &body, now_ms()))
         }
         .await;
@@ -605,6 +639,7 @@ fn stepped_up(scope: Option<&str>, more: &str) -> Option<String> {
 /// `redirect_uri` (this Worker's https origin, not a native app's loopback) for a person's
 /// sign-in, none for the gateway's own token.
 async fn client_for(
+    within: Within,
     config: &OAuth,
     secret: Option<String>,
     server: &AuthServer,
@@ -622,6 +657,8 @@ async fn client_for(
         body["application_type"] = "web".into();
     }
     let (status, _, text) = send(
+        within,
+        "the authorization server's registration endpoint",
         "POST",
         &endpoint,
         &[("content-type", "application/json")],
@@ -635,7 +672,7 @@ async fn client_for(
 /// it offers revocation: the refresh token (which ends the grant), else the access token. A
 /// server that cannot revoke a token of that type (`unsupported_token_type`, such as a JWT access
 /// token) leaves it to expire.
-async fn revoke(s: &SignIn) -> std::result::Result<(), String> {
+async fn revoke(within: Within, s: &SignIn) -> std::result::Result<(), String> {
     let (token, hint) = match s.tokens.refresh_token.as_deref() {
         Some(rt) => (rt, "refresh_token"),
         None => (s.tokens.access_token.as_str(), "access_token"),
@@ -644,7 +681,8 @@ async fn revoke(s: &SignIn) -> std::result::Result<(), String> {
         return Ok(());
     };
     let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let (status, _, body) = send("POST", &r.url, &headers, Some(r.body)).await?;
+    let party = "the authorization server's revocation endpoint";
+    let (status, _, body) = send(within, party, "POST", &r.url, &headers, Some(r.body)).await?;
     if status == 200 || (status == 400 && body.contains("unsupported_token_type")) {
         return Ok(());
     }
@@ -654,8 +692,47 @@ async fn revoke(s: &SignIn) -> std::result::Result<(), String> {
     ))
 }
 
-/// One request: (status, `WWW-Authenticate`, body up to [`MAX_ANSWER`], read within it).
+/// Who answers a token request, said when it does not.
+const TOKEN_ENDPOINT: &str = "the authorization server's token endpoint";
+
+/// One request to `party` (who answers it, named when it does not: "the authorization server's
+/// token endpoint"), all of it within `within`: (status, `WWW-Authenticate`, body up to
+/// [`MAX_ANSWER`], read within it).
 async fn send(
+    within: Within,
+    party: &str,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<String>,
+) -> std::result::Result<(u16, Option<String>, String), String> {
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let exchange = std::pin::pin!(send_now(&signal, method, url, headers, body));
+    let late = std::pin::pin!(Delay::from(std::time::Duration::from_millis(within.0)));
+    match select(exchange, late).await {
+        Either::Left((answer, _)) => answer,
+        Either::Right(_) => {
+            controller.abort();
+            let host = url
+                .split_once("://")
+                .map_or(url, |(_, rest)| rest.find(['/', '?', '#']).map_or(rest, |i| &rest[..i]));
+            let ms = within.0;
+            let took = if ms % 1000 == 0 {
+                format!("{} s", ms / 1000)
+            } else {
+                format!("{ms} ms")
+            };
+            Err(format!(
+                "{party} ({host}) did not answer within {took} (limits.signInTimeoutSeconds)"
+            ))
+        }
+    }
+}
+
+/// [`send`], without its deadline (`signal` aborts it).
+async fn send_now(
+    signal: &AbortSignal,
     method: &str,
     url: &str,
     headers: &[(&str, &str)],
@@ -673,7 +750,7 @@ async fn send(
     }
     let req = Request::new_with_init(url, &init).map_err(|e| format!("cannot ask {url}: {e}"))?;
     let mut res = Fetch::Request(req)
-        .send()
+        .send_with_signal(signal)
         .await
         .map_err(|e| format!("cannot reach {url}: {e}"))?;
     let status = res.status_code();
@@ -687,7 +764,7 @@ async fn send(
 }
 
 /// The challenge the MCP server at `url` answers an unauthenticated `initialize` with, if any.
-async fn probe(url: &str) -> std::result::Result<Option<Challenge>, String> {
+async fn probe(within: Within, url: &str) -> std::result::Result<Option<Challenge>, String> {
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": mcp_sieve::upstream::PROTOCOL_VERSION, "capabilities": {},
         "clientInfo": {"name": "mcp-sieve", "version": env!("CARGO_PKG_VERSION")}}});
@@ -695,7 +772,7 @@ async fn probe(url: &str) -> std::result::Result<Option<Challenge>, String> {
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
     ];
-    let (status, www, _) = send("POST", url, &headers, Some(body.to_string())).await?;
+    let (status, www, _) = send(within, "the upstream", "POST", url, &headers, Some(body.to_string())).await?;
     Ok(match status {
         401 | 403 => www.as_deref().and_then(parse_challenge),
         _ => None,
@@ -705,6 +782,7 @@ async fn probe(url: &str) -> std::result::Result<Option<Challenge>, String> {
 /// The Protected Resource Metadata of the MCP server at `url` and its first authorization
 /// server's metadata.
 async fn discover(
+    within: Within,
     url: &str,
     challenge: Option<&Challenge>,
 ) -> std::result::Result<(ResourceMetadata, AuthServer), String> {
@@ -714,7 +792,8 @@ async fn discover(
         crate::log::warn(why);
     }
     for u in resource_metadata_urls(url, challenge).map_err(|e| e.to_string())? {
-        let (status, _, body) = send("GET", &u, &[], None).await?;
+        let party = "the upstream's protected resource metadata";
+        let (status, _, body) = send(within, party, "GET", &u, &[], None).await?;
         if status == 200 {
             resource = Some(ResourceMetadata::parse(&body, url).map_err(|e| e.to_string())?);
             break;
@@ -730,7 +809,8 @@ async fn discover(
     let issuer = resource.authorization_servers[0].clone();
     let mut tried = Vec::new();
     for u in authorization_server_metadata_urls(&issuer).map_err(|e| e.to_string())? {
-        let (status, _, body) = send("GET", &u, &[], None).await?;
+        let party = "the authorization server's metadata";
+        let (status, _, body) = send(within, party, "GET", &u, &[], None).await?;
         if status == 200 {
             let server = AuthServer::parse(&body, &issuer).map_err(|e| e.to_string())?;
             return Ok((resource, server));
