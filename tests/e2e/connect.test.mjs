@@ -5,7 +5,8 @@
 // exactly as the client would (its command, args and env from the rewritten file) by the official
 // SDK's StdioClientTransport, and the servers' tools are listed and called through mcp-sieve;
 // connecting again changes nothing; disconnect gives back the original bytes. Also: --dry-run
-// writes nothing, a broken file is refused untouched with its line and column.
+// writes nothing, a broken file is refused untouched with its line and column, a VS Code file with
+// comments and trailing commas is edited keeping them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -144,11 +145,41 @@ test('a file that does not parse is refused untouched, naming its line and colum
   assert.match(r.err, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+: not valid JSON`));
   assert.equal(readFileSync(file, 'utf8'), text);
   assert.ok(!existsSync(`${file}.mcp-sieve-backup`));
-  const z = path.join(tmp, 'zed-comments.json');
-  writeFileSync(z, readFileSync(path.join(FIXTURES, 'zed-settings-comments.json')));
-  const c = sieve('connect', 'zed', '--config-path', z, '--servers', path.join(tmp, 's.json'));
-  assert.equal(c.code, 2);
-  assert.match(c.err, /has comments: rewriting it would lose them/);
+});
+
+test('connect vscode: an mcp.json with comments and trailing commas is edited keeping them; disconnect restores its bytes', { timeout: 120_000 }, async () => {
+  const files = { type: 'stdio', command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), tmp] };
+  const memory = { type: 'stdio', command: process.execPath, args: [binOf('@modelcontextprotocol/server-memory')] };
+  const file = path.join(tmp, 'vscode-comments-mcp.json');
+  const text = [
+    '{',
+    '\t// Servers of this workspace',
+    '\t"servers": {',
+    `\t\t"files": ${JSON.stringify(files)}, // the project folder`,
+    `\t\t"memory": ${JSON.stringify(memory)},`,
+    '\t},',
+    '\t/* prompts for secrets */',
+    '\t"inputs": [],',
+    '}',
+    '',
+  ].join('\n');
+  writeFileSync(file, text);
+  const servers = path.join(tmp, 'servers-vscode-comments.json');
+  const flags = ['--config-path', file, '--servers', servers];
+  const done = sieve('connect', 'vscode', ...flags);
+  assert.equal(done.code, 0, done.err);
+  const connected = readFileSync(file, 'utf8');
+  for (const kept of ['\t// Servers of this workspace\n', '\t/* prompts for secrets */\n\t"inputs": [],\n}\n']) {
+    assert.ok(connected.includes(kept), `${JSON.stringify(kept)} kept:\n${connected}`);
+  }
+  assert.doesNotMatch(connected, /server-filesystem/);
+  const entry = JSON.parse(/"sieve": (\{[^]*?\n\t\t\})/.exec(connected)[1]);
+  assert.deepEqual(entry.args.slice(0, 3), ['stdio', '--mcp-config', servers]);
+  assert.deepEqual(Object.keys(JSON.parse(readFileSync(servers, 'utf8')).mcpServers), ['files', 'memory']);
+  await throughEntry(entry, false);
+  const back = sieve('disconnect', 'vscode', ...flags);
+  assert.equal(back.code, 0, back.err);
+  assert.equal(readFileSync(file, 'utf8'), text, 'disconnect restores the bytes');
 });
 
 test('a client file the user made read-only is refused, saying so, and nothing is written', () => {

@@ -3,7 +3,12 @@
 //! back restores the client's own bytes when nothing else changed, else puts the servers back
 //! into the file as it is now (the user's edits kept). Every other key of the client's file
 //! stays, in its order (serde_json keeps order here), written with the file's own indentation.
+//! The files of clients that read JSON with comments (VS Code, Zed) are edited in place by
+//! `jsonc-parser`'s concrete syntax tree: only the entries that move change, and every comment,
+//! trailing comma and the user's formatting elsewhere stay as they were.
 
+use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
 
 use super::clients::Client;
@@ -38,46 +43,103 @@ pub struct Disconnected {
     pub notes: Vec<String>,
 }
 
-/// Whether `text` holds a `//` or `/* */` comment outside strings.
-fn has_comments(text: &str) -> bool {
-    let (mut in_string, mut escaped, mut prev) = (false, false, ' ');
-    for c in text.chars() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_string = true;
-        } else if prev == '/' && (c == '/' || c == '*') {
-            return true;
-        }
-        prev = if in_string { ' ' } else { c };
+/// JSON with comments as VS Code and Zed read it: `//` and `/* */` comments and trailing
+/// commas, nothing else beyond JSON.
+fn jsonc() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+        ..ParseOptions::default()
     }
-    false
+}
+
+/// The syntax tree of a client file with comments, or an error naming the file, line and column.
+fn tree(file: &str, text: &str) -> Result<CstRootNode, String> {
+    CstRootNode::parse(text, &jsonc()).map_err(|e| {
+        format!(
+            "{file}:{}:{}: not valid JSON with comments: {}; it was left untouched",
+            e.line_display(),
+            e.column_display(),
+            e.kind()
+        )
+    })
 }
 
 /// The JSON object in `text` (`file` for messages; an empty text is an empty object), or an
-/// error naming the file, line and column; a file with comments is refused, not rewritten.
+/// error naming the file, line and column. A client that reads comments (VS Code, Zed) may have
+/// them, and trailing commas.
 pub fn parse(client: Option<Client>, file: &str, text: &str) -> Result<Map<String, Value>, String> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
-    if client.is_some_and(Client::allows_comments) && has_comments(text) {
-        return Err(format!(
-            "{file} has comments: rewriting it would lose them, so it was left untouched; remove them (or move the servers by hand, see `mcp-sieve connect --help`)"
-        ));
+    let value = if client.is_some_and(Client::allows_comments) {
+        tree(file, text)?.to_serde_value()
+    } else {
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                return Err(format!(
+                    "{}; it was left untouched",
+                    crate::mcp_config::Problem::syntax(&e).show(file)
+                ))
+            }
+        }
+    };
+    match value {
+        Some(Value::Object(o)) => Ok(o),
+        _ => Err(format!("{file}: must be a JSON object; it was left untouched")),
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(o)) => Ok(o),
-        Ok(_) => Err(format!("{file}: must be a JSON object; it was left untouched")),
-        Err(e) => Err(format!(
-            "{}; it was left untouched",
-            crate::mcp_config::Problem::syntax(&e).show(file)
-        )),
+}
+
+/// `v` as the syntax tree's input.
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(o) => CstInputValue::Object(o.iter().map(|(k, v)| (k.clone(), input(v))).collect()),
     }
+}
+
+/// The client file `text` (one that may hold comments) with the server list under `key` edited
+/// in place: the entries `out` names removed (with the comments written on their lines), `add`
+/// appended; everything else byte for byte as it was.
+fn edit_in_place(
+    file: &str,
+    text: &str,
+    key: &str,
+    out: &dyn Fn(&str, &Value) -> bool,
+    add: &[(String, Value)],
+) -> Result<String, String> {
+    let root = tree(file, text)?;
+    let Some(doc) = root.object_value() else {
+        return Err(format!("{file}: must be a JSON object; it was left untouched"));
+    };
+    // An absent or `null` list becomes an object (any other value was refused before).
+    let list = doc.object_value_or_set(key);
+    for p in list.properties() {
+        let name = p.decoded_name();
+        let value = p.value().and_then(|v| v.to_serde_value());
+        if let (Some(name), Some(value)) = (name, value) {
+            if out(&name, &value) {
+                p.remove();
+            }
+        }
+    }
+    for (name, value) in add {
+        list.append(name, input(value));
+    }
+    Ok(root.to_string())
 }
 
 /// Whether a server entry launches mcp-sieve.
@@ -202,15 +264,20 @@ pub fn connect(
     }
     list.insert(ENTRY.into(), entry.clone());
     doc.insert(key.into(), Value::Object(list));
-    let client_text = render(&doc, text);
+    let client_text = if client.allows_comments() && !text.trim().is_empty() {
+        let out = |name: &str, v: &Value| moving.contains_key(name) || launches_sieve(v) || name == ENTRY;
+        edit_in_place(file, text, key, &out, &[(ENTRY.into(), entry.clone())])?
+    } else {
+        render(&doc, text)
+    };
     let servers_out = render(&store, servers_text);
     Ok(Connected {
-        client: if client_text == text || same(text, &doc) {
+        client: if client_text == text || same(Some(client), text, &doc) {
             text.to_string()
         } else {
             client_text
         },
-        servers: if same(servers_text, &store) {
+        servers: if same(None, servers_text, &store) {
             servers_text.to_string()
         } else {
             servers_out
@@ -220,9 +287,10 @@ pub fn connect(
     })
 }
 
-/// Whether `text` parses to `doc` (so it need not be rewritten).
-fn same(text: &str, doc: &Map<String, Value>) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|v| v.as_object() == Some(doc))
+/// Whether `text` (a file of `client`, or else the servers file) parses to `doc` (so it need
+/// not be rewritten).
+fn same(client: Option<Client>, text: &str, doc: &Map<String, Value>) -> bool {
+    !text.trim().is_empty() && parse(client, "", text).is_ok_and(|d| d == *doc)
 }
 
 /// Gives the client back its servers: `backup` is its file before `connect` (empty: it did not
@@ -256,12 +324,19 @@ pub fn disconnect(
     };
     let untouched = without(&doc, &|_, v| launches_sieve(v)) == without(&before, &|k, _| moved.contains_key(k))
         && moved.iter().all(|(k, v)| held.get(k) == Some(&client.portable(v)));
+    // A file with comments is also compared as text, so a comment the user wrote since is kept.
+    let untouched = untouched
+        && (!client.allows_comments()
+            || backup.trim().is_empty()
+            || edit_in_place(file, text, key, &|_, v| launches_sieve(v), &[])?
+                == edit_in_place(file, backup, key, &|k, _| moved.contains_key(k), &[])?);
     let exact = untouched;
     let client_text = if untouched {
         (!backup.is_empty()).then(|| backup.to_string())
     } else {
         let mut list = servers_of(&doc, key, file)?;
         list.retain(|_, v| !launches_sieve(v));
+        let mut put_back = Vec::new();
         for name in moved.keys() {
             match (held.get(name), list.contains_key(name)) {
                 (None, _) => notes.push(format!(
@@ -272,11 +347,16 @@ pub fn disconnect(
                 )),
                 (Some(there), false) => {
                     list.insert(name.clone(), there.clone());
+                    put_back.push((name.clone(), there.clone()));
                 }
             }
         }
         doc.insert(key.into(), Value::Object(list));
-        Some(render(&doc, text))
+        Some(if client.allows_comments() && !text.trim().is_empty() {
+            edit_in_place(file, text, key, &|_, v| launches_sieve(v), &put_back)?
+        } else {
+            render(&doc, text)
+        })
     };
     // The servers put back leave the servers file.
     let restored: Vec<String> = match &client_text {
@@ -295,7 +375,7 @@ pub fn disconnect(
         held.shift_remove(name);
     }
     store.insert("mcpServers".into(), Value::Object(held));
-    let servers = if same(servers_text, &store) {
+    let servers = if same(None, servers_text, &store) {
         servers_text.to_string()
     } else {
         render(&store, servers_text)

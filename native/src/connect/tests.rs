@@ -177,22 +177,24 @@ fn a_name_in_both_files_is_an_error_naming_both() {
 }
 
 #[test]
-fn broken_and_commented_files_are_refused_untouched() {
+fn broken_files_are_refused_untouched() {
     let c = Client::ClaudeDesktop;
     let broken = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n";
     let e = edit::connect(c, ("claude.json", broken), (SERVERS, ""), &entry(c), false).unwrap_err();
     assert!(e.starts_with("claude.json:3:"), "{e}");
     assert!(e.contains("left untouched"), "{e}");
     let z = Client::Zed;
+    // JSON with comments, broken: refused at its line and column.
     let e = edit::connect(
         z,
-        ("settings.json", fixture("zed-comments")),
+        ("settings.json", "{\n  // x\n  \"a\": 1 \"b\": 2\n}\n"),
         (SERVERS, ""),
         &entry(z),
         false,
     )
     .unwrap_err();
-    assert!(e.contains("settings.json has comments"), "{e}");
+    assert!(e.starts_with("settings.json:3:"), "{e}");
+    assert!(e.contains("left untouched"), "{e}");
     // `//` inside a string is no comment.
     assert!(edit::connect(z, ("s", fixture("zed")), (SERVERS, ""), &entry(z), false).is_ok());
     let e = edit::connect(c, ("f", r#"{"mcpServers": []}"#), (SERVERS, ""), &entry(c), false).unwrap_err();
@@ -236,4 +238,55 @@ fn a_read_only_file_is_refused_by_name() {
     p.set_readonly(false);
     std::fs::set_permissions(&ro, p).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A VS Code `mcp.json` as users write it: comments, trailing commas.
+const VSCODE_COMMENTS: &str = "{\n\t// my servers\n\t\"servers\": {\n\t\t/* the folder */\n\t\t\"files\": {\"command\": \"npx\", \"args\": [\"-y\", \"server-filesystem\"]}, // mine\n\t\t\"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"],},\n\t},\n\t\"inputs\": [], // none yet\n}\n";
+
+#[test]
+fn a_vs_code_file_with_comments_is_edited_keeping_them() {
+    let c = Client::Vscode;
+    let text = VSCODE_COMMENTS;
+    let done = edit::connect(c, ("mcp.json", text), (SERVERS, ""), &entry(c), false).unwrap();
+    assert_eq!(done.moved, ["files", "fetch"]);
+    for kept in [
+        "\t// my servers\n",
+        "/* the folder */",
+        "\t\"inputs\": [], // none yet\n}\n",
+    ] {
+        assert!(done.client.contains(kept), "{kept:?} kept:\n{}", done.client);
+    }
+    let doc = edit::parse(Some(c), "mcp.json", &done.client).unwrap();
+    assert_eq!(doc["servers"], json!({ENTRY: entry(c)}));
+    assert_eq!(doc["inputs"], json!([]));
+    let held = parse(&done.servers);
+    assert_eq!(
+        held["mcpServers"]["fetch"],
+        json!({"command": "uvx", "args": ["mcp-server-fetch"]})
+    );
+    // Again: nothing changes. Undone: the bytes as they were.
+    let again = edit::connect(c, ("mcp.json", &done.client), (SERVERS, &done.servers), &entry(c), true).unwrap();
+    assert_eq!(again.client, done.client);
+    let back = edit::disconnect(c, ("mcp.json", &done.client), text, (SERVERS, &done.servers)).unwrap();
+    assert!(back.exact);
+    assert_eq!(back.client.as_deref(), Some(text), "byte for byte");
+    // A comment the user wrote since, and a setting: both kept, the servers put back.
+    for (edited, note) in [
+        (done.client.replacen("{\n", "{\n\t// written since\n", 1), "a comment"),
+        (
+            done.client.replacen("{\n", "{\n\t// written since\n\t\"x\": 1,\n", 1),
+            "a setting",
+        ),
+    ] {
+        let back = edit::disconnect(c, ("mcp.json", &edited), text, (SERVERS, &done.servers)).unwrap();
+        assert!(!back.exact, "{note}");
+        let t = back.client.unwrap();
+        for kept in ["// written since", "// my servers", "// none yet"] {
+            assert!(t.contains(kept), "{note}: {kept:?} kept:\n{t}");
+        }
+        let doc = edit::parse(Some(c), "mcp.json", &t).unwrap();
+        let names: Vec<&String> = doc["servers"].as_object().unwrap().keys().collect();
+        assert_eq!(names, ["files", "fetch"], "{note}:\n{t}");
+        assert_eq!(parse(&back.servers)["mcpServers"], json!({}), "{note}");
+    }
 }
