@@ -32,7 +32,7 @@ function createServer(tls, handler) {
  * (audience = the resource), granting `scopes`; a client_credentials client `svc` (allowed the
  * scopes `svcScope`), and the `clients` registered beforehand. With `tls` its issuer is
  * `https://127.0.0.1:port`. `tokenRequests` collects each answered token request ({ grant,
- * refreshToken, status, error }); while `hang.token` is true its token endpoint takes requests
+ * refreshToken, status, error, clientId, issuedRefreshToken }); while `hang.token` is true its token endpoint takes requests
  * and never answers (as a hung server would).
  */
 export async function startAuthServer(t, {
@@ -71,6 +71,8 @@ export async function startAuthServer(t, {
         refreshToken: ctx.oidc?.params?.refresh_token,
         status: ctx.status,
         error: ctx.body?.error,
+        clientId: ctx.oidc?.client?.clientId,
+        issuedRefreshToken: ctx.body?.refresh_token,
       });
     }
   });

@@ -120,4 +120,44 @@ if (process.env.SIEVE_TARGET === 'native') {
     // At rest, the gateway's tokens are sealed: none is in the Worker's local state.
     assertSealed(state, sent().map((r) => r.authorization));
   });
+
+  // Issue 58 item 6, the Worker's side: a token endpoint that hangs left the call waiting (the
+  // sign-in's fetches had no deadline); now each takes the upstream's
+  // limits.signInTimeoutSeconds at most (by default half of a short callTimeoutSeconds: 2 s
+  // here) and the error names the token endpoint.
+  test('a hung token endpoint is named within the sign-in\'s own deadline, shorter than the call\'s', { timeout: 120_000 }, async (t) => {
+    const [asPort, mPort] = [await freePort(), await freePort()];
+    const resource = `http://127.0.0.1:${mPort}/mcp`;
+    const hang = { token: false };
+    const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 3, hang });
+    await startMcp(t, { name: 'm', port: mPort, resource, issuer });
+    const doc = {
+      tools: [],
+      upstreams: {
+        m: {
+          url: resource,
+          auth: { type: 'oauth', grant: 'client_credentials', clientId: 'svc', clientSecret: '${SVC_SECRET}', scopes: ['mcp'] },
+          limits: { callTimeoutSeconds: 4 },
+        },
+      },
+    };
+    const { worker, connect } = await startOAuthWorker(t, doc, { tokens: TOKENS, vars: { SVC_SECRET: 'svc-secret-1234567890' } });
+    const bob = await connect('bob');
+    const call = () => bob.callTool({ name: 'm_whoami', arguments: {} });
+    assert.equal((await call()).content[0].text, 'svc', worker.output());
+
+    hang.token = true;
+    await sleep(3500); // the token is due: the next call asks the token endpoint, which hangs
+    const started = Date.now();
+    const failed = await call().then((r) => ({ result: r }), (e) => e);
+    const took = Date.now() - started;
+    assert.equal(failed.code, -32603, `${JSON.stringify(failed)}\n${worker.output()}`);
+    const where = `127.0.0.1:${asPort}`.replaceAll('.', '\\.');
+    assert.match(failed.message, new RegExp(`token endpoint \\(${where}\\) did not answer within 2 s \\(limits\\.signInTimeoutSeconds\\)`), failed.message);
+    assert.doesNotMatch(failed.message, /callTimeoutSeconds/, failed.message);
+    assert.ok(took >= 1800 && took < 3900, `it failed after ${took} ms, not at the sign-in's 2 s deadline`);
+
+    hang.token = false;
+    assert.equal((await call()).content[0].text, 'svc', worker.output());
+  });
 }

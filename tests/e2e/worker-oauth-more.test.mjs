@@ -29,10 +29,10 @@ const TOKENS = { alice: 'tok-alice-0123456789', bob: 'tok-bob-0123456789' };
  * with `anonymous`, one that does not tell its callers apart (no MCP_SIEVE_TOKENS); with
  * `sessions`, `a` keeps sessions (a GET stream and a DELETE each; `requests` records them).
  */
-async function setUp(t, { anonymous = false, sessions = false } = {}) {
+async function setUp(t, { anonymous = false, sessions = false, ttl = 300, tokenRequests = [] } = {}) {
   const [asPort, aPort] = [await freePort(), await freePort()];
   const resource = `http://127.0.0.1:${aPort}/mcp`;
-  const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl: 300, scopes: ['mcp', 'admin'] });
+  const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl, scopes: ['mcp', 'admin'], tokenRequests });
   const [seen, requests] = [[], []];
   await startMcp(t, { name: 'a', port: aPort, resource, issuer, seen, adminScope: 'admin', sessions, requests });
   const doc = { tools: [], upstreams: { a: { url: resource, auth: 'oauth' } } };
@@ -75,7 +75,7 @@ async function setUp(t, { anonymous = false, sessions = false } = {}) {
     assert.equal(await call(bob, 'a_whoami'), 'bob-user');
     return [alice, bob];
   };
-  return { base, as, connect, signIn, call, signInNeeded, waitForTools, bothSignedIn, seen, requests, worker };
+  return { base, as, connect, signIn, call, signInNeeded, waitForTools, bothSignedIn, seen, requests, worker, issuer };
 }
 
 if (process.env.SIEVE_TARGET === 'native') {
@@ -106,6 +106,35 @@ if (process.env.SIEVE_TARGET === 'native') {
     assert.equal(again.status, 200);
     assert.match(await again.text(), /not signed in/);
     // She signs in again: her calls work.
+    await signIn('alice', 'alice-user');
+    assert.equal(await call(alice, 'a_whoami'), 'alice-user');
+  });
+
+  // Issue 58 item 5, the Worker's side: a refused refresh token is deleted with the principal's
+  // tokens (not sent again); her calls ask for a sign-in, and a new sign-in serves again.
+  test('a refresh token refused with invalid_grant is sent once: the principal\'s tokens are deleted and her calls ask for a sign-in', { timeout: 180_000 }, async (t) => {
+    const tokenRequests = [];
+    const { signIn, call, signInNeeded, connect, waitForTools, issuer } = await setUp(t, { ttl: 3, tokenRequests });
+    await signIn('alice', 'alice-user');
+    const alice = await connect('alice');
+    await waitForTools(alice, 'a_whoami');
+    assert.equal(await call(alice, 'a_whoami'), 'alice-user');
+    const issued = tokenRequests.filter((r) => r.issuedRefreshToken).at(-1);
+    assert.ok(issued, `a refresh token was issued: ${JSON.stringify(tokenRequests.map((r) => r.grant))}`);
+    const revoke = await fetch(`${issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: issued.issuedRefreshToken, token_type_hint: 'refresh_token', client_id: issued.clientId }),
+    });
+    assert.equal(revoke.status, 200, await revoke.text());
+    await sleep(3500); // her access token expired
+    const refreshes = () => tokenRequests.filter((r) => r.grant === 'refresh_token');
+    const before = refreshes().length;
+    await signInNeeded(alice, 'a_whoami');
+    await signInNeeded(alice, 'a_whoami');
+    await signInNeeded(alice, 'a_whoami');
+    const refused = refreshes().slice(before);
+    assert.deepEqual(refused.map((r) => r.error), ['invalid_grant'], 'the refused refresh token was sent once');
     await signIn('alice', 'alice-user');
     assert.equal(await call(alice, 'a_whoami'), 'alice-user');
   });
