@@ -17,6 +17,20 @@ export function theQuestion(task) {
   return keys[0];
 }
 
+/**
+ * Polls `get()` (a task: a tasks/get result) every 250 ms until `done(task)` holds or `ms` have
+ * passed, each task seen checked by `each`: the last one (the caller asserts on it).
+ */
+export async function untilTask(get, done, { ms = 30_000, each = () => {} } = {}) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const task = await get();
+    each(task);
+    if (done(task) || Date.now() > deadline) return task;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Asserts that `task` (a tasks/get result) completed with a result that reflects [`SNAKE`]. */
 export function answeredSnake(task) {
   assert.equal(task.status, 'completed', JSON.stringify(task).slice(0, 400));

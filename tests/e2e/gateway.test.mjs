@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { startWorker, startNative } from './harness.mjs';
+import { sleep } from '../security/helpers.mjs';
 
 const META_GROUPS = 'io.modelcontextprotocol/groups';
 const Anything = z.object({}).passthrough();
@@ -103,7 +104,6 @@ async function startUpstream() {
 }
 
 const ToolListChanged = z.object({ method: z.literal('notifications/tools/list_changed') }).passthrough();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function connect(url, name) {
   const client = new Client({ name, version: '1.0.0' });

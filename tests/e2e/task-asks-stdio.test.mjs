@@ -21,8 +21,8 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { statelessRequest, TASKS_CAPS } from '../common/mcp-raw.mjs';
-import { SNAKE, theQuestion, answeredSnake } from '../common/task-asks.mjs';
-import { startEverything, sleep, ROOT } from '../security/helpers.mjs';
+import { SNAKE, theQuestion, answeredSnake, untilTask } from '../common/task-asks.mjs';
+import { startEverything, ROOT } from '../security/helpers.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -83,15 +83,7 @@ const get = (client, id) => client.request({ method: 'tasks/get', params: { task
 const finished = (t) => ['completed', 'failed', 'cancelled'].includes(t.status);
 
 /** tasks/get of `id` until `done(task)` holds (at most `ms`), each seen checked by `each`: the last. */
-async function until(client, id, done, { ms = 30_000, each = () => {} } = {}) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const task = await get(client, id);
-    each(task);
-    if (done(task) || Date.now() > deadline) return task;
-    await sleep(250);
-  }
-}
+const until = (client, id, done, opts) => untilTask(() => get(client, id), done, opts);
 
 /** Creates the research task (a 2026-07-28 call declaring the tasks extension): its id. */
 async function research(client) {

@@ -13,7 +13,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sdkStateless } from './harness.mjs';
 import { TASKS_CAPS } from '../common/mcp-raw.mjs';
-import { SNAKE, theQuestion, answeredSnake } from '../common/task-asks.mjs';
+import { SNAKE, theQuestion, answeredSnake, untilTask } from '../common/task-asks.mjs';
 import { startEverything, startWith, sleep } from '../security/helpers.mjs';
 
 const PRINCIPALS = { alice: 'task-asks-alice-token', bob: 'task-asks-bob-token' };
@@ -40,15 +40,11 @@ const as = (who) => ({
 const rpc = (who, method, params) => sdkStateless(gateway.url, method, params, as(who));
 
 /** tasks/get of `id` by `who` until `done(task)` holds (at most `ms`): the last task seen. */
-async function until(who, id, done, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await rpc(who, 'tasks/get', { taskId: id });
-    assert.equal(r.error, undefined, JSON.stringify(r));
-    if (done(r.result) || Date.now() > deadline) return r.result;
-    await sleep(250);
-  }
-}
+const until = (who, id, done, ms = 30_000) => untilTask(async () => {
+  const r = await rpc(who, 'tasks/get', { taskId: id });
+  assert.equal(r.error, undefined, JSON.stringify(r));
+  return r.result;
+}, done, { ms });
 
 test('a question a session-era upstream asks during a stateless client\'s task shows in tasks/get and is answered with tasks/update', { timeout: 90_000 }, async () => {
   const created = await rpc('alice', 'tools/call', { name: TOOL, arguments: { topic: 'python', ambiguous: true } });
