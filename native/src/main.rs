@@ -17,6 +17,7 @@ mod auth;
 mod cancels;
 mod check;
 mod cli;
+mod code;
 mod connect;
 mod embeddings;
 mod encoder;

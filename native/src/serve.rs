@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::HeaderMap;
@@ -34,6 +33,10 @@ use crate::operate::{MetricsAt, Operate};
 use crate::platform::{fresh_id, now_ms};
 use crate::request_log::RequestLog;
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
+
+/// A request's body: a client's (`Incoming`) or a code-mode program's call (whole).
+pub(crate) trait Body: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static {}
+impl<B: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static> Body for B {}
 
 /// Longest a client may take to send its request head, and then its body.
 const HEAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -193,8 +196,9 @@ fn text(status: u16, body: &str) -> Reply {
 }
 
 /// One request, in its span (see `crate::telemetry`): every log line about it carries its
-/// method, id, principal and view, and with traces on it is the trace's SERVER span.
-async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
+/// method, id, principal and view, and with traces on it is the trace's SERVER span. A client's
+/// request, or a code-mode program's call made as its caller's (`crate::code`).
+pub(crate) async fn handle<B: Body>(app: &Arc<App>, req: hyper::Request<B>) -> Reply {
     // Timed only for the debug line that says it.
     let started = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
     let mut log = None;
@@ -213,7 +217,7 @@ async fn handle(app: &Arc<App>, req: hyper::Request<Incoming>) -> Reply {
 
 /// [`handle`]: `log` is set to the request's log context (its span, when traced) once its body
 /// is read (the head sampler may need the trace context in it).
-async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Option<RequestLog>) -> Reply {
+async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Option<RequestLog>) -> Reply {
     let path = req.uri().path().to_string();
     // Protected Resource Metadata (RFC 9728), public.
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
@@ -345,6 +349,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         let session = header("mcp-session-id");
         log.record(principal.as_deref(), label, session.as_deref());
+        let run_asked = crate::code::asked(&head, view.as_ref());
         // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
         let first = Env {
             now_ms: now_ms(),
@@ -359,9 +364,36 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
             crate::meaning::searched();
         }
         let search = crate::telemetry::is_search(&head, searching);
-        let (seen, over) = app.operate.before(&server, head, &first);
+        let (mut seen, over) = app.operate.before(&server, head, &first);
         if let Some(r) = over {
             return reply(r);
+        }
+        if let Some(crate::code::Via(run)) = parts.extensions.get() {
+            seen.via(run);
+        }
+        if let Some((request_id, program)) = run_asked {
+            // Code mode: the core checks the request (session, headers); the program runs here.
+            let env = Env {
+                now_ms: now_ms(),
+                principal: principal.clone(),
+                fresh_id: id.clone(),
+                view: view.clone(),
+                identity: caller.identity.clone(),
+            };
+            let checked = run_rules(app, &server, parts.method.as_str(), &headers, &body, parsed.take(), &env);
+            let origin = crate::code::Origin {
+                target: parts.uri.to_string(),
+                headers: (*headers).clone(),
+                meta: serde_json::from_slice::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|m| m["params"].get("_meta").cloned()),
+                owner: principal.clone().or(session.clone()).unwrap_or_default(),
+                trace: log.trace().map(|t| t.context.headers()).unwrap_or_default(),
+            };
+            let answer = crate::code::answer(app, checked, request_id, program, origin, &server.catalog().code).await;
+            crate::telemetry::answered(log, &answer.body);
+            app.operate.after_whole(&server, &first, seen, &answer);
+            return reply(answer);
         }
         // A search's own span (traced requests), around the core that searches.
         let search = search.then(|| crate::telemetry::search_span(log)).flatten();
@@ -447,7 +479,7 @@ async fn handle_in(app: &Arc<App>, req: hyper::Request<Incoming>, log: &mut Opti
 /// The body, counted while read (a chunked one has no declared length); `None` past `limit`,
 /// after reading the rest (nothing kept) for at most [`DRAIN`].
 /// A body of one frame (the usual request) is that frame's bytes, not a copy.
-async fn read_body(mut body: Incoming, limit: usize) -> Option<Bytes> {
+async fn read_body<B: Body>(mut body: B, limit: usize) -> Option<Bytes> {
     let (mut first, mut kept, mut len) = (None::<Bytes>, Vec::new(), 0);
     while let Some(frame) = body.frame().await {
         let Ok(data) = frame.map(|f| f.into_data().unwrap_or_default()) else {

@@ -14,6 +14,9 @@ use crate::error::{type_name, Error, Result};
 
 /// The tool that runs a program.
 pub const RUN: &str = "run_code";
+/// What the core answers a `run_code` it is handed (a shell that runs programs runs them before,
+/// and recognises this answer as "the request is otherwise valid").
+pub const NOT_RUN_HERE: &str = "only the native mcp-sieve runs code-mode programs";
 /// Longest program, in bytes.
 pub const MAX_CODE: usize = 100_000;
 /// The key of `structuredContent` (in code mode's `find_tools` and `describe_tools`) holding the

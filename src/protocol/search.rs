@@ -170,8 +170,9 @@ impl Server {
         if name == crate::protocol::code::RUN && Self::coding(call) {
             // The shell runs programs before the core sees them: one that does not, cannot.
             return Some(Err(Error::params(format!(
-                "{} is not run by this server: only the native mcp-sieve runs code-mode programs",
-                crate::protocol::code::RUN
+                "{} is not run by this server: {}",
+                crate::protocol::code::RUN,
+                crate::protocol::code::NOT_RUN_HERE
             ))));
         }
         if name != FIND && name != CALL && !describing {
