@@ -135,7 +135,15 @@ where
 
 /// The log filter, and why the one set was not used.
 fn filter() -> (Filter, Option<String>) {
-    let info = || Filter::Static(Box::new(Targets::new().with_default(tracing::Level::INFO)));
+    // The Hugging Face client's own events (`retry exhausted …` at each try) are off by default:
+    // `crate::hub` says what failed once, in its words.
+    let info = || {
+        Filter::Static(Box::new(
+            Targets::new()
+                .with_default(tracing::Level::INFO)
+                .with_target("hf_hub", tracing_subscriber::filter::LevelFilter::OFF),
+        ))
+    };
     for var in FILTER_VARS {
         let Ok(value) = std::env::var(var) else { continue };
         if value.trim().is_empty() {

@@ -225,6 +225,7 @@ test('a hub that is down: said once, search stays lexical, and the model is fetc
     // Failing again (5 s, then 10 s later) is not said again; the hub coming back is found.
     await new Promise((r) => setTimeout(r, 6_000));
     assert.equal(s.stderr().match(/cannot reach the model hub/g).length, 1, s.stderr());
+    assert.doesNotMatch(s.stderr(), /retry exhausted/, "the client's own retries are not logged");
     back = await startHub({ dir: MODEL, port });
     await s.waitFor(READY, 45_000);
     assert.match(s.stderr(), /was had after all/);
