@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startWorker } from './harness.mjs';
+import { sleep } from '../security/helpers.mjs';
 import { call, initialize, post, sessionHeaders, stateless } from '../common/mcp-raw.mjs';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const tempDir = () => mkdtempSync(path.join(tmpdir(), 'mcp-sieve-do-'));
 
 /** SQLite files of SessionObject instances under a persistence directory. */

@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorker } from './harness.mjs';
+import { sleep } from '../security/helpers.mjs';
 import { call, initialize, post, stateless } from '../common/mcp-raw.mjs';
 
 let worker;
@@ -15,7 +16,6 @@ before(async () => {
 after(async () => { await worker?.stop(); });
 
 const PANIC = { 'X-Sieve-Panic': '1' };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits (up to 10 s: wrangler forwards the runtime's log with a delay) until the log holds `n` panic reports. */
 async function panicsLogged(n) {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startTarget, sdkStateless } from './harness.mjs';
-import { startWith } from '../security/helpers.mjs';
+import { startWith, sleep } from '../security/helpers.mjs';
 
 let server;
 before(async () => { server = await startTarget(); }, { timeout: 120_000 });
@@ -22,7 +22,6 @@ const result = (r) => {
 };
 
 const Anything = z.object({}).passthrough();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // SEP-2663 (modelcontextprotocol/ext-tasks): the creating call answers resultType "task" with the
 // task's fields inline (ttlMs, pollIntervalMs), and tasks/get of a finished task carries its

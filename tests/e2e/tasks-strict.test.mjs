@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startWith, recordingProxy } from '../security/helpers.mjs';
+import { startWith, recordingProxy, until as eventually } from '../security/helpers.mjs';
 import { sdkStateless } from './harness.mjs';
 import { stateless, TASKS_CAPS } from '../common/mcp-raw.mjs';
 import { startTasksUpstream } from '../fixtures/tasks-upstream.mjs';
@@ -125,14 +125,10 @@ test('a stateless 2026-07-28 client gets a strict upstream\'s failed task\'s err
     return r.result.taskId;
   };
   const get = async (id) => (await stateless(gateway.url, 'tasks/get', { taskId: id }, as)).response;
-  const until = async (id, status) => {
-    for (let i = 0; i < 100; i++) {
-      const r = await get(id);
-      if (r?.result?.status === status) return r.result;
-      await new Promise((res) => setTimeout(res, 100));
-    }
-    throw new Error(`task ${id} never became ${status}: ${JSON.stringify(await get(id))}`);
-  };
+  const until = (id, status) => eventually(`task ${id} became ${status}`, async () => {
+    const r = await get(id);
+    return r?.result?.status === status && r.result;
+  }, 10_000);
   const doomed = await create('strict_doomed_job', 0.3);
   const failed = await until(doomed, 'failed');
   assert.deepEqual(failed.error, { code: -32000, message: 'doomed_job gave up after 0.3 s' }, JSON.stringify(failed));
