@@ -20,6 +20,9 @@ mod encoder;
 #[path = "../src/meaning.rs"]
 #[allow(dead_code)]
 mod meaning;
+#[path = "../src/hub.rs"]
+#[allow(dead_code)]
+mod hub;
 
 /// What `meaning` needs of the binary's `platform` (paths are used as given here).
 mod platform {
