@@ -1,16 +1,24 @@
-//! Prometheus metrics of the native server, written by hand in the text exposition format 0.0.4
-//! (counters and histograms in one shard per thread, each under its own lock, summed when
-//! scraped; a request queued in its shard and added to the series with the shard's next
-//! [`PENDING`], or at the scrape; no HTTP stack of their own): requests by
-//! method and outcome, uses by tool, upstream and outcome, refusals by reason code, latency
-//! histograms, upstream states, sessions and tasks, estimated tokens saved. Served at
-//! [`PATH`] behind the same gate as the status endpoint, or on a port of its own
-//! (`--metrics-port`), or not at all (`--metrics off`).
+//! Prometheus metrics of the native server, kept and written by `prometheus-client` (the
+//! Prometheus project's Rust client; the text exposition format 0.0.4): requests by method and
+//! outcome, uses by tool, upstream and outcome, refusals by reason code, latency histograms,
+//! upstream states, sessions and tasks, estimated tokens saved. A request's counter and histogram
+//! handles are resolved once per method and outcome and kept ([`Metrics::count`] then adds to
+//! atomics); a use's series are looked up in their family by label set. Label values are cut at
+//! [`mcp_sieve::operate::MAX_LABEL_BYTES`], and past [`MAX_SERIES`] label sets in one family (the
+//! process's: a family is one map) a new one counts under `overflow="true"`. Served at [`PATH`]
+//! behind the same gate as the status endpoint, or on a port of its own (`--metrics-port`), or
+//! not at all (`--metrics off`).
 
-use std::collections::{BTreeMap, HashSet};
-use std::fmt::Write;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+use mcp_sieve::operate::label_value;
+use prometheus_client::metrics::counter::Counter as Count;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 /// Where the metrics are served on the MCP port.
 pub const PATH: &str = "/metrics";
@@ -20,83 +28,31 @@ const BOUNDS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Default)]
-struct Histogram {
-    counts: [u64; BOUNDS.len()],
-    sum: f64,
-    count: u64,
+/// A series' labels: names, and values that may come from requests (cut at 128 bytes).
+pub type Labels = Vec<(&'static str, Cow<'static, str>)>;
+
+/// `[("method", "tools/call")]` as [`Labels`], each value cut at 128 bytes.
+pub fn labels(pairs: &[(&'static str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (*k, Cow::Owned(label_value(v).to_string())))
+        .collect()
 }
 
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        if let Some(i) = BOUNDS.iter().position(|b| seconds <= *b) {
-            self.counts[i] += 1;
-        }
-        self.sum += seconds;
-        self.count += 1;
-    }
-
-    /// Its lines in the exposition text: `name_bucket{labels,le=…}`, `_sum`, `_count`.
-    fn write(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        let mut cumulative = 0;
-        for (b, c) in BOUNDS.iter().zip(self.counts) {
-            cumulative += c;
-            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {cumulative}");
-        }
-        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}", self.count);
-        let _ = writeln!(
-            out,
-            "{name}_sum{{{labels}}} {}\n{name}_count{{{labels}}} {}",
-            self.sum, self.count
-        );
-    }
-
-    fn merge(&mut self, other: &Histogram) {
-        for (c, o) in self.counts.iter_mut().zip(other.counts) {
-            *c += o;
-        }
-        self.sum += other.sum;
-        self.count += other.count;
-    }
+/// A value a request gave (moved, not copied), cut at 128 bytes.
+fn owned(mut v: String) -> Cow<'static, str> {
+    let keep = label_value(&v).len();
+    v.truncate(keep);
+    Cow::Owned(v)
 }
 
-/// Labels as written: `k1="v1",k2="v2"`.
-type Labels = String;
-
-/// The counters the server keeps by label text (their names: [`COUNTERS`]); requests are
-/// counted apart ([`Metrics::batch`]'s request).
+/// The counters the server keeps by labels; requests are counted apart ([`Metrics::count`]).
 #[derive(Clone, Copy)]
 pub enum Counter {
     ToolCalls,
     Refusals,
     TokensSaved,
 }
-
-/// The counters' names, in [`Counter`]'s order.
-const COUNTERS: [&str; 3] = [
-    "mcp_sieve_tool_calls_total",
-    "mcp_sieve_refusals_total",
-    "mcp_sieve_tokens_saved_total",
-];
-
-/// The latency histograms the server keeps by label text (their names: [`TIMINGS`]); the
-/// requests' own is kept apart.
-#[derive(Clone, Copy)]
-pub enum Timing {
-    UpstreamCall,
-    Search,
-}
-
-/// The histograms' names, in [`Timing`]'s order.
-const TIMINGS: [&str; 2] = [
-    "mcp_sieve_upstream_call_duration_seconds",
-    "mcp_sieve_search_duration_seconds",
-];
-
-/// The names of the counter and the histogram of requests (by method, and outcome).
-const REQUESTS: &str = "mcp_sieve_requests_total";
-const DURATIONS: &str = "mcp_sieve_request_duration_seconds";
 
 /// A request's outcome, as `mcp_sieve_requests_total` labels it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,287 +85,163 @@ pub struct UseCounted {
     pub refused: Option<String>,
 }
 
-/// Requests a shard holds before it adds them to its series: a request only queues itself, and
-/// the series are written [`PENDING`] at a time (their code and data warm in the caches once,
-/// not once a request), and whenever they are read (a scrape sees every request counted).
-const PENDING: usize = 64;
-
-/// Each counter's and histogram's series by their labels; the requests' by method index (one
-/// array slot each: no label text written or compared per request).
-struct Inner {
-    requests: [[u64; OUTCOMES.len()]; METHODS.len()],
-    durations: [Histogram; METHODS.len()],
-    counters: [BTreeMap<Labels, u64>; COUNTERS.len()],
-    histograms: [BTreeMap<Labels, Histogram>; TIMINGS.len()],
-    /// Requests counted and not yet added (at most [`PENDING`]).
-    pending: Vec<Counted>,
-}
-
-impl Inner {
-    /// Adds the pending requests to the series. Uses in a row with the same labels (a client
-    /// calling one tool, one upstream serving them) are added as one: their series is looked up
-    /// once a run, not once a use.
-    #[inline(never)]
-    fn flush(&mut self, admitted: &Admitted) {
-        let (mut buf, mut pending) = (String::new(), std::mem::take(&mut self.pending));
-        let mut calls: Option<(&UseCounted, u64)> = None;
-        let mut served: Option<(&str, Histogram)> = None;
-        for c in &pending {
-            let m = usize::from(c.method.0);
-            self.requests[m][c.outcome as usize] += 1;
-            self.durations[m].observe(c.seconds);
-            let Some(u) = &c.usage else { continue };
-            match &mut calls {
-                Some((run, n)) if (&run.item, &run.upstream, run.outcome) == (&u.item, &u.upstream, u.outcome) => {
-                    *n += 1
-                }
-                _ => {
-                    if let Some((run, n)) = calls.replace((u, 1)) {
-                        self.add_calls(admitted, &mut buf, run, n);
-                    }
-                }
-            }
-            let upstream = u.upstream.as_deref().unwrap_or("");
-            if let Some(r) = &u.refused {
-                let c = Counter::Refusals as usize;
-                series(
-                    &mut self.counters[c],
-                    &admitted.counters[c],
-                    &mut buf,
-                    &[("reason", r)],
-                    |v| *v += 1,
-                );
-            } else if !upstream.is_empty() {
-                match &mut served {
-                    Some((run, h)) if *run == upstream => h.observe(c.seconds),
-                    _ => {
-                        let mut h = Histogram::default();
-                        h.observe(c.seconds);
-                        if let Some((run, h)) = served.replace((upstream, h)) {
-                            self.add_served(admitted, &mut buf, run, &h);
-                        }
-                    }
-                }
-            }
-            if u.item == "find_tools" {
-                let t = Timing::Search as usize;
-                series(&mut self.histograms[t], &admitted.histograms[t], &mut buf, &[], |h| {
-                    h.observe(c.seconds)
-                });
-            }
-        }
-        if let Some((run, n)) = calls {
-            self.add_calls(admitted, &mut buf, run, n);
-        }
-        if let Some((run, h)) = served {
-            self.add_served(admitted, &mut buf, run, &h);
-        }
-        pending.clear();
-        self.pending = pending;
-    }
-
-    /// Adds `n` tool calls with the labels of `u`.
-    fn add_calls(&mut self, admitted: &Admitted, buf: &mut String, u: &UseCounted, n: u64) {
-        let upstream = u.upstream.as_deref().unwrap_or("");
-        let labels = [
-            ("tool", u.item.as_str()),
-            ("upstream", upstream),
-            ("outcome", u.outcome),
-        ];
-        let c = Counter::ToolCalls as usize;
-        series(&mut self.counters[c], &admitted.counters[c], buf, &labels, |v| *v += n);
-    }
-
-    /// Adds the latencies `h` of uses `upstream` served.
-    fn add_served(&mut self, admitted: &Admitted, buf: &mut String, upstream: &str, h: &Histogram) {
-        let t = Timing::UpstreamCall as usize;
-        let (timings, admitted) = (&mut self.histograms[t], &admitted.histograms[t]);
-        series(timings, admitted, buf, &[("upstream", upstream)], |into| into.merge(h));
-    }
-}
-
-impl Default for Inner {
-    fn default() -> Self {
-        Inner {
-            requests: [[0; OUTCOMES.len()]; METHODS.len()],
-            durations: std::array::from_fn(|_| Histogram::default()),
-            counters: Default::default(),
-            histograms: Default::default(),
-            pending: Vec::with_capacity(PENDING),
-        }
-    }
-}
-
-/// The registry: one shard per thread (up to [`SHARDS`]), so the server's threads count
-/// without taking turns at one lock; a scrape sums them. Which label sets have a series is kept
-/// once for the process ([`Admitted`]), so the cap on series is the process's, not a shard's.
-pub struct Metrics {
-    shards: Box<[Mutex<Inner>]>,
-    admitted: Admitted,
-}
-
-/// The label sets each counter and histogram has a series for, in any shard (at most
-/// [`MAX_SERIES`] each): asked only when a shard meets a label set it has not counted yet.
-#[derive(Default)]
-struct Admitted {
-    counters: [Mutex<HashSet<Labels>>; COUNTERS.len()],
-    histograms: [Mutex<HashSet<Labels>>; TIMINGS.len()],
-}
-
-/// How many shards a registry has (threads beyond it share).
-const SHARDS: usize = 16;
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Metrics {
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
-            admitted: Admitted::default(),
-        }
-    }
-}
-
-/// This thread's shard: threads take the next one when they first count.
-fn shard_of_thread() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
-    }
-    SHARD.with(|s| *s)
-}
-
-/// Each metric's help text and type.
-const HELP: [(&str, &str, &str); 12] = [
-    (
-        "mcp_sieve_requests_total",
-        "counter",
-        "JSON-RPC requests by method and outcome (ok, error, refused)",
-    ),
-    (
-        "mcp_sieve_tool_calls_total",
-        "counter",
-        "Uses (tool calls, prompt gets, resource reads) by item, upstream and outcome",
-    ),
-    (
-        "mcp_sieve_refusals_total",
-        "counter",
-        "Refused uses by reason code (policy:<id>, view, rate-limit:<id>, upstream-down:<name>, unknown)",
-    ),
-    (
-        "mcp_sieve_tokens_saved_total",
-        "counter",
-        "Estimated tokens (4 bytes each) a full tools/list would have sent minus those sent, by how (view, search)",
-    ),
-    (
-        "mcp_sieve_request_duration_seconds",
-        "histogram",
-        "Time to answer a request, by method",
-    ),
-    (
-        "mcp_sieve_upstream_call_duration_seconds",
-        "histogram",
-        "Time of a use served by an upstream, by upstream",
-    ),
-    (
-        "mcp_sieve_search_duration_seconds",
-        "histogram",
-        "Time to answer a find_tools search",
-    ),
-    (
-        "mcp_sieve_upstream_up",
-        "gauge",
-        "Whether each upstream is in this state (up, down, starting, needs-login): 1 for its state",
-    ),
-    (
-        "mcp_sieve_upstream_failures",
-        "gauge",
-        "Failed fetches of each upstream's lists since it last answered",
-    ),
-    (
-        "mcp_sieve_sessions",
-        "gauge",
-        "Sessions held (2025-11-25 sessions and 2026-07-28 task holders)",
-    ),
-    ("mcp_sieve_tasks", "gauge", "Tasks held in sessions"),
-    ("mcp_sieve_up", "gauge", "1 while the server runs"),
-];
-
-/// A label value escaped for the exposition format.
-fn escape(v: &str) -> std::borrow::Cow<'_, str> {
-    if !v.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
-        return v.into();
-    }
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").into()
-}
-
-/// `[("method", "tools/call")]` → `method="tools/call"`.
-pub fn labels(pairs: &[(&str, &str)]) -> String {
-    let mut s = String::new();
-    write_labels(&mut s, pairs);
-    s
-}
-
-/// Writes `pairs` as labels at the end of `s`.
-fn write_labels(s: &mut String, pairs: &[(&str, &str)]) {
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        s.push_str(k);
-        s.push_str("=\"");
-        s.push_str(&escape(mcp_sieve::operate::label_value(v)));
-        s.push('"');
-    }
-}
-
-/// A counter's or histogram's label pairs, as a request has them (written out only for a
-/// series not seen before).
-pub type Pairs<'a> = &'a [(&'a str, &'a str)];
-
-/// Series one metric keeps in the process: label values come from requests (a reason, an
+/// Label sets one family keeps in the process: label values come from requests (a reason, an
 /// upstream, a tool's name — one the server does not have is `unknown` already), so past this
-/// many a new set of labels is counted under [`OVERFLOW`] instead (memory and a scrape stay
+/// many a new set of labels is counted under `overflow="true"` instead (memory and a scrape stay
 /// bounded whatever callers send).
 const MAX_SERIES: usize = 1_000;
 
-/// The labels of the series counting what came past [`MAX_SERIES`].
-const OVERFLOW: &str = "overflow=\"true\"";
+/// A histogram with [`BOUNDS`].
+fn histogram() -> Histogram {
+    Histogram::new(BOUNDS)
+}
 
-/// Applies `f` to the series with labels `pairs` in `by_labels` (a shard's), found through `buf`
-/// (the label text, written there): one lookup, and no allocation unless the series is new to the
-/// shard; then `admitted` (the process's) says whether it has a series.
-fn series<T: Default>(
-    by_labels: &mut BTreeMap<Labels, T>,
-    admitted: &Mutex<HashSet<Labels>>,
-    buf: &mut String,
-    pairs: Pairs<'_>,
-    f: impl FnOnce(&mut T),
-) {
-    buf.clear();
-    write_labels(buf, pairs);
-    match by_labels.get_mut(buf.as_str()) {
-        Some(v) => f(v),
-        None => f(added(by_labels, admitted, buf)),
+/// A histogram family's constructor.
+type NewHistogram = fn() -> Histogram;
+
+/// A family whose label sets come from requests, and how many it has (at most [`MAX_SERIES`]
+/// and the overflow's).
+struct Capped<M> {
+    family: Family<Labels, M, fn() -> M>,
+    len: AtomicUsize,
+}
+
+impl<M: Default> Default for Capped<M> {
+    fn default() -> Self {
+        Capped {
+            family: Family::new_with_constructor(M::default as fn() -> M),
+            len: AtomicUsize::new(0),
+        }
     }
 }
 
-/// The series of label text `labels`, new to the shard `by_labels`: its own when the process
-/// has it or has fewer than [`MAX_SERIES`], else the overflow's.
-#[cold]
-fn added<'m, T: Default>(
-    by_labels: &'m mut BTreeMap<Labels, T>,
-    admitted: &Mutex<HashSet<Labels>>,
-    labels: &str,
-) -> &'m mut T {
-    let mut known = admitted.lock().unwrap_or_else(|p| p.into_inner());
-    let labels = if known.contains(labels) || labels == OVERFLOW {
+impl Capped<Histogram> {
+    fn histograms() -> Self {
+        Capped {
+            family: Family::new_with_constructor(histogram as NewHistogram),
+            len: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// The registry and the families in it (each a handle onto what the registry encodes).
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<Labels, Count>,
+    durations: Family<Labels, Histogram, NewHistogram>,
+    /// The requests' handles by method and outcome, resolved on first use.
+    request_counts: Box<[[OnceLock<Count>; OUTCOMES.len()]]>,
+    request_durations: Box<[OnceLock<Histogram>]>,
+    counters: [Capped<Count>; 3],
+    upstream_calls: Capped<Histogram>,
+    searches: Capped<Histogram>,
+    upstream_up: Family<Labels, Gauge>,
+    upstream_failures: Family<Labels, Gauge>,
+    up: Gauge,
+    sessions: Gauge,
+    tasks: Gauge,
+    /// Taken to add a label set to a family (so the cap is checked and the set added as one),
+    /// and to measure the gauges and write the text as one.
+    adding: Mutex<()>,
+    scraping: Mutex<()>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let histograms = || Family::<Labels, Histogram, NewHistogram>::new_with_constructor(histogram);
+        let m = Metrics {
+            requests: Family::default(),
+            durations: histograms(),
+            request_counts: (0..METHODS.len()).map(|_| Default::default()).collect(),
+            request_durations: (0..METHODS.len()).map(|_| OnceLock::new()).collect(),
+            counters: Default::default(),
+            upstream_calls: Capped::histograms(),
+            searches: Capped::histograms(),
+            upstream_up: Family::default(),
+            upstream_failures: Family::default(),
+            up: Gauge::default(),
+            sessions: Gauge::default(),
+            tasks: Gauge::default(),
+            adding: Mutex::default(),
+            scraping: Mutex::default(),
+            registry: Registry::default(),
+        };
+        let [calls, refusals, saved] = &m.counters;
+        // `_total` is the client's: a counter is registered by its name without it.
+        registry.register(
+            "mcp_sieve_requests",
+            "JSON-RPC requests by method and outcome (ok, error, refused)",
+            m.requests.clone(),
+        );
+        registry.register(
+            "mcp_sieve_tool_calls",
+            "Uses (tool calls, prompt gets, resource reads) by item, upstream and outcome",
+            calls.family.clone(),
+        );
+        registry.register(
+            "mcp_sieve_refusals",
+            "Refused uses by reason code (policy:<id>, view, rate-limit:<id>, upstream-down:<name>, unknown)",
+            refusals.family.clone(),
+        );
+        registry.register(
+            "mcp_sieve_tokens_saved",
+            "Estimated tokens (4 bytes each) a full tools/list would have sent minus those sent, by how (view, search)",
+            saved.family.clone(),
+        );
+        registry.register(
+            "mcp_sieve_request_duration_seconds",
+            "Time to answer a request, by method",
+            m.durations.clone(),
+        );
+        registry.register(
+            "mcp_sieve_upstream_call_duration_seconds",
+            "Time of a use served by an upstream, by upstream",
+            m.upstream_calls.family.clone(),
+        );
+        registry.register(
+            "mcp_sieve_search_duration_seconds",
+            "Time to answer a find_tools search",
+            m.searches.family.clone(),
+        );
+        registry.register(
+            "mcp_sieve_upstream_up",
+            "Whether each upstream is in this state (up, down, starting, needs-login): 1 for its state",
+            m.upstream_up.clone(),
+        );
+        registry.register(
+            "mcp_sieve_upstream_failures",
+            "Failed fetches of each upstream's lists since it last answered",
+            m.upstream_failures.clone(),
+        );
+        registry.register(
+            "mcp_sieve_sessions",
+            "Sessions held (2025-11-25 sessions and 2026-07-28 task holders)",
+            m.sessions.clone(),
+        );
+        registry.register("mcp_sieve_tasks", "Tasks held in sessions", m.tasks.clone());
+        registry.register("mcp_sieve_up", "1 while the server runs", m.up.clone());
+        Metrics { registry, ..m }
+    }
+}
+
+/// Applies `f` to the series of `labels` in `c`: found under the family's read lock; a new label
+/// set is added under `adding` when the family has fewer than [`MAX_SERIES`], else the overflow's
+/// series (`overflow="true"`) takes it.
+fn series<M>(c: &Capped<M>, adding: &Mutex<()>, labels: Labels, f: impl FnOnce(&M)) {
+    if let Some(m) = c.family.get(&labels) {
+        return f(&m);
+    }
+    let _turn = adding.lock().unwrap_or_else(|p| p.into_inner());
+    let labels = if c.family.get(&labels).is_some() {
         labels
-    } else if known.len() < MAX_SERIES {
-        known.insert(labels.to_string());
+    } else if c.len.load(Ordering::Relaxed) < MAX_SERIES {
+        c.len.fetch_add(1, Ordering::Relaxed);
         labels
     } else {
-        OVERFLOW
+        vec![("overflow", Cow::Borrowed("true"))]
     };
-    by_labels.entry(labels.to_string()).or_default()
+    f(&c.family.get_or_create(&labels))
 }
 
 /// A request's method, as metrics label it: MCP's methods and this server's extensions by name,
@@ -510,93 +342,77 @@ methods!(
 );
 
 impl Metrics {
-    fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Inner> {
-        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Every shard's series summed.
-    fn merged(&self) -> Inner {
-        let mut all = Inner::default();
-        for i in 0..self.shards.len() {
-            let mut shard = self.shard(i);
-            shard.flush(&self.admitted);
-            for (into, from) in all.requests.iter_mut().zip(&shard.requests) {
-                for (c, n) in into.iter_mut().zip(from) {
-                    *c += n;
-                }
-            }
-            for (into, h) in all.durations.iter_mut().zip(&shard.durations) {
-                into.merge(h);
-            }
-            for (into, series) in all.counters.iter_mut().zip(&shard.counters) {
-                for (l, v) in series {
-                    *into.entry(l.clone()).or_default() += v;
-                }
-            }
-            for (into, series) in all.histograms.iter_mut().zip(&shard.histograms) {
-                for (l, h) in series {
-                    into.entry(l.clone()).or_default().merge(h);
-                }
-            }
-        }
-        all
-    }
-
     /// Adds `n` to counter `c` with `labels`.
-    pub fn add(&self, c: Counter, labels: Pairs<'_>, n: u64) {
-        let mut buf = String::new();
-        series(
-            &mut self.shard(shard_of_thread()).counters[c as usize],
-            &self.admitted.counters[c as usize],
-            &mut buf,
-            labels,
-            |v| *v += n,
-        );
+    pub fn add(&self, c: Counter, labels: Labels, n: u64) {
+        series(&self.counters[c as usize], &self.adding, labels, |v| {
+            v.inc_by(n);
+        });
     }
 
-    /// Counts a request: queued in the thread's shard, added to the series with the shard's
-    /// other pending requests (see [`PENDING`]).
+    /// Counts a request: its method's and outcome's handles (resolved once), and the use's
+    /// series.
     pub fn count(&self, c: Counted) {
-        let mut inner = self.shard(shard_of_thread());
-        if inner.pending.len() >= PENDING {
-            inner.flush(&self.admitted);
+        let m = usize::from(c.method.0);
+        let method = || vec![("method", Cow::Borrowed(METHODS[m]))];
+        self.request_counts[m][c.outcome as usize]
+            .get_or_init(|| {
+                let mut l = method();
+                l.push(("outcome", Cow::Borrowed(OUTCOMES[c.outcome as usize])));
+                self.requests.get_or_create_owned(&l)
+            })
+            .inc();
+        self.request_durations[m]
+            .get_or_init(|| self.durations.get_or_create_owned(&method()))
+            .observe(c.seconds);
+        let Some(u) = c.usage else { return };
+        let search = u.item == "find_tools";
+        let upstream = owned(u.upstream.unwrap_or_default());
+        if let Some(r) = u.refused {
+            self.add(Counter::Refusals, vec![("reason", owned(r))], 1);
+        } else if !upstream.is_empty() {
+            let l = vec![("upstream", upstream.clone())];
+            series(&self.upstream_calls, &self.adding, l, |h| h.observe(c.seconds));
         }
-        inner.pending.push(c);
+        if search {
+            series(&self.searches, &self.adding, Vec::new(), |h| h.observe(c.seconds));
+        }
+        let l = vec![
+            ("tool", owned(u.item)),
+            ("upstream", upstream),
+            ("outcome", Cow::Borrowed(u.outcome)),
+        ];
+        self.add(Counter::ToolCalls, l, 1);
     }
 
-    /// The exposition text: the counters and histograms, then `gauges` (name, labels, value)
-    /// measured by the caller now.
-    pub fn render(&self, gauges: &[(&'static str, Labels, f64)]) -> String {
-        let inner = self.merged();
-        let mut out = String::new();
-        for (name, kind, help) in HELP {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            if name == REQUESTS {
-                for (method, counts) in METHODS.iter().zip(&inner.requests) {
-                    for (outcome, n) in OUTCOMES.iter().zip(counts).filter(|(_, n)| **n > 0) {
-                        let _ = writeln!(out, "{name}{{method=\"{method}\",outcome=\"{outcome}\"}} {n}");
-                    }
+    /// The exposition text, with `gauges` (name, labels, value) measured by the caller now.
+    pub fn render(&self, gauges: &[(&'static str, Labels, i64)]) -> String {
+        let _one = self.scraping.lock().unwrap_or_else(|p| p.into_inner());
+        // Upstreams come and go with the document: only those measured now are written.
+        self.upstream_up.clear();
+        self.upstream_failures.clear();
+        for (name, l, v) in gauges {
+            match *name {
+                "mcp_sieve_up" => {
+                    self.up.set(*v);
                 }
-            }
-            if name == DURATIONS {
-                for (method, h) in METHODS.iter().zip(&inner.durations).filter(|(_, h)| h.count > 0) {
-                    h.write(&mut out, name, &format!("method=\"{method}\""));
+                "mcp_sieve_sessions" => {
+                    self.sessions.set(*v);
                 }
-            }
-            if let Some(c) = COUNTERS.iter().position(|c| *c == name) {
-                for (l, v) in &inner.counters[c] {
-                    let _ = writeln!(out, "{name}{{{l}}} {v}");
+                "mcp_sieve_tasks" => {
+                    self.tasks.set(*v);
                 }
-            }
-            if let Some(t) = TIMINGS.iter().position(|t| *t == name) {
-                for (l, h) in &inner.histograms[t] {
-                    h.write(&mut out, name, l);
+                "mcp_sieve_upstream_up" => {
+                    self.upstream_up.get_or_create(l).set(*v);
                 }
-            }
-            for (g, l, v) in gauges.iter().filter(|(g, ..)| *g == name) {
-                let _ = writeln!(out, "{g}{{{l}}} {v}");
+                "mcp_sieve_upstream_failures" => {
+                    self.upstream_failures.get_or_create(l).set(*v);
+                }
+                _ => {}
             }
         }
+        let mut out = String::new();
+        // Writing to a String does not fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
         out
     }
 }
@@ -605,12 +421,17 @@ impl Metrics {
 mod tests {
     use super::*;
 
+    /// Threads enough that several count each series (the hand-written registry's shards).
+    const SHARDS: usize = 16;
+    /// Requests enough to count some twice over (the hand-written registry's batch).
+    const PENDING: usize = 64;
+
     #[test]
     fn counters_histograms_and_gauges_in_the_text_format() {
         let m = Metrics::default();
         m.count(call(None, 0.003));
         m.count(call(Some(("find_tools", None, "ok", None)), 0.003));
-        let text = m.render(&[("mcp_sieve_up", String::new(), 1.0)]);
+        let text = m.render(&[("mcp_sieve_up", Vec::new(), 1)]);
         assert!(
             text.contains("mcp_sieve_requests_total{method=\"tools/call\",outcome=\"ok\"} 2\n"),
             "{text}"
@@ -627,9 +448,14 @@ mod tests {
             text.contains("mcp_sieve_search_duration_seconds_bucket{le=\"+Inf\"} 1\n"),
             "{text}"
         );
-        assert!(text.contains("mcp_sieve_search_duration_seconds_count{} 1\n"), "{text}");
-        assert!(text.contains("# TYPE mcp_sieve_up gauge\nmcp_sieve_up{} 1\n"), "{text}");
-        assert_eq!(labels(&[("a", "x\"y")]), "a=\"x\\\"y\"");
+        assert!(text.contains("mcp_sieve_search_duration_seconds_count 1\n"), "{text}");
+        assert!(text.contains("# TYPE mcp_sieve_up gauge\nmcp_sieve_up 1\n"), "{text}");
+        m.add(Counter::Refusals, labels(&[("reason", "x\"y\\z\nw")]), 1);
+        let text = m.render(&[]);
+        assert!(
+            text.contains("mcp_sieve_refusals_total{reason=\"x\\\"y\\\\z\\nw\"} 1\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -757,7 +583,7 @@ mod tests {
                 scope.spawn(move || {
                     for i in 0..MAX_SERIES {
                         let tool = format!("made_up_{t}_{i}");
-                        m.add(Counter::ToolCalls, &[("tool", &tool), ("outcome", "error")], 1);
+                        m.add(Counter::ToolCalls, labels(&[("tool", &tool), ("outcome", "error")]), 1);
                     }
                 });
             }
@@ -781,7 +607,7 @@ mod tests {
             .to_string();
         std::thread::scope(|scope| {
             for _ in 0..SHARDS {
-                scope.spawn(|| m.add(Counter::ToolCalls, &[("tool", &first), ("outcome", "error")], 1));
+                scope.spawn(|| m.add(Counter::ToolCalls, labels(&[("tool", &first), ("outcome", "error")]), 1));
             }
         });
         let text = m.render(&[]);
@@ -796,12 +622,12 @@ mod tests {
     fn a_label_value_is_cut_at_128_bytes_between_characters() {
         let m = Metrics::default();
         let long = format!("a{}", "é".repeat(100_000));
-        m.add(Counter::ToolCalls, &[("tool", &long), ("outcome", "ok")], 1);
-        m.add(Counter::Refusals, &[("reason", &"x".repeat(200_007))], 1);
+        m.add(Counter::ToolCalls, labels(&[("tool", &long), ("outcome", "ok")]), 1);
+        m.add(Counter::Refusals, labels(&[("reason", &"x".repeat(200_007))]), 1);
         let text = m.render(&[(
             "mcp_sieve_upstream_failures",
             labels(&[("upstream", &"u".repeat(300))]),
-            0.0,
+            0,
         )]);
         let cut = format!("a{}", "é".repeat(63));
         assert!(
@@ -832,7 +658,7 @@ mod tests {
         let m = Metrics::default();
         for i in 0..MAX_SERIES + 500 {
             let tool = format!("made_up_{i}");
-            m.add(Counter::ToolCalls, &[("tool", &tool), ("outcome", "error")], 1);
+            m.add(Counter::ToolCalls, labels(&[("tool", &tool), ("outcome", "error")]), 1);
         }
         let text = m.render(&[]);
         let series = text.matches("mcp_sieve_tool_calls_total{").count();

@@ -364,19 +364,19 @@ impl Operate {
     ) -> Option<String> {
         let m = self.metrics.as_ref()?;
         let mut gauges = vec![
-            ("mcp_sieve_up", String::new(), 1.0),
-            ("mcp_sieve_sessions", String::new(), sessions as f64),
-            ("mcp_sieve_tasks", String::new(), tasks as f64),
+            ("mcp_sieve_up", Vec::new(), 1),
+            ("mcp_sieve_sessions", Vec::new(), sessions as i64),
+            ("mcp_sieve_tasks", Vec::new(), tasks as i64),
         ];
         if let Some(status) = status {
             for up in status["upstreams"].as_array().into_iter().flatten() {
                 let name = up["name"].as_str().filter(|n| !n.is_empty()).unwrap_or("upstream");
                 let state = up["state"].as_str().unwrap_or("unknown");
                 for s in ["up", "down", "starting", "needs-login"] {
-                    let v = if s == state { 1.0 } else { 0.0 };
+                    let v = i64::from(s == state);
                     gauges.push(("mcp_sieve_upstream_up", labels(&[("upstream", name), ("state", s)]), v));
                 }
-                let failures = up["failures"].as_f64().unwrap_or(0.0);
+                let failures = up["failures"].as_i64().unwrap_or(0);
                 gauges.push(("mcp_sieve_upstream_failures", labels(&[("upstream", name)]), failures));
             }
         }
@@ -414,6 +414,10 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>,
         .sum();
     if full > body.len() {
         let how = if view.search { "search" } else { "view" };
-        m.add(Counter::TokensSaved, &[("how", how)], ((full - body.len()) / 4) as u64);
+        m.add(
+            Counter::TokensSaved,
+            labels(&[("how", how)]),
+            ((full - body.len()) / 4) as u64,
+        );
     }
 }

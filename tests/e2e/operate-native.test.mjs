@@ -282,7 +282,7 @@ test('/metrics behind the token, scraped by Prometheus, whose queries answer the
   assert.match(text, /^mcp_sieve_requests_total\{method="tools\/call",outcome="ok"\} 5$/m);
   assert.match(text, /^mcp_sieve_request_duration_seconds_count\{method="tools\/call"\} 7$/m);
   assert.match(text, /^mcp_sieve_tokens_saved_total\{how="view"\} [1-9]\d*$/m);
-  assert.match(text, /^mcp_sieve_sessions\{\} 0$/m);
+  assert.match(text, /^mcp_sieve_sessions 0$/m);
   if (!prom) {
     t.skip('Debian prometheus is not installed (scripts/bootstrap.sh installs it)');
     return;
