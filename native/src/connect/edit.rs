@@ -57,7 +57,6 @@ fn jsonc() -> ParseOptions {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
-        ..ParseOptions::default()
     }
 }
 
