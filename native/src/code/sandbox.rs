@@ -229,6 +229,14 @@ fn run_in(
     if let Some(why) = stopped.borrow_mut().take() {
         return Err(why);
     }
+    // Out of memory while throwing, QuickJS throws `null`: an error with the engine's memory
+    // (nearly) full is the memory limit's.
+    if let Err(RunError::Thrown(_)) = &outcome {
+        let used = rt.memory_usage().malloc_size.max(0) as usize;
+        if used >= limits.memory_bytes / 10 * 9 {
+            return Err(RunError::Memory(limits.memory_bytes / (1024 * 1024)));
+        }
+    }
     outcome
 }
 
