@@ -106,7 +106,7 @@ impl Http {
         };
         tokio::time::timeout(self.deadline, work).await.map_err(|_| {
             let ms = self.deadline.as_millis();
-            let within = if ms % 1000 == 0 {
+            let within = if ms.is_multiple_of(1000) {
                 format!("{} s", ms / 1000)
             } else {
                 format!("{ms} ms")

@@ -718,7 +718,7 @@ async fn send(
                 .split_once("://")
                 .map_or(url, |(_, rest)| rest.find(['/', '?', '#']).map_or(rest, |i| &rest[..i]));
             let ms = within.0;
-            let took = if ms % 1000 == 0 {
+            let took = if ms.is_multiple_of(1000) {
                 format!("{} s", ms / 1000)
             } else {
                 format!("{ms} ms")
