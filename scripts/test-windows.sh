@@ -8,8 +8,8 @@
 #   3. tests/windows/lane.test.mjs: the official SDK's stdio client on Linux driving
 #      `wine64 mcp-sieve.exe stdio --mcp-config …` (a bare name resolved through PATHEXT to a .cmd,
 #      a .exe, folders with spaces), `connect claude-desktop` and `login`.
-# Its own Wine prefix (target/wine-prefix, made on first use: about 10 s). The build shares the
-# checkout's target/ (SIEVE_WINDOWS_TARGET_DIR chooses another). Exits non-zero when a test fails
+# Its own Wine prefix (target/wine-prefix, made on first use: about 10 s). The build goes to
+# ~/.cargo/mcp-sieve-windows-lane (SIEVE_WINDOWS_TARGET_DIR chooses another). Exits non-zero when a test fails
 # or a tool is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,10 @@ export WINE="${WINE:-/usr/lib/wine/wine64}"
 command -v x86_64-w64-mingw32-gcc >/dev/null || fail "no x86_64-w64-mingw32-gcc (apt-get install gcc-mingw-w64-x86-64)"
 rustup target list --installed 2>/dev/null | grep -qx "$target" || fail "no $target target (rustup target add $target)"
 
-export CARGO_TARGET_DIR="${SIEVE_WINDOWS_TARGET_DIR:-$root/target}"
+# Its own target folder beside the rustup targets (as the release check's cross-check), not this
+# checkout's target/: a fresh clone on a machine that ran the lane before rebuilds only this
+# workspace's crates (minutes) instead of every dependency for Windows (a quarter of an hour).
+export CARGO_TARGET_DIR="${SIEVE_WINDOWS_TARGET_DIR:-${CARGO_HOME:-$HOME/.cargo}/mcp-sieve-windows-lane}"
 out="$CARGO_TARGET_DIR/$target/debug"
 mkdir -p "$out"
 export WINEPREFIX="$root/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="

@@ -64,6 +64,9 @@ if step "build" scripts/build.sh; then
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
 fi
+# Windows under Wine (issue 60): the native crate's unit tests and the stdio, connect and login
+# end-to-end tests against the x86_64-pc-windows-gnu build (its own target folder, see the script).
+step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" scripts/test-windows.sh
 echo "=== steps (seconds; the two server lanes ran at once)"
 awk -F'\t' '{ printf "%6d s  %-6s  %s\n", $1, $2, substr($3, 1, 90) }' "$times"
 rm -f "$times"
