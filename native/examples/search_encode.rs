@@ -17,12 +17,12 @@
 #[path = "../src/encoder.rs"]
 #[allow(dead_code)]
 mod encoder;
-#[path = "../src/meaning.rs"]
-#[allow(dead_code)]
-mod meaning;
 #[path = "../src/hub.rs"]
 #[allow(dead_code)]
 mod hub;
+#[path = "../src/meaning.rs"]
+#[allow(dead_code)]
+mod meaning;
 
 /// What `meaning` needs of the binary's `platform` (paths are used as given here).
 mod platform {
