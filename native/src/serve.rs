@@ -380,7 +380,15 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                 view: view.clone(),
                 identity: caller.identity.clone(),
             };
-            let checked = run_rules(app, &server, parts.method.as_str(), &headers, &body, parsed.take(), &env);
+            let checked = run_rules(
+                app,
+                &server,
+                parts.method.as_str(),
+                &headers,
+                &body,
+                parsed.take(),
+                &env,
+            );
             let origin = crate::code::Origin {
                 target: parts.uri.to_string(),
                 headers: (*headers).clone(),
