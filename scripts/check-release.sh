@@ -23,7 +23,8 @@
 #      each skipped, saying why, when its rustup target or compiler is absent
 #
 # The binaries are built with the dist profile's settings turned down (no LTO, opt-level 0) into
-# target/release-check, so a run after a change takes seconds to a minute; RELEASE_OPTIMIZED=1
+# ~/.cargo/mcp-sieve-release-check (MCP_SIEVE_RELEASE_CHECK_DIR), so a run after a change takes
+# seconds to a minute; RELEASE_OPTIMIZED=1
 # builds the real dist profile into target/ (the archive a release ships; its sizes and install
 # times are in docs/src/install.md).
 set -euo pipefail
@@ -45,7 +46,9 @@ archive="$app-$target.tar.gz"
 if [ "${RELEASE_OPTIMIZED:-0}" = 1 ]; then
   export CARGO_TARGET_DIR="$root/target"
 else
-  export CARGO_TARGET_DIR="$root/target/release-check"
+  # Beside the rustup targets, not in this checkout (as the cross-check below): a fresh clone on a
+  # machine that ran the check before rebuilds only the workspace's crates, not every dependency.
+  export CARGO_TARGET_DIR="${MCP_SIEVE_RELEASE_CHECK_DIR:-${CARGO_HOME:-$HOME/.cargo}/mcp-sieve-release-check}"
   export CARGO_PROFILE_DIST_OPT_LEVEL=0 CARGO_PROFILE_DIST_LTO=off CARGO_PROFILE_DIST_CODEGEN_UNITS=256
 fi
 # dist writes its archives and installers to target/distrib whatever the cargo target folder.
