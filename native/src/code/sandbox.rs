@@ -229,14 +229,6 @@ fn run_in(
     if let Some(why) = stopped.borrow_mut().take() {
         return Err(why);
     }
-    // Out of memory while throwing, QuickJS throws `null`: an error with the engine's memory
-    // (nearly) full is the memory limit's.
-    if let Err(RunError::Thrown(_)) = &outcome {
-        let used = rt.memory_usage().malloc_size.max(0) as usize;
-        if used >= limits.memory_bytes / 10 * 9 {
-            return Err(RunError::Memory(limits.memory_bytes / (1024 * 1024)));
-        }
-    }
     outcome
 }
 
@@ -291,6 +283,10 @@ fn thrown(e: CaughtError<'_>, memory_bytes: usize) -> RunError {
                 .unwrap_or_else(|| "Error".into());
             format!("{name}: {message}")
         }
+        // Out of memory while throwing, QuickJS throws `null` (its memory is freed by then, so
+        // the usage cannot tell): a thrown `null` is read as the memory limit's, a program's own
+        // `throw null` too.
+        CaughtError::Value(v) if v.is_null() => return RunError::Memory(memory_bytes / (1024 * 1024)),
         CaughtError::Value(v) => match v.as_string().and_then(|s| s.to_string().ok()) {
             Some(s) => format!("the program threw {s}"),
             None => format!("the program threw a {}", v.type_name()),
