@@ -17,6 +17,7 @@ mod check;
 pub use check::Secrets;
 #[cfg(feature = "operate")]
 pub mod audit;
+pub mod code;
 #[cfg(feature = "explain")]
 pub mod explain;
 #[cfg(feature = "operate")]
@@ -116,9 +117,9 @@ pub struct Catalog {
     /// Rate limits (the document's `limits`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
     pub limits: limits::Limits,
-    /// Code mode's limits on a program's run (the document's `code`; `protocol::code`).
+    /// Code mode's limits on a program's run (the document's `code`).
     #[cfg(feature = "search-index")]
-    pub code: crate::protocol::code::Limits,
+    pub code: code::Limits,
     /// The audit trail's settings (the document's `audit`). Servers only (feature `operate`).
     #[cfg(feature = "operate")]
     pub audit: audit::Audit,
@@ -484,7 +485,7 @@ impl Catalog {
             #[cfg(feature = "operate")]
             limits: limits::Limits::parse(doc.get("limits"))?,
             #[cfg(feature = "search-index")]
-            code: crate::protocol::code::Limits::parse(doc.get("code"))?,
+            code: code::Limits::parse(doc.get("code"))?,
             #[cfg(feature = "operate")]
             audit: audit::Audit::parse(doc.get("audit"))?,
         })

@@ -103,7 +103,15 @@ pub(crate) struct Origin {
     pub owner: String,
     /// The trace context a call's span is a child of (the run's span), when traced.
     pub trace: Vec<(String, String)>,
+    /// How a call is served: `serve`'s own request path, handed in (this module does not name
+    /// `serve`, which calls it: no cycle between the two).
+    pub serve: Serve,
 }
+
+/// A request served as any other: `serve::handle`, boxed (a request may, in its type, run a
+/// program again, and a plain function's declared type ends that cycle).
+pub(crate) type Serve =
+    for<'a> fn(&'a Arc<App>, hyper::Request<Full<Bytes>>) -> Pin<Box<dyn Future<Output = Reply> + Send + 'a>>;
 
 /// The JSON-RPC result of `run_code` with `code` (the argument as sent) under `limits`:
 /// `{structuredContent: {result, logs}}`, or an error result saying which limit stopped it. An
@@ -327,7 +335,7 @@ async fn call(app: &Arc<App>, origin: &Origin, run_id: &str, n: u64, name: &str,
         .map_err(|e| format!("the call of {name} could not be made: {e}"))?;
     *req.headers_mut() = headers;
     req.extensions_mut().insert(Via(run_id.to_string()));
-    let reply = served(app, req).await;
+    let reply = (origin.serve)(app, req).await;
     let status = reply.status().as_u16();
     let sse = reply
         .headers()
@@ -354,12 +362,6 @@ async fn call(app: &Arc<App>, origin: &Origin, run_id: &str, n: u64, name: &str,
         }
     };
     resolved(message)
-}
-
-/// `serve::handle` of a program's call, boxed: a request may (in its type, never when it runs)
-/// run a program again, and a plain function's declared type ends that cycle.
-fn served(app: &Arc<App>, req: hyper::Request<Full<Bytes>>) -> Pin<Box<dyn Future<Output = Reply> + Send + '_>> {
-    Box::pin(crate::serve::handle(app, req))
 }
 
 /// What a call's answer resolves to in the program.

@@ -195,6 +195,14 @@ fn text(status: u16, body: &str) -> Reply {
     })
 }
 
+/// [`handle`] of a code-mode program's call, boxed (`crate::code::Serve`).
+fn served(
+    app: &Arc<App>,
+    req: hyper::Request<http_body_util::Full<bytes::Bytes>>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send + '_>> {
+    Box::pin(handle(app, req))
+}
+
 /// One request, in its span (see `crate::telemetry`): every log line about it carries its
 /// method, id, principal and view, and with traces on it is the trace's SERVER span. A client's
 /// request, or a code-mode program's call made as its caller's (`crate::code`).
@@ -397,6 +405,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                     .and_then(|m| m["params"].get("_meta").cloned()),
                 owner: principal.clone().or(session.clone()).unwrap_or_default(),
                 trace: log.trace().map(|t| t.context.headers()).unwrap_or_default(),
+                serve: served,
             };
             let answer = crate::code::answer(app, checked, request_id, program, origin, &server.catalog().code).await;
             crate::telemetry::answered(log, &answer.body);
