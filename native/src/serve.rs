@@ -379,15 +379,17 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         if let Some(crate::code::Via(run)) = parts.extensions.get() {
             seen.via(run);
         }
+        // The core's environment of one run (the clock read each time).
+        let env_now = || Env {
+            now_ms: now_ms(),
+            principal: principal.clone(),
+            fresh_id: id.clone(),
+            view: view.clone(),
+            identity: caller.identity.clone(),
+        };
         if let Some((request_id, program)) = run_asked {
             // Code mode: the core checks the request (session, headers); the program runs here.
-            let env = Env {
-                now_ms: now_ms(),
-                principal: principal.clone(),
-                fresh_id: id.clone(),
-                view: view.clone(),
-                identity: caller.identity.clone(),
-            };
+            let env = env_now();
             let checked = run_rules(
                 app,
                 &server,
@@ -416,13 +418,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         let search = search.then(|| crate::telemetry::search_span(log)).flatten();
         let started = now_ms();
         let answer = loop {
-            let env = Env {
-                now_ms: now_ms(),
-                principal: principal.clone(),
-                fresh_id: id.clone(),
-                view: view.clone(),
-                identity: caller.identity.clone(),
-            };
+            let env = env_now();
             // The first run takes the parsed message; a run again (a wait) parses the body again.
             let parsed = parsed.take();
             let answer = if may_take_long(&body) {
