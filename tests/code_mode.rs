@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{header_fn, Harness};
+use common::{header_fn, names, Harness};
 use mcp_sieve::http::endpoint_view;
 use mcp_sieve::Catalog;
-use serde_json::{json, Value};
+use serde_json::json;
 
 fn on(catalog: Catalog, path: &str, query: &str) -> Harness {
     let view = endpoint_view(&catalog, path, query, &header_fn(vec![], &[]), None).unwrap();
@@ -19,21 +19,12 @@ fn on(catalog: Catalog, path: &str, query: &str) -> Harness {
     h
 }
 
-fn names(list: &Value) -> Vec<String> {
-    list["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn the_code_mode_list_is_the_search_tools_and_run_code() {
     let catalog = Catalog::from_json_str(common::CATALOG).unwrap();
     let mut h = on(catalog, "/mcp", "mode=code");
     let list = h.rpc_ok("tools/list", json!({}));
-    assert_eq!(names(&list), ["find_tools", "describe_tools", "run_code"]);
+    assert_eq!(names(&list, "tools"), ["find_tools", "describe_tools", "run_code"]);
     let run = &list["tools"][2];
     assert_eq!(run["inputSchema"]["required"], json!(["code"]));
     // A named view in code mode, with a pinned tool beside them.
@@ -41,13 +32,13 @@ fn the_code_mode_list_is_the_search_tools_and_run_code() {
     doc["views"]["scripted"] = json!({"mode": "code", "pinned": ["echo"]});
     let mut h = on(Catalog::load(&doc).unwrap(), "/mcp/scripted", "");
     assert_eq!(
-        names(&h.rpc_ok("tools/list", json!({}))),
+        names(&h.rpc_ok("tools/list", json!({})), "tools"),
         ["find_tools", "describe_tools", "run_code", "echo"]
     );
     // Search mode is unchanged.
     let mut h = on(Catalog::from_json_str(common::CATALOG).unwrap(), "/mcp", "mode=search");
     assert_eq!(
-        names(&h.rpc_ok("tools/list", json!({}))),
+        names(&h.rpc_ok("tools/list", json!({})), "tools"),
         ["find_tools", "describe_tools", "call_tool"]
     );
 }
