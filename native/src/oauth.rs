@@ -80,7 +80,6 @@ impl Http {
     async fn send(&self, party: &str, req: hyper::Request<Full<Bytes>>) -> Result<Answer, Error> {
         let url = req.uri().to_string();
         let host = req.uri().host().unwrap_or_default().to_string();
-        let authority = req.uri().authority().map_or(host.clone(), |a| a.to_string());
         let work = async {
             let resp = self
                 .client
@@ -105,19 +104,12 @@ impl Http {
             })
         };
         tokio::time::timeout(self.deadline, work).await.map_err(|_| {
-            let ms = self.deadline.as_millis();
-            let within = if ms.is_multiple_of(1000) {
-                format!("{} s", ms / 1000)
-            } else {
-                format!("{ms} ms")
-            };
-            let limit = self.limit.map(|l| format!(" ({l})")).unwrap_or_default();
-            let who = if party.is_empty() {
-                url.clone()
-            } else {
-                format!("{party} ({authority})")
-            };
-            Error::Upstream(format!("{who} did not answer within {within}{limit}"))
+            Error::Upstream(mcp_sieve::upstream::oauth::no_answer(
+                party,
+                &url,
+                self.deadline.as_millis(),
+                self.limit,
+            ))
         })?
     }
 

@@ -70,6 +70,30 @@ pub fn parse_url(s: &str) -> Result<Url> {
     Ok(u)
 }
 
+/// What a shell says when `party` (e.g. "the authorization server's token endpoint") did not
+/// answer a request to `url` within `ms` milliseconds, `limit` naming the setting that bounds it:
+/// `… (127.0.0.1:8080) did not answer within 2 s (limits.signInTimeoutSeconds)`. Without a party
+/// the URL itself is named.
+pub fn no_answer(party: &str, url: &str, ms: u128, limit: Option<&str>) -> String {
+    let within = if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    };
+    let limit = limit.map(|l| format!(" ({l})")).unwrap_or_default();
+    let who = match parse_url(url) {
+        Ok(u) if !party.is_empty() => {
+            let host = u.host_str().unwrap_or_default();
+            match u.port() {
+                Some(p) => format!("{party} ({host}:{p})"),
+                None => format!("{party} ({host})"),
+            }
+        }
+        _ => url.to_string(),
+    };
+    format!("{who} did not answer within {within}{limit}")
+}
+
 /// `scheme://host[:port]` of `u` (no default port).
 fn origin(u: &Url) -> String {
     u.origin().ascii_serialization()
@@ -1839,6 +1863,23 @@ mod tests {
         assert_eq!(
             resource_metadata_urls("https://mcp.example.com/mcp", Some(&own)).unwrap(),
             vec!["https://mcp.example.com/prm"]
+        );
+    }
+
+    #[test]
+    fn a_party_that_does_not_answer_is_named_with_its_host_and_the_limit() {
+        assert_eq!(
+            no_answer(
+                "the token endpoint",
+                "http://127.0.0.1:8080/token",
+                2000,
+                Some("limits.signInTimeoutSeconds")
+            ),
+            "the token endpoint (127.0.0.1:8080) did not answer within 2 s (limits.signInTimeoutSeconds)"
+        );
+        assert_eq!(
+            no_answer("", "https://as.example/t", 1500, None),
+            "https://as.example/t did not answer within 1500 ms"
         );
     }
 }

@@ -714,17 +714,11 @@ async fn send(
         Either::Left((answer, _)) => answer,
         Either::Right(_) => {
             controller.abort();
-            let host = url
-                .split_once("://")
-                .map_or(url, |(_, rest)| rest.find(['/', '?', '#']).map_or(rest, |i| &rest[..i]));
-            let ms = within.0;
-            let took = if ms.is_multiple_of(1000) {
-                format!("{} s", ms / 1000)
-            } else {
-                format!("{ms} ms")
-            };
-            Err(format!(
-                "{party} ({host}) did not answer within {took} (limits.signInTimeoutSeconds)"
+            Err(mcp_sieve::upstream::oauth::no_answer(
+                party,
+                url,
+                u128::from(within.0),
+                Some("limits.signInTimeoutSeconds"),
             ))
         }
     }
