@@ -215,10 +215,12 @@ pub const MAX_LABEL_BYTES: usize = 128;
 /// `v` as a metric's label value: its first [`MAX_LABEL_BYTES`] bytes, cut at a character (a
 /// value comes from a request or a document, and a scrape repeats it on every series).
 pub fn label_value(v: &str) -> &str {
-    if v.len() <= MAX_LABEL_BYTES {
-        return v;
-    }
-    let mut end = MAX_LABEL_BYTES;
+    cut_at_char(v, MAX_LABEL_BYTES)
+}
+
+/// `v`'s first `max` bytes at most, cut at a character.
+pub fn cut_at_char(v: &str, max: usize) -> &str {
+    let mut end = v.len().min(max);
     while !v.is_char_boundary(end) {
         end -= 1;
     }

@@ -22,15 +22,6 @@ pub const DATASET: &str = "MCP_SIEVE_METRICS";
 /// The longest index a data point may have (Analytics Engine's limit), in bytes.
 const MAX_INDEX_BYTES: usize = 96;
 
-/// `v`'s first `max` bytes, cut at a character.
-fn cut(v: &str, max: usize) -> &str {
-    let mut end = v.len().min(max);
-    while !v.is_char_boundary(end) {
-        end -= 1;
-    }
-    &v[..end]
-}
-
 thread_local! {
     /// This isolate's dataset (set by [`bind`] on each request that has the env).
     static METRICS: RefCell<Option<AnalyticsEngineDataset>> = const { RefCell::new(None) };
@@ -108,7 +99,7 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
         // the dataset).
         let item = label_value(server.counted_item(u).unwrap_or(UNKNOWN_ITEM));
         let point = AnalyticsEngineDataPointBuilder::new()
-            .indexes([cut(item, MAX_INDEX_BYTES)])
+            .indexes([mcp_sieve::operate::cut_at_char(item, MAX_INDEX_BYTES)])
             .add_blob(u.method)
             .add_blob(item)
             .add_blob(label_value(u.upstream.as_deref().unwrap_or("")))
