@@ -1,16 +1,36 @@
 #!/usr/bin/env bash
 # Every test: formatting, clippy, native cargo tests, wasm tests in Chromium, and the end-to-end
 # tests against the real Worker in workerd (official MCP SDK client, Chromium page test).
-# Exits non-zero if any step fails; ends with "N passed, N failed".
+# Exits non-zero if any step fails; ends with a table of the steps' times and "N passed, N failed".
+#
+# Each artifact is built once: `cargo test` builds target/debug/mcp-sieve, which the end-to-end
+# lanes use (`scripts/build.sh --run` builds only the wasm: the package, the Worker, the page). The
+# wasm builds go to target/wasm, a cargo folder of their own, so they run beside clippy and
+# `cargo test` (one cargo folder builds one thing at a time; the wasm's fat LTO and wasm-opt keep
+# one core busy while the other is idle). The server lanes (the Worker's, the native server's)
+# then run beside a third lane of the steps that build in folders of their own (the release
+# check, `wasm-pack test`, the Windows lane), `nice`d so the servers keep their deadlines.
+#
+# A clone with no target/ gets a link to ${CARGO_HOME:-~/.cargo}/mcp-sieve-test-target (as the
+# release check and the Windows lane keep theirs there): the compiled dependencies outlive the
+# clone, so the next clone rebuilds only this workspace's crates. SIEVE_TEST_TARGET_DIR chooses
+# the folder; SIEVE_TEST_TARGET_DIR=none keeps target/ in the clone. Two runs at once on one
+# machine would share it: run one at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 times="$(mktemp)"   # "seconds<TAB>result<TAB>step" per step, for the table at the end
+shared_target="${SIEVE_TEST_TARGET_DIR:-${CARGO_HOME:-$HOME/.cargo}/mcp-sieve-test-target}"
+if [ ! -e target ] && [ ! -L target ] && [ "$shared_target" != none ]; then
+  mkdir -p "$shared_target" && ln -s "$shared_target" target
+fi
 t0=$SECONDS
 scripts/bootstrap.sh || exit 1
 printf '%s\tok\t%s\n' "$((SECONDS - t0))" "bootstrap (tools, only what is missing)" >> "$times"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
+# This workspace's crates are built once per run: cargo's incremental data would only be written.
+export CARGO_INCREMENTAL=0
 passed=0; failed=0; failures=()
 step() {
   local name="$1"; shift
@@ -20,20 +40,61 @@ step() {
   if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
   else result=FAILED; failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
   printf '%s\t%s\t%s\n' "$((SECONDS - t0))" "$result" "$name" >> "$times"
+  [ "$result" = ok ]
+}
+# Lanes: a function run in the background, its output kept in a file and printed whole by
+# join_lanes, its steps counted from the "=== name: ok|FAILED (N s)" lines.
+lanes="$(mktemp -d)"
+lane_pids=(); lane_names=()
+lane() { "$2" > "$lanes/$1" 2>&1 & lane_pids+=($!); lane_names+=("$1"); }
+join_lanes() {
+  wait "${lane_pids[@]}"
+  local name
+  for name in "${lane_names[@]}"; do
+    cat "$lanes/$name"
+    passed=$((passed + $(grep -c "^=== .*: ok ([0-9]* s)$" "$lanes/$name")))
+    while IFS= read -r failure; do
+      failed=$((failed + 1)); failures+=("$failure")
+    done < <(sed -n "s/^=== \(.*\): FAILED ([0-9]* s)$/\1/p" "$lanes/$name")
+    rm -f "$lanes/$name"
+  done
+  lane_pids=(); lane_names=()
 }
 step "cargo fmt --check" cargo fmt --all -- --check
 step "package-lock.json lists every platform's optional packages (npm ci takes it unchanged)" python3 scripts/check-lock.py
 step "no import cycles between core modules or the files of one folder" python3 scripts/check-cycles.py
 step "documentation book (mdbook build docs; every relative link and #anchor of README.md, ARCHITECTURE.md and docs/src)" sh -c 'mdbook build docs && python3 scripts/check-docs.py'
-step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
-step "cargo test" cargo test --workspace --features mcp-sieve/testing
-step "release plan (dist plan: every target's archive and installer; the release workflow in sync)" dist plan
-step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" scripts/check-release.sh
-step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
-if step "build" scripts/build.sh; then
+# The wasm lane, beside clippy and `cargo test`: the package, the Worker and the page, in their own
+# cargo folder (target/wasm), the package's checks, then the core's wasm tests in Chromium.
+wasm_lane() {
+  export CARGO_TARGET_DIR="$PWD/target/wasm"
+  step "build (scripts/build.sh --run: the package, the Worker, the page)" scripts/build.sh --run || return
+  touch "$lanes/built"
   step "npm package types (tsc against pkg/mcp_sieve.d.ts)" tsc --noEmit -p tests/types
   step "npm package size (gzip -9 of pkg/mcp_sieve_bg.wasm)" scripts/check-size.sh
   step "npm package as published (npm pack; Node, esbuild, Vite, webpack, import map in Chromium; publint, attw, tsc; README and book examples)" scripts/check-package.sh
+  step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
+}
+lane wasm wasm_lane
+# `cargo test` builds target/debug/mcp-sieve too (the native crate's tests run it), with the
+# features of this run: that binary is the one the end-to-end lanes run. Removed first, so a
+# `cargo test` that fails to build cannot leave an older one to be tested.
+rm -f target/debug/mcp-sieve
+step "cargo clippy" cargo clippy --workspace --all-targets --features mcp-sieve/testing -- -D warnings
+step "cargo test" cargo test --workspace --features mcp-sieve/testing
+[ -x target/debug/mcp-sieve ] \
+  || step "the native server for the end-to-end lanes (cargo test built none)" cargo build -p mcp-sieve-server
+step "release plan (dist plan: every target's archive and installer; the release workflow in sync)" dist plan
+join_lanes
+# Beside the server lanes, the steps that build in cargo folders of their own (not target/): the
+# release as installed, and the Windows lane under Wine (issue 60: the native crate's unit tests, the
+# stdio, connect and login end-to-end tests against the x86_64-pc-windows-gnu build).
+builds_lane() {
+  step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" nice -n 10 scripts/check-release.sh
+  step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" nice -n 10 scripts/test-windows.sh
+}
+lane builds builds_lane
+if [ -f "$lanes/built" ]; then
   # The tests against servers run in two lanes at once, the Worker's (wrangler dev) and the native
   # server's: they share no port or state, and mostly wait on their servers (the run is ~7 minutes
   # shorter). Each lane's output is printed whole when both are done, and its steps counted.
@@ -47,27 +108,14 @@ if step "build" scripts/build.sh; then
     step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/gateway-refresh.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs tests/security/upstream-untrusted.test.mjs tests/security/upstream-space.test.mjs tests/security/upstream-budget.test.mjs tests/security/upstream-deadline.test.mjs tests/security/upstream-down.test.mjs
     step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/discovery.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/eras.test.mjs tests/e2e/tasks-strict.test.mjs tests/e2e/task-asks.test.mjs tests/e2e/task-create-asks.test.mjs tests/e2e/search-upstreams.test.mjs tests/e2e/relay.test.mjs tests/e2e/relay-stream.test.mjs tests/e2e/mrtr.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs tests/e2e/pinning.test.mjs tests/e2e/upstream-health.test.mjs tests/e2e/tls-upstream.test.mjs tests/e2e/oauth-upstream.test.mjs tests/e2e/oauth-elicit.test.mjs tests/e2e/desktop-internet.test.mjs tests/e2e/connect.test.mjs tests/e2e/reload.test.mjs tests/e2e/otel.test.mjs tests/e2e/rate-limits.test.mjs tests/e2e/stdio-late-question.test.mjs
   }
-  lanes="$(mktemp -d)"
-  worker_lane > "$lanes/worker" 2>&1 &
-  wpid=$!
-  native_lane > "$lanes/native" 2>&1 &
-  npid=$!
-  wait "$wpid" "$npid"
-  for lane in worker native; do
-    cat "$lanes/$lane"
-    passed=$((passed + $(grep -c "^=== .*: ok ([0-9]* s)$" "$lanes/$lane")))
-    while IFS= read -r name; do
-      failed=$((failed + 1)); failures+=("$name")
-    done < <(sed -n "s/^=== \(.*\): FAILED ([0-9]* s)$/\1/p" "$lanes/$lane")
-  done
-  rm -rf "$lanes"
+  lane worker worker_lane
+  lane native native_lane
 else
   failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
 fi
-# Windows under Wine (issue 60): the native crate's unit tests and the stdio, connect and login
-# end-to-end tests against the x86_64-pc-windows-gnu build (its own target folder, see the script).
-step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" scripts/test-windows.sh
-echo "=== steps (seconds; the two server lanes ran at once)"
+join_lanes
+rm -rf "$lanes"
+echo "=== steps (seconds; wall-clock each: the wasm lane ran beside clippy and cargo test, the server lanes beside the release check and the Windows lane)"
 awk -F'\t' '{ printf "%6d s  %-6s  %s\n", $1, $2, substr($3, 1, 90) }' "$times"
 rm -f "$times"
 echo "=== wall: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
