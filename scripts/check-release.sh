@@ -14,7 +14,10 @@
 #   4. the shell installer, its download pointed at a loopback HTTP server holding the archive
 #   5. the npm launcher, packed and installed from its tarball, downloading from that server; run
 #      as node_modules/.bin/mcp-sieve and as `npx mcp-sieve-server`
-#   6. the Homebrew formula: this archive's URL and sha256; the PowerShell installer: its URL
+#   6. the Homebrew formula: this archive's URL and sha256; the PowerShell installer, generated for
+#      the plan's Windows target (the GNU build the Windows lane tests), parsed and read by
+#      tests/release/powershell-installer.test.mjs: the URL it fetches, that it checks no sha256
+#      (dist 0.34 has it check none: docs/src/install.md says so); no PowerShell here to run it
 #   7. the Dockerfile: hadolint (no Docker engine here to build it)
 #   8. the other platforms' code (the OS keychain's stores, handles, paths): `cargo clippy` of the
 #      server for x86_64-pc-windows-gnu (ring's and mimalloc's C built by mingw-w64; the Windows
@@ -119,11 +122,22 @@ grep -q '^name = "mcp-sieve"$' <(grep -A2 '^\[\[bin\]\]' "$cli_dir/Cargo.toml") 
 say "crates: $(du -b "$lib_crate" | cut -f1) and $(du -b "$cli_crate" | cut -f1) bytes, sources and licences only"
 
 # --- 2. dist --------------------------------------------------------------------------------------
-# The installers of every target (the PowerShell one exists only with Windows among the targets),
-# then this machine's archive, with which dist rewrites the installers carrying its checksum.
-say "dist build --artifacts=all --target $target"
+# The installers of every target (the PowerShell one exists only with Windows among the targets:
+# the plan's one Windows archive names it), then this machine's archive, with which dist rewrites
+# the installers carrying its checksum.
+dist plan --output-format=json >"$work/plan.json" 2>"$work/dist.log" \
+  || { tail -30 "$work/dist.log" >&2; fail "dist plan"; }
+windows_target=$(python3 - "$work/plan.json" <<'PY'
+import json, sys
+zips = [a for a in json.load(open(sys.argv[1]))["artifacts"].values()
+        if a["kind"] == "executable-zip" and any("-windows-" in t for t in a["target_triples"])]
+assert len(zips) == 1 and len(zips[0]["target_triples"]) == 1, zips
+print(zips[0]["target_triples"][0])
+PY
+) || fail "dist plan lists no single Windows archive"
+say "dist build --artifacts=global --target $windows_target; --artifacts=all --target $target"
 rm -rf "$distrib"
-dist build --artifacts=global --target x86_64-pc-windows-msvc >"$work/dist.log" 2>&1 \
+dist build --artifacts=global --target "$windows_target" >"$work/dist.log" 2>&1 \
   || { tail -30 "$work/dist.log" >&2; fail "dist build --artifacts=global"; }
 dist build --artifacts=all --target "$target" >>"$work/dist.log" 2>&1 \
   || { tail -30 "$work/dist.log" >&2; fail "dist build"; }
@@ -206,9 +220,11 @@ grep -q "url \"$release_url/$archive\"" "$formula" || fail "the formula does not
 grep -A1 "url \"$release_url/$archive\"" "$formula" | grep -q "sha256 \"$sum\"" \
   || fail "the formula's sha256 for $archive is not the archive's ($sum)"
 grep -q 'bin.install "mcp-sieve"' "$formula" || fail "the formula does not install mcp-sieve"
-grep -q "$release_url" "$distrib/$app-installer.ps1" || fail "the PowerShell installer does not download from $release_url"
-grep -q "$app-x86_64-pc-windows-msvc.zip" "$distrib/$app-installer.ps1" || fail "the PowerShell installer names no Windows archive"
-say "Homebrew formula: $archive at its sha256; PowerShell installer: the Windows zip"
+SIEVE_PS1="$distrib/$app-installer.ps1" SIEVE_DIST_PLAN="$work/plan.json" SIEVE_RELEASE_URL="$release_url" \
+  SIEVE_SHA256_FILE="$distrib/$archive.sha256" \
+  node --test tests/release/powershell-installer.test.mjs >"$work/ps1.log" 2>&1 \
+  || { cat "$work/ps1.log" >&2; fail "tests/release/powershell-installer.test.mjs"; }
+say "Homebrew formula: $archive at its sha256; PowerShell installer: parsed, fetches $app-$windows_target.zip, checks no sha256 (as install.md says)"
 
 # --- 7. Dockerfile --------------------------------------------------------------------------------
 hadolint=$(command -v hadolint || echo .venv/bin/hadolint)
