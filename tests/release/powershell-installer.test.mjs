@@ -1,8 +1,9 @@
 // The PowerShell installer that dist generates (mcp-sieve-server-installer.ps1), checked without a
 // PowerShell (issue 60 item 3): none can be had on this machine — Wine 8's powershell.exe is a stub
 // that prints "fixme:powershell:wmain stub" and exits 0 without running the script, npm's `pwsh`
-// downloads PowerShell from GitHub at install, PyPI carries no PowerShell engine, and Debian
-// packages neither PowerShell nor .NET. So the script is parsed by a real PowerShell grammar
+// downloads PowerShell from GitHub at install, no PyPI package found by name or summary carries a
+// PowerShell engine (pwshpy and maf-sandbox-shell wrap one), and Debian packages neither
+// PowerShell nor .NET (only Mono, which PowerShell 7 does not run on). So the script is parsed by a real PowerShell grammar
 // (tree-sitter-powershell under web-tree-sitter) and read, not run:
 // - it parses with no error (and the parser does report one when a brace is taken out);
 // - the download: the installer's own platform table, target choice (Get-TargetTriple, Get-Arch)
