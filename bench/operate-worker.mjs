@@ -3,13 +3,13 @@
 // bench/wrk-list.lua, 32 connections): `tools/call` of `echo` (a use: what the audit, the metrics
 // and the limit act on) and a filtered `tools/list` (no use: none of them runs), each with
 //   off    no audit, no rate limit, and the Analytics Engine dataset unbound (worker/wrangler.toml
-//          without its [[analytics_engine_datasets]] block): the log lines of worker/src/log.rs
+//          without its [[analytics_engine_datasets]] block): the log lines of worker/src/telemetry/log.rs
 //          alone, written on failures only;
 //   limit  one rate limit every call counts against (never reached: tokens leased from the
-//          limit's Durable Object, worker/src/limiter.rs), nothing else;
+//          limit's Durable Object, worker/src/operate/limiter.rs), nothing else;
 //   audit  the audit alone (dataset unbound); metrics: the dataset bound alone;
 //   four   item 6's four parts as the native server's benchmark has them (scripts/bench-operate.sh
-//          "all four"): logs at info (worker/src/log.rs's lines, on failures and events: none per
+//          "all four"): logs at info (worker/src/telemetry/log.rs's lines, on failures and events: none per
 //          request), metrics (the dataset bound: a data point per use, miniflare's local
 //          Analytics Engine), traces sampled at 10% (the platform's in a Worker, `[observability]
 //          head_sampling_rate = 0.1`, outside the isolate and not run by `wrangler dev`: no code

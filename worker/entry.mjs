@@ -1,12 +1,12 @@
 //! The Worker's entry, around the module worker-build generates (build/index.js).
 //!
 //! Fast path: a stateless POST with a `Content-Length` within the body limit and no session is
-//! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/fast.rs),
+//! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/serve/fast.rs),
 //! which returns nothing for a request it does not take; that request, with its body, then takes
 //! the full path: the Rust `fetch` handler (worker/src/lib.rs). In gateway mode a stateless use of
 //! an upstream's item comes back as the upstream POST to send: this code sends it with the
 //! platform's `fetch` and hands the answer back in another synchronous call (`settle`, `upstream`;
-//! worker/src/forward.rs), so a forwarded call costs no Rust futures, timers or Request copies. The default export is a plain
+//! worker/src/serve/fast/forward.rs), so a forwarded call costs no Rust futures, timers or Request copies. The default export is a plain
 //! handler object, not worker-build's entrypoint class, whose Proxy wrappers allocate on every
 //! request.
 //!
@@ -86,12 +86,12 @@ function sync(call) {
   }
 }
 
-/** The headers of a JSON answer the wasm gives as its body alone (worker/src/forward.rs). */
+/** The headers of a JSON answer the wasm gives as its body alone (worker/src/serve/fast/forward.rs). */
 const JSON_ANSWER = { 'Content-Type': 'application/json' };
 
 /**
  * The response to what the fast path answered: a Response; a promise of one (the rest runs in
- * the wasm, guarded); or, in gateway mode, a POST to an upstream (a string, worker/src/forward.rs)
+ * the wasm, guarded); or, in gateway mode, a POST to an upstream (a string, worker/src/serve/fast/forward.rs)
  * that this code sends, handing the answer back to the wasm, which answers the same way again;
  * or the body of a JSON answer of status 200 (a string starting with `{`).
  */
@@ -105,7 +105,7 @@ async function settle(answer) {
 }
 
 /**
- * Sends the upstream POST `plan` (worker/src/forward.rs `plan`: the exchange's number, URL,
+ * Sends the upstream POST `plan` (worker/src/serve/fast/forward.rs `plan`: the exchange's number, URL,
  * deadline, answer cap and headers, a line each, then the body) within its deadline, and hands
  * its answer to the wasm: a JSON body of known length within the cap read whole here, an SSE
  * stream (or a body of unknown length) read there, or the failure.
@@ -176,21 +176,21 @@ export class SessionObject extends GeneratedSessionObject {
   }
 }
 
-/** The budget of 2026-07-28 tasks (worker/src/ledger.rs), guarded like the session objects. */
+/** The budget of 2026-07-28 tasks (worker/src/serve/ledger.rs), guarded like the session objects. */
 export class TaskLedger extends GeneratedTaskLedger {
   fetch(request) {
     return guarded(() => super.fetch(request));
   }
 }
 
-/** One limited key's token bucket (worker/src/limiter.rs), guarded like the session objects. */
+/** One limited key's token bucket (worker/src/operate/limiter.rs), guarded like the session objects. */
 export class RateLimiter extends GeneratedRateLimiter {
   fetch(request) {
     return guarded(() => super.fetch(request));
   }
 }
 
-/** One principal's upstream sign-ins and tokens (worker/src/upstream_tokens.rs), guarded likewise. */
+/** One principal's upstream sign-ins and tokens (worker/src/oauth/upstream_tokens.rs), guarded likewise. */
 export class UpstreamTokens extends GeneratedUpstreamTokens {
   fetch(request) {
     return guarded(() => super.fetch(request));

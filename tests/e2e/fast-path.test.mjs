@@ -1,4 +1,4 @@
-// The Worker's stateless fast path (worker/src/fast.rs, worker/entry.mjs) answers exactly as the
+// The Worker's stateless fast path (worker/src/serve/fast.rs, worker/entry.mjs) answers exactly as the
 // full path does, with the embedded catalog and in gateway mode (in front of the real
 // @modelcontextprotocol/server-everything). A stateless POST with a Content-Length takes the fast
 // path; the same request sent chunked (no Content-Length) takes the full path. With

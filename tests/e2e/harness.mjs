@@ -147,7 +147,7 @@ export async function startNative({ port, extraArgs = [], env = {} } = {}) {
 
 /**
  * A server's output as text to match: each JSON log line of the Worker (`{"level":…,"message":…}`,
- * worker/src/log.rs; wrangler dev colours a warning's and an error's) becomes its message; other
+ * worker/src/telemetry/log.rs; wrangler dev colours a warning's and an error's) becomes its message; other
  * lines (the native server's) stay as they are.
  */
 export function logText(output) {

@@ -1,6 +1,6 @@
 // Rate limits on the Worker's fast path (issue 42 items 5 and 6): without authentication a
 // stateless tools/call is answered synchronously while the isolate holds tokens leased from the
-// limit's Durable Object (worker/src/limiter.rs, src/operate/lease.rs), and asks the object only
+// limit's Durable Object (worker/src/operate/limiter.rs, src/operate/lease.rs), and asks the object only
 // when its lease is spent. The limit is never exceeded: of 30 calls in a row, and of 40 at once,
 // at most 20 pass (a limit of 20 per 60 s, leases of 5) and the rest get 429 naming the limit; in
 // a row at most one lease (5 tokens) may expire unspent on a slow machine, so at least 15 pass.

@@ -1,4 +1,4 @@
-// The Worker's log lines are JSON (issue 42: what Workers Logs indexes; worker/src/log.rs): a
+// The Worker's log lines are JSON (issue 42: what Workers Logs indexes; worker/src/telemetry/log.rs): a
 // line the core writes about a request (here: a tool called by its deprecated alias) is one JSON
 // object with its level, its message, and the request's id, method, principal and view — the
 // view as the request's audit record names it; a line about no request (here: the session secret

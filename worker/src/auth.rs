@@ -3,19 +3,26 @@
 //! checks signatures with the platform's WebCrypto (`crypto.subtle.verify`): no crypto library in
 //! the wasm. The front Worker verifies; a session's Durable Object receives the verified caller in
 //! [`IDENTITY_HEADER`], which the front always sets itself (a client's value is replaced).
+//! [`Caller`] (`caller.rs`) is what the front Worker knows of a request's caller before the core
+//! answers it: the verified identity and the view it chose.
+
+mod caller;
+
+pub use caller::Caller;
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use mcp_sieve::auth::{Alg, AuthConfig, Identity, Issuer, Jwk, KeyCache, KeySet, Rejection, Token};
-use mcp_sieve::http::{self, Caller, Party, Who};
+use mcp_sieve::http::{self, Party, Who};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{AbortController, Delay, Fetch, Request, RequestInit};
 
 use crate::platform::now_ms;
+use crate::telemetry::log;
 
 /// The header that carries the verified caller from the front Worker to a session's object.
 pub const IDENTITY_HEADER: &str = "x-mcp-sieve-caller";
@@ -62,7 +69,7 @@ async fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
     )
     .await;
     let Ok(public) = imported else {
-        crate::log::error(format_args!("WebCrypto refused a published key ({:?})", key.alg));
+        log::error(format_args!("WebCrypto refused a published key ({:?})", key.alg));
         return false;
     };
     let sig = Uint8Array::from(signature);
@@ -138,7 +145,7 @@ async fn keys(issuer: &Issuer, party: Party, unknown_kid: bool) -> KeySet {
             Ok(set) => with_cache(party, |c| c.store(set, now_ms())),
             Err(e) => {
                 with_cache(party, |c| c.failed(now_ms()));
-                crate::log::error(&e);
+                log::error(&e);
             }
         }
     }
@@ -182,7 +189,7 @@ async fn verify(auth: &AuthConfig, token: &str, party: Party) -> Result<Identity
 pub async fn authenticate(
     cfg: &http::Config,
     header: &dyn Fn(&str) -> Option<String>,
-) -> Result<Caller, Box<http::Response>> {
+) -> Result<http::Caller, Box<http::Response>> {
     match http::who(cfg, header) {
         Who::Known(c) => Ok(c),
         Who::Refused(r) => Err(r),
@@ -192,14 +199,14 @@ pub async fn authenticate(
             };
             verify(auth, &token, party)
                 .await
-                .map(Caller::verified)
+                .map(http::Caller::verified)
                 .map_err(|why| Box::new(http::refused(cfg, &why, header("origin").as_deref())))
         }
     }
 }
 
 /// The caller as [`IDENTITY_HEADER`]'s value.
-pub fn encode(c: &Caller) -> String {
+pub fn encode(c: &http::Caller) -> String {
     let id = c.identity.as_deref();
     json!({
         "principal": c.principal,
@@ -210,9 +217,9 @@ pub fn encode(c: &Caller) -> String {
 }
 
 /// The caller the front Worker verified (in a session's object): from [`IDENTITY_HEADER`].
-pub fn decode(value: Option<String>) -> Caller {
+pub fn decode(value: Option<String>) -> http::Caller {
     let Some(v) = value.and_then(|v| serde_json::from_str::<Value>(&v).ok()) else {
-        return Caller::default();
+        return http::Caller::default();
     };
     let principal = v["principal"].as_str().map(String::from);
     let identity = match (&principal, v["claims"].as_object()) {
@@ -226,5 +233,5 @@ pub fn decode(value: Option<String>) -> Caller {
         })),
         _ => None,
     };
-    Caller { principal, identity }
+    http::Caller { principal, identity }
 }

@@ -24,6 +24,8 @@ use worker::kv::KvStore;
 use worker::Env;
 
 use crate::platform;
+use crate::telemetry::log;
+use crate::upstream::gateway;
 
 /// The embedded default catalog.
 const DEFAULT_CATALOG: &str = include_str!("../../catalog/default.json");
@@ -73,7 +75,7 @@ async fn read(env: &Env) -> Config {
             // Without a configured secret, session ids are tagged with one of this isolate's:
             // sound for one isolate (`wrangler dev`); a deployment sets the secret so that every
             // isolate recognises every session.
-            crate::log::warn("MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
+            log::warn("MCP_SIEVE_SESSION_SECRET is not set; using a random one for this isolate");
             cfg.session_secret = Some(http::Secret::new(format!(
                 "{}{}",
                 platform::fresh_id(),
@@ -137,7 +139,7 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
         }
     }
     let (server, setup) = build(env, &text, source).map_err(|e| e.joined())?;
-    crate::gateway::install(setup);
+    gateway::install(setup);
     Ok(server)
 }
 
@@ -161,7 +163,7 @@ impl Refused {
 
 /// The server over the document `text` from `source`, and its gateway, built but not in place
 /// (the lockdown variable applied, as at the first load).
-fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<crate::gateway::Setup>), Refused> {
+fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<gateway::Setup>), Refused> {
     let refused = |errors| Refused { source, errors };
     let lockdown = mcp_sieve::catalog::Lockdown::var_enables(var(env, mcp_sieve::catalog::Lockdown::VAR).as_deref());
     let loaded = match lockdown {
@@ -170,7 +172,7 @@ fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<crate:
     };
     let catalog = Catalog::from_json_str(&loaded).map_err(|e| refused(every_error(text, &loaded, e)))?;
     let server = Server::new(catalog);
-    let setup = crate::gateway::configure(&server, env, &|name| var(env, name))
+    let setup = gateway::configure(&server, env, &|name| var(env, name))
         .map_err(|e| refused(vec![placed(text, e.to_string())]))?;
     // A secret the embeddings request's headers name must be set, as an upstream's must.
     (server.catalog().meaning.settings)
@@ -280,7 +282,7 @@ async fn check() {
     let _checking = Checking;
     let (text, source) = match kv_document(&kv).await {
         Ok(d) => d,
-        Err(e) => return crate::log::error(format_args!("reload: {e}; the running configuration stays")),
+        Err(e) => return log::error(format_args!("reload: {e}; the running configuration stays")),
     };
     let now_seen = (source == Source::Kv).then(|| digest(&text));
     if now_seen == seen {
@@ -291,9 +293,9 @@ async fn check() {
     match build(&env, &text, source) {
         Err(refused) => {
             for e in &refused.errors {
-                crate::log::error(format_args!("reload: {}: {e}", source.name()));
+                log::error(format_args!("reload: {}: {e}", source.name()));
             }
-            crate::log::error(format_args!(
+            log::error(format_args!(
                 "reload: {} not applied ({} error(s)); the running configuration stays",
                 source.name(),
                 refused.errors.len()
@@ -313,12 +315,12 @@ async fn check() {
                 cfg.auth = server.catalog().auth.clone();
                 cfg
             });
-            crate::gateway::install(setup);
+            gateway::install(setup);
             LOADED.set(Some(Rc::new(Config {
                 transport,
                 server: Ok(server),
             })));
-            crate::log::info(format_args!(
+            log::info(format_args!(
                 "reload: {} applied in {} ms ({} upstreams{}{}); bindings, variables and secrets change only with a deploy",
                 source.name(),
                 platform::now_ms() - started,

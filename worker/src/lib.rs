@@ -5,38 +5,31 @@
 //! are static assets served by the platform before this code runs.
 
 mod auth;
-mod caller;
 mod config;
-mod fast;
-mod forward;
-mod gateway;
-mod heap;
-mod ledger;
-mod limiter;
-mod log;
-mod meaning;
+mod oauth;
 mod operate;
 mod platform;
 mod relay;
-mod sealed;
-mod session_object;
-mod shell;
-mod signin;
-mod splice;
-mod standalone;
-mod task_asks;
-mod upstream_tokens;
-mod watch;
+mod search;
+mod serve;
+mod sessions;
+mod telemetry;
+mod upstream;
 
 use mcp_sieve::http;
 use mcp_sieve::protocol::{self, jsonrpc, BudgetStep};
-use mcp_sieve::upstream;
 use worker::{event, Context, Env, Headers, Method, Request, RequestInit, Response, Result};
 
-pub use ledger::TaskLedger;
-pub use limiter::RateLimiter;
-pub use session_object::SessionObject;
-pub use upstream_tokens::UpstreamTokens;
+pub use oauth::upstream_tokens::UpstreamTokens;
+pub use operate::limiter::RateLimiter;
+pub use serve::ledger::TaskLedger;
+pub use sessions::SessionObject;
+
+use oauth::sign_in;
+use operate::limiter;
+use serve::{ledger, shell, watch};
+use telemetry::log;
+use upstream::gateway;
 
 /// The Durable Object namespace binding of sessions.
 const SESSIONS: &str = "SESSIONS";
@@ -61,8 +54,8 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
             return shell::respond(r);
         }
     }
-    if signin::is_route(path) {
-        return sign_in(&req, &env, &url, path, query).await;
+    if sign_in::is_route(path) {
+        return sign_in_routes(&req, &env, &url, path, query).await;
     }
     let status = path == mcp_sieve::upstream::STATUS_PATH;
     if !status && !shell::is_endpoint(path) {
@@ -102,7 +95,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
         Err(refusal) => return shell::respond(*refusal),
     };
     // The sign-in URLs that errors give are on this origin.
-    signin::set_origin(signin::origin_of(&url));
+    sign_in::set_origin(sign_in::origin_of(&url));
     if status {
         // The upstreams' state as this isolate knows it (behind the same gate as /mcp).
         return shell::respond(gateway::status(server, &method, who.principal.as_deref()).await);
@@ -194,7 +187,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
             let waiting = peeked
                 .as_ref()
                 .filter(|_| server.is_gateway())
-                .and_then(|(m, p)| upstream::waiting_for(m, p, principal.as_deref()));
+                .and_then(|(m, p)| mcp_sieve::upstream::waiting_for(m, p, principal.as_deref()));
             match waiting {
                 Some(name) => (name, None),
                 None => {
@@ -213,7 +206,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
                     // Its client may be asked: the call runs in an object of its own (`relay`),
                     // where the exchange can wait for it to call again.
                     (
-                        upstream::waiting_name(&fresh, principal.as_deref()),
+                        mcp_sieve::upstream::waiting_name(&fresh, principal.as_deref()),
                         Some(fresh.clone()),
                     )
                 }
@@ -221,16 +214,16 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
         }
     };
     let forwarded = web_sys::Headers::new_with_headers(&headers)?;
-    forwarded.delete(session_object::MINTED_ID_HEADER)?;
+    forwarded.delete(sessions::MINTED_ID_HEADER)?;
     // Who the caller is, as verified here: the object trusts this header, so a client's is dropped.
     forwarded.delete(auth::IDENTITY_HEADER)?;
     if let Some(who) = &identity {
         forwarded.set(auth::IDENTITY_HEADER, who)?;
     }
     if let Some(id) = &minted {
-        forwarded.set(session_object::MINTED_ID_HEADER, id)?;
+        forwarded.set(sessions::MINTED_ID_HEADER, id)?;
     }
-    forwarded.set(signin::ORIGIN_HEADER, signin::origin_of(&url))?;
+    forwarded.set(sign_in::ORIGIN_HEADER, sign_in::origin_of(&url))?;
     let mut init = RequestInit::new();
     init.with_method(Method::from(method.clone()))
         .with_headers(Headers(forwarded));
@@ -251,18 +244,19 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     // A session object that failed (a panic, a storage outage) is logged without content; the
     // client gets a JSON-RPC error, and the object starts afresh from its storage next time.
     answer.or_else(|e| {
-        log::About::of(&caller, &body).error(format_args!("a session object failed: {e}"));
+        log::About::of(caller.principal.as_deref(), caller.view_label(), &body)
+            .error(format_args!("a session object failed: {e}"));
         shell::respond(http::failed())
     })
 }
 
-/// The sign-in routes (`signin`): the start and the sign-out, behind the same gate and
+/// The sign-in routes (`oauth::sign_in`): the start and the sign-out, behind the same gate and
 /// authentication as `/mcp`;
 /// the callback, reached by the browser coming back from the authorization server (its `state`
 /// is the credential).
-async fn sign_in(req: &web_sys::Request, env: &Env, url: &str, path: &str, query: &str) -> Result<Response> {
-    if path == signin::CALLBACK {
-        return signin::callback(env, url, query).await;
+async fn sign_in_routes(req: &web_sys::Request, env: &Env, url: &str, path: &str, query: &str) -> Result<Response> {
+    if path == sign_in::CALLBACK {
+        return sign_in::callback(env, url, query).await;
     }
     let loaded = config::load(env).await;
     let (cfg, server) = match (&loaded.transport, &loaded.server) {
@@ -272,15 +266,15 @@ async fn sign_in(req: &web_sys::Request, env: &Env, url: &str, path: &str, query
     let method = req.method();
     let headers = req.headers();
     let header = shell::header_fn(&headers);
-    if let Some(refusal) = signin::gate(cfg, &method, &header) {
+    if let Some(refusal) = sign_in::gate(cfg, &method, &header) {
         return shell::respond(refusal);
     }
     let who = match auth::authenticate(cfg, &header).await {
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
-    if path == signin::LOGOUT {
-        return signin::logout(env, server, who.principal.as_deref(), query).await;
+    if path == sign_in::LOGOUT {
+        return sign_in::logout(env, server, who.principal.as_deref(), query).await;
     }
-    signin::start(env, server, who.principal.as_deref(), url, query).await
+    sign_in::start(env, server, who.principal.as_deref(), url, query).await
 }

@@ -2,8 +2,10 @@
 //! on the console (Workers Logs), and its counters as a data point in a Workers Analytics Engine
 //! dataset when one is bound as [`DATASET`] (blobs: method, item, upstream, outcome, reason,
 //! principal, each cut at 128 bytes, an item the server does not have as `unknown`; doubles:
-//! duration in ms, 1 per use; index: the item). Rate limits are asked in `limiter.rs` before the
+//! duration in ms, 1 per use; index: the item). Rate limits are asked in `operate/limiter.rs` before the
 //! use runs.
+
+pub mod limiter;
 
 use std::cell::RefCell;
 
@@ -13,8 +15,9 @@ use mcp_sieve::operate::{label_value, Use, UNKNOWN_ITEM};
 use mcp_sieve::protocol::{Env as CoreEnv, Server};
 use worker::{AnalyticsEngineDataPointBuilder, AnalyticsEngineDataset, Env};
 
-use crate::caller::Caller;
+use crate::auth::Caller;
 use crate::platform::now_ms;
+use crate::telemetry::log;
 
 /// The Analytics Engine binding the counters go to, when bound.
 pub const DATASET: &str = "MCP_SIEVE_METRICS";
@@ -110,7 +113,7 @@ pub fn finish(server: &Server, caller: &Caller, seen: Option<Seen>, answer: &htt
             .add_double(1.0)
             .build();
         if let Err(e) = d.write_data_point(&point) {
-            crate::log::About::of_use(u).error(format_args!("a metrics data point could not be written: {e}"));
+            log::About::of_use(u).error(format_args!("a metrics data point could not be written: {e}"));
         }
     });
 }

@@ -1,6 +1,8 @@
 //! The platform's clock and randomness, and a fetched answer's body read within a bound, for
 //! every part of the Worker (a leaf: it imports no other file of the Worker).
 
+pub mod heap;
+
 use wasm_bindgen::JsCast;
 
 /// Now, ms since the epoch (`Date.now()`: no `Date` object per reading).

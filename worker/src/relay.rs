@@ -16,6 +16,15 @@
 //! [`Waiting`] until the same caller calls again with the answer (routed to the same object by
 //! `upstream::waiting_for`, or again to the holder), at most `ask::ANSWER_WAIT_MS`, and that
 //! call gets what it does next.
+//!
+//! Beside it, the other ways an upstream reaches a client: `standalone` (an upstream session's
+//! GET stream, read while the client's own is open) and `task_asks` (a task's question waiting
+//! for a stateless client's `tasks/update`). The native shell keeps those two in `upstream/`;
+//! here they answer through `serve` (`shell::respond`, `watch`), which itself drives
+//! `upstream::gateway`, so they sit above both, with this file.
+
+pub mod standalone;
+pub mod task_asks;
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -31,8 +40,11 @@ use serde_json::Value;
 use worker::{Delay, ResponseBuilder};
 
 use crate::config::Loaded;
-use crate::gateway::LocalFuture;
 use crate::platform::{self, now_ms};
+use crate::serve::ledger;
+use crate::serve::shell;
+use crate::serve::watch;
+use crate::upstream::gateway::{self, LocalFuture};
 
 /// How often the answer waiting for the exchange looks for its next message.
 const POLL_MS: u64 = 20;
@@ -129,7 +141,7 @@ impl Relaying {
                     true => self.input(&ask).await,
                     false => {
                         self.out.borrow_mut().push_back(Out::Event(ask.request.clone()));
-                        crate::watch::wait_for(&ask).await
+                        watch::wait_for(&ask).await
                     }
                 };
                 Some(self.relay.borrow().answer(&upstream_id, got.as_ref()))
@@ -152,7 +164,7 @@ impl upstream::Downstream for Relaying {
     }
 }
 
-impl crate::gateway::Relaying for Relaying {
+impl gateway::Relaying for Relaying {
     fn handle(&self, msg: Value) -> LocalFuture<'_, Option<Value>> {
         Box::pin(self.step(msg))
     }
@@ -192,14 +204,14 @@ pub(crate) async fn exchange(
     nonce: String,
 ) {
     let done = match &loaded.server {
-        Ok(local) => match crate::gateway::serving(local).await {
+        Ok(local) => match gateway::serving(local).await {
             Ok(Some(server)) => {
                 let Some(f) = answer.forward.clone() else {
                     return;
                 };
                 let (relaying, params) = Relaying::new(&f, store, out.clone(), &nonce);
-                let done = crate::gateway::finish_relayed(answer, &server, params, &relaying).await;
-                crate::ledger::flush(&server).await;
+                let done = gateway::finish_relayed(answer, &server, params, &relaying).await;
+                ledger::flush(&server).await;
                 done
             }
             Ok(None) => http::complete(answer, Err(&Error::Internal("no upstream is configured".into())), &[]),
@@ -225,11 +237,11 @@ pub async fn respond_stateless(
     store: Box<dyn SessionStore>,
 ) -> worker::Result<worker::Response> {
     let Some(f) = answer.forward.clone() else {
-        return crate::shell::respond(answer);
+        return shell::respond(answer);
     };
     if let Some((key, response)) = upstream::input_response(&f.params) {
         let Some(parked) = waiting.take(&key) else {
-            return crate::shell::respond(upstream::unawaited(answer, &key));
+            return shell::respond(upstream::unawaited(answer, &key));
         };
         *parked.answer.borrow_mut() = Some(response);
         return answered(answer, parked.out, waiting, Some(&f.id)).await;
@@ -256,7 +268,7 @@ async fn answered(
             Out::Event(_) => {} // nothing but its questions is relayed to a stateless call
             Out::Done(mut done) => {
                 done.body = reanswer(std::mem::take(&mut done.body));
-                return crate::shell::respond(*done);
+                return shell::respond(*done);
             }
             Out::InputRequired {
                 key,
@@ -271,7 +283,7 @@ async fn answered(
                     ..Default::default()
                 };
                 head.headers.push(("Content-Type".into(), "application/json".into()));
-                return crate::shell::respond(head);
+                return shell::respond(head);
             }
         }
     }
@@ -292,10 +304,10 @@ pub async fn respond(
     };
     wasm_bindgen_futures::spawn_local(exchange(answer, loaded, store, out.clone(), platform::fresh_id()));
     let first = match next(&out).await {
-        Out::Done(done) => return crate::shell::respond(*done),
+        Out::Done(done) => return shell::respond(*done),
         Out::Event(e) => e,
         // A session's call is never asked so.
-        Out::InputRequired { .. } => return crate::shell::respond(http::failed()),
+        Out::InputRequired { .. } => return shell::respond(http::failed()),
     };
     head.headers.extend(
         [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")].map(|(k, v)| (k.into(), v.into())),

@@ -12,15 +12,20 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{Delay, Response, ResponseBuilder, Result};
 
+use crate::platform::heap;
 use crate::platform::now_ms;
+use crate::search::meaning;
+use crate::serve::ledger;
+use crate::telemetry::log;
+use crate::upstream::gateway;
 
 /// Request header that makes the shell panic (with diagnostics on).
 const PANIC_HEADER: &str = "X-Sieve-Panic";
-/// Response header marking an answer of the fast path (`fast.rs`, `forward.rs`; with diagnostics on).
+/// Response header marking an answer of the fast path (`serve::fast`, `fast::forward`; with diagnostics on).
 pub const PATH_HEADER: &str = "X-Sieve-Path";
 /// Response header carrying the wasm memory size in bytes (with diagnostics on).
 const MEMORY_HEADER: &str = "X-Sieve-Wasm-Memory";
-/// The diagnostics header with the bytes the heap holds ([`crate::heap`]).
+/// The diagnostics header with the bytes the heap holds ([`crate::platform::heap`]).
 const HEAP_HEADER: &str = "X-Sieve-Wasm-Heap";
 
 /// Longest a `tasks/result` waits in one request.
@@ -103,7 +108,7 @@ pub fn path_and_query(url: &str) -> (&str, &str) {
     rest.split_once('?').unwrap_or((rest, ""))
 }
 
-pub use crate::caller::Caller;
+pub use crate::auth::Caller;
 
 /// The caller `who` (authenticated already: `auth::authenticate`) of a request to `url`, with the
 /// view it chooses; an error response for a view that is unknown, malformed or not open to it.
@@ -116,7 +121,7 @@ pub fn caller_of(
     let (path, query) = path_and_query(url);
     // Over the catalog served: in gateway mode the upstreams' tools, whose overlay aliases
     // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog.
-    let served = crate::gateway::with(server, |g| g.server()).flatten();
+    let served = gateway::with(server, |g| g.server()).flatten();
     let view = http::endpoint_view_for(
         served.as_deref().unwrap_or(server).catalog(),
         path,
@@ -150,7 +155,7 @@ pub async fn run(
     relay: bool,
 ) -> http::Response {
     // Gateway mode: the catalog over the upstream's lists; calls are performed there.
-    let gateway = match crate::gateway::serving_for(server, caller.principal.as_deref()).await {
+    let gateway = match gateway::serving_for(server, caller.principal.as_deref()).await {
         Ok(g) => g,
         Err(e) => return mcp_sieve::upstream::unavailable(&e),
     };
@@ -159,12 +164,12 @@ pub async fn run(
     // Its audit record and counters (`operate`), when the document audits or a dataset counts.
     let seen = crate::operate::seen(server, request.body, caller);
     // A `find_tools` query's sentence vector, when the document has `search.ai` or `search.embeddings`.
-    crate::meaning::prepare(server, request.body).await;
+    meaning::prepare(server, request.body).await;
     loop {
         let answer = serve_now(server, cfg, request, store, &fresh_id, caller);
         // A gateway task is admitted in the server's task budget before its call leaves.
         let answer = match answer.forward.as_ref().is_some_and(|f| f.admit.is_some()) {
-            true => crate::ledger::admit(server, answer).await,
+            true => ledger::admit(server, answer).await,
             false => answer,
         };
         match answer.retry_at {
@@ -177,7 +182,7 @@ pub async fn run(
                 return answer;
             }
             _ => {
-                let answer = crate::gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await;
+                let answer = gateway::finish(answer, server, store, cfg.session_secret.as_ref()).await;
                 crate::operate::finish(server, caller, seen, &answer, None);
                 return answer;
             }
@@ -192,14 +197,14 @@ pub fn relayable(server: &Server, answer: &http::Response) -> bool {
     answer.forward.as_ref().is_some_and(|f| {
         f.gather.is_empty()
             && ((f.sse && !f.stateless && f.session.is_some())
-                || crate::gateway::relays_stateless(server, f)
+                || gateway::relays_stateless(server, f)
                 // A stateless client's task in its holder, which may park the task's question there.
                 || f.session.is_some() && mcp_sieve::upstream::parked_name(f).is_some())
     })
 }
 
 /// One pass of the transport ([`http::serve`]) now: what [`run`] repeats, and all of the fast
-/// path (`fast.rs`).
+/// path (`serve::fast`).
 pub fn serve_now(
     server: &Server,
     cfg: &http::Config,
@@ -221,7 +226,7 @@ pub fn serve_now(
     let answer = http::serve(server, cfg, request, store, &env);
     // Filter failures and ignored inputs reach the platform's log (no conversation content).
     if !answer.log.is_empty() {
-        let about = crate::log::About::of(caller, request.body);
+        let about = log::About::of(caller.principal.as_deref(), caller.view_label(), request.body);
         answer.log.iter().for_each(|line| about.info(line));
     }
     answer
@@ -236,7 +241,7 @@ pub fn respond(a: http::Response) -> Result<Response> {
     }
     if crate::config::diagnostics() {
         b = b.with_header(MEMORY_HEADER, &wasm_memory_bytes().to_string())?;
-        b = b.with_header(HEAP_HEADER, &crate::heap::live_bytes().to_string())?;
+        b = b.with_header(HEAP_HEADER, &heap::live_bytes().to_string())?;
     }
     Ok(if a.body.is_empty() {
         b.empty()

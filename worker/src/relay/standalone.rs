@@ -7,7 +7,7 @@
 //! that opened it is sent), and for each upstream session the session holds when its client's
 //! stream opens; it is read until the client's stream closes or the session ends. It is read
 //! over the upstream's driver (`gateway::bodiless`): its URL, or its service binding. The native
-//! server's twin is `native/src/standalone.rs`.
+//! server's twin is `native/src/upstream/standalone.rs`.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -26,6 +26,9 @@ use serde_json::Value;
 use worker::{AbortController, Delay};
 
 use crate::platform::{self, now_ms};
+use crate::serve::watch;
+use crate::telemetry::log;
+use crate::upstream::gateway;
 
 /// Most bytes read from one stream (it ends then).
 const MAX_STREAM: usize = 4 << 20;
@@ -61,11 +64,11 @@ fn store_of(session: &str) -> Option<Box<dyn SessionStore>> {
 /// A client's stream of `session` that is open (closed when dropped).
 pub struct Listening(String);
 
-impl crate::watch::Incoming for Listening {
+impl watch::Incoming for Listening {
     fn take(&mut self) -> Vec<String> {
         take(&self.0)
     }
-    fn arrived(&self) -> crate::gateway::LocalFuture<'_, ()> {
+    fn arrived(&self) -> gateway::LocalFuture<'_, ()> {
         Box::pin(Arrived(&self.0))
     }
 }
@@ -109,7 +112,7 @@ pub fn listen(server: &Server, session: &str, stores: Stores) -> Listening {
     OUTBOX.with(|o| o.borrow_mut().entry(session.to_string()).or_default().streams += 1);
     STORES.with(|s| s.borrow_mut().insert(session.to_string(), stores));
     if let Some(s) = store_of(session).and_then(|mut st| st.load(session)) {
-        let links = crate::gateway::with(server, |g| g.closing(&s)).unwrap_or_default();
+        let links = gateway::with(server, |g| g.closing(&s)).unwrap_or_default();
         for (member, mut headers) in links {
             headers.push(("Accept".into(), "text/event-stream".into()));
             wasm_bindgen_futures::spawn_local(read(member, headers, session.to_string(), None));
@@ -178,7 +181,7 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
     let outcome = stream(member, &headers, &session, &controller, &opened).await;
     done(&opened);
     if let Err(e) = outcome {
-        crate::log::error(format_args!("an upstream session's GET stream: {e}"));
+        log::error(format_args!("an upstream session's GET stream: {e}"));
     }
     controller.abort();
     READING.with(|r| r.borrow_mut().remove(&id));
@@ -198,7 +201,7 @@ async fn stream(
         .and_then(|mut st| st.load(session))
         .and_then(|s| s.principal);
     let signal = controller.signal();
-    let Some(resp) = crate::gateway::bodiless(member, "GET", headers, Some(&signal), principal.as_deref()).await else {
+    let Some(resp) = gateway::bodiless(member, "GET", headers, Some(&signal), principal.as_deref()).await else {
         return Ok(());
     };
     let resp = resp?;
@@ -211,7 +214,7 @@ async fn stream(
         404 | 405 => return Ok(()),
         s => return Err(format!("answered HTTP {s}")),
     }
-    let label = crate::gateway::label(member);
+    let label = gateway::label(member);
     let mut resp = worker::Response::from(resp);
     let mut body = resp.stream().map_err(|e| e.to_string())?;
     let mut reader = upstream::stream_reader(MAX_STREAM);
@@ -252,7 +255,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
     let nonce = platform::fresh_id();
     let relayed = match upstream::on_stream(&msg, session, label, s.log_level.as_deref(), reachable, &nonce) {
         FromStream::ListChanged => {
-            crate::gateway::note_announced(member);
+            gateway::note_announced(member);
             return true;
         }
         FromStream::Relay(r) => r,
@@ -277,7 +280,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
                     Err(e) => upstream::refusal(&upstream_id, &e),
                     Ok(()) => {
                         push(&session, ask.request.clone());
-                        let got = crate::watch::wait_for(&ask).await;
+                        let got = watch::wait_for(&ask).await;
                         upstream::stream_answer(&upstream_id, got.as_ref())
                     }
                 };
@@ -289,8 +292,8 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
 }
 
 async fn answer_upstream(member: usize, post: Post, principal: Option<String>) {
-    if let Err(e) = crate::gateway::send_for(member, post, None, principal.as_deref()).await {
-        crate::log::error(format_args!(
+    if let Err(e) = gateway::send_for(member, post, None, principal.as_deref()).await {
+        log::error(format_args!(
             "an answer to an upstream's request was not delivered: {e}"
         ));
     }

@@ -14,7 +14,15 @@ use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 use worker::{ScheduledTime, SqlStorage, SqlStorageValue};
 
-use crate::{config, platform, shell};
+use crate::oauth::sign_in;
+use crate::relay::standalone;
+use crate::relay::task_asks;
+use crate::serve::ledger;
+use crate::serve::shell;
+use crate::serve::watch;
+use crate::telemetry::log;
+use crate::upstream::gateway;
+use crate::{config, platform};
 
 /// Header by which the Worker passes the id it minted for an `initialize` (the core's
 /// `Env::fresh_id`, hence the new session's id and this object's name).
@@ -187,7 +195,7 @@ impl SessionStore for SqlStore {
         }
         let loaded = self
             .try_load(id)
-            .inspect_err(|e| crate::log::error(format_args!("cannot load a session: {e}")))
+            .inspect_err(|e| log::error(format_args!("cannot load a session: {e}")))
             .ok()
             .flatten();
         self.cache.replace(loaded.clone());
@@ -199,7 +207,7 @@ impl SessionStore for SqlStore {
         match self.try_save(session, before.as_ref()) {
             Ok(()) => self.cache.replace(Some(session.clone())),
             Err(e) => {
-                crate::log::error(format_args!("cannot save a session: {e}"));
+                log::error(format_args!("cannot save a session: {e}"));
                 self.cache.replace(None)
             }
         };
@@ -214,7 +222,7 @@ impl SessionStore for SqlStore {
         _: i64,
     ) -> mcp_sieve::Result<()> {
         if !matches!(step, mcp_sieve::protocol::BudgetStep::Admit(_)) {
-            crate::ledger::defer(step);
+            ledger::defer(step);
         }
         Ok(())
     }
@@ -225,7 +233,7 @@ impl SessionStore for SqlStore {
             .exec("DELETE FROM task WHERE session = ?", vec![id.into()])
             .and_then(|_| self.exec("DELETE FROM session WHERE id = ?", vec![id.into()]));
         if let Err(e) = gone {
-            crate::log::error(format_args!("cannot delete a session: {e}"));
+            log::error(format_args!("cannot delete a session: {e}"));
         }
     }
 }
@@ -241,7 +249,7 @@ pub struct SessionObject {
     waiting: crate::relay::Waiting,
     /// The holder of a principal's tasks: their `tasks/result` exchanges waiting for the
     /// client's `tasks/update` (`task_asks`).
-    asking: crate::task_asks::Asking,
+    asking: task_asks::Asking,
 }
 
 impl SessionObject {
@@ -274,30 +282,28 @@ impl SessionObject {
 impl DurableObject for SessionObject {
     fn new(state: State, env: Env) -> Self {
         // The upstream sessions of this object's session have their standalone streams read here.
-        crate::gateway::set_opener(|member, headers, session| {
-            Box::pin(crate::standalone::open(member, headers, session))
-        });
+        gateway::set_opener(|member, headers, session| Box::pin(standalone::open(member, headers, session)));
         // The gateway tasks whose records it keeps count in the server's task budget.
-        crate::ledger::bind(&env);
+        ledger::bind(&env);
         crate::operate::bind(&env);
         SessionObject {
             state,
             env,
             cache: Rc::default(),
             waiting: crate::relay::Waiting::default(),
-            asking: crate::task_asks::Asking::default(),
+            asking: task_asks::Asking::default(),
         }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        if req.path() == crate::ledger::EVICT_PATH {
+        if req.path() == ledger::EVICT_PATH {
             // The task ledger evicted this object's (finished) 2026-07-28 task.
             self.store().delete_all()?;
             self.cache.replace(None);
             self.state.storage().delete_alarm().await?;
             return Response::empty();
         }
-        if req.path() == crate::ledger::FORGET_PATH {
+        if req.path() == ledger::FORGET_PATH {
             // The task ledger let one of this session's gateway tasks go (it finished, and the
             // server needed its room).
             let slot = req.text().await?;
@@ -309,9 +315,9 @@ impl DurableObject for SessionObject {
             }
             return Response::empty();
         }
-        if let Ok(Some(o)) = req.headers().get(crate::signin::ORIGIN_HEADER) {
+        if let Ok(Some(o)) = req.headers().get(sign_in::ORIGIN_HEADER) {
             // The front's public origin (the sign-in URLs of errors).
-            crate::signin::set_origin(&o);
+            sign_in::set_origin(&o);
         }
         let loaded = config::load(&self.env).await;
         let (server, cfg) = match (&loaded.server, &loaded.transport) {
@@ -353,7 +359,7 @@ impl DurableObject for SessionObject {
             Err(refusal) => return shell::respond(*refusal),
         };
         let answer = shell::run(server, cfg, request, &mut store, fresh, &caller, true).await;
-        crate::ledger::flush(server).await;
+        ledger::flush(server).await;
         if store.wrote {
             self.schedule(&store, cfg.idle_ms()).await?;
         }
@@ -370,16 +376,7 @@ impl DurableObject for SessionObject {
                 };
                 let asking = &self.asking;
                 let mut store = self.store();
-                return crate::task_asks::respond(
-                    answer,
-                    loaded.clone(),
-                    name,
-                    asking,
-                    &self.state,
-                    &mut store,
-                    stores,
-                )
-                .await;
+                return task_asks::respond(answer, loaded.clone(), name, asking, &self.state, &mut store, stores).await;
             }
             // A call whose upstream may ask its client: relayed from here (`relay`).
             if answer.forward.as_ref().is_some_and(|f| f.stateless) {
@@ -393,26 +390,26 @@ impl DurableObject for SessionObject {
         if method == "POST" && answer.status == 202 {
             // A notification: passed on to its upstream sessions when the core says so.
             if let Some(s) = session_id.as_deref().and_then(|id| self.store().load(id)) {
-                crate::gateway::pass_on(server, &s, &body).await;
+                gateway::pass_on(server, &s, &body).await;
             }
         }
         // The session's GET stream: what its upstream sessions' streams bring goes on it too.
         let relayed = match (&session_id, answer.watch.is_some() && server.is_gateway()) {
             (Some(id), true) => {
                 let (sql, cache) = (self.state.storage().sql(), self.cache.clone());
-                let stores: crate::standalone::Stores = Rc::new(move || {
+                let stores: standalone::Stores = Rc::new(move || {
                     Box::new(SqlStore {
                         sql: sql.clone(),
                         cache: cache.clone(),
                         wrote: false,
                     })
                 });
-                let listening: crate::watch::Relayed = Box::new(crate::standalone::listen(server, id, stores));
+                let listening: watch::Relayed = Box::new(standalone::listen(server, id, stores));
                 Some(listening)
             }
             _ => None,
         };
-        crate::watch::respond_in(answer, loaded.clone(), relayed)
+        watch::respond_in(answer, loaded.clone(), relayed)
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -428,22 +425,22 @@ impl DurableObject for SessionObject {
             // Idle past the limit: the session and its tasks are deleted; its id is 404 from now
             // on; its upstream sessions are closed, as when its client ends it.
             if let Ok(server) = &loaded.server {
-                crate::gateway::close_session(server, &idle).await;
+                gateway::close_session(server, &idle).await;
                 // Its tasks stop counting as working in the task budget (told now: no answer follows).
                 http::released(&idle, &mut store, now);
-                crate::ledger::flush(server).await;
+                ledger::flush(server).await;
             }
             store.delete_all()?;
             self.cache.replace(None);
             self.state.storage().delete_alarm().await?;
-            crate::log::info("alarm deleted an idle session");
+            log::info("alarm deleted an idle session");
             return Response::empty();
         }
         let removed = store.expire(now)?;
         // The expired tasks are gone from SQLite; the next request reads the session afresh.
         self.cache.replace(None);
         // Counts only: no ids, no content.
-        crate::log::info(format_args!("alarm removed {removed} expired task(s)"));
+        log::info(format_args!("alarm removed {removed} expired task(s)"));
         self.schedule(&store, idle_ms).await?;
         Response::empty()
     }

@@ -26,7 +26,10 @@ use wasm_bindgen::JsCast;
 use worker::kv::KvStore;
 use worker::{AbortController, AbortSignal, Delay, Env, Fetcher, ObjectNamespace, Request};
 
+use crate::oauth::sign_in;
+use crate::oauth::upstream_tokens;
 use crate::platform::now_ms;
+use crate::telemetry::log;
 
 /// A future a [`Relaying`] hands back.
 pub type LocalFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + 'a>>;
@@ -107,7 +110,7 @@ thread_local! {
     static LIMITS: RefCell<Vec<Limits>> = const { RefCell::new(Vec::new()) };
     /// The KV namespace holding the pins (`pins`), when bound.
     static PINS: RefCell<Option<KvStore>> = const { RefCell::new(None) };
-    /// How each upstream's requests are authorized, when they are (`signin`), and the
+    /// How each upstream's requests are authorized, when they are (`oauth::sign_in`), and the
     /// namespace of the tokens' objects.
     static SIGNING: RefCell<(Vec<Option<Signer>>, Option<ObjectNamespace>)> = const { RefCell::new((Vec::new(), None)) };
 }
@@ -119,7 +122,7 @@ pub(crate) enum Signer {
     Person(String),
     /// The gateway's own token for upstream `.0` (client credentials, its `auth` with the
     /// secret resolved), the same for every principal.
-    Machine(String, Rc<crate::upstream_tokens::AuthAsk>),
+    Machine(String, Rc<upstream_tokens::AuthAsk>),
 }
 
 /// A gateway built for one catalog's upstreams ([`configure`]), not yet in place ([`install`]):
@@ -185,7 +188,7 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     // Their questions mid-call are relayed to a session's client that made the call (`relay`).
     // Roots too, for clients that declare them: the Durable Object of a session reads its
     // upstream sessions' standalone streams, where servers ask for them (`standalone`).
-    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`signin`),
+    // Upstreams each caller signs in to (`"auth": "oauth"`): tokens per principal (`oauth::sign_in`),
     // and no upstream session shared by stateless callers there (`tokens_per_principal`);
     // those with `"grant": "client_credentials"`: the gateway's own token.
     let mut signing: Vec<Option<Signer>> = Vec::new();
@@ -193,7 +196,7 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         signing.push(match (&u.auth, u.url()) {
             (Some(a), Some(_)) if a.grant == Grant::ClientCredentials => {
                 let secret = u.resolved_client_secret(var)?;
-                let auth = crate::upstream_tokens::AuthAsk::of(u, secret);
+                let auth = upstream_tokens::AuthAsk::of(u, secret);
                 Some(Signer::Machine(u.name.clone(), Rc::new(auth)))
             }
             (Some(_), Some(_)) => Some(Signer::Person(u.name.clone())),
@@ -201,10 +204,10 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
         });
     }
     let tokens = match signing.iter().any(Option::is_some) {
-        true => Some(env.durable_object(crate::upstream_tokens::BINDING).map_err(|_| {
+        true => Some(env.durable_object(upstream_tokens::BINDING).map_err(|_| {
             Error::Catalog(format!(
                 "an upstream with \"auth\" needs the Durable Object binding {} (class UpstreamTokens) in wrangler.toml",
-                crate::upstream_tokens::BINDING
+                upstream_tokens::BINDING
             ))
         })?),
         false => None,
@@ -253,7 +256,7 @@ async fn read_pins(local: &Server) {
         Ok(Some(text)) => match mcp_sieve::pin::Pins::parse(&text) {
             Ok(p) => p,
             Err(e) => {
-                crate::log::error(format_args!(
+                log::error(format_args!(
                     "pinning: {PINS_BINDING} key \"{PINS_KEY}\": {e}; the pins read before stay"
                 ));
                 return;
@@ -261,15 +264,15 @@ async fn read_pins(local: &Server) {
         },
         Ok(None) => mcp_sieve::pin::Pins::default(),
         Err(e) => {
-            crate::log::error(format_args!(
+            log::error(format_args!(
                 "pinning: cannot read {PINS_BINDING} key \"{PINS_KEY}\": {e}"
             ));
             return;
         }
     };
     match with(local, |g| g.set_pins(local.catalog(), pins)) {
-        Some(Ok(Some(r))) => r.log.iter().for_each(crate::log::warn),
-        Some(Err(e)) => crate::log::error(format_args!("pinning: {e}")),
+        Some(Ok(Some(r))) => r.log.iter().for_each(log::warn),
+        Some(Err(e)) => log::error(format_args!("pinning: {e}")),
         _ => {}
     }
 }
@@ -335,17 +338,17 @@ pub(crate) async fn send_for(
         Some((Signer::Person(name), ns)) => (name, ns),
     };
     let url = http_url(member).unwrap_or_default();
-    let header = crate::signin::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms).await?;
+    let header = sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms).await?;
     authorize(&mut p.headers, header);
     let (answer, www) = send_challenged(member, p, relaying).await?;
     if answer.status == 401 {
-        return Err(crate::signin::sign_in_error(&name, "the upstream refused your token"));
+        return Err(sign_in::sign_in_error(&name, "the upstream refused your token"));
     }
     // Step-up: the upstream wants more scopes than this principal's token has. The principal's
     // object keeps them (with those granted) for its next sign-in, which the error points to.
     if let Some(wanted) = wanted_scope(&answer, www.as_deref()) {
-        let scope = crate::signin::widen(&ns, principal, &name, &wanted).await?;
-        return Err(crate::signin::sign_in_error(
+        let scope = sign_in::widen(&ns, principal, &name, &wanted).await?;
+        return Err(sign_in::sign_in_error(
             &name,
             &format!("it needs the scopes \"{scope}\""),
         ));
@@ -376,14 +379,14 @@ async fn machine(
     mut p: Post,
     relaying: Option<&dyn Relaying>,
     name: &str,
-    auth: &crate::upstream_tokens::AuthAsk,
+    auth: &upstream_tokens::AuthAsk,
     ns: &ObjectNamespace,
 ) -> Result<HttpAnswer, Error> {
     let url = http_url(member).unwrap_or_default();
     let (mut renew, mut wider) = (false, None);
     for again in [false, true] {
         let within = limits(member).sign_in_ms;
-        let header = crate::signin::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref(), within).await?;
+        let header = sign_in::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref(), within).await?;
         authorize(&mut p.headers, header);
         let (answer, www) = send_challenged(member, p.clone(), relaying).await?;
         match (answer.status, wanted_scope(&answer, www.as_deref())) {
@@ -407,13 +410,11 @@ async fn authorization(member: usize, principal: Option<&str>) -> Result<Option<
     let url = http_url(member).unwrap_or_default();
     match signing(member) {
         None => Ok(None),
-        Some((Signer::Person(name), ns)) => {
-            crate::signin::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms)
-                .await
-                .map(Some)
-        }
+        Some((Signer::Person(name), ns)) => sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms)
+            .await
+            .map(Some),
         Some((Signer::Machine(name, auth), ns)) => {
-            crate::signin::gateway_bearer(&ns, &name, &url, &auth, false, None, limits(member).sign_in_ms)
+            sign_in::gateway_bearer(&ns, &name, &url, &auth, false, None, limits(member).sign_in_ms)
                 .await
                 .map(Some)
         }
@@ -498,7 +499,7 @@ pub async fn pass_on(server: &Server, session: &mcp_sieve::protocol::Session, bo
     for (member, mut conv, mut exchange) in sends {
         let principal = session.principal.as_deref();
         if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send_for(member, p, None, principal)).await {
-            crate::log::error(format_args!("a client's notification was not passed on: {e}"));
+            log::error(format_args!("a client's notification was not passed on: {e}"));
         }
     }
 }
@@ -545,10 +546,8 @@ pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principa
         let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
         match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
             Either::Left((None | Some(Ok(_)), _)) => {}
-            Either::Left((Some(Err(e)), _)) => {
-                crate::log::error(format_args!("an upstream session was not closed: {e}"))
-            }
-            Either::Right(_) => crate::log::error("an upstream session was not closed in time"),
+            Either::Left((Some(Err(e)), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
+            Either::Right(_) => log::error("an upstream session was not closed in time"),
         }
     }
 }
@@ -680,7 +679,7 @@ pub(crate) async fn read_answer(
                         // In the same upstream session; its reply (202) carries nothing.
                         let answered = upstream::answer_post(&post.headers, &answer);
                         if let Err(e) = Box::pin(post_once(url, via.clone(), answered, signal, None, max)).await {
-                            crate::log::error(format_args!(
+                            log::error(format_args!(
                                 "an answer to an upstream's request was not delivered: {e}"
                             ));
                         }
@@ -772,10 +771,10 @@ async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<
     let done = with(local, |g| g.refreshed(local.catalog(), done, now_ms()))
         .ok_or_else(|| Error::Internal("gateway mode without an upstream".into()))??;
     if let Some(e) = done.failure {
-        crate::log::error(format_args!("{e}; the other upstreams keep serving"));
+        log::error(format_args!("{e}; the other upstreams keep serving"));
     }
     for line in &done.log {
-        crate::log::warn(line);
+        log::warn(line);
     }
     Ok(Some(done.server))
 }
@@ -812,16 +811,16 @@ async fn check(local: &Server, checks: Vec<upstream::Check>, principal: Option<&
     match with(local, |g| g.checked(local.catalog(), done, now_ms())) {
         Some(Ok(Some(r))) => {
             if let Some(e) = r.failure {
-                crate::log::error(format_args!("{e}; it left the lists, the other upstreams keep serving"));
+                log::error(format_args!("{e}; it left the lists, the other upstreams keep serving"));
             }
         }
-        Some(Err(e)) => crate::log::error(format_args!("the lists were not rebuilt after a check: {e}")),
+        Some(Err(e)) => log::error(format_args!("the lists were not rebuilt after a check: {e}")),
         _ => {}
     }
 }
 
 /// Whether `r` failed only because its principal has not signed in to the upstream
-/// ([`crate::signin::sign_in_error`]).
+/// ([`crate::oauth::sign_in::sign_in_error`]).
 fn needs_sign_in<T>(r: &Result<T, Error>) -> bool {
     matches!(r, Err(Error::Rpc { code, .. }) if *code == mcp_sieve::error::code::URL_ELICITATION_REQUIRED)
 }
@@ -1050,7 +1049,7 @@ async fn finish_gather(
 pub async fn status(local: &Server, method: &str, principal: Option<&str>) -> http::Response {
     if method == "GET" {
         if let Err(e) = serving_for(local, principal).await {
-            crate::log::error(&e);
+            log::error(&e);
         }
     }
     let mut status = with(local, |g| g.status(now_ms()));
@@ -1059,12 +1058,12 @@ pub async fn status(local: &Server, method: &str, principal: Option<&str>) -> ht
             match signing(member) {
                 Some((Signer::Person(name), _)) => {
                     up["auth"] = "oauth".into();
-                    up["signIn"] = crate::signin::start_url(&name).into();
+                    up["signIn"] = sign_in::start_url(&name).into();
                     // Nobody signed in has listed it yet (a refresh for nobody, or for someone
                     // who has not signed in either, leaves it due): a sign-in is what it needs.
                     if up["state"] == "starting" {
                         up["state"] = "needs-login".into();
-                        up["error"] = crate::signin::sign_in_error(&name, "nobody signed in has listed it yet")
+                        up["error"] = sign_in::sign_in_error(&name, "nobody signed in has listed it yet")
                             .to_string()
                             .into();
                     }

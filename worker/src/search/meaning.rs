@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::telemetry::log;
 use futures_util::future::{join_all, select, Either};
 use mcp_sieve::protocol::Server;
 use mcp_sieve::search::hybrid::{self, Meaning};
@@ -55,7 +56,7 @@ pub async fn prepare(server: &Server, body: &[u8]) {
     let Some(query) = find_query(body) else { return };
     if catalog.meaning.meaning().is_none() {
         if let Err(e) = load_vectors(catalog).await {
-            crate::log::warn(format_args!("search: {e}; find_tools stays lexical"));
+            log::warn(format_args!("search: {e}; find_tools stays lexical"));
             return;
         }
     }
@@ -65,7 +66,7 @@ pub async fn prepare(server: &Server, body: &[u8]) {
         Err(e) => Err(e),
     };
     if let Err(e) = &vector {
-        crate::log::warn(format_args!("search: {e}; this find_tools is lexical"));
+        log::warn(format_args!("search: {e}; this find_tools is lexical"));
     }
     QUERIES.with_borrow_mut(|q| q.insert(query, vector));
 }
@@ -124,7 +125,7 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
         vectors,
         encode: Arc::new(take),
     })?;
-    crate::log::info(format_args!(
+    log::info(format_args!(
         "search: {found} of {} tools' vectors read from KV",
         rows.len()
     ));

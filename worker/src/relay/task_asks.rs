@@ -20,6 +20,9 @@ use worker::Delay;
 use crate::config::Loaded;
 use crate::platform::now_ms;
 use crate::relay::{next, Out, Queue, Slot};
+use crate::serve::ledger;
+use crate::serve::shell;
+use crate::upstream::gateway;
 
 /// Longest a `tasks/get` waits for the question of the `tasks/result` it opened (the upstream
 /// sends what it queued at once) or of one that goes on after an answer.
@@ -92,17 +95,17 @@ pub async fn respond(
     stores: impl FnOnce() -> Box<dyn SessionStore>,
 ) -> worker::Result<worker::Response> {
     let server = match &loaded.server {
-        Ok(local) => match crate::gateway::serving(local).await {
+        Ok(local) => match gateway::serving(local).await {
             Ok(Some(s)) => s,
-            Ok(None) => return crate::shell::respond(answer),
-            Err(e) => return crate::shell::respond(upstream::unavailable(&e)),
+            Ok(None) => return shell::respond(answer),
+            Err(e) => return shell::respond(upstream::unavailable(&e)),
         },
-        Err(e) => return crate::shell::respond(http::misconfigured(e)),
+        Err(e) => return shell::respond(http::misconfigured(e)),
     };
     let Some(f) = answer.forward.clone() else {
-        return crate::shell::respond(answer);
+        return shell::respond(answer);
     };
-    let modern = crate::gateway::with(&server, |g| g.speaks_modern(f.upstream)).unwrap_or(false);
+    let modern = gateway::with(&server, |g| g.speaks_modern(f.upstream)).unwrap_or(false);
     let Seen { asked, answered } = asking.seen(&name).unwrap_or_default();
     let key = asked.map(|(k, _)| k);
     let reply = match upstream::update(&f, modern, key.as_deref(), &answered) {
@@ -120,17 +123,17 @@ pub async fn respond(
         Update::Refused(e) => Some(upstream::refusal(&Value::Null, &e)),
     };
     if let Some(reply) = reply {
-        return crate::shell::respond(http::complete(answer, Ok(&reply), &[]));
+        return shell::respond(http::complete(answer, Ok(&reply), &[]));
     }
-    let mut done = crate::gateway::finish(answer, &server, store, None).await;
+    let mut done = gateway::finish(answer, &server, store, None).await;
     // What the answer taught the server's task budget, told before it leaves (`ledger`).
-    crate::ledger::flush(&server).await;
+    ledger::flush(&server).await;
     if upstream::waits_on_result(&f, modern, &done.body) {
         if let Some(text) = question(&f, &name, asking, state, loaded, store, stores).await {
             done.body = upstream::with_question(&done.body, &text);
         }
     }
-    crate::shell::respond(done)
+    shell::respond(done)
 }
 
 /// The question of the exchange parked under `name` (its `input_required` text), opening the

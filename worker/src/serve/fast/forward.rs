@@ -20,9 +20,12 @@ use mcp_sieve::Error;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use crate::gateway::{self, Refusing};
 use crate::platform::now_ms;
-use crate::shell;
+use crate::serve::fast::splice;
+use crate::serve::shell;
+use crate::serve::watch;
+use crate::telemetry::log;
+use crate::upstream::gateway::{self, Refusing};
 
 /// One exchange with an upstream, waiting for the answer to its last POST.
 struct Waiting {
@@ -175,7 +178,7 @@ pub fn may_relay(params: &serde_json::Value) -> bool {
 /// when this path does not take the forward (the full path's `gateway::finish` runs it).
 pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config::Loaded, body: &[u8]) -> JsValue {
     let Some(mut f) = answer.forward.clone() else {
-        return done(crate::watch::respond(answer, loaded));
+        return done(watch::respond(answer, loaded));
     };
     let url = gateway::http_url(f.upstream);
     // An upstream each caller signs in to takes the full path (its token is asked for there).
@@ -239,7 +242,7 @@ fn spliced_post(f: &Forward, conv: &mut upstream::Conversation, body: &[u8]) -> 
     if f.params.get("inputResponses").is_some() || f.params.get("requestState").is_some() {
         return None;
     }
-    let request = crate::splice::Request::of(f, std::str::from_utf8(body).ok()?)?;
+    let request = splice::Request::of(f, std::str::from_utf8(body).ok()?)?;
     let mirrored = mcp_sieve::protocol::jsonrpc::mirrored_param(&f.method);
     let name = mirrored.and_then(|p| f.params.get(p)?.as_str());
     let sent = conv.sent_modern(&f.method, f.params.clone(), name)?;
@@ -259,7 +262,7 @@ fn full(answer: http::Response, server: Arc<Server>, loaded: crate::config::Load
         let mut store = http::MemoryStore::default();
         let secret = secret(&loaded);
         let answer = gateway::finish(answer, &server, &mut store, secret.as_ref()).await;
-        done(crate::watch::respond(answer, loaded))
+        done(watch::respond(answer, loaded))
     })
 }
 
@@ -397,7 +400,7 @@ fn spliced(w: &Waiting, status: u16, content_type: &str, body: &[u8]) -> Option<
         return None;
     }
     let sent = w.exchange.request_in_flight()?;
-    crate::splice::answer(&w.forward, sent, std::str::from_utf8(body).ok()?)
+    splice::answer(&w.forward, sent, std::str::from_utf8(body).ok()?)
 }
 
 /// Exchange `handle`'s POST failed with `error` (`timed_out`: its deadline passed).
@@ -508,7 +511,7 @@ fn completed(mut w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
 /// marked as the fast path's with diagnostics on.
 fn done(r: worker::Result<worker::Response>) -> JsValue {
     let r = r.or_else(|e| {
-        crate::log::error(format_args!("a response could not be built: {e}"));
+        log::error(format_args!("a response could not be built: {e}"));
         shell::respond(http::failed())
     });
     let Ok(r) = r else {

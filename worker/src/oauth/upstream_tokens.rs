@@ -33,8 +33,9 @@ use worker::{
     RequestInit, Response, Result, State,
 };
 
+use crate::oauth::sealed;
 use crate::platform::now_ms;
-use crate::sealed;
+use crate::telemetry::log;
 
 /// The Durable Object namespace binding.
 pub const BINDING: &str = "UPSTREAM_TOKENS";
@@ -42,7 +43,7 @@ pub const BINDING: &str = "UPSTREAM_TOKENS";
 pub const CALLBACK: &str = "/mcp-sieve/oauth/callback";
 /// The name of the object that keeps the gateway's own tokens (`client_credentials`, no person):
 /// the empty name, which no principal has — the front Worker asks a principal's object only for
-/// a non-empty principal (`signin`), and this class refuses the gateway's operation to any other
+/// a non-empty principal (`oauth::sign_in`), and this class refuses the gateway's operation to any other
 /// object and every principal's operation to this one, so neither can read the other's tokens.
 pub const GATEWAY: &str = "";
 /// How long a sign-in may take between `start` and the callback.
@@ -461,7 +462,7 @@ impl UpstreamTokens {
             Some(sealed) => match sealed::open(&secret, &gateway_aad(&ask.upstream), &sealed).await {
                 Ok(text) => serde_json::from_str::<SignIn>(&text).ok(),
                 Err(e) => {
-                    crate::log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
+                    log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
                     None
                 }
             },
@@ -573,7 +574,7 @@ impl UpstreamTokens {
         let s: SignIn = match sealed::open(&secret, &aad(&ask.principal, &ask.upstream), &sealed).await {
             Ok(text) => serde_json::from_str(&text).map_err(|e| e.to_string())?,
             Err(e) => {
-                crate::log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
+                log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
                 let _ = storage.delete(&key).await;
                 return Ok(Err("the kept token could not be read".into()));
             }
@@ -783,7 +784,7 @@ async fn discover(
     let mut resource = None;
     let mut tried = Vec::new();
     if let Some(why) = oauth::foreign_resource_metadata(url, challenge) {
-        crate::log::warn(why);
+        log::warn(why);
     }
     for u in resource_metadata_urls(url, challenge).map_err(|e| e.to_string())? {
         let party = "the upstream's protected resource metadata";

@@ -1,5 +1,5 @@
 //! Who calls and through which view: what the front Worker learns of a request before the core
-//! answers it (`shell::caller_of`), and what `operate` records of it.
+//! answers it (`serve::shell::caller_of`), and what `operate` records of it.
 
 use std::sync::Arc;
 
@@ -13,4 +13,11 @@ pub struct Caller {
     pub identity: Option<Arc<mcp_sieve::auth::Identity>>,
     /// The view the request's URL and headers choose (see `http::endpoint_view`).
     pub view: Option<Arc<EndpointView>>,
+}
+
+impl Caller {
+    /// The label of its view, as log lines and audit records name it.
+    pub fn view_label(&self) -> Option<&str> {
+        self.view.as_deref().map(|v| v.label.as_str())
+    }
 }

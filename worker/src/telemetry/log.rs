@@ -10,8 +10,6 @@ use std::fmt::Display;
 use mcp_sieve::operate::Use;
 use serde_json::{Map, Value};
 
-use crate::caller::Caller;
-
 /// How much a line matters.
 #[derive(Clone, Copy)]
 enum Level {
@@ -29,9 +27,9 @@ pub struct About {
 }
 
 impl About {
-    /// The request `body` of `caller` (its id and method read as the core reads them; a batch,
-    /// or a body that is not JSON-RPC, has neither).
-    pub fn of(caller: &Caller, body: &[u8]) -> Self {
+    /// The request `body` of `principal` through `view` (its id and method read as the core reads
+    /// them; a batch, or a body that is not JSON-RPC, has neither).
+    pub fn of(principal: Option<&str>, view: Option<&str>, body: &[u8]) -> Self {
         #[derive(serde::Deserialize)]
         struct Head {
             #[serde(default)]
@@ -45,8 +43,8 @@ impl About {
         let (request_id, method) = head.map_or((Value::Null, None), |h| (h.id, h.method));
         About {
             request_id,
-            principal: caller.principal.clone(),
-            view: caller.view.as_ref().map(|v| v.label.clone()),
+            principal: principal.map(str::to_string),
+            view: view.map(str::to_string),
             method,
         }
     }
@@ -122,13 +120,10 @@ mod tests {
 
     #[test]
     fn a_line_about_a_request_names_it_and_another_only_says_what() {
-        let caller = Caller {
-            principal: Some("alice".into()),
-            identity: None,
-            view: None,
-        };
+        let caller = (Some("alice"), None);
         let about = About::of(
-            &caller,
+            caller.0,
+            caller.1,
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#,
         );
         let v: Value = serde_json::from_str(&line(Level::Warn, Some(&about), "a \"quoted\" thing")).unwrap();
@@ -137,11 +132,15 @@ mod tests {
             serde_json::json!({"level": "warn", "message": "a \"quoted\" thing", "requestId": 7,
                 "principal": "alice", "view": null, "method": "tools/call"})
         );
-        let batch = About::of(&caller, br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        let batch = About::of(caller.0, caller.1, br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
         assert_eq!((batch.request_id, batch.method), (Value::Null, None));
         assert_eq!(line(Level::Error, None, "x"), r#"{"level":"error","message":"x"}"#);
         // A control character a request sent is escaped, C0, DEL and C1 alike.
-        let odd = About::of(&caller, "{\"id\":1,\"method\":\"a\u{7f}b\u{85}c\\u001b\"}".as_bytes());
+        let odd = About::of(
+            caller.0,
+            caller.1,
+            "{\"id\":1,\"method\":\"a\u{7f}b\u{85}c\\u001b\"}".as_bytes(),
+        );
         let text = line(Level::Info, Some(&odd), "x");
         assert!(!text.chars().any(char::is_control), "{text:?}");
         assert!(text.contains(r"a\u007fb\u0085c\u001b"), "{text}");

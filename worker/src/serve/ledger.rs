@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 
+use crate::telemetry::log;
 use mcp_sieve::error::Error;
 use mcp_sieve::http;
 use mcp_sieve::protocol::{jsonrpc, BudgetStep, Server};
@@ -162,7 +163,7 @@ pub async fn admit(server: &Server, mut answer: http::Response) -> http::Respons
     let refusal = match send(&ns, &ask_of(server, BudgetStep::Admit(a.entry), true)).await {
         Ok(r) => r,
         Err(e) => {
-            crate::log::error(format_args!("the task ledger could not be asked: {e}"));
+            log::error(format_args!("the task ledger could not be asked: {e}"));
             None
         }
     };
@@ -189,7 +190,7 @@ pub async fn flush(server: &Server) {
     };
     for step in steps {
         if let Err(e) = send(&ns, &ask_of(server, step, true)).await {
-            crate::log::error(format_args!("the task ledger could not be told: {e}"));
+            log::error(format_args!("the task ledger could not be told: {e}"));
         }
     }
 }
@@ -333,7 +334,7 @@ impl DurableObject for TaskLedger {
         for id in &evicted {
             // A failed deletion leaves a finished task to its own TTL; the budget already let it go.
             if let Err(e) = self.evict(id).await {
-                crate::log::error(format_args!("cannot delete an evicted task: {e}"));
+                log::error(format_args!("cannot delete an evicted task: {e}"));
             }
         }
         Response::from_json(&answer)

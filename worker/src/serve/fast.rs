@@ -3,19 +3,26 @@
 //! futures, no per-request entrypoint object and no guard timer (a trap in a synchronous call is
 //! thrown to its caller, which answers it). In gateway mode it answers lists from the upstream's
 //! cached lists while they are fresh, and a use of an upstream's item (`tools/call`, …) with the
-//! upstream's POST sent by `entry.mjs` (`forward.rs`) while no refresh or retry is due. What this
+//! upstream's POST sent by `entry.mjs` (`fast/forward.rs`) while no refresh or retry is due. What this
 //! path does not take — before the configuration is loaded or when the catalog document in KV is
 //! due to be read again (`config`), a method that may wait, stream or ask the client, in gateway
 //! mode a refresh or a retry that is due, an audited use, a use under rate limits in gateway mode
-//! or without a token this isolate holds on lease (`limiter.rs`), a body that is not a JSON-RPC
+//! or without a token this isolate holds on lease (`operate::limiter`), a body that is not a JSON-RPC
 //! request — returns `undefined`, and `entry.mjs` hands the request, with its body, to the full
 //! path (`fetch` in lib.rs), which answers every request alike.
+
+pub mod forward;
+pub mod splice;
 
 use mcp_sieve::http;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
-use crate::{config, forward, gateway, shell};
+use crate::config;
+use crate::operate::limiter;
+use crate::serve::shell;
+use crate::telemetry::log;
+use crate::upstream::gateway;
 
 /// The largest body the fast path takes (the configured body limit), or 0 while it takes none
 /// (before the configuration is loaded, or when it is invalid).
@@ -76,7 +83,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     }
     let (method, relays) = forward::peek(body)?;
     // A use audited, or under rate limits in gateway mode: the full path. Under rate limits
-    // otherwise it stays here when this isolate holds leased tokens for it (`limiter.rs`).
+    // otherwise it stays here when this isolate holds leased tokens for it (`operate::limiter`).
     let is_use = matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read");
     let limited = is_use && !server.limits().is_empty();
     if is_use && (server.audit().on || (limited && server.is_gateway())) {
@@ -118,7 +125,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
                 if limited {
                     let held = served
                         .use_of(body, &crate::operate::core_env(&caller))
-                        .is_none_or(|u| crate::limiter::spend_leased(served, &u));
+                        .is_none_or(|u| limiter::spend_leased(served, &u));
                     if !held {
                         return None;
                     }
@@ -138,7 +145,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     let answer =
         if answer.retry_at.is_some() || answer.watch.is_some() || answer.ask.is_some() || answer.forward.is_some() {
             // `is_fast` keeps these methods off this path; an answer that still needs one is a bug.
-            crate::log::error("the fast path got an answer that needs the full path");
+            log::error("the fast path got an answer that needs the full path");
             http::failed()
         } else {
             answer

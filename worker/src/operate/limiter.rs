@@ -25,7 +25,7 @@ use worker::{
     durable_object, Context, Delay, DurableObject, Env, Method, Request, RequestInit, Response, Result, State,
 };
 
-use crate::log::About;
+use crate::telemetry::log::About;
 
 /// The Durable Object namespace binding of the limiters.
 pub const BINDING: &str = "RATE_LIMITS";

@@ -17,8 +17,10 @@ use mcp_sieve::Error;
 use serde_json::{json, Value};
 use worker::{Env, Method, ObjectNamespace, Request, RequestInit, Response, Result};
 
-pub use crate::upstream_tokens::CALLBACK;
-use crate::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING, GATEWAY};
+use crate::oauth::sealed;
+pub use crate::oauth::upstream_tokens::CALLBACK;
+use crate::oauth::upstream_tokens::{signing_upstream, Ask, AuthAsk, BINDING, GATEWAY};
+use crate::telemetry::log;
 
 /// The route that begins a sign-in: `?upstream=NAME`.
 pub const START: &str = "/mcp-sieve/oauth/start";
@@ -76,7 +78,7 @@ pub fn origin_of(url: &str) -> &str {
 /// The principal and nonce of a `state`.
 fn parse_state(state: &str) -> Option<(String, String)> {
     let (p, nonce) = state.split_once('.')?;
-    let principal = String::from_utf8(crate::sealed::unhex(p)?).ok()?;
+    let principal = String::from_utf8(sealed::unhex(p)?).ok()?;
     (!principal.is_empty() && !nonce.is_empty()).then(|| (principal, nonce.to_string()))
 }
 
@@ -292,7 +294,7 @@ pub async fn start(
             None => page(502, "The sign-in could not begin"),
         },
         Err(e) => {
-            crate::log::error(format_args!("sign-in to upstream \"{name}\" could not begin: {e}"));
+            log::error(format_args!("sign-in to upstream \"{name}\" could not begin: {e}"));
             page(502, &format!("The sign-in to upstream \"{name}\" could not begin: {e}"))
         }
     }
@@ -340,7 +342,7 @@ pub async fn logout(
             &format!("You were not signed in to upstream \"{name}\": nothing was kept for you."),
         ),
         Err(e) => {
-            crate::log::error(format_args!("sign-out of upstream \"{name}\" failed: {e}"));
+            log::error(format_args!("sign-out of upstream \"{name}\" failed: {e}"));
             page(502, &format!("The sign-out of upstream \"{name}\" failed: {e}"))
         }
     }
@@ -393,7 +395,7 @@ pub fn gate(cfg: &http::Config, method: &str, header: &dyn Fn(&str) -> Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::upstream_tokens::state;
+    use crate::oauth::upstream_tokens::state;
 
     #[test]
     fn state_names_the_principal_and_the_nonce() {

@@ -19,7 +19,9 @@ use std::cell::RefCell;
 use worker::{Delay, Response, ResponseBuilder, Result};
 
 use crate::config::Loaded;
-use crate::{gateway, platform, shell};
+use crate::platform;
+use crate::serve::shell;
+use crate::upstream::gateway;
 
 /// How often the stream looks for a change.
 const TICK_MS: u64 = 1_000;
@@ -61,7 +63,7 @@ pub trait Incoming {
     /// What came since the last call.
     fn take(&mut self) -> Vec<String>;
     /// Ready once something came (the stream waits on it between its ticks, no polling).
-    fn arrived(&self) -> crate::gateway::LocalFuture<'_, ()>;
+    fn arrived(&self) -> gateway::LocalFuture<'_, ()>;
 }
 
 /// See [`Incoming`].
