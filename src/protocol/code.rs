@@ -93,6 +93,40 @@ pub fn answer(result: Option<Value>, logs: Vec<String>, error: Option<String>) -
     r
 }
 
+/// The program of a `run_code` call: its `code` argument, a string of at most [`MAX_CODE`]
+/// bytes; anything else is an invalid-params error naming the argument.
+pub fn program(code: &Value) -> crate::Result<&str> {
+    match code {
+        Value::String(s) if s.len() <= MAX_CODE => Ok(s),
+        Value::String(s) => Err(crate::Error::params(format!(
+            "params.arguments.code is {} bytes, longer than {MAX_CODE}",
+            s.len()
+        ))),
+        Value::Null => Err(crate::Error::params(
+            "params.arguments.code is required (a string: the program)",
+        )),
+        v => Err(crate::Error::params(format!(
+            "params.arguments.code must be a string (the program), got {}",
+            crate::error::type_name(v)
+        ))),
+    }
+}
+
+/// The body of the core's answer to a valid `run_code` (`body`, holding [`NOT_RUN_HERE`]) with
+/// the run's JSON-RPC `message` in its place: the message itself for a JSON answer; for an SSE
+/// answer (`sse`), the same events with the refusal's `data:` line replaced.
+pub fn splice(body: &str, sse: bool, message: &str) -> String {
+    if !sse {
+        return message.to_string();
+    }
+    body.split_inclusive('\n')
+        .map(|line| match line.starts_with("data:") && line.contains(NOT_RUN_HERE) {
+            true => format!("data: {message}\n"),
+            false => line.to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +156,31 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("run_code failed: the program ran past 30 s"));
+    }
+
+    #[test]
+    fn a_program_is_a_string_within_its_bound_and_errors_name_the_argument() {
+        assert_eq!(program(&json!("return 1")).unwrap(), "return 1");
+        for (v, want) in [
+            (Value::Null, "params.arguments.code is required"),
+            (
+                json!(5),
+                "params.arguments.code must be a string (the program), got a number",
+            ),
+            (json!("x".repeat(MAX_CODE + 1)), "longer than 100000"),
+        ] {
+            let e = program(&v).unwrap_err().to_string();
+            assert!(e.contains(want), "{e} should contain {want}");
+        }
+    }
+
+    #[test]
+    fn the_run_takes_the_place_of_the_refusal_in_json_and_in_sse() {
+        assert_eq!(splice(&format!("{{\"error\":\"{NOT_RUN_HERE}\"}}"), false, "{}"), "{}");
+        let sse = format!("event: message\nid: 1\ndata: {{\"m\":\"{NOT_RUN_HERE}\"}}\n\n");
+        assert_eq!(
+            splice(&sse, true, "{\"ok\":1}"),
+            "event: message\nid: 1\ndata: {\"ok\":1}\n\n"
+        );
     }
 }
