@@ -18,7 +18,10 @@
 #      the plan's Windows target (the GNU build the Windows lane tests), parsed and read by
 #      tests/release/powershell-installer.test.mjs: the URL it fetches, that it checks no sha256
 #      (dist 0.34 has it check none: docs/src/install.md says so); no PowerShell here to run it
-#   7. the Dockerfile: hadolint (no Docker engine here to build it)
+#   7. the Dockerfile: hadolint (no Docker engine here to build it), and the image carrying search
+#      mode's model replayed with step 2's static binary (tests/release/image-model.test.mjs: the
+#      model stage's fetch through a loopback hub stand-in, then the image's files, user and ENV
+#      under chroot in a network namespace of its own; skipped, saying why, when not root)
 #   8. the other platforms' code (the OS keychain's stores, handles, paths): `cargo clippy` of the
 #      server for x86_64-pc-windows-gnu (ring's and mimalloc's C built by mingw-w64; the Windows
 #      lane, scripts/test-windows.sh, runs it under Wine), x86_64-apple-darwin and
@@ -230,7 +233,11 @@ say "Homebrew formula: $archive at its sha256; PowerShell installer: parsed, fet
 hadolint=$(command -v hadolint || echo .venv/bin/hadolint)
 "$hadolint" Dockerfile || fail "hadolint Dockerfile"
 grep -q '^ENTRYPOINT \["/mcp-sieve"\]' Dockerfile || fail "the Dockerfile's entrypoint is not /mcp-sieve"
-say "Dockerfile: hadolint clean (no Docker engine here to build it)"
+SIEVE_STATIC_BIN="$bin" node --test tests/release/image-model.test.mjs >"$work/image.log" 2>&1 \
+  || { cat "$work/image.log" >&2; fail "tests/release/image-model.test.mjs"; }
+replayed=$(grep -q '^# skipped 1' "$work/image.log" && echo "not replayed: $(grep -m1 -o '# SKIP.*' "$work/image.log" | cut -c8-)" \
+  || echo "the image's search model replayed under chroot with no network")
+say "Dockerfile: hadolint clean, $replayed (no Docker engine here to build it)"
 # --- 8. Windows and macOS code -------------------------------------------------------------------
 # Into a folder of their own beside the rustup targets it needs (not in this checkout's target/):
 # a fresh clone on a machine that has the targets checks in seconds instead of ~7 minutes cold;
