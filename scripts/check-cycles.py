@@ -119,7 +119,7 @@ def folder(d, parent, modpath):
 
 
 found = top_level()
-for d, parent in [('src', 'src/lib.rs'), ('native/src', 'native/src/main.rs'), ('worker/src', 'worker/src/lib.rs')]:
+for d, parent in [('src', 'src/lib.rs'), ('native/src', 'native/src/lib.rs'), ('worker/src', 'worker/src/lib.rs')]:
     found += folder(os.path.join(base, d), os.path.join(base, parent), [])
 for c in found:
     print('cycle:', c)

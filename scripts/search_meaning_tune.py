@@ -4,7 +4,7 @@
 Reads only the `part: "tune"` queries of tests/search/*-servers.json and the earlier set's `queries`
 (no held-out query is read or run). The lexical scores are find_tools' own (examples/search_rank with
 SEARCH_RANK_DIRECT=1, its best 50); the sentence vectors come from a numpy copy of all-MiniLM-L6-v2 as
-native/src/encoder.rs runs it (128 tokens, [SEP] last, mean-pooled, unit length; it reproduces the
+native/src/search/encoder.rs runs it (128 tokens, [SEP] last, mean-pooled, unit length; it reproduces the
 candle encoder's tuning-part numbers exactly), cached per text in target/search-meaning-cache, so a
 text form costs one encoding of the catalogs (a few minutes) and a fusion only arithmetic.
 Prints top-1, top-5, MRR@10 pooled over the two catalogs (108 queries), top-1/top-5 per catalog, and

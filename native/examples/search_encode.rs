@@ -1,5 +1,5 @@
 //! Sentence vectors for the search quality script (issue 40): encodes a catalog's tools (the same
-//! text and encoder as the native server, `src/encoder.rs`) and every query of the labelled query
+//! text and encoder as the native server, `src/search/encoder.rs`) and every query of the labelled query
 //! files, and writes them as one JSON file that `examples/search_rank.rs` (core, no model) reads
 //! with `SEARCH_VECTORS` to rank through `find_tools`' fused path. Also times the encoder.
 //! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL CATALOG OUT QUERIES...`
@@ -10,26 +10,11 @@
 //! query p50 / p95 and this thread's CPU time, batch speed, and how close their vectors are.
 //! `cargo run --release -p mcp-sieve-server --example search_encode -- MODEL --bench 5000,50000`:
 //! the native server's background encoding of the public catalog (tools per second, sorted
-//! batches, through `src/meaning.rs` with a fresh cache), a cached restart at each size, and
+//! batches, through `src/search/meaning.rs` with a fresh cache), a cached restart at each size, and
 //! `find_tools`' ranking p50 at each size (the public catalog repeated with numbered names, as
 //! benches/search.rs; each copy's vector the original's), query encoding included.
 
-#[path = "../src/encoder.rs"]
-#[allow(dead_code)]
-mod encoder;
-#[path = "../src/hub.rs"]
-#[allow(dead_code)]
-mod hub;
-#[path = "../src/meaning.rs"]
-#[allow(dead_code)]
-mod meaning;
-
-/// What `meaning` needs of the binary's `platform` (paths are used as given here).
-mod platform {
-    pub fn expand_home(p: &std::path::Path) -> std::path::PathBuf {
-        p.to_path_buf()
-    }
-}
+use mcp_sieve_server::search::{encoder, meaning};
 
 use std::time::Instant;
 

@@ -9,10 +9,10 @@ use mcp_sieve::protocol::{Answers, Server};
 
 use crate::auth::Verifier;
 use crate::error::ServerError;
-use crate::gateway::Gateway;
-use crate::outbox::Outboxes;
 use crate::reload::Live;
+use crate::sessions::outbox::Outboxes;
 use crate::sessions::Sessions;
+use crate::upstream::gateway::Gateway;
 
 /// Everything a request needs.
 pub(crate) struct App {
@@ -26,24 +26,24 @@ pub(crate) struct App {
     /// Upstream exchanges waiting for a 2026-07-28 client to call again with its answer.
     pub(crate) parked: crate::relay::ParkedCalls,
     /// Tasks' `tasks/result` exchanges waiting for a 2026-07-28 client's `tasks/update`.
-    pub(crate) asking: crate::task_asks::ParkedTasks,
+    pub(crate) asking: crate::upstream::task_asks::ParkedTasks,
     /// Checks access tokens when the catalog has an `auth` block.
     pub(crate) verifier: Option<Verifier>,
     /// What waits for each session's standalone stream (see `outbox`).
     pub(crate) outbox: Outboxes,
     /// Forwarded calls a client may cancel (`notifications/cancelled`).
-    pub(crate) cancels: crate::cancels::Cancels,
+    pub(crate) cancels: crate::relay::cancels::Cancels,
     /// Rate limits' buckets, the audit sink, the metrics (`operate`).
     pub(crate) operate: crate::operate::Operate,
 }
 
 /// Its tasks' questions are parked per caller's principal (`task_asks`).
-impl crate::task_asks::Shell for App {
+impl crate::upstream::task_asks::Shell for App {
     type Sessions = Sessions;
     fn sessions(&self) -> &Sessions {
         &self.store
     }
-    fn asking(&self) -> &crate::task_asks::ParkedTasks {
+    fn asking(&self) -> &crate::upstream::task_asks::ParkedTasks {
         &self.asking
     }
 }
@@ -76,7 +76,7 @@ impl crate::reload::Holder for App {
     }
 }
 
-pub(crate) use crate::reply::{reply, Reply};
+pub(crate) use crate::http::reply::{reply, Reply};
 
 /// `GET /metrics`: the exposition text (405 for another method).
 pub(crate) fn metrics_response(app: &App, method: &str) -> http::Response {
@@ -107,7 +107,7 @@ pub(crate) async fn listen_metrics(app: Arc<App>, host: &str, port: u16) -> Resu
         .map_err(|e| ServerError::Io(format!("cannot listen for metrics on {host}:{port}"), e))?;
     eprintln!(
         "mcp-sieve: serving metrics at http://{host}:{port}{}",
-        crate::metrics::PATH
+        crate::operate::metrics::PATH
     );
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
@@ -116,11 +116,11 @@ pub(crate) async fn listen_metrics(app: Arc<App>, host: &str, port: u16) -> Resu
                 let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let app = app.clone();
                     async move {
-                        let r = match req.uri().path() == crate::metrics::PATH {
+                        let r = match req.uri().path() == crate::operate::metrics::PATH {
                             true => metrics_response(&app, req.method().as_str()),
                             false => http::Response {
                                 status: 404,
-                                body: format!("Not found: metrics are at {}", crate::metrics::PATH),
+                                body: format!("Not found: metrics are at {}", crate::operate::metrics::PATH),
                                 ..Default::default()
                             },
                         };

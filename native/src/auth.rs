@@ -1,6 +1,6 @@
 //! Token verification for the native server: the core decides (`mcp_sieve::auth`: which key,
 //! which claims, when to fetch keys); this file fetches the issuer's JWKS (https:// with the
-//! upstreams' connector, `crate::tls`: rustls, the webpki roots and the platform's store,
+//! upstreams' connector, `crate::http::tls`: rustls, the webpki roots and the platform's store,
 //! proxies; http:// for loopback issuers, as the catalog allows) and checks
 //! signatures with pure-Rust crates (RS256: `rsa`, ES256: `p256`, EdDSA: `ed25519-dalek`).
 
@@ -30,7 +30,7 @@ struct Keys {
 pub struct Verifier {
     oauth: Option<Keys>,
     access: Option<Keys>,
-    client: Client<crate::tls::Connector, Empty<Bytes>>,
+    client: Client<crate::http::tls::Connector, Empty<Bytes>>,
 }
 
 /// Whether `signature` over `input` verifies with `key`.
@@ -92,7 +92,7 @@ impl Verifier {
         Verifier {
             oauth: keys(&auth.oauth),
             access: keys(&auth.access),
-            client: crate::tls::client(crate::tls::Connector::plain()),
+            client: crate::http::tls::client(crate::http::tls::Connector::plain()),
         }
     }
 
@@ -101,7 +101,11 @@ impl Verifier {
         let uri: hyper::Uri = url.parse().map_err(|e| format!("bad JWKS URL {url}: {e}"))?;
         let get = async {
             let host = uri.host().unwrap_or_default().to_string();
-            let res = self.client.get(uri).await.map_err(|e| crate::tls::explain(&e, &host))?;
+            let res = self
+                .client
+                .get(uri)
+                .await
+                .map_err(|e| crate::http::tls::explain(&e, &host))?;
             if !res.status().is_success() {
                 return Err(format!("HTTP {}", res.status()));
             }

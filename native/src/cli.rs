@@ -52,7 +52,7 @@ pub struct Cli {
     /// `warn,mcp_sieve::gateway=debug`). Traces: OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_*
     /// variables (serve and stdio).
     #[arg(long, value_enum, global = true, default_value = "human", value_name = "FORMAT")]
-    pub log_format: crate::telemetry::LogFormat,
+    pub log_format: LogFormat,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -400,6 +400,16 @@ impl ViewArgs {
             ServerError::Usage(format!("bad view: {message}"))
         })
     }
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// `mcp-sieve: message key=value [request fields]`, for people.
+    #[default]
+    Human,
+    /// One JSON object a line (timestamp, level, fields, the request span's fields under `span`).
+    Json,
 }
 
 #[cfg(test)]

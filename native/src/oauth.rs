@@ -9,6 +9,9 @@
 //! (`~/.config/...`; `%APPDATA%\mcp-sieve\...` on Windows), whose path also names the keychain
 //! entry. Tokens are never written to the document, the log, the status or an error.
 
+pub(crate) mod sign_in;
+pub(crate) mod token_store;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,8 +28,8 @@ use mcp_sieve::upstream::oauth::{
 };
 use mcp_sieve::Error;
 
+use crate::http::tls::{client, Connector};
 use crate::platform::now_ms;
-use crate::tls::{client, Connector};
 
 /// Longest one request may take with [`Http::new`] (`mcp-sieve login`, the embeddings
 /// endpoint); while serving, an upstream's sign-in requests take its
@@ -81,11 +84,9 @@ impl Http {
         let url = req.uri().to_string();
         let host = req.uri().host().unwrap_or_default().to_string();
         let work = async {
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| Error::Upstream(format!("cannot reach {url}: {}", crate::tls::explain(&e, &host))))?;
+            let resp = self.client.request(req).await.map_err(|e| {
+                Error::Upstream(format!("cannot reach {url}: {}", crate::http::tls::explain(&e, &host)))
+            })?;
             let status = resp.status().as_u16();
             let www_authenticate = resp
                 .headers()
@@ -299,7 +300,7 @@ async fn lock_refresh() -> Option<std::fs::File> {
 /// The store's contents (none yet: empty).
 pub fn load_store() -> Result<Store, Error> {
     let path = store_path();
-    match crate::token_store::read(&path)? {
+    match crate::oauth::token_store::read(&path)? {
         Some(text) => Store::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
         None => Ok(Store::default()),
     }
@@ -310,12 +311,12 @@ pub fn update_store(change: impl FnOnce(&mut Store)) -> Result<(), Error> {
     let _held = STORE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let mut store = load_store()?;
     change(&mut store);
-    crate::token_store::write(&store_path(), &store.to_text())
+    crate::oauth::token_store::write(&store_path(), &store.to_text())
 }
 
 /// Where the tokens are kept, said to the user.
 pub fn kept_in() -> String {
-    crate::token_store::describe(&store_path())
+    crate::oauth::token_store::describe(&store_path())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 //! [`Operate::answered`] (a whole JSON answer, as `stdio` writes it) writes its audit record and
 //! counts it. The records, refusals and reasons are built by the core (`mcp_sieve::operate`).
 
+pub(crate) mod metrics;
+
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,8 +23,8 @@ use mcp_sieve::protocol::{Env, Server};
 use memchr::memmem::Finder;
 
 use crate::error::ServerError;
-use crate::metrics::{labels, method_label, Counted, Counter, Method, Metrics, Outcome, UseCounted};
-use crate::reply::{error_code, use_outcome, Reply};
+use crate::http::reply::{error_code, use_outcome, Reply};
+use crate::operate::metrics::{labels, method_label, Counted, Counter, Method, Metrics, Outcome, UseCounted};
 
 /// Where audit records go.
 enum Sink {

@@ -1,8 +1,10 @@
 //! Moves what an upstream sends back during a forwarded request to the downstream client that
 //! made it, and the client's answers back up: the core's `upstream::Relay` decides what each
 //! message becomes; this file carries it out over a [`Downstream`] (the call's SSE stream in
-//! `relay_http`, stdout in `stdio_serve`; a 2026-07-28 caller's next call in both, through
+//! `serve::relay`, stdout in `crate::stdio`; a 2026-07-28 caller's next call in both, through
 //! [`ParkedCalls`]), and the upstream's driver posts the answers.
+
+pub(crate) mod cancels;
 
 use std::collections::HashMap;
 
@@ -149,7 +151,7 @@ where
 /// `notifications/cancelled`, see `cancels`): the client hears no answer, as the spec says.
 pub(crate) fn spawn_cancellable<F, Fut>(
     exchange: F,
-    registered: Option<crate::cancels::Registered>,
+    registered: Option<crate::relay::cancels::Registered>,
 ) -> mpsc::UnboundedReceiver<Out>
 where
     F: FnOnce(mpsc::UnboundedSender<Out>) -> Fut,
@@ -158,7 +160,7 @@ where
     let (tx, rx) = mpsc::unbounded_channel();
     let running = exchange(tx.clone());
     // In the request: the upstream exchange is a child of the request that made it.
-    let running = crate::request_log::in_current_request(running);
+    let running = crate::telemetry::request_log::in_current_request(running);
     tokio::spawn(async move {
         let (cancelled, _guard) = match registered {
             Some(r) => (Some(r.cancelled), Some(r.guard)),

@@ -21,8 +21,8 @@ use sha2::{Digest, Sha256};
 
 use crate::cli::{Source, ViewArgs};
 use crate::error::ServerError;
-use crate::gateway::{Gateway, Wait};
-use crate::outbox::Clients;
+use crate::sessions::outbox::Clients;
+use crate::upstream::gateway::{Gateway, Wait};
 
 /// How often the files are looked at.
 pub const POLL: Duration = Duration::from_millis(500);
@@ -135,7 +135,7 @@ fn changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
 /// Builds what `source` describes now: the server, its view (`view`: stdio's flags; `None`:
 /// serve's), and a gateway over its upstreams whose lists are fetched (the slow ones join later).
 pub async fn build(source: &Source, view: Option<&ViewArgs>) -> Result<Live, ServerError> {
-    let doc = crate::load::document(source)?;
+    let doc = crate::config::load::document(source)?;
     // `serve` (no view flags) applies the lockdown variable as at its start.
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
     let text = match view.is_none() && mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
@@ -143,12 +143,12 @@ pub async fn build(source: &Source, view: Option<&ViewArgs>) -> Result<Live, Ser
         false => doc.text.clone(),
     };
     let server = Arc::new(Server::new(doc.catalog(&text)?));
-    crate::load::index_in_background(&server);
+    crate::config::load::index_in_background(&server);
     let view = match view {
         Some(v) => v.resolve(server.catalog())?,
         None => None,
     };
-    let gateway = Gateway::new(server.clone(), &crate::load::folder(source), Wait::Patient)?;
+    let gateway = Gateway::new(server.clone(), &crate::config::load::folder(source), Wait::Patient)?;
     if let Some(g) = &gateway {
         if let Err(e) = g.serving(&server).await {
             eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");

@@ -8,6 +8,9 @@
 //! back under short locks, and a run whose write-back conflicts with another request of the same
 //! session is run again (see `sessions`).
 
+pub(crate) mod relay;
+pub(crate) mod watch;
+
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,13 +29,13 @@ use tokio::net::TcpListener;
 
 use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
+use crate::config::load::Document;
 use crate::error::ServerError;
-use crate::gateway::{Gateway, Wait};
-use crate::load::Document;
 use crate::operate::{MetricsAt, Operate};
 use crate::platform::{fresh_id, now_ms};
-use crate::request_log::RequestLog;
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
+use crate::telemetry::request_log::RequestLog;
+use crate::upstream::gateway::{Gateway, Wait};
 
 /// A request's body: a client's (`Incoming`) or a code-mode program's call (whole).
 pub(crate) trait Body: hyper::body::Body<Data = Bytes> + Send + Unpin + 'static {}
@@ -60,14 +63,14 @@ pub async fn run(
     metrics_at: MetricsAt,
 ) -> Result<(), ServerError> {
     fresh_id()?;
-    let folder = &crate::load::folder(source);
+    let folder = &crate::config::load::folder(source);
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
     let text = match mcp_sieve::catalog::Lockdown::var_enables(var.as_deref()) {
         true => mcp_sieve::catalog::Lockdown::enable_in(&doc.text)?,
         false => doc.text.clone(),
     };
     let server = Arc::new(Server::new(doc.catalog(&text)?));
-    crate::load::index_in_background(&server);
+    crate::config::load::index_in_background(&server);
     // Origin allow-list, bearer token, CORS and body limit: the Worker's variables, from the environment.
     let mut cfg = http::Config::from_vars(&|name| std::env::var(name).ok())?;
     if cfg.session_secret.is_none() {
@@ -101,7 +104,7 @@ pub async fn run(
         operate,
     });
     // What upstreams send outside any request reaches the sessions (`standalone`).
-    let clients: Arc<dyn crate::outbox::Clients> = app.clone();
+    let clients: Arc<dyn crate::sessions::outbox::Clients> = app.clone();
     if let Some(g) = &app.gateway() {
         g.attach(Arc::downgrade(&clients));
         // Fetch the upstream's lists now, so the first client does not wait (and a bad upstream shows at once).
@@ -231,9 +234,9 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
     if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
         return reply(r);
     }
-    let status = path == crate::gateway::STATUS_PATH;
-    let metrics = path == crate::metrics::PATH && app.operate.metrics_at == MetricsAt::Endpoint;
-    let embeddings = path == crate::embeddings::PATH;
+    let status = path == crate::upstream::gateway::STATUS_PATH;
+    let metrics = path == crate::operate::metrics::PATH && app.operate.metrics_at == MetricsAt::Endpoint;
+    let embeddings = path == crate::search::embeddings::PATH;
     if !(status
         || metrics
         || embeddings
@@ -275,7 +278,10 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         }
     };
     if status {
-        return reply(crate::gateway::status(app.gateway().as_ref(), parts.method.as_str()));
+        return reply(crate::upstream::gateway::status(
+            app.gateway().as_ref(),
+            parts.method.as_str(),
+        ));
     }
     if metrics {
         return reply(crate::app::metrics_response(app, parts.method.as_str()));
@@ -289,9 +295,9 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
     };
     if embeddings {
         // The document's sentence encoder for a Worker's queries (issue 40), off the runtime's thread.
-        let model = crate::meaning::model_dir(&app.live().server.catalog().meaning);
+        let model = crate::search::meaning::model_dir(&app.live().server.catalog().meaning);
         let method = parts.method.to_string();
-        let done = tokio::task::spawn_blocking(move || crate::embeddings::answer(model, &method, &body)).await;
+        let done = tokio::task::spawn_blocking(move || crate::search::embeddings::answer(model, &method, &body)).await;
         let (status, value) =
             done.unwrap_or_else(|_| (500, serde_json::json!({"error": {"message": "the encoder failed"}})));
         return reply(http::Response {
@@ -369,7 +375,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         let searching = view.as_ref().is_some_and(|v| v.search);
         if searching {
             // Search mode wants the default sentence encoder (fetched once, in the background).
-            crate::meaning::searched();
+            crate::search::meaning::searched();
         }
         let search = crate::telemetry::is_search(&head, searching);
         let (mut seen, over) = app.operate.before(&server, head, &first);
@@ -470,14 +476,14 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         }
         let out = match &live.gateway {
             Some(g) if answer.forward.is_some() => {
-                crate::relay_http::respond(g, app.clone(), answer, principal.as_deref()).await
+                crate::serve::relay::respond(g, app.clone(), answer, principal.as_deref()).await
             }
             _ if answer.watch.is_some() || answer.ask.is_some() || answer.answered.is_some() => {
                 // A session's GET stream also carries what its upstreams send outside its requests.
                 let listening = (parts.method == hyper::Method::GET && answer.watch.is_some())
                     .then(|| header("mcp-session-id"))
                     .flatten();
-                crate::watch::stream(answer, app.clone(), listening)
+                crate::serve::watch::stream(answer, app.clone(), listening)
             }
             _ => {
                 app.operate.after_whole(&server, &first, seen, &answer);

@@ -20,6 +20,8 @@
 //! upstreams) is one ledger beside the shards, under its own short lock. A task is admitted under
 //! a fresh id (its holder's, or its slot's), so a run of its request again is not admitted twice.
 
+pub(crate) mod outbox;
+
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

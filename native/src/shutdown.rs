@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::error::ServerError;
-use crate::gateway::Gateway;
+use crate::upstream::gateway::Gateway;
 use mcp_sieve::protocol::Session;
 
 /// Longest the upstream sessions' closing (and, over stdio, answers under way) may take at the end.

@@ -1,648 +1,609 @@
-//! The stdio driver: one child process per stdio upstream, speaking newline-delimited JSON-RPC
-//! on its stdin/stdout, its stderr copied to the log line by line with the upstream's name.
-//!
-//! It moves the bytes of the core's conversation (each `Post` body is one message) and nothing
-//! else, with what a pipe needs that HTTP gave for free:
-//! - **one session for everyone**: a process is one MCP session, so the driver opens it itself
-//!   (`initialize` + `notifications/initialized`) when the process starts, answers every
-//!   conversation's `initialize` with that result and swallows their `notifications/initialized`
-//!   (and answers their `server/discover` with `-32601`: the shared session is the era they use).
-//!   All downstream sessions share the process; what is per session stays in the core (each
-//!   downstream session's upstream tasks are its own, `OwnedTask`).
-//! - **ids that cannot clash**: every request gets a driver-wide id on the way in and its own id
-//!   back on the way out; the upstream's requests to us are answered, never left hanging: `ping`
-//!   here, a question (`sampling/createMessage`, `elicitation/create`) by the client of the call
-//!   it belongs to (`attribution`: the relaying call it names by `_meta.progressToken` or the
-//!   related task, else the one relaying call in flight only when every call the process was
-//!   sent came from that call's principal; otherwise it is refused with `-32603`, never put to a
-//!   client it may not belong to); what its relay does not carry is refused by the relay.
-//!   Progress notifications go to every relaying call (each keeps only its own token, unique to
-//!   the call). Log messages (`notifications/message`) go to the server's log with the
-//!   upstream's name, and to every downstream session whose client set a logging level at or
-//!   below theirs (on its standalone stream, `standalone`): the process's one session is
-//!   everyone's, and a pipe does not say which call, if any, a message is about.
-//! - **restart with backoff**: when the process exits, its pending requests fail naming the
-//!   upstream and the exit; a message sent later starts it again, but no sooner than the backoff
-//!   after the exit (1 s, doubled each time it lived less than 30 s, at most 30 s): until then
-//!   messages fail at once, the core takes the upstream out of the lists and retries it. The
-//!   process is killed when the server stops (and sees its stdin close if the server is killed).
-//! - **a clean environment**: the process gets only [`INHERITED_ENV`] of the gateway's (the
-//!   official SDK's default list) and its own `env`, never the gateway's secrets.
-//! - **garbage is a cause, not a wait**: a process that writes something other than JSON-RPC on
-//!   stdout and has not answered `initialize` [`GARBAGE_GRACE`] later is down at once, the cause
-//!   quoting what it wrote (a banner line followed by a prompt answer is forgiven).
+//! `mcp-sieve stdio`: MCP over stdin/stdout, newline-delimited JSON-RPC, for a desktop client
+//! that launches the server itself. The core's stdio rules (`mcp_sieve::stdio::Connection`) decide
+//! every answer; this shell reads lines (each within the body limit), writes lines from one
+//! writer task (so messages never interleave), logs to stderr only, and performs the effects:
+//! a `tasks/result` that waits, a forward to the upstream, a question asked mid-call (its answer
+//! comes back on stdin; a 2026-07-28 client's with its next call, see `relay::ParkedCalls`, or
+//! for its task's question with its `tasks/update`, see `task_asks`), list changes. The
+//! document's rate limits and audit trail apply as in `serve` (`operate`): a use over a limit
+//! gets the same JSON-RPC error (there is no HTTP 429 here), and each use's record is written
+//! when its answer goes out. stdin closing ends the process.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mcp_sieve::upstream::{relayed_capabilities, HttpAnswer, Post, PROTOCOL_VERSION};
-use mcp_sieve::Error;
-use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use mcp_sieve::http::{self, MemoryStore, SessionStore};
+use mcp_sieve::protocol::jsonrpc::Head;
+use mcp_sieve::protocol::{ask, Answers, Ask, Env, Server, Watch};
+use mcp_sieve::stdio::{one_line, Connection, Step};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 
-use crate::relay::Relaying;
+use crate::config::load::Document;
+use crate::error::ServerError;
+use crate::operate::{MetricsAt, Operate, Seen};
+use crate::platform::now_ms;
+use crate::relay::{self, BoxFuture, Downstream, First, ParkedCalls, Parking};
+use crate::reload::{Holder, Live};
+use crate::sessions::outbox::Clients;
+use crate::upstream::gateway::{Gateway, Wait};
+use crate::upstream::task_asks::{self, ParkedTasks};
 
-mod attribution;
-use attribution::{Call, Calls};
-
-/// Longest one message may be, bytes (a longer line is refused and the process restarted).
-const MAX_LINE: usize = 16 << 20;
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// A process that lived this long before exiting starts again without backoff.
-const HEALTHY: Duration = Duration::from_secs(30);
-/// How long a process that wrote something other than JSON-RPC on stdout still has to answer
-/// `initialize` (a banner line is forgiven; a process that only writes garbage is down in 2 s,
-/// not at the exchange deadline).
-const GARBAGE_GRACE: Duration = Duration::from_secs(2);
-/// How often the start looks at what the reader saw.
+/// How often a question's answer, a waiting task and the list watch are looked at.
 const POLL: Duration = Duration::from_millis(50);
-/// Lines that are not JSON-RPC logged per process (the rest are counted, not shown).
-const GARBAGE_LOGGED: usize = 3;
+const TICK: Duration = Duration::from_secs(1);
+/// Longest a `tasks/result` is held open before it is answered with an error.
+const MAX_WAIT_MS: i64 = 10 * 60_000;
 
-mod resolve;
+/// A use waiting for its answer: the server and the caller it ran on, and what `operate` saw.
+type Pending = (Arc<Server>, Env, Seen);
 
-/// The variables of the gateway's environment a stdio upstream inherits: the official MCP SDK's
-/// default list (`getDefaultEnvironment` of its stdio client transport). Nothing else reaches the
-/// process but its own `env`: the gateway's environment holds `MCP_SIEVE_TOKENS`,
-/// `MCP_SIEVE_SESSION_SECRET` and every secret the other upstreams' headers reference.
-#[cfg(not(windows))]
-pub const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-#[cfg(windows)]
-pub const INHERITED_ENV: [&str; 12] = [
-    "APPDATA",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "LOCALAPPDATA",
-    "PATH",
-    "PROCESSOR_ARCHITECTURE",
-    "SYSTEMDRIVE",
-    "SYSTEMROOT",
-    "TEMP",
-    "USERNAME",
-    "USERPROFILE",
-    "PROGRAMFILES",
-];
-
-/// The gateway's values of [`INHERITED_ENV`] (a value that is a shell function, `()…`, is left
-/// out, as the SDK does).
-fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
-    INHERITED_ENV
-        .iter()
-        .filter_map(|k| Some((*k, std::env::var_os(k)?)))
-        .filter(|(_, v)| !v.to_string_lossy().starts_with("()"))
-        .collect()
+/// Everything the lines of one stdio connection share.
+struct Link {
+    /// The server, its gateway and the view, swapped whole by a reload (`reload`).
+    live: Mutex<Live>,
+    /// Whether its files are watched (so even a local catalog's lists may change).
+    reloads: bool,
+    conn: Mutex<Connection>,
+    store: Mutex<MemoryStore>,
+    answers: Mutex<Answers>,
+    /// Upstream exchanges waiting for the client's next 2026-07-28 call with its answer.
+    parked: ParkedCalls,
+    /// Its tasks' `tasks/result` exchanges waiting for its `tasks/update` (`task_asks`).
+    asking: ParkedTasks,
+    out: mpsc::UnboundedSender<String>,
+    /// Rate limits' buckets and the audit sink (`operate`; no metrics: nothing serves them here).
+    operate: Operate,
+    /// Uses waiting for their answer to be written, by their JSON-RPC id (as JSON text), with
+    /// the server and the caller they ran on.
+    uses: Mutex<HashMap<String, Pending>>,
 }
 
-/// How to start the process.
-#[derive(Debug, Clone)]
-pub struct Spec {
-    /// The upstream's name (for the log and errors).
-    pub name: String,
-    /// Program, arguments, its own environment (on top of [`INHERITED_ENV`]), working directory.
-    pub command: String,
-    pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub cwd: Option<String>,
-    /// Where its log messages go (its index among the upstreams, and the gateway's channel).
-    pub logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
-    /// The gateway's secrets, redacted from what it writes to stderr and logs.
-    pub secrets: mcp_sieve::upstream::Secrets,
-}
-
-/// One running process.
-struct Process {
-    child: Child,
-    stdin: ChildStdin,
-    /// Set by the reader when stdout ends.
-    dead: Arc<AtomicBool>,
-    /// The `initialize` result of this process's session.
-    initialize: Value,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
-/// The forwarded calls in flight that relay what the process asks or tells meanwhile, by our id,
-/// and whose calls the process was sent (`attribution`).
-type Listeners = Arc<Mutex<Calls>>;
-
-fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-/// The first line a process wrote on stdout that is not JSON-RPC (shortened), and when.
-type Garbage = Arc<Mutex<Option<(String, Instant)>>>;
 
-/// A process's lifetimes, for the backoff.
-struct Life {
-    started: Option<Instant>,
-    died: Option<Instant>,
-    backoff: Duration,
+/// 128 random bits as hex (a session's or a task's id).
+fn fresh_id() -> String {
+    let mut b = [0u8; 16];
+    // Ids here name this one client's session and tasks; they guard nothing, so a failed read
+    // of the OS's randomness falls back to the clock.
+    if getrandom::fill(&mut b).is_err() {
+        b[..8].copy_from_slice(&now_ms().to_le_bytes());
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// One stdio upstream, started on first use.
-pub struct Pipe {
-    spec: Spec,
-    process: tokio::sync::Mutex<Option<Process>>,
-    pending: Pending,
-    listeners: Listeners,
-    /// Writes our answers to the process's requests (set while it runs).
-    answers: Arc<Mutex<Option<std::sync::mpsc::Sender<Value>>>>,
-    next_id: AtomicU64,
-    /// A list change the process announced, given to the next answer.
-    changed: Arc<AtomicBool>,
-    /// When the process last started and exited, and the wait before the next start.
-    life: Arc<Mutex<Life>>,
-    /// The running process's id (0: none), cleared by the reader when it exits.
-    pid: Arc<AtomicU32>,
-    /// Set by `stop`: the process is not started again.
-    stopped: AtomicBool,
-}
+impl Link {
+    /// What runs now (a reload replaces it).
+    fn live(&self) -> Live {
+        lock(&self.live).clone()
+    }
 
-impl Pipe {
-    /// A driver for `spec`; nothing starts until the first message.
-    pub fn new(spec: Spec) -> Self {
-        Pipe {
-            spec,
-            process: tokio::sync::Mutex::new(None),
-            pending: Arc::default(),
-            listeners: Arc::default(),
-            answers: Arc::default(),
-            next_id: AtomicU64::new(1),
-            changed: Arc::default(),
-            life: Arc::new(Mutex::new(Life {
-                started: None,
-                died: None,
-                backoff: FIRST_BACKOFF,
-            })),
-            pid: Arc::default(),
-            stopped: AtomicBool::new(false),
+    /// The gateway now, if the configuration has upstreams.
+    fn gateway(&self) -> Option<Gateway> {
+        lock(&self.live).gateway.clone()
+    }
+
+    /// The server a line runs on now (in gateway mode, over the upstream's lists).
+    async fn current(&self) -> Result<Arc<Server>, mcp_sieve::Error> {
+        let live = self.live();
+        match &live.gateway {
+            None => Ok(live.server),
+            Some(g) => g.serving(&live.server).await,
         }
     }
 
-    /// Stops the process for good (a reload left this upstream out or replaced it).
-    pub async fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
-        let process = self.process.lock().await.take();
-        // Killed and waited for on a blocking thread (`Process`'s drop).
-        let _ = tokio::task::spawn_blocking(move || drop(process)).await;
-        self.pid.store(0, Ordering::SeqCst);
+    fn send(&self, line: String) {
+        self.audit(&line);
+        let _ = self.out.send(one_line(line));
     }
 
-    /// An error of this upstream (the core adds its name).
-    fn fail(&self, why: impl std::fmt::Display) -> Error {
-        Error::Upstream(why.to_string())
+    /// The caller's view of the server now (the process's: no principal, the flags' view).
+    fn env(&self) -> Env {
+        Env {
+            now_ms: now_ms(),
+            principal: None,
+            fresh_id: fresh_id(),
+            view: self.live().view,
+            identity: None,
+        }
     }
 
-    /// The pid of the running process, if any (for tests and the status).
-    pub fn pid(&self) -> Option<u32> {
-        Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p != 0)
+    /// Before a line runs, rate limits and audit as `serve` applies them (`operate`): a use over
+    /// a limit gets its refusal here (its record written); another waits for its answer
+    /// ([`Link::audit`]).
+    async fn admit(&self, head: Head<'_>) -> Option<String> {
+        // An upstream that cannot be listed: the line gets the reason from `receive`.
+        let server = self.current().await.ok()?;
+        let env = self.env();
+        let (seen, over) = self.operate.before(&server, head, &env);
+        if let Some(refusal) = over {
+            return Some(refusal.body);
+        }
+        if let Some(id) = seen.use_id() {
+            lock(&self.uses).insert(id, (server, env, seen));
+        }
+        None
     }
 
-    /// Sends one message and waits for its response, all within `deadline` from now (what the
-    /// process asks or tells meanwhile, carried by `relaying` to the call's client, does not
-    /// restart it), as an HTTP-shaped answer. A request given up (the deadline passed, or the
-    /// caller dropped this future: its client went away) is cancelled at the process
-    /// (`notifications/cancelled`).
-    pub async fn post(
-        &self,
-        post: Post,
-        deadline: Duration,
-        relaying: Option<&mut Relaying<'_>>,
-    ) -> Result<HttpAnswer, Error> {
-        let until = tokio::time::Instant::now() + deadline;
-        let msg: Value = serde_json::from_str(&post.body).map_err(|e| self.fail(e))?;
-        let method = msg["method"].as_str().unwrap_or_default().to_string();
-        let id = msg.get("id").cloned();
-        let mut guard = self.process.lock().await;
-        if self.stopped.load(Ordering::SeqCst) {
-            return Err(self.fail("it was stopped: the configuration was reloaded without it"));
+    /// Writes the audit record of the use `line` answers, if it is one.
+    fn audit(&self, line: &str) {
+        if lock(&self.uses).is_empty() {
+            return;
         }
-        if guard.as_ref().is_none_or(|p| p.dead.load(Ordering::SeqCst)) {
-            *guard = None;
-            *guard = Some(self.start(deadline).await?);
-            // What the new process asks concerns the calls sent to it (`attribution`).
-            locked(&self.listeners).started();
-        }
-        let process = guard.as_mut().ok_or_else(|| self.fail("it is not running"))?;
-        if method == "server/discover" {
-            // The driver's one session is of the legacy era (it opened it with `initialize`):
-            // every conversation speaks in it, without asking the process.
-            let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                "message": "a stdio upstream is spoken to in the session the driver opened"}});
-            return Ok(self.answer(vec![refusal]));
-        }
-        if method == "initialize" {
-            // The process's session is open already: every conversation shares it.
-            let reply = json!({"jsonrpc": "2.0", "id": id, "result": process.initialize});
-            return Ok(self.answer(vec![reply]));
-        }
-        let Some(id) = id else {
-            if method != "notifications/initialized" {
-                write(&mut process.stdin, &msg).map_err(|e| self.fail(e))?;
-            }
-            return Ok(HttpAnswer {
-                status: 202,
-                ..HttpAnswer::default()
-            });
-        };
-        let ours = self.next_id.fetch_add(1, Ordering::SeqCst);
-        let mut out = msg.clone();
-        out["id"] = json!(ours);
-        let (tx, mut rx) = oneshot::channel();
-        locked(&self.pending).insert(ours, tx);
-        let (events_tx, mut events) = mpsc::unbounded_channel();
-        if let Some(r) = relaying.as_deref() {
-            let meta = &msg["params"]["_meta"];
-            locked(&self.listeners).add(
-                ours,
-                Call {
-                    to: events_tx,
-                    token: meta.get("progressToken").filter(|t| !t.is_null()).cloned(),
-                    task: msg["params"].get("taskId").cloned(),
-                    owner: r.owner().map(str::to_string),
-                },
-            );
-        }
-        if let Err(e) = write(&mut process.stdin, &out) {
-            locked(&self.pending).remove(&ours);
-            locked(&self.listeners).remove(ours);
-            return Err(self.fail(format!("cannot write to the process: {e}")));
-        }
-        drop(guard);
-        // Until it is answered: given up, it is forgotten here and cancelled at the process.
-        let mut asking = Asking {
-            pipe: self,
-            id: ours,
-            answered: false,
-        };
-        let mut relaying = relaying;
-        let got = loop {
-            // What came before the response is relayed before it.
-            tokio::select! {
-                biased;
-                Some(msg) = events.recv() => self.relay(msg, relaying.as_deref_mut()).await,
-                got = &mut rx => break Some(got),
-                _ = tokio::time::sleep_until(until) => break None,
-            }
-        };
-        asking.answered = matches!(got, Some(Ok(_)));
-        locked(&self.listeners).remove(ours);
-        while let Ok(msg) = events.try_recv() {
-            self.relay(msg, relaying.as_deref_mut()).await;
-        }
-        let mut reply = match got {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => return Err(self.fail("the process exited before it answered")),
-            None => {
-                return Err(crate::error::late(&method, deadline.as_millis() as u64));
-            }
-        };
-        drop(asking);
-        reply["id"] = id;
-        Ok(self.answer(vec![reply]))
-    }
-
-    /// Relays `msg`, which the process sent while a call was in flight, to that call's client;
-    /// the answer, if any, goes back to the process.
-    async fn relay(&self, msg: Value, relaying: Option<&mut Relaying<'_>>) {
-        let Some(r) = relaying else {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             return;
         };
-        if let (Some(a), Some(w)) = (r.handle(msg).await, locked(&self.answers).as_ref()) {
-            let _ = w.send(a);
+        // An answer has an id and no method (a request of the server's has both).
+        let (Some(id), None) = (msg.get("id"), msg.get("method")) else {
+            return;
+        };
+        if let Some((server, env, seen)) = lock(&self.uses).remove(&id.to_string()) {
+            self.operate.answered(&server, &env, seen, line.as_bytes(), 200);
         }
     }
 
-    /// The messages as an SSE answer, with a list change the process announced since the last.
-    fn answer(&self, mut messages: Vec<Value>) -> HttpAnswer {
-        if self.changed.swap(false, Ordering::SeqCst) {
-            messages.insert(
-                0,
-                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-            );
-        }
-        let body: String = messages
-            .iter()
-            .map(|m| format!("event: message\ndata: {m}\n\n"))
-            .collect();
-        HttpAnswer {
-            status: 200,
-            session: None,
-            content_type: "text/event-stream".into(),
-            body,
+    /// A use its client cancelled (`id`: its JSON-RPC id as JSON text): recorded unanswered.
+    fn cancelled(&self, id: &str) {
+        if let Some((_, _, seen)) = lock(&self.uses).remove(id) {
+            self.operate.unanswered(seen);
         }
     }
 
-    /// Starts the process (no sooner than the backoff after it last exited) and opens its session.
-    async fn start(&self, deadline: Duration) -> Result<Process, Error> {
-        {
-            let mut l = self.life.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(died) = l.died {
-                if died.elapsed() < l.backoff {
-                    // Not yet: the caller fails now, and the core tries again later.
-                    let left = l.backoff - died.elapsed();
-                    return Err(self.fail(format!(
-                        "its process exited; it is started again in {} ms",
-                        left.as_millis()
-                    )));
-                }
-                // A process that lived a while starts the next time with the first backoff.
-                let lived = l.started.map(|s| died.duration_since(s)).unwrap_or_default();
-                l.backoff = if lived >= HEALTHY {
-                    FIRST_BACKOFF
-                } else {
-                    (l.backoff * 2).min(MAX_BACKOFF)
+    /// Runs one line through the core.
+    async fn receive(self: &Arc<Self>, line: &str) -> Step {
+        let server = match self.current().await {
+            Ok(s) => s,
+            Err(e) => {
+                // The upstream could not be listed: a request gets the reason, the rest nothing.
+                let id = serde_json::from_str::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| v.get("method").and(v.get("id")).cloned());
+                return Step {
+                    lines: id
+                        .map(|id| mcp_sieve::protocol::jsonrpc::error(&id, &e))
+                        .into_iter()
+                        .collect(),
+                    ..Step::default()
                 };
             }
-            l.started = Some(Instant::now());
-            l.died = None;
-        }
-        let spec = &self.spec;
-        // Found as the OS finds it (`npx` is `npx.cmd` on Windows): `resolve`.
-        let cwd = match &spec.cwd {
-            Some(d) => std::path::PathBuf::from(d),
-            None => std::env::current_dir().unwrap_or_default(),
         };
-        let program = resolve::program(&spec.command, resolve::child_path(&spec.env).as_deref(), &cwd);
-        let mut cmd = Command::new(program);
-        cmd.args(&spec.args)
-            .env_clear()
-            .envs(inherited_env())
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(d) = &spec.cwd {
-            cmd.current_dir(d);
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| self.fail(format!("cannot start \"{}\": {e}", spec.command)))?;
-        tracing::info!("[{}] started \"{}\" (pid {})", spec.name, spec.command, child.id());
-        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(self.fail("its pipes could not be opened"));
+        let env = self.env();
+        let (step, opened) = {
+            let mut conn = lock(&self.conn);
+            let had_session = conn.session_id().is_some();
+            let step = conn.receive(&server, line, &mut *lock(&self.store), &env);
+            (step, !had_session && conn.session_id().is_some())
         };
-        let name = spec.name.clone();
-        let secrets = spec.secrets.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                tracing::info!("[{name}] {}", secrets.redact(&line));
+        if let (Some(g), Some(id), true) = (
+            &self.gateway(),
+            self.listening().pop(),
+            line.contains("roots/list_changed"),
+        ) {
+            // Its roots changed: its upstream sessions hear it (see `standalone`).
+            if let Some(s) = lock(&self.store).load(&id) {
+                let (g, line) = (g.clone(), line.to_string());
+                tokio::spawn(async move { g.pass_on(&s, line.as_bytes()).await });
             }
-        });
-        let dead = Arc::new(AtomicBool::new(false));
-        self.pid.store(child.id(), Ordering::SeqCst);
-        let (init_tx, mut init_rx) = oneshot::channel();
-        let garbage: Garbage = Arc::default();
-        let reader = Reader {
-            name: spec.name.clone(),
-            pending: self.pending.clone(),
-            listeners: self.listeners.clone(),
-            changed: self.changed.clone(),
-            dead: dead.clone(),
-            pid: self.pid.clone(),
-            life: self.life.clone(),
-            init: Some(init_tx),
-            garbage: garbage.clone(),
-            logs: spec.logs.clone(),
-            secrets: spec.secrets.clone(),
-        };
-        // Answers to the upstream's own requests go through a second handle on stdin.
-        let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
-        *locked(&self.answers) = Some(answers_tx.clone());
-        std::thread::spawn(move || reader.run(stdout, answers_tx));
-        let mut process = Process {
-            child,
-            stdin,
-            dead,
-            initialize: Value::Null,
-        };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            // What its calls' clients can be asked (see `relay`).
-            "capabilities": relayed_capabilities(),
-            "clientInfo": {"name": "mcp-sieve-gateway", "version": env!("CARGO_PKG_VERSION")},
-        }});
-        write(&mut process.stdin, &init).map_err(|e| self.fail(format!("cannot write to the process: {e}")))?;
-        let started = Instant::now();
-        let answer = loop {
-            tokio::select! {
-                a = &mut init_rx => match a {
-                    Ok(a) => break a,
-                    Err(_) => return Err(self.fail(match garbage.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                        Some((line, _)) => format!("the process exited during initialize, after writing what is not JSON-RPC on stdout: \"{line}\""),
-                        None => "the process exited during initialize".into(),
-                    })),
-                },
-                _ = tokio::time::sleep(POLL) => {
-                    let seen = garbage.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    if let Some((line, _)) = seen.filter(|(_, at)| at.elapsed() >= GARBAGE_GRACE) {
-                        return Err(self.fail(format!(
-                            "it writes what is not JSON-RPC on stdout (\"{line}\") and did not answer initialize; an MCP server over stdio writes only JSON-RPC messages there (logs go to stderr)"
-                        )));
+        }
+        if line.contains("notifications/initialized") {
+            self.ask_to_sign_in();
+        }
+        if opened && (self.reloads || self.gateway().is_some()) {
+            // A 2025-11-25 session over stdio hears about list changes without asking for a stream.
+            tokio::spawn(watch(self.clone(), Watch::session(&server)));
+        }
+        step
+    }
+}
+
+impl Link {
+    /// A client that declared URL-mode elicitation, once initialized, is asked to open the
+    /// sign-in page of each upstream that needs a person now (`elicitation/create`, mode `url`):
+    /// one not signed in at startup has no tools listed, so no call of its could ask. Its
+    /// answer is not awaited; when the sign-in is done the upstream comes up at once, and the
+    /// client hears `list_changed` and `notifications/elicitation/complete` (on stdout, as
+    /// `Clients::push`).
+    fn ask_to_sign_in(self: &Arc<Self>) {
+        let Some(g) = self.gateway() else { return };
+        let Some(session) = self.listening().pop() else { return };
+        let declared = lock(&self.store)
+            .load(&session)
+            .is_some_and(|s| s.initialize["capabilities"]["elicitation"]["url"].is_object());
+        if !declared {
+            return;
+        }
+        for (member, name) in g.needing_sign_in() {
+            let (link, g, session) = (self.clone(), g.clone(), session.clone());
+            tokio::spawn(async move {
+                match g.sign_in_url(member, Some(&session)).await {
+                    Ok((id, url)) => {
+                        let params =
+                            mcp_sieve::upstream::oauth::url_elicitation(&name, &id, &url, "it needs your sign-in");
+                        let ask = serde_json::json!({"jsonrpc": "2.0", "id": format!("sieve-sign-in-{id}"),
+                            "method": "elicitation/create", "params": params});
+                        link.send(ask.to_string());
                     }
-                    if started.elapsed() >= deadline {
-                        return Err(self.fail(format!("it did not answer initialize within {} s", deadline.as_secs())));
-                    }
-                }
-            }
-        };
-        let result = match (answer.get("result"), answer.get("error")) {
-            (Some(r), _) => r.clone(),
-            (_, Some(e)) => return Err(self.fail(format!("it refused initialize: {e}"))),
-            _ => return Err(self.fail("its answer to initialize has no result")),
-        };
-        process.initialize = result;
-        write(
-            &mut process.stdin,
-            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )
-        .map_err(|e| self.fail(e))?;
-        // The writer of answers to the upstream's requests, on a clone of the stdin handle.
-        if let Ok(fd) = process.stdin.try_clone_handle() {
-            std::thread::spawn(move || {
-                let mut fd = fd;
-                for m in answers_rx {
-                    if write(&mut fd, &m).is_err() {
-                        break;
-                    }
+                    Err(e) => tracing::warn!("upstream \"{name}\": no sign-in URL for the client: {e}"),
                 }
             });
         }
-        Ok(process)
     }
 }
 
-/// A request sent to the process and not yet answered: dropped unanswered (its deadline passed,
-/// or its caller went away), it is forgotten and the process is told to stop working on it.
-struct Asking<'a> {
-    pipe: &'a Pipe,
-    id: u64,
-    answered: bool,
+/// A reload swaps what the connection runs on; its session, and so its view's name, stay.
+impl Holder for Link {
+    fn replace(&self, live: Live) -> Live {
+        std::mem::replace(&mut *lock(&self.live), live)
+    }
 }
 
-impl Drop for Asking<'_> {
-    fn drop(&mut self) {
-        locked(&self.pipe.pending).remove(&self.id);
-        locked(&self.pipe.listeners).remove(self.id);
-        if !self.answered {
-            if let Some(w) = locked(&self.pipe.answers).as_ref() {
-                let _ = w.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": self.id, "reason": "the gateway's caller gave up (deadline or gone)"}}));
-            }
+/// Writes what `step` says now (log lines, messages) and hands an answer to the question waiting
+/// for it; `true` when something is left to wait for (a retry, a forward, a question, a watch).
+fn write(link: &Link, step: &mut Step) -> bool {
+    for l in &step.log {
+        tracing::info!("{l}");
+    }
+    if let Some((key, reply)) = step.answered.take() {
+        lock(&link.answers).put(key, &reply, now_ms());
+    }
+    for l in std::mem::take(&mut step.lines) {
+        link.send(l);
+    }
+    step.retry_at.is_some() || step.forward.is_some() || step.ask.is_some() || step.watch.is_some()
+}
+
+/// Performs what a line left waiting: a `tasks/result` retried until the task ends, a forward
+/// to the upstream, a question whose answer comes back on stdin, a watch of list changes.
+async fn finish(link: Arc<Link>, line: String, mut step: Step) {
+    let started = now_ms();
+    while let Some(at) = step.retry_at {
+        if at - started > MAX_WAIT_MS {
+            tracing::warn!("a tasks/result waited {} s; giving up", MAX_WAIT_MS / 1000);
+            return;
         }
+        tokio::time::sleep(Duration::from_millis((at - now_ms()).clamp(1, 60_000) as u64)).await;
+        step = link.receive(&line).await;
+        write(&link, &mut step);
     }
-}
-
-/// A clone of a `ChildStdin`'s file handle (a unix fd, a Windows handle), so a second thread can
-/// write to it.
-trait CloneHandle {
-    fn try_clone_handle(&self) -> std::io::Result<std::fs::File>;
-}
-
-impl CloneHandle for ChildStdin {
-    fn try_clone_handle(&self) -> std::io::Result<std::fs::File> {
-        #[cfg(unix)]
-        let owned = std::os::fd::AsFd::as_fd(self).try_clone_to_owned()?;
-        #[cfg(windows)]
-        let owned = std::os::windows::io::AsHandle::as_handle(self).try_clone_to_owned()?;
-        Ok(std::fs::File::from(owned))
-    }
-}
-
-fn write(to: &mut impl Write, msg: &Value) -> std::io::Result<()> {
-    let mut line = msg.to_string();
-    line.push('\n');
-    to.write_all(line.as_bytes())?;
-    to.flush()
-}
-
-/// Reads the process's stdout line by line.
-struct Reader {
-    name: String,
-    pending: Pending,
-    listeners: Listeners,
-    changed: Arc<AtomicBool>,
-    dead: Arc<AtomicBool>,
-    pid: Arc<AtomicU32>,
-    life: Arc<Mutex<Life>>,
-    init: Option<oneshot::Sender<Value>>,
-    garbage: Garbage,
-    logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
-    secrets: mcp_sieve::upstream::Secrets,
-}
-
-impl Reader {
-    fn run(mut self, stdout: std::process::ChildStdout, answers: std::sync::mpsc::Sender<Value>) {
-        let mut lines = BufReader::new(stdout);
-        let mut buf = Vec::new();
-        let mut garbage_lines = 0usize;
-        loop {
-            buf.clear();
-            match std::io::Read::take(&mut lines, MAX_LINE as u64 + 1).read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) if buf.len() > MAX_LINE => {
-                    tracing::warn!(
-                        "[{}] a message longer than {MAX_LINE} bytes: stopping the process",
-                        self.name
-                    );
-                    break;
+    if let (Some(f), Some(g)) = (step.forward.take(), &link.gateway()) {
+        let stateless = f.stateless;
+        let pending = http::Response {
+            status: 200,
+            forward: Some(f),
+            ..Default::default()
+        };
+        if !stateless {
+            let done = g.finish(pending, &link.store, &*link).await;
+            link.send(done.body);
+        } else if let Some(done) = task_asks::take_update(g, &*link, &pending) {
+            // Its answer to a task's question (`task_asks`, as over HTTP).
+            link.send(done.body);
+        } else {
+            // A 2026-07-28 call: its upstream's questions are asked with `input_required`, the
+            // exchange parked until the client calls again with the answer (as over HTTP; the
+            // one client here is the process's principal). A task's question shows in its
+            // `tasks/get` and is answered with `tasks/update` (`task_asks`).
+            let asked = pending.forward.clone();
+            let first = match link.parked.resume(&pending, None).await {
+                Some(first) => first,
+                None => {
+                    let (g, me) = (g.clone(), link.clone());
+                    let rx = relay::spawn(move |out| async move { g.finish(pending, &me.store, &Parking(out)).await });
+                    link.parked.first(rx, None, None).await
                 }
-                Ok(_) => {}
-            }
-            let Ok(msg) = serde_json::from_slice::<Value>(&buf) else {
-                let text = String::from_utf8_lossy(&buf);
-                let text = text.trim();
-                if !text.is_empty() {
-                    garbage_lines += 1;
-                    if garbage_lines <= GARBAGE_LOGGED {
-                        let text = self.secrets.redact(text);
-                        tracing::warn!("[{}] not JSON-RPC on stdout: {text}", self.name);
-                    }
-                    let mut first = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
-                    if first.is_none() {
-                        let short: String = text.chars().take(80).collect();
-                        *first = Some((short, Instant::now()));
-                    }
-                }
-                continue;
             };
-            self.take(msg, &answers);
+            match (first, asked) {
+                (First::Done(done), Some(f)) => link.send(task_asks::show_question(g, &link, &f, *done).await.body),
+                (First::Done(done), None) => link.send(done.body),
+                (First::Asked(text), _) => link.send(text),
+                (First::Event(..), _) => {} // a 2026-07-28 call's notifications are not relayed
+            }
         }
-        self.dead.store(true, Ordering::SeqCst);
-        self.pid.store(0, Ordering::SeqCst);
-        self.life.lock().unwrap_or_else(|p| p.into_inner()).died = Some(Instant::now());
-        // Pending requests fail at once: dropping their senders wakes them.
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        tracing::warn!("[{}] the process exited", self.name);
+    }
+    if let Some(ask) = step.ask.take() {
+        let reply = wait_for(&ask, &link).await;
+        link.send(ask.finish(reply.as_ref()));
+    }
+    if let Some(w) = step.watch.take() {
+        watch(link, w).await;
+    }
+}
+
+/// The client of a call forwarded upstream: what the upstream asks or tells it meanwhile goes
+/// out on stdout, its answers come back on stdin.
+impl Downstream for Link {
+    fn live(&self) -> bool {
+        true
     }
 
-    fn take(&mut self, msg: Value, answers: &std::sync::mpsc::Sender<Value>) {
-        let answers_us = msg.get("result").is_some() || msg.get("error").is_some();
-        match (msg.get("id").cloned(), msg["method"].as_str()) {
-            (Some(id), _) if answers_us => {
-                if id == json!(0) {
-                    if let Some(tx) = self.init.take() {
-                        let _ = tx.send(msg);
-                    }
-                    return;
-                }
-                let tx = id
-                    .as_u64()
-                    .and_then(|i| self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&i));
-                if let Some(tx) = tx {
-                    let _ = tx.send(msg);
-                }
-            }
-            (Some(id), Some(method)) => {
-                // The upstream asks us something: a ping is answered here; the rest relayed (its
-                // relay refuses what it does not relay) only by the call it belongs to
-                // (`attribution`), otherwise refused, never put to a client whose call it may not
-                // be (a late question of a call that returned, while another principal's call
-                // runs, is not that principal's).
-                if method == "ping" {
-                    let _ = answers.send(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
-                    return;
-                }
-                let why = match locked(&self.listeners).attribute(&msg) {
-                    // Not taken: the call ended meanwhile.
-                    Ok(to) => match to.send(msg.clone()) {
-                        Ok(()) => return,
-                        Err(_) => attribution::Unattributed::NoCall,
-                    },
-                    Err(why) => why,
-                };
-                let _ = answers.send(why.refusal(&id, method));
-            }
-            (None, Some(method)) if method.ends_with("/list_changed") => self.changed.store(true, Ordering::SeqCst),
-            (None, Some("notifications/progress")) => {
-                // Each relaying call keeps the progress of its own token only.
-                for to in locked(&self.listeners).all() {
-                    let _ = to.send(msg.clone());
-                }
-            }
-            (None, Some("notifications/message")) => {
-                // The shared session's log: the server's log, and the sessions that set a level.
-                let p = &msg["params"];
-                let data = p["data"].as_str().map_or_else(|| p["data"].to_string(), str::to_string);
-                let level = p["level"].as_str().unwrap_or("info");
-                tracing::info!("[{}] log {level}: {}", self.name, self.secrets.redact(&data));
-                let mut msg = msg;
-                self.secrets.redact_value(&mut msg);
-                let _ = self.logs.1.send((self.logs.0, msg));
-            }
-            // Other notifications concern the shared session, not a call.
-            _ => {}
+    fn send(&self, message: String) {
+        Link::send(self, message);
+    }
+
+    fn expect(&self, ask: &Ask, method: &str) -> Result<(), mcp_sieve::Error> {
+        let mut store = lock(&self.store);
+        mcp_sieve::upstream::await_answer(&mut *store, ask, method, now_ms())
+    }
+
+    fn ask<'a>(&'a self, ask: &'a Ask) -> BoxFuture<'a, Option<serde_json::Value>> {
+        Link::send(self, ask.request.clone());
+        Box::pin(wait_for(ask, self))
+    }
+}
+
+/// The one client's tasks' questions are parked here, its principal the process's (`task_asks`).
+impl task_asks::Shell for Link {
+    type Sessions = Mutex<MemoryStore>;
+    fn sessions(&self) -> &Mutex<MemoryStore> {
+        &self.store
+    }
+    fn asking(&self) -> &ParkedTasks {
+        &self.asking
+    }
+}
+
+/// The one client as the gateway's readers of upstream streams reach it (see `outbox`): on
+/// stdout, while its session lives (its log messages and `resources/updated`, its questions).
+impl Clients for Link {
+    fn session(&self, id: &str) -> Option<mcp_sieve::protocol::Session> {
+        lock(&self.store).load(id)
+    }
+
+    fn listening(&self) -> Vec<String> {
+        lock(&self.conn).session_id().map(str::to_string).into_iter().collect()
+    }
+
+    fn reachable(&self, session: &str) -> bool {
+        lock(&self.conn).session_id() == Some(session)
+    }
+
+    fn push(&self, session: &str, message: String) {
+        if self.reachable(session) {
+            Link::send(self, message);
         }
     }
+
+    fn ask<'a>(
+        &'a self,
+        ask: &'a Ask,
+        method: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, mcp_sieve::Error>> {
+        Box::pin(async move {
+            Downstream::expect(self, ask, method)?;
+            Ok(Downstream::ask(self, ask).await)
+        })
+    }
+}
+
+/// The client's answer to `ask`, once it came (`None` after `ask::ANSWER_WAIT_MS`).
+async fn wait_for(ask: &Ask, link: &Link) -> Option<serde_json::Value> {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < Duration::from_millis(ask::ANSWER_WAIT_MS as u64) {
+        if let Some(reply) = lock(&link.answers).take(ask) {
+            return Some(reply);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    None
+}
+
+/// Sends what `w` reports, every second, while the process lives (only a gateway's lists change,
+/// and a reloaded configuration's: a local catalog not watched is fixed for the process's life).
+async fn watch(link: Arc<Link>, mut w: Watch) {
+    if link.gateway().is_none() && !link.reloads {
+        return;
+    }
+    loop {
+        tokio::time::sleep(TICK).await;
+        if let Ok(server) = link.current().await {
+            for event in w.tick(&server) {
+                link.send(event);
+            }
+        }
+    }
+}
+
+/// Reads one line of at most `limit` bytes into `buf`; `Ok(false)` at the end of input. A longer
+/// line is read to its end and dropped, leaving `buf` empty and `too_long` set.
+async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+    too_long: &mut bool,
+) -> std::io::Result<bool> {
+    buf.clear();
+    *too_long = false;
+    let n = (&mut *input).take(limit as u64 + 1).read_until(b'\n', buf).await?;
+    if n == 0 {
+        return Ok(false);
+    }
+    if buf.len() > limit && buf.last() != Some(&b'\n') {
+        *too_long = true;
+        buf.clear();
+        // Skip the rest of the line, a bounded chunk at a time.
+        loop {
+            let mut skip = Vec::new();
+            let n = (&mut *input).take(64 * 1024).read_until(b'\n', &mut skip).await?;
+            if n == 0 || skip.last() == Some(&b'\n') {
+                break;
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Serves the catalog document `doc` over stdio through `view` until stdin closes or it is
+/// terminated (SIGTERM); either way it closes every upstream session it holds first.
+pub async fn run(
+    doc: Document,
+    source: &crate::cli::Source,
+    view_args: &crate::cli::ViewArgs,
+) -> Result<(), ServerError> {
+    let folder = &crate::config::load::folder(source);
+    let server = Arc::new(Server::new(doc.catalog(&doc.text)?));
+    if server.audit().stdout {
+        // Its stdout is the protocol: a record there would break the client's stream.
+        return Err(ServerError::Config(
+            "audit.stdout cannot be used with `mcp-sieve stdio`: its stdout carries the protocol; write the audit to a file (\"audit\": {\"file\": \"audit.jsonl\"}) or run `mcp-sieve serve`".into(),
+        ));
+    }
+    crate::config::load::index_in_background(&server);
+    let view = view_args.resolve(server.catalog())?;
+    if view.as_ref().is_some_and(|v| v.search) {
+        // Search mode wants the default sentence encoder: fetched (once) and loaded in the background.
+        crate::search::meaning::searched();
+    }
+    let operate = Operate::new(&server, folder, MetricsAt::Off)?;
+    let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
+    let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
+    // then held, and closed below) instead of killing the process.
+    let mut term = crate::shutdown::terminated(false)?;
+    if let Some(g) = &gateway {
+        // Fetch the upstreams' lists now, so the first request does not wait (and a bad upstream shows at once).
+        if let Err(e) = g.serving(&server).await {
+            tracing::warn!("the upstreams are not reachable yet: {e}");
+        }
+        // Which upstreams are up, which failed and why (their tools are left out until they answer).
+        for line in crate::progress::lines(&g.status()) {
+            crate::telemetry::progress(&line);
+        }
+        g.keep_retrying();
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    // One writer, so messages never interleave; an empty string is the end (after what came before it).
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut line) = rx.recv().await {
+            if line.is_empty() {
+                break;
+            }
+            line.push('\n');
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break; // the client is gone
+            }
+        }
+    });
+    let reloads = !crate::reload::files(source).is_empty();
+    let link = Arc::new(Link {
+        live: Mutex::new(Live { server, gateway, view }),
+        reloads,
+        conn: Mutex::new(Connection::new(limits)),
+        store: Mutex::new(MemoryStore::default()),
+        answers: Mutex::new(Answers::default()),
+        parked: ParkedCalls::default(),
+        asking: ParkedTasks::default(),
+        out: tx,
+        operate,
+        uses: Mutex::default(),
+    });
+    // What upstreams send outside any request reaches the client (`standalone`).
+    let clients: Arc<dyn Clients> = link.clone();
+    if let Some(g) = &link.gateway() {
+        g.attach(Arc::downgrade(&clients));
+    }
+    // An edit of its files is picked up (`reload`).
+    let holder: Arc<dyn Holder> = link.clone();
+    let watched = (source.clone(), Some(view_args.clone()));
+    crate::reload::spawn(
+        holder,
+        Arc::downgrade(&clients),
+        watched,
+        "the files' paths and the view flags",
+    );
+    tracing::info!("serving MCP over stdio");
+    let mut input = BufReader::new(tokio::io::stdin());
+    let (mut buf, mut too_long) = (Vec::new(), false);
+    let mut waiting = tokio::task::JoinSet::new();
+    let mut running: std::collections::HashMap<String, tokio::task::AbortHandle> = std::collections::HashMap::new();
+    let mut signalled = false;
+    loop {
+        let more = tokio::select! {
+            more = read_line(&mut input, &mut buf, limits.max_body, &mut too_long) => more,
+            _ = term.recv() => {
+                signalled = true;
+                Ok(false)
+            }
+        };
+        if !more.map_err(|e| ServerError::Io("cannot read stdin".into(), e))? {
+            break;
+        }
+        if too_long {
+            let e = mcp_sieve::Error::InvalidRequest(format!("a message is longer than {} bytes", limits.max_body));
+            link.send(mcp_sieve::protocol::jsonrpc::error(&serde_json::Value::Null, &e));
+            continue;
+        }
+        let line = String::from_utf8_lossy(&buf).into_owned();
+        // Lines are handled in order; what waits (an upstream, a task, the client's answer)
+        // waits on its own, so the next line is read meanwhile.
+        // The client's `notifications/cancelled` drops the call it names (its upstream request
+        // with it); a request that waits is kept by its id until then.
+        let msg: Option<serde_json::Value> = serde_json::from_str(&line).ok();
+        let named = |k: &str| msg.as_ref().and_then(|m| m.get(k)).map(|v| v.to_string());
+        if named("method").as_deref() == Some("\"notifications/cancelled\"") {
+            let id = msg
+                .as_ref()
+                .and_then(|m| m["params"].get("requestId"))
+                .map(|v| v.to_string());
+            if let Some(id) = id {
+                if let Some(handle) = running.remove(&id) {
+                    handle.abort();
+                }
+                link.cancelled(&id);
+            }
+        }
+        // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
+        // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
+        // What the line says about itself, read once for its span and its limits and audit.
+        let head = Head::read(line.as_bytes());
+        let log = crate::telemetry::request_span(
+            "pipe",
+            bytes::Bytes::copy_from_slice(line.as_bytes()),
+            Some(&head),
+            None,
+        );
+        let live = link.live();
+        let label = live.view.as_ref().map_or("", |v| v.label.as_str());
+        log.record(None, label, None);
+        let search = crate::telemetry::is_search(&head, live.view.as_ref().is_some_and(|v| v.search));
+        if let Some(refusal) = log.scope(link.admit(head)).await {
+            link.send(refusal);
+            continue;
+        }
+        // A search's own span (traced requests), around the core that searches.
+        let search = search.then(|| crate::telemetry::search_span(&log)).flatten();
+        let mut step = log.scope(link.receive(&line)).await;
+        crate::telemetry::searched(search, step.lines.last().map(String::as_str));
+        if log.in_scope(|| write(&link, &mut step)) {
+            let handle = waiting.spawn(log.scope(finish(link.clone(), line, step)));
+            if let Some(id) = named("id").filter(|_| named("method").is_some()) {
+                running.insert(id, handle);
+            }
+        }
+        while waiting.try_join_next().is_some() {}
+        running.retain(|_, h| !h.is_finished());
+    }
+    // stdin closed: answers under way get a moment to be written, then the process ends (and
+    // with it the upstreams it started). Terminated (SIGTERM: a client's disposal, which ends
+    // stdin and signals at once, then kills a second later), it ends at once, closing as below.
+    if !signalled {
+        let _ = tokio::time::timeout(crate::shutdown::GRACE, async {
+            while waiting.join_next().await.is_some() {}
+        })
+        .await;
+    }
+    waiting.abort_all();
+    // The client's session ends with its connection, and every upstream session the process
+    // opened is closed with it: its session's, its tasks' holder's (`tasks:#`), the one its
+    // stateless calls share and the lists'.
+    if let Some(g) = &link.gateway() {
+        let ended: Vec<_> = lock(&link.store).sessions().cloned().collect();
+        crate::shutdown::close(g, &ended).await;
+    }
+    link.send(String::new());
+    let _ = writer.await;
+    Ok(())
 }

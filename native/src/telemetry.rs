@@ -3,14 +3,20 @@
 //! (`mcp-sieve: message key=value [method=… id=… principal=… view=…]`) or, with
 //! `--log-format json`, one JSON object a line with the request span's fields; the level filter
 //! comes from `MCP_SIEVE_LOG`, else `RUST_LOG` (their syntax), else `info`. Traces are the same
-//! spans exported over OTLP/HTTP (protobuf, `crate::otlp`) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+//! spans exported over OTLP/HTTP (protobuf, `crate::telemetry::otlp`) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name and batching from the other standard
 //! `OTEL_*` variables; whether a request is traced is decided before its span exists,
-//! `crate::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
+//! `crate::telemetry::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
 //! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
 //! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
-//! traced requests only). Spans in the trace are this binary's own (`crate::spans`), made and
-//! exported in batches by `crate::tracer`; `tracing` spans carry only log context.
+//! traced requests only). Spans in the trace are this binary's own (`crate::telemetry::spans`), made and
+//! exported in batches by `crate::telemetry::tracer`; `tracing` spans carry only log context.
+
+pub(crate) mod otlp;
+pub(crate) mod request_log;
+pub(crate) mod sampling;
+pub(crate) mod spans;
+pub(crate) mod tracer;
 
 use std::fmt;
 use std::sync::{LazyLock, OnceLock};
@@ -28,20 +34,12 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::request_log::{self, Item, RequestLog};
-use crate::sampling::Sampler;
-use crate::spans::{Attr, Kind, SpanContext};
-use crate::tracer::Traced;
+use crate::telemetry::sampling::Sampler;
+use crate::telemetry::spans::{Attr, Kind, SpanContext};
+use crate::telemetry::tracer::Traced;
+use request_log::{Item, RequestLog};
 
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum LogFormat {
-    /// `mcp-sieve: message key=value [request fields]`, for people.
-    #[default]
-    Human,
-    /// One JSON object a line (timestamp, level, fields, the request span's fields under `span`).
-    Json,
-}
+use crate::cli::LogFormat;
 
 /// The variables the log filter is read from, first set wins.
 const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
@@ -65,8 +63,12 @@ pub fn init(format: LogFormat, traces: bool) {
         Filter::Dynamic(f) => fmt_layer(format, *f),
     };
     // Spans are made only once the exporter's thread runs.
-    let problem = match traces.then(endpoint).flatten().map(|e| crate::otlp::Exporter::new(&e)) {
-        Some(Ok(exporter)) => match crate::tracer::start(exporter) {
+    let problem = match traces
+        .then(endpoint)
+        .flatten()
+        .map(|e| crate::telemetry::otlp::Exporter::new(&e))
+    {
+        Some(Ok(exporter)) => match crate::telemetry::tracer::start(exporter) {
             Ok(()) => {
                 let _ = SAMPLER.set(Sampler::from_env());
                 None
@@ -94,7 +96,7 @@ pub fn progress(line: &str) {
 
 /// Sends the spans not yet exported (at most a few seconds), then stops the exporter.
 pub fn shutdown() {
-    crate::tracer::shutdown();
+    crate::telemetry::tracer::shutdown();
 }
 
 /// A log filter: static levels by target, or an `EnvFilter` (span and field directives). Both
@@ -136,7 +138,7 @@ where
 /// The log filter, and why the one set was not used.
 fn filter() -> (Filter, Option<String>) {
     // The Hugging Face client's own events (`retry exhausted …` at each try) are off by default:
-    // `crate::hub` says what failed once, in its words.
+    // `crate::search::hub` says what failed once, in its words.
     let info = || {
         Filter::Static(Box::new(
             Targets::new()
@@ -291,7 +293,7 @@ pub fn answered(log: &RequestLog, body: &str) {
     if log.trace().is_none() {
         return;
     }
-    if let Some(code) = crate::reply::error_code(body.as_bytes()) {
+    if let Some(code) = crate::http::reply::error_code(body.as_bytes()) {
         failed(log, i64::from(code));
     }
 }
@@ -418,7 +420,7 @@ where
         // A message that says its own level ("warning: …") is not tagged twice.
         let tag = if fields.message.starts_with(tag) { "" } else { tag };
         write!(w, "mcp-sieve: {tag}{}{}", fields.message, fields.rest)?;
-        // The request's fields (`crate::request_log`), then the spans' (an upstream exchange's).
+        // The request's fields (`crate::telemetry::request_log`), then the spans' (an upstream exchange's).
         let mut first = true;
         if let Some(f) = request_log::current().map(|f| f.short()).filter(|f| !f.is_empty()) {
             w.write_str(" [")?;
@@ -447,7 +449,7 @@ where
     }
 }
 
-/// JSON lines: tracing's, with the request's fields (`crate::request_log`) under `span`
+/// JSON lines: tracing's, with the request's fields (`crate::telemetry::request_log`) under `span`
 /// when no span is current (as its span's were written).
 struct JsonLines(Format<Json>);
 

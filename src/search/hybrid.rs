@@ -1,7 +1,7 @@
 //! Meaning beside words (issue 40; ARCHITECTURE.md "Search mode"): `find_tools` ranked by
 //! the lexical index fused with the cosine similarity of sentence embeddings. Pure functions over
 //! vectors — cosine, top-k, the fusion — and the catalog's slot the vectors arrive in. The model
-//! itself runs in a shell (the native server: `native/src/encoder.rs`), which fills the slot
+//! itself runs in a shell (the native server: `native/src/search/encoder.rs`), which fills the slot
 //! off the path of requests; until it is filled, and whenever no model is configured, search is
 //! the lexical index alone, as before.
 

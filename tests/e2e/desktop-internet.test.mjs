@@ -8,7 +8,7 @@
 //           https: dynamic client registration, refresh tokens, resource indicators, JWT access
 //           tokens of a few seconds) protecting an SDK server that checks each token with jose,
 //   sentry  an `npx mcp-remote https://…/mcp --header "Authorization: Bearer ${TOKEN}"` entry
-//           (made a direct HTTPS upstream by native/src/mcp_config.rs),
+//           (made a direct HTTPS upstream by native/src/config/mcp_config.rs),
 //   notion  an `npx mcp-remote https://…/mcp --static-oauth-client-info {…}` entry: OAuth with a
 //           client registered beforehand at the same authorization server.
 // Their CA is made by the test and given as a company's is (SSL_CERT_FILE), and every request of

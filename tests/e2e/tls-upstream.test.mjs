@@ -1,4 +1,4 @@
-// HTTPS upstreams of the native server (native/src/tls.rs), with real parts on 127.0.0.1 only:
+// HTTPS upstreams of the native server (native/src/http/tls.rs), with real parts on 127.0.0.1 only:
 // a CA and certificates made with the openssl CLI (tls-helpers.mjs), MCP upstreams served by node:https and
 // node:http2, a CONNECT proxy written with node:http. Everything goes through the real binary
 // (`mcp-sieve tools`, `check`, `serve`). Run with SIEVE_TARGET=native (it needs target/debug/mcp-sieve).
