@@ -78,6 +78,67 @@ impl Settings {
     }
 }
 
+/// The Workers AI embedding model a Worker encodes its queries with when it has an `[ai]`
+/// binding and the document names no encoder (issue 61 item 5); `mcp-sieve index --ai` encodes
+/// the tools with it too. 384 numbers a vector, as all-MiniLM-L6-v2's, but another space.
+pub const WORKERS_AI_MODEL: &str = "@cf/baai/bge-small-en-v1.5";
+
+impl Settings {
+    /// The Workers AI model a Worker encodes queries with: `search.ai`; else, when the Worker has
+    /// an `AI` binding (`bound`) and the document names no other encoder (no `model`, no
+    /// `embeddings`, not `"model": false`), [`WORKERS_AI_MODEL`]; else none.
+    pub fn workers_ai(&self, bound: bool) -> Option<&str> {
+        if let Some(m) = &self.ai {
+            return Some(m);
+        }
+        (bound && self.model.is_none() && self.embeddings.is_none() && !self.no_model).then_some(WORKERS_AI_MODEL)
+    }
+}
+
+/// Whether `name` is a Workers AI model's (`@cf/…`, `@hf/…`).
+pub fn is_workers_ai(name: &str) -> bool {
+    name.starts_with("@cf/") || name.starts_with("@hf/")
+}
+
+/// Tools' vectors and queries' from two models: never fused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "the tools' vectors were made by {} but the queries are encoded by {query}: two models' vectors are \
+     never mixed (write the tools' with `mcp-sieve index{}` and load them into KV)",
+    made_by.as_deref().unwrap_or("a model they do not name (no search/model)"),
+    if query.starts_with("Workers AI") { " --ai" } else { "" }
+)]
+pub struct MixedModels {
+    /// The tools' model as recorded (KV's `search/model`), if it is.
+    pub made_by: Option<String>,
+    /// What encodes the queries.
+    pub query: String,
+}
+
+/// Checks that tools' vectors made by `made_by` (what `mcp-sieve index` recorded; `None`: not
+/// recorded) go with queries encoded by Workers AI's model `ai`, or else by an embeddings
+/// endpoint asked for `endpoint_model`. A Workers AI model is told by its name, so the check is
+/// made whenever one is on either side; an endpoint's other models cannot be told apart from
+/// here (their vectors' length is still checked when fused).
+pub fn same_model(
+    made_by: Option<&str>,
+    ai: Option<&str>,
+    endpoint_model: Option<&str>,
+) -> std::result::Result<(), MixedModels> {
+    let query = ai.or(endpoint_model);
+    if !(ai.is_some() || made_by.is_some_and(is_workers_ai)) || made_by == query {
+        return Ok(());
+    }
+    Err(MixedModels {
+        made_by: made_by.map(str::to_string),
+        query: match (ai, endpoint_model) {
+            (Some(m), _) => format!("Workers AI's {m}"),
+            (None, Some(m)) => format!("the embeddings endpoint's {m}"),
+            (None, None) => "the embeddings endpoint (no search.model or search.ai names its model)".into(),
+        },
+    })
+}
+
 /// The fields of the document's `search`.
 const FIELDS: [&str; 8] = [
     "model",
@@ -645,6 +706,56 @@ mod tests {
             let e = Settings::parse(Some(&doc)).unwrap_err().to_string();
             assert!(e.contains(want), "{doc}: {e}");
         }
+    }
+
+    #[test]
+    fn a_worker_with_an_ai_binding_and_no_model_named_uses_bge_small() {
+        let parse = |v: serde_json::Value| Settings::parse(Some(&v)).unwrap();
+        let none = Settings::default();
+        assert_eq!(none.workers_ai(true), Some(WORKERS_AI_MODEL));
+        assert_eq!(none.workers_ai(false), None);
+        assert_eq!(
+            parse(serde_json::json!({"weight": 0.5})).workers_ai(true),
+            Some(WORKERS_AI_MODEL)
+        );
+        let ai = parse(serde_json::json!({"ai": "@cf/baai/bge-base-en-v1.5"}));
+        assert_eq!(ai.workers_ai(true), Some("@cf/baai/bge-base-en-v1.5"));
+        // Named: the binding is then only used when search.ai says so (the shell reports a
+        // missing binding).
+        assert_eq!(ai.workers_ai(false), Some("@cf/baai/bge-base-en-v1.5"));
+        for other in [
+            serde_json::json!({"model": "sentence-transformers/all-MiniLM-L6-v2"}),
+            serde_json::json!({"model": false}),
+            serde_json::json!({"embeddings": "https://e.example/v1/embeddings"}),
+        ] {
+            assert_eq!(parse(other.clone()).workers_ai(true), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn vectors_of_two_models_are_never_mixed() {
+        let bge = Some(WORKERS_AI_MODEL);
+        assert_eq!(same_model(bge, bge, None), Ok(()));
+        // Through the REST API's OpenAI-compatible URL with search.ai: the same model.
+        assert_eq!(same_model(bge, None, bge), Ok(()));
+        let e = same_model(Some("bert384-00ab-12cd-90000"), bge, None).unwrap_err();
+        assert_eq!(e.made_by.as_deref(), Some("bert384-00ab-12cd-90000"));
+        let text = e.to_string();
+        assert!(
+            text.contains("made by bert384-00ab-12cd-90000")
+                && text.contains("Workers AI's @cf/baai/bge-small-en-v1.5")
+                && text.contains("`mcp-sieve index --ai`"),
+            "{text}"
+        );
+        let text = same_model(None, bge, None).unwrap_err().to_string();
+        assert!(text.contains("no search/model"), "{text}");
+        // Workers AI's vectors with an endpoint's queries.
+        let text = same_model(bge, None, None).unwrap_err().to_string();
+        assert!(text.contains("the embeddings endpoint (no search.model"), "{text}");
+        assert!(same_model(bge, Some("@cf/baai/bge-base-en-v1.5"), None).is_err());
+        // Neither side is Workers AI: only the vectors' length can tell (checked when fused).
+        assert_eq!(same_model(Some("bert384-x"), None, None), Ok(()));
+        assert_eq!(same_model(None, None, Some("text-embedding-3-small")), Ok(()));
     }
 
     #[test]
