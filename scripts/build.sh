@@ -68,6 +68,9 @@ worker() (
     ESBUILD_BIN="$(command -v esbuild)" worker-build --release
   record worker "$input" "${outputs[@]}"
 )
+# Code mode's engine for the Worker's Dynamic Workers (worker/build/code/: QuickJS bundled, well
+# under a second): built every time, beside worker-build's output.
+worker_code() { node worker/code/build.mjs; }
 site() {
   local input
   input=$(digest pkg/mcp_sieve.d.ts scripts/api-docs.sh package-lock.json)
@@ -89,6 +92,7 @@ site() {
 
 step "the npm package (wasm-pack → pkg/)" package
 step "the Worker (worker-build → worker/build/)" worker
+step "code mode's engine for the Worker (→ worker/build/code/)" worker_code
 step "the demo page and API reference (→ target/site/)" site
 $run_only || step "the native server (target/debug/mcp-sieve)" cargo build -q -p mcp-sieve-server
 printf '[build] built in %s s\n' "$((SECONDS - started))"

@@ -23,6 +23,7 @@ import Generated, {
   RateLimiter as GeneratedRateLimiter,
   UpstreamTokens as GeneratedUpstreamTokens,
 } from './build/index.js';
+import { runCode } from './code/run.mjs';
 
 /** The handlers worker-build attaches to its entrypoint: `fetch` and the wasm-bindgen exports. */
 const rust = Generated.prototype;
@@ -140,6 +141,16 @@ async function upstream(plan) {
   const session = response.headers.get('mcp-session-id') ?? undefined;
   return sync(() => rust.sieve_fast_answer(handle, response.status, session, type, body));
 }
+
+/**
+ * Code mode's runs (worker/code/run.mjs), asked for by worker/src/serve/code.rs with the run's
+ * `ask` (JSON text), the run_code request's headers, env and context: each call its program makes
+ * is served by the Rust `fetch`, as a request is, with the env run.mjs gives it (the run's id in
+ * it), guarded like every request.
+ */
+globalThis.__sieve_run_code = (ask, headers, env, ctx) =>
+  runCode({ ...JSON.parse(ask), headers: [...headers] }, env, (request, runEnv) =>
+    guarded(() => rust.fetch.call({ env: runEnv, ctx }, request)));
 
 /** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
 let fastLimit = 0;

@@ -27,7 +27,7 @@ pub use sessions::SessionObject;
 
 use oauth::sign_in;
 use operate::limiter;
-use serve::{ledger, shell, watch};
+use serve::{code, ledger, shell, watch};
 use telemetry::log;
 use upstream::gateway;
 
@@ -101,10 +101,13 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
         return shell::respond(gateway::status(server, &method, who.principal.as_deref()).await);
     }
     let identity = cfg.auth.as_ref().map(|_| auth::encode(&who));
-    let caller = match shell::caller_of(server, &url, &header, who) {
+    let mut caller = match shell::caller_of(server, &url, &header, who) {
         Ok(c) => c,
         Err(refusal) => return shell::respond(*refusal),
     };
+    // A call a code-mode program makes: the run's id is in the env it is served with (which no
+    // request can set).
+    caller.via = code::via(&env);
     let body = if method == "POST" {
         // Counted while read: a body without Content-Length (chunked) is refused at the limit.
         match shell::read_body(&req, header("content-length"), cfg.limits.max_body).await {
@@ -132,6 +135,16 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     // Routed by the method the core will read (the same parser: a repeated key is the last one).
     let peeked = jsonrpc::peek(&body);
     let is_init = peeked.as_ref().is_some_and(|(m, _)| m == "initialize");
+    // A program to run (code mode) once the core has checked its request, wherever it is checked.
+    let asked = code::asked(peeked.as_ref().map(|(m, _)| m.as_str()), &body, caller.view.as_deref());
+    let origin = |limits| code::Origin {
+        limits,
+        owner: code::owner(caller.principal.as_deref(), header("mcp-session-id").as_deref()),
+        url: &url,
+        headers: &headers,
+        env: &env,
+        ctx: &ctx,
+    };
     let session = header("mcp-session-id").filter(|id| !id.is_empty());
     if session
         .as_deref()
@@ -201,7 +214,11 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
                     let mut store = http::MemoryStore::default();
                     let answer = shell::run(server, cfg, request, &mut store, fresh.clone(), &caller, true).await;
                     if !shell::relayable(server, &answer) {
-                        return watch::respond(answer, loaded.clone());
+                        let answered = watch::respond(answer, loaded.clone())?;
+                        return match asked {
+                            Some(asked) => code::answer(answered, asked, origin(&server.catalog().code)).await,
+                            None => Ok(answered),
+                        };
                     }
                     // Its client may be asked: the call runs in an object of its own (`relay`),
                     // where the exchange can wait for it to call again.
@@ -223,6 +240,11 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     if let Some(id) = &minted {
         forwarded.set(sessions::MINTED_ID_HEADER, id)?;
     }
+    // The run whose program makes this call, as known here: the object trusts this header too.
+    forwarded.delete(code::RUN_HEADER)?;
+    if let Some(run) = &caller.via {
+        forwarded.set(code::RUN_HEADER, run)?;
+    }
     forwarded.set(sign_in::ORIGIN_HEADER, sign_in::origin_of(&url))?;
     let mut init = RequestInit::new();
     init.with_method(Method::from(method.clone()))
@@ -243,11 +265,15 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
         .await;
     // A session object that failed (a panic, a storage outage) is logged without content; the
     // client gets a JSON-RPC error, and the object starts afresh from its storage next time.
-    answer.or_else(|e| {
+    let answered = answer.or_else(|e| {
         log::About::of(caller.principal.as_deref(), caller.view_label(), &body)
             .error(format_args!("a session object failed: {e}"));
         shell::respond(http::failed())
-    })
+    })?;
+    match asked {
+        Some(asked) => code::answer(answered, asked, origin(&server.catalog().code)).await,
+        None => Ok(answered),
+    }
 }
 
 /// The sign-in routes (`oauth::sign_in`): the start and the sign-out, behind the same gate and

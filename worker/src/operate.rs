@@ -61,8 +61,11 @@ pub fn seen(server: &Server, body: &[u8], caller: &Caller) -> Option<Seen> {
         return None;
     }
     let env = core_env(caller);
+    let mut usage = server.use_of(body, &env)?;
+    // A call a code-mode program made: its record says so, with the run's id.
+    usage.via = caller.via.clone();
     Some(Seen {
-        usage: server.use_of(body, &env)?,
+        usage,
         started_ms: env.now_ms,
     })
 }

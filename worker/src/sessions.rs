@@ -354,10 +354,12 @@ impl DurableObject for SessionObject {
                 _ => http::Caller::default(),
             },
         };
-        let caller = match shell::caller_of(server, &req.inner().url(), &header, who) {
+        let mut caller = match shell::caller_of(server, &req.inner().url(), &header, who) {
             Ok(c) => c,
             Err(refusal) => return shell::respond(*refusal),
         };
+        // A call a code-mode program makes, as the front Worker says (its own header).
+        caller.via = header(crate::serve::code::RUN_HEADER);
         let answer = shell::run(server, cfg, request, &mut store, fresh, &caller, true).await;
         ledger::flush(server).await;
         if store.wrote {

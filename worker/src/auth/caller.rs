@@ -13,6 +13,9 @@ pub struct Caller {
     pub identity: Option<Arc<mcp_sieve::auth::Identity>>,
     /// The view the request's URL and headers choose (see `http::endpoint_view`).
     pub view: Option<Arc<EndpointView>>,
+    /// The code-mode run (its id) whose program makes this request, if one does
+    /// (`serve::code::via`): its audit record says so.
+    pub via: Option<String>,
 }
 
 impl Caller {

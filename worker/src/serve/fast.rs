@@ -15,6 +15,7 @@ pub mod forward;
 pub mod splice;
 
 use mcp_sieve::http;
+use mcp_sieve::protocol::code;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
@@ -86,6 +87,10 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
     // otherwise it stays here when this isolate holds leased tokens for it (`operate::limiter`).
     let is_use = matches!(method.as_str(), "tools/call" | "prompts/get" | "resources/read");
     let limited = is_use && !server.limits().is_empty();
+    // A code-mode program runs on the full path (`serve::code`), after the core checked it.
+    if is_use && body.windows(code::RUN.len()).any(|w| w == code::RUN.as_bytes()) {
+        return None;
+    }
     if is_use && (server.audit().on || (limited && server.is_gateway())) {
         return None;
     }

@@ -134,6 +134,7 @@ pub fn caller_of(
         principal: who.principal,
         identity: who.identity,
         view,
+        via: None,
     })
 }
 
