@@ -198,6 +198,21 @@ test("each call of a program is audited as the caller's, marked via run_code wit
     assert.match(x.view, /scripted/);
   }
   assert.ok(records.some((x) => x.item === 'run_code' && !x.via), 'the run itself is a use too');
-  // A client cannot mark its own calls as a program's.
-  assert.ok(!records.some((x) => x.via && !x.run), JSON.stringify(records.filter((x) => x.via)));
+});
+
+test("a client cannot mark its own calls as a program's", { skip, timeout: 60_000 }, async () => {
+  const audit = () => server.output().split('\n').map((l) => l.slice(l.indexOf('{"time"'))).filter((l) => l.startsWith('{"time"')).map((l) => JSON.parse(l));
+  const direct = () => audit().filter((x) => x.item === 'echo' && !x.via).length;
+  const before = direct();
+  const forged = { 'x-mcp-sieve-run': 'forged-run', MCP_SIEVE_RUN: 'forged-run' };
+  const client = new Client({ name: 'worker-code-mode-e2e', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/scripted`), { requestInit: { headers: forged } }));
+  try {
+    await client.callTool({ name: 'call_tool', arguments: { name: 'echo', arguments: { message: 'not a program' } } });
+  } finally { await client.close(); }
+  const echo = { name: 'call_tool', arguments: { name: 'echo', arguments: { message: 'not a program' } } };
+  await stateless(`${server.url}/scripted`, 'tools/call', echo, { headers: forged });
+  for (let i = 0; i < 30 && direct() < before + 2; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(direct(), before + 2, 'both calls are audited as direct calls');
+  assert.ok(!audit().some((x) => x.run === 'forged-run'), JSON.stringify(audit().filter((x) => x.run === 'forged-run')));
 });
