@@ -14,6 +14,7 @@
 //!              21-word queries, --calls calls each after 3 untimed; the server's CPU per call from
 //!              /proc; and the first start: spawn to ready vectors with an empty vector cache at
 //!              --first tools (362,5000; the model in the HF cache), then a restart from that cache.
+//!              `none` for --sizes or --first leaves that part out.
 //! Vectors of the p50 runs are kept in target/bench-search/vectors, so only the first run encodes
 //! the 50,000 tools (about 7 minutes on one core; --ready-timeout bounds every wait for vectors).
 //! Every server is stopped by its PID, also on failure or Ctrl-C. Run by scripts/bench-search.sh.
@@ -39,8 +40,9 @@ const option = (name, fallback) => {
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : fallback;
 };
 const BIN = path.resolve(option('--bin', 'target/release/mcp-sieve'));
-const SIZES = option('--sizes', '5000,50000').split(',').map(Number);
-const FIRST = option('--first', '362,5000').split(',').map(Number);
+const sizes = (name, fallback) => (option(name, fallback) === 'none' ? [] : option(name, fallback).split(',').map(Number));
+const SIZES = sizes('--sizes', '5000,50000');
+const FIRST = sizes('--first', '362,5000');
 const CALLS = Number(option('--calls', '50'));
 const READY_TIMEOUT = Number(option('--ready-timeout', '1800')) * 1000;
 const JSON_OUT = option('--json', null);
@@ -321,8 +323,10 @@ async function firstStart(n) {
         await sleep(20);
       }
       const r = server.ready();
+      const cpu = server.cpu() / 1000; // the process's CPU until its vectors were ready (and a little after)
       await hybrid(server, client);
       out[run] = {
+        server_cpu_s: cpu,
         listening_s: server.listening / 1000,
         first_request_s: asked / 1000,
         ready_s: (r.at - server.began) / 1000,
@@ -337,7 +341,7 @@ async function firstStart(n) {
       await server.stop();
     }
     const o = out[run];
-    say(`first start at ${n} tools, ${run}: listening ${o.listening_s.toFixed(2)} s, ready vectors ${o.ready_s.toFixed(1)} s after spawn (${o.encoded} encoded, ${o.cached} from the cache; the thread's own ${o.vectors_thread_s} s), load ${o.load}`);
+    say(`first start at ${n} tools, ${run}: listening ${o.listening_s.toFixed(2)} s, ready vectors ${o.ready_s.toFixed(1)} s after spawn (server CPU ${o.server_cpu_s.toFixed(1)} s; ${o.encoded} encoded, ${o.cached} from the cache; the thread's own ${o.vectors_thread_s} s), load ${o.load}`);
   }
   return out;
 }
