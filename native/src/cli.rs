@@ -110,7 +110,8 @@ pub enum Command {
     /// reused) and write them for a Worker's KV, keyed by each tool's digest as the native cache
     /// is: `search/<digest>` → 384 little-endian f32 as base64 text, and `search/model` → the model's
     /// identity. Load with `wrangler kv bulk put --binding MCP_SIEVE_KV FILE`; the Worker encodes
-    /// queries through the document's `search.embeddings` URL (same model).
+    /// queries through the document's `search.embeddings` URL (same model), or with `--ai`
+    /// through its Workers AI binding.
     Index(IndexArgs),
     /// The sentence encoder of search by meaning: `fetch` puts a Hugging Face model into the
     /// Hugging Face cache ahead of time (for a machine that is offline later, or a container image).
@@ -239,6 +240,12 @@ pub struct IndexArgs {
     /// Where the `wrangler kv bulk put` file goes (default: stdout).
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Encode the tools with Workers AI's REST API and the model a Worker with an `[ai]` binding
+    /// encodes queries with (the document's search.ai, else @cf/baai/bge-small-en-v1.5), 50 a
+    /// request: needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (CLOUDFLARE_API_BASE_URL
+    /// replaces https://api.cloudflare.com/client/v4).
+    #[arg(long)]
+    pub ai: bool,
 }
 
 /// `audit`'s flags.

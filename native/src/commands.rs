@@ -89,7 +89,7 @@ pub fn run() {
         Command::Connect(a) => connect::connect(&a),
         Command::Disconnect(a) => connect::disconnect(&a),
         Command::Index(a) => load::document(&a.source)
-            .and_then(|doc| on_runtime(async move { index::run(&doc, a.output.as_deref()).await })),
+            .and_then(|doc| on_runtime(async move { index::run(&doc, a.output.as_deref(), a.ai).await })),
         Command::Login(a) => load::document(&a.source).and_then(|doc| {
             let ups = doc.catalog(&doc.text)?.upstreams;
             on_runtime(async move { Ok(sign_in::login(&ups, &a.name, a.no_browser).await?) })

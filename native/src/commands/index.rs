@@ -6,8 +6,12 @@
 //! `search.ai` or `search.model` as the model's name, `search.headers` sent with secrets from the
 //! environment; for Workers AI, its REST API's OpenAI-compatible URL); otherwise with the
 //! `search.model` folder through the same cache as `serve` (`meaning`). The Worker never runs the
-//! model. Only the document's own tools are indexed (an upstream's are listed by the Worker at run
-//! time; their vectors are not made here).
+//! model. With `--ai`, the tools are encoded by Workers AI's REST API (`workers_ai`) with the
+//! model a Worker with an `[ai]` binding encodes its queries with, recorded as `search/model` so
+//! the Worker never mixes two models' vectors. Only the document's own tools are indexed (an
+//! upstream's are listed by the Worker at run time; their vectors are not made here).
+
+mod workers_ai;
 
 use std::path::Path;
 
@@ -21,23 +25,28 @@ pub fn key(digest: &str) -> String {
     format!("search/{digest}")
 }
 
-/// Writes the vectors of `doc`'s tools to `output` (stdout when `None`).
-pub async fn run(doc: &Document, output: Option<&Path>) -> Result<(), ServerError> {
+/// Writes the vectors of `doc`'s tools to `output` (stdout when `None`); `ai`: through Workers AI.
+pub async fn run(doc: &Document, output: Option<&Path>, ai: bool) -> Result<(), ServerError> {
     let catalog = doc.catalog(&doc.text)?;
     let tools = crate::search::meaning::tool_fragments(&catalog);
     let settings = &catalog.meaning.settings;
     let (identity, dim, vectors, cached, encoded) = match &settings.embeddings {
+        _ if ai => {
+            let model = ai_model(settings)?;
+            let (dim, vectors, encoded) = by_workers_ai(model, &tools).await?;
+            (model.to_string(), dim, vectors, 0, encoded)
+        }
         // The Worker encodes its queries there: the tools are encoded by the same model.
         Some(url) => {
             let (dim, vectors, encoded) = by_url(settings, url, &tools).await?;
-            let model = settings.endpoint_model().unwrap_or("");
-            (
-                format!("{url} {model}").trim_end().to_string(),
-                dim,
-                vectors,
-                0,
-                encoded,
-            )
+            // A Workers AI model is recorded by its name, which the Worker checks its queries'
+            // model against (`hybrid::same_model`).
+            let identity = match (&settings.ai, settings.endpoint_model()) {
+                (Some(ai), _) => ai.clone(),
+                (None, Some(model)) => format!("{url} {model}"),
+                (None, None) => url.clone(),
+            };
+            (identity, dim, vectors, 0, encoded)
         }
         None => {
             let dir = crate::search::meaning::fetched_dir(&catalog.meaning)
@@ -113,21 +122,7 @@ async fn by_url(
     let mut sent = vec![("content-type".to_string(), "application/json".to_string())];
     sent.extend(headers);
     let model = settings.endpoint_model();
-    // Each distinct definition's text, and the tools it stands for.
-    let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (i, fragment) in tools.iter().enumerate() {
-        let Some((tool, hex)) = crate::search::meaning::with_digest(fragment) else {
-            continue;
-        };
-        match at.get(&hex) {
-            Some(&k) => texts[k].1.push(i),
-            None => {
-                at.insert(hex, texts.len());
-                texts.push((crate::search::encoder::encoded_text(&tool), vec![i]));
-            }
-        }
-    }
+    let texts = distinct(tools);
     let http = crate::oauth::Http::new();
     let mut rows: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
     for batch in texts.chunks(BATCH) {
@@ -146,14 +141,83 @@ async fn by_url(
         }
         rows.extend(embeddings(&answer.body, batch.len()).map_err(|e| ServerError::Config(format!("{url}: {e}")))?);
     }
+    let (dim, vectors) = spread(tools.len(), &texts, &rows);
+    Ok((dim, vectors, rows.len()))
+}
+
+/// The Workers AI model `index --ai` encodes with: the one the Worker's queries are encoded by
+/// with this document and an `[ai]` binding; an error when the document names another encoder.
+fn ai_model(settings: &mcp_sieve::search::hybrid::Settings) -> Result<&str, ServerError> {
+    settings.workers_ai(true).ok_or_else(|| {
+        let named = match (&settings.model, &settings.embeddings) {
+            (Some(m), _) => format!("search.model ({m})"),
+            (None, Some(u)) => format!("search.embeddings ({u})"),
+            (None, None) => "\"model\": false".to_string(),
+        };
+        ServerError::Usage(format!(
+            "index --ai encodes the tools with Workers AI, but the document's {named} means a Worker \
+             would not encode its queries with Workers AI; set search.ai to a Workers AI model, or \
+             leave search without model and embeddings (the Worker then uses {})",
+            mcp_sieve::search::hybrid::WORKERS_AI_MODEL
+        ))
+    })
+}
+
+/// The vectors of `tools` from Workers AI's `model` ([`workers_ai`]): (dimensions, one unit row
+/// per tool in order, texts encoded), [`workers_ai::BATCH`] texts a request.
+async fn by_workers_ai(model: &str, tools: &[String]) -> Result<(usize, Vec<f32>, usize), ServerError> {
+    let api = workers_ai::Api::from_env(model, &|name| std::env::var(name).ok())
+        .map_err(|e| ServerError::Config(e.to_string()))?;
+    let texts = distinct(tools);
+    let http = crate::oauth::Http::new();
+    let mut rows: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
+    for batch in texts.chunks(workers_ai::BATCH) {
+        let input: Vec<&str> = batch.iter().map(|t| t.0.as_str()).collect();
+        rows.extend(
+            api.embed(&http, &input)
+                .await
+                .map_err(|e| ServerError::Config(e.to_string()))?,
+        );
+    }
+    if rows.iter().any(|r| r.len() != rows[0].len()) {
+        return Err(ServerError::Config(format!(
+            "Workers AI's answers for {model} are not all of one length"
+        )));
+    }
+    let (dim, vectors) = spread(tools.len(), &texts, &rows);
+    Ok((dim, vectors, rows.len()))
+}
+
+/// Each distinct tool definition's text to encode, and the tools (by position) it stands for; a
+/// tool whose JSON does not parse has none (its row stays zeros).
+fn distinct(tools: &[String]) -> Vec<(String, Vec<usize>)> {
+    let mut texts: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, fragment) in tools.iter().enumerate() {
+        let Some((tool, hex)) = crate::search::meaning::with_digest(fragment) else {
+            continue;
+        };
+        match at.get(&hex) {
+            Some(&k) => texts[k].1.push(i),
+            None => {
+                at.insert(hex, texts.len());
+                texts.push((crate::search::encoder::encoded_text(&tool), vec![i]));
+            }
+        }
+    }
+    texts
+}
+
+/// `n` tools' rows from the distinct texts' `rows`: (dimensions, the rows tool after tool).
+fn spread(n: usize, texts: &[(String, Vec<usize>)], rows: &[Vec<f32>]) -> (usize, Vec<f32>) {
     let dim = rows.first().map_or(0, Vec::len);
-    let mut vectors = vec![0f32; tools.len() * dim];
-    for ((_, at), row) in texts.iter().zip(&rows) {
+    let mut vectors = vec![0f32; n * dim];
+    for ((_, at), row) in texts.iter().zip(rows) {
         for &i in at {
             vectors[i * dim..(i + 1) * dim].copy_from_slice(row);
         }
     }
-    Ok((dim, vectors, rows.len()))
+    (dim, vectors)
 }
 
 /// The `n` unit vectors of an embeddings answer's text (`hybrid::embeddings`).
