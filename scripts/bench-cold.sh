@@ -8,7 +8,11 @@
 # second more, without sending anything. Two documents: the embedded default catalog, and
 # (DOC=synth) the 5,000-tool synthetic one in KV (read, parsed and indexed on that request).
 #   scripts/bench-cold.sh            STARTS=5 DOC=synth BASE=/tmp/base scripts/bench-cold.sh
-# Prints one line a start and the wasm's size (bytes, gzipped) of each build.
+# Prints one line a start (the first answer's wall time and the CPU time workerd ran for it, every
+# thread, which the machine's other work does not inflate), the medians of each build, the wasm's
+# size (bytes, gzipped) and its compile and instantiation in workerd at load, which the first
+# answer does not include (bench/wasm-load.mjs: LOADS starts each, default 5; LOADS=0 skips it).
+# THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -26,18 +30,36 @@ trap bench_cleanup EXIT
 
 builds=(this)
 mkdir -p "$work/this-snap"
-cp -r worker/entry.mjs worker/build "$work/this-snap/"
+# entry.mjs imports code mode's runner (worker/code, ea1001e) beside the build.
+# THIS=DIR measures DIR/entry.mjs and DIR/build (and DIR/code) instead of worker/'s.
+this="${THIS:-worker}"
+cp -r "$this/entry.mjs" "$this/build" "$this/code" "$work/this-snap/"
 if [ -n "$base" ]; then
   [ -f "$base/entry.mjs" ] && [ -d "$base/build" ] || { echo "BASE=DIR needs DIR/entry.mjs and DIR/build" >&2; exit 2; }
   mkdir -p "$work/base-snap"
   cp -r "$base/entry.mjs" "$base/build" "$work/base-snap/"
+  [ ! -d "$base/code" ] || cp -r "$base/code" "$work/base-snap/"
   builds+=(base)
 fi
 if [ "$doc" = synth ]; then
   synth=(cargo run -q --release --features testing --example synth_catalog --)
+  # Either build of the example writes the same document (seeded).
+  [ ! -x target/debug/examples/synth_catalog ] || synth=(target/debug/examples/synth_catalog)
   [ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
   "${synth[@]}" 5000 0 42 50 > "$work/catalog.json"
 fi
+
+# CPU time (ns) run so far by the workerd processes of process group $1, every thread (schedstat:
+# the scheduler's own count, to the nanosecond, so the machine's other work does not count).
+workerd_ns() {
+  local pid sum=0 t
+  for pid in $(pgrep -g "$1" workerd); do
+    for t in /proc/"$pid"/task/*/schedstat; do
+      sum=$((sum + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0)))
+    done
+  done
+  echo "$sum"
+}
 
 # One MCP request (2026-07-28, stateless): prints its time in seconds and HTTP status.
 ask() {
@@ -65,14 +87,20 @@ for i in $(seq 1 "$starts"); do
     done
     grep -q "Ready on" "$work/$name.log" || { echo "wrangler dev not ready in 60 s" >&2; exit 1; }
     sleep 1
+    c0=$(workerd_ns "$pg")
     first=$(ask "http://127.0.0.1:$port/mcp")
+    c1=$(workerd_ns "$pg")
     second=$(ask "http://127.0.0.1:$port/mcp")
-    echo "$b start $i ($doc catalog): first answer ${first% *} s (HTTP ${first#* }), next ${second% *} s (HTTP ${second#* })"
+    cpu=$(( (c1 - c0) / 1000 ))
+    echo "$b start $i ($doc catalog): first answer ${first% *} s (HTTP ${first#* }; workerd CPU $((cpu / 1000)).$(printf %03d $((cpu % 1000))) ms), next ${second% *} s (HTTP ${second#* })"
+    echo "${first% *}" >> "$work/$b.firsts"
+    echo "$cpu" >> "$work/$b.cpus"
     kill -- "-$pg" 2>/dev/null || true
     wait "$pg" 2>/dev/null || true
   done
 done
 for b in "${builds[@]}"; do
   wasm="$work/$b-snap/build/index_bg.wasm"
-  echo "$b: wasm $(stat -c %s "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) gzipped"
+  echo "$b: first answer median $(sort -n "$work/$b.firsts" | awk '{ a[NR] = $1 } END { printf "%.1f ms", 1000 * a[int((NR + 1) / 2)] }') of $starts ($doc catalog), workerd CPU median $(sort -n "$work/$b.cpus" | awk '{ a[NR] = $1 } END { printf "%.1f ms", a[int((NR + 1) / 2)] / 1000 }'); wasm $(stat -c %s "$wasm") bytes, $(gzip -9 -c "$wasm" | wc -c) gzipped"
+  [ "${LOADS:-5}" = 0 ] || node bench/wasm-load.mjs "$wasm" "${LOADS:-5}" | tail -n 1
 done
