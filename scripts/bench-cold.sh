@@ -10,7 +10,7 @@
 #   scripts/bench-cold.sh            STARTS=5 DOC=synth BASE=/tmp/base scripts/bench-cold.sh
 # Prints one line a start (the first answer's wall time and the CPU time workerd ran for it, every
 # thread, which the machine's other work does not inflate), the medians of each build, the wasm's
-# size (bytes, gzipped) and its compile and instantiation in workerd at load, which the first
+# size (bytes, gzipped) and its compile and instantiation in workerd at load (CPU), which the first
 # answer does not include (bench/wasm-load.mjs: LOADS starts each, default 5; LOADS=0 skips it).
 # THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s.
 set -euo pipefail
