@@ -26,20 +26,30 @@ if [ ! -e target ] && [ ! -L target ] && [ "$shared_target" != none ]; then
 fi
 t0=$SECONDS
 scripts/bootstrap.sh || exit 1
-printf '%s\tok\t%s\n' "$((SECONDS - t0))" "bootstrap (tools, only what is missing)" >> "$times"
+printf '%s\t-\tok\t%s\n' "$((SECONDS - t0))" "bootstrap (tools, only what is missing)" >> "$times"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 export CHROMEDRIVER=/usr/bin/chromedriver
 # This workspace's crates are built once per run: cargo's incremental data would only be written.
 export CARGO_INCREMENTAL=0
 passed=0; failed=0; failures=()
+# cpu_seconds: sets $cpu to the CPU time (user + system) of this shell's finished children so far,
+# in seconds. `times` runs in this shell (in a pipe or $(...) it would ask a new one, which has no
+# children yet).
+cpu_seconds() {
+  local file="$times.cpu.$BASHPID"
+  times > "$file"
+  cpu=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$file")
+}
 step() {
   local name="$1"; shift
   echo "=== $name"
-  local t0=$SECONDS
+  local t0=$SECONDS cpu c0
+  cpu_seconds; c0=$cpu
   local result=ok
   if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
   else result=FAILED; failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
-  printf '%s\t%s\t%s\n' "$((SECONDS - t0))" "$result" "$name" >> "$times"
+  cpu_seconds
+  printf '%s\t%s\t%s\t%s\n' "$((SECONDS - t0))" "$((cpu - c0))" "$result" "$name" >> "$times"
   [ "$result" = ok ]
 }
 # Lanes: a function run in the background, its output kept in a file and printed whole by
@@ -116,8 +126,9 @@ fi
 join_lanes
 rm -rf "$lanes"
 echo "=== steps (seconds; wall-clock each: the wasm lane ran beside clippy and cargo test, the server lanes beside the release check and the Windows lane)"
-awk -F'\t' '{ printf "%6d s  %-6s  %s\n", $1, $2, substr($3, 1, 90) }' "$times"
-rm -f "$times"
+# CPU seconds beside the wall's: on a machine other work loads, they say what the step costs.
+awk -F'\t' '{ printf "%6d s  %6s cpu-s  %-6s  %s\n", $1, $2, $3, substr($4, 1, 80) }' "$times"
+rm -f "$times" "$times".cpu.*
 echo "=== wall: $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$passed passed, $failed failed"
