@@ -1,6 +1,6 @@
 // E2E: code mode (issue 62) with the official SDK client against the native server
-// (SIEVE_TARGET=native; the Worker does not run programs yet). A view "scripted" in code mode
-// over the demo catalog's utilities and email groups: the client lists find_tools,
+// (SIEVE_TARGET=native; the Worker's is worker-code-mode.test.mjs). A view "scripted" in code
+// mode over the demo catalog's utilities and email groups: the client lists find_tools,
 // describe_tools and run_code, reads TypeScript declarations, and runs a multi-step program;
 // then programs written as an attacker would — each ends inside its limits with a clear error,
 // a hidden tool is as unknown inside a program as outside, and the server keeps serving. The
@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative } from './harness.mjs';
 import { statelessRequest } from '../common/mcp-raw.mjs';
+import { binOf } from '../security/helpers.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const native = process.env.SIEVE_TARGET === 'native';
@@ -137,6 +138,13 @@ test('attacks end inside their limits with a clear error, and the server keeps s
     const polluted = await run(client, `Object.prototype.isError = true; JSON.parse = () => ({});
       const r = await tools.add({ a: 2, b: 3 }); return r;`);
     assert.equal(polluted.isError, undefined, JSON.stringify(polluted));
+    // Replacing `tools` fails or changes nothing: the bridge still reaches the tools.
+    const replaced = await run(client, `try { tools = { add: () => ({ sum: 'mine' }) } } catch (e) {}
+      try { globalThis.tools = null } catch (e) {}
+      try { Object.defineProperty(globalThis, 'tools', { value: {} }) } catch (e) {}
+      Object.prototype.sum = 99;
+      return (await tools.add({ a: 2, b: 3 })).sum;`);
+    assert.equal(replaced.structuredContent.result, 5, JSON.stringify(replaced));
     // Control characters come back as data: the JSON and the stream stay whole.
     const ctl = await run(client, "console.log('a\\u0000b\\r\\n\\r\\ndata: {}'); return 'c\\u0001\\u001b[31m\\n\\nevent: x'");
     assert.equal(ctl.structuredContent.result, 'c\u0001\u001b[31m\n\nevent: x');
@@ -184,6 +192,77 @@ test('runs at once are bounded per caller; a run is cancelled with its client', 
   await new Promise((r) => setTimeout(r, 300));
   const two = await Promise.all([stateless('return 5'), stateless('return 6')].map((p) => p.then((r) => r.json())));
   assert.deepEqual(two.map((m) => m.result?.structuredContent?.result), [5, 6], JSON.stringify(two));
+  // A 2026-07-28 request's result says it is complete, as the core's own results do.
+  assert.deepEqual(two.map((m) => m.result?.resultType), ['complete', 'complete']);
+});
+
+test('100 runs at once of one principal: past code.maxConcurrentRuns refused with a clear error; the server and another principal unaffected', { skip: !native, timeout: 120_000 }, async () => {
+  const tokens = { alice: 'token-alice', bob: 'token-bob' };
+  const own = await startNative({ extraArgs: ['--catalog', path.join(dir, 'sieve.json')], env: { MCP_SIEVE_TOKENS: JSON.stringify(tokens) } });
+  const as = async (token) => {
+    const client = new Client({ name: 'code-mode-principal', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${own.url}/scripted`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    return client;
+  };
+  // Alice's runs count together whatever session they come from: ten sessions of hers.
+  const alices = await Promise.all(Array.from({ length: 10 }, () => as(tokens.alice)));
+  const bob = await as(tokens.bob);
+  try {
+    const busy = 'const t = Date.now(); while (Date.now() - t < 1500) {} return (await tools.add({ a: 1, b: 2 })).sum';
+    const runs = Array.from({ length: 100 }, (_, i) => run(alices[i % alices.length], busy));
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const listed = await alices[0].listTools();
+    assert.equal(listed.tools.length, 3);
+    const theirs = await run(bob, 'return (await tools.add({ a: 20, b: 22 })).sum');
+    assert.equal(theirs.structuredContent.result, 42, JSON.stringify(theirs));
+    assert.ok(Date.now() - started < 1500, `the others waited ${Date.now() - started} ms`);
+    const done = await Promise.all(runs);
+    const ran = done.filter((r) => !r.isError);
+    const refused = done.filter((r) => r.isError);
+    assert.equal(ran.length, 2, JSON.stringify(done.map((r) => r.structuredContent)));
+    for (const r of ran) assert.equal(r.structuredContent.result, 3);
+    assert.equal(refused.length, 98);
+    for (const r of refused) assert.match(r.structuredContent.error, /too many programs at once: a caller may run 2 \(code.maxConcurrentRuns\)/);
+    // Her places are given back.
+    assert.equal((await run(alices[0], 'return 7')).structuredContent.result, 7);
+  } finally {
+    await Promise.all([...alices, bob].map((c) => c.close()));
+    await own.stop();
+  }
+});
+
+test('through the gateway, another upstream\'s prefix is unknown inside a program', { skip: !native, timeout: 90_000 }, async () => {
+  const memory = binOf('@modelcontextprotocol/server-memory');
+  const doc = {
+    upstreams: {
+      memory: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'a.jsonl') }, prefix: 'mem_' },
+      other: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'b.jsonl') }, prefix: 'other_' },
+    },
+    views: { coded: { mode: 'code', filter: { groups: ['memory'] } } },
+  };
+  writeFileSync(path.join(dir, 'gateway.json'), JSON.stringify(doc));
+  const gw = await startNative({ extraArgs: ['--catalog', path.join(dir, 'gateway.json')] });
+  const client = new Client({ name: 'code-mode-gateway', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
+    await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'other_read_graph', arguments: {} } }), /Unknown tool/);
+    const r = await run(client, `
+      const mine = await tools.mem_read_graph({});
+      const tried = {};
+      for (const name of ['other_read_graph', ['other', 'read', 'graph'].join('_'), 'read_graph', 'other.read_graph']) {
+        try { await tools.call(name, {}); tried[name] = 'called'; } catch (e) { tried[name] = e.message; }
+      }
+      return { mine, tried };`);
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.ok(r.structuredContent.result.mine, JSON.stringify(r));
+    for (const [name, outcome] of Object.entries(r.structuredContent.result.tried)) {
+      assert.match(outcome, /Unknown tool/, `${name}: ${outcome}`);
+    }
+  } finally {
+    await client.close();
+    await gw.stop();
+  }
 });
 
 test('each call of a program is audited as the caller\'s, marked via run_code with the run\'s id', { skip: !native, timeout: 60_000 }, async () => {
