@@ -8,6 +8,7 @@
 //! back under short locks, and a run whose write-back conflicts with another request of the same
 //! session is run again (see `sessions`).
 
+mod code;
 pub(crate) mod relay;
 pub(crate) mod watch;
 
@@ -198,17 +199,9 @@ fn text(status: u16, body: &str) -> Reply {
     })
 }
 
-/// [`handle`] of a code-mode program's call, boxed (`crate::code::Serve`).
-fn served(
-    app: &Arc<App>,
-    req: hyper::Request<http_body_util::Full<bytes::Bytes>>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send + '_>> {
-    Box::pin(handle(app, req))
-}
-
 /// One request, in its span (see `crate::telemetry`): every log line about it carries its
 /// method, id, principal and view, and with traces on it is the trace's SERVER span. A client's
-/// request, or a code-mode program's call made as its caller's (`crate::code`).
+/// request, or a code-mode program's call made as its caller's (`code`).
 pub(crate) async fn handle<B: Body>(app: &Arc<App>, req: hyper::Request<B>) -> Reply {
     // Timed only for the debug line that says it.
     let started = tracing::enabled!(tracing::Level::DEBUG).then(std::time::Instant::now);
@@ -363,7 +356,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         let label = view.as_ref().map_or("", |v| v.label.as_str());
         let session = header("mcp-session-id");
         log.record(principal.as_deref(), label, session.as_deref());
-        let run_asked = crate::code::asked(&head, view.as_ref());
+        let run_asked = crate::code::asked(&head, view.as_ref(), &body);
         // Rate limits, audit and metrics (`operate`): a use over a limit is refused here.
         let first = Env {
             now_ms: now_ms(),
@@ -393,10 +386,10 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
             view: view.clone(),
             identity: caller.identity.clone(),
         };
-        if let Some((request_id, program)) = run_asked {
+        if let Some(asked) = run_asked {
             // Code mode: the core checks the request (session, headers); the program runs here.
             let env = env_now();
-            let checked = run_rules(
+            let mut answer = run_rules(
                 app,
                 &server,
                 parts.method.as_str(),
@@ -405,17 +398,24 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                 parsed.take(),
                 &env,
             );
-            let origin = crate::code::Origin {
+            let host = code::Http {
+                app: app.clone(),
                 target: parts.uri.to_string(),
                 headers: (*headers).clone(),
-                meta: serde_json::from_slice::<serde_json::Value>(&body)
-                    .ok()
-                    .and_then(|m| m["params"].get("_meta").cloned()),
-                owner: principal.clone().or(session.clone()).unwrap_or_default(),
-                trace: log.trace().map(|t| t.context.headers()).unwrap_or_default(),
-                serve: served,
+                trace: log
+                    .trace()
+                    .map(|t| crate::telemetry::tracer::headers(&t.context))
+                    .unwrap_or_default(),
             };
-            let answer = crate::code::answer(app, checked, request_id, program, origin, &server.catalog().code).await;
+            let owner = principal.clone().or(session.clone()).unwrap_or_default();
+            let sse = answer
+                .headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.starts_with("text/event-stream"));
+            let limits = server.catalog().code;
+            if let Some(body) = crate::code::answer(&host, &owner, &answer.body, sse, asked, &limits).await {
+                answer.body = body;
+            }
             crate::telemetry::answered(log, &answer.body);
             app.operate.after_whole(&server, &first, seen, &answer);
             return reply(answer);
