@@ -36,6 +36,9 @@ Examples:
       fetched from the Hugging Face Hub on first use (`mcp-sieve search-model fetch` ahead of
       time), or \"search\": {\"model\": ID or folder, or false} in sieve.json, or --search-model;
       vectors made in the background and cached, lexical until they are ready
+  mcp-sieve stdio --catalog sieve.json --code
+      code mode: find_tools, describe_tools (TypeScript declarations) and run_code, a JavaScript
+      program that calls the view's tools in a sandbox and returns only what it needs
   mcp-sieve login github --catalog sieve.json
       sign in to the upstream \"github\" (OAuth in the browser); serve and stdio then send its token
   mcp-sieve connect claude-desktop --search --dry-run
@@ -166,6 +169,10 @@ pub struct ConnectArgs {
     /// The client sees find_tools and call_tool instead of every tool (`stdio --search`).
     #[arg(long)]
     pub search: bool,
+    /// The client sees find_tools, describe_tools and run_code, which runs a program calling
+    /// the tools (`stdio --code`).
+    #[arg(long, conflicts_with = "search")]
+    pub code: bool,
     /// A named view of the catalog document (`stdio --view NAME`).
     #[arg(long, value_name = "NAME")]
     pub view: Option<String>,
@@ -356,6 +363,10 @@ pub struct ViewArgs {
     /// Search mode: list find_tools and call_tool instead of the tools themselves.
     #[arg(long)]
     pub search: bool,
+    /// Code mode: list find_tools, describe_tools (with TypeScript declarations) and run_code,
+    /// which runs a JavaScript program calling the tools of the view.
+    #[arg(long, conflicts_with = "search")]
+    pub code: bool,
 }
 
 /// Percent-encodes a query value (letters, digits, `-._~,*` stay).
@@ -386,7 +397,9 @@ impl ViewArgs {
         .into_iter()
         .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
         .collect();
-        if self.search {
+        if self.code {
+            query.push("mode=code".into());
+        } else if self.search {
             query.push("mode=search".into());
         }
         (path, query.join("&"))
@@ -487,6 +500,12 @@ mod tests {
             ..Default::default()
         };
         assert!(search.resolve(&catalog).unwrap().unwrap().search);
+        let code = ViewArgs {
+            code: true,
+            ..Default::default()
+        };
+        let view = code.resolve(&catalog).unwrap().unwrap();
+        assert!(view.code && view.search);
         let unknown = ViewArgs {
             view: Some("nope".into()),
             ..Default::default()

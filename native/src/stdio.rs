@@ -7,7 +7,10 @@
 //! for its task's question with its `tasks/update`, see `task_asks`), list changes. The
 //! document's rate limits and audit trail apply as in `serve` (`operate`): a use over a limit
 //! gets the same JSON-RPC error (there is no HTTP 429 here), and each use's record is written
-//! when its answer goes out. stdin closing ends the process.
+//! when its answer goes out. In code mode (`--code`) a `run_code` program's calls are lines of
+//! the same client (`code`). stdin closing ends the process.
+
+mod code;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -58,6 +61,9 @@ struct Link {
     /// Uses waiting for their answer to be written, by their JSON-RPC id (as JSON text), with
     /// the server and the caller they ran on.
     uses: Mutex<HashMap<String, Pending>>,
+    /// Code-mode programs' calls waiting for their answer, by JSON-RPC id (as JSON text): their
+    /// answer goes to the program instead of stdout (`code`).
+    programs: Mutex<HashMap<String, tokio::sync::oneshot::Sender<String>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -97,7 +103,30 @@ impl Link {
 
     fn send(&self, line: String) {
         self.audit(&line);
+        let Some(line) = self.to_program(line) else {
+            return;
+        };
         let _ = self.out.send(one_line(line));
+    }
+
+    /// `line` unless it answers a program's call, which then gets it (`code`).
+    fn to_program(&self, line: String) -> Option<String> {
+        if lock(&self.programs).is_empty() {
+            return Some(line);
+        }
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+            return Some(line);
+        };
+        let (Some(id), None) = (msg.get("id"), msg.get("method")) else {
+            return Some(line);
+        };
+        match lock(&self.programs).remove(&id.to_string()) {
+            Some(program) => {
+                let _ = program.send(line);
+                None
+            }
+            None => Some(line),
+        }
     }
 
     /// The caller's view of the server now (the process's: no principal, the flags' view).
@@ -114,11 +143,15 @@ impl Link {
     /// Before a line runs, rate limits and audit as `serve` applies them (`operate`): a use over
     /// a limit gets its refusal here (its record written); another waits for its answer
     /// ([`Link::audit`]).
-    async fn admit(&self, head: Head<'_>) -> Option<String> {
+    /// `via`: the run of the program that made the call, if one did (its record says so).
+    async fn admit(&self, head: Head<'_>, via: Option<&str>) -> Option<String> {
         // An upstream that cannot be listed: the line gets the reason from `receive`.
         let server = self.current().await.ok()?;
         let env = self.env();
-        let (seen, over) = self.operate.before(&server, head, &env);
+        let (mut seen, over) = self.operate.before(&server, head, &env);
+        if let Some(run) = via {
+            seen.via(run);
+        }
         if let Some(refusal) = over {
             return Some(refusal.body);
         }
@@ -406,6 +439,43 @@ async fn watch(link: Arc<Link>, mut w: Watch) {
     }
 }
 
+/// One line of the client's — or a code-mode program's call, made in run `via` — through the
+/// server: its span, rate limits and audit, the core, what it answers now; what is left to wait
+/// for (a retry, a forward, a question, a watch, a program's run) comes back to be run on its own.
+async fn handle(link: &Arc<Link>, line: String, via: Option<&str>) -> Option<BoxFuture<'static, ()>> {
+    // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
+    // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
+    // What the line says about itself, read once for its span and its limits and audit.
+    let head = Head::read(line.as_bytes());
+    let log = crate::telemetry::request_span(
+        "pipe",
+        bytes::Bytes::copy_from_slice(line.as_bytes()),
+        Some(&head),
+        None,
+    );
+    let live = link.live();
+    let label = live.view.as_ref().map_or("", |v| v.label.as_str());
+    log.record(None, label, None);
+    let search = crate::telemetry::is_search(&head, live.view.as_ref().is_some_and(|v| v.search));
+    let asked = crate::code::asked(&head, live.view.as_ref(), line.as_bytes());
+    if let Some(refusal) = log.scope(link.admit(head, via)).await {
+        link.send(refusal);
+        return None;
+    }
+    // A search's own span (traced requests), around the core that searches.
+    let search = search.then(|| crate::telemetry::search_span(&log)).flatten();
+    let mut step = log.scope(link.receive(&line)).await;
+    crate::telemetry::searched(search, step.lines.last().map(String::as_str));
+    if let Some(run) = asked.and_then(|asked| code::run(link, &log, &mut step, asked)) {
+        log.in_scope(|| write(link, &mut step));
+        return Some(Box::pin(log.scope(run)));
+    }
+    if log.in_scope(|| write(link, &mut step)) {
+        return Some(Box::pin(log.scope(finish(link.clone(), line, step))));
+    }
+    None
+}
+
 /// Reads one line of at most `limit` bytes into `buf`; `Ok(false)` at the end of input. A longer
 /// line is read to its end and dropped, leaving `buf` empty and `too_long` set.
 async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
@@ -499,6 +569,7 @@ pub async fn run(
         out: tx,
         operate,
         uses: Mutex::default(),
+        programs: Mutex::default(),
     });
     // What upstreams send outside any request reaches the client (`standalone`).
     let clients: Arc<dyn Clients> = link.clone();
@@ -555,30 +626,8 @@ pub async fn run(
                 link.cancelled(&id);
             }
         }
-        // The line's span (`crate::telemetry`): its log lines carry its method, id and view, and
-        // with traces on it is the trace's SERVER span (its parent from `_meta.traceparent`).
-        // What the line says about itself, read once for its span and its limits and audit.
-        let head = Head::read(line.as_bytes());
-        let log = crate::telemetry::request_span(
-            "pipe",
-            bytes::Bytes::copy_from_slice(line.as_bytes()),
-            Some(&head),
-            None,
-        );
-        let live = link.live();
-        let label = live.view.as_ref().map_or("", |v| v.label.as_str());
-        log.record(None, label, None);
-        let search = crate::telemetry::is_search(&head, live.view.as_ref().is_some_and(|v| v.search));
-        if let Some(refusal) = log.scope(link.admit(head)).await {
-            link.send(refusal);
-            continue;
-        }
-        // A search's own span (traced requests), around the core that searches.
-        let search = search.then(|| crate::telemetry::search_span(&log)).flatten();
-        let mut step = log.scope(link.receive(&line)).await;
-        crate::telemetry::searched(search, step.lines.last().map(String::as_str));
-        if log.in_scope(|| write(&link, &mut step)) {
-            let handle = waiting.spawn(log.scope(finish(link.clone(), line, step)));
+        if let Some(rest) = handle(&link, line, None).await {
+            let handle = waiting.spawn(rest);
             if let Some(id) = named("id").filter(|_| named("method").is_some()) {
                 running.insert(id, handle);
             }

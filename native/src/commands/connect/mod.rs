@@ -97,7 +97,9 @@ fn launch_args(servers: &Path, a: &ConnectArgs) -> Vec<String> {
     if let Some(v) = &a.view {
         args.extend(["--view".into(), v.clone()]);
     }
-    if a.search {
+    if a.code {
+        args.push("--code".into());
+    } else if a.search {
         args.push("--search".into());
     }
     args
@@ -127,7 +129,7 @@ pub fn connect(a: &ConnectArgs) -> Result<(), ServerError> {
         eprintln!("mcp-sieve: {f} is connected already: nothing to change");
         return Ok(());
     }
-    if a.search {
+    if a.search || a.code {
         eprintln!("mcp-sieve: {}", crate::search::hub::default_note());
     }
     if a.at.dry_run {
