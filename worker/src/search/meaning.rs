@@ -1,7 +1,9 @@
 //! Meaning in the Worker's `find_tools` (issue 40 item 3). No model runs here: the tools' vectors
 //! come from KV (`search/<digest>`, base64 text written by `mcp-sieve index` with the document's model, keyed
-//! by each tool's pin digest as the native cache is) and the query's from the Workers AI binding
-//! `AI` running `search.ai` (a model's name such as `@cf/baai/bge-small-en-v1.5`), else from the
+//! by each tool's pin digest as the native cache is; used only when `search/model` names the
+//! queries' model where Workers AI is involved, `model`) and the query's from the Workers AI
+//! binding `AI` running `search.ai` (a model's name such as `@cf/baai/bge-small-en-v1.5`; that
+//! one by default when the document names no encoder and the binding is there), else from the
 //! document's `search.embeddings` URL (an OpenAI-compatible `/v1/embeddings`: OpenAI, Workers AI's
 //! REST API, Ollama, vLLM, TEI, or `mcp-sieve serve` with the same model; sent `search.headers`,
 //! their `${NAME}` from the Worker's secrets), waited for at most `search.deadlineMs`. The core's
@@ -45,23 +47,30 @@ fn take(query: &str) -> Result<Vec<f32>, String> {
 }
 
 /// Before `body` runs on `server`: when it is a `find_tools` call and the document has
-/// `search.ai` or `search.embeddings`, the tools' vectors are read from KV (once per catalog) and
-/// the query's fetched under the deadline, for the core to fuse.
+/// `search.ai` or `search.embeddings` (or names no encoder and the Worker has an `AI` binding:
+/// `@cf/baai/bge-small-en-v1.5`), the tools' vectors are read from KV (once per catalog, when
+/// made by the queries' model) and the query's fetched under the deadline, for the core to fuse.
 pub async fn prepare(server: &Server, body: &[u8]) {
     let catalog = server.catalog();
     let settings = &catalog.meaning.settings;
-    if settings.ai.is_none() && settings.embeddings.is_none() {
+    // search.ai, else Workers AI's default when the Worker has the binding and no model is named.
+    let bound = crate::config::env().is_some_and(|env| env.ai(AI_BINDING).is_ok());
+    let ai = settings.workers_ai(bound);
+    if ai.is_none() && settings.embeddings.is_none() {
         return;
     }
     let Some(query) = find_query(body) else { return };
     if catalog.meaning.meaning().is_none() {
+        if !super::model::vectors_match(settings, ai).await {
+            return;
+        }
         if let Err(e) = load_vectors(catalog).await {
             log::warn(format_args!("search: {e}; find_tools stays lexical"));
             return;
         }
     }
     let deadline = settings.deadline_ms.unwrap_or(DEADLINE_MS);
-    let vector = match Encoder::of(settings) {
+    let vector = match Encoder::of(settings, ai) {
         Ok(encoder) => embed(&encoder, &query, deadline).await,
         Err(e) => Err(e),
     };
@@ -142,11 +151,11 @@ enum Encoder {
 
 impl Encoder {
     /// The binding when `search.ai` is set and bound, else the URL with its headers' secrets.
-    fn of(settings: &mcp_sieve::search::hybrid::Settings) -> Result<Encoder, String> {
+    fn of(settings: &mcp_sieve::search::hybrid::Settings, ai: Option<&str>) -> Result<Encoder, String> {
         let env = crate::config::env().ok_or("the Worker's environment is not loaded")?;
-        if let Some(model) = &settings.ai {
+        if let Some(model) = ai {
             match env.ai(AI_BINDING) {
-                Ok(ai) => return Ok(Encoder::Ai(ai, model.clone())),
+                Ok(ai) => return Ok(Encoder::Ai(ai, model.to_string())),
                 Err(_) if settings.embeddings.is_none() => {
                     return Err(format!(
                         "search.ai is set but the Worker has no Workers AI binding named {AI_BINDING} \
