@@ -4,22 +4,23 @@
 //! `--log-format json`, one JSON object a line with the request span's fields; the level filter
 //! comes from `MCP_SIEVE_LOG`, else `RUST_LOG` (their syntax), else `info`. Traces are the same
 //! spans exported over OTLP/HTTP (protobuf, `crate::telemetry::otlp`) when `OTEL_EXPORTER_OTLP_ENDPOINT` or
-//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name and batching from the other standard
-//! `OTEL_*` variables; whether a request is traced is decided before its span exists,
-//! `crate::telemetry::sampling`): a SERVER span per traced MCP request following the OpenTelemetry MCP
-//! semantic conventions, a CLIENT span per upstream exchange, W3C trace context read from a
-//! request's `traceparent` header or `params._meta.traceparent` and passed on to upstreams (by
-//! traced requests only). Spans in the trace are this binary's own (`crate::telemetry::spans`), made and
-//! exported in batches by `crate::telemetry::tracer`; `tracing` spans carry only log context.
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (service name, sampling, batching and the
+//! collector's settings from the other standard `OTEL_*` variables; whether a request is traced is
+//! decided by the SDK's sampler before its span is built): a SERVER span per traced MCP request
+//! following the OpenTelemetry MCP semantic conventions, a CLIENT span per upstream exchange, W3C
+//! trace context read from a request's `traceparent` header or `params._meta.traceparent` and
+//! passed on to upstreams (by traced requests only). Spans in the trace are the OpenTelemetry
+//! SDK's (`crate::telemetry::tracer`: its tracer provider, sampler, batch span processor and
+//! propagator), exported by `opentelemetry-otlp` (`crate::telemetry::otlp`); `tracing` spans carry
+//! only log context.
 
 pub(crate) mod otlp;
 pub(crate) mod request_log;
-pub(crate) mod sampling;
-pub(crate) mod spans;
 pub(crate) mod tracer;
 
+use std::borrow::Cow;
 use std::fmt;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::LazyLock;
 
 use bytes::Bytes;
 use mcp_sieve::protocol::jsonrpc::Head;
@@ -34,9 +35,9 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry};
 
-use crate::telemetry::sampling::Sampler;
-use crate::telemetry::spans::{Attr, Kind, SpanContext};
 use crate::telemetry::tracer::Traced;
+use opentelemetry::trace::{SpanContext, SpanKind};
+use opentelemetry::KeyValue;
 use request_log::{Item, RequestLog};
 
 use crate::cli::LogFormat;
@@ -47,7 +48,7 @@ const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
 /// Whether spans are exported (an OTLP endpoint is set): trace context is read and passed on
 /// only then.
 pub fn traces_on() -> bool {
-    SAMPLER.get().is_some()
+    crate::telemetry::tracer::on()
 }
 
 /// Installs the logger (and, with `traces` and an OTLP endpoint in the environment, the trace
@@ -62,22 +63,12 @@ pub fn init(format: LogFormat, traces: bool) {
         Filter::Static(f) => fmt_layer(format, *f),
         Filter::Dynamic(f) => fmt_layer(format, *f),
     };
-    // Spans are made only once the exporter's thread runs.
-    let problem = match traces
-        .then(endpoint)
-        .flatten()
-        .map(|e| crate::telemetry::otlp::Exporter::new(&e))
-    {
-        Some(Ok(exporter)) => match crate::telemetry::tracer::start(exporter) {
-            Ok(()) => {
-                let _ = SAMPLER.set(Sampler::from_env());
-                None
-            }
-            Err(e) => Some(e),
-        },
-        Some(Err(e)) => Some(e),
-        None => None,
-    };
+    let problem = traces.then(endpoint).flatten().and_then(|e| {
+        let exporter = crate::telemetry::otlp::exporter(&e).map_err(crate::telemetry::tracer::TraceError::from);
+        exporter
+            .and_then(|x| crate::telemetry::tracer::start(x, crate::telemetry::otlp::resource()))
+            .err()
+    });
     let _ = Registry::default().with(fmt).try_init();
     if let Some(bad) = bad {
         tracing::warn!("{bad}; logging at info");
@@ -180,12 +171,9 @@ const UPSTREAM: &str = "mcp_sieve::upstream";
 /// The head of a message that was not read (made once, not dropped per request).
 static NO_HEAD: LazyLock<Head> = LazyLock::new(Head::default);
 
-/// The head sampler, when traces are on.
-static SAMPLER: OnceLock<Sampler> = OnceLock::new();
-
 /// The log context of one MCP request (server side), `body` its JSON-RPC message and `head` what
 /// it says about itself (`None` when it was not read): every log line while it is handled carries
-/// its fields (the head's, read from `body` then, and [`RequestLog::record`]'s). When the head
+/// its fields (the head's, read from `body` then, and [`RequestLog::record`]'s). When the
 /// sampler traces it, its span in the trace: the SERVER span, its parent the trace context of
 /// `params._meta.traceparent`, else of `header` (the HTTP `traceparent` and `tracestate`).
 pub fn request_span(
@@ -194,56 +182,64 @@ pub fn request_span(
     head: Option<&Head>,
     header: Option<(&str, Option<&str>)>,
 ) -> RequestLog {
-    let sampler = SAMPLER.get();
-    if sampler.is_none() && !tracing::enabled!(tracing::Level::INFO) {
+    let traces = traces_on();
+    if !traces && !tracing::enabled!(tracing::Level::INFO) {
         // Neither logged nor traced: nothing to record.
         return RequestLog::none();
     }
     let mut f = request_log::Fields::new(transport, body);
-    let read = head.is_some();
-    let head = head.unwrap_or(&NO_HEAD);
-    let parent = head
-        .trace_context()
-        .or(header)
-        .and_then(|(tp, ts)| SpanContext::remote(tp, ts));
-    if sampler.is_some_and(|s| s.traced(parent.as_ref())) {
-        f.trace = Some(server_span(transport, read, head, parent.as_ref()));
+    if traces {
+        let read = head.is_some();
+        let head = head.unwrap_or(&NO_HEAD);
+        let parent = head
+            .trace_context()
+            .or(header)
+            .and_then(|(tp, ts)| crate::telemetry::tracer::parent(tp, ts));
+        f.trace = server_span(transport, read, head, parent.as_ref()).map(Box::new);
     }
     RequestLog::of(f)
 }
 
-/// The SERVER span of a traced request (see [`request_span`]).
-fn server_span(transport: &'static str, read: bool, head: &Head, parent: Option<&SpanContext>) -> Box<Traced> {
+/// The SERVER span of a request (see [`request_span`]), when the sampler keeps it: its name and
+/// attributes are made only then.
+#[cold]
+#[inline(never)]
+fn server_span(transport: &'static str, read: bool, head: &Head, parent: Option<&SpanContext>) -> Option<Traced> {
     let method = head.method();
     let item = Item::of(head);
     // The trace's name for the span: `tools/call echo` (a message that was not read: `request`).
-    let name = match (read, method, item.target) {
-        (false, ..) => "request".to_string(),
-        (_, Some(m), Some(t)) => [m, " ", t].concat(),
-        (_, Some(m), None) => m.to_string(),
-        (_, None, _) => "response".to_string(),
+    let name = || -> Cow<'static, str> {
+        match (read, method, item.target) {
+            (false, ..) => "request".into(),
+            (_, Some(m), Some(t)) => [m, " ", t].concat().into(),
+            (_, Some(m), None) => m.to_string().into(),
+            (_, None, _) => "response".into(),
+        }
     };
-    let id = head.id_text();
-    let known = [
-        ("mcp.method.name", method),
-        ("jsonrpc.request.id", id.as_deref()),
-        ("gen_ai.tool.name", item.tool),
-        ("gen_ai.prompt.name", item.prompt),
-        ("mcp.resource.uri", item.uri),
-        ("mcp.protocol.version", head.protocol_version()),
-    ];
-    let mut attributes = Vec::with_capacity(known.len() + 6);
-    attributes.extend(
-        known
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, Attr::from(v?.to_string())))),
-    );
-    if item.tool.is_some() {
-        attributes.push(("gen_ai.operation.name", "execute_tool".into()));
-    }
-    attributes.push(("network.transport", transport.into()));
-    attributes.push(("jsonrpc.protocol.version", "2.0".into()));
-    Box::new(Traced::start(Kind::Server, name, parent, attributes))
+    let attributes = || {
+        let id = head.id_text();
+        let known = [
+            ("mcp.method.name", method),
+            ("jsonrpc.request.id", id.as_deref()),
+            ("gen_ai.tool.name", item.tool),
+            ("gen_ai.prompt.name", item.prompt),
+            ("mcp.resource.uri", item.uri),
+            ("mcp.protocol.version", head.protocol_version()),
+        ];
+        let mut attributes = Vec::with_capacity(known.len() + 3);
+        attributes.extend(
+            known
+                .into_iter()
+                .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
+        );
+        if item.tool.is_some() {
+            attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        attributes.push(KeyValue::new("network.transport", transport));
+        attributes.push(KeyValue::new("jsonrpc.protocol.version", "2.0"));
+        attributes
+    };
+    Traced::start(SpanKind::Server, parent, name, attributes)
 }
 
 /// Whether the message of `head`, through a view that is `searching` (search mode), is a search
@@ -256,7 +252,7 @@ pub fn is_search(head: &Head, searching: bool) -> bool {
 /// request is not traced), ended by [`searched`].
 pub fn search_span(log: &RequestLog) -> Option<Traced> {
     let parent = &log.trace()?.context;
-    Some(Traced::start(Kind::Internal, "search".into(), Some(parent), Vec::new()))
+    Traced::start(SpanKind::Internal, Some(parent), || "search".into(), Vec::new)
 }
 
 /// Ends a search's span with what ranked `answer` (its `find_tools` response) as
@@ -270,13 +266,13 @@ pub fn searched(span: Option<Traced>, answer: Option<&str>) {
         .as_ref()
         .and_then(|a| a["result"]["_meta"][mcp_sieve::protocol::search::META_RANKING]["ranking"].as_str())
         .unwrap_or("lexical");
-    span.set([("mcp_sieve.search.mode", Attr::from(ranking.to_string()))]);
+    span.set([KeyValue::new("mcp_sieve.search.mode", ranking.to_string())]);
 }
 
 /// Marks the request of `log` (traced) failed with JSON-RPC error `code` (a SERVER span's error).
 pub fn failed(log: &RequestLog, code: i64) {
     if let Some(t) = log.trace() {
-        t.failed(code.to_string(), [("rpc.response.status_code", Attr::Int(code))]);
+        t.failed(code.to_string(), [KeyValue::new("rpc.response.status_code", code)]);
     }
 }
 
@@ -317,41 +313,56 @@ pub fn upstream_span(name: &str, transport: &'static str, era: &str, version: Op
         "mcp_sieve.upstream.era" = era,
         "network.transport" = transport,
     );
-    // Traced with the request it is part of; one outside any request is a root.
+    // Traced with the request it is part of (not when it is not traced); one outside any
+    // request is a root the sampler decides on.
     let parent = match request_log::request_trace() {
-        Some(in_request) => in_request.map(Some),
-        None => SAMPLER.get().is_some_and(|s| s.traced(None)).then_some(None),
+        Some(Some(in_request)) => Some(in_request),
+        Some(None) => return Exchange { log, trace: None },
+        None => None,
     };
-    let Some(parent) = parent else {
+    if !traces_on() {
         return Exchange { log, trace: None };
+    }
+    let msg = std::cell::OnceCell::new();
+    let msg = || msg.get_or_init(|| serde_json::from_str::<Value>(message).ok());
+    let method = || {
+        msg()
+            .as_ref()
+            .map(|m| m.get("method").and_then(Value::as_str).unwrap_or("response"))
     };
-    let mut attributes: Vec<(&'static str, Attr)> = vec![
-        ("mcp_sieve.upstream.name", name.to_string().into()),
-        ("mcp_sieve.upstream.era", era.to_string().into()),
-        ("network.transport", transport.into()),
-    ];
-    if let Some(v) = version {
-        attributes.push(("mcp.protocol.version", v.to_string().into()));
-    }
-    let mut span_name = "upstream".to_string();
-    if let Ok(msg) = serde_json::from_str::<Value>(message) {
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or("response");
-        attributes.push(("mcp.method.name", method.to_string().into()));
-        span_name = method.to_string();
-        if let Some(t) = msg
-            .pointer("/params/name")
+    let tool = || {
+        msg()
+            .as_ref()
+            .and_then(|m| m.pointer("/params/name"))
             .and_then(Value::as_str)
-            .filter(|_| method == "tools/call")
-        {
-            attributes.push(("gen_ai.tool.name", t.to_string().into()));
-            span_name = [method, " ", t].concat();
+            .filter(|_| method() == Some("tools/call"))
+    };
+    let span_name = || -> Cow<'static, str> {
+        match (method(), tool()) {
+            (Some(m), Some(t)) => [m, " ", t].concat().into(),
+            (Some(m), None) => m.to_string().into(),
+            (None, _) => "upstream".into(),
         }
-    }
-    let trace = Traced::start(Kind::Client, span_name, parent.as_ref(), attributes);
-    Exchange {
-        log,
-        trace: Some(trace),
-    }
+    };
+    let attributes = || {
+        let mut attributes = vec![
+            KeyValue::new("mcp_sieve.upstream.name", name.to_string()),
+            KeyValue::new("mcp_sieve.upstream.era", era.to_string()),
+            KeyValue::new("network.transport", transport),
+        ];
+        if let Some(v) = version {
+            attributes.push(KeyValue::new("mcp.protocol.version", v.to_string()));
+        }
+        if let Some(m) = method() {
+            attributes.push(KeyValue::new("mcp.method.name", m.to_string()));
+        }
+        if let Some(t) = tool() {
+            attributes.push(KeyValue::new("gen_ai.tool.name", t.to_string()));
+        }
+        attributes
+    };
+    let trace = Traced::start(SpanKind::Client, parent.as_ref(), span_name, attributes);
+    Exchange { log, trace }
 }
 
 /// Marks the upstream exchange failed (`why`: a short kind, such as `timeout`).
@@ -364,7 +375,11 @@ pub fn upstream_failed(exchange: &Exchange, why: &str) {
 /// The W3C trace context of an exchange (`traceparent`, and `tracestate` when set) to pass on,
 /// when it is traced.
 pub fn context_of(exchange: &Exchange) -> Vec<(String, String)> {
-    exchange.trace.as_ref().map(|t| t.context.headers()).unwrap_or_default()
+    exchange
+        .trace
+        .as_ref()
+        .map(|t| crate::telemetry::tracer::headers(&t.context))
+        .unwrap_or_default()
 }
 
 /// `message` with `context` in `params._meta` (stdio upstreams get trace context there, the MCP

@@ -9,7 +9,10 @@
 // Trace context in `params._meta.traceparent` (the MCP convention) is read too; a sampler of
 // parentbased_traceidratio 0 still follows a sampled parent, and exports nothing of a root. A
 // find_tools call in search mode has a `search` INTERNAL span under its request's. The
-// gateway sends the collector the headers OTEL_EXPORTER_OTLP_HEADERS names.
+// gateway sends the collector the headers OTEL_EXPORTER_OTLP_HEADERS names. A third instance
+// compresses its exports (OTEL_EXPORTER_OTLP_COMPRESSION=gzip) and is told by the collector that
+// it kept all but one span (partial_success), which it says in its log; a fourth, asked for
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc, says that protocol is not built in and exports nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -24,7 +27,7 @@ import { stateless } from '../common/mcp-raw.mjs';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tmp = mkdtempSync(path.join(tmpdir(), 'sieve-otel-'));
 const SPANS = path.join(tmp, 'spans.jsonl');
-let receiver, upstream, gateway;
+let receiver, upstream, gateway, zipped, grpc;
 
 /** Starts the receiver; resolves its port. */
 function startReceiver() {
@@ -57,11 +60,15 @@ before(async () => {
   // The collector's credentials, as OTEL_EXPORTER_OTLP_HEADERS gives them (percent-encoded).
   const headers = { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20otel-t0ken' };
   gateway = await startNative({ extraArgs: ['--catalog', doc], env: { ...otel(port, 'sieve-gateway'), ...headers } });
+  zipped = await startNative({ env: { ...otel(port, 'sieve-partial'), OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' } });
+  grpc = await startNative({ env: { ...otel(port, 'sieve-grpc'), OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } });
 }, { timeout: 60_000 });
 
 after(async () => {
   await gateway?.stop();
   await upstream?.stop();
+  await zipped?.stop();
+  await grpc?.stop();
   if (receiver && receiver.exitCode == null) process.kill(receiver.pid);
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -153,4 +160,28 @@ test('a root request is not sampled with parentbased_traceidratio 0: nothing is 
   await trace(traceId, (s) => s.length > 0);
   const news = spans().slice(before).filter((s) => s.traceId !== traceId);
   assert.deepEqual(news.filter((s) => s.kind === KIND.SERVER && s.service === 'sieve-gateway'), [], 'no root span was sampled');
+});
+
+test('gzip exports (OTEL_EXPORTER_OTLP_COMPRESSION) and a collector\'s partial_success said in the log', async () => {
+  const { traceId, spanId } = ids();
+  const r = await stateless(zipped.url, 'tools/list', {}, { headers: { traceparent: `00-${traceId}-${spanId}-01` } });
+  assert.equal(r.status, 200, r.body);
+  const [server] = await trace(traceId, (s) => s.some((x) => x.kind === KIND.SERVER));
+  assert.equal(server.service, 'sieve-partial');
+  assert.equal(server.contentEncoding, 'gzip');
+  for (let i = 0; i < 50 && !/PartialSuccess/.test(zipped.output()); i++) await new Promise((res) => setTimeout(res, 100));
+  assert.match(zipped.output(), /warning: .*PartialSuccess.*rejected_spans=1/, zipped.output());
+  assert.match(zipped.output(), /the test collector keeps all but one/);
+});
+
+test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is said not built in, and nothing is exported', async () => {
+  assert.match(grpc.output(), /traces are off: OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not built into mcp-sieve; expected "http\/protobuf"/, grpc.output());
+  const { traceId, spanId } = ids();
+  const r = await stateless(grpc.url, 'tools/list', {}, { headers: { traceparent: `00-${traceId}-${spanId}-01` } });
+  assert.equal(r.status, 200, r.body);
+  // The gateway's traced request after it: once it arrives, sieve-grpc's would have too.
+  const other = ids();
+  await stateless(gateway.url, 'tools/list', {}, { headers: { traceparent: `00-${other.traceId}-${other.spanId}-01` } });
+  await trace(other.traceId, (s) => s.length > 0);
+  assert.deepEqual(spans().filter((s) => s.service === 'sieve-grpc'), []);
 });

@@ -167,21 +167,47 @@ pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>
         return Ok(default_config());
     }
     let at = field_path(up);
+    let (ca_field, cert_field, key_field) = (
+        format!("{at}.caFile"),
+        format!("{at}.clientCert"),
+        format!("{at}.clientKey"),
+    );
+    let ca = tls.ca_file.as_ref().map(|f| resolve(f, folder));
+    let client = match (&tls.client_cert, &tls.client_key) {
+        (Some(c), Some(k)) => Some((resolve(c, folder), resolve(k, folder))),
+        _ => None,
+    };
+    files_config(
+        ca.as_deref().map(|f| (f, ca_field.as_str())),
+        client
+            .as_ref()
+            .map(|(c, k)| ((c.as_path(), cert_field.as_str()), (k.as_path(), key_field.as_str()))),
+    )
+    .map_err(|e| if e.starts_with(&at) { e } else { format!("{at}: {e}") })
+}
+
+/// A TLS configuration trusting the platform's and the webpki roots and the PEM certificates of
+/// `ca`, showing the certificate chain and key of `client` (mTLS); each file given with the
+/// field (or variable) that named it, which its errors name.
+pub fn files_config(
+    ca: Option<(&Path, &str)>,
+    client: Option<((&Path, &str), (&Path, &str))>,
+) -> Result<Arc<ClientConfig>, String> {
     let mut roots = base_roots().0.clone();
-    if let Some(f) = &tls.ca_file {
-        let field = format!("{at}.caFile");
-        for cert in read_certs(&resolve(f, folder), &field)? {
-            roots
-                .add(cert)
-                .map_err(|e| format!("{field}: {f} holds a certificate rustls cannot use as a CA: {e}"))?;
+    if let Some((f, field)) = ca {
+        for cert in read_certs(f, field)? {
+            roots.add(cert).map_err(|e| {
+                format!(
+                    "{field}: {} holds a certificate rustls cannot use as a CA: {e}",
+                    f.display()
+                )
+            })?;
         }
     }
-    let client = match (&tls.client_cert, &tls.client_key) {
-        (Some(c), Some(k)) => {
-            let chain = read_certs(&resolve(c, folder), &format!("{at}.clientCert"))?;
-            let kpath = resolve(k, folder);
-            let field = format!("{at}.clientKey");
-            let text = std::fs::read(&kpath).map_err(|e| format!("{field}: cannot read {}: {e}", kpath.display()))?;
+    let client = match client {
+        Some(((c, cert_field), (kpath, field))) => {
+            let chain = read_certs(c, cert_field)?;
+            let text = std::fs::read(kpath).map_err(|e| format!("{field}: cannot read {}: {e}", kpath.display()))?;
             let key = PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
                 format!(
                     "{field}: {} holds no private key (expected PEM \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or \"EC PRIVATE KEY\"): {e}",
@@ -190,11 +216,9 @@ pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>
             })?;
             Some((chain, key))
         }
-        _ => None,
+        None => None,
     };
-    config_with(roots, client)
-        .map(Arc::new)
-        .map_err(|e| format!("{at}: {e}"))
+    config_with(roots, client).map(Arc::new)
 }
 
 /// What the proxy variables say that will not work (one that does not parse, a scheme this

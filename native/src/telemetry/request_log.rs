@@ -14,8 +14,9 @@ use mcp_sieve::protocol::jsonrpc::Head;
 use serde_json::{Map, Value};
 use tracing::instrument::Instrument;
 
-use crate::telemetry::spans::{Attr, SpanContext};
 use crate::telemetry::tracer::Traced;
+use opentelemetry::trace::SpanContext;
+use opentelemetry::KeyValue;
 
 tokio::task_local! {
     /// The fields of the request being handled (`None`: neither logged nor traced).
@@ -38,7 +39,7 @@ fn set_caller(t: &Traced, principal: Option<&str>, view: &str, session: Option<&
     t.set(
         known
             .into_iter()
-            .filter_map(|(k, v)| Some((k, Attr::from(v?.to_string())))),
+            .filter_map(|(k, v)| Some(KeyValue::new(k, v?.to_string()))),
     );
 }
 

@@ -1,290 +1,291 @@
-//! Spans being made ([`Traced`], issue 42), the finished ones waiting to be exported, and the
-//! thread exporting them in batches, as the OpenTelemetry batch span processor does and
-//! configured by its variables: a batch goes when `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` spans wait
-//! (default 512) or `OTEL_BSP_SCHEDULE_DELAY` ms passed (default 5000); past
-//! `OTEL_BSP_MAX_QUEUE_SIZE` waiting (default 2048) a span is dropped (a request never waits for
-//! the collector). A finished span costs its request one push under a lock; encoding and posting
-//! are this thread's.
+//! Spans in the trace (issue 42; issue 59: the OpenTelemetry SDK's, not a record of our own):
+//! one `SdkTracerProvider` made at start when an OTLP endpoint is set, with the SDK's batch span
+//! processor (its own thread; `OTEL_BSP_SCHEDULE_DELAY`, `…_MAX_EXPORT_BATCH_SIZE`,
+//! `…_MAX_QUEUE_SIZE`, `…_EXPORT_TIMEOUT` as the SDK reads them: a request never waits for the
+//! collector, a span past a full queue is dropped and said) in front of `crate::telemetry::otlp`'s
+//! exporter, and the SDK's sampler from `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (default
+//! `parentbased_always_on`). The sampler decides before a span is built: a span that is not
+//! sampled is dropped at once and given no name or attributes ([`Traced::start`]). W3C trace
+//! context is read and written by the SDK's `TraceContextPropagator` ([`parent`], [`headers`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::borrow::Cow;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
-use crate::telemetry::otlp::Exporter;
-use crate::telemetry::spans::{next_random, Attr, Kind, Record, SpanContext};
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _,
+};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{BatchSpanProcessor, SdkTracer, SdkTracerProvider, Span};
 
-/// The queue, once traces are on.
-static QUEUE: OnceLock<Queue> = OnceLock::new();
-
-/// Told when the thread has exported the last spans (after [`shutdown`] asked it to stop).
-static DONE: Mutex<Option<mpsc::Receiver<()>>> = Mutex::new(None);
-
-/// How often dropped spans are said at most.
-const DROPS_SAID: Duration = Duration::from_secs(60);
+/// The provider (kept for the last export at a stop) and its tracer, once traces are on.
+static TRACES: OnceLock<(SdkTracerProvider, SdkTracer)> = OnceLock::new();
 
 /// Longest [`shutdown`] waits for the last export.
 const LAST_EXPORT: Duration = Duration::from_secs(5);
 
-struct Queue {
-    spans: Mutex<Vec<Record>>,
-    wake: Condvar,
-    max_queue: usize,
-    max_batch: usize,
-    delay: Duration,
-    stopping: AtomicBool,
-    dropped: AtomicU64,
+/// The instrumentation scope of every span.
+pub const SCOPE: &str = "mcp-sieve";
+
+/// Why traces could not be started (they stay off; the server runs on).
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The exporter could not be made (`crate::telemetry::otlp`).
+    #[error(transparent)]
+    Exporter(#[from] crate::telemetry::otlp::ExporterError),
+    /// Traces were started twice (a bug).
+    #[error("traces were started twice")]
+    Twice,
 }
 
-/// Starts the thread exporting finished spans through `exporter`.
-pub fn start(exporter: Exporter) -> Result<(), String> {
-    let ms = |name: &str, default: u64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(default)
-    };
-    let max_queue = ms("OTEL_BSP_MAX_QUEUE_SIZE", 2048).max(1) as usize;
-    let queue = Queue {
-        spans: Mutex::new(Vec::new()),
-        wake: Condvar::new(),
-        max_queue,
-        max_batch: (ms("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512).max(1) as usize).min(max_queue),
-        delay: Duration::from_millis(ms("OTEL_BSP_SCHEDULE_DELAY", 5000)),
-        stopping: AtomicBool::new(false),
-        dropped: AtomicU64::new(0),
-    };
-    QUEUE.set(queue).map_err(|_| "traces were started twice".to_string())?;
-    let (done, waiter) = mpsc::channel();
-    *DONE.lock().unwrap_or_else(|p| p.into_inner()) = Some(waiter);
-    std::thread::Builder::new()
-        .name("mcp-sieve-spans".into())
-        .spawn(move || {
-            if let Some(q) = QUEUE.get() {
-                q.run(&exporter);
-            }
-            let _ = done.send(());
-        })
-        .map(drop)
-        .map_err(|e| format!("cannot start the span exporter's thread: {e}"))
+/// Starts traces: the SDK's provider with its batch processor in front of `exporter`, its
+/// sampler from the environment, `resource` the service's attributes.
+pub fn start(
+    exporter: opentelemetry_otlp::SpanExporter,
+    resource: opentelemetry_sdk::Resource,
+) -> Result<(), TraceError> {
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(BatchSpanProcessor::builder(exporter).build())
+        .with_resource(resource)
+        .build();
+    install(provider)
 }
 
-/// Queues a finished span (dropped when traces are off or the queue is full).
-pub fn finished(span: Record) {
-    if let Some(q) = QUEUE.get() {
-        q.push(span);
-    }
+/// Makes `provider` the one spans are made by.
+fn install(provider: SdkTracerProvider) -> Result<(), TraceError> {
+    let tracer = provider.tracer(SCOPE);
+    TRACES.set((provider, tracer)).map_err(|_| TraceError::Twice)
 }
 
-/// Exports the spans still waiting (for at most a few seconds), then stops the thread.
+/// Whether spans are made (traces started).
+pub fn on() -> bool {
+    TRACES.get().is_some()
+}
+
+/// Exports the spans still waiting (for at most a few seconds), then stops the processor.
 pub fn shutdown() {
-    let Some(q) = QUEUE.get() else { return };
-    {
-        // Under the queue's lock, so the thread cannot miss it between looking and waiting.
-        let _spans = q.spans.lock().unwrap_or_else(|p| p.into_inner());
-        q.stopping.store(true, Ordering::Relaxed);
-    }
-    q.wake.notify_one();
-    if let Some(done) = DONE.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        if done.recv_timeout(LAST_EXPORT).is_err() {
-            tracing::warn!("the last spans were not exported within {} s", LAST_EXPORT.as_secs());
+    if let Some((provider, _)) = TRACES.get() {
+        if let Err(e) = provider.shutdown_with_timeout(LAST_EXPORT) {
+            tracing::warn!("the last spans were not exported: {e}");
         }
     }
 }
 
-impl Queue {
-    fn push(&self, span: Record) {
-        let mut spans = self.spans.lock().unwrap_or_else(|p| p.into_inner());
-        if spans.len() >= self.max_queue {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        spans.push(span);
-        if spans.len() == self.max_batch {
-            self.wake.notify_one();
-        }
-    }
-
-    /// The thread: waits for a batch or the delay, exports, until stopped and empty.
-    fn run(&self, exporter: &Exporter) {
-        let mut failing = false;
-        let mut warned: Option<Instant> = None;
-        loop {
-            let (spans, stopping) = {
-                let mut spans = self.spans.lock().unwrap_or_else(|p| p.into_inner());
-                let deadline = Instant::now() + self.delay;
-                loop {
-                    let stopping = self.stopping.load(Ordering::Relaxed);
-                    let now = Instant::now();
-                    if stopping || spans.len() >= self.max_batch || now >= deadline {
-                        break;
-                    }
-                    spans = self
-                        .wake
-                        .wait_timeout(spans, deadline - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
-                (std::mem::take(&mut *spans), self.stopping.load(Ordering::Relaxed))
-            };
-            for batch in spans.chunks(self.max_batch) {
-                match exporter.export(batch) {
-                    Ok(()) if failing => {
-                        failing = false;
-                        tracing::info!("traces are exported again");
-                    }
-                    Ok(()) => {}
-                    // Said once until an export succeeds again (not once a batch).
-                    Err(e) if !failing => {
-                        failing = true;
-                        tracing::warn!("traces could not be exported: {e}");
-                    }
-                    Err(_) => {}
-                }
-            }
-            // Drops said at most once a minute, with how many.
-            if self.dropped.load(Ordering::Relaxed) > 0 && warned.is_none_or(|w| w.elapsed() >= DROPS_SAID) {
-                warned = Some(Instant::now());
-                tracing::warn!(
-                    "{} spans dropped: more than OTEL_BSP_MAX_QUEUE_SIZE={} waited for export",
-                    self.dropped.swap(0, Ordering::Relaxed),
-                    self.max_queue
-                );
-            }
-            if stopping && self.spans.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
-                return;
-            }
-        }
-    }
-}
-
-/// A span being made, exported when dropped (its end then).
+/// A sampled span being made, ended (and queued for export) when dropped.
 pub struct Traced {
-    record: Mutex<Option<Record>>,
+    span: Mutex<Span>,
     /// Its ids (a child's parent, the context passed on).
     pub context: SpanContext,
 }
 
 impl Traced {
-    /// A span started now: a child of `parent`, else the root of a new trace.
-    pub fn start(
-        kind: Kind,
-        name: String,
+    /// A span of `kind` started now as a child of `parent` (else the root of a new trace), when
+    /// the sampler keeps it: only then is it named by `name` and given `attributes` (neither is
+    /// made for a span that is dropped). `None`: not sampled, or traces are off.
+    pub fn start<A>(
+        kind: SpanKind,
         parent: Option<&SpanContext>,
-        attributes: Vec<(&'static str, Attr)>,
-    ) -> Self {
-        let (trace_id, state) = match parent {
-            Some(p) => (p.trace_id, p.state.clone()),
-            None => (new_trace_id(), String::new()),
+        name: impl FnOnce() -> Cow<'static, str>,
+        attributes: impl FnOnce() -> A,
+    ) -> Option<Self>
+    where
+        A: IntoIterator<Item = KeyValue>,
+    {
+        let (_, tracer) = TRACES.get()?;
+        let cx = match parent {
+            Some(p) => Context::new().with_remote_span_context(p.clone()),
+            None => Context::new(),
         };
-        let context = SpanContext {
-            trace_id,
-            span_id: nonzero().to_be_bytes(),
-            flags: 1,
-            state,
-            remote: false,
-        };
-        let record = Record {
-            context: context.clone(),
-            parent: parent.map(|p| (p.span_id, p.remote)),
-            kind,
-            name,
-            start: SystemTime::now(),
-            end: SystemTime::UNIX_EPOCH,
-            attributes,
-            failed: false,
-        };
-        Traced {
-            record: Mutex::new(Some(record)),
-            context,
+        // The sampler runs here, before the span's data exists.
+        let mut span = tracer
+            .span_builder("span")
+            .with_kind(kind)
+            .start_with_context(tracer, &cx);
+        if !span.is_recording() {
+            return None;
         }
+        span.update_name(name());
+        span.set_attributes(attributes());
+        let context = span.span_context().clone();
+        Some(Traced {
+            span: Mutex::new(span),
+            context,
+        })
     }
 
-    /// Sets `attributes` (one already set is set again: the last value counts).
-    pub fn set(&self, attributes: impl IntoIterator<Item = (&'static str, Attr)>) {
-        let mut record = self.record.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(r) = record.as_mut() else { return };
-        for (k, v) in attributes {
-            match r.attributes.iter_mut().find(|(key, _)| *key == k) {
-                Some(slot) => slot.1 = v,
-                None => r.attributes.push((k, v)),
-            }
-        }
+    /// Sets `attributes`.
+    pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
+        self.span().set_attributes(attributes);
     }
 
     /// Marks it failed (`error.type` `why`, status ERROR), with `attributes` beside.
-    pub fn failed(&self, why: String, attributes: impl IntoIterator<Item = (&'static str, Attr)>) {
-        self.set(attributes.into_iter().chain([("error.type", Attr::from(why))]));
-        if let Some(r) = self.record.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-            r.failed = true;
-        }
+    pub fn failed(&self, why: String, attributes: impl IntoIterator<Item = KeyValue>) {
+        let mut span = self.span();
+        span.set_attributes(attributes.into_iter().chain([KeyValue::new("error.type", why)]));
+        span.set_status(Status::error(""));
+    }
+
+    fn span(&self) -> std::sync::MutexGuard<'_, Span> {
+        self.span.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl Drop for Traced {
-    fn drop(&mut self) {
-        let record = self.record.get_mut().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(mut r) = record {
-            r.end = SystemTime::now();
-            finished(r);
+/// The W3C trace context of a `traceparent` (and `tracestate`) from elsewhere, read by the SDK's
+/// propagator; `None` when it is not one (a `tracestate` that is not one is left out, the parent
+/// kept). The fields' lengths are checked first: the SDK's propagator (0.33) reads a trace id of
+/// 31 digits as one with a leading zero, where W3C says such a header is no parent.
+pub fn parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext> {
+    let mut fields = traceparent.trim().split('-').map(str::len);
+    if (fields.next()?, fields.next()?, fields.next()?, fields.next()?) != (2, 32, 16, 2) {
+        return None;
+    }
+    struct Received<'a>(&'a str, Option<&'a str>);
+    impl Extractor for Received<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            match key {
+                "traceparent" => Some(self.0.trim()),
+                "tracestate" => self.1,
+                _ => None,
+            }
+        }
+        fn keys(&self) -> Vec<&str> {
+            vec!["traceparent", "tracestate"]
         }
     }
+    let cx = TraceContextPropagator::new().extract(&Received(traceparent, tracestate));
+    let context = cx.span().span_context().clone();
+    context.is_valid().then_some(context)
 }
 
-/// A random number that is not 0 (an id).
-fn nonzero() -> u64 {
-    loop {
-        let n = next_random();
-        if n != 0 {
-            return n;
+/// The headers passing `context` on (`traceparent`, and `tracestate` when there is one), written
+/// by the SDK's propagator.
+pub fn headers(context: &SpanContext) -> Vec<(String, String)> {
+    struct Out(Vec<(String, String)>);
+    impl Injector for Out {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.push((key.to_string(), value));
         }
     }
-}
-
-/// A new trace's id.
-fn new_trace_id() -> [u8; 16] {
-    let mut id = [0u8; 16];
-    id[..8].copy_from_slice(&next_random().to_be_bytes());
-    id[8..].copy_from_slice(&nonzero().to_be_bytes());
-    id
+    let mut out = Out(Vec::with_capacity(2));
+    let cx = Context::new().with_remote_span_context(context.clone());
+    TraceContextPropagator::new().inject_context(&cx, &mut out);
+    out.0.retain(|(_, v)| !v.is_empty());
+    out.0
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use opentelemetry::trace::{SpanId, TraceFlags};
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SimpleSpanProcessor, SpanData};
 
-    #[test]
-    fn a_child_keeps_its_parents_trace_and_a_root_starts_one() {
-        let tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-        let parent = SpanContext::remote(tp, Some("k=v")).unwrap();
-        let child = Traced::start(Kind::Client, "x".into(), Some(&parent), Vec::new());
-        assert_eq!(child.context.trace_id, parent.trace_id);
-        assert_ne!(child.context.span_id, parent.span_id);
-        assert_eq!(child.context.state, "k=v");
-        assert!(!child.context.remote && child.context.sampled());
-        let r = child.record.lock().unwrap().clone().unwrap();
-        assert_eq!(r.parent, Some((parent.span_id, true)));
-        let root = Traced::start(Kind::Server, "y".into(), None, Vec::new());
-        assert_ne!(root.context.trace_id, parent.trace_id);
-        assert_ne!(root.context.trace_id, [0; 16]);
-        assert_eq!(root.record.lock().unwrap().as_ref().unwrap().parent, None);
+    const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const NOT_SAMPLED: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+
+    /// Traces on for this test binary, into memory, sampled as `parentbased_traceidratio` 0:
+    /// what a span exported looks like, and that the sampler decides before it is made.
+    pub(crate) fn in_memory() -> &'static InMemorySpanExporter {
+        static EXPORTER: OnceLock<InMemorySpanExporter> = OnceLock::new();
+        EXPORTER.get_or_init(|| {
+            let exporter = InMemorySpanExporter::default();
+            let provider = SdkTracerProvider::builder()
+                .with_span_processor(SimpleSpanProcessor::new(exporter.clone()))
+                .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(0.0))))
+                .build();
+            install(provider).unwrap();
+            exporter
+        })
+    }
+
+    /// The spans exported of trace `of`.
+    pub(crate) fn exported(of: &SpanContext) -> Vec<SpanData> {
+        let all = in_memory().get_finished_spans().unwrap();
+        all.into_iter()
+            .filter(|s| s.span_context.trace_id() == of.trace_id())
+            .collect()
     }
 
     #[test]
-    fn an_attribute_set_again_keeps_the_last_value_and_failing_marks_the_status() {
-        let t = Traced::start(Kind::Server, "x".into(), None, vec![("a", Attr::Int(1))]);
-        t.set([("a", Attr::Int(2)), ("b", "x".into())]);
-        t.failed("-32602".into(), [("rpc.response.status_code", Attr::Int(-32602))]);
-        let r = t.record.lock().unwrap().clone().unwrap();
+    fn a_traceparent_is_read_and_written_back_the_same() {
+        let c = parent(TP, Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7")).unwrap();
+        assert!(c.is_remote() && c.is_sampled());
         assert_eq!(
-            r.attributes,
+            headers(&c),
             [
-                ("a", Attr::Int(2)),
-                ("b", Attr::from("x")),
-                ("rpc.response.status_code", Attr::Int(-32602)),
-                ("error.type", Attr::from("-32602".to_string())),
+                ("traceparent".to_string(), TP.to_string()),
+                (
+                    "tracestate".to_string(),
+                    "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7".to_string()
+                )
             ]
         );
-        assert!(r.failed);
+    }
+
+    #[test]
+    fn what_is_not_a_traceparent_is_no_parent() {
+        for bad in [
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+            "garbage",
+            "",
+        ] {
+            assert_eq!(parent(bad, None), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_tracestate_that_is_not_one_is_left_out_and_the_parent_kept() {
+        for bad in ["Upper=1", "=v", "k=a,b"] {
+            let c = parent(TP, Some(bad)).unwrap();
+            assert_eq!(headers(&c).len(), 1, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_sampled_parents_child_is_made_with_its_name_and_a_root_is_not_sampled() {
+        in_memory();
+        let remote = parent(TP, Some("k=v")).unwrap();
+        let child = Traced::start(
+            SpanKind::Server,
+            Some(&remote),
+            || "tools/call echo".into(),
+            || [KeyValue::new("a", 1)],
+        )
+        .unwrap();
+        assert_eq!(child.context.trace_id(), remote.trace_id());
+        assert_ne!(child.context.span_id(), remote.span_id());
+        assert!(!child.context.is_remote() && child.context.is_sampled());
+        child.failed("-32602".into(), [KeyValue::new("rpc.response.status_code", -32602)]);
+        let context = child.context.clone();
+        drop(child);
+        let spans = exported(&context);
+        assert_eq!(spans.len(), 1);
+        let s = &spans[0];
+        assert_eq!(s.name, "tools/call echo");
+        assert_eq!(s.parent_span_id, remote.span_id());
+        assert!(s.parent_span_is_remote);
+        assert_eq!(s.span_kind, SpanKind::Server);
+        assert_eq!(s.status, Status::error(""));
+        let keys: Vec<_> = s.attributes.iter().map(|kv| kv.key.as_str()).collect();
+        assert_eq!(keys, ["a", "rpc.response.status_code", "error.type"]);
+
+        // Not sampled: a root at ratio 0, a parent that is not sampled. Neither is named.
+        let named = std::cell::Cell::new(false);
+        let name = || {
+            named.set(true);
+            Cow::Borrowed("x")
+        };
+        assert!(Traced::start(SpanKind::Server, None, name, Vec::new).is_none());
+        let unsampled = parent(NOT_SAMPLED, None).unwrap();
+        assert_eq!(unsampled.trace_flags(), TraceFlags::default());
+        assert!(Traced::start(SpanKind::Server, Some(&unsampled), name, Vec::new).is_none());
+        assert!(!named.get(), "a span that is not sampled is not named");
+        assert_ne!(remote.span_id(), SpanId::INVALID);
     }
 }
