@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, chmodSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, existsSync, chmodSync, statSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -103,7 +103,8 @@ for (const [client, fixture, key, indent, search] of [
     assert.deepEqual(Object.keys(doc), Object.keys(before), 'every key, in its order');
     assert.deepEqual(Object.keys(doc[key]), ['sieve']);
     const entry = doc[key].sieve;
-    assert.equal(entry.command, BIN);
+    // The binary's own path as the OS gives it (current_exe): target/ may be a link (scripts/test.sh).
+    assert.equal(entry.command, realpathSync(BIN));
     assert.deepEqual(entry.args.slice(0, 3), ['stdio', '--mcp-config', servers]);
     assert.deepEqual(Object.keys(JSON.parse(readFileSync(servers, 'utf8')).mcpServers), ['files', 'memory']);
 
