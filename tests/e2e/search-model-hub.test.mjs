@@ -5,7 +5,8 @@
 // first fetch with progress on stderr while lists and lexical search answer at once, the Hugging
 // Face cache layout, HF_TOKEN sent; a second start from the cache with no request; a corrupted
 // file refused by its hash (and fetched again later); a hub that is down (said once, lexical,
-// tried again); HF_HUB_OFFLINE with a warm and a cold cache; `"model": false` and
+// tried again); HF_HUB_OFFLINE with a warm and a cold cache; no CA bundle on the machine (the
+// cache read without the client, a fetch's error naming the cause); `"model": false` and
 // `--search-model none`; a search-mode request to `serve` starting the fetch; `mcp-sieve
 // search-model fetch`. Needs target/debug/mcp-sieve and target/models/all-minilm-l6-v2.
 import { test, after } from 'node:test';
@@ -159,6 +160,30 @@ test('a second start finds the model in the cache and asks the hub nothing', { t
   }
   assert.deepEqual(hub.requests, []);
   assert.doesNotMatch(s.stderr(), /fetching/);
+});
+
+test('no CA bundle on the machine (a scratch image): a cached model is read from the cache; a fetch names the client that cannot start', { timeout: 60_000 }, async () => {
+  hub.requests.length = 0;
+  // rustls-native-certs reads only these when they are set: an empty file and an empty folder
+  // are a machine without CA certificates, which hf-hub's HTTP client refuses to start on.
+  const certs = temp('nocerts');
+  fs.writeFileSync(path.join(certs, 'empty.pem'), '');
+  const noCerts = { SSL_CERT_FILE: path.join(certs, 'empty.pem'), SSL_CERT_DIR: certs };
+  const run = promisify(execFile);
+  for (const offline of [{}, { HF_HUB_OFFLINE: '1' }]) {
+    const { stdout } = await run(BIN, ['search-model', 'fetch'], { env: environment({ HF_ENDPOINT: hub.endpoint, HF_HOME: warm, ...noCerts, ...offline }) });
+    assert.equal(stdout.trim(), path.join(warm, 'hub', REPO, 'snapshots', COMMIT), JSON.stringify(offline));
+  }
+  assert.deepEqual(hub.requests, [], 'the warm cache: no request');
+  await assert.rejects(
+    run(BIN, ['search-model', 'fetch'], { env: environment({ HF_ENDPOINT: hub.endpoint, HF_HOME: temp('nocerts-cold'), ...noCerts }) }),
+    (e) => {
+      assert.notEqual(e.code, 0);
+      assert.match(e.stderr, /cannot start the Hugging Face client to fetch sentence-transformers\/all-MiniLM-L6-v2: .*No CA certificates were loaded from the system/, e.stderr);
+      assert.match(e.stderr, /SSL_CERT_FILE/, 'says how to give it a CA bundle');
+      return true;
+    },
+  );
 });
 
 test('HF_HUB_OFFLINE: a warm cache works with no request; a cold one stays lexical and says so once', { timeout: 60_000 }, async () => {

@@ -6,7 +6,10 @@
 //! `huggingface_hub` reads them). Two things the client does not do are done here:
 //! `HF_HUB_OFFLINE` (the cache only, never a request) and checking a fetched LFS file against
 //! the sha256 the hub announced (its `X-Linked-Etag`, which names the blob); a file that does not
-//! match is deleted and refused. A model already in the cache is used without any request.
+//! match is deleted and refused. A model already in the cache is used without any request, and
+//! without the client: the cache's layout is read here, since the client's HTTP stack will not
+//! start on a machine without CA certificates (a scratch or distroless image), where a cached
+//! model must still work; a fetch there fails with [`HubError::Client`], naming the cause.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -119,7 +122,18 @@ pub enum HubError {
         /// The sha256 of the bytes received.
         got: String,
     },
-    /// Anything else (the cache folder, the client's setup).
+    /// The Hugging Face client could not start (its HTTP stack found no CA certificates, say),
+    /// and the model is not in the cache.
+    #[error("cannot start the Hugging Face client to fetch {model}: {reason}; the model is not in the Hugging Face cache ({cache}) either (on a machine without CA certificates, point SSL_CERT_FILE or SSL_CERT_DIR at a CA bundle, or copy the cache from a machine that fetched it)")]
+    Client {
+        /// The model's label.
+        model: String,
+        /// The client's error and its causes.
+        reason: String,
+        /// The cache folder looked in.
+        cache: String,
+    },
+    /// Anything else (the cache folder, a runtime).
     #[error("fetching {model}: {reason}")]
     Other {
         /// The model's label.
@@ -134,6 +148,7 @@ impl HubError {
     pub fn retry(&self) -> bool {
         matches!(
             self,
+            // Not `Client`: a machine without CA certificates does not grow them.
             HubError::Unreachable { .. } | HubError::Hash { .. } | HubError::Other { .. }
         )
     }
@@ -142,9 +157,27 @@ impl HubError {
 /// The snapshot folder of `id` at `main` when the cache holds all of [`FILES`], read from the
 /// cache's layout without the client (for commands that run no runtime).
 pub fn cached_now(id: &str) -> Option<PathBuf> {
-    let repo = cache_folder().join(format!("models--{}", id.replace('/', "--")));
-    let commit = std::fs::read_to_string(repo.join("refs/main")).ok()?;
-    let dir = repo.join("snapshots").join(commit.trim());
+    cached_in(&cache_folder(), id, None)
+}
+
+/// The snapshot folder of `id` at `revision` (`main` when `None`) in the cache at `cache` when it
+/// holds all of [`FILES`], read from its layout as hf-hub reads it with `local_files_only`: a
+/// 40-digit commit names its snapshot, any other revision the commit in `refs/<revision>`.
+fn cached_in(cache: &Path, id: &str, revision: Option<&str>) -> Option<PathBuf> {
+    let repo = cache.join(format!("models--{}", id.replace('/', "--")));
+    let revision = revision.unwrap_or("main");
+    let commit = if revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit()) {
+        revision.to_string()
+    } else {
+        std::fs::read_to_string(repo.join("refs").join(revision))
+            .ok()?
+            .trim()
+            .to_string()
+    };
+    if commit.is_empty() || commit.contains(['/', '\\']) || commit.starts_with('.') {
+        return None;
+    }
+    let dir = repo.join("snapshots").join(commit);
     FILES.iter().all(|f| dir.join(f).is_file()).then_some(dir)
 }
 
@@ -168,15 +201,32 @@ pub fn offline() -> bool {
         .is_ok_and(|v| ["1", "ON", "YES", "TRUE"].contains(&v.trim().to_ascii_uppercase().as_str()))
 }
 
-/// A client reading `HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME` and `HF_HUB_CACHE`.
+/// A client reading `HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME` and `HF_HUB_CACHE`, or why it cannot
+/// start (for a model the cache does not hold).
 fn client(model: &str) -> Result<HFClient, HubError> {
     HFClient::builder()
         .user_agent(format!("mcp-sieve/{}; hf-hub/1", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| HubError::Other {
+        .map_err(|e| HubError::Client {
             model: model.to_string(),
-            reason: e.to_string(),
+            reason: with_causes(&e),
+            cache: cache_folder().display().to_string(),
         })
+}
+
+/// An error's text followed by each cause's that it does not already say (reqwest's "builder
+/// error" hides the TLS stack's "No CA certificates were loaded from the system" in its source).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// The Hugging Face cache folder in use.
@@ -184,24 +234,10 @@ pub fn cache_folder() -> PathBuf {
     hf_hub::resolve_cache_dir()
 }
 
-/// The snapshot folder of `id` at `revision` when the cache holds all of [`FILES`] (no request).
-pub async fn cached(id: &str, revision: Option<&str>) -> Option<PathBuf> {
-    let client = client(id).ok()?;
-    let (owner, name) = hf_hub::split_id(id);
-    let repo = client.model(owner, name);
-    let mut dir = None;
-    for file in FILES {
-        let path = repo
-            .download_file()
-            .filename(file)
-            .maybe_revision(revision.map(str::to_string))
-            .local_files_only(true)
-            .send()
-            .await
-            .ok()?;
-        dir = path.parent().map(Path::to_path_buf);
-    }
-    dir
+/// The snapshot folder of `id` at `revision` when the cache holds all of [`FILES`] (no request,
+/// no client).
+pub fn cached(id: &str, revision: Option<&str>) -> Option<PathBuf> {
+    cached_in(&cache_folder(), id, revision)
 }
 
 /// The folder of `id` at `revision`: from the cache when it holds every file (no request), else
@@ -212,7 +248,7 @@ pub async fn fetch(id: &str, revision: Option<&str>) -> Result<PathBuf, HubError
         Some(r) => format!("{id}@{r}"),
         None => id.to_string(),
     };
-    if let Some(dir) = cached(id, revision).await {
+    if let Some(dir) = cached(id, revision) {
         return Ok(dir);
     }
     if offline() {
@@ -453,6 +489,55 @@ mod tests {
         ] {
             assert!(matches!(ModelRef::parse(folder, None), ModelRef::Folder(_)), "{folder}");
         }
+    }
+
+    /// The cache is read from its layout, without the client (which will not start on a machine
+    /// without CA certificates): `refs/main`, another ref, a commit named outright; a file
+    /// missing is not cached.
+    #[test]
+    fn the_cache_is_read_from_its_layout() {
+        let cache = std::env::temp_dir().join(format!("hubcache-{}", std::process::id()));
+        let repo = cache.join("models--o--n");
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        let snap = repo.join("snapshots").join(commit);
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("refs/main"), format!("{commit}\n")).unwrap();
+        std::fs::write(repo.join("refs/v1"), commit).unwrap();
+        for f in &FILES[..2] {
+            std::fs::write(snap.join(f), "{}").unwrap();
+        }
+        assert_eq!(cached_in(&cache, "o/n", None), None, "model.safetensors is missing");
+        std::fs::write(snap.join(FILES[2]), "x").unwrap();
+        for revision in [None, Some("main"), Some("v1"), Some(commit)] {
+            assert_eq!(cached_in(&cache, "o/n", revision), Some(snap.clone()), "{revision:?}");
+        }
+        assert_eq!(cached_in(&cache, "o/n", Some("v2")), None);
+        assert_eq!(cached_in(&cache, "o/other", None), None);
+        let _ = std::fs::remove_dir_all(cache);
+    }
+
+    #[test]
+    fn a_client_that_cannot_start_is_named_with_its_cause() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("builder error")]
+        struct Outer(#[source] std::io::Error);
+        let e = Outer(std::io::Error::other("No CA certificates were loaded from the system"));
+        assert_eq!(
+            with_causes(&e),
+            "builder error: No CA certificates were loaded from the system"
+        );
+        let e = HubError::Client {
+            model: "o/n".into(),
+            reason: with_causes(&e),
+            cache: "/c".into(),
+        };
+        assert!(!e.retry());
+        assert!(
+            e.to_string()
+                .starts_with("cannot start the Hugging Face client to fetch o/n: builder error: No CA"),
+            "{e}"
+        );
     }
 
     #[cfg(unix)] // a symlink as the HF cache makes it on Unix (the Windows lane builds the tests too)
