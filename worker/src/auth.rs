@@ -79,37 +79,63 @@ async fn signature_ok(key: &Jwk, input: &[u8], signature: &[u8]) -> bool {
         .is_ok_and(|ok| ok.as_bool() == Some(true))
 }
 
+/// Why an issuer's JWKS could not be read (for the log).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the JWKS at {url}: {why}")]
+struct JwksError {
+    url: String,
+    why: Unread,
+}
+
+/// What went wrong reading a JWKS.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    #[error("{0}")]
+    Platform(#[from] worker::Error),
+    #[error("HTTP {0}")]
+    Status(u16),
+    #[error("larger than {MAX_JWKS} bytes")]
+    TooLarge,
+    #[error("not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    /// The core's reason (`KeySet::parse`).
+    #[error("{0}")]
+    Keys(String),
+    #[error("no answer within {FETCH_DEADLINE_MS} ms")]
+    Late,
+}
+
 /// Fetches a JWKS; the error says why (for the log).
-async fn fetch(url: &str) -> Result<KeySet, String> {
+async fn fetch(url: &str) -> Result<KeySet, JwksError> {
     let controller = AbortController::default();
     let signal = controller.signal();
-    let req = Request::new_with_init(url, &RequestInit::new()).map_err(|e| e.to_string())?;
     let get = async {
-        let mut res = Fetch::Request(req)
-            .send_with_signal(&signal)
-            .await
-            .map_err(|e| e.to_string())?;
+        let req = Request::new_with_init(url, &RequestInit::new())?;
+        let mut res = Fetch::Request(req).send_with_signal(&signal).await?;
         if res.status_code() != 200 {
-            return Err(format!("HTTP {}", res.status_code()));
+            return Err(Unread::Status(res.status_code()));
         }
-        let body = res.bytes().await.map_err(|e| e.to_string())?;
+        let body = res.bytes().await?;
         if body.len() > MAX_JWKS {
-            return Err(format!("larger than {MAX_JWKS} bytes"));
+            return Err(Unread::TooLarge);
         }
-        let doc: Value = serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))?;
-        KeySet::parse(&doc)
+        let doc: Value = serde_json::from_slice(&body)?;
+        KeySet::parse(&doc).map_err(Unread::Keys)
     };
     let timeout = Delay::from(std::time::Duration::from_millis(FETCH_DEADLINE_MS));
     futures_util::pin_mut!(get);
-    match futures_util::future::select(get, timeout).await {
-        futures_util::future::Either::Left((r, _)) => r.map_err(|e| format!("cannot read the JWKS at {url}: {e}")),
+    let why = match futures_util::future::select(get, timeout).await {
+        futures_util::future::Either::Left((Ok(set), _)) => return Ok(set),
+        futures_util::future::Either::Left((Err(why), _)) => why,
         futures_util::future::Either::Right(_) => {
             controller.abort();
-            Err(format!(
-                "cannot read the JWKS at {url}: no answer within {FETCH_DEADLINE_MS} ms"
-            ))
+            Unread::Late
         }
-    }
+    };
+    Err(JwksError {
+        url: url.to_string(),
+        why,
+    })
 }
 
 fn with_cache<R>(party: Party, f: impl FnOnce(&mut KeyCache) -> R) -> R {

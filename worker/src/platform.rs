@@ -24,19 +24,19 @@ pub fn fresh_id() -> String {
 }
 
 /// The body of `resp` (none: empty), read as it streams in and given up past `max` bytes
-/// (`Ok(None)`): a server on the other end cannot fill the isolate's memory. `Err` says why it
-/// could not be read.
-pub async fn read_capped(resp: &mut worker::Response, max: usize) -> Result<Option<Vec<u8>>, String> {
+/// (`Ok(None)`): a server on the other end cannot fill the isolate's memory. `Err` is the
+/// platform's, saying why it could not be read.
+pub async fn read_capped(resp: &mut worker::Response, max: usize) -> worker::Result<Option<Vec<u8>>> {
     use futures_util::StreamExt;
     let mut body = match resp.body() {
         worker::ResponseBody::Empty => return Ok(Some(Vec::new())),
         worker::ResponseBody::Body(b) if b.len() > max => return Ok(None),
         worker::ResponseBody::Body(b) => return Ok(Some(b.clone())),
-        worker::ResponseBody::Stream(_) => resp.stream().map_err(|e| e.to_string())?,
+        worker::ResponseBody::Stream(_) => resp.stream()?,
     };
     let mut bytes = Vec::new();
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| e.to_string())?;
+        let chunk = chunk?;
         if bytes.len() + chunk.len() > max {
             return Ok(None);
         }

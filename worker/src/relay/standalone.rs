@@ -187,13 +187,29 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
     READING.with(|r| r.borrow_mut().remove(&id));
 }
 
+/// Why an upstream session's GET stream ended before its session did (for the log).
+#[derive(Debug, thiserror::Error)]
+enum Broken {
+    /// Its request got no answer.
+    #[error(transparent)]
+    Unanswered(#[from] gateway::Unanswered),
+    /// Its events could not be read (the core's reason: too long, not SSE).
+    #[error(transparent)]
+    Events(#[from] mcp_sieve::Error),
+    #[error("answered HTTP {0}")]
+    Status(u16),
+    /// The platform could not read its body.
+    #[error("{0}")]
+    Read(#[from] worker::Error),
+}
+
 async fn stream(
     member: usize,
     headers: &[(String, String)],
     session: &str,
     controller: &AbortController,
     opened: &Option<Rc<RefCell<bool>>>,
-) -> Result<(), String> {
+) -> Result<(), Broken> {
     // Over the upstream's driver: its URL, or its service binding (whose body, dropped when
     // this returns, is cancelled; the HTTP request is aborted by the caller).
     // As its POSTs are authorized: with the session's principal's token, or the gateway's.
@@ -212,11 +228,11 @@ async fn stream(
         200 => {}
         // 405: it offers no standalone stream; 404: it forgot the session.
         404 | 405 => return Ok(()),
-        s => return Err(format!("answered HTTP {s}")),
+        s => return Err(Broken::Status(s)),
     }
     let label = gateway::label(member);
     let mut resp = worker::Response::from(resp);
-    let mut body = resp.stream().map_err(|e| e.to_string())?;
+    let mut body = resp.stream()?;
     let mut reader = upstream::stream_reader(MAX_STREAM);
     let mut pending = Box::pin(body.next());
     loop {
@@ -224,8 +240,7 @@ async fn stream(
         match select(pending, tick).await {
             Either::Left((None, _)) => return Ok(()),
             Either::Left((Some(chunk), _)) => {
-                let chunk = chunk.map_err(|e| e.to_string())?;
-                reader.push(&chunk).map_err(|e| e.to_string())?;
+                reader.push(&chunk?)?;
                 for msg in reader.take_events() {
                     if !on_message(member, headers, session, &label, msg).await {
                         return Ok(());

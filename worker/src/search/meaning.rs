@@ -34,16 +34,65 @@ const MAX_ANSWER: usize = 1 << 20;
 /// The Workers AI binding `search.ai` runs on.
 const AI_BINDING: &str = "AI";
 
-thread_local! {
-    /// Query → its vector (or why there is none), left by [`prepare`] for the core's encoder.
-    static QUERIES: RefCell<HashMap<String, Result<Vec<f32>, String>>> = RefCell::new(HashMap::new());
+/// Why a `find_tools` call ranks lexically: said in the log, and by the core in the answer's
+/// `_meta`.
+#[derive(Debug, thiserror::Error)]
+enum Lexical {
+    #[error("the query's vector was not fetched")]
+    NotFetched,
+    #[error("no MCP_SIEVE_KV binding to read the tools' vectors from")]
+    NoKv,
+    #[error("none of the {0} tools has a vector in KV (run `mcp-sieve index` and load its file)")]
+    NoVectors(usize),
+    /// The core refused the vectors read (`Slot::fill`).
+    #[error("{0}")]
+    Vectors(String),
+    #[error("the Worker's environment is not loaded")]
+    NoEnv,
+    #[error(
+        "search.ai is set but the Worker has no Workers AI binding named {AI_BINDING} \
+         (wrangler.toml: [ai] binding = \"{AI_BINDING}\")"
+    )]
+    NoAi,
+    #[error("no search.embeddings URL")]
+    NoUrl,
+    #[error(transparent)]
+    Headers(#[from] mcp_sieve::Error),
+    #[error("{what} did not answer within {ms} ms (search.deadlineMs)")]
+    Late { what: &'static str, ms: u64 },
+    #[error("Workers AI could not run {model}: {error}")]
+    Ai { model: String, error: worker::Error },
+    #[error("Workers AI's answer has no /data/0 array of numbers")]
+    AiAnswer,
+    #[error("cannot reach the embeddings endpoint {url}: {error}")]
+    Unreachable { url: String, error: String },
+    #[error("search.headers[\"{0}\"] is not a valid header")]
+    Header(String),
+    #[error("the embeddings endpoint answered HTTP {status}: {text}")]
+    Status { status: u16, text: String },
+    #[error("the embeddings answer is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    /// The core's reason (`hybrid::embeddings`).
+    #[error("the embeddings endpoint: {0}")]
+    Answer(String),
+    #[error("the embeddings endpoint {0} answered more than {MAX_ANSWER} bytes")]
+    TooLong(String),
+    #[error("cannot read the embeddings endpoint {url}'s answer: {error}")]
+    Unread { url: String, error: worker::Error },
 }
 
-/// The core's query encoder here: the vector [`prepare`] fetched for `query`.
+thread_local! {
+    /// Query → its vector (or why there is none), left by [`prepare`] for the core's encoder.
+    static QUERIES: RefCell<HashMap<String, Result<Vec<f32>, Lexical>>> = RefCell::new(HashMap::new());
+}
+
+/// The core's query encoder here: the vector [`prepare`] fetched for `query` (the core's
+/// encoder says why there is none in text).
 fn take(query: &str) -> Result<Vec<f32>, String> {
     QUERIES
         .with_borrow_mut(|q| q.remove(query))
-        .unwrap_or_else(|| Err("the query's vector was not fetched".into()))
+        .unwrap_or(Err(Lexical::NotFetched))
+        .map_err(|e| e.to_string())
 }
 
 /// Before `body` runs on `server`: when it is a `find_tools` call and the document has
@@ -90,8 +139,8 @@ fn find_query(body: &[u8]) -> Option<String> {
 
 /// Reads the catalog's tools' vectors from KV and fills its slot (a tool without one gets a row
 /// of zeros: only its words rank it); an error when KV holds none of them.
-async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
-    let kv = crate::config::kv().ok_or("no MCP_SIEVE_KV binding to read the tools' vectors from")?;
+async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), Lexical> {
+    let kv = crate::config::kv().ok_or(Lexical::NoKv)?;
     let tools = &catalog.section(mcp_sieve::model::Kind::Tool).items;
     let keys: Vec<String> = tools
         .iter()
@@ -116,12 +165,12 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
             })
         }));
     }
-    let dim = rows.iter().flatten().map(Vec::len).next().ok_or_else(|| {
-        format!(
-            "none of the {} tools has a vector in KV (run `mcp-sieve index` and load its file)",
-            tools.len()
-        )
-    })?;
+    let dim = rows
+        .iter()
+        .flatten()
+        .map(Vec::len)
+        .next()
+        .ok_or(Lexical::NoVectors(tools.len()))?;
     let found = rows.iter().flatten().filter(|r| r.len() == dim).count();
     let mut vectors = vec![0f32; rows.len() * dim];
     for (i, row) in rows.iter().enumerate() {
@@ -129,11 +178,14 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
             vectors[i * dim..(i + 1) * dim].copy_from_slice(r);
         }
     }
-    catalog.meaning.fill(Meaning {
-        dim,
-        vectors,
-        encode: Arc::new(take),
-    })?;
+    catalog
+        .meaning
+        .fill(Meaning {
+            dim,
+            vectors,
+            encode: Arc::new(take),
+        })
+        .map_err(Lexical::Vectors)?;
     log::info(format_args!(
         "search: {found} of {} tools' vectors read from KV",
         rows.len()
@@ -150,32 +202,26 @@ enum Encoder {
 }
 
 impl Encoder {
-    /// The binding when `search.ai` is set and bound, else the URL with its headers' secrets.
-    fn of(settings: &mcp_sieve::search::hybrid::Settings, ai: Option<&str>) -> Result<Encoder, String> {
-        let env = crate::config::env().ok_or("the Worker's environment is not loaded")?;
+    /// The binding when Workers AI's `ai` model is asked for and bound, else the URL with its
+    /// headers' secrets.
+    fn of(settings: &mcp_sieve::search::hybrid::Settings, ai: Option<&str>) -> Result<Encoder, Lexical> {
+        let env = crate::config::env().ok_or(Lexical::NoEnv)?;
         if let Some(model) = ai {
             match env.ai(AI_BINDING) {
                 Ok(ai) => return Ok(Encoder::Ai(ai, model.to_string())),
-                Err(_) if settings.embeddings.is_none() => {
-                    return Err(format!(
-                        "search.ai is set but the Worker has no Workers AI binding named {AI_BINDING} \
-                         (wrangler.toml: [ai] binding = \"{AI_BINDING}\")"
-                    ))
-                }
+                Err(_) if settings.embeddings.is_none() => return Err(Lexical::NoAi),
                 Err(_) => {}
             }
         }
-        let url = settings.embeddings.clone().ok_or("no search.embeddings URL")?;
-        let headers = settings
-            .resolved_headers(&|name| crate::config::var(&env, name))
-            .map_err(|e| e.to_string())?;
+        let url = settings.embeddings.clone().ok_or(Lexical::NoUrl)?;
+        let headers = settings.resolved_headers(&|name| crate::config::var(&env, name))?;
         let model = settings.endpoint_model().map(str::to_string);
         Ok(Encoder::Url(url, model, headers))
     }
 }
 
 /// The vector of `text` from `encoder`, within `deadline_ms`.
-async fn embed(encoder: &Encoder, text: &str, deadline_ms: u64) -> Result<Vec<f32>, String> {
+async fn embed(encoder: &Encoder, text: &str, deadline_ms: u64) -> Result<Vec<f32>, Lexical> {
     let controller = AbortController::default();
     let signal = controller.signal();
     let asked = std::pin::pin!(async {
@@ -193,23 +239,24 @@ async fn embed(encoder: &Encoder, text: &str, deadline_ms: u64) -> Result<Vec<f3
                 Encoder::Ai(..) => "Workers AI",
                 Encoder::Url(..) => "the embeddings endpoint",
             };
-            Err(format!(
-                "{what} did not answer within {deadline_ms} ms (search.deadlineMs)"
-            ))
+            Err(Lexical::Late { what, ms: deadline_ms })
         }
     }
 }
 
 /// The query's vector from Workers AI (`{text: [query]}` → `{shape, data: [[…]]}`).
-async fn run(ai: &worker::Ai, model: &str, text: &str) -> Result<Vec<f32>, String> {
+async fn run(ai: &worker::Ai, model: &str, text: &str) -> Result<Vec<f32>, Lexical> {
     let answer: Value = ai
         .run(model, json!({"text": [text]}))
         .await
-        .map_err(|e| format!("Workers AI could not run {model}: {e}"))?;
+        .map_err(|error| Lexical::Ai {
+            model: model.to_string(),
+            error,
+        })?;
     answer
         .pointer("/data/0")
         .and_then(hybrid::unit_vector)
-        .ok_or_else(|| "Workers AI's answer has no /data/0 array of numbers".to_string())
+        .ok_or(Lexical::AiAnswer)
 }
 
 async fn post(
@@ -218,8 +265,11 @@ async fn post(
     sent: &[(String, String)],
     text: &str,
     signal: &worker::AbortSignal,
-) -> Result<Vec<f32>, String> {
-    let failed = |e: wasm_bindgen::JsValue| format!("cannot reach the embeddings endpoint {url}: {e:?}");
+) -> Result<Vec<f32>, Lexical> {
+    let failed = |e: wasm_bindgen::JsValue| Lexical::Unreachable {
+        url: url.to_string(),
+        error: format!("{e:?}"),
+    };
     let mut body = json!({"input": text});
     if let Some(m) = model {
         body["model"] = json!(m);
@@ -227,9 +277,7 @@ async fn post(
     let headers = web_sys::Headers::new().map_err(failed)?;
     headers.set("content-type", "application/json").map_err(failed)?;
     for (k, v) in sent {
-        headers
-            .set(k, v)
-            .map_err(|_| format!("search.headers[\"{k}\"] is not a valid header"))?;
+        headers.set(k, v).map_err(|_| Lexical::Header(k.clone()))?;
     }
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
@@ -243,22 +291,23 @@ async fn post(
     let text = bounded_text(resp, url).await?;
     if !ok {
         let cut: String = text.chars().take(200).collect();
-        return Err(format!("the embeddings endpoint answered HTTP {status}: {cut}"));
+        return Err(Lexical::Status { status, text: cut });
     }
-    let answer: Value = serde_json::from_str(&text).map_err(|e| format!("the embeddings answer is not JSON: {e}"))?;
-    let mut rows = hybrid::embeddings(&answer, 1).map_err(|e| format!("the embeddings endpoint: {e}"))?;
+    let answer: Value = serde_json::from_str(&text)?;
+    let mut rows = hybrid::embeddings(&answer, 1).map_err(Lexical::Answer)?;
     Ok(rows.remove(0))
 }
 
 /// The body of `resp` as text, refused past [`MAX_ANSWER`] bytes (read as it streams in: an
 /// endpoint cannot fill the isolate's memory).
-async fn bounded_text(resp: web_sys::Response, url: &str) -> Result<String, String> {
+async fn bounded_text(resp: web_sys::Response, url: &str) -> Result<String, Lexical> {
     let mut resp = worker::Response::from(resp);
     match crate::platform::read_capped(&mut resp, MAX_ANSWER).await {
         Ok(Some(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Ok(None) => Err(format!(
-            "the embeddings endpoint {url} answered more than {MAX_ANSWER} bytes"
-        )),
-        Err(e) => Err(format!("cannot read the embeddings endpoint {url}'s answer: {e}")),
+        Ok(None) => Err(Lexical::TooLong(url.to_string())),
+        Err(error) => Err(Lexical::Unread {
+            url: url.to_string(),
+            error,
+        }),
     }
 }

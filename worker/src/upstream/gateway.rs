@@ -512,6 +512,17 @@ pub(crate) fn http_url(member: usize) -> Option<String> {
     })
 }
 
+/// Why a request without a body ([`bodiless`]) got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unanswered {
+    /// It could not be authorized (the core's reason: a sign-in is needed, a token refused).
+    #[error(transparent)]
+    Authorization(#[from] Error),
+    /// The platform's fetch or service binding failed.
+    #[error("{0}")]
+    Platform(#[from] worker::Error),
+}
+
 /// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
 /// to upstream `member` over its driver ([`fetch`]), on behalf of `principal` (authorized as
 /// its POSTs are, [`authorization`]): its answer as it comes (a body still streaming), or why
@@ -522,18 +533,18 @@ pub(crate) async fn bodiless(
     headers: &[(String, String)],
     signal: Option<&AbortSignal>,
     principal: Option<&str>,
-) -> Option<Result<web_sys::Response, String>> {
+) -> Option<Result<web_sys::Response, Unanswered>> {
     let (url, via) = target(member)?;
     let mut headers = headers.to_vec();
     match authorization(member, principal).await {
         Ok(Some(h)) => authorize(&mut headers, h),
         Ok(None) => {}
-        Err(e) => return Some(Err(e.to_string())),
+        Err(e) => return Some(Err(e.into())),
     }
     Some(
         fetch(&url, via, method, &headers, None, signal)
             .await
-            .map_err(|e| e.to_string()),
+            .map_err(Unanswered::from),
     )
 }
 
