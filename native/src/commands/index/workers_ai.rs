@@ -32,7 +32,7 @@ pub enum AiError {
     #[error("index --ai needs {TOKEN}: a Cloudflare API token with the Workers AI permission")]
     NoToken,
     #[error("cannot reach Workers AI at {url} ({BASE} when set, else {DEFAULT_BASE}): {error}")]
-    Unreachable { url: String, error: mcp_sieve::Error },
+    Unreachable { url: String, error: Box<mcp_sieve::Error> },
     #[error("Workers AI refused the token in {TOKEN} (HTTP {status}: {said}); it needs the Workers AI permission on the account in {ACCOUNT}")]
     Token { status: u16, said: String },
     #[error("Workers AI knows no account {account} or model {model} (HTTP {status}: {said}); check {ACCOUNT}")]
@@ -83,7 +83,7 @@ impl Api {
             .await
             .map_err(|error| AiError::Unreachable {
                 url: self.url.clone(),
-                error,
+                error: Box::new(error),
             })?;
         self.read(answer.status, &answer.body, texts.len())
     }
