@@ -27,7 +27,7 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [model, catalog, rest @ ..] = args.as_slice() else {
         return Err("usage: search_encode MODEL CATALOG OUT QUERIES... | MODEL --time N".into());
@@ -89,11 +89,11 @@ fn run() -> Result<(), String> {
         }
     }
     let body = json!({"dim": enc.dim, "tools": tools, "queries": qs});
-    std::fs::write(out, body.to_string()).map_err(|e| format!("cannot write {out}: {e}"))
+    Ok(std::fs::write(out, body.to_string()).map_err(|e| format!("cannot write {out}: {e}"))?)
 }
 
 /// Query encoding p50 over `n` calls of the bench's three queries, and batch encoding speed.
-fn time(enc: &encoder::Encoder, n: usize) -> Result<(), String> {
+fn time(enc: &encoder::Encoder, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     for q in [
         "create a branch",
         "delete the synthetic item",
@@ -127,7 +127,7 @@ fn cpu_ms() -> f64 {
 }
 
 /// Query encoding p50 / p95 of one engine over `n` calls of each query.
-fn latency(enc: &encoder::Encoder, queries: &[&str], n: usize) -> Result<(), String> {
+fn latency(enc: &encoder::Encoder, queries: &[&str], n: usize) -> Result<(), Box<dyn std::error::Error>> {
     for q in queries {
         enc.encode(&[q])?;
         let mut cpu = Vec::with_capacity(n);
@@ -162,7 +162,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// Two models side by side on the same texts: query latency (interleaved, `n` calls each), the
 /// cosine between their vectors of every public catalog tool and labelled query, whether each
 /// query's nearest tools are the same, and the batch speed of encoding the catalog.
-fn compare(a: &encoder::Encoder, b: &encoder::Encoder, n: usize) -> Result<(), String> {
+fn compare(a: &encoder::Encoder, b: &encoder::Encoder, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let queries = [
         "create a branch",
         "delete the synthetic item",
@@ -249,7 +249,7 @@ fn compare(a: &encoder::Encoder, b: &encoder::Encoder, n: usize) -> Result<(), S
 }
 
 /// The public catalog's tools repeated with numbered names up to `n` (as benches/search.rs).
-fn public_times(n: usize) -> Result<mcp_sieve::Catalog, String> {
+fn public_times(n: usize) -> Result<mcp_sieve::Catalog, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string("catalog/public-servers.json")
         .map_err(|e| format!("catalog/public-servers.json: {e}"))?;
     let mut doc: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
@@ -264,7 +264,7 @@ fn public_times(n: usize) -> Result<mcp_sieve::Catalog, String> {
         })
         .collect();
     doc["tools"] = json!(tools);
-    mcp_sieve::Catalog::from_json_str(&doc.to_string()).map_err(|e| e.to_string())
+    Ok(mcp_sieve::Catalog::from_json_str(&doc.to_string()).map_err(|e| e.to_string())?)
 }
 
 fn p50(mut t: Vec<f64>) -> f64 {
@@ -272,7 +272,7 @@ fn p50(mut t: Vec<f64>) -> f64 {
     t[t.len() / 2]
 }
 
-fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
+fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), Box<dyn std::error::Error>> {
     use std::sync::Arc;
     let enc = Arc::new(enc);
     let dir = std::env::temp_dir().join(format!("search-encode-bench-{}", std::process::id()));
@@ -352,6 +352,7 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), String> {
                 vectors,
                 encode: Arc::new(move |t: &str| {
                     q.encode(&[t])
+                        .map_err(|e| e.to_string())
                         .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
                 }),
             })

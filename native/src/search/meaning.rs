@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use mcp_sieve::search::hybrid::{Meaning, Settings, Slot};
 
-use crate::search::encoder::{encoded_text, Encoder};
+use crate::search::encoder::{encoded_text, Encoder, ModelError};
 use crate::search::hub::{HubError, ModelRef, DEFAULT_MODEL};
 
 /// Tools encoded in one batch (sorted by length, so a batch pads little).
@@ -107,13 +107,14 @@ pub fn searched() {
     }
 }
 
-/// The encoder of `dir`, loaded once per process.
+/// The encoder of `dir`, loaded once per process (its error as text: `mcp-sieve index` reads it
+/// as a configuration error).
 pub fn encoder(dir: &Path) -> Result<Arc<Encoder>, String> {
     let mut loaded = ENCODERS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, e)) = loaded.iter().find(|(d, _)| d == dir) {
         return Ok(Arc::clone(e));
     }
-    let e = Arc::new(Encoder::load(dir)?);
+    let e = Arc::new(Encoder::load(dir).map_err(|e| e.to_string())?);
     loaded.push((dir.to_path_buf(), Arc::clone(&e)));
     Ok(e)
 }
@@ -147,7 +148,7 @@ pub async fn fetched_dir(slot: &Slot) -> Result<Option<PathBuf>, HubError> {
 
 /// Checks at startup that a model folder's files are there (an error names the missing one); a
 /// model id is fetched later, in the background.
-pub fn check(catalog: &mcp_sieve::Catalog) -> Result<(), String> {
+pub fn check(catalog: &mcp_sieve::Catalog) -> Result<(), ModelError> {
     match choice(&catalog.meaning.settings) {
         Some(Choice::Named(ModelRef::Folder(d))) => crate::search::encoder::check(&d),
         _ => Ok(()),
@@ -283,7 +284,7 @@ pub fn vectors(
             Some(more) => more.push(i),
             None => {
                 waiting.insert(hex.clone(), vec![i]);
-                todo.push((i, hex, encoder.tokens(&encoded_text(&tool))?));
+                todo.push((i, hex, encoder.tokens(&encoded_text(&tool)).map_err(|e| e.to_string())?));
             }
         }
     }
@@ -293,7 +294,7 @@ pub fn vectors(
     progress(done, total);
     for batch in todo.chunks(BATCH) {
         let ids: Vec<Vec<u32>> = batch.iter().map(|t| t.2.clone()).collect();
-        let vs = encoder.encode_tokens(&ids)?;
+        let vs = encoder.encode_tokens(&ids).map_err(|e| e.to_string())?;
         let mut new = Vec::with_capacity(batch.len());
         for ((_, hex, _), v) in batch.iter().zip(vs) {
             for &i in &waiting[hex] {
@@ -395,6 +396,7 @@ impl Job {
                 encode: Arc::new(move |q: &str| {
                     query
                         .encode(&[q])
+                        .map_err(|e| e.to_string())
                         .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
                 }),
             })?;
@@ -546,6 +548,7 @@ mod tests {
                 vectors: first,
                 encode: Arc::new(move |t: &str| {
                     q.encode(&[t])
+                        .map_err(|e| e.to_string())
                         .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
                 }),
             })
@@ -575,7 +578,7 @@ mod tests {
         std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
         let doc = json!({"tools": [{"name": "a"}], "search": {"model": dir.display().to_string()}});
         let catalog = mcp_sieve::Catalog::from_json_str(&doc.to_string()).unwrap();
-        let e = check(&catalog).unwrap_err();
+        let e = check(&catalog).unwrap_err().to_string();
         assert!(
             e.contains(&dir.join("model.safetensors").display().to_string()) && e.contains("is missing"),
             "{e}"

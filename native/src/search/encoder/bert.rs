@@ -12,6 +12,50 @@ use std::collections::HashMap;
 
 use safetensors::{Dtype, SafeTensors};
 
+/// Why a checkpoint's tensors are not the BERT model its configuration describes, or why a text
+/// cannot be run through it.
+#[derive(Debug, thiserror::Error)]
+pub enum WeightsError {
+    /// The `.safetensors` bytes do not parse.
+    #[error(transparent)]
+    File(#[from] safetensors::SafeTensorError),
+    /// A tensor the model needs is not there.
+    #[error("has no fp32 or bf16 tensor {0}")]
+    NoTensor(String),
+    /// A tensor's shape is not the configuration's.
+    #[error("{name} is {got:?}, expected {expected}")]
+    Shape {
+        /// The tensor's name.
+        name: String,
+        /// Its shape.
+        got: Vec<usize>,
+        /// The shape expected, as said.
+        expected: String,
+    },
+    /// The token type embedding has no row.
+    #[error("has no token type embedding")]
+    NoTypeEmbedding,
+    /// The configuration's sizes cannot be a model's.
+    #[error("{0}")]
+    Sizes(String),
+    /// A text has more tokens than the model has positions.
+    #[error("{tokens} tokens, more than the model's {max}")]
+    TooLong {
+        /// The text's tokens.
+        tokens: usize,
+        /// The model's positions.
+        max: usize,
+    },
+    /// A token id past the model's vocabulary.
+    #[error("token {id} is outside the model's {vocab} words")]
+    Token {
+        /// The token id.
+        id: usize,
+        /// The model's words.
+        vocab: usize,
+    },
+}
+
 /// A checkpoint's tensors by name.
 pub type Tensors = HashMap<String, Stored>;
 
@@ -23,8 +67,8 @@ pub struct Stored {
 
 /// The floating-point tensors of a `.safetensors` file's bytes (fp32, or bf16 widened); tensors
 /// of other types (a checkpoint's integer `position_ids`) are left out.
-pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, String> {
-    let file = SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, WeightsError> {
+    let file = SafeTensors::deserialize(bytes)?;
     let mut out = Tensors::new();
     for (name, view) in file.tensors() {
         let raw = view.data();
@@ -51,11 +95,11 @@ pub fn read_safetensors(bytes: &[u8]) -> Result<Tensors, String> {
 }
 
 /// The named tensor (also under a `bert.` prefix).
-fn find<'t>(tensors: &'t Tensors, name: &str) -> Result<&'t Stored, String> {
+fn find<'t>(tensors: &'t Tensors, name: &str) -> Result<&'t Stored, WeightsError> {
     tensors
         .get(name)
         .or_else(|| tensors.get(&format!("bert.{name}")))
-        .ok_or_else(|| format!("has no fp32 or bf16 tensor {name}"))
+        .ok_or_else(|| WeightsError::NoTensor(name.to_string()))
 }
 
 /// Outputs per weight panel (two AVX-512 registers, four AVX2 ones).
@@ -104,10 +148,14 @@ pub struct Sizes {
 
 /// The named tensor of `tensors` (also under a `bert.` prefix) as fp32 numbers, checked against
 /// `shape`.
-fn take(tensors: &mut Tensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+fn take(tensors: &mut Tensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, WeightsError> {
     let t = find(tensors, name)?;
     if t.shape != shape {
-        return Err(format!("{name} is {:?}, expected {shape:?}", t.shape));
+        return Err(WeightsError::Shape {
+            name: name.to_string(),
+            got: t.shape.clone(),
+            expected: format!("{shape:?}"),
+        });
     }
     // Moved out, not copied (each tensor is read once).
     let key = if tensors.contains_key(name) {
@@ -119,7 +167,7 @@ fn take(tensors: &mut Tensors, name: &str, shape: &[usize]) -> Result<Vec<f32>, 
 }
 
 impl Norm {
-    fn load(tensors: &mut Tensors, name: &str, width: usize, eps: f32) -> Result<Norm, String> {
+    fn load(tensors: &mut Tensors, name: &str, width: usize, eps: f32) -> Result<Norm, WeightsError> {
         Ok(Norm {
             gain: take(tensors, &format!("{name}.weight"), &[width])?,
             bias: take(tensors, &format!("{name}.bias"), &[width])?,
@@ -166,7 +214,7 @@ fn pack<const R: usize>(x: &[f32], inputs: usize) -> Vec<f32> {
 
 impl Dense {
     /// Lays out the weights of `names` (each outputs × inputs, stacked in that order).
-    fn load(tensors: &mut Tensors, names: &[&str], outputs: usize, inputs: usize) -> Result<Dense, String> {
+    fn load(tensors: &mut Tensors, names: &[&str], outputs: usize, inputs: usize) -> Result<Dense, WeightsError> {
         let mut w = Vec::new();
         let mut bias = Vec::new();
         for name in names {
@@ -373,12 +421,18 @@ fn gelu(x: &mut [f32]) {
 
 impl Bert {
     /// Reads the weights of `tensors` (a BERT checkpoint's names, with or without `bert.`).
-    pub fn load(tensors: &mut Tensors, s: &Sizes) -> Result<Bert, String> {
+    pub fn load(tensors: &mut Tensors, s: &Sizes) -> Result<Bert, WeightsError> {
         if s.hidden == 0 || s.intermediate == 0 {
-            return Err(format!("sizes {} and {} are not a model's", s.hidden, s.intermediate));
+            return Err(WeightsError::Sizes(format!(
+                "sizes {} and {} are not a model's",
+                s.hidden, s.intermediate
+            )));
         }
         if s.heads == 0 || !s.hidden.is_multiple_of(s.heads) {
-            return Err(format!("{} heads do not divide a width of {}", s.heads, s.hidden));
+            return Err(WeightsError::Sizes(format!(
+                "{} heads do not divide a width of {}",
+                s.heads, s.hidden
+            )));
         }
         let h = s.hidden;
         let words = take_rows(tensors, "embeddings.word_embeddings.weight", h)?;
@@ -397,11 +451,11 @@ impl Bert {
                     norm2: Norm::load(tensors, &at("output.LayerNorm"), h, s.eps)?,
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, WeightsError>>()?;
         Ok(Bert {
             vocab: words.len() / h,
             max_positions: positions.len() / h,
-            type0: types.get(..h).ok_or("has no token type embedding")?.to_vec(),
+            type0: types.get(..h).ok_or(WeightsError::NoTypeEmbedding)?.to_vec(),
             words,
             positions,
             norm: Norm::load(tensors, "embeddings.LayerNorm", h, s.eps)?,
@@ -412,24 +466,23 @@ impl Bert {
     }
 
     /// The last layer's output for each text's tokens (a `Vec` of tokens × width per text).
-    pub fn forward(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, String> {
+    pub fn forward(&self, texts: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, WeightsError> {
         let h = self.hidden;
         let total: usize = texts.iter().map(Vec::len).sum();
         let mut x = Vec::with_capacity(total * h);
         for ids in texts {
             if ids.len() > self.max_positions {
-                return Err(format!(
-                    "{} tokens, more than the model's {}",
-                    ids.len(),
-                    self.max_positions
-                ));
+                return Err(WeightsError::TooLong {
+                    tokens: ids.len(),
+                    max: self.max_positions,
+                });
             }
             for (t, &id) in ids.iter().enumerate() {
                 let id = id as usize;
                 let word = self
                     .words
                     .get(id * h..(id + 1) * h)
-                    .ok_or_else(|| format!("token {id} is outside the model's {} words", self.vocab))?;
+                    .ok_or(WeightsError::Token { id, vocab: self.vocab })?;
                 let pos = &self.positions[t * h..(t + 1) * h];
                 x.extend(word.iter().zip(pos).zip(&self.type0).map(|((w, p), t)| w + p + t));
             }
@@ -498,10 +551,14 @@ impl Bert {
 }
 
 /// A 2-D tensor of rows of `width` numbers.
-fn take_rows(tensors: &mut Tensors, name: &str, width: usize) -> Result<Vec<f32>, String> {
+fn take_rows(tensors: &mut Tensors, name: &str, width: usize) -> Result<Vec<f32>, WeightsError> {
     match find(tensors, name)?.shape[..] {
         [rows, w] if w == width => take(tensors, name, &[rows, width]),
-        ref other => Err(format!("{name} is {other:?}, expected rows of {width}")),
+        ref other => Err(WeightsError::Shape {
+            name: name.to_string(),
+            got: other.to_vec(),
+            expected: format!("rows of {width}"),
+        }),
     }
 }
 
