@@ -19,6 +19,31 @@ const FETCH_DEADLINE: Duration = Duration::from_secs(5);
 /// Largest JWKS read.
 const MAX_JWKS: usize = 256 * 1024;
 
+/// Why a key set could not be fetched (logged; the keys had before stay in use).
+#[derive(Debug, thiserror::Error)]
+enum JwksError {
+    /// `jwksUrl` is not a URL.
+    #[error("bad JWKS URL {url}: {source}")]
+    Url {
+        /// The URL as written.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: hyper::http::uri::InvalidUri,
+    },
+    /// The issuer did not answer in time.
+    #[error("no answer within {} s", FETCH_DEADLINE.as_secs())]
+    Timeout,
+    /// The answer could not be had or is not a key set.
+    #[error("cannot read the JWKS at {url}: {reason}")]
+    Read {
+        /// The key set's URL.
+        url: String,
+        /// The connection's, the status's or the document's fault.
+        reason: String,
+    },
+}
+
 /// One party's keys: given, or fetched and cached.
 struct Keys {
     issuer: Issuer,
@@ -97,8 +122,11 @@ impl Verifier {
     }
 
     /// Fetches a JWKS; the error says why (for the log).
-    async fn fetch(&self, url: &str) -> Result<KeySet, String> {
-        let uri: hyper::Uri = url.parse().map_err(|e| format!("bad JWKS URL {url}: {e}"))?;
+    async fn fetch(&self, url: &str) -> Result<KeySet, JwksError> {
+        let uri: hyper::Uri = url.parse().map_err(|source| JwksError::Url {
+            url: url.to_string(),
+            source,
+        })?;
         let get = async {
             let host = uri.host().unwrap_or_default().to_string();
             let res = self
@@ -119,8 +147,11 @@ impl Verifier {
         };
         tokio::time::timeout(FETCH_DEADLINE, get)
             .await
-            .map_err(|_| format!("no answer within {} s", FETCH_DEADLINE.as_secs()))?
-            .map_err(|e| format!("cannot read the JWKS at {url}: {e}"))
+            .map_err(|_| JwksError::Timeout)?
+            .map_err(|reason| JwksError::Read {
+                url: url.to_string(),
+                reason,
+            })
     }
 
     /// The keys of `k`, fetched first when the cache says so.
