@@ -23,7 +23,7 @@ pub enum ServerError {
     Model(#[from] crate::search::encoder::ModelError),
     /// The OS could not give random bytes for session and task ids.
     #[error("no secure random source for ids: {0}")]
-    Random(String),
+    Random(#[from] getrandom::Error),
 }
 
 /// The error of an exchange (a `method` request) that outlived the upstream's deadline of

@@ -1,9 +1,7 @@
 //! The platform's clock and randomness, for every part of the server (a leaf: it imports no
-//! other file of the server but its error type).
+//! other file of the server).
 
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use crate::error::ServerError;
 
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
@@ -13,9 +11,9 @@ pub fn now_ms() -> i64 {
 }
 
 /// 128 random bits from the OS, as hex; an error rather than a predictable id.
-pub fn fresh_id() -> Result<String, ServerError> {
+pub fn fresh_id() -> Result<String, getrandom::Error> {
     let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| ServerError::Random(e.to_string()))?;
+    getrandom::fill(&mut b)?;
     let mut id = String::with_capacity(32);
     push_hex(&mut id, &b);
     Ok(id)

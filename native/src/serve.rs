@@ -77,7 +77,7 @@ pub async fn run(
     if cfg.session_secret.is_none() {
         // Sessions live in this process: a secret of its own tags their ids.
         let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| ServerError::Random(e.to_string()))?;
+        getrandom::fill(&mut key)?;
         cfg.session_secret = Some(http::Secret::new(key));
     }
     // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
@@ -324,7 +324,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
             None => String::new(),
             Some(Ok(id)) => app.cfg.session_id(&id),
             Some(Err(e)) => {
-                tracing::error!("{e}");
+                tracing::error!("{}", ServerError::from(e));
                 return reply(http::failed());
             }
         };
