@@ -19,6 +19,9 @@
 //!     one turn makes fewer turns, never fewer requests).
 //! The answers are checked (each mode must reach the same result) so a broken mode cannot look cheap.
 //!
+//! With --edge the tasks run at the edge too (`wrangler dev`, the gateway's document as its
+//! MCP_SIEVE_CONFIG), to show the same bytes come out of the Worker.
+//!
 //! Overhead (--overhead): p50 over --n runs (after 3 untimed) of one `run_code` making k chained
 //! `add` calls vs k direct `tools/call` of `add`, one session each, client-side wall time; natively
 //! (--bin) and, with --edge, at the edge (`wrangler dev` of worker/build through
@@ -266,14 +269,25 @@ async function measure(base, mode, task) {
   } finally { await client.close(); }
 }
 
+/** The three tasks in the three modes at `base` (one catalog's). */
+async function taskRows(where, catalog, base, prefix) {
+  const rows = [];
+  for (const t of tasks(prefix)) {
+    for (const mode of ['direct', 'search', 'code']) rows.push({ where, catalog, task: t.id, label: t.label, mode, ...(await measure(base, mode, t)) });
+  }
+  return rows;
+}
+
 async function runTasks() {
   const rows = [];
+  const edge = flag('--edge');
   const demo = await serve();
-  try {
-    for (const t of tasks('')) {
-      for (const mode of ['direct', 'search', 'code']) rows.push({ catalog: 'demo', task: t.id, label: t.label, mode, ...(await measure(demo.base, mode, t)) });
-    }
-  } finally { await demo.stop(); }
+  try { rows.push(...(await taskRows('native', 'demo', demo.base, ''))); } finally { await demo.stop(); }
+  if (edge) {
+    const w = await startWorker();
+    stops.push(w.stop);
+    try { rows.push(...(await taskRows('edge', 'demo', w.base, ''))); } finally { await w.stop(); }
+  }
   const ev = await startEverything();
   stops.push(ev.stop);
   const dir = fs.mkdtempSync(path.join(ROOT, 'target', 'bench-code-mode-'));
@@ -281,19 +295,20 @@ async function runTasks() {
     const doc = { upstreams: { ev: { url: ev.url, prefix: 'ev_' } } };
     fs.writeFileSync(path.join(dir, 'gateway.json'), JSON.stringify(doc));
     const gw = await serve(['--catalog', path.join(dir, 'gateway.json')]);
-    try {
-      for (const t of tasks('ev_')) {
-        for (const mode of ['direct', 'search', 'code']) rows.push({ catalog: 'everything', task: t.id, label: t.label, mode, ...(await measure(gw.base, mode, t)) });
-      }
-    } finally { await gw.stop(); }
+    try { rows.push(...(await taskRows('native', 'everything', gw.base, 'ev_'))); } finally { await gw.stop(); }
+    if (edge) {
+      const w = await startWorker({ extraArgs: ['--var', `MCP_SIEVE_CONFIG:${JSON.stringify(doc)}`] });
+      stops.push(w.stop);
+      try { rows.push(...(await taskRows('edge', 'everything', w.base, 'ev_'))); } finally { await w.stop(); }
+    }
   } finally {
     await ev.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  console.log('\n| catalog | task | mode | tools listed | list bytes | bytes read | ~tokens read | content only: bytes | ~tokens | bytes written | round trips |');
-  console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('\n| where | catalog | task | mode | tools listed | list bytes | bytes read | ~tokens read | content only: bytes | ~tokens | bytes written | round trips |');
+  console.log('|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) {
-    console.log(`| ${r.catalog} | ${r.task}: ${r.label} | ${r.mode} | ${r.listed} | ${r.list.toLocaleString('en')} | ${r.reads.toLocaleString('en')} | ${r.tokens.toLocaleString('en')} | ${r.content.toLocaleString('en')} | ${r.contentTokens.toLocaleString('en')} | ${r.writes.toLocaleString('en')} | ${r.trips} |`);
+    console.log(`| ${r.where} | ${r.catalog} | ${r.task}: ${r.label} | ${r.mode} | ${r.listed} | ${r.list.toLocaleString('en')} | ${r.reads.toLocaleString('en')} | ${r.tokens.toLocaleString('en')} | ${r.content.toLocaleString('en')} | ${r.contentTokens.toLocaleString('en')} | ${r.writes.toLocaleString('en')} | ${r.trips} |`);
   }
   return rows;
 }

@@ -4,7 +4,8 @@
 #   --tasks     three multi-step tasks over the demo catalog and over a gateway in front of
 #               @modelcontextprotocol/server-everything, each with direct calls, search mode and
 #               code mode: bytes and ~tokens (bytes/4, the demo page's estimate) the model reads,
-#               bytes it writes, and its round trips (requests); ~15 s
+#               bytes it writes, and its round trips (requests); natively and, when worker/build
+#               exists, under `wrangler dev` too; ~30 s
 #   --overhead  p50 of 30 runs of one run_code making 5 chained calls vs 5 direct tools/call (and
 #               run_code of no call vs one direct call), natively and, when worker/build exists,
 #               at the edge under `wrangler dev`; ~30 s
