@@ -42,6 +42,9 @@ use request_log::{Item, RequestLog};
 
 use crate::cli::LogFormat;
 
+/// The instrumentation scope of every span, and the service name when none is set.
+pub const SCOPE: &str = "mcp-sieve";
+
 /// The variables the log filter is read from, first set wins.
 const FILTER_VARS: [&str; 2] = ["MCP_SIEVE_LOG", "RUST_LOG"];
 

@@ -186,12 +186,14 @@ pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>
     .map_err(|e| if e.starts_with(&at) { e } else { format!("{at}: {e}") })
 }
 
+/// A file and the field (or variable) that named it, which its errors name.
+pub type NamedFile<'a> = (&'a Path, &'a str);
+
 /// A TLS configuration trusting the platform's and the webpki roots and the PEM certificates of
-/// `ca`, showing the certificate chain and key of `client` (mTLS); each file given with the
-/// field (or variable) that named it, which its errors name.
+/// `ca`, showing the certificate chain and key of `client` (mTLS).
 pub fn files_config(
-    ca: Option<(&Path, &str)>,
-    client: Option<((&Path, &str), (&Path, &str))>,
+    ca: Option<NamedFile<'_>>,
+    client: Option<(NamedFile<'_>, NamedFile<'_>)>,
 ) -> Result<Arc<ClientConfig>, String> {
     let mut roots = base_roots().0.clone();
     if let Some((f, field)) = ca {

@@ -187,7 +187,7 @@ fn attributes(service: Option<String>, attributes: Option<String>) -> Vec<(Strin
     match (service, named) {
         (Some(s), Some(i)) => all[i].1 = s,
         (Some(s), None) => all.insert(0, ("service.name".into(), s)),
-        (None, None) => all.insert(0, ("service.name".into(), crate::telemetry::tracer::SCOPE.into())),
+        (None, None) => all.insert(0, ("service.name".into(), crate::telemetry::SCOPE.into())),
         (None, Some(_)) => {}
     }
     if !all.iter().any(|(key, _)| key == "service.version") {

@@ -26,9 +26,6 @@ static TRACES: OnceLock<(SdkTracerProvider, SdkTracer)> = OnceLock::new();
 /// Longest [`shutdown`] waits for the last export.
 const LAST_EXPORT: Duration = Duration::from_secs(5);
 
-/// The instrumentation scope of every span.
-pub const SCOPE: &str = "mcp-sieve";
-
 /// Why traces could not be started (they stay off; the server runs on).
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -55,7 +52,7 @@ pub fn start(
 
 /// Makes `provider` the one spans are made by.
 fn install(provider: SdkTracerProvider) -> Result<(), TraceError> {
-    let tracer = provider.tracer(SCOPE);
+    let tracer = provider.tracer(crate::telemetry::SCOPE);
     TRACES.set((provider, tracer)).map_err(|_| TraceError::Twice)
 }
 
