@@ -151,6 +151,9 @@ pub fn parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext
             vec!["traceparent", "tracestate"]
         }
     }
+    // The SDK's `TraceState` takes a member with an empty key (`=v`), which W3C Trace Context
+    // does not allow: such a header is left out, the parent kept, as for its other faults.
+    let tracestate = tracestate.filter(|s| !s.split(',').any(|m| m.trim_start().starts_with('=')));
     let cx = TraceContextPropagator::new().extract(&Received(traceparent, tracestate));
     let context = cx.span().span_context().clone();
     context.is_valid().then_some(context)
