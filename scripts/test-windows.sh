@@ -48,16 +48,12 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$root/tests/windows/wine-run.s
 # Left out, each for a reason found by this lane and not yet mended:
 # - connect::clients::tests::each_client_has_its_file compares Unix path strings ("/home/u/…"),
 #   which Windows joins with `\` (the code's Windows paths are right; the test is Unix-only);
-# - reload::tests::a_settled_file_rewritten_with_its_old_time_and_length_is_a_change: a file
-#   rewritten with its old time and length is not seen as changed on Windows (reload.rs reads
-#   the Unix status-change time; Windows has none);
 # - code::sandbox::tests::memory_bombs_and_a_gigabyte_string_end_at_the_memory_limit: under Wine
-#   (on a loaded 2-core machine) the Map bomb reached the 2 s wall limit before 32 MB: a timing
+#   (on a loaded 2-core machine) the Map bomb ran into the wall limit before 32 MB: a timing
 #   artefact of the emulation, not a Windows behaviour.
 skip=(
   --skip code::sandbox::tests::memory_bombs_and_a_gigabyte_string_end_at_the_memory_limit
   --skip connect::clients::tests::each_client_has_its_file
-  --skip reload::tests::a_settled_file_rewritten_with_its_old_time_and_length_is_a_change
 )
 # The unit tests live in the library once native/src is a lib and a thin bin (issue 59 item 2).
 units=(--bin mcp-sieve)

@@ -313,12 +313,14 @@ fn load_onnx(dir: &Path) -> Result<(Engine, usize, String), ModelError> {
             "input_ids" => 0,
             "attention_mask" => 1,
             "token_type_ids" => 2,
-            other => return Err(ModelError::Onnx {
-                path: path.clone(),
-                problem: format!(
+            other => {
+                return Err(ModelError::Onnx {
+                    path: path.clone(),
+                    problem: format!(
                     "takes an input {other:?}; a sentence encoder takes input_ids, attention_mask and token_type_ids"
                 ),
-            }),
+                })
+            }
         });
     }
     let typed = model.into_optimized().map_err(bad)?;
