@@ -109,8 +109,11 @@ pub async fn prepare(server: &Server, body: &[u8]) {
         return;
     }
     let Some(query) = find_query(body) else { return };
+    let encoder = Encoder::of(settings, ai);
     if catalog.meaning.meaning().is_none() {
-        if !super::model::vectors_match(settings, ai).await {
+        // A query that cannot be encoded (search.ai without the binding) says so, before whose
+        // vectors KV holds is asked.
+        if encoder.is_ok() && !super::model::vectors_match(settings, ai).await {
             return;
         }
         if let Err(e) = load_vectors(catalog).await {
@@ -119,7 +122,7 @@ pub async fn prepare(server: &Server, body: &[u8]) {
         }
     }
     let deadline = settings.deadline_ms.unwrap_or(DEADLINE_MS);
-    let vector = match Encoder::of(settings, ai) {
+    let vector = match encoder {
         Ok(encoder) => embed(&encoder, &query, deadline).await,
         Err(e) => Err(e),
     };
