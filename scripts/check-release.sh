@@ -4,13 +4,13 @@
 # from each. Fails on a missing or extra file, a version that is not the crate's, an installer that
 # installed nothing.
 #
-#   1. crates: `cargo package` of mcp-sieve and mcp-sieve-server; each tarball holds its sources,
-#      what they include and the licences, no dev files (tests, benches, scripts, JS); step 3 builds
-#      the binary from the two tarballs alone
+#   1. crates: `cargo package` of mcp-sieve, mcp-sieve-encoder and mcp-sieve-server; each tarball
+#      holds its sources, what they include and the licences, no dev files (tests, benches, scripts,
+#      JS); step 3 builds the binary from the three tarballs alone
 #   2. dist: `dist build` of this machine's archive (the static musl binary) and the installers
 #      (shell, PowerShell, npm, Homebrew); the binary is static and prints the crate's version
-#   3. cargo install from the packaged crates (the library patched in from its own tarball: it is
-#      not on crates.io yet)
+#   3. cargo install from the packaged crates (the library and the encoder patched in from their own
+#      tarballs: they are not on crates.io yet)
 #   4. the shell installer, its download pointed at a loopback HTTP server holding the archive
 #   5. the npm launcher, packed and installed from its tarball, downloading from that server; run
 #      as node_modules/.bin/mcp-sieve and as `npx mcp-sieve-server`
@@ -45,6 +45,8 @@ version=$(cargo metadata --no-deps --format-version 1 \
   | python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "mcp-sieve-server"))')
 lib_version=$(cargo metadata --no-deps --format-version 1 \
   | python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "mcp-sieve"))')
+enc_version=$(cargo metadata --no-deps --format-version 1 \
+  | python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "mcp-sieve-encoder"))')
 target="$(uname -m)-unknown-linux-musl"
 release_url="https://github.com/mcp-sieve/mcp-sieve/releases/download/v$version"
 archive="$app-$target.tar.gz"
@@ -95,16 +97,18 @@ assert m.get("id") == 1 and m["result"]["serverInfo"]["name"], m
 }
 
 # --- 1. crates ------------------------------------------------------------------------------------
-say "cargo package (mcp-sieve $lib_version, $app $version)"
-cargo package -q -p mcp-sieve -p "$app" --no-verify --allow-dirty
+say "cargo package (mcp-sieve $lib_version, mcp-sieve-encoder $enc_version, $app $version)"
+cargo package -q -p mcp-sieve -p mcp-sieve-encoder -p "$app" --no-verify --allow-dirty
 lib_crate="$CARGO_TARGET_DIR/package/mcp-sieve-$lib_version.crate"
+enc_crate="$CARGO_TARGET_DIR/package/mcp-sieve-encoder-$enc_version.crate"
 cli_crate="$CARGO_TARGET_DIR/package/$app-$version.crate"
 mkdir -p "$work/crates"
-for crate in "$lib_crate" "$cli_crate"; do
+for crate in "$lib_crate" "$enc_crate" "$cli_crate"; do
   [ -f "$crate" ] || fail "cargo package wrote no $crate"
   tar -xzf "$crate" -C "$work/crates"
 done
 lib_dir="$work/crates/mcp-sieve-$lib_version"
+enc_dir="$work/crates/mcp-sieve-encoder-$enc_version"
 cli_dir="$work/crates/$app-$version"
 for f in Cargo.toml Cargo.lock src/lib.rs catalog/default.json docs/src/rust.md README.md LICENSE-MIT LICENSE-APACHE; do
   [ -f "$lib_dir/$f" ] || fail "the mcp-sieve crate lacks $f"
@@ -112,7 +116,10 @@ done
 for f in Cargo.toml Cargo.lock src/main.rs README.md LICENSE-MIT LICENSE-APACHE; do
   [ -f "$cli_dir/$f" ] || fail "the $app crate lacks $f"
 done
-for d in "$lib_dir" "$cli_dir"; do
+for f in Cargo.toml src/lib.rs LICENSE-MIT LICENSE-APACHE; do
+  [ -f "$enc_dir/$f" ] || fail "the mcp-sieve-encoder crate lacks $f"
+done
+for d in "$lib_dir" "$enc_dir" "$cli_dir"; do
   extra=$(cd "$d" && find . -path ./src -prune -o -type f -print \
     | grep -Ev '^\./(Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|\.cargo_vcs_info\.json|README\.md|CHANGELOG\.md|LICENSE-MIT|LICENSE-APACHE|catalog/default\.json|docs/src/rust\.md)$' || true)
   [ -z "$extra" ] || fail "$(basename "$d") holds files it does not build with: $extra"
@@ -120,9 +127,11 @@ done
 grep -Eq '^\[dependencies\.mcp-sieve\]' "$cli_dir/Cargo.toml" \
   && grep -A3 '^\[dependencies\.mcp-sieve\]' "$cli_dir/Cargo.toml" | grep -q "^version = \"$lib_version\"" \
   || fail "the $app crate does not depend on mcp-sieve = \"$lib_version\" by version"
+grep -A3 '^\[dependencies\.mcp-sieve-encoder\]' "$cli_dir/Cargo.toml" | grep -q "^version = \"$enc_version\"" \
+  || fail "the $app crate does not depend on mcp-sieve-encoder = \"$enc_version\" by version"
 grep -q '^name = "mcp-sieve"$' <(grep -A2 '^\[\[bin\]\]' "$cli_dir/Cargo.toml") \
   || fail "the $app crate does not install a binary named mcp-sieve"
-say "crates: $(du -b "$lib_crate" | cut -f1) and $(du -b "$cli_crate" | cut -f1) bytes, sources and licences only"
+say "crates: $(du -b "$lib_crate" | cut -f1), $(du -b "$enc_crate" | cut -f1) and $(du -b "$cli_crate" | cut -f1) bytes, sources and licences only"
 
 # --- 2. dist --------------------------------------------------------------------------------------
 # The installers of every target (the PowerShell one exists only with Windows among the targets:
@@ -155,13 +164,14 @@ if readelf -l "$bin" | grep -q 'INTERP'; then fail "$archive: mcp-sieve is dynam
 check_binary "archive $archive" "$bin"
 
 # --- 3. cargo install from the packaged crates ----------------------------------------------------
-# The tarball's own sources; the library from its tarball (not on crates.io yet); the same target
-# and profile as dist's build, in a folder of its own (two workspaces sharing one deps folder
-# confuse rustc: the same crate under two hashes) that stays for the next run.
-say "cargo install --path (the $app crate, mcp-sieve patched to its tarball)"
+# The tarball's own sources; the library and the encoder from their tarballs (not on crates.io
+# yet); the same target and profile as dist's build, in a folder of its own (two workspaces sharing
+# one deps folder confuse rustc: the same crate under two hashes) that stays for the next run.
+say "cargo install --path (the $app crate, mcp-sieve and mcp-sieve-encoder patched to their tarballs)"
 cargo install -q --path "$cli_dir" --root "$work/cargo-root" --target "$target" --profile dist \
   --target-dir "$CARGO_TARGET_DIR/install" --config 'profile.dist.inherits="release"' \
-  --config "patch.crates-io.mcp-sieve.path=\"$lib_dir\"" >"$work/install.log" 2>&1 \
+  --config "patch.crates-io.mcp-sieve.path=\"$lib_dir\"" \
+  --config "patch.crates-io.mcp-sieve-encoder.path=\"$enc_dir\"" >"$work/install.log" 2>&1 \
   || { tail -30 "$work/install.log" >&2; fail "cargo install from the packaged crate"; }
 check_binary "cargo install (packaged crate)" "$work/cargo-root/bin/mcp-sieve"
 

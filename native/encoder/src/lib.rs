@@ -1,12 +1,20 @@
-//! The BERT forward pass of the sentence encoder (`encoder.rs`), in plain Rust over the weights of
-//! a `.safetensors` file (read here with the `safetensors` crate): embeddings, then each layer's attention and
-//! feed-forward with their layer norms, for texts of any lengths laid end to end (no padding, so no
-//! mask), giving candle-transformers' BERT's numbers (cosine 1.000000 over the public tools).
-//! Written for the short texts a query is (issue 40): candle's BERT took 14 ms for 23 tokens on one
-//! core, most of it in its matmul re-reading (5 tokens) or re-packing the transposed weights on
-//! every call. Here each dense layer's weights are laid out once at load in panels of 32 outputs,
-//! read once per block of 12 rows while the next panel is prefetched, and multiplied with AVX-512F
-//! or AVX2+FMA code chosen at run time (plain code elsewhere), so the binary stays portable.
+//! The BERT forward pass of mcp-sieve's sentence encoder (native/src/search/encoder.rs reads the
+//! model's folder and tokenizes; this crate only computes), in plain Rust over the weights of a
+//! `.safetensors` file's bytes (read here with the `safetensors` crate): embeddings, then each
+//! layer's attention and feed-forward with their layer norms, for texts of any lengths laid end to
+//! end (no padding, so no mask), giving candle-transformers' BERT's numbers (cosine 1.000000 over
+//! the public tools). Written for the short texts a query is (issue 40): candle's BERT took 14 ms
+//! for 23 tokens on one core, most of it in its matmul re-reading (5 tokens) or re-packing the
+//! transposed weights on every call. Here each dense layer's weights are laid out once at load in
+//! panels of 32 outputs, read once per block of 12 rows while the next panel is prefetched, and
+//! multiplied with AVX-512F or AVX2+FMA code chosen at run time (plain code elsewhere), so the
+//! binary stays portable.
+//!
+//! A crate of its own (issue 63) so that debug builds optimize this code alone (the workspace's
+//! `[profile.dev.package.mcp-sieve-encoder]`): unoptimized, it encodes a catalog in minutes, and
+//! optimizing the whole server for it made every debug build of the server several times slower.
+
+#![deny(missing_docs)]
 
 use std::collections::HashMap;
 
@@ -139,10 +147,15 @@ struct Norm {
 
 /// The sizes [`Bert::load`] needs from `config.json`.
 pub struct Sizes {
+    /// The width of a token's vector (`hidden_size`).
     pub hidden: usize,
+    /// The attention heads (`num_attention_heads`), dividing the width.
     pub heads: usize,
+    /// The encoder layers (`num_hidden_layers`).
     pub layers: usize,
+    /// The feed-forward's inner width (`intermediate_size`).
     pub intermediate: usize,
+    /// The layer norms' epsilon (`layer_norm_eps`).
     pub eps: f32,
 }
 
