@@ -8,8 +8,10 @@
 # wasm builds go to target/wasm, a cargo folder of their own, so they run beside clippy and
 # `cargo test` (one cargo folder builds one thing at a time; the wasm's fat LTO and wasm-opt keep
 # one core busy while the other is idle). The server lanes (the Worker's, the native server's)
-# then run beside a third lane of the steps that build in folders of their own (the release
-# check, `wasm-pack test`, the Windows lane), `nice`d so the servers keep their deadlines.
+# run beside a third lane of the steps that build in folders of their own (the release check, the
+# Windows lane), `nice`d so the servers keep their deadlines; each starts as soon as what it runs
+# is built (the native server's and the builds lane after `cargo test`, the Worker's when the
+# wasm is built too), beside the rest of the wasm lane (the package's checks, `wasm-pack test`).
 #
 # A clone with no target/ gets a link to ${CARGO_HOME:-~/.cargo}/mcp-sieve-test-target (as the
 # release check and the Windows lane keep theirs there): the compiled dependencies outlive the
@@ -85,7 +87,9 @@ wasm_lane() {
   step "npm package as published (npm pack; Node, esbuild, Vite, webpack, import map in Chromium; publint, attw, tsc; README and book examples)" scripts/check-package.sh
   step "wasm-pack test (Chromium)" wasm-pack test --headless --chrome . --features wasm,testing
 }
-lane wasm wasm_lane
+# "$lanes/wasm-done" when it ends, whether or not it built (the Worker's lane waits for one of the two).
+wasm_lane_done() { wasm_lane; touch "$lanes/wasm-done"; }
+lane wasm wasm_lane_done
 # `cargo test` builds target/debug/mcp-sieve too (the native crate's tests run it), with the
 # features of this run: that binary is the one the end-to-end lanes run. Removed first, so a
 # `cargo test` that fails to build cannot leave an older one to be tested.
@@ -95,37 +99,44 @@ step "cargo test" cargo test --workspace --features mcp-sieve/testing
 [ -x target/debug/mcp-sieve ] \
   || step "the native server for the end-to-end lanes (cargo test built none)" cargo build -p mcp-sieve-server
 step "release plan (dist plan: every target's archive and installer; the release workflow in sync)" dist plan
-join_lanes
-# Beside the server lanes, the steps that build in cargo folders of their own (not target/): the
-# release as installed, and the Windows lane under Wine (issue 60: the native crate's unit tests, the
-# stdio, connect and login end-to-end tests against the x86_64-pc-windows-gnu build).
+# The lanes after `cargo test` start as soon as what they run is built, beside the rest of the wasm
+# lane (the package's checks and `wasm-pack test`, 4 to 6 minutes in the last runs, which they
+# waited for until issue 63): the builds lane and the native server's at once (they need only
+# cargo's folders and target/debug/mcp-sieve), the Worker's when the wasm lane's build is done.
+# The builds lane holds the steps that build in cargo folders of their own (not target/): the
+# release as installed, and the Windows lane under Wine (issue 60: the native crate's unit tests,
+# the stdio, connect and login end-to-end tests against the x86_64-pc-windows-gnu build), `nice`d
+# so the servers keep their deadlines. The server lanes share no port or state, and mostly wait on
+# their servers. Each lane's output is printed whole when all are done, and its steps counted.
 builds_lane() {
   step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" nice -n 10 scripts/check-release.sh
   step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" nice -n 10 scripts/test-windows.sh
 }
 lane builds builds_lane
-if [ -f "$lanes/built" ]; then
-  # The tests against servers run in two lanes at once, the Worker's (wrangler dev) and the native
-  # server's: they share no port or state, and mostly wait on their servers (the run is ~7 minutes
-  # shorter). Each lane's output is printed whole when both are done, and its steps counted.
-  worker_lane() {
-    step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
-    step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
-    step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
-    step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
-  }
-  native_lane() {
-    step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/gateway-refresh.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs tests/security/upstream-untrusted.test.mjs tests/security/upstream-space.test.mjs tests/security/upstream-budget.test.mjs tests/security/upstream-deadline.test.mjs tests/security/upstream-down.test.mjs
-    step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/discovery.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/eras.test.mjs tests/e2e/tasks-strict.test.mjs tests/e2e/task-asks.test.mjs tests/e2e/task-create-asks.test.mjs tests/e2e/search-upstreams.test.mjs tests/e2e/relay.test.mjs tests/e2e/relay-stream.test.mjs tests/e2e/mrtr.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs tests/e2e/pinning.test.mjs tests/e2e/upstream-health.test.mjs tests/e2e/tls-upstream.test.mjs tests/e2e/oauth-upstream.test.mjs tests/e2e/oauth-elicit.test.mjs tests/e2e/desktop-internet.test.mjs tests/e2e/connect.test.mjs tests/e2e/reload.test.mjs tests/e2e/otel.test.mjs tests/e2e/rate-limits.test.mjs tests/e2e/stdio-late-question.test.mjs tests/e2e/index-workers-ai.test.mjs tests/e2e/login-browser.test.mjs tests/e2e/oauth-client-checks.test.mjs tests/e2e/code-mode.test.mjs tests/e2e/code-mode-stdio.test.mjs
-  }
-  lane worker worker_lane
+native_lane() {
+  step "security findings (issue 13; native server: transport, sessions, gateway)" env SIEVE_TARGET=native node --test --test-concurrency=1 tests/security/gateway.test.mjs tests/security/gateway-bounds.test.mjs tests/security/gateway-refresh.test.mjs tests/security/body-limit.test.mjs tests/security/headers.test.mjs tests/security/sessions.test.mjs tests/security/sessions-answers.test.mjs tests/security/upstream-untrusted.test.mjs tests/security/upstream-space.test.mjs tests/security/upstream-budget.test.mjs tests/security/upstream-deadline.test.mjs tests/security/upstream-down.test.mjs
+  step "end-to-end (native server + MCP SDK)" env SIEVE_TARGET=native node --test tests/e2e/sdk.test.mjs tests/e2e/sdk-v2.test.mjs tests/e2e/sdk-engine.test.mjs tests/e2e/gateway.test.mjs tests/e2e/ask.test.mjs tests/e2e/tasks-2026.test.mjs tests/e2e/typed-tools.test.mjs tests/e2e/views.test.mjs tests/e2e/discovery.test.mjs tests/e2e/views-upstream.test.mjs tests/e2e/upstreams.test.mjs tests/e2e/eras.test.mjs tests/e2e/tasks-strict.test.mjs tests/e2e/task-asks.test.mjs tests/e2e/task-create-asks.test.mjs tests/e2e/search-upstreams.test.mjs tests/e2e/relay.test.mjs tests/e2e/relay-stream.test.mjs tests/e2e/mrtr.test.mjs tests/e2e/identity.test.mjs tests/e2e/oauth.test.mjs tests/e2e/access.test.mjs tests/e2e/explain.test.mjs tests/e2e/explain-upstream.test.mjs tests/e2e/pinning.test.mjs tests/e2e/upstream-health.test.mjs tests/e2e/tls-upstream.test.mjs tests/e2e/oauth-upstream.test.mjs tests/e2e/oauth-elicit.test.mjs tests/e2e/desktop-internet.test.mjs tests/e2e/connect.test.mjs tests/e2e/reload.test.mjs tests/e2e/otel.test.mjs tests/e2e/rate-limits.test.mjs tests/e2e/stdio-late-question.test.mjs tests/e2e/index-workers-ai.test.mjs tests/e2e/login-browser.test.mjs tests/e2e/oauth-client-checks.test.mjs tests/e2e/code-mode.test.mjs tests/e2e/code-mode-stdio.test.mjs
+}
+if [ -x target/debug/mcp-sieve ]; then
   lane native native_lane
 else
-  failed=$((failed + 1)); failures+=("end-to-end (not run: build failed)")
+  failed=$((failed + 1)); failures+=("end-to-end, native server (not run: no target/debug/mcp-sieve)")
+fi
+worker_lane() {
+  step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 tests/e2e/
+  step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
+  step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
+  step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
+}
+while [ ! -f "$lanes/built" ] && [ ! -f "$lanes/wasm-done" ]; do sleep 1; done
+if [ -f "$lanes/built" ]; then
+  lane worker worker_lane
+else
+  failed=$((failed + 1)); failures+=("end-to-end, Worker (not run: build failed)")
 fi
 join_lanes
 rm -rf "$lanes"
-echo "=== steps (seconds; wall-clock each: the wasm lane ran beside clippy and cargo test, the server lanes beside the release check and the Windows lane)"
+echo "=== steps (seconds; wall-clock each: the wasm lane ran beside clippy and cargo test, then beside the server lanes, the release check and the Windows lane)"
 # CPU seconds beside the wall's: on a machine other work loads, they say what the step costs.
 awk -F'\t' '{ printf "%6d s  %6s cpu-s  %-6s  %s\n", $1, $2, $3, substr($4, 1, 80) }' "$times"
 rm -f "$times" "$times".cpu.*
