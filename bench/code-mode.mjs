@@ -17,7 +17,9 @@
 //!     included);
 //!   - round trips: requests the model must produce (one per call; a model that batches calls in
 //!     one turn makes fewer turns, never fewer requests).
-//! The answers are checked (each mode must reach the same result) so a broken mode cannot look cheap.
+//! The tasks (each one's calls, program and check) are tests/common/code-tasks.mjs, which
+//! tests/e2e/code-mode-tasks.test.mjs runs too. The answers are checked (each mode must reach the
+//! task's one right answer) so a broken mode cannot look cheap.
 //!
 //! With --edge the tasks run at the edge too (`wrangler dev`, the gateway's document as its
 //! MCP_SIEVE_CONFIG), to show the same bytes come out of the Worker.
@@ -37,6 +39,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort, startWorker } from '../tests/e2e/harness.mjs';
 import { startEverything } from '../tests/security/helpers.mjs';
+import { codeTasks } from '../tests/common/code-tasks.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -97,137 +100,6 @@ async function listAll(client) {
 
 /** A tool's answer as a program sees it: structuredContent, else its content. */
 const value = (r) => r.structuredContent ?? r.content;
-const textOf = (r) => (Array.isArray(r) ? r : r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-
-const RECORDS = [
-  'quarterly revenue grew in every region except the north',
-  'ok',
-  'the build failed twice on the arm runner before passing on the third attempt today',
-  'lunch at noon',
-  'customer asked for a refund of the duplicated march invoice',
-  'meeting moved',
-  'please review the pull request that splits the worker into folders before friday',
-  'thanks',
-  'the audit log shows three denied calls from the staging token overnight',
-  'see above',
-  'new hire starts monday and needs access to the billing and ci groups',
-  'done',
-  'latency p50 is stable but p99 doubled after the last deploy of the gateway service',
-  'fyi',
-  'the vendor contract renews in june unless we give ninety days notice in writing to legal',
-  'noted',
-  'two',
-  'backup finished',
-  'sure',
-  'reminder',
-];
-
-/**
- * The tasks. Each has a `steps(call)` the model would run call by call (direct and search mode;
- * `call(name, args)` resolves to the answer as a program sees it), a `program` for run_code that
- * does the same, the `query` and `names` a model would pass to find_tools and describe_tools, and
- * `check(result)` that both reach the same answer.
- */
-function tasks(prefix) {
-  const p = (n) => `${prefix}${n}`;
-  if (!prefix) {
-    return [
-      {
-        id: 'a', label: 'read 20 records, return the 3 with the most words',
-        query: 'count words in a text', names: ['text_stats'],
-        async steps(call) {
-          const stats = [];
-          for (const text of RECORDS) stats.push({ text, words: (await call('text_stats', { text })).words });
-          return stats.sort((x, y) => y.words - x.words).slice(0, 3).map((s) => s.text);
-        },
-        program: `const records = ${JSON.stringify(RECORDS)};
-const stats = [];
-for (const text of records) stats.push({ text, words: (await tools.text_stats({ text })).words });
-return stats.sort((x, y) => y.words - x.words).slice(0, 3).map((s) => s.text);`,
-        check: (r) => r.length === 3 && r[0].startsWith('the vendor contract'),
-      },
-      {
-        id: 'b', label: 'fetch a page and a summary of it (fetch_page, text_stats)',
-        query: 'fetch a web page and count its words', names: ['fetch_page', 'text_stats'],
-        async steps(call) {
-          const page = textOf(await call('fetch_page', { url: 'https://example.com/report' }));
-          const s = await call('text_stats', { text: page });
-          return { words: s.words, lead: page.slice(0, 60) };
-        },
-        program: `const page = (await tools.fetch_page({ url: 'https://example.com/report' })).filter((c) => c.type === 'text').map((c) => c.text).join('\\n');
-const s = await tools.text_stats({ text: page });
-return { words: s.words, lead: page.slice(0, 60) };`,
-        check: (r) => r.words > 5 && r.lead.length === 60,
-      },
-      {
-        id: 'c', label: 'create an item from another\'s fields (read_message, draft_reply)',
-        query: 'read an email and draft a reply', names: ['read_message', 'draft_reply'],
-        async steps(call) {
-          const m = textOf(await call('read_message', { messageId: 'msg-42' }));
-          const d = await call('draft_reply', { messageId: 'msg-42', body: `Thanks, noted: ${m.slice(0, 40)}` });
-          return textOf(d).slice(0, 30);
-        },
-        program: `const m = (await tools.read_message({ messageId: 'msg-42' })).filter((c) => c.type === 'text').map((c) => c.text).join('\\n');
-const d = await tools.draft_reply({ messageId: 'msg-42', body: 'Thanks, noted: ' + m.slice(0, 40) });
-return d.filter((c) => c.type === 'text').map((c) => c.text).join('\\n').slice(0, 30);`,
-        check: (r) => typeof r === 'string' && r.includes('draft_reply'),
-      },
-    ];
-  }
-  return [
-    {
-      id: 'a', label: 'read 20 resources, return the 3 whose number is a multiple of 6',
-      query: 'get a resource by id', names: [p('get-resource-reference')],
-      async steps(call) {
-        const hits = [];
-        for (let id = 1; id <= 20; id++) {
-          const r = await call(p('get-resource-reference'), { resourceId: id });
-          const res = r.find((c) => c.type === 'resource').resource;
-          if (Number(res.text.match(/^Resource (\d+):/)[1]) % 6 === 0) hits.push(res.uri);
-        }
-        return hits;
-      },
-      program: `const hits = [];
-for (let id = 1; id <= 20; id++) {
-  const r = await tools['${p('get-resource-reference')}']({ resourceId: id });
-  const res = r.find((c) => c.type === 'resource').resource;
-  if (Number(res.text.match(/^Resource (\\d+):/)[1]) % 6 === 0) hits.push(res.uri);
-}
-return hits;`,
-      check: (r) => r.length === 3 && r.every((u) => /\/(6|12|18)$/.test(u)),
-    },
-    {
-      id: 'b', label: 'fetch a page of links and a summary (its first text resource)',
-      query: 'list resource links and read a resource', names: [p('get-resource-links'), p('get-resource-reference')],
-      async steps(call) {
-        const links = (await call(p('get-resource-links'), { count: 10 })).filter((c) => c.type === 'resource_link');
-        const first = links.find((l) => /text/.test(l.mimeType ?? ''));
-        const id = Number(first.uri.match(/(\d+)$/)[1]);
-        const r = await call(p('get-resource-reference'), { resourceId: id });
-        return { links: links.length, first: r.find((c) => c.type === 'resource').resource.text.slice(0, 20) };
-      },
-      program: `const links = (await tools['${p('get-resource-links')}']({ count: 10 })).filter((c) => c.type === 'resource_link');
-const first = links.find((l) => /text/.test(l.mimeType ?? ''));
-const id = Number(first.uri.match(/(\\d+)$/)[1]);
-const r = await tools['${p('get-resource-reference')}']({ resourceId: id });
-return { links: links.length, first: r.find((c) => c.type === 'resource').resource.text.slice(0, 20) };`,
-      check: (r) => r.links === 10 && r.first.startsWith('Resource '),
-    },
-    {
-      id: 'c', label: 'create an item from another\'s fields (get-structured-content, echo)',
-      query: 'weather for a city and echo a message', names: [p('get-structured-content'), p('echo')],
-      async steps(call) {
-        const w = await call(p('get-structured-content'), { location: 'Chicago' });
-        const e = await call(p('echo'), { message: `Chicago: ${w.conditions}, ${w.temperature} C` });
-        return textOf(e);
-      },
-      program: `const w = await tools['${p('get-structured-content')}']({ location: 'Chicago' });
-const e = await tools['${p('echo')}']({ message: 'Chicago: ' + w.conditions + ', ' + w.temperature + ' C' });
-return e.filter((c) => c.type === 'text').map((c) => c.text).join('\\n');`,
-      check: (r) => /Chicago: Light rain/.test(r),
-    },
-  ];
-}
 
 /** One task in one mode: { reads, writes, trips, result }. */
 async function measure(base, mode, task) {
@@ -264,7 +136,7 @@ async function measure(base, mode, task) {
         result = r.structuredContent.result;
       }
     }
-    if (!task.check(result)) throw new Error(`${mode} ${task.id}: unexpected answer ${JSON.stringify(result)}`);
+    try { task.check(result); } catch (e) { throw new Error(`${mode} ${task.id}: unexpected answer ${JSON.stringify(result)}: ${e.message}`); }
     return { list, listed: listed.length, reads, tokens: tokens(reads), content, contentTokens: tokens(content), writes, trips, result };
   } finally { await client.close(); }
 }
@@ -272,7 +144,7 @@ async function measure(base, mode, task) {
 /** The three tasks in the three modes at `base` (one catalog's). */
 async function taskRows(where, catalog, base, prefix) {
   const rows = [];
-  for (const t of tasks(prefix)) {
+  for (const t of codeTasks(prefix)) {
     for (const mode of ['direct', 'search', 'code']) rows.push({ where, catalog, task: t.id, label: t.label, mode, ...(await measure(base, mode, t)) });
   }
   return rows;
