@@ -40,6 +40,30 @@ export function randomFilters(seed, count) {
   return filters;
 }
 
+/**
+ * `count` random filters of the shape issue 63's outside run sent ("plain"): each one of four
+ * kinds in turn at random — groups (ANY of 1–2), tags (ALL of 1–2), both, or none — with no
+ * excludeTags and no concerns (the catalog's concern defaults apply to every request).
+ */
+export function plainFilters(seed, count) {
+  const r = rng(seed);
+  const some = (prefix, n) => {
+    const out = new Set();
+    const k = 1 + Math.floor(r() * 2);
+    while (out.size < k) out.add(`${prefix}${Math.floor(r() * n)}`);
+    return [...out];
+  };
+  const filters = [];
+  for (let i = 0; i < count; i++) {
+    const kind = Math.floor(r() * 4); // 0 groups, 1 tags, 2 both, 3 none
+    const f = {};
+    if (kind === 0 || kind === 2) f.groups = some('g', 24);
+    if (kind === 1 || kind === 2) f.tags = some('t', 16);
+    filters.push(f);
+  }
+  return filters;
+}
+
 /** Compiles a catalog document into a matcher: `select(filter)` → tools in catalog order. */
 export function compile(doc) {
   const parent = new Map((doc.groups ?? []).filter((g) => g.parent).map((g) => [g.name, g.parent]));

@@ -1,7 +1,8 @@
 //! Set-up of the wrk load benchmark (scripts/bench-load.sh), run once the servers are up and
 //! before any load:
-//!   1. writes the request bodies: the bench's random filters (bench/filters.mjs, seed 1904) as
-//!      `tools/list` bodies, one per line, for the 2025-11-25 era (`legacy.txt`) and for the
+//!   1. writes the request bodies: the bench's random filters (bench/filters.mjs, seed 1904:
+//!      4,096 of `randomFilters`, or with --filters plain 256 of `plainFilters`, the shape of issue
+//!      63's outside run) as `tools/list` bodies, one per line, for the 2025-11-25 era (`legacy.txt`) and for the
 //!      stateless 2026-07-28 era (`modern.txt`, version, client info and capabilities in _meta);
 //!   2. checks that every target gives the same first page (tool names, and whether a next page
 //!      exists) as the filter semantics written plainly in JS over the catalog (filters.mjs
@@ -18,13 +19,13 @@
 //!      no initialize).
 //!   node bench/wrk-prepare.mjs --catalog FILE --out DIR --target KEY=URL:modern|legacy ...
 //!        [--check 200] [--sessions 32] [--page-from KEY] [--session-page-from KEY]
-//!        [--floor-sessions KEY]
+//!        [--floor-sessions KEY] [--filters random|plain]
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { lister, randomFilters } from './filters.mjs';
+import { lister, plainFilters, randomFilters } from './filters.mjs';
 import { call, initialize, stateless } from '../tests/common/mcp-raw.mjs';
 
 const { values } = parseArgs({
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     'page-from': { type: 'string' },
     'session-page-from': { type: 'string' },
     'floor-sessions': { type: 'string', multiple: true, default: [] },
+    filters: { type: 'string', default: 'random' },
   },
 });
 const CHECK = Number(values.check);
@@ -49,7 +51,9 @@ const fail = (message) => {
 };
 
 // 1. Request bodies.
-const FILTERS = randomFilters(1904, 4096);
+const SHAPES = { random: () => randomFilters(1904, 4096), plain: () => plainFilters(1904, 256) };
+if (!SHAPES[values.filters]) fail(`--filters ${values.filters}: expected one of ${Object.keys(SHAPES).join(', ')}`);
+const FILTERS = SHAPES[values.filters]();
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientInfo': BENCH,

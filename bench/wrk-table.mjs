@@ -76,6 +76,19 @@ ratio('worker-session', 'base-session', 'this build vs BASE (32 sessions)');
 ratio('worker-session4', 'base-session4', 'this build vs BASE (4 sessions)');
 ratio('worker-session', 'node-ref', 'Worker (sessions) vs the official SDK in Node (sessions)');
 ratio('worker-stateless', 'node-ref', 'Worker (2026-07-28) vs the official SDK in Node (sessions)');
+// Shares against another floor than a target's own, within each round: the run command's way of
+// serving (wrangler's default log level) against the quiet one.
+const against = (a, f, what) => {
+  const own = runs.filter((r) => r.key === a);
+  const shares = own.map((r) => r.rps / (runs.find((x) => x.key === f && x.round === r.round)?.rps ?? NaN)).filter(Number.isFinite);
+  if (!shares.length) return;
+  if (!said) console.log('\nRatios:');
+  said = true;
+  console.log(`- ${what}: ${fmt(100 * median(shares), 0)}% (${shares.map((x) => fmt(100 * x, 0)).join(', ')}) of "${byKey.get(f).label}" in the same round`);
+};
+against('worker-run', 'floor-assets', 'Worker as run.sh serves it (default log level) against the quiet floor with assets');
+against('floor-run', 'floor-assets', 'floor at the default log level against the same floor quiet');
+against('worker-run', 'worker-assets', 'Worker as run.sh serves it against the Worker as shipped, quiet');
 for (const r of rows) {
   if (r.errors > 0) console.log(`! ${r.label}: ${r.errors} errors (socket errors, timeouts or HTTP statuses >= 400) out of ${r.requests} requests`);
 }

@@ -8,14 +8,15 @@ bench_cleanup() {
   rm -rf "$work"
 }
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-# start NAME DIR: `wrangler dev` of the Worker in DIR on a free port, in a process group of its
-# own; sets port_NAME and pg_NAME. Each wrangler dev also opens an inspector port, chosen here
-# as wranglers started together race for the default.
+# start NAME DIR [LOG_LEVEL]: `wrangler dev` of the Worker in DIR on a free port, in a process
+# group of its own, at LOG_LEVEL (default warn: no line per request; "log" is wrangler's own
+# default); sets port_NAME and pg_NAME. Each wrangler dev also opens an inspector port, chosen
+# here as wranglers started together race for the default.
 start() {
   local port ins
   port="$(free_port)"; ins="$(free_port)"
   setsid wrangler dev --cwd "$2" --ip 127.0.0.1 --port "$port" --inspector-port "$ins" --show-interactive-dev-session=false \
-    --log-level warn --persist-to "$work/state-$1" > "$work/$1.log" 2>&1 &
+    --log-level "${3:-warn}" --persist-to "$work/state-$1" > "$work/$1.log" 2>&1 &
   pids+=($!)
   printf -v "port_$1" '%s' "$port"
   printf -v "pg_$1" '%s' "$!"

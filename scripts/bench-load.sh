@@ -23,6 +23,12 @@
 #   floor-assets      the same floor deployed like the shipped Worker: the same static assets
 #                     (target/site), /mcp routed to the Worker first (the platform's asset router
 #                     runs before it);
+#   worker-run        the Worker as `scripts/run.sh --config FILE` serves it: worker/wrangler.toml
+#                     with its assets, the catalog put into MCP_SIEVE_KV by scripts/put-config.sh,
+#                     a session secret in .dev.vars, and wrangler dev's own log level (run.sh
+#                     passes no --log-level: wrangler logs every request, which its proxy Worker
+#                     sends to wrangler's Node process over a loopback request), 2026-07-28;
+#   floor-run         floor-assets served the same way (the default log level);
 #   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
 #                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page
 #                     (the session era's own: the Worker's typical 2025-11-25 answer);
@@ -44,10 +50,18 @@
 # share of the era's floor, work above the floor per request) and the ratios of the Worker to its
 # peers (bench/wrk-table.mjs), and the size of the Worker's wasm gzipped.
 #   scripts/bench-load.sh [TOOLS] [SECONDS] [PAGE]
+#   DESCRIPTION=N lengthens every tool's description to N bytes or more (the catalog generator's
+#   fifth argument, examples/synth_catalog.rs; 150: a full page of 50 tools is about 28 KB);
+#   FILTERS=plain sends 256 filters of issue 63's outside run (groups ANY of 1-2, tags ALL of 1-2,
+#   both, or none: bench/filters.mjs plainFilters) instead of 4,096 of the default shape
+#   (FILTERS=random: groups, tags, excludeTags and concerns);
+#   SHAPE=outside is DESCRIPTION=150 FILTERS=plain, the shape of issue 63's outside run;
 #   BENCH_TARGETS=worker-stateless,floor-js scripts/bench-load.sh    (a subset, comma-separated)
 #   SKIP_BUILD=1 reuses the last build (worker/build, the catalog generator) instead of running
 #   bootstrap.sh + build.sh; WARM=S sets the warm-up (default 3 s);
-#   BENCH_JSON=FILE keeps the raw results (one JSON line per target).
+#   BENCH_JSON=FILE keeps the raw results (one JSON line per target);
+#   THIS=DIR measures DIR/entry.mjs, DIR/build and DIR/code instead of worker/'s (a copy: the
+#   shared tree's entry.mjs may be mid-edit and ahead of its build).
 # The peers' npm packages (agents, @modelcontextprotocol/server) live in bench/peers/ with their
 # own lock file: they need zod 4, the root package's tests use zod 3. Servers run in process
 # groups of their own (setsid) and are stopped by those ids on exit.
@@ -60,8 +74,13 @@ conns=32
 threads=2
 rounds="${ROUNDS:-3}"
 warm="${WARM:-3}"
-all="floor-js worker-stateless base-stateless handler floor-assets worker-assets floor-do worker-session base-session mcpagent floor-do4 worker-session4 base-session4 mcpagent4 node-ref"
+if [ "${SHAPE:-}" = outside ]; then : "${DESCRIPTION:=150}" "${FILTERS:=plain}"
+elif [ -n "${SHAPE:-}" ]; then echo "SHAPE: unknown shape '$SHAPE' (known: outside)" >&2; exit 2; fi
+description="${DESCRIPTION:-0}"
+filters="${FILTERS:-random}"
+all="floor-js worker-stateless base-stateless handler floor-assets worker-assets floor-run worker-run floor-do worker-session base-session mcpagent floor-do4 worker-session4 base-session4 mcpagent4 node-ref"
 base="${BASE:-}"
+this="${THIS:-worker}"
 default="${all// /,}"
 [ -n "$base" ] || default="$(echo "$default" | sed -E 's/,base-[a-z0-9]+//g')"
 targets="${BENCH_TARGETS:-$default}"
@@ -88,8 +107,13 @@ if want base-stateless || opens base-session; then
     || { echo "the base-* targets need BASE=DIR with DIR/entry.mjs and DIR/build (an earlier worker/ build, copied)" >&2; exit 2; }
 fi
 want mcpagent4 && targets+=",mcpagent-open"
-if want worker-stateless || opens worker-session || want worker-assets; then
-  [ -f worker/build/index.js ] || { echo "no Worker build (worker/build/index.js): run scripts/build.sh" >&2; exit 1; }
+if want worker-stateless || opens worker-session || want worker-assets || want worker-run; then
+  [ -f "$this/build/index.js" ] || { echo "no Worker build ($this/build/index.js): run scripts/build.sh" >&2; exit 1; }
+fi
+if want worker-assets || want floor-assets || want worker-run || want floor-run; then
+  # The asset router's cost grows with the files it serves: an empty target/site measures less.
+  [ -f target/site/index.html ] && [ -d target/site/pkg ] \
+    || { echo "target/site has no demo page (index.html, pkg/): run scripts/build.sh --run" >&2; exit 1; }
 fi
 if want handler || opens mcpagent; then
   # The peers' packages, installed only when their lock file changed (as bootstrap.sh does).
@@ -115,14 +139,15 @@ trap bench_cleanup EXIT
 # `cargo run` waits for the shared target's lock and rebuilds after anyone's edit of the core).
 synth=(cargo run -q --release --features testing --example synth_catalog --)
 [ "${SKIP_BUILD:-}" != 1 ] || [ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
-"${synth[@]}" "$tools" 0 42 "$page" > "$work/catalog.json"
+"${synth[@]}" "$tools" 0 42 "$page" "$description" > "$work/catalog.json"
 servers=()
 # The Worker as built now, copied: another build of the shared tree during the run would
 # otherwise make wrangler dev reload it (a new isolate, another random session secret: every
 # session 404) or measure two builds in one run.
 export WRANGLER_CI_DISABLE_CONFIG_WATCHING=true
+# entry.mjs imports code mode's runner (worker/code) beside the build: copied with it.
 mkdir -p "$work/snap"
-cp -r worker/entry.mjs worker/build "$work/snap/"
+cp -r "$this/entry.mjs" "$this/build" "$this/code" "$work/snap/"
 if want worker-stateless || opens worker-session; then
   # MCP only: the shipped configuration without its [assets] block.
   mcp_only_worker "$work/worker"
@@ -134,6 +159,7 @@ fi
 if want base-stateless || opens base-session; then
   mkdir -p "$work/base-snap"
   cp -r "$base/entry.mjs" "$base/build" "$work/base-snap/"
+  [ ! -d "$base/code" ] || cp -r "$base/code" "$work/base-snap/"
   mcp_only_worker "$work/base"
   sed -i "s|^main = .*|main = \"$work/base-snap/entry.mjs\"|" "$work/base/wrangler.toml"
   kv_catalog base "$work/base"
@@ -148,6 +174,18 @@ if want worker-assets; then
   kv_catalog assets "$work/assets"
   start assets "$work/assets"
   servers+=("http://127.0.0.1:$port_assets/mcp")
+fi
+if want worker-run; then
+  # As `scripts/run.sh --config FILE` serves it: the shipped configuration, the catalog put into
+  # the KV namespace by scripts/put-config.sh, a session secret in .dev.vars (run.sh keeps one in
+  # worker/.dev.vars), wrangler dev's default log level; the copied build.
+  mkdir -p "$work/run"
+  sed -e "s|^main = .*|main = \"$work/snap/entry.mjs\"|" -e "s|^directory = .*|directory = \"$PWD/target/site\"|" \
+    worker/wrangler.toml > "$work/run/wrangler.toml"
+  echo "MCP_SIEVE_SESSION_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$work/run/.dev.vars"
+  scripts/put-config.sh "$work/catalog.json" "$work/state-run"
+  start run "$work/run" log
+  servers+=("http://127.0.0.1:$port_run/mcp")
 fi
 if want handler; then
   bundle bench/peers/handler-worker.mjs "$work/handler"
@@ -169,7 +207,7 @@ if want node-ref; then
   servers+=("http://127.0.0.1:$port_node/mcp")
 fi
 [ ${#servers[@]} -eq 0 ] || ready "${servers[@]}"
-for url in ${port_worker:+"http://127.0.0.1:$port_worker/mcp"} ${port_assets:+"http://127.0.0.1:$port_assets/mcp"}; do
+for url in ${port_worker:+"http://127.0.0.1:$port_worker/mcp"} ${port_assets:+"http://127.0.0.1:$port_assets/mcp"} ${port_run:+"http://127.0.0.1:$port_run/mcp"}; do
   # Fail early, with the Worker's own message, if it did not load the catalog.
   curl -sf -X POST -H 'Content-Type: application/json' -H 'Accept: application/json' \
     -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \
@@ -178,17 +216,19 @@ for url in ${port_worker:+"http://127.0.0.1:$port_worker/mcp"} ${port_assets:+"h
 done
 
 # Same answers everywhere, request bodies, sessions, and the floors' page (the Worker's typical answer).
-prep=(--catalog "$work/catalog.json" --out "$work" --check 200 --sessions "$conns")
+prep=(--catalog "$work/catalog.json" --out "$work" --check 200 --sessions "$conns" --filters "$filters")
 want worker-stateless && prep+=(--target "worker-stateless=http://127.0.0.1:$port_worker/mcp:modern")
 opens worker-session && prep+=(--target "worker-session=http://127.0.0.1:$port_worker/mcp:legacy")
 want base-stateless && prep+=(--target "base-stateless=http://127.0.0.1:$port_base/mcp:modern")
 opens base-session && prep+=(--target "base-session=http://127.0.0.1:$port_base/mcp:legacy")
 want worker-assets && prep+=(--target "worker-assets=http://127.0.0.1:$port_assets/mcp:modern")
+want worker-run && prep+=(--target "worker-run=http://127.0.0.1:$port_run/mcp:modern")
 want handler && prep+=(--target "handler=http://127.0.0.1:$port_handler/mcp:modern")
 opens mcpagent && prep+=(--target "mcpagent=http://127.0.0.1:$port_agent/mcp:legacy")
 want node-ref && prep+=(--target "node-ref=http://127.0.0.1:$port_node/mcp:legacy")
 if want worker-stateless; then prep+=(--page-from worker-stateless)
 elif want worker-assets; then prep+=(--page-from worker-assets)
+elif want worker-run; then prep+=(--page-from worker-run)
 elif opens worker-session; then prep+=(--page-from worker-session); fi
 opens worker-session && prep+=(--session-page-from worker-session)
 opens floor-do && prep+=(--floor-sessions floor-do)
@@ -197,7 +237,7 @@ for key in worker-session base-session floor-do mcpagent; do
   [ ! -f "$work/sessions-$key.txt" ] || cut -d, -f1-4 "$work/sessions-$key.txt" > "$work/sessions-${key}4.txt"
 done
 
-if want floor-js || opens floor-do || want floor-assets; then
+if want floor-js || opens floor-do || want floor-assets || want floor-run; then
   cp "$work/page.json" "$work/page.txt"
   cp "$work/page-session.json" "$work/page-session.txt"
   bundle bench/floor-worker.mjs "$work/floor" --alias:bench-page="$work/page.txt" \
@@ -217,6 +257,14 @@ if want floor-js || opens floor-do || want floor-assets; then
     start floor_assets "$work/floor-assets"
     floors+=("http://127.0.0.1:$port_floor_assets")
   fi
+  if want floor-run; then
+    # The same, at wrangler dev's default log level (as run.sh starts the Worker).
+    mkdir -p "$work/floor-run"
+    cp "$work/floor/index.js" "$work/floor/wrangler.toml" "$work/floor-run/"
+    printf '[assets]\ndirectory = "%s"\nnot_found_handling = "none"\nrun_worker_first = ["/mcp"]\n' "$PWD/target/site" >> "$work/floor-run/wrangler.toml"
+    start floor_run "$work/floor-run" log
+    floors+=("http://127.0.0.1:$port_floor_run")
+  fi
   for floor_url in "${floors[@]}"; do
     ready "$floor_url/mcp"
     for path in mcp:page do/mcp:page-session; do
@@ -226,7 +274,7 @@ if want floor-js || opens floor-do || want floor-assets; then
   done
 fi
 
-echo "== tools/list, $tools tools, pages of $page, two concerns with defaults, random filters, $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
+echo "== tools/list, $tools tools$([ "$description" = 0 ] || echo " (descriptions of $description bytes or more)"), pages of $page, two concerns with defaults, $([ "$filters" = plain ] && echo "256 plain filters" || echo "random filters"), $conns connections, wrk -t$threads, ${warm} s warm-up + ${seconds} s each, $rounds rounds, 127.0.0.1, $cores cores"
 for round in $(seq 1 "$rounds"); do
   for key in $all; do
     want "$key" || continue
@@ -238,6 +286,8 @@ for round in $(seq 1 "$rounds"); do
       base-session4) run base-session4 "BASE build, MCP only (2025-11-25, 4 sessions, 32 connections)" floor-do4 "http://127.0.0.1:$port_base/mcp" "$pg_base" ;;
       floor-assets) run floor-assets "floor: JS Worker + static assets, fixed page (stateless)" "" "http://127.0.0.1:$port_floor_assets/mcp" "$pg_floor_assets" ;;
       worker-assets) run worker-assets "mcp-sieve Worker as shipped, + static assets (2026-07-28, stateless)" floor-assets "http://127.0.0.1:$port_assets/mcp" "$pg_assets" ;;
+      floor-run) run floor-run "floor: JS Worker + static assets, wrangler's default log level (stateless)" "" "http://127.0.0.1:$port_floor_run/mcp" "$pg_floor_run" ;;
+      worker-run) run worker-run "mcp-sieve Worker as run.sh --config serves it (2026-07-28, stateless)" floor-run "http://127.0.0.1:$port_run/mcp" "$pg_run" ;;
       handler) run handler "SDK v2 + agents createMcpHandler (2026-07-28, stateless)" floor-js "http://127.0.0.1:$port_handler/mcp" "$pg_handler" ;;
       floor-do) run floor-do "floor: JS Worker + no-op Durable Object (32 sessions)" "" "http://127.0.0.1:$port_floor/do/mcp" "$pg_floor" ;;
       worker-session) run worker-session "mcp-sieve Worker, MCP only (2025-11-25, 32 sessions)" floor-do "http://127.0.0.1:$port_worker/mcp" "$pg_worker" ;;
