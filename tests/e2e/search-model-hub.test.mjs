@@ -18,6 +18,8 @@ import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startHub, COMMIT } from './hub-stand-in.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -45,43 +47,22 @@ function environment(env) {
   return { ...base, XDG_CACHE_HOME: temp('xdg'), ...env };
 }
 
-/** `mcp-sieve stdio ARGS` with JSON-RPC helpers and its stderr. */
+/**
+ * `mcp-sieve stdio ARGS` as a desktop client launches it, by the official SDK's
+ * StdioClientTransport and Client (v1, 2025-11-25), with its stderr kept from the start.
+ */
 function stdio(args, env, catalog = CATALOG) {
-  const child = spawn(BIN, ['stdio', '--catalog', catalog, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: environment(env) });
-  let buf = '';
+  const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--catalog', catalog, ...args], env: environment(env), stderr: 'pipe' });
+  const client = new Client({ name: 'hub-e2e', version: '1' });
   let stderr = '';
-  let id = 0;
-  const pending = new Map();
-  child.stderr.on('data', (d) => { stderr += d; });
-  child.stdout.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const msg = JSON.parse(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-      pending.get(msg.id)?.(msg);
-      pending.delete(msg.id);
-    }
-  });
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  const request = (method, params) => new Promise((resolve) => {
-    id += 1;
-    pending.set(id, resolve);
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-  });
+  transport.stderr.on('data', (d) => { stderr += d; });
   return {
     stderr: () => stderr,
-    request,
-    async open() {
-      const r = await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hub-e2e', version: '1' } });
-      assert.ok(r.result, JSON.stringify(r));
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    },
-    async find(query) {
-      const r = await request('tools/call', { name: 'find_tools', arguments: { query, limit: 3 } });
-      assert.ok(r.result, JSON.stringify(r));
-      return r.result;
-    },
+    client,
+    /** Starts the server and initializes. */
+    open: () => client.connect(transport),
+    /** find_tools' answer for `query` (an error rejects). */
+    find: (query) => client.callTool({ name: 'find_tools', arguments: { query, limit: 3 } }),
     /** Waits until stderr matches `re` (fails after `ms`, showing stderr). */
     async waitFor(re, ms) {
       const end = Date.now() + ms;
@@ -90,12 +71,8 @@ function stdio(args, env, catalog = CATALOG) {
         await new Promise((r) => setTimeout(r, 100));
       }
     },
-    async stop() {
-      child.stdin.end();
-      const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(t);
-    },
+    /** Closes stdin; the SDK waits for the exit (SIGTERM, then SIGKILL, after 2 s each). */
+    stop: () => client.close(),
   };
 }
 
@@ -116,10 +93,10 @@ test('first use in search mode: fetched with progress while lists and lexical se
   try {
     await s.open();
     const began = Date.now();
-    const listed = await s.request('tools/list', {});
+    const listed = await s.client.listTools();
     const lexical = await s.find('send an email to a colleague');
     assert.ok(Date.now() - began < 2_000, 'tools/list and find_tools answered at once');
-    assert.equal(listed.result.tools.map((t) => t.name).sort().join(), 'call_tool,describe_tools,find_tools');
+    assert.equal(listed.tools.map((t) => t.name).sort().join(), 'call_tool,describe_tools,find_tools');
     assert.ok(lexical.structuredContent.tools.length > 0);
     assert.equal(ranking(lexical), 'lexical');
     assert.doesNotMatch(s.stderr(), /fetched sentence-transformers/, 'the fetch was still under way');

@@ -17,11 +17,13 @@
 // Environment (from scripts/check-release.sh): SIEVE_STATIC_BIN, the static musl mcp-sieve.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { startHub } from '../e2e/hub-stand-in.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -47,9 +49,9 @@ const envOf = (stage) => Object.fromEntries(stage.lines.filter((l) => /^ENV\s/.t
   .flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]])));
 
 const which = (name) => ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].map((d) => path.join(d, name)).find((f) => fs.existsSync(f));
-const [UNSHARE, CHROOT] = [which('unshare'), which('chroot')];
+const [UNSHARE, CHROOT, ENV] = [which('unshare'), which('chroot'), which('env')];
 const why = (() => {
-  if (!UNSHARE || !CHROOT) return 'no unshare or chroot here';
+  if (!UNSHARE || !CHROOT || !ENV) return 'no unshare, chroot or env here';
   if (!BIN) return 'SIEVE_STATIC_BIN is not set: run through scripts/check-release.sh';
   if (process.getuid?.() !== 0) return 'not root: chroot and a network namespace need it';
   if (!fs.existsSync(path.join(MODEL_FOLDER, 'model.safetensors'))) return `no ${MODEL_FOLDER} (scripts/bootstrap.sh)`;
@@ -115,58 +117,35 @@ test('replayed: a container in search mode ranks by meaning from the image\'s ca
     assert.equal(doc.tools.length, names.length);
     fs.writeFileSync(path.join(image, 'sieve.json'), JSON.stringify(doc));
 
+    // The official SDK's stdio client launches the container's command. It passes on some of this
+    // process's variables (HOME, LOGNAME, PATH, SHELL, TERM, USER): `env -i` leaves the binary
+    // only the image's ENV and what Docker adds (PATH; HOME=/ for a user without a passwd entry).
+    const imageEnv = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', ...env };
     const start = () => {
-      const child = spawn(UNSHARE, ['--net', CHROOT, `--userspec=${user}`, image, '/mcp-sieve', 'stdio', '--search', '--catalog', '/sieve.json'], {
-        // the image's ENV and what Docker adds (PATH; HOME=/ for a user without a passwd entry)
-        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', ...env },
-        stdio: ['pipe', 'pipe', 'pipe'],
+      const transport = new StdioClientTransport({
+        command: ENV,
+        args: ['-i', ...Object.entries(imageEnv).map(([k, v]) => `${k}=${v}`), UNSHARE, '--net', CHROOT, `--userspec=${user}`, image, '/mcp-sieve', 'stdio', '--search', '--catalog', '/sieve.json'],
+        stderr: 'pipe',
       });
+      const client = new Client({ name: 'image-replay', version: '1' });
       let stderr = '';
-      let buf = '';
-      let id = 0;
-      const pending = new Map();
-      child.stderr.on('data', (d) => { stderr += d; });
-      child.stdout.on('data', (d) => {
-        buf += d;
-        let i;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const msg = JSON.parse(buf.slice(0, i));
-          buf = buf.slice(i + 1);
-          pending.get(msg.id)?.(msg);
-          pending.delete(msg.id);
-        }
-      });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      const request = (method, params) => new Promise((resolve) => {
-        id += 1;
-        pending.set(id, resolve);
-        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-      });
+      transport.stderr.on('data', (d) => { stderr += d; });
       return {
         stderr: () => stderr,
-        async open() {
-          const r = await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'image-replay', version: '1' } });
-          assert.ok(r.result, `${JSON.stringify(r)}\n${stderr}`);
-          child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-        },
+        open: () => client.connect(transport),
         /** find_tools until it answers by words and meaning; its answer. */
         async hybrid(query, ms) {
           const end = Date.now() + ms;
           for (;;) {
-            const r = await request('tools/call', { name: 'find_tools', arguments: { query, limit: 3 } });
-            assert.ok(r.result, JSON.stringify(r));
-            if (r.result._meta?.[META]?.ranking === 'hybrid') return r.result;
+            const r = await client.callTool({ name: 'find_tools', arguments: { query, limit: 3 } });
+            if (r._meta?.[META]?.ranking === 'hybrid') return r;
             assert.doesNotMatch(stderr, /not in the Hugging Face cache|find_tools stays lexical/, stderr);
-            assert.ok(Date.now() < end, `still ${JSON.stringify(r.result._meta)} after ${ms} ms:\n${stderr}`);
+            assert.ok(Date.now() < end, `still ${JSON.stringify(r._meta)} after ${ms} ms:\n${stderr}`);
             await new Promise((res) => setTimeout(res, 200));
           }
         },
-        async stop() {
-          child.stdin.end();
-          const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
-          await exited;
-          clearTimeout(t);
-        },
+        /** Closes stdin; the SDK waits for the exit (SIGTERM, then SIGKILL, after 2 s each). */
+        stop: () => client.close(),
       };
     };
 
