@@ -18,6 +18,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { binOf } from '../security/helpers.mjs';
+import { codeCatalog, runCode as run, TASK, TASK_CALLS, assertTask, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -30,10 +31,7 @@ let catalog;
 before(() => {
   if (!native) return;
   dir = mkdtempSync(path.join(tmpdir(), 'sieve-code-stdio-'));
-  const doc = JSON.parse(readFileSync(path.join(ROOT, 'catalog', 'default.json'), 'utf8'));
-  doc.tools.find((t) => t.name === 'send_email').aliases = ['mail_send'];
-  doc.code = { timeoutSeconds: 3, memoryMb: 32, maxCalls: 30, maxAnswerBytes: 200000, maxConcurrentRuns: 2 };
-  doc.audit = { file: 'audit.jsonl' };
+  const doc = codeCatalog({ file: 'audit.jsonl' });
   catalog = path.join(dir, 'sieve.json');
   writeFileSync(catalog, JSON.stringify(doc));
 });
@@ -45,8 +43,6 @@ async function v1(args, options = {}) {
   return client;
 }
 
-const run = (client, code, options) => client.callTool({ name: 'run_code', arguments: { code } }, undefined, options);
-
 test('stdio --code: the list, TypeScript declarations, a multi-step program audited as the client\'s calls', { skip, timeout: 60_000 }, async () => {
   const client = await v1(['--catalog', catalog, '--code', '--groups', 'utilities,email']);
   let runId;
@@ -56,82 +52,27 @@ test('stdio --code: the list, TypeScript declarations, a multi-step program audi
     const d = await client.callTool({ name: 'describe_tools', arguments: { names: ['add'] } });
     assert.match(d.structuredContent.typescript, /^declare const tools: \{/);
     assert.match(d.structuredContent.typescript, /\n {2}add\(args: \{\n/);
-    const r = await run(client, `
-      let total = 0;
-      for (const n of [3, 9, 27, 81]) total = (await tools.add({ a: total, b: n })).sum ?? total;
-      const echoed = await tools.call('echo', { message: 'over stdio' });
-      console.log('summed');
-      return { total, echoed };`);
-    assert.equal(r.isError, undefined, JSON.stringify(r));
-    assert.equal(r.structuredContent.result.total, 120, JSON.stringify(r));
-    assert.deepEqual(r.structuredContent.logs, ['summed']);
+    const r = await run(client, TASK);
+    assertTask(r);
     runId = r._meta['dev.mcp-sieve/run'].id;
-    assert.equal(r._meta['dev.mcp-sieve/run'].calls, 5);
   } finally { await client.close(); }
   const file = path.join(dir, 'audit.jsonl');
   assert.ok(existsSync(file), 'the audit file is written');
   const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  const mine = records.filter((x) => x.run === runId);
-  assert.deepEqual(mine.map((x) => x.item).sort(), ['add', 'add', 'add', 'add', 'echo']);
-  for (const x of mine) {
-    assert.equal(x.via, 'run_code');
-    assert.equal(x.decision, 'allowed');
-  }
-  assert.ok(records.some((x) => x.item === 'run_code' && !x.via), 'the run itself is a use too');
+  assertAudited(records, runId, TASK_CALLS);
 });
 
 test('stdio --code: a hidden tool is unknown inside a program, by name, alias or computed name', { skip, timeout: 60_000 }, async () => {
   const client = await v1(['--catalog', catalog, '--code', '--groups', 'utilities']);
   try {
-    await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'send_email', arguments: {} } }), /Unknown tool/);
-    const r = await run(client, `
-      const tried = {};
-      for (const name of ['send_email', 'mail_send', ['send', 'email'].join('_'), 'run_code', 'call_tool']) {
-        try { await tools.call(name, { to: 'a@b.c', subject: 's', body: 'b' }); tried[name] = 'called'; }
-        catch (e) { tried[name] = e.message; }
-      }
-      try { await tools.mail_send({}); tried.property = 'called'; } catch (e) { tried.property = e.message; }
-      return tried;`);
-    const tried = r.structuredContent.result;
-    for (const [name, outcome] of Object.entries(tried)) assert.notEqual(outcome, 'called', `${name} was called`);
-    for (const name of ['send_email', 'mail_send', 'property']) assert.match(tried[name], /Unknown tool/, name);
+    await assertHiddenUnknown(client);
   } finally { await client.close(); }
 });
 
 test('stdio --code: attacks end inside their limits with a clear error, and the server keeps serving', { skip, timeout: 120_000 }, async () => {
   const client = await v1(['--catalog', catalog, '--code', '--groups', 'utilities']);
   try {
-    const cases = [
-      ['while (true) {}', /time limit of 3 s/],
-      ['const a = []; while (true) a.push(new Array(100000).fill(1));', /memory limit of 32 MB/],
-      ["return 'x'.repeat((1 << 30) - 1).length", /memory limit of 32 MB/],
-      ['const f = (n) => f(n + 1) + 1; return f(0)', /stack/],
-      ['await new Promise(() => {})', /never settles/],
-      ['for (let i = 0; i < 100; i++) await tools.echo({ message: String(i) }); return 1', /too many tool calls: a run may make 30/],
-      ["return 'y'.repeat(300000)", /more than 200000 \(code.maxAnswerBytes\)/],
-      ["return await import('os')", /Error/],
-    ];
-    for (const [code, want] of cases) {
-      const started = Date.now();
-      const r = await run(client, code);
-      assert.equal(r.isError, true, `${code}: ${JSON.stringify(r)}`);
-      assert.match(r.structuredContent.error, want, code);
-      assert.ok(Date.now() - started < 10_000, `${code} took ${Date.now() - started} ms`);
-    }
-    // Replacing `tools` fails or changes nothing; polluted prototypes and a replaced JSON stay
-    // in the program's world; the bridge's calls still reach the tools.
-    const replaced = await run(client, `try { tools = { add: () => 'mine' } } catch (e) {}
-      try { globalThis.tools = null } catch (e) {}
-      Object.prototype.isError = true; Object.prototype.sum = 99; JSON.parse = () => ({ sum: 1 });
-      return (await tools.add({ a: 2, b: 3 })).sum;`);
-    assert.equal(replaced.isError, undefined, JSON.stringify(replaced));
-    assert.equal(replaced.structuredContent.result, 5);
-    const ctl = await run(client, "console.log('a\\u0000b\\r\\n\\r\\n{}'); return 'c\\u0001\\u001b[31m\\n\\nx'");
-    assert.equal(ctl.structuredContent.result, 'c\u0001\u001b[31m\n\nx');
-    assert.deepEqual(ctl.structuredContent.logs, ['a\u0000b\r\n\r\n{}']);
-    await assert.rejects(client.callTool({ name: 'run_code', arguments: { code: 5 } }), /params.arguments.code must be a string/);
-    const still = await run(client, 'return (await tools.add({ a: 1, b: 1 })).sum');
-    assert.equal(still.structuredContent.result, 2);
+    await assertAttacksContained(client, { withinMs: 10_000 });
   } finally { await client.close(); }
 });
 
@@ -196,29 +137,11 @@ test('stdio --code: a question asked mid-call reaches a 2025-11-25 client; a 202
 });
 
 test('stdio --code through the gateway: another upstream\'s prefix is unknown inside a program', { skip, timeout: 90_000 }, async () => {
-  const memory = binOf('@modelcontextprotocol/server-memory');
-  const doc = {
-    upstreams: {
-      memory: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'a.jsonl') }, prefix: 'mem_' },
-      other: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'b.jsonl') }, prefix: 'other_' },
-    },
-  };
+  const doc = { upstreams: memoryUpstreams(binOf('@modelcontextprotocol/server-memory'), dir) };
   const gw = path.join(dir, 'gateway.json');
   writeFileSync(gw, JSON.stringify(doc));
   const client = await v1(['--catalog', gw, '--code', '--groups', 'memory']);
   try {
-    await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'other_read_graph', arguments: {} } }), /Unknown tool/);
-    const r = await run(client, `
-      const mine = await tools.mem_read_graph({});
-      const tried = {};
-      for (const name of ['other_read_graph', ['other', 'read', 'graph'].join('_'), 'read_graph', 'other.read_graph']) {
-        try { await tools.call(name, {}); tried[name] = 'called'; } catch (e) { tried[name] = e.message; }
-      }
-      return { mine, tried };`);
-    assert.equal(r.isError, undefined, JSON.stringify(r));
-    assert.ok(r.structuredContent.result.mine, JSON.stringify(r));
-    for (const [name, outcome] of Object.entries(r.structuredContent.result.tried)) {
-      assert.match(outcome, /Unknown tool/, `${name}: ${outcome}`);
-    }
+    await assertOtherPrefixUnknown(client);
   } finally { await client.close(); }
 });

@@ -10,14 +10,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative } from './harness.mjs';
 import { statelessRequest } from '../common/mcp-raw.mjs';
 import { binOf } from '../security/helpers.mjs';
+import { codeCatalog, runCode as run, TASK, assertTask, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const native = process.env.SIEVE_TARGET === 'native';
 let server;
 let dir;
@@ -25,13 +24,7 @@ let dir;
 before(async () => {
   if (!native) return;
   dir = mkdtempSync(path.join(tmpdir(), 'sieve-code-'));
-  const doc = JSON.parse(readFileSync(path.join(ROOT, 'catalog', 'default.json'), 'utf8'));
-  doc.views.scripted = { mode: 'code', filter: { groups: ['utilities', 'email'] } };
-  doc.views.narrow = { mode: 'code', filter: { groups: ['utilities'] } };
-  // A renamed tool: send_email's old name, outside the "narrow" view as send_email is.
-  doc.tools.find((t) => t.name === 'send_email').aliases = ['mail_send'];
-  doc.code = { timeoutSeconds: 3, memoryMb: 32, maxCalls: 30, maxAnswerBytes: 200000, maxConcurrentRuns: 2 };
-  doc.audit = { file: 'audit.jsonl' };
+  const doc = codeCatalog({ file: 'audit.jsonl' });
   writeFileSync(path.join(dir, 'sieve.json'), JSON.stringify(doc));
   server = await startNative({ extraArgs: ['--catalog', path.join(dir, 'sieve.json')] });
 }, { timeout: 120_000 });
@@ -45,8 +38,6 @@ async function connect(view = 'scripted') {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/${view}`)));
   return client;
 }
-
-const run = (client, code) => client.callTool({ name: 'run_code', arguments: { code } });
 
 test('the list is the search tools and run_code; describe_tools answers TypeScript', { skip: !native, timeout: 60_000 }, async () => {
   const client = await connect();
@@ -65,95 +56,21 @@ test('the list is the search tools and run_code; describe_tools answers TypeScri
 test('a multi-step task over the demo catalog in one run_code', { skip: !native, timeout: 60_000 }, async () => {
   const client = await connect();
   try {
-    const r = await run(client, `
-      const numbers = [3, 9, 27, 81];
-      let total = 0;
-      for (const n of numbers) {
-        const s = await tools.add({ a: total, b: n });
-        total = Number(s.sum ?? s.result ?? s[0]?.text);
-      }
-      const stats = await tools.call('text_stats', { text: 'one two three four' });
-      const messages = await tools.list_messages({});
-      console.log('added', numbers.length, 'numbers');
-      return { total, stats, messages: Array.isArray(messages) ? 'content' : typeof messages };`);
-    assert.equal(r.isError, undefined, JSON.stringify(r));
-    const { result, logs } = r.structuredContent;
-    assert.equal(result.total, 120);
-    assert.ok(result.stats, JSON.stringify(result));
-    assert.deepEqual(logs, ['added 4 numbers']);
-    assert.equal(r._meta['dev.mcp-sieve/run'].calls, 6);
-    assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent);
+    assertTask(await run(client, TASK));
   } finally { await client.close(); }
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip: !native, timeout: 60_000 }, async () => {
   const client = await connect('narrow');
   try {
-    // Outside: a direct call_tool of send_email is unknown in this view.
-    const r = await run(client, `
-      const tried = {};
-      for (const name of ['send_email', 'mail_send', 'email.send_email', 'scripted/send_email', ['send', 'email'].join('_'), 'run_code', 'call_tool']) {
-        try { await tools.call(name, { to: 'a@b.c', subject: 's', body: 'b' }); tried[name] = 'called'; }
-        catch (e) { tried[name] = e.message; }
-      }
-      return tried;`);
-    const tried = r.structuredContent.result;
-    for (const [name, outcome] of Object.entries(tried)) {
-      assert.notEqual(outcome, 'called', `${name} was called`);
-    }
-    assert.match(tried.send_email, /Unknown tool/);
-    assert.match(tried.mail_send, /Unknown tool/);
-    assert.match(tried.send_email, /Unknown tool/);
-    // A visible tool is called as directly.
-    const ok = await run(client, 'return await tools.echo({ message: "hi" })');
-    assert.equal(ok.isError, undefined, JSON.stringify(ok));
+    await assertHiddenUnknown(client);
   } finally { await client.close(); }
 });
 
 test('attacks end inside their limits with a clear error, and the server keeps serving', { skip: !native, timeout: 120_000 }, async () => {
   const client = await connect();
   try {
-    const cases = [
-      ['while (true) {}', /time limit of 3 s/],
-      ['const a = []; while (true) a.push(new Array(100000).fill(1));', /memory limit of 32 MB/],
-      ["return 'x'.repeat((1 << 30) - 1).length", /memory limit of 32 MB/],
-      ['const f = (n) => f(n + 1) + 1; return f(0)', /stack/],
-      ['await new Promise(() => {})', /never settles/],
-      ['for (let i = 0; i < 100; i++) await tools.echo({ message: String(i) }); return 1', /too many tool calls: a run may make 30/],
-      ["return 'y'.repeat(300000)", /more than 200000 \(code.maxAnswerBytes\)/],
-      ['tools = null; return 1', /TypeError|^$/],
-      ["return await import('os')", /Error/],
-    ];
-    for (const [code, want] of cases) {
-      const started = Date.now();
-      const r = await run(client, code);
-      if (r.isError) {
-        assert.match(r.structuredContent.error, want, code);
-      } else {
-        assert.equal(String(want), String(/TypeError|^$/), `${code} should have failed: ${JSON.stringify(r)}`);
-      }
-      assert.ok(Date.now() - started < 10_000, `${code} took ${Date.now() - started} ms`);
-    }
-    // Prototype pollution and a replaced JSON stay in the program's world.
-    const polluted = await run(client, `Object.prototype.isError = true; JSON.parse = () => ({});
-      const r = await tools.add({ a: 2, b: 3 }); return r;`);
-    assert.equal(polluted.isError, undefined, JSON.stringify(polluted));
-    // Replacing `tools` fails or changes nothing: the bridge still reaches the tools.
-    const replaced = await run(client, `try { tools = { add: () => ({ sum: 'mine' }) } } catch (e) {}
-      try { globalThis.tools = null } catch (e) {}
-      try { Object.defineProperty(globalThis, 'tools', { value: {} }) } catch (e) {}
-      Object.prototype.sum = 99;
-      return (await tools.add({ a: 2, b: 3 })).sum;`);
-    assert.equal(replaced.structuredContent.result, 5, JSON.stringify(replaced));
-    // Control characters come back as data: the JSON and the stream stay whole.
-    const ctl = await run(client, "console.log('a\\u0000b\\r\\n\\r\\ndata: {}'); return 'c\\u0001\\u001b[31m\\n\\nevent: x'");
-    assert.equal(ctl.structuredContent.result, 'c\u0001\u001b[31m\n\nevent: x');
-    assert.deepEqual(ctl.structuredContent.logs, ['a\u0000b\r\n\r\ndata: {}']);
-    // A program that is not a string is a clear invalid-params error.
-    await assert.rejects(client.callTool({ name: 'run_code', arguments: { code: 5 } }), /params.arguments.code must be a string/);
-    // Still serving.
-    const after = await run(client, 'return (await tools.add({ a: 1, b: 1 }))');
-    assert.equal(after.isError, undefined, JSON.stringify(after));
+    await assertAttacksContained(client, { withinMs: 10_000 });
   } finally { await client.close(); }
 });
 
@@ -233,12 +150,8 @@ test('100 runs at once of one principal: past code.maxConcurrentRuns refused wit
 });
 
 test('through the gateway, another upstream\'s prefix is unknown inside a program', { skip: !native, timeout: 90_000 }, async () => {
-  const memory = binOf('@modelcontextprotocol/server-memory');
   const doc = {
-    upstreams: {
-      memory: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'a.jsonl') }, prefix: 'mem_' },
-      other: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: path.join(dir, 'b.jsonl') }, prefix: 'other_' },
-    },
+    upstreams: memoryUpstreams(binOf('@modelcontextprotocol/server-memory'), dir),
     views: { coded: { mode: 'code', filter: { groups: ['memory'] } } },
   };
   writeFileSync(path.join(dir, 'gateway.json'), JSON.stringify(doc));
@@ -246,19 +159,7 @@ test('through the gateway, another upstream\'s prefix is unknown inside a progra
   const client = new Client({ name: 'code-mode-gateway', version: '1.0.0' });
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
-    await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'other_read_graph', arguments: {} } }), /Unknown tool/);
-    const r = await run(client, `
-      const mine = await tools.mem_read_graph({});
-      const tried = {};
-      for (const name of ['other_read_graph', ['other', 'read', 'graph'].join('_'), 'read_graph', 'other.read_graph']) {
-        try { await tools.call(name, {}); tried[name] = 'called'; } catch (e) { tried[name] = e.message; }
-      }
-      return { mine, tried };`);
-    assert.equal(r.isError, undefined, JSON.stringify(r));
-    assert.ok(r.structuredContent.result.mine, JSON.stringify(r));
-    for (const [name, outcome] of Object.entries(r.structuredContent.result.tried)) {
-      assert.match(outcome, /Unknown tool/, `${name}: ${outcome}`);
-    }
+    await assertOtherPrefixUnknown(client);
   } finally {
     await client.close();
     await gw.stop();
@@ -278,12 +179,5 @@ test('each call of a program is audited as the caller\'s, marked via run_code wi
     await new Promise((r) => setTimeout(r, 100));
     if (existsSync(file)) records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   }
-  const mine = records.filter((x) => x.run === runId);
-  assert.deepEqual(mine.map((x) => x.item).sort(), ['add', 'echo']);
-  for (const x of mine) {
-    assert.equal(x.via, 'run_code');
-    assert.equal(x.decision, 'allowed');
-    assert.match(x.view, /scripted/);
-  }
-  assert.ok(records.some((x) => x.item === 'run_code' && !x.via), 'the run itself is a use too');
+  assertAudited(records, runId, ['add', 'echo'], /scripted/);
 });
