@@ -22,31 +22,51 @@
 # git worktree outside this tree) and runs it beside this tree's in every round (before/after in
 # one run: compare the ratios of the same round). MCP_SIEVE_BIN=PATH serves with that binary
 # instead of a fresh release build of this tree (the floor and the catalog generator are then the
-# release examples already built: target/release/examples/{floor,synth_catalog}).
+# release examples already built: target/release/examples/{floor,synth_catalog}, or those beside
+# the binary, BIN's folder/examples, when this tree has none; EXAMPLES=DIR names them).
+# `scripts/bench-native.sh --before BIN --after BIN [TOOLS] …` is BASE=BEFORE MCP_SIEVE_BIN=AFTER,
+# the pair's order swapped each round (after first in odd rounds, before first in even ones), then
+# a table of the two side by side: CPU a request of each and the ratio after / before of each
+# round's pair with its median. REFERENCE=0 leaves the Node reference server out (a before/after
+# run does not need it). The load average is printed at the start and the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --before) BASE="$2"; shift 2 ;;
+    --after) MCP_SIEVE_BIN="$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
 tools="${1:-5000}"; seconds="${2:-10}"; conns="${3:-32}"; page="${4:-50}"; rounds="${ROUNDS:-2}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 bin="${MCP_SIEVE_BIN:-}"
+examples="${EXAMPLES:-target/release/examples}"
 if [ -z "$bin" ]; then
   cargo build -q --release -p mcp-sieve-server --bins --example floor
   cargo build -q --release --features testing --example synth_catalog
   bin=target/release/mcp-sieve
+elif [ -z "${EXAMPLES:-}" ] && [ ! -x "$examples/floor" ]; then
+  examples="$(dirname "$bin")/examples"
 fi
+reference="${REFERENCE:-1}"
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-target/release/examples/synth_catalog "$tools" 0 42 "$page" > "$work/catalog.json"
+"$examples/synth_catalog" "$tools" 0 42 "$page" > "$work/catalog.json"
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 nport="$(free_port)"; rport="$(free_port)"; fport="$(free_port)"
 "$bin" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
 pids+=($!); npid=$!
-node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
-pids+=($!); rpid=$!
-urls=("http://127.0.0.1:$nport/mcp" "http://127.0.0.1:$rport/mcp")
+urls=("http://127.0.0.1:$nport/mcp")
+if [ "$reference" != 0 ]; then
+  node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
+  pids+=($!); rpid=$!
+  urls+=("http://127.0.0.1:$rport/mcp")
+fi
 if [ -n "${BASE:-}" ]; then
   bport="$(free_port)"
   "$BASE" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$bport" > "$work/base.log" 2>&1 &
@@ -65,7 +85,7 @@ done
 node bench/load.mjs --seconds 0 --check 200 \
   --target "native (session)=http://127.0.0.1:$nport/mcp:legacy" \
   --target "native (2026-07-28)=http://127.0.0.1:$nport/mcp:modern" \
-  --target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy" \
+  ${rpid:+--target "reference SDK (node)=http://127.0.0.1:$rport/mcp:legacy"} \
   ${BASE:+--target "base (session)=http://127.0.0.1:${bport:-}/mcp:legacy"}
 
 # Request bodies: the load benchmark's random filters, one JSON body per line, per era.
@@ -90,7 +110,7 @@ open_session() {
   echo "$sid"
 }
 nsid="$(open_session "http://127.0.0.1:$nport/mcp")"
-rsid="$(open_session "http://127.0.0.1:$rport/mcp")"
+[ -z "${rpid:-}" ] || rsid="$(open_session "http://127.0.0.1:$rport/mcp")"
 [ -z "${BASE:-}" ] || bsid="$(open_session "http://127.0.0.1:$bport/mcp")"
 
 # The floor's page: the server's own answer (in its session) of median size among 64 filters.
@@ -100,7 +120,7 @@ for i in $(seq 1 64); do
     --data-binary @- "http://127.0.0.1:$nport/mcp"
 done
 cp "$(ls -S "$work"/answer-*.json | sed -n 32p)" "$work/page.json"
-target/release/examples/floor "$fport" "$work/page.json" > "$work/floor.log" 2>&1 &
+"$examples/floor" "$fport" "$work/page.json" > "$work/floor.log" 2>&1 &
 pids+=($!); fpid=$!
 for _ in $(seq 1 50); do curl -s -o /dev/null -d '{}' "http://127.0.0.1:$fport/mcp" && break; sleep 0.1; done
 
@@ -114,16 +134,23 @@ run() { # round name url session bodies pid
 }
 echo "== tools/list, $tools tools, page size $page, random filters, $conns connections, ${seconds} s each after 3 s warm-up, $rounds rounds, wrk, 127.0.0.1"
 echo "   floor page: $(wc -c < "$work/page.json") bytes"
+echo "   load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
   run "$r" "floor (tokio + hyper, fixed page)" "http://127.0.0.1:$fport/mcp" "" "$work/legacy.txt" "$fpid"
-  run "$r" "native (session)" "http://127.0.0.1:$nport/mcp" "$nsid" "$work/legacy.txt" "$npid"
-  run "$r" "native (2026-07-28)" "http://127.0.0.1:$nport/mcp" "" "$work/modern.txt" "$npid"
-  if [ -n "${BASE:-}" ]; then
-    run "$r" "base (session)" "http://127.0.0.1:$bport/mcp" "$bsid" "$work/legacy.txt" "$bpid"
-    run "$r" "base (2026-07-28)" "http://127.0.0.1:$bport/mcp" "" "$work/modern.txt" "$bpid"
-  fi
-  run "$r" "reference SDK (node, session)" "http://127.0.0.1:$rport/mcp" "$rsid" "$work/legacy.txt" "$rpid"
+  for era in session modern; do
+    if [ "$era" = session ]; then what="session"; bodies="$work/legacy.txt"; else what="2026-07-28"; bodies="$work/modern.txt"; fi
+    # With BASE, the pair's order swapped each round.
+    if [ -n "${BASE:-}" ] && [ $((r % 2)) -eq 0 ]; then
+      run "$r" "base ($what)" "http://127.0.0.1:$bport/mcp" "$([ "$era" = session ] && echo "$bsid")" "$bodies" "$bpid"
+      run "$r" "native ($what)" "http://127.0.0.1:$nport/mcp" "$([ "$era" = session ] && echo "$nsid")" "$bodies" "$npid"
+    else
+      run "$r" "native ($what)" "http://127.0.0.1:$nport/mcp" "$([ "$era" = session ] && echo "$nsid")" "$bodies" "$npid"
+      [ -z "${BASE:-}" ] || run "$r" "base ($what)" "http://127.0.0.1:$bport/mcp" "$([ "$era" = session ] && echo "$bsid")" "$bodies" "$bpid"
+    fi
+  done
+  [ -z "${rpid:-}" ] || run "$r" "reference SDK (node, session)" "http://127.0.0.1:$rport/mcp" "$rsid" "$work/legacy.txt" "$rpid"
 done
+echo "   load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 node -e '
 const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => { const [round, name, j, ticks] = l.split("\t"); return { round, name, ...JSON.parse(j), cpu: (ticks * 1e4) / JSON.parse(j).requests }; });
 console.log("\n| round | target | req/s | p50 ms | p99 ms | errors | bytes/answer | server CPU µs/request | share of the floor | work above the floor (µs/request) | req/s vs reference |");
@@ -133,6 +160,23 @@ for (const r of rows) {
   const floor = mine.find((x) => x.name.startsWith("floor"));
   const ref = mine.find((x) => x.name.startsWith("reference"));
   const above = (1e6 / r.rps - 1e6 / floor.rps).toFixed(1);
-  console.log(`| ${r.round} | ${r.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${(r.bytes ?? 0).toFixed(0)} | ${r.cpu.toFixed(1)} | ${(100 * r.rps / floor.rps).toFixed(0)}% | ${above} | ${(r.rps / ref.rps).toFixed(2)}x |`);
+  console.log(`| ${r.round} | ${r.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.errors} | ${(r.bytes ?? 0).toFixed(0)} | ${r.cpu.toFixed(1)} | ${(100 * r.rps / floor.rps).toFixed(0)}% | ${above} | ${ref ? (r.rps / ref.rps).toFixed(2) + "x" : "–"} |`);
 }
-' "$work/results.tsv"
+// Before (base) and after (native) side by side, compared within each round.
+if (rows.some((x) => x.name.startsWith("base"))) {
+  const median = (xs) => {
+    const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const rounds = [...new Set(rows.map((x) => x.round))];
+  const at = (name, r) => rows.find((x) => x.name === name && x.round === r);
+  console.log(`\nbefore (${process.argv[2]}) and after, ${rounds.length} rounds, server CPU per request:`);
+  console.log("| request | before (µs) | after (µs) | after / before: median (each round) | req/s after / before: median (each round) |");
+  console.log("|---|---:|---:|---|---|");
+  for (const what of ["session", "2026-07-28"]) {
+    const b = rounds.map((r) => at(`base (${what})`, r)), a = rounds.map((r) => at(`native (${what})`, r));
+    const cpu = rounds.map((_, i) => a[i].cpu / b[i].cpu), rps = rounds.map((_, i) => a[i].rps / b[i].rps);
+    console.log(`| tools/list, ${what} | ${median(b.map((x) => x.cpu)).toFixed(1)} | ${median(a.map((x) => x.cpu)).toFixed(1)} | ${median(cpu).toFixed(3)} (${cpu.map((x) => x.toFixed(2)).join(", ")}) | ${median(rps).toFixed(3)} (${rps.map((x) => x.toFixed(2)).join(", ")}) |`);
+  }
+}
+' "$work/results.tsv" "${BASE:-}"

@@ -21,8 +21,23 @@
 #   on CPU 1 alone, wrk (one thread) and the OTLP sink on CPU 0, so the server's own CPU bounds
 #   its throughput and nothing else competes for its core and caches: its CPU per request is
 #   steadier there, though rounds still spread from 91% to 108% on the shared VM)
+# Before and after in one run (issue 59: a hand-written piece against the library that replaced
+# it): `scripts/bench-operate.sh --before BIN --after BIN [SECONDS] [CONNECTIONS]` (the same as
+# BASE=BEFORE MCP_SIEVE_BIN=AFTER): both binaries in every round and for every part, their order
+# swapped each round (after, before, then before, after: a machine getting busier or quieter
+# weighs on both alike), then a table of the two side by side with the ratio after/before of each
+# round's pair and its median. Parts beside those above: `sampled` (every request traced and
+# exported: OTEL_TRACES_SAMPLER=always_on) and `unsampled` (the exporter set up, no request
+# traced: always_off). The load average is printed at the start and the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --before) BASE="$2"; shift 2 ;;
+    --after) MCP_SIEVE_BIN="$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
 seconds="${1:-10}"; conns="${2:-32}"
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
@@ -79,6 +94,8 @@ run() {
     logs) env=(MCP_SIEVE_LOG=info) ;;
     metrics) args=() ;;
     traces) env+=("${traces[@]}") ;;
+    sampled) env+=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink_port" OTEL_TRACES_SAMPLER=always_on) ;;
+    unsampled) env+=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sink_port" OTEL_TRACES_SAMPLER=always_off) ;;
     limit) catalog="$work/limited.json" ;;
     all) env=(MCP_SIEVE_LOG=info "${traces[@]}"); args=(); catalog="$work/limited.json" ;;
   esac
@@ -149,17 +166,25 @@ PY
 }
 
 results="$work/results.jsonl"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Alternated, ROUNDS times each: the best run of each counts (a shared machine's noise only
 # slows), and each part's throughput against "off" of the same round (run just before it) is
-# printed round by round with its median, which one lucky "off" run does not move.
+# printed round by round with its median, which one lucky "off" run does not move. With BASE,
+# the two binaries run one after the other for each part, the first of the pair swapped each round.
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for what in call list; do
     for label in ${LABELS:-off logs metrics traces limit all}; do
-      run "$label" "$what" >> "$results"
-      [ -z "${BASE:-}" ] || run "$label" "$what" "$BASE" base >> "$results"
+      if [ -n "${BASE:-}" ] && [ $((round % 2)) -eq 0 ]; then
+        run "$label" "$what" "$BASE" base >> "$results"
+        run "$label" "$what" >> "$results"
+      else
+        run "$label" "$what" >> "$results"
+        [ -z "${BASE:-}" ] || run "$label" "$what" "$BASE" base >> "$results"
+      fi
     done
   done
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "${IR:-}" ]; then
   node -e '
 const all = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
@@ -175,18 +200,32 @@ for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) 
       }
     }
   }
+}
+// Before and after side by side: the fewest instructions a request of each, their ratio, and what
+// each part adds over everything off as a share of the request with it.
+if (all.some((x) => x.bin === "base")) {
+  const irOf = (bin, w, l) => Math.min(...all.filter((x) => x.bin === bin && x.what === w && x.label === l).map((x) => x.ir));
+  console.log("\n| request | part | before: instructions a request | after | after / before | the part, before | after |");
+  console.log("|---|---|---:|---:|---:|---:|---:|");
+  for (const w of ["call", "list"]) {
+    for (const l of [...new Set(all.map((x) => x.label))]) {
+      const [b, a, bo, ao] = [irOf("base", w, l), irOf("this", w, l), irOf("base", w, "off"), irOf("this", w, "off")];
+      const part = (x, o) => (l === "off" ? "—" : `${x - o >= 0 ? "+" : ""}${x - o} (${(100 * (x - o) / x).toFixed(1)}%)`);
+      console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${l} | ${b} | ${a} | ${(a / b).toFixed(3)} | ${part(b, bo)} | ${part(a, ao)} |`);
+    }
+  }
 }' "$results"
   exit 0
 fi
 node -e '
 const all = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const names = { off: "everything off", logs: "logs at info", metrics: "metrics on", traces: "traces sampled at 10% (OTLP)", sampled: "every request traced (OTLP)", unsampled: "traces on, none sampled", limit: "one rate limit", all: "all four" };
 for (const bin of ["this", "base"].filter((b) => all.some((x) => x.bin === b))) {
 const rows = all.filter((x) => x.bin === bin);
 console.log(`\n${bin === "this" ? "this tree" : "BASE (" + process.argv[3] + ")"}:`);
 const tick = 1e6 / Number(process.argv[2]);
 const best = (w, l) => rows.filter((x) => x.what === w && x.label === l).sort((a, b) => b.wrk.rps - a.wrk.rps)[0];
 const cpu = (w, l) => Math.min(...rows.filter((x) => x.what === w && x.label === l).map((x) => x.ticks * tick / x.wrk.requests));
-const names = { off: "everything off", logs: "logs at info", metrics: "metrics on", traces: "traces sampled at 10% (OTLP)", limit: "one rate limit", all: "all four" };
 console.log("| request | server | req/s | p50 (ms) | p99 (ms) | server CPU per request (µs) | throughput vs off | p99 vs off | CPU vs off |");
 console.log("|---|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const w of ["call", "list"]) {
@@ -210,5 +249,37 @@ for (const w of ["call", "list"]) {
     console.log(`${w === "call" ? "tools/call echo" : "tools/list (filtered)"}, ${names[l]} against off of the same round: median ${median(shares).toFixed(1)}% (${shares.map((x) => x.toFixed(1)).join(", ")}); p99 median ${median(p99s).toFixed(2)}x (${p99s.map((x) => x.toFixed(2)).join(", ")})`);
   }
 }
+}
+// Before (BASE) and after (this tree) side by side, compared within each round (the two ran one
+// after the other there): the server CPU a request of each (median of the rounds), the median of
+// the rounds ratios after / before, and what the part adds to a request over everything off of
+// the same binary and round, in µs and as a share of the request with it.
+if (all.some((x) => x.bin === "base")) {
+  const tick = 1e6 / Number(process.argv[2]);
+  const median = (xs) => {
+    const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const at = (bin, w, l, r) => all.find((x) => x.bin === bin && x.what === w && x.label === l && x.round === r);
+  const cpu = (bin, w, l, r) => { const x = at(bin, w, l, r); return x ? x.ticks * tick / x.wrk.requests : NaN; };
+  const rounds = [...new Set(all.map((x) => x.round))];
+  const labels = [...new Set(all.map((x) => x.label))];
+  console.log(`\nbefore (${process.argv[3]}) and after (this tree), ${rounds.length} rounds, server CPU per request:`);
+  console.log("| request | part | before (µs) | after (µs) | after / before: median (each round) | req/s after / before | the part, before | after |");
+  console.log("|---|---|---:|---:|---|---:|---:|---:|");
+  for (const w of ["call", "list"]) {
+    for (const l of labels) {
+      const b = median(rounds.map((r) => cpu("base", w, l, r))), a = median(rounds.map((r) => cpu("this", w, l, r)));
+      const ratios = rounds.map((r) => cpu("this", w, l, r) / cpu("base", w, l, r));
+      const rps = median(rounds.map((r) => at("this", w, l, r)?.wrk.rps / at("base", w, l, r)?.wrk.rps));
+      const part = (bin) => {
+        if (l === "off") return "—";
+        const us = median(rounds.map((r) => cpu(bin, w, l, r) - cpu(bin, w, "off", r)));
+        const share = median(rounds.map((r) => (cpu(bin, w, l, r) - cpu(bin, w, "off", r)) / cpu(bin, w, l, r)));
+        return `${us >= 0 ? "+" : ""}${us.toFixed(1)} µs (${(100 * share).toFixed(0)}%)`;
+      };
+      console.log(`| ${w === "call" ? "tools/call echo" : "tools/list (filtered)"} | ${names[l]} | ${b.toFixed(1)} | ${a.toFixed(1)} | ${median(ratios).toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(", ")}) | ${rps.toFixed(3)} | ${part("base")} | ${part("this")} |`);
+    }
+  }
 }
 ' "$results" "$(getconf CLK_TCK)" "${BASE:-}"
