@@ -114,4 +114,19 @@ for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
 console.log('\ninclusive time of the request path\'s stages (share of busy):');
 const stages = [...inclusive].filter(([name]) => /mcp_sieve|fetch|read_body|respond|guarded|Response|arrayBuffer|JSON/.test(name));
 for (const [name, us] of stages.sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`  ${pct(us).padStart(6)}  ${short(name)}`);
+// Who calls the three functions with the most self time (their callers three frames up, by share
+// of that function's samples): a helper such as wasm-bindgen's string copy is called from many.
+console.log('\ncallers of the top functions (three frames up, share of the function\'s self time):');
+for (const [name, total] of [...self].filter(([n]) => !n.startsWith('(')).sort((a, b) => b[1] - a[1]).slice(0, 3)) {
+  const chains = new Map();
+  for (const [id, us] of selfUs) {
+    if (nameOf(byId.get(id)) !== name) continue;
+    const up = [];
+    for (let cur = parent.get(id); cur !== undefined && up.length < 3; cur = parent.get(cur)) up.push(nameOf(byId.get(cur)));
+    const key = up.map((x) => short(x).slice(0, 60)).join(' < ') || '(root)';
+    chains.set(key, (chains.get(key) ?? 0) + us);
+  }
+  console.log(`  ${short(name)}`);
+  for (const [key, us] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, 4)) console.log(`    ${((100 * us) / total).toFixed(0).padStart(3)}%  < ${key}`);
+}
 process.exit(0); // the inspector socket would keep the process alive

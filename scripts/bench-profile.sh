@@ -22,7 +22,9 @@
 # isolate's JS heap and the Worker's wasm memory.
 #   scripts/bench-profile.sh [TOOLS] [SECONDS]      (needs scripts/build.sh first; the gateway
 #   modes also target/release/mcp-sieve; WORKER=DIR profiles MODE=gateway with DIR/entry.mjs and
-#   DIR/build instead of worker/: an earlier build, copied)
+#   DIR/build instead of worker/: an earlier build, copied; in MODE=stateless it profiles DIR's
+#   entry.mjs, build and code served MCP only; DESCRIPTION=N and FILTERS=plain as in
+#   scripts/bench-load.sh: descriptions of N bytes or more, issue 63's 256 plain filters)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools="${1:-5000}"
@@ -49,7 +51,7 @@ trap bench_cleanup EXIT
 # target's lock and rebuilds after anyone's edit of the core); no reload if the build changes.
 synth=(cargo run -q --release --features testing --example synth_catalog --)
 [ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
-"${synth[@]}" "$tools" 0 42 "$page" > "$work/catalog.json"
+"${synth[@]}" "$tools" 0 42 "$page" "${DESCRIPTION:-0}" > "$work/catalog.json"
 export WRANGLER_CI_DISABLE_CONFIG_WATCHING=true
 dir=worker
 case "$mode" in
@@ -72,7 +74,13 @@ case "$mode" in
       kv_catalog profile "$dir" "$work/gateway.json"
     fi
     ;;
-  *) kv_catalog profile worker ;;
+  *)
+    if [ -n "${WORKER:-}" ]; then
+      dir="$work/worker"
+      mcp_only_worker "$dir"
+      sed -i "s|^main = .*|main = \"$(cd "$WORKER" && pwd)/entry.mjs\"|" "$dir/wrangler.toml"
+    fi
+    kv_catalog profile "$dir" ;;
 esac
 port="$(free_port)"; ins="$(free_port)"
 setsid wrangler dev --cwd "$dir" --ip 127.0.0.1 --port "$port" --inspector-port "$ins" \
@@ -87,7 +95,7 @@ ready "$url"
 # 1,000 random filters (bench/filters.mjs) as stateless request bodies, one per line; for
 # MODE=find, 1,000 find_tools queries of 2 to 4 words from the synthetic catalog's vocabulary.
 node --input-type=module -e '
-import { randomFilters, rng } from "./bench/filters.mjs";
+import { plainFilters, randomFilters, rng } from "./bench/filters.mjs";
 const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientInfo": { name: "profile", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} };
 const stateless = process.argv[1] !== "session";
@@ -101,10 +109,10 @@ if (process.argv[1] === "find") {
   }
   process.exit(0);
 }
-for (const filter of randomFilters(7, 1000)) {
+for (const filter of process.argv[2] === "plain" ? plainFilters(1904, 256) : randomFilters(7, 1000)) {
   const params = stateless ? { filter, _meta: meta } : { filter };
   console.log(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params }));
-}' "$mode" > "$work/bodies.jsonl"
+}' "$mode" "${FILTERS:-random}" > "$work/bodies.jsonl"
 case "$mode" in gateway | floor) cp "$work/calls.txt" "$work/bodies.jsonl" ;; esac
 session=""
 for _ in $(seq 1 "$([ "$mode" = session ] && echo "$sessions" || echo 0)"); do
