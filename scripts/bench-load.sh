@@ -28,6 +28,8 @@
 #                     a session secret in .dev.vars, and wrangler dev's own log level (run.sh
 #                     passes no --log-level: wrangler logs every request, which its proxy Worker
 #                     sends to wrangler's Node process over a loopback request), 2026-07-28;
+#                     what still differs from run.sh: the copied build, wrangler's watch of its
+#                     configuration off and its inspector port chosen, as for every target here;
 #   floor-run         floor-assets served the same way (the default log level);
 #   floor-do          floor of the session era: the same Worker forwarding each request to a no-op
 #                     Durable Object named by its Mcp-Session-Id (32 ids), which answers the page
