@@ -69,47 +69,66 @@ pub fn describe(path: &Path) -> String {
     }
 }
 
+/// Why no OS keychain is used (said in the log; tokens then go in the file).
+#[derive(Debug, thiserror::Error)]
+enum KeychainError {
+    /// No session keyring could be had or made (Linux).
+    #[cfg(target_os = "linux")]
+    #[error("no session keyring: {0:?}")]
+    SessionKeyring(linux_keyutils::KeyError),
+    /// The platform's store or the probe entry failed.
+    #[error(transparent)]
+    Store(#[from] keyring_core::Error),
+    /// The probe entry was written but read back other than written.
+    #[error("a probe entry read back differently")]
+    ProbeDiffers,
+    /// No keychain crate for this OS.
+    #[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
+    #[error("no keychain is supported on this platform")]
+    Unsupported,
+}
+
 /// Installs the platform's keychain as keyring-core's store and checks that an entry can be
 /// written, read and deleted; its name.
-fn keychain() -> Result<&'static str, String> {
+fn keychain() -> Result<&'static str, KeychainError> {
     let (store, name) = platform_store()?;
     keyring_core::set_default_store(store);
-    let probe = keyring_core::Entry::new(SERVICE, "probe").map_err(|e| e.to_string())?;
-    probe.set_password("probe").map_err(|e| e.to_string())?;
-    let read = probe.get_password().map_err(|e| e.to_string())?;
+    let probe = keyring_core::Entry::new(SERVICE, "probe")?;
+    probe.set_password("probe")?;
+    let read = probe.get_password()?;
     let _ = probe.delete_credential();
     if read != "probe" {
-        return Err("a probe entry read back differently".into());
+        return Err(KeychainError::ProbeDiffers);
     }
     Ok(name)
 }
 
 #[cfg(target_os = "linux")]
-fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), String> {
+fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainError> {
     // A process started outside a login session (a service, a container) has no session keyring
     // of its own; the store's reads and writes go through one, so it is made here. The tokens
     // themselves are linked into the user's persistent keyring, which the next process finds.
     use linux_keyutils::{KeyRing, KeyRingIdentifier};
-    KeyRing::from_special_id(KeyRingIdentifier::Session, true).map_err(|e| format!("no session keyring: {e:?}"))?;
-    let s: Arc<CredentialStore> = linux_keyutils_keyring_store::Store::new().map_err(|e| e.to_string())?;
+    KeyRing::from_special_id(KeyRingIdentifier::Session, true).map_err(KeychainError::SessionKeyring)?;
+    let s: Arc<CredentialStore> = linux_keyutils_keyring_store::Store::new()?;
     Ok((s, "the Linux kernel keyring, keyutils"))
 }
 
 #[cfg(target_os = "macos")]
-fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), String> {
-    let s: Arc<CredentialStore> = apple_native_keyring_store::keychain::Store::new().map_err(|e| e.to_string())?;
+fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainError> {
+    let s: Arc<CredentialStore> = apple_native_keyring_store::keychain::Store::new()?;
     Ok((s, "the macOS Keychain"))
 }
 
 #[cfg(target_os = "windows")]
-fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), String> {
-    let s: Arc<CredentialStore> = windows_native_keyring_store::Store::new().map_err(|e| e.to_string())?;
+fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainError> {
+    let s: Arc<CredentialStore> = windows_native_keyring_store::Store::new()?;
     Ok((s, "the Windows Credential Manager"))
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
-fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), String> {
-    Err("no keychain is supported on this platform".into())
+fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainError> {
+    Err(KeychainError::Unsupported)
 }
 
 /// The keychain entry of the store at `path`.
