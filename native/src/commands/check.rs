@@ -107,8 +107,9 @@ fn tls_problems(ups: &[mcp_sieve::catalog::Upstream], folder: &Path) -> Vec<Stri
         .iter()
         .filter(|u| u.url().is_some())
         .filter_map(|u| crate::http::tls::upstream_config(u, folder).err())
+        .map(|e| e.to_string())
         .collect();
-    out.extend(crate::http::tls::proxy_problems());
+    out.extend(crate::http::tls::proxy_problems().iter().map(|e| e.to_string()));
     for w in crate::http::tls::store_problems() {
         println!("warning: {w}");
     }

@@ -58,6 +58,156 @@ impl std::fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
+/// Why a TLS configuration could not be made from its files: each names the field (or variable)
+/// and the file, with the reading's or rustls's error as source.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read.
+    #[error("{field}: cannot read {}: {source}", .path.display())]
+    Read {
+        /// The field that named the file.
+        field: String,
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: io::Error,
+    },
+    /// A certificate file is not PEM.
+    #[error("{field}: {} is not PEM certificates: {source}", .path.display())]
+    NotPem {
+        /// The field that named the file.
+        field: String,
+        /// The file.
+        path: PathBuf,
+        /// What the PEM reader found.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// A certificate file holds no certificate.
+    #[error(
+        "{field}: {} holds no certificate (expected PEM blocks \"-----BEGIN CERTIFICATE-----\")",
+        .path.display()
+    )]
+    NoCertificate {
+        /// The field that named the file.
+        field: String,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A `caFile` certificate rustls will not trust as a CA.
+    #[error("{field}: {} holds a certificate rustls cannot use as a CA: {source}", .path.display())]
+    NotCa {
+        /// The field that named the file.
+        field: String,
+        /// The file.
+        path: PathBuf,
+        /// Why rustls refused it.
+        #[source]
+        source: rustls::Error,
+    },
+    /// A key file holds no private key.
+    #[error(
+        "{field}: {} holds no private key (expected PEM \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or \"EC PRIVATE KEY\"): {source}",
+        .path.display()
+    )]
+    NoKey {
+        /// The field that named the file.
+        field: String,
+        /// The file.
+        path: PathBuf,
+        /// What the PEM reader found.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The crypto provider offers no TLS version (never with ring).
+    #[error("no TLS version to offer: {0}")]
+    NoVersion(#[source] rustls::Error),
+    /// `clientKey` is a key, but not the certificate's.
+    #[error("clientKey is not the private key of the certificate in clientCert")]
+    KeyNotCertificates(#[source] rustls::Error),
+    /// rustls refused the certificate and key together otherwise.
+    #[error("clientKey does not go with clientCert: {0}")]
+    KeyRefused(#[source] rustls::Error),
+    /// An error without a field of its own, placed at the upstream (`upstreams.gh: …`).
+    #[error("{at}: {source}")]
+    At {
+        /// `upstreams.<name>` or `upstream`.
+        at: String,
+        /// The error.
+        #[source]
+        source: Box<TlsError>,
+    },
+}
+
+impl TlsError {
+    /// The error placed at upstream `at` unless it names a field already.
+    fn at(self, at: String) -> TlsError {
+        match self {
+            TlsError::NoVersion(_) | TlsError::KeyNotCertificates(_) | TlsError::KeyRefused(_) => TlsError::At {
+                at,
+                source: Box::new(self),
+            },
+            named => named,
+        }
+    }
+}
+
+/// Why a proxy variable's URL will not work.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyUrlError {
+    /// It does not parse as a URI.
+    #[error("not a proxy URL such as http://proxy.example:3128 ({0})")]
+    Parse(#[from] hyper::http::uri::InvalidUri),
+    /// It names no host.
+    #[error("not a proxy URL such as http://proxy.example:3128 (no host)")]
+    NoHost,
+    /// Its scheme is not `http` (the scheme).
+    #[error("a {0}:// proxy is not supported (only an http:// proxy, which tunnels https with CONNECT)")]
+    Scheme(String),
+}
+
+/// A proxy variable that will not work (the value is not quoted: it may hold a password).
+#[derive(Debug, thiserror::Error)]
+#[error("{name}: {source}")]
+pub struct ProxyError {
+    /// The variable, as set (`HTTPS_PROXY` or `https_proxy`, …).
+    pub name: &'static str,
+    /// What is wrong with its value.
+    #[source]
+    pub source: ProxyUrlError,
+}
+
+/// Why the clients of the upstreams could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientsError {
+    /// An upstream's TLS files.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// An upstream's URL does not parse as a request URI.
+    #[error("{at}.url: {source}")]
+    Url {
+        /// `upstreams.<name>` or `upstream`.
+        at: String,
+        /// Why it does not parse.
+        #[source]
+        source: hyper::http::uri::InvalidUri,
+    },
+    /// Two upstreams on one origin with different TLS files.
+    #[error(
+        "{at}: another upstream at {origin} has other caFile/clientCert/clientKey settings; upstreams on one origin share its connections: give them the same TLS settings"
+    )]
+    SharedOrigin {
+        /// `upstreams.<name>`.
+        at: String,
+        /// The origin both are on.
+        origin: String,
+    },
+    /// A proxy variable that does not parse (a connection would otherwise go around it).
+    #[error(transparent)]
+    Proxy(#[from] ProxyError),
+}
+
 /// The trust of every connection: the webpki roots and the platform's store, read once.
 fn base_roots() -> &'static (RootCertStore, Vec<String>) {
     static ROOTS: OnceLock<(RootCertStore, Vec<String>)> = OnceLock::new();
@@ -84,19 +234,17 @@ pub fn store_problems() -> Vec<String> {
 fn config_with(
     roots: RootCertStore,
     client: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
-) -> Result<ClientConfig, String> {
+) -> Result<ClientConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("no TLS version to offer: {e}"))?
+        .map_err(TlsError::NoVersion)?
         .with_root_certificates(roots);
     let mut config = match client {
         None => builder.with_no_client_auth(),
         Some((chain, key)) => builder.with_client_auth_cert(chain, key).map_err(|e| match e {
-            rustls::Error::InconsistentKeys(_) => {
-                "clientKey is not the private key of the certificate in clientCert".to_string()
-            }
-            e => format!("clientKey does not go with clientCert: {e}"),
+            rustls::Error::InconsistentKeys(_) => TlsError::KeyNotCertificates(e),
+            e => TlsError::KeyRefused(e),
         })?,
     };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
@@ -145,23 +293,31 @@ fn resolve(file: &str, folder: &Path) -> PathBuf {
     }
 }
 
-fn read_certs(path: &Path, field: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let text = std::fs::read(path).map_err(|e| format!("{field}: cannot read {}: {e}", path.display()))?;
+fn read_certs(path: &Path, field: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let text = std::fs::read(path).map_err(|source| TlsError::Read {
+        field: field.into(),
+        path: path.into(),
+        source,
+    })?;
     let certs = CertificateDer::pem_slice_iter(&text)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{field}: {} is not PEM certificates: {e}", path.display()))?;
+        .map_err(|source| TlsError::NotPem {
+            field: field.into(),
+            path: path.into(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "{field}: {} holds no certificate (expected PEM blocks \"-----BEGIN CERTIFICATE-----\")",
-            path.display()
-        ));
+        return Err(TlsError::NoCertificate {
+            field: field.into(),
+            path: path.into(),
+        });
     }
     Ok(certs)
 }
 
 /// The TLS configuration of upstream `up` (its `caFile`, `clientCert`, `clientKey`, relative to
 /// `folder`, the document's folder); errors name the field and the file.
-pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>, String> {
+pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>, TlsError> {
     let tls = &up.tls;
     if tls.ca_file.is_none() && tls.client_cert.is_none() {
         return Ok(default_config());
@@ -183,7 +339,7 @@ pub fn upstream_config(up: &Upstream, folder: &Path) -> Result<Arc<ClientConfig>
             .as_ref()
             .map(|(c, k)| ((c.as_path(), cert_field.as_str()), (k.as_path(), key_field.as_str()))),
     )
-    .map_err(|e| if e.starts_with(&at) { e } else { format!("{at}: {e}") })
+    .map_err(|e| e.at(at))
 }
 
 /// A file and the field (or variable) that named it, which its errors name.
@@ -194,27 +350,29 @@ pub type NamedFile<'a> = (&'a Path, &'a str);
 pub fn files_config(
     ca: Option<NamedFile<'_>>,
     client: Option<(NamedFile<'_>, NamedFile<'_>)>,
-) -> Result<Arc<ClientConfig>, String> {
+) -> Result<Arc<ClientConfig>, TlsError> {
     let mut roots = base_roots().0.clone();
     if let Some((f, field)) = ca {
         for cert in read_certs(f, field)? {
-            roots.add(cert).map_err(|e| {
-                format!(
-                    "{field}: {} holds a certificate rustls cannot use as a CA: {e}",
-                    f.display()
-                )
+            roots.add(cert).map_err(|source| TlsError::NotCa {
+                field: field.into(),
+                path: f.into(),
+                source,
             })?;
         }
     }
     let client = match client {
         Some(((c, cert_field), (kpath, field))) => {
             let chain = read_certs(c, cert_field)?;
-            let text = std::fs::read(kpath).map_err(|e| format!("{field}: cannot read {}: {e}", kpath.display()))?;
-            let key = PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
-                format!(
-                    "{field}: {} holds no private key (expected PEM \"PRIVATE KEY\", \"RSA PRIVATE KEY\" or \"EC PRIVATE KEY\"): {e}",
-                    kpath.display()
-                )
+            let text = std::fs::read(kpath).map_err(|source| TlsError::Read {
+                field: field.into(),
+                path: kpath.into(),
+                source,
+            })?;
+            let key = PrivateKeyDer::from_pem_slice(&text).map_err(|source| TlsError::NoKey {
+                field: field.into(),
+                path: kpath.into(),
+                source,
             })?;
             Some((chain, key))
         }
@@ -225,7 +383,7 @@ pub fn files_config(
 
 /// What the proxy variables say that will not work (one that does not parse, a scheme this
 /// connector does not speak). The values are not quoted: they may hold a password.
-pub fn proxy_problems() -> Vec<String> {
+pub fn proxy_problems() -> Vec<ProxyError> {
     let mut out = Vec::new();
     if std::env::var_os("REQUEST_METHOD").is_some() {
         return out; // in a CGI environment the proxy variables are ignored (httpoxy), as curl does
@@ -237,27 +395,22 @@ pub fn proxy_problems() -> Vec<String> {
         if value.trim().is_empty() {
             continue;
         }
-        if let Err(why) = proxy_url(&value) {
-            out.push(format!("{name}: {why}"));
+        if let Err(source) = proxy_url(&value) {
+            out.push(ProxyError { name, source });
         }
     }
     out
 }
 
 /// Checks one proxy URL as the connector will use it.
-fn proxy_url(value: &str) -> Result<(), String> {
-    let uri: Uri = value
-        .trim()
-        .parse()
-        .map_err(|e| format!("not a proxy URL such as http://proxy.example:3128 ({e})"))?;
+fn proxy_url(value: &str) -> Result<(), ProxyUrlError> {
+    let uri: Uri = value.trim().parse()?;
     if uri.authority().is_none() {
-        return Err("not a proxy URL such as http://proxy.example:3128 (no host)".into());
+        return Err(ProxyUrlError::NoHost);
     }
     match uri.scheme_str() {
         None | Some("http") => Ok(()),
-        Some(s) => Err(format!(
-            "a {s}:// proxy is not supported (only an http:// proxy, which tunnels https with CONNECT)"
-        )),
+        Some(s) => Err(ProxyUrlError::Scheme(s.into())),
     }
 }
 
@@ -673,7 +826,7 @@ where
     /// The clients of `ups` (their `caFile`, `clientCert`, `clientKey` relative to `folder`).
     /// Errors name the field and the file; a proxy variable that does not parse is an error too
     /// (a connection would otherwise go around the proxy the user set).
-    pub fn new(ups: &[Upstream], folder: &Path) -> Result<HttpClients<B>, String> {
+    pub fn new(ups: &[Upstream], folder: &Path) -> Result<HttpClients<B>, ClientsError> {
         type Files = [Option<PathBuf>; 3];
         let mut own: Vec<(String, Client<Connector, B>, Files)> = Vec::new();
         let mut any_http = false;
@@ -688,16 +841,19 @@ where
             let key = mcp_sieve::upstream::oauth::request_url(url)
                 .parse::<Uri>()
                 .map(|u| origin(&u))
-                .map_err(|e| format!("{}.url: {e}", field_path(up)))?;
+                .map_err(|source| ClientsError::Url {
+                    at: field_path(up),
+                    source,
+                })?;
             let t = &up.tls;
             let files: Files =
                 [&t.ca_file, &t.client_cert, &t.client_key].map(|f| f.as_ref().map(|f| resolve(f, folder)));
             if let Some((_, _, f)) = own.iter().find(|(k, _, _)| *k == key) {
                 if *f != files {
-                    return Err(format!(
-                        "{}: another upstream at {key} has other caFile/clientCert/clientKey settings; upstreams on one origin share its connections: give them the same TLS settings",
-                        field_path(up)
-                    ));
+                    return Err(ClientsError::SharedOrigin {
+                        at: field_path(up),
+                        origin: key,
+                    });
                 }
                 continue;
             }
@@ -705,7 +861,7 @@ where
         }
         if any_http {
             if let Some(p) = proxy_problems().into_iter().next() {
-                return Err(p);
+                return Err(p.into());
             }
             for w in store_problems() {
                 tracing::warn!("{w}");
@@ -748,13 +904,13 @@ mod tests {
         assert!(proxy_url("http://proxy.example:3128").is_ok());
         assert!(proxy_url("proxy.example:3128").is_ok());
         assert!(proxy_url("http://user:pw@proxy.example:3128").is_ok());
-        assert!(proxy_url("http://exa mple").unwrap_err().contains("not a proxy URL"));
-        assert!(proxy_url("socks5://127.0.0.1:1080")
-            .unwrap_err()
-            .contains("socks5:// proxy is not supported"));
-        assert!(proxy_url("https://proxy.example")
-            .unwrap_err()
-            .contains("https:// proxy is not supported"));
+        let says = |v: &str| proxy_url(v).unwrap_err().to_string();
+        assert!(says("http://exa mple").starts_with("not a proxy URL such as http://proxy.example:3128 ("));
+        assert_eq!(
+            says("socks5://127.0.0.1:1080"),
+            "a socks5:// proxy is not supported (only an http:// proxy, which tunnels https with CONNECT)"
+        );
+        assert!(says("https://proxy.example").contains("https:// proxy is not supported"));
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn connector() -> Result<crate::http::tls::Connector, ExporterError> {
         }
     };
     let ca = ca.as_ref().map(|(n, f)| (Path::new(f), n.as_str()));
-    let config = crate::http::tls::files_config(ca, client).map_err(ExporterError::Setting)?;
+    let config = crate::http::tls::files_config(ca, client).map_err(|e| ExporterError::Setting(e.to_string()))?;
     Ok(crate::http::tls::Connector::new(config))
 }
 

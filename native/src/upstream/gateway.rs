@@ -153,7 +153,7 @@ impl Gateway {
             drivers,
             names,
             limits: ups.iter().map(|u| u.limits).collect(),
-            client: crate::http::tls::HttpClients::new(&ups, folder).map_err(Error::Config)?,
+            client: crate::http::tls::HttpClients::new(&ups, folder).map_err(|e| Error::Config(e.to_string()))?,
             auth,
             oauth_http: crate::oauth::Http::new(),
             local,
