@@ -59,11 +59,10 @@ pub async fn run(doc: &Document, output: Option<&Path>, ai: bool) -> Result<(), 
                             .into(),
                     )
                 })?;
-            let encoder = crate::search::meaning::encoder(&dir).map_err(ServerError::Config)?;
+            let encoder = crate::search::meaning::encoder(&dir)?;
             let mut cache =
                 crate::search::meaning::Cache::open(&crate::search::meaning::cache_dir(&catalog.meaning), &encoder);
-            let (vectors, made) = crate::search::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {})
-                .map_err(ServerError::Config)?;
+            let (vectors, made) = crate::search::meaning::vectors(&tools, &encoder, &mut cache, &|_, _| {})?;
             (
                 encoder.identity.clone(),
                 encoder.dim,

@@ -57,7 +57,7 @@ pub fn answer(model: Option<PathBuf>, method: &str, body: &[u8]) -> (u16, Value)
     }
     let encoder = match crate::search::meaning::encoder(&dir) {
         Ok(e) => e,
-        Err(e) => return error(503, e),
+        Err(e) => return error(503, e.to_string()),
     };
     let vectors = match encoder.encode(&texts) {
         Ok(v) => v,

@@ -107,14 +107,35 @@ pub fn searched() {
     }
 }
 
-/// The encoder of `dir`, loaded once per process (its error as text: `mcp-sieve index` reads it
-/// as a configuration error).
-pub fn encoder(dir: &Path) -> Result<Arc<Encoder>, String> {
+/// The vector cache file could not be written (the vectors are kept in memory only).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the vector cache {}: {source}", .path.display())]
+pub struct CacheError {
+    /// The cache file.
+    pub path: PathBuf,
+    /// Why it could not be written.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Why a catalog's vectors were not made (said in the log; search stays lexical).
+#[derive(Debug, thiserror::Error)]
+enum MakeError {
+    /// The model could not be loaded or could not encode.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The catalog's slot refused the vectors (the core's words).
+    #[error("{0}")]
+    Slot(String),
+}
+
+/// The encoder of `dir`, loaded once per process.
+pub fn encoder(dir: &Path) -> Result<Arc<Encoder>, ModelError> {
     let mut loaded = ENCODERS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, e)) = loaded.iter().find(|(d, _)| d == dir) {
         return Ok(Arc::clone(e));
     }
-    let e = Arc::new(Encoder::load(dir).map_err(|e| e.to_string())?);
+    let e = Arc::new(Encoder::load(dir)?);
     loaded.push((dir.to_path_buf(), Arc::clone(&e)));
     Ok(e)
 }
@@ -199,7 +220,7 @@ impl Cache {
     }
 
     /// Appends `new` (digest, vector) to the file and to the map.
-    pub fn add(&mut self, new: Vec<(String, Vec<f32>)>) -> Result<(), String> {
+    pub fn add(&mut self, new: Vec<(String, Vec<f32>)>) -> Result<(), CacheError> {
         if new.is_empty() {
             return Ok(());
         }
@@ -218,7 +239,10 @@ impl Cache {
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
             f.write_all(&bytes)
         };
-        let done = write().map_err(|e| format!("cannot write the vector cache {}: {e}", self.path.display()));
+        let done = write().map_err(|source| CacheError {
+            path: self.path.clone(),
+            source,
+        });
         self.vectors.extend(new);
         done
     }
@@ -261,7 +285,7 @@ pub fn vectors(
     encoder: &Encoder,
     cache: &mut Cache,
     progress: &dyn Fn(usize, usize),
-) -> Result<(Vec<f32>, Made), String> {
+) -> Result<(Vec<f32>, Made), ModelError> {
     let dim = encoder.dim;
     let mut out = vec![0f32; tools.len() * dim];
     let mut made = Made {
@@ -284,7 +308,7 @@ pub fn vectors(
             Some(more) => more.push(i),
             None => {
                 waiting.insert(hex.clone(), vec![i]);
-                todo.push((i, hex, encoder.tokens(&encoded_text(&tool)).map_err(|e| e.to_string())?));
+                todo.push((i, hex, encoder.tokens(&encoded_text(&tool))?));
             }
         }
     }
@@ -294,7 +318,7 @@ pub fn vectors(
     progress(done, total);
     for batch in todo.chunks(BATCH) {
         let ids: Vec<Vec<u32>> = batch.iter().map(|t| t.2.clone()).collect();
-        let vs = encoder.encode_tokens(&ids).map_err(|e| e.to_string())?;
+        let vs = encoder.encode_tokens(&ids)?;
         let mut new = Vec::with_capacity(batch.len());
         for ((_, hex, _), v) in batch.iter().zip(vs) {
             for &i in &waiting[hex] {
@@ -376,7 +400,7 @@ impl Job {
             },
         };
         let began = Instant::now();
-        let made = (|| -> Result<Made, String> {
+        let made = (|| -> Result<Made, MakeError> {
             let encoder = encoder(&dir)?;
             let mut cache = Cache::open(&cache_dir, &encoder);
             let last = Mutex::new(Instant::now());
@@ -399,7 +423,8 @@ impl Job {
                         .map_err(|e| e.to_string())
                         .and_then(|mut v| v.pop().ok_or_else(|| "the encoder answered nothing".to_string()))
                 }),
-            })?;
+            })
+            .map_err(MakeError::Slot)?;
             Ok(made)
         })();
         match made {
