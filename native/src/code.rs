@@ -34,6 +34,75 @@ const TICK: Duration = Duration::from_millis(50);
 #[derive(Clone, Debug)]
 pub(crate) struct Via(pub String);
 
+/// Why a program's tool call failed: what the program's `await` throws (its message).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    /// The run ended before the call could be handed over.
+    #[error("the run has ended")]
+    Ended,
+    /// The host dropped the call (the tool's name).
+    #[error("the call of {0} got no answer")]
+    NoAnswer(String),
+    /// The run's client went away.
+    #[error("the run was cancelled")]
+    Cancelled,
+    /// The run's wall time ended during the call (the tool's name).
+    #[error("the run's time ran out while {0} was called")]
+    OutOfTime(String),
+    /// The answer is a JSON-RPC error (its `message`, else the whole error).
+    #[error("{0}")]
+    Rpc(String),
+    /// The answer has neither `result` nor `error` (the answer).
+    #[error("the call got no result: {0}")]
+    NoResult(Value),
+    /// The tool asked a question mid-call (its method, or `input_required`), which is not passed
+    /// on from a program.
+    #[error(
+        "the tool asked a question mid-call ({0}); questions are not passed on from run_code here: call it directly"
+    )]
+    Question(String),
+    /// A tool error (`isError`) without text.
+    #[error("the tool failed")]
+    ToolFailed,
+    /// A tool error (`isError`): its text contents, one a line.
+    #[error("{0}")]
+    Tool(String),
+    /// The HTTP request of the call could not be built.
+    #[error("the call of {name} could not be made: {source}")]
+    Request {
+        /// The tool.
+        name: String,
+        /// Why.
+        #[source]
+        source: hyper::http::Error,
+    },
+    /// The server answered the call with a body that is not a JSON-RPC message.
+    #[error("the call of {name} was refused (HTTP {status}): {body}")]
+    Refused {
+        /// The tool.
+        name: String,
+        /// The HTTP status.
+        status: u16,
+        /// The body's first 300 bytes.
+        body: String,
+    },
+    /// The call's event stream grew past what one message may be.
+    #[error("the call's answer is too large")]
+    TooLarge,
+    /// The call's event stream ended before its answer.
+    #[error("the call's stream ended without its answer")]
+    StreamEnded,
+    /// The call's answer line is not JSON.
+    #[error("the call of {name} got an answer that is not JSON: {source}")]
+    NotJson {
+        /// The tool.
+        name: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// A boxed future a [`Host`] answers with.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -43,7 +112,7 @@ pub(crate) trait Host: Send + Sync {
     /// Serves `call` — a JSON-RPC `tools/call` of `call_tool` made by run `run` ([`request`]) —
     /// as the caller's own request is served (its view, limits and audit, marked [`Via`] `run`;
     /// its span a child of the run's): the JSON-RPC message that answers it, or why none came.
-    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, String>>;
+    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>>;
 }
 
 /// A `run_code` call: its JSON-RPC id, its `code` argument as sent, and its `params._meta`.
@@ -152,17 +221,15 @@ pub(crate) async fn run(
                         args,
                         answer: tx,
                     })
-                    .map_err(|_| "the run has ended".to_string())?;
+                    .map_err(|_| CallError::Ended)?;
                 loop {
                     match rx.recv_timeout(TICK) {
                         Ok(answer) => return answer,
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                            return Err(format!("the call of {name} got no answer"))
+                            return Err(CallError::NoAnswer(name.to_string()))
                         }
-                        Err(_) if stop.load(Ordering::Relaxed) => return Err("the run was cancelled".into()),
-                        Err(_) if Instant::now() > deadline => {
-                            return Err(format!("the run's time ran out while {name} was called"))
-                        }
+                        Err(_) if stop.load(Ordering::Relaxed) => return Err(CallError::Cancelled),
+                        Err(_) if Instant::now() > deadline => return Err(CallError::OutOfTime(name.to_string())),
                         Err(_) => {}
                     }
                 }
@@ -195,7 +262,7 @@ pub(crate) async fn run(
                 let answer = match tokio::time::timeout(left, host.serve(&run_id, message)).await {
                     Ok(Ok(message)) => resolved(message),
                     Ok(Err(why)) => Err(why),
-                    Err(_) => Err(format!("the run's time ran out while {} was called", called.name)),
+                    Err(_) => Err(CallError::OutOfTime(called.name)),
                 };
                 let _ = called.answer.send(answer);
             }
@@ -243,7 +310,7 @@ pub(crate) fn request(run: &str, n: u64, name: &str, args: Value, meta: Option<&
 struct Called {
     name: String,
     args: Value,
-    answer: std::sync::mpsc::Sender<Result<Value, String>>,
+    answer: std::sync::mpsc::Sender<Result<Value, CallError>>,
 }
 
 /// Cancels the run when dropped: when the request's future is (its client went away), or when
@@ -293,16 +360,18 @@ impl Drop for Slot {
 /// What the JSON-RPC answer to a program's call resolves to in the program: the tool's
 /// `structuredContent`, else its `content`; a JSON-RPC error, a tool error or a question the
 /// tool asks (a 2026-07-28 `input_required` result, which only the caller's own call could
-/// answer) is `Err` with its message.
-fn resolved(message: Value) -> Result<Value, String> {
+/// answer) is `Err`.
+fn resolved(message: Value) -> Result<Value, CallError> {
     if let Some(e) = message.get("error") {
-        return Err(e["message"].as_str().map_or_else(|| e.to_string(), str::to_string));
+        return Err(CallError::Rpc(
+            e["message"].as_str().map_or_else(|| e.to_string(), str::to_string),
+        ));
     }
     let Some(result) = message.get("result") else {
-        return Err(format!("the call got no result: {message}"));
+        return Err(CallError::NoResult(message));
     };
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
-        return Err(refused_question("input_required"));
+        return Err(CallError::Question("input_required".into()));
     }
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         let text: Vec<&str> = result["content"]
@@ -312,23 +381,15 @@ fn resolved(message: Value) -> Result<Value, String> {
             .filter_map(|c| c["text"].as_str())
             .collect();
         return Err(if text.is_empty() {
-            "the tool failed".into()
+            CallError::ToolFailed
         } else {
-            text.join("\n")
+            CallError::Tool(text.join("\n"))
         });
     }
     Ok(match result.get("structuredContent") {
         Some(s) if !s.is_null() => s.clone(),
         _ => result.get("content").cloned().unwrap_or(Value::Null),
     })
-}
-
-/// Why a call whose tool asked a question mid-call (`what`: its method, or `input_required`)
-/// fails where the question is not passed on to the caller.
-pub(crate) fn refused_question(what: &str) -> String {
-    format!(
-        "the tool asked a question mid-call ({what}); questions are not passed on from run_code here: call it directly"
-    )
 }
 
 #[cfg(test)]
@@ -342,11 +403,20 @@ mod tests {
         let plain = json!({"result": {"content": [{"type": "text", "text": "hi"}]}});
         assert_eq!(resolved(plain).unwrap(), json!([{"type": "text", "text": "hi"}]));
         let failed = json!({"result": {"isError": true, "content": [{"type": "text", "text": "bad input"}]}});
-        assert_eq!(resolved(failed).unwrap_err(), "bad input");
+        assert_eq!(resolved(failed).unwrap_err().to_string(), "bad input");
         let unknown = json!({"error": {"code": -32602, "message": "Unknown tool: \"x\""}});
-        assert_eq!(resolved(unknown).unwrap_err(), "Unknown tool: \"x\"");
+        assert_eq!(resolved(unknown).unwrap_err().to_string(), "Unknown tool: \"x\"");
         let asks = json!({"result": {"resultType": "input_required", "inputRequests": {}}});
-        assert!(resolved(asks).unwrap_err().contains("(input_required)"));
+        assert_eq!(
+            resolved(asks).unwrap_err().to_string(),
+            "the tool asked a question mid-call (input_required); questions are not passed on from run_code here: call it directly"
+        );
+        let silent = json!({"result": {"isError": true, "content": []}});
+        assert_eq!(resolved(silent).unwrap_err().to_string(), "the tool failed");
+        assert_eq!(
+            resolved(json!({"id": 1})).unwrap_err().to_string(),
+            "the call got no result: {\"id\":1}"
+        );
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub(crate) struct Ran {
 
 /// A tool call from the program: the tool's name and its arguments (a JSON object) to what it
 /// resolves to (the result's `structuredContent`, else its `content`), or the error it throws.
-pub(crate) type Call = Box<dyn FnMut(&str, Value) -> Result<Value, String>>;
+pub(crate) type Call = Box<dyn FnMut(&str, Value) -> Result<Value, super::CallError>>;
 
 struct State {
     call: Call,
@@ -257,7 +257,7 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<
         st.calls += 1;
         match (st.call)(&name, args) {
             Ok(v) => Ok(v.to_string()),
-            Err(message) => Err(Exception::throw_message(&ctx, &message)),
+            Err(why) => Err(Exception::throw_message(&ctx, &why.to_string())),
         }
     })?;
     let s = state.clone();
@@ -318,7 +318,7 @@ mod tests {
         Box::new(|name, args| match name {
             "add" => Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)})),
             "echo" => Ok(args),
-            other => Err(format!("Unknown tool: \"{other}\"")),
+            other => Err(crate::code::CallError::Rpc(format!("Unknown tool: \"{other}\""))),
         })
     }
 

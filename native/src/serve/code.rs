@@ -15,7 +15,7 @@ use hyper::HeaderMap;
 use serde_json::Value;
 
 use crate::app::App;
-use crate::code::{BoxFuture, Host, Via};
+use crate::code::{BoxFuture, CallError, Host, Via};
 
 /// A `run_code` request's program's calls, sent as that request was.
 pub(crate) struct Http {
@@ -29,13 +29,13 @@ pub(crate) struct Http {
 }
 
 impl Host for Http {
-    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, String>> {
+    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(self.call(run, call))
     }
 }
 
 impl Http {
-    async fn call(&self, run: &str, call: Value) -> Result<Value, String> {
+    async fn call(&self, run: &str, call: Value) -> Result<Value, CallError> {
         let id = call["id"].as_str().unwrap_or_default().to_string();
         let name = call["params"]["arguments"]["name"]
             .as_str()
@@ -65,7 +65,10 @@ impl Http {
         }
         let mut req = hyper::Request::post(self.target.as_str())
             .body(Full::new(Bytes::from(call.to_string())))
-            .map_err(|e| format!("the call of {name} could not be made: {e}"))?;
+            .map_err(|source| CallError::Request {
+                name: name.clone(),
+                source,
+            })?;
         *req.headers_mut() = headers;
         req.extensions_mut().insert(Via(run.to_string()));
         // Boxed: a request may, in its type, run a program again.
@@ -86,11 +89,10 @@ impl Http {
             .await
             .map(|b| b.to_bytes())
             .unwrap_or_default();
-        serde_json::from_slice::<Value>(&bytes).map_err(|_| {
-            format!(
-                "the call of {name} was refused (HTTP {status}): {}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
-            )
+        serde_json::from_slice::<Value>(&bytes).map_err(|_| CallError::Refused {
+            name,
+            status,
+            body: String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
         })
     }
 }
@@ -100,7 +102,7 @@ impl Http {
 async fn answer_in_stream(
     mut body: http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>,
     id: &str,
-) -> Result<Value, String> {
+) -> Result<Value, CallError> {
     let mut buf: Vec<u8> = Vec::new();
     loop {
         while let Some(end) = memchr::memmem::find(&buf, b"\n\n") {
@@ -115,8 +117,8 @@ async fn answer_in_stream(
                 continue;
             };
             if msg.get("method").is_some() && msg.get("id").is_some() {
-                return Err(crate::code::refused_question(
-                    msg["method"].as_str().unwrap_or("a request"),
+                return Err(CallError::Question(
+                    msg["method"].as_str().unwrap_or("a request").to_string(),
                 ));
             }
             if msg.get("id").and_then(Value::as_str) == Some(id) {
@@ -129,11 +131,11 @@ async fn answer_in_stream(
                     buf.extend_from_slice(&data);
                     // One event is a message: past the body limit it is not one we read.
                     if buf.len() > 16 * 1024 * 1024 {
-                        return Err("the call's answer is too large".into());
+                        return Err(CallError::TooLarge);
                     }
                 }
             }
-            _ => return Err("the call's stream ended without its answer".into()),
+            _ => return Err(CallError::StreamEnded),
         }
     }
 }
@@ -152,11 +154,11 @@ mod tests {
         assert_eq!(m["result"], serde_json::json!({"content": []}));
         let asks =
             "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":{}}\n\n";
-        let e = answer_in_stream(stream(asks), "r:1").await.unwrap_err();
-        assert!(e.contains("elicitation/create"), "{e}");
+        let e = answer_in_stream(stream(asks), "r:1").await.unwrap_err().to_string();
+        assert!(e.contains("(elicitation/create)"), "{e}");
         let e = answer_in_stream(stream("event: message\ndata: {}\n\n"), "r:1")
             .await
             .unwrap_err();
-        assert!(e.contains("ended without its answer"), "{e}");
+        assert_eq!(e.to_string(), "the call's stream ended without its answer");
     }
 }

@@ -14,7 +14,7 @@ use mcp_sieve::stdio::Step;
 use serde_json::Value;
 
 use super::{lock, Link};
-use crate::code::{Asked, BoxFuture, Host};
+use crate::code::{Asked, BoxFuture, CallError, Host};
 use crate::telemetry::request_log::RequestLog;
 
 /// Who runs programs over stdio, for the runs-at-once limit: the process's one client.
@@ -49,7 +49,7 @@ struct Stdio {
 }
 
 impl Host for Stdio {
-    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, String>> {
+    fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
             let id = call["id"].to_string();
             let name = call["params"]["arguments"]["name"]
@@ -65,8 +65,8 @@ impl Host for Stdio {
             }
             // Answered by now, or never.
             drop(waiting);
-            let answer = rx.await.map_err(|_| format!("the call of {name} got no answer"))?;
-            serde_json::from_str(&answer).map_err(|e| format!("the call of {name} got an answer that is not JSON: {e}"))
+            let answer = rx.await.map_err(|_| CallError::NoAnswer(name.clone()))?;
+            serde_json::from_str(&answer).map_err(|source| CallError::NotJson { name, source })
         })
     }
 }
