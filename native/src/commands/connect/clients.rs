@@ -57,7 +57,7 @@ impl Client {
     }
 
     /// Its configuration file on this OS (`project`: the project's file), or why there is none.
-    pub fn path(self, project: bool, at: &Places) -> Result<PathBuf, String> {
+    pub fn path(self, project: bool, at: &Places) -> Result<PathBuf, PlaceError> {
         let (mac, windows) = (cfg!(target_os = "macos"), cfg!(windows));
         if project {
             return match self {
@@ -65,23 +65,12 @@ impl Client {
                 Client::Cursor => Ok(at.cwd.join(".cursor").join("mcp.json")),
                 Client::Vscode => Ok(at.cwd.join(".vscode").join("mcp.json")),
                 Client::Zed => Ok(at.cwd.join(".zed").join("settings.json")),
-                Client::ClaudeDesktop | Client::Windsurf => Err(format!(
-                    "{} has no project configuration file; leave out --project (or give --config-path FILE)",
-                    self.name()
-                )),
+                Client::ClaudeDesktop | Client::Windsurf => Err(PlaceError::ProjectUnsupported(self.name())),
             };
         }
-        let home = || {
-            at.home
-                .clone()
-                .ok_or_else(|| "neither HOME nor USERPROFILE is set: give --config-path FILE".to_string())
-        };
-        let appdata = || {
-            at.appdata
-                .clone()
-                .ok_or_else(|| "APPDATA is not set: give --config-path FILE".to_string())
-        };
-        let config = |app: &[&str]| -> Result<PathBuf, String> {
+        let home = || at.home.clone().ok_or(PlaceError::HomeUnset);
+        let appdata = || at.appdata.clone().ok_or(PlaceError::AppDataUnset);
+        let config = |app: &[&str]| -> Result<PathBuf, PlaceError> {
             let base = if windows {
                 appdata()?
             } else if mac {
@@ -154,15 +143,32 @@ impl Client {
     }
 }
 
+/// Why a file's place cannot be told (the user names it with a flag instead).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlaceError {
+    /// The client keeps no file in a project (its name).
+    #[error("{0} has no project configuration file; leave out --project (or give --config-path FILE)")]
+    ProjectUnsupported(&'static str),
+    /// No home folder to find the client's file in.
+    #[error("neither HOME nor USERPROFILE is set: give --config-path FILE")]
+    HomeUnset,
+    /// No `APPDATA` to find the client's file in (Windows).
+    #[error("APPDATA is not set: give --config-path FILE")]
+    AppDataUnset,
+    /// No home folder (or `APPDATA`) for mcp-sieve's servers file.
+    #[error("no home folder to keep the servers file in: give --servers FILE")]
+    ServersFolderUnknown,
+}
+
 /// mcp-sieve's own servers file: `~/.config/mcp-sieve/servers.json` (`%APPDATA%\mcp-sieve` on Windows).
-pub fn default_servers(at: &Places) -> Result<PathBuf, String> {
+pub fn default_servers(at: &Places) -> Result<PathBuf, PlaceError> {
     let base = if cfg!(windows) {
         at.appdata.clone()
     } else {
         at.home.clone().map(|h| h.join(".config"))
     };
     base.map(|b| b.join("mcp-sieve").join("servers.json"))
-        .ok_or_else(|| "no home folder to keep the servers file in: give --servers FILE".into())
+        .ok_or(PlaceError::ServersFolderUnknown)
 }
 
 #[cfg(test)]
@@ -193,8 +199,18 @@ mod tests {
             assert_eq!(p(Client::Vscode, false), "/home/u/.config/Code/User/mcp.json");
             assert_eq!(p(Client::Zed, false), "/home/u/.config/zed/settings.json");
         }
-        let e = Client::Windsurf.path(true, &at()).unwrap_err();
-        assert!(e.contains("no project configuration"), "{e}");
+        let e = Client::Windsurf.path(true, &at()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "windsurf has no project configuration file; leave out --project (or give --config-path FILE)"
+        );
+        let nowhere = Places {
+            home: None,
+            appdata: None,
+            cwd: "/work/p".into(),
+        };
+        assert_eq!(Client::Cursor.path(false, &nowhere), Err(PlaceError::HomeUnset));
+        assert_eq!(default_servers(&nowhere), Err(PlaceError::ServersFolderUnknown));
     }
 
     #[test]

@@ -43,6 +43,75 @@ pub struct Disconnected {
     pub notes: Vec<String>,
 }
 
+/// Why a client's file or the servers file is not edited (each says it was left untouched).
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// A file that may hold comments is not valid JSON with comments (its line and column).
+    #[error(
+        "{file}:{}:{}: not valid JSON with comments: {}; it was left untouched",
+        .source.line_display(),
+        .source.column_display(),
+        .source.kind()
+    )]
+    Jsonc {
+        /// The file, as named to the user.
+        file: String,
+        /// The parser's error.
+        #[source]
+        source: jsonc_parser::errors::ParseError,
+    },
+    /// A file is not valid JSON (its line and column, as `mcp_config` says them).
+    #[error("{}; it was left untouched", crate::config::mcp_config::Problem::syntax(.source).show(.file))]
+    Json {
+        /// The file, as named to the user.
+        file: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A file's JSON is not an object.
+    #[error("{file}: must be a JSON object; it was left untouched")]
+    NotObject {
+        /// The file.
+        file: String,
+    },
+    /// A server list is not an object.
+    #[error("{file}: {key} must be an object of \"<name>\": {{server}}; it was left untouched")]
+    NotServers {
+        /// The file.
+        file: String,
+        /// The list's key.
+        key: String,
+    },
+    /// A connected client's file has servers added since connect.
+    #[error(
+        "{file} is connected already and has servers added since: {}; run `mcp-sieve disconnect {client}` and connect again to move them too (nothing was changed)",
+        .added.join(", ")
+    )]
+    AddedSince {
+        /// The client's file.
+        file: String,
+        /// The servers added.
+        added: Vec<String>,
+        /// The client's name.
+        client: &'static str,
+    },
+    /// A server name in both files, with different definitions.
+    #[error(
+        "a server named \"{name}\" is in both {file} ({key}.{name}) and {servers_file} (mcpServers.{name}), and they differ: rename one of them (nothing was changed)"
+    )]
+    Clash {
+        /// The server's name.
+        name: String,
+        /// The client's file.
+        file: String,
+        /// The client's list key.
+        key: &'static str,
+        /// mcp-sieve's servers file.
+        servers_file: String,
+    },
+}
+
 /// JSON with comments as VS Code and Zed read it: `//` and `/* */` comments and trailing
 /// commas, nothing else beyond JSON.
 fn jsonc() -> ParseOptions {
@@ -61,21 +130,17 @@ fn jsonc() -> ParseOptions {
 }
 
 /// The syntax tree of a client file with comments, or an error naming the file, line and column.
-fn tree(file: &str, text: &str) -> Result<CstRootNode, String> {
-    CstRootNode::parse(text, &jsonc()).map_err(|e| {
-        format!(
-            "{file}:{}:{}: not valid JSON with comments: {}; it was left untouched",
-            e.line_display(),
-            e.column_display(),
-            e.kind()
-        )
+fn tree(file: &str, text: &str) -> Result<CstRootNode, EditError> {
+    CstRootNode::parse(text, &jsonc()).map_err(|source| EditError::Jsonc {
+        file: file.into(),
+        source,
     })
 }
 
 /// The JSON object in `text` (`file` for messages; an empty text is an empty object), or an
 /// error naming the file, line and column. A client that reads comments (VS Code, Zed) may have
 /// them, and trailing commas.
-pub fn parse(client: Option<Client>, file: &str, text: &str) -> Result<Map<String, Value>, String> {
+pub fn parse(client: Option<Client>, file: &str, text: &str) -> Result<Map<String, Value>, EditError> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
@@ -84,17 +149,17 @@ pub fn parse(client: Option<Client>, file: &str, text: &str) -> Result<Map<Strin
     } else {
         match serde_json::from_str::<Value>(text) {
             Ok(v) => Some(v),
-            Err(e) => {
-                return Err(format!(
-                    "{}; it was left untouched",
-                    crate::config::mcp_config::Problem::syntax(&e).show(file)
-                ))
+            Err(source) => {
+                return Err(EditError::Json {
+                    file: file.into(),
+                    source,
+                })
             }
         }
     };
     match value {
         Some(Value::Object(o)) => Ok(o),
-        _ => Err(format!("{file}: must be a JSON object; it was left untouched")),
+        _ => Err(EditError::NotObject { file: file.into() }),
     }
 }
 
@@ -119,10 +184,10 @@ fn edit_in_place(
     key: &str,
     out: &dyn Fn(&str, &Value) -> bool,
     add: &[(String, Value)],
-) -> Result<String, String> {
+) -> Result<String, EditError> {
     let root = tree(file, text)?;
     let Some(doc) = root.object_value() else {
-        return Err(format!("{file}: must be a JSON object; it was left untouched"));
+        return Err(EditError::NotObject { file: file.into() });
     };
     // An absent or `null` list becomes an object (any other value was refused before).
     let list = doc.object_value_or_set(key);
@@ -183,18 +248,19 @@ pub fn render(doc: &Map<String, Value>, like: &str) -> String {
 }
 
 /// The servers object under `key` of `doc` (empty when absent), or an error naming it.
-fn servers_of(doc: &Map<String, Value>, key: &str, file: &str) -> Result<Map<String, Value>, String> {
+fn servers_of(doc: &Map<String, Value>, key: &str, file: &str) -> Result<Map<String, Value>, EditError> {
     match doc.get(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(o)) => Ok(o.clone()),
-        Some(_) => Err(format!(
-            "{file}: {key} must be an object of \"<name>\": {{server}}; it was left untouched"
-        )),
+        Some(_) => Err(EditError::NotServers {
+            file: file.into(),
+            key: key.into(),
+        }),
     }
 }
 
 /// The servers (not launching mcp-sieve) a client file holds.
-fn own_servers(client: Client, doc: &Map<String, Value>, file: &str) -> Result<Map<String, Value>, String> {
+fn own_servers(client: Client, doc: &Map<String, Value>, file: &str) -> Result<Map<String, Value>, EditError> {
     Ok(servers_of(doc, client.key(), file)?
         .into_iter()
         .filter(|(_, v)| !launches_sieve(v))
@@ -210,7 +276,7 @@ pub fn connect(
     (servers_file, servers_text): (&str, &str),
     entry: &Value,
     connected_before: bool,
-) -> Result<Connected, String> {
+) -> Result<Connected, EditError> {
     let mut doc = parse(Some(client), file, text)?;
     let mut store = parse(None, servers_file, servers_text)?;
     let key = client.key();
@@ -218,21 +284,23 @@ pub fn connect(
     let moving = own_servers(client, &doc, file)?;
     let has_entry = current.values().any(launches_sieve);
     if has_entry && connected_before && !moving.is_empty() {
-        let names: Vec<&str> = moving.keys().map(String::as_str).collect();
-        return Err(format!(
-            "{file} is connected already and has servers added since: {}; run `mcp-sieve disconnect {}` and connect again to move them too (nothing was changed)",
-            names.join(", "),
-            client.name()
-        ));
+        return Err(EditError::AddedSince {
+            file: file.into(),
+            added: moving.keys().cloned().collect(),
+            client: client.name(),
+        });
     }
     let mut held = servers_of(&store, "mcpServers", servers_file)?;
     for (name, server) in &moving {
         let portable = client.portable(server);
         match held.get(name) {
             Some(there) if *there != portable => {
-                return Err(format!(
-                    "a server named \"{name}\" is in both {file} ({key}.{name}) and {servers_file} (mcpServers.{name}), and they differ: rename one of them (nothing was changed)"
-                ))
+                return Err(EditError::Clash {
+                    name: name.clone(),
+                    file: file.into(),
+                    key,
+                    servers_file: servers_file.into(),
+                })
             }
             Some(_) => {}
             None => {
@@ -301,7 +369,7 @@ pub fn disconnect(
     (file, text): (&str, &str),
     backup: &str,
     (servers_file, servers_text): (&str, &str),
-) -> Result<Disconnected, String> {
+) -> Result<Disconnected, EditError> {
     let key = client.key();
     let mut doc = parse(Some(client), file, text)?;
     let before = parse(Some(client), &format!("{file} (its backup)"), backup)?;

@@ -35,11 +35,11 @@ fn files(client: Client, at: &Where) -> Result<(PathBuf, PathBuf), ServerError> 
     let places = Places::here();
     let file = match &at.config_path {
         Some(p) => absolute(p),
-        None => client.path(at.project, &places).map_err(ServerError::Usage)?,
+        None => client.path(at.project, &places).map_err(|e| ServerError::Usage(e.to_string()))?,
     };
     let servers = match &at.servers {
         Some(p) => absolute(p),
-        None => clients::default_servers(&places).map_err(ServerError::Usage)?,
+        None => clients::default_servers(&places).map_err(|e| ServerError::Usage(e.to_string()))?,
     };
     Ok((file, servers))
 }
@@ -124,7 +124,7 @@ pub fn connect(a: &ConnectArgs) -> Result<(), ServerError> {
     let entry = a.client.entry(&exe, &launch_args(&servers, a));
     let (f, s) = (file.display().to_string(), servers.display().to_string());
     let done = edit::connect(a.client, (&f, &text), (&s, &servers_text), &entry, backup.exists())
-        .map_err(ServerError::Config)?;
+        .map_err(|e| ServerError::Config(e.to_string()))?;
     if done.client == text && done.servers == servers_text {
         eprintln!("mcp-sieve: {f} is connected already: nothing to change");
         return Ok(());
@@ -192,7 +192,8 @@ pub fn disconnect(a: &DisconnectArgs) -> Result<(), ServerError> {
     };
     let servers_text = read_or_empty(&servers)?;
     let (f, s) = (file.display().to_string(), servers.display().to_string());
-    let done = edit::disconnect(a.client, (&f, &text), &before, (&s, &servers_text)).map_err(ServerError::Config)?;
+    let done = edit::disconnect(a.client, (&f, &text), &before, (&s, &servers_text))
+        .map_err(|e| ServerError::Config(e.to_string()))?;
     for note in &done.notes {
         eprintln!("mcp-sieve: {note}");
     }

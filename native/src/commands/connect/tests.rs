@@ -159,7 +159,9 @@ fn disconnect_after_edits_keeps_them() {
 fn a_name_in_both_files_is_an_error_naming_both() {
     let c = Client::Cursor;
     let servers = r#"{"mcpServers": {"playwright": {"command": "other"}}}"#;
-    let e = edit::connect(c, ("mcp.json", fixture("cursor")), (SERVERS, servers), &entry(c), false).unwrap_err();
+    let e = edit::connect(c, ("mcp.json", fixture("cursor")), (SERVERS, servers), &entry(c), false)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("mcp.json (mcpServers.playwright)") && e.contains(&format!("{SERVERS} (mcpServers.playwright)")),
         "{e}"
@@ -172,7 +174,9 @@ fn a_name_in_both_files_is_an_error_naming_both() {
     let added = done
         .client
         .replace("\"sieve\"", "\"new\": {\"command\": \"x\"},\n    \"sieve\"");
-    let e = edit::connect(c, ("f", &added), (SERVERS, &done.servers), &entry(c), true).unwrap_err();
+    let e = edit::connect(c, ("f", &added), (SERVERS, &done.servers), &entry(c), true)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("added since: new") && e.contains("disconnect cursor"), "{e}");
 }
 
@@ -180,7 +184,9 @@ fn a_name_in_both_files_is_an_error_naming_both() {
 fn broken_files_are_refused_untouched() {
     let c = Client::ClaudeDesktop;
     let broken = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n";
-    let e = edit::connect(c, ("claude.json", broken), (SERVERS, ""), &entry(c), false).unwrap_err();
+    let e = edit::connect(c, ("claude.json", broken), (SERVERS, ""), &entry(c), false)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("claude.json:3:"), "{e}");
     assert!(e.contains("left untouched"), "{e}");
     let z = Client::Zed;
@@ -192,12 +198,15 @@ fn broken_files_are_refused_untouched() {
         &entry(z),
         false,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.starts_with("settings.json:3:"), "{e}");
     assert!(e.contains("left untouched"), "{e}");
     // `//` inside a string is no comment.
     assert!(edit::connect(z, ("s", fixture("zed")), (SERVERS, ""), &entry(z), false).is_ok());
-    let e = edit::connect(c, ("f", r#"{"mcpServers": []}"#), (SERVERS, ""), &entry(c), false).unwrap_err();
+    let e = edit::connect(c, ("f", r#"{"mcpServers": []}"#), (SERVERS, ""), &entry(c), false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("mcpServers must be an object"), "{e}");
 }
 
