@@ -1,0 +1,173 @@
+//! Every request to an upstream with `auth`, signed: a POST with its principal's token (asked of
+//! the principal's object, the error saying where to sign in when there is none; a step-up
+//! widens the scopes for the next sign-in) or the gateway's own `client_credentials` token, and
+//! a request without a body (a GET stream, a DELETE) with the same token its POSTs carry.
+
+use std::rc::Rc;
+
+use mcp_sieve::upstream::{self, HttpAnswer, Post};
+use mcp_sieve::Error;
+use worker::{AbortSignal, ObjectNamespace};
+
+use super::drivers::{fetch, http_url, send_challenged, target};
+use super::relaying::Relaying;
+use super::{limits, SIGNING};
+use crate::oauth::sign_in;
+use crate::oauth::upstream_tokens;
+
+/// How the requests to an upstream with `"auth": "oauth"` are authorized.
+#[derive(Clone)]
+pub(crate) enum Signer {
+    /// Each principal signs in to upstream `.0` (authorization code): that principal's token.
+    Person(String),
+    /// The gateway's own token for upstream `.0` (client credentials, its `auth` with the
+    /// secret resolved), the same for every principal.
+    Machine(String, Rc<upstream_tokens::AuthAsk>),
+}
+
+/// One message to upstream `member` over its driver, on behalf of nobody ([`send_for`]).
+/// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
+/// the core's relay says for a caller it cannot reach).
+pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
+    send_for(member, p, relaying, None).await
+}
+
+/// One message to upstream `member` on behalf of `principal`: to an upstream its callers sign
+/// in to, with that principal's token only (asked of its object, refreshed there when due), or
+/// not at all (the error says where to sign in); to a `client_credentials` upstream with the
+/// gateway's own token ([`machine`]); to any other, as it is.
+pub(crate) async fn send_for(
+    member: usize,
+    mut p: Post,
+    relaying: Option<&dyn Relaying>,
+    principal: Option<&str>,
+) -> Result<HttpAnswer, Error> {
+    let (name, ns) = match signing(member) {
+        None => return send_challenged(member, p, relaying).await.map(|(a, _)| a),
+        Some((Signer::Machine(name, auth), ns)) => return machine(member, p, relaying, &name, &auth, &ns).await,
+        Some((Signer::Person(name), ns)) => (name, ns),
+    };
+    let url = http_url(member).unwrap_or_default();
+    let header = sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms).await?;
+    authorize(&mut p.headers, header);
+    let (answer, www) = send_challenged(member, p, relaying).await?;
+    if answer.status == 401 {
+        return Err(sign_in::sign_in_error(&name, "the upstream refused your token"));
+    }
+    // Step-up: the upstream wants more scopes than this principal's token has. The principal's
+    // object keeps them (with those granted) for its next sign-in, which the error points to.
+    if let Some(wanted) = wanted_scope(&answer, www.as_deref()) {
+        let scope = sign_in::widen(&ns, principal, &name, &wanted).await?;
+        return Err(sign_in::sign_in_error(
+            &name,
+            &format!("it needs the scopes \"{scope}\""),
+        ));
+    }
+    Ok(answer)
+}
+
+/// `headers` with `header` as their only `Authorization`.
+fn authorize(headers: &mut Vec<(String, String)>, header: String) {
+    headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+    headers.push(("Authorization".into(), header));
+}
+
+/// The scopes an upstream's `answer` (with its `WWW-Authenticate`, `www`) asks for when it is a
+/// step-up (403 `insufficient_scope`, `upstream::oauth::step_up_scope`).
+fn wanted_scope(answer: &HttpAnswer, www: Option<&str>) -> Option<String> {
+    let challenge = (answer.status == 403).then(|| www.and_then(upstream::oauth::parse_challenge))??;
+    upstream::oauth::step_up_scope(403, Some(&challenge), None)?;
+    Some(challenge.scope.unwrap_or_default())
+}
+
+/// `p` to the `client_credentials` upstream `member` (`name`, `auth`) with the gateway's own
+/// token (the gateway's object in `ns` keeps it): one the upstream refuses (401) is asked for
+/// again, and one without the scopes it asks for (403 `insufficient_scope`) is asked for again
+/// with them — once; refused again, the error says so.
+async fn machine(
+    member: usize,
+    mut p: Post,
+    relaying: Option<&dyn Relaying>,
+    name: &str,
+    auth: &upstream_tokens::AuthAsk,
+    ns: &ObjectNamespace,
+) -> Result<HttpAnswer, Error> {
+    let url = http_url(member).unwrap_or_default();
+    let (mut renew, mut wider) = (false, None);
+    for again in [false, true] {
+        let within = limits(member).sign_in_ms;
+        let header = sign_in::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref(), within).await?;
+        authorize(&mut p.headers, header);
+        let (answer, www) = send_challenged(member, p.clone(), relaying).await?;
+        match (answer.status, wanted_scope(&answer, www.as_deref())) {
+            (401, _) => renew = true,
+            (403, Some(scope)) => wider = Some(scope),
+            _ => return Ok(answer),
+        }
+        if again {
+            return Err(Error::Upstream(format!(
+                "it refused the gateway's client_credentials token (HTTP {})",
+                answer.status
+            )));
+        }
+    }
+    Err(Error::Internal("no answer".into()))
+}
+
+/// The `Authorization` header of a request of `principal` to upstream `member` (a session's
+/// `GET` stream or `DELETE` there: the same token its POSTs carry), `None` when it takes none.
+async fn authorization(member: usize, principal: Option<&str>) -> Result<Option<String>, Error> {
+    let url = http_url(member).unwrap_or_default();
+    match signing(member) {
+        None => Ok(None),
+        Some((Signer::Person(name), ns)) => sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms)
+            .await
+            .map(Some),
+        Some((Signer::Machine(name, auth), ns)) => {
+            sign_in::gateway_bearer(&ns, &name, &url, &auth, false, None, limits(member).sign_in_ms)
+                .await
+                .map(Some)
+        }
+    }
+}
+
+/// How upstream `member`'s requests are authorized, and the tokens' namespace, when it has `auth`.
+pub(crate) fn signing(member: usize) -> Option<(Signer, ObjectNamespace)> {
+    SIGNING.with_borrow(|(signers, ns)| Some((signers.get(member)?.clone()?, ns.clone()?)))
+}
+
+/// Why a request without a body ([`bodiless`]) got no answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unanswered {
+    /// It could not be authorized (the core's reason: a sign-in is needed, a token refused).
+    #[error(transparent)]
+    Authorization(#[from] Error),
+    /// The platform's fetch or service binding failed.
+    #[error("{0}")]
+    Platform(#[from] worker::Error),
+}
+
+/// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
+/// to upstream `member` over its driver ([`fetch`](super::drivers::fetch)), on behalf of `principal` (authorized as
+/// its POSTs are, [`authorization`]): its answer as it comes (a body still streaming), or why
+/// there is none; `None` when there is no such upstream.
+pub(crate) async fn bodiless(
+    member: usize,
+    method: &str,
+    headers: &[(String, String)],
+    signal: Option<&AbortSignal>,
+    principal: Option<&str>,
+) -> Option<Result<web_sys::Response, Unanswered>> {
+    let (url, via) = target(member)?;
+    let mut headers = headers.to_vec();
+    match authorization(member, principal).await {
+        Ok(Some(h)) => authorize(&mut headers, h),
+        Ok(None) => {}
+        Err(e) => return Some(Err(e.into())),
+    }
+    Some(
+        fetch(&url, via, method, &headers, None, signal)
+            .await
+            .map_err(Unanswered::from),
+    )
+}
