@@ -741,6 +741,81 @@ pub fn authorize_url(a: &Authorize<'_>) -> String {
     format!("{}{sep}{query}", a.endpoint)
 }
 
+/// Random bytes a sign-in begins with ([`start_sign_in`]): 32 for the PKCE verifier, 16 for the
+/// `state`'s nonce.
+pub const SIGN_IN_RANDOM: usize = 48;
+
+/// What a sign-in by authorization code begins with, besides its random bytes: the discovered
+/// authorization server, the chosen client, where the browser comes back, the scopes and the MCP
+/// server's canonical URL.
+#[derive(Debug, Clone, Copy)]
+pub struct SignInStart<'a> {
+    /// The authorization server ([`AuthServer::check_authorization_code`] must pass).
+    pub server: &'a AuthServer,
+    /// The client ([`choose_client`], or registered).
+    pub client: &'a Client,
+    /// The redirect URI (a loopback listener natively, the Worker's callback at the edge).
+    pub redirect_uri: &'a str,
+    /// The scopes ([`select_scope`], widened by a step-up).
+    pub scope: Option<&'a str>,
+    /// The MCP server's canonical URL (RFC 8707).
+    pub resource: &'a str,
+}
+
+/// A sign-in begun: the URL the browser opens and what its caller keeps until the callback.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SignInStarted {
+    /// The authorization URL.
+    pub url: String,
+    /// The PKCE verifier, sent with the code ([`TokenGrant::AuthorizationCode`]).
+    pub verifier: String,
+    /// The nonce made of the random bytes ([`state_of`]).
+    pub nonce: String,
+    /// The `state` the URL carries (the nonce as the caller wrapped it), which the callback must
+    /// carry back ([`parse_callback`]).
+    pub state: String,
+}
+
+impl std::fmt::Debug for SignInStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignInStarted")
+            .field("url", &self.url)
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+/// Begins a sign-in by authorization code with PKCE S256: the verifier from the first 32 of
+/// `random`, the nonce from the last 16, the `state` `wrap(nonce)` (the native server sends the
+/// nonce as it is; the Worker puts the principal before it, so its callback finds the
+/// principal's object), and the authorization URL carrying them. Fails when the server cannot
+/// take a person's sign-in ([`AuthServer::check_authorization_code`]).
+pub fn start_sign_in(
+    random: &[u8; SIGN_IN_RANDOM],
+    start: &SignInStart<'_>,
+    wrap: impl FnOnce(&str) -> String,
+) -> Result<SignInStarted> {
+    let endpoint = start.server.check_authorization_code()?;
+    let pkce = Pkce::new(&std::array::from_fn(|i| random[i]));
+    let nonce = state_of(&std::array::from_fn(|i| random[32 + i]));
+    let state = wrap(&nonce);
+    let url = authorize_url(&Authorize {
+        endpoint,
+        client_id: &start.client.client_id,
+        redirect_uri: start.redirect_uri,
+        scope: start.scope,
+        state: &state,
+        code_challenge: &pkce.challenge,
+        resource: start.resource,
+    });
+    Ok(SignInStarted {
+        url,
+        verifier: pkce.verifier,
+        nonce,
+        state,
+    })
+}
+
 /// The query pairs of a request target (`/path?a=b`), decoded as `application/x-www-form-urlencoded`
 /// (`form_urlencoded`: `+` is a space, a `%` not followed by two hex digits is kept as written).
 pub fn query_pairs(target: &str) -> Vec<(String, String)> {
@@ -1007,6 +1082,8 @@ impl std::fmt::Display for TokenError {
         }
     }
 }
+
+impl std::error::Error for TokenError {}
 
 fn oauth_error(body: &str) -> Option<String> {
     let o = serde_json::from_str::<Value>(body).ok()?;
@@ -1372,6 +1449,75 @@ mod tests {
         );
         let q = query_pairs(&url);
         assert!(q.contains(&("resource".into(), "https://mcp.example.com/mcp".into())));
+    }
+
+    #[test]
+    fn a_sign_in_starts_with_the_random_bytes_split_and_the_state_wrapped() {
+        let s = server();
+        let client = Client {
+            client_id: "c1".into(),
+            client_secret: None,
+            auth_method: None,
+        };
+        let mut random = [0u8; SIGN_IN_RANDOM];
+        random.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+        let start = SignInStart {
+            server: &s,
+            client: &client,
+            redirect_uri: "https://w.example/mcp-sieve/oauth/callback",
+            scope: Some("a offline_access"),
+            resource: "https://mcp.example.com/mcp",
+        };
+        let plain = start_sign_in(&random, &start, str::to_string).unwrap();
+        let pkce = Pkce::new(random[..32].try_into().unwrap());
+        assert_eq!(plain.verifier, pkce.verifier);
+        assert_eq!(plain.nonce, state_of(random[32..].try_into().unwrap()));
+        assert_eq!(plain.state, plain.nonce);
+        assert_eq!(
+            plain.url,
+            authorize_url(&Authorize {
+                endpoint: "https://as.example/t1/auth",
+                client_id: "c1",
+                redirect_uri: "https://w.example/mcp-sieve/oauth/callback",
+                scope: Some("a offline_access"),
+                state: &plain.nonce,
+                code_challenge: &pkce.challenge,
+                resource: "https://mcp.example.com/mcp",
+            })
+        );
+        // The Worker's state: the principal before the nonce; the callback checks it whole.
+        let wrapped = start_sign_in(&random, &start, |n| format!("616c696365.{n}")).unwrap();
+        assert_eq!(wrapped.state, format!("616c696365.{}", plain.nonce));
+        assert_eq!((&wrapped.verifier, &wrapped.nonce), (&plain.verifier, &plain.nonce));
+        let q = query_pairs(&wrapped.url);
+        assert!(q.contains(&("state".into(), wrapped.state.clone())));
+        assert!(q.contains(&("code_challenge".into(), challenge_of(&wrapped.verifier))));
+        let target = format!("{CALLBACK_PATH}?code=k&state={}", wrapped.state);
+        assert_eq!(
+            parse_callback(&target, &wrapped.state, &s).unwrap().as_deref(),
+            Some("k")
+        );
+        // Other bytes, another verifier and nonce; the verifier is not in the debug text.
+        random[0] ^= 1;
+        random[47] ^= 1;
+        let other = start_sign_in(&random, &start, str::to_string).unwrap();
+        assert!(other.verifier != plain.verifier && other.nonce != plain.nonce);
+        assert!(!format!("{other:?}").contains(&other.verifier));
+        // A server that takes no person's sign-in is refused before any URL is made.
+        let no_pkce = AuthServer {
+            code_challenge_methods: vec![],
+            ..server()
+        };
+        let e = start_sign_in(
+            &random,
+            &SignInStart {
+                server: &no_pkce,
+                ..start
+            },
+            str::to_string,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("S256"), "{e}");
     }
 
     #[test]

@@ -48,7 +48,8 @@ pub async fn begin(name: &str, url: &str, config: &OAuth, secret: Option<String>
     let http = Http::new();
     let challenge = probe(&http, url).await?;
     let d = discover(&http, url, challenge.as_ref()).await?;
-    let endpoint = d.server.check_authorization_code()?.to_string();
+    // Before a listener is opened or a client registered: the server takes a person's sign-in.
+    d.server.check_authorization_code()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| Error::Upstream(format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}")))?;
@@ -86,27 +87,26 @@ pub async fn begin(name: &str, url: &str, config: &OAuth, secret: Option<String>
             .await?
         }
     };
-    let mut random = [0u8; 48];
+    let mut random = [0u8; oauth::SIGN_IN_RANDOM];
     getrandom::fill(&mut random).map_err(|e| Error::Internal(format!("no random bytes for PKCE: {e}")))?;
-    let (a, b) = random.split_at(32);
-    let pkce = oauth::Pkce::new(a.try_into().unwrap_or(&[0u8; 32]));
-    let state = oauth::state_of(b.try_into().unwrap_or(&[0u8; 16]));
-    let url = oauth::authorize_url(&oauth::Authorize {
-        endpoint: &endpoint,
-        client_id: &client.client_id,
-        redirect_uri: &redirect_uri,
-        scope: scope.as_deref(),
-        state: &state,
-        code_challenge: &pkce.challenge,
-        resource: &d.resource.resource,
-    });
+    let started = oauth::start_sign_in(
+        &random,
+        &oauth::SignInStart {
+            server: &d.server,
+            client: &client,
+            redirect_uri: &redirect_uri,
+            scope: scope.as_deref(),
+            resource: &d.resource.resource,
+        },
+        str::to_string,
+    )?;
     Ok(Pending {
         name: name.to_string(),
-        url,
+        url: started.url,
         redirect_uri,
         listener,
-        state,
-        verifier: pkce.verifier,
+        state: started.state,
+        verifier: started.verifier,
         server: d.server,
         client,
         resource: d.resource.resource,
