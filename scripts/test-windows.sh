@@ -32,6 +32,8 @@ out="$CARGO_TARGET_DIR/$target/debug"
 mkdir -p "$out"
 export WINEPREFIX="$root/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 export SIEVE_WINE_SHIM="$out/bcryptprimitives.dll"
+# Wine makes the prefix's own folder but not its parent (a clone that never built has no target/).
+mkdir -p "$(dirname "$WINEPREFIX")"
 
 # 1. The shim.
 x86_64-w64-mingw32-gcc -O2 -shared -o "$SIEVE_WINE_SHIM" \
