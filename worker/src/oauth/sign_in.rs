@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use mcp_sieve::http;
 use mcp_sieve::Error;
 use serde_json::{json, Value};
-use worker::{Env, Method, ObjectNamespace, Request, RequestInit, Response, Result};
+use worker::{Env, Method, ObjectNamespace, Request, RequestInit, Response, Result, Url};
 
 use crate::oauth::sealed;
 pub use crate::oauth::upstream_tokens::CALLBACK;
@@ -66,13 +66,14 @@ pub fn origin() -> String {
     ORIGIN.with_borrow(Clone::clone)
 }
 
-/// The origin (`scheme://host[:port]`) of a serialized URL.
-pub fn origin_of(url: &str) -> &str {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return "";
-    };
-    let host = rest.find(['/', '?', '#']).map_or(rest, |i| &rest[..i]);
-    &url[..scheme.len() + 3 + host.len()]
+/// The origin (`scheme://host[:port]`) of a URL, as the URL Standard serializes it (the `url`
+/// crate: scheme and host lowercased, userinfo and a default port dropped, IPv6 in brackets);
+/// empty when it is not a URL with a host.
+pub fn origin_of(url: &str) -> String {
+    match Url::parse(url).map(|u| u.origin()) {
+        Ok(o) if o.is_tuple() => o.ascii_serialization(),
+        _ => String::new(),
+    }
 }
 
 /// The principal and nonce of a `state`.
@@ -107,17 +108,31 @@ pub fn sign_in_error(name: &str, why: &str) -> Error {
     }
 }
 
+/// Why a principal's object could not answer an operation.
+#[derive(Debug, thiserror::Error)]
+enum AskError {
+    /// The object could not be reached or its answer read.
+    #[error(transparent)]
+    Worker(#[from] worker::Error),
+    /// The operation could not be written.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The object's refusal, in its words (`upstream_tokens::TokensError` there).
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// `principal`'s object.
-async fn ask(ns: &ObjectNamespace, op: &str, a: &Ask) -> std::result::Result<Value, String> {
+async fn ask(ns: &ObjectNamespace, op: &str, a: &Ask) -> std::result::Result<Value, AskError> {
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
-        .with_body(Some(serde_json::to_string(a).map_err(|e| e.to_string())?.into()));
-    let req = Request::new_with_init(&format!("https://tokens.internal/{op}"), &init).map_err(|e| e.to_string())?;
-    let stub = ns.get_by_name(&a.principal).map_err(|e| e.to_string())?;
-    let mut res = stub.fetch_with_request(req).await.map_err(|e| e.to_string())?;
-    let v: Value = res.json().await.map_err(|e| e.to_string())?;
+        .with_body(Some(serde_json::to_string(a)?.into()));
+    let req = Request::new_with_init(&format!("https://tokens.internal/{op}"), &init)?;
+    let stub = ns.get_by_name(&a.principal)?;
+    let mut res = stub.fetch_with_request(req).await?;
+    let v: Value = res.json().await?;
     match v["error"].as_str() {
-        Some(e) => Err(e.to_string()),
+        Some(e) => Err(AskError::Refused(e.to_string())),
         None => Ok(v),
     }
 }
@@ -267,7 +282,7 @@ pub async fn start(
     };
     let up = match signing_upstream(&server.catalog().upstreams, &name) {
         Ok(u) => u,
-        Err(e) => return page(404, &e),
+        Err(e) => return page(404, &e.to_string()),
     };
     let var = |n: &str| env.secret(n).or_else(|_| env.var(n)).ok().map(|v| v.to_string());
     let secret = match up.resolved_client_secret(&var) {
@@ -278,7 +293,7 @@ pub async fn start(
         principal: principal.to_string(),
         upstream: name.clone(),
         url: mcp_sieve::upstream::oauth::request_url(up.url().unwrap_or_default()),
-        origin: origin_of(url).to_string(),
+        origin: origin_of(url),
         auth: Some(AuthAsk::of(up, secret)),
         sign_in_ms: up.limits.sign_in_ms,
         ..Ask::default()
@@ -321,7 +336,7 @@ pub async fn logout(
     };
     let up = match signing_upstream(&server.catalog().upstreams, &name) {
         Ok(u) => u,
-        Err(e) => return page(404, &e),
+        Err(e) => return page(404, &e.to_string()),
     };
     let a = Ask {
         principal: principal.to_string(),
@@ -360,7 +375,7 @@ pub async fn callback(env: &Env, url: &str, query: &str) -> Result<Response> {
         principal,
         nonce,
         query: query.to_string(),
-        origin: origin_of(url).to_string(),
+        origin: origin_of(url),
         ..Ask::default()
     };
     match ask(&env.durable_object(BINDING)?, "finish", &a).await {
@@ -408,13 +423,27 @@ mod tests {
     }
 
     #[test]
-    fn origin_is_cut_from_a_url() {
+    fn origin_is_the_url_standards() {
         assert_eq!(
             origin_of("https://h.example/mcp-sieve/oauth/start?upstream=a"),
             "https://h.example"
         );
         assert_eq!(origin_of("http://127.0.0.1:8787/x"), "http://127.0.0.1:8787");
         assert_eq!(origin_of("http://h?x"), "http://h");
+        // What a cut at the first '/', '?' or '#' after "://" gets wrong:
+        // userinfo is no part of an origin (a cut kept "https://user:pw@h.example")
+        assert_eq!(origin_of("https://user:pw@h.example/x"), "https://h.example");
+        // scheme and host are lowercased, a default port dropped (a cut kept "HTTPS://H.Example:443")
+        assert_eq!(origin_of("HTTPS://H.Example:443/x"), "https://h.example");
+        assert_eq!(origin_of("http://h.example:80?q=/a"), "http://h.example");
+        // IPv6 in brackets with its port; a zero-padded address written canonically
+        assert_eq!(origin_of("http://[::1]:8787/mcp"), "http://[::1]:8787");
+        assert_eq!(origin_of("http://[0:0:0:0:0:0:0:1]/"), "http://[::1]");
+        // a backslash ends the host of an http(s) URL (a cut kept "https://h.example\\x")
+        assert_eq!(origin_of("https://h.example\\x"), "https://h.example");
+        // a path-only or opaque URL has no origin to send a browser back to
         assert_eq!(origin_of("nothing"), "");
+        assert_eq!(origin_of("/mcp-sieve/oauth/start"), "");
+        assert_eq!(origin_of("data:text/plain,x"), "");
     }
 }

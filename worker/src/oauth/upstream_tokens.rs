@@ -24,7 +24,7 @@ use mcp_sieve::catalog::{Grant, OAuth, Upstream};
 use mcp_sieve::upstream::oauth::{
     self, authorization_server_metadata_urls, choose_client, parse_challenge, parse_registration, parse_token_response,
     registration_request, resource_metadata_urls, select_scope, step_up_scope, token_request, AuthServer, Challenge,
-    Client, Identity, ResourceMetadata, SignIn, TokenGrant,
+    Client, Identity, ResourceMetadata, SignIn, TokenError, TokenGrant,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -50,6 +50,158 @@ pub const GATEWAY: &str = "";
 pub const PENDING_MS: i64 = 10 * 60_000;
 /// Largest answer read from an authorization server or a metadata URL.
 const MAX_ANSWER: usize = 1 << 20;
+
+/// Why an operation of a principal's object failed; its text is the `error` the front Worker
+/// shows (a page, a call's error).
+#[derive(Debug, thiserror::Error)]
+pub enum TokensError {
+    /// The operation is not this object's (another principal's, or the gateway's).
+    #[error("{0} is not asked of this object")]
+    NotHere(String),
+    /// No such operation.
+    #[error("no such operation {0}")]
+    NoOperation(String),
+    /// No upstream of that name in the catalog.
+    #[error("no upstream named \"{0}\"")]
+    NoUpstream(String),
+    /// The upstream does not sign in per person.
+    #[error("upstream \"{0}\" does not sign in per person (its document entry needs \"auth\": \"oauth\" and a url)")]
+    NotPerPerson(String),
+    /// The key that seals tokens is not set.
+    #[error(
+        "the Worker has no secret {var} to encrypt upstream tokens with (wrangler secret put {var})",
+        var = sealed::KEY_VAR
+    )]
+    NoSecret,
+    /// The front Worker sent no `auth` with `begin` or `gateway`.
+    #[error("no upstream auth was given")]
+    NoAuth,
+    /// The callback's nonce names no pending sign-in (unknown, or used).
+    #[error("this sign-in is unknown or was used already: start it again")]
+    UnknownSignIn,
+    /// The callback came after [`PENDING_MS`].
+    #[error("this sign-in took longer than {} minutes: start it again", PENDING_MS / 60_000)]
+    SignInExpired,
+    /// The callback has no `code` (and no error).
+    #[error("the callback carries no code")]
+    NoCode,
+    /// A token was asked for a URL its resource does not cover.
+    #[error("another resource")]
+    OtherResource,
+    /// The protocol's refusal (discovery, the client, the callback).
+    #[error(transparent)]
+    Protocol(#[from] mcp_sieve::Error),
+    /// The token endpoint's refusal or a malformed answer.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The gateway's `client_credentials` token was refused.
+    #[error("the gateway's client_credentials token: {0}")]
+    GatewayToken(#[source] TokenError),
+    /// Sealing or opening a token.
+    #[error("{0}")]
+    Seal(sealed::SealError),
+    /// The object's storage, or the runtime.
+    #[error(transparent)]
+    Worker(#[from] worker::Error),
+    /// A kept record or a built body is not the JSON expected.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A request could not be made (its URL).
+    #[error("cannot ask {url}: {source}")]
+    Ask {
+        /// The URL.
+        url: String,
+        /// The runtime's error.
+        #[source]
+        source: worker::Error,
+    },
+    /// A party could not be reached (its URL).
+    #[error("cannot reach {url}: {source}")]
+    Reach {
+        /// The URL.
+        url: String,
+        /// The runtime's error.
+        #[source]
+        source: worker::Error,
+    },
+    /// A party did not answer within the sign-in's deadline.
+    #[error(
+        "{}",
+        oauth::no_answer(.party, .url, u128::from(*.ms), Some("limits.signInTimeoutSeconds"))
+    )]
+    NoAnswer {
+        /// Who (`the authorization server's token endpoint`).
+        party: &'static str,
+        /// The URL asked.
+        url: String,
+        /// The deadline, ms.
+        ms: u64,
+    },
+    /// An answer's body could not be read.
+    #[error("{url} answered {status} but its body could not be read: {source}")]
+    Body {
+        /// The URL.
+        url: String,
+        /// Its status.
+        status: u16,
+        /// The runtime's error.
+        #[source]
+        source: worker::Error,
+    },
+    /// An answer larger than [`MAX_ANSWER`].
+    #[error("{url} answered more than {MAX_ANSWER} bytes")]
+    TooLarge {
+        /// The URL.
+        url: String,
+    },
+    /// The revocation endpoint refused.
+    #[error("its revocation endpoint answered HTTP {status}: {body}")]
+    Revocation {
+        /// Its status.
+        status: u16,
+        /// Its body's first 200 characters.
+        body: String,
+    },
+    /// No Protected Resource Metadata at any URL tried.
+    #[error(
+        "no protected resource metadata for {url} (tried {}): it does not say where to sign in",
+        .tried.join(", ")
+    )]
+    NoResourceMetadata {
+        /// The upstream's URL.
+        url: String,
+        /// Each URL tried, with its status.
+        tried: Vec<String>,
+    },
+    /// No authorization server metadata at any URL tried.
+    #[error("no metadata for the authorization server {issuer} (tried {})", .tried.join(", "))]
+    NoServerMetadata {
+        /// The issuer.
+        issuer: String,
+        /// Each URL tried, with its status.
+        tried: Vec<String>,
+    },
+}
+
+/// Why a principal must sign in (again) before its request can carry a token.
+#[derive(Debug, thiserror::Error)]
+enum SignInNeeded {
+    #[error("you have not signed in to it")]
+    NotSignedIn,
+    #[error("the kept token could not be read")]
+    Unreadable,
+    #[error("your token was issued for {resource}, not {url}")]
+    OtherResource { resource: String, url: String },
+    #[error("another resource")]
+    NotForUrl,
+    #[error("your token expired and there is no refresh token")]
+    NoRefreshToken,
+    #[error("the refresh token was refused: {0}")]
+    RefreshRefused(#[source] TokenError),
+}
+
+/// An operation's result.
+type Done<T> = std::result::Result<T, TokensError>;
 
 /// A sign-in begun and not yet finished (kept under `pending:<nonce>`).
 #[derive(Serialize, Deserialize)]
@@ -173,7 +325,7 @@ impl DurableObject for UpstreamTokens {
         // the name it was reached by, where the runtime passes it on).
         let another = self.state.id().name().is_some_and(|name| name != ask.principal);
         if another || (path == "/gateway") != (ask.principal == GATEWAY) {
-            return Response::from_json(&json!({ "error": format!("{path} is not asked of this object") }));
+            return Response::from_json(&json!({ "error": TokensError::NotHere(path).to_string() }));
         }
         let answer = match path.as_str() {
             "/gateway" => self
@@ -184,18 +336,18 @@ impl DurableObject for UpstreamTokens {
             "/finish" => self.finish(&ask).await.map(|up| json!({ "upstream": up })),
             "/token" => self.token(&ask).await.map(|t| match t {
                 Ok(h) => json!({ "authorization": h }),
-                Err(why) => json!({ "signIn": why }),
+                Err(why) => json!({ "signIn": why.to_string() }),
             }),
             "/widen" => self.widen(&ask).await.map(|scope| json!({ "scope": scope })),
             "/forget" => self
                 .forget(&ask)
                 .await
                 .map(|revoked| json!({ "forgot": revoked.is_some(), "revoked": revoked })),
-            _ => Err(format!("no such operation {path}")),
+            _ => Err(TokensError::NoOperation(path)),
         };
         Response::from_json(&match answer {
             Ok(v) => v,
-            Err(e) => json!({ "error": e }),
+            Err(e) => json!({ "error": e.to_string() }),
         })
     }
 }
@@ -212,38 +364,30 @@ fn gateway_aad(upstream: &str) -> String {
 }
 
 /// The upstream named `name` of the Worker's catalog, if it signs in per principal.
-pub fn signing_upstream<'a>(ups: &'a [Upstream], name: &str) -> std::result::Result<&'a Upstream, String> {
+pub fn signing_upstream<'a>(ups: &'a [Upstream], name: &str) -> Done<&'a Upstream> {
     let up = ups
         .iter()
         .find(|u| u.name == name)
-        .ok_or_else(|| format!("no upstream named \"{name}\""))?;
+        .ok_or_else(|| TokensError::NoUpstream(name.into()))?;
     match (&up.auth, up.url()) {
         (Some(a), Some(_)) if a.grant == Grant::AuthorizationCode => Ok(up),
-        _ => Err(format!(
-            "upstream \"{name}\" does not sign in per person (its document entry needs \"auth\": \"oauth\" and a url)"
-        )),
+        _ => Err(TokensError::NotPerPerson(name.into())),
     }
 }
 
 impl UpstreamTokens {
-    fn secret(&self) -> std::result::Result<String, String> {
+    fn secret(&self) -> Done<String> {
         self.env
             .secret(sealed::KEY_VAR)
             .or_else(|_| self.env.var(sealed::KEY_VAR))
             .map(|v| v.to_string())
-            .map_err(|_| {
-                format!(
-                    "the Worker has no secret {} to encrypt upstream tokens with (wrangler secret put {})",
-                    sealed::KEY_VAR,
-                    sealed::KEY_VAR
-                )
-            })
+            .map_err(|_| TokensError::NoSecret)
     }
 
     /// Discovery, the client identity and a pending sign-in: the authorization URL.
-    async fn begin(&self, ask: &Ask) -> std::result::Result<String, String> {
+    async fn begin(&self, ask: &Ask) -> Done<String> {
         self.secret()?;
-        let auth = ask.auth.as_ref().ok_or("no upstream auth was given")?;
+        let auth = ask.auth.as_ref().ok_or(TokensError::NoAuth)?;
         let url = ask.url.clone();
         let config = OAuth {
             client_id: auth.client_id.clone(),
@@ -255,10 +399,8 @@ impl UpstreamTokens {
         let within = ask.within();
         let challenge = probe(within, &url).await?;
         let (resource, server) = discover(within, &url, challenge.as_ref()).await?;
-        let endpoint = server
-            .check_authorization_code()
-            .map_err(|e| e.to_string())?
-            .to_string();
+        // Before a client is registered: the server takes a person's sign-in.
+        server.check_authorization_code()?;
         let redirect_uri = format!("{}{CALLBACK}", ask.origin);
         let mut scope = select_scope(&config.scopes, challenge.as_ref(), &resource);
         // Scopes a step-up asked for (`widen`), added to these.
@@ -275,45 +417,40 @@ impl UpstreamTokens {
             scope.as_deref(),
         )
         .await?;
-        let random = sealed::random(48).map_err(|e| e.to_string())?;
-        let (a, b) = random.split_at(32);
-        let pkce = oauth::Pkce::new(a.try_into().map_err(|_| "no random bytes".to_string())?);
-        let nonce = oauth::state_of(b.get(..16).and_then(|b| b.try_into().ok()).ok_or("no random bytes")?);
-        let state = state(&ask.principal, &nonce);
-        let authorize = oauth::authorize_url(&oauth::Authorize {
-            endpoint: &endpoint,
-            client_id: &client.client_id,
-            redirect_uri: &redirect_uri,
-            scope: scope.as_deref(),
-            state: &state,
-            code_challenge: &pkce.challenge,
-            resource: &resource.resource,
-        });
+        let mut random = [0u8; oauth::SIGN_IN_RANDOM];
+        random.copy_from_slice(&sealed::random(oauth::SIGN_IN_RANDOM).map_err(TokensError::Seal)?);
+        let started = oauth::start_sign_in(
+            &random,
+            &oauth::SignInStart {
+                server: &server,
+                client: &client,
+                redirect_uri: &redirect_uri,
+                scope: scope.as_deref(),
+                resource: &resource.resource,
+            },
+            |nonce| state(&ask.principal, nonce),
+        )?;
         let pending = Pending {
             upstream: ask.upstream.clone(),
             resource: resource.resource,
             server,
             client,
             scope,
-            verifier: pkce.verifier.clone(),
+            verifier: started.verifier,
             redirect_uri,
             expires_ms: now_ms() + PENDING_MS,
             sign_in_ms: within.0,
         };
         let storage = self.state.storage();
         storage
-            .put(
-                &format!("pending:{nonce}"),
-                serde_json::to_string(&pending).map_err(|e| e.to_string())?,
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(authorize)
+            .put(&format!("pending:{}", started.nonce), serde_json::to_string(&pending)?)
+            .await?;
+        Ok(started.url)
     }
 
     /// The callback: the pending sign-in of the state's nonce (used once, within its time), its
     /// code exchanged, the tokens sealed and kept. Returns the upstream's name.
-    async fn finish(&self, ask: &Ask) -> std::result::Result<String, String> {
+    async fn finish(&self, ask: &Ask) -> Done<String> {
         let secret = self.secret()?;
         let storage = self.state.storage();
         let key = format!("pending:{}", ask.nonce);
@@ -321,18 +458,13 @@ impl UpstreamTokens {
         let _ = storage.delete(&key).await;
         let p: Pending = kept
             .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or("this sign-in is unknown or was used already: start it again")?;
+            .ok_or(TokensError::UnknownSignIn)?;
         if now_ms() > p.expires_ms {
-            return Err(format!(
-                "this sign-in took longer than {} minutes: start it again",
-                PENDING_MS / 60_000
-            ));
+            return Err(TokensError::SignInExpired);
         }
         let state = state(&ask.principal, &ask.nonce);
         let target = format!("{}?{}", oauth::CALLBACK_PATH, ask.query);
-        let code = oauth::parse_callback(&target, &state, &p.server)
-            .map_err(|e| e.to_string())?
-            .ok_or("the callback carries no code")?;
+        let code = oauth::parse_callback(&target, &state, &p.server)?.ok_or(TokensError::NoCode)?;
         let grant = TokenGrant::AuthorizationCode {
             code: &code,
             verifier: &p.verifier,
@@ -342,7 +474,7 @@ impl UpstreamTokens {
         let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let at = Within::ms(p.sign_in_ms);
         let (status, _, body) = send(at, TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
-        let tokens = parse_token_response(status, &body, now_ms()).map_err(|e| e.to_string())?;
+        let tokens = parse_token_response(status, &body, now_ms())?;
         let sign_in = SignIn {
             resource: p.resource,
             server: p.server,
@@ -366,7 +498,7 @@ impl UpstreamTokens {
 
     /// Step-up: `ask.scope` (what the upstream's challenge asked for) joined to the scopes of
     /// the principal's token and to any kept before, kept for its next sign-in (`begin`).
-    async fn widen(&self, ask: &Ask) -> std::result::Result<String, String> {
+    async fn widen(&self, ask: &Ask) -> Done<String> {
         let granted = match self.sign_in(ask).await {
             Ok(Some(s)) => s.tokens.scope.or(s.scope),
             _ => None,
@@ -379,22 +511,18 @@ impl UpstreamTokens {
         self.state
             .storage()
             .put(&format!("wider:{}", ask.upstream), all.clone())
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         Ok(all)
     }
 
     /// Sign-out: deletes the principal's tokens for `ask.upstream` and the step-up scopes kept
     /// for it. `None`: nothing was kept; else what became of the revocation (`""`: done or not
     /// offered).
-    async fn forget(&self, ask: &Ask) -> std::result::Result<Option<String>, String> {
+    async fn forget(&self, ask: &Ask) -> Done<Option<String>> {
         let storage = self.state.storage();
         let kept = self.sign_in(ask).await;
         let _ = storage.delete(&format!("wider:{}", ask.upstream)).await;
-        let had = storage
-            .delete(&format!("token:{}", ask.upstream))
-            .await
-            .map_err(|e| e.to_string())?;
+        let had = storage.delete(&format!("token:{}", ask.upstream)).await?;
         Ok(match kept {
             Ok(Some(s)) => Some(match revoke(ask.within(), &s).await {
                 Ok(()) => String::new(),
@@ -406,7 +534,7 @@ impl UpstreamTokens {
     }
 
     /// The principal's kept sign-in to `ask.upstream`, opened (`None`: none kept).
-    async fn sign_in(&self, ask: &Ask) -> std::result::Result<Option<SignIn>, String> {
+    async fn sign_in(&self, ask: &Ask) -> Done<Option<SignIn>> {
         let secret = self.secret()?;
         let Some(sealed) = self
             .state
@@ -420,20 +548,16 @@ impl UpstreamTokens {
         };
         let text = sealed::open(&secret, &aad(&ask.principal, &ask.upstream), &sealed)
             .await
-            .map_err(|e| e.to_string())?;
-        serde_json::from_str(&text).map(Some).map_err(|e| e.to_string())
+            .map_err(TokensError::Seal)?;
+        Ok(Some(serde_json::from_str(&text)?))
     }
 
-    async fn keep(&self, secret: &str, principal: &str, upstream: &str, s: &SignIn) -> std::result::Result<(), String> {
-        let text = serde_json::to_string(s).map_err(|e| e.to_string())?;
+    async fn keep(&self, secret: &str, principal: &str, upstream: &str, s: &SignIn) -> Done<()> {
+        let text = serde_json::to_string(s)?;
         let sealed = sealed::seal(secret, &aad(principal, upstream), &text)
             .await
-            .map_err(|e| e.to_string())?;
-        self.state
-            .storage()
-            .put(&format!("token:{upstream}"), sealed)
-            .await
-            .map_err(|e| e.to_string())
+            .map_err(TokensError::Seal)?;
+        Ok(self.state.storage().put(&format!("token:{upstream}"), sealed).await?)
     }
 
     /// Waits while another asker refreshes (one at a time: a rotated refresh token is spent once),
@@ -452,10 +576,10 @@ impl UpstreamTokens {
     /// the upstream refused the kept one; `ask.scope`: it asked for these scopes too (403
     /// `insufficient_scope`), joined to those asked before and kept for every token after.
     /// With the header, until when it may be used without asking again (none: until refused).
-    async fn gateway(&self, ask: &Ask) -> std::result::Result<(String, Option<i64>), String> {
+    async fn gateway(&self, ask: &Ask) -> Done<(String, Option<i64>)> {
         self.turn().await;
         let secret = self.secret()?;
-        let auth = ask.auth.as_ref().ok_or("no upstream auth was given")?;
+        let auth = ask.auth.as_ref().ok_or(TokensError::NoAuth)?;
         let key = format!("machine:{}", ask.upstream);
         let storage = self.state.storage();
         let kept = match storage.get::<String>(&key).await.ok().flatten() {
@@ -474,7 +598,7 @@ impl UpstreamTokens {
                 && auth.client_id.as_ref().is_none_or(|id| *id == s.client.client_id)
         });
         let bearer = |s: &SignIn| {
-            let header = s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string());
+            let header = s.bearer_for(&ask.url).ok_or(TokensError::OtherResource);
             header.map(|h| (h, s.tokens.refresh_at()))
         };
         if let Some(s) = kept
@@ -494,22 +618,17 @@ impl UpstreamTokens {
                 return Err(e);
             }
         };
-        let text = serde_json::to_string(&s).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string(&s)?;
         let sealed = sealed::seal(&secret, &gateway_aad(&ask.upstream), &text)
             .await
-            .map_err(|e| e.to_string())?;
-        storage.put(&key, sealed).await.map_err(|e| e.to_string())?;
+            .map_err(TokensError::Seal)?;
+        storage.put(&key, sealed).await?;
         bearer(&s)
     }
 
     /// A new `client_credentials` token for `ask`, at the authorization server and as the client
     /// of `kept` when there is one, else of discovery.
-    async fn gateway_token(
-        &self,
-        auth: &AuthAsk,
-        ask: &Ask,
-        kept: Option<SignIn>,
-    ) -> std::result::Result<SignIn, String> {
+    async fn gateway_token(&self, auth: &AuthAsk, ask: &Ask, kept: Option<SignIn>) -> Done<SignIn> {
         let (resource, server, mut client, scope) = match kept {
             Some(s) => (s.resource, s.server, s.client, s.scope),
             None => {
@@ -550,8 +669,7 @@ impl UpstreamTokens {
         let r = token_request(&server, &client, &grant, &resource);
         let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let (status, _, body) = send(ask.within(), TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
-        let tokens = parse_token_response(status, &body, now_ms())
-            .map_err(|e| format!("the gateway's client_credentials token: {e}"))?;
+        let tokens = parse_token_response(status, &body, now_ms()).map_err(TokensError::GatewayToken)?;
         Ok(SignIn {
             resource,
             server,
@@ -563,34 +681,34 @@ impl UpstreamTokens {
 
     /// The `Authorization` header of `ask.principal` for `ask.upstream` at `ask.url`, refreshed
     /// first when it expires soon; `Err(why)` inside when the principal must sign in.
-    async fn token(&self, ask: &Ask) -> std::result::Result<std::result::Result<String, String>, String> {
+    async fn token(&self, ask: &Ask) -> Done<std::result::Result<String, SignInNeeded>> {
         self.turn().await;
         let secret = self.secret()?;
         let key = format!("token:{}", ask.upstream);
         let storage = self.state.storage();
         let Some(sealed) = storage.get::<String>(&key).await.ok().flatten() else {
-            return Ok(Err("you have not signed in to it".into()));
+            return Ok(Err(SignInNeeded::NotSignedIn));
         };
         let s: SignIn = match sealed::open(&secret, &aad(&ask.principal, &ask.upstream), &sealed).await {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| e.to_string())?,
+            Ok(text) => serde_json::from_str(&text)?,
             Err(e) => {
                 log::error(format_args!("upstream \"{}\": {e}", ask.upstream));
                 let _ = storage.delete(&key).await;
-                return Ok(Err("the kept token could not be read".into()));
+                return Ok(Err(SignInNeeded::Unreadable));
             }
         };
         if !oauth::resource_allows(&s.resource, &ask.url) {
-            return Ok(Err(format!(
-                "your token was issued for {}, not {}",
-                s.resource, ask.url
-            )));
+            return Ok(Err(SignInNeeded::OtherResource {
+                resource: s.resource,
+                url: ask.url.clone(),
+            }));
         }
         if !s.tokens.expiring(now_ms()) {
-            return Ok(s.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string()));
+            return Ok(s.bearer_for(&ask.url).ok_or(SignInNeeded::NotForUrl));
         }
         let Some(rt) = s.tokens.refresh_token.clone() else {
             let _ = storage.delete(&key).await;
-            return Ok(Err("your token expired and there is no refresh token".into()));
+            return Ok(Err(SignInNeeded::NoRefreshToken));
         };
         self.refreshing.set(true);
         let refreshed = async {
@@ -601,7 +719,7 @@ impl UpstreamTokens {
             let r = token_request(&s.server, &s.client, &grant, &s.resource);
             let headers: Vec<(&str, &str)> = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let (status, _, body) = send(ask.within(), TOKEN_ENDPOINT, "POST", &r.url, &headers, Some(r.body)).await?;
-            Ok::<_, String>(parse_token_response(status, &body, now_ms()))
+            Ok::<_, TokensError>(parse_token_response(status, &body, now_ms()))
         }
         .await;
         let out = match refreshed {
@@ -611,13 +729,13 @@ impl UpstreamTokens {
                     ..s
                 };
                 let kept = self.keep(&secret, &ask.principal, &ask.upstream, &next).await;
-                kept.map(|()| next.bearer_for(&ask.url).ok_or_else(|| "another resource".to_string()))
+                kept.map(|()| next.bearer_for(&ask.url).ok_or(SignInNeeded::NotForUrl))
             }
             Ok(Err(e)) if e.needs_login() => {
                 let _ = storage.delete(&key).await;
-                Ok(Err(format!("the refresh token was refused: {e}")))
+                Ok(Err(SignInNeeded::RefreshRefused(e)))
             }
-            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Err(e)) => Err(e.into()),
             Err(e) => Err(e),
         };
         self.refreshing.set(false);
@@ -647,13 +765,12 @@ async fn client_for(
     name: &str,
     redirect_uri: Option<&str>,
     scope: Option<&str>,
-) -> std::result::Result<Client, String> {
-    let endpoint = match choose_client(config, secret, server, name).map_err(|e| e.to_string())? {
+) -> Done<Client> {
+    let endpoint = match choose_client(config, secret, server, name)? {
         Identity::Ready(c) => return Ok(c),
         Identity::Register(endpoint) => endpoint,
     };
-    let mut body: Value =
-        serde_json::from_str(&registration_request(config.grant, redirect_uri, scope)).map_err(|e| e.to_string())?;
+    let mut body: Value = serde_json::from_str(&registration_request(config.grant, redirect_uri, scope))?;
     if config.grant == Grant::AuthorizationCode {
         body["application_type"] = "web".into();
     }
@@ -666,14 +783,14 @@ async fn client_for(
         Some(body.to_string()),
     )
     .await?;
-    parse_registration(status, &text).map_err(|e| e.to_string())
+    Ok(parse_registration(status, &text)?)
 }
 
 /// Tells the authorization server of `s` that its tokens are no longer wanted (RFC 7009), when
 /// it offers revocation: the refresh token (which ends the grant), else the access token. A
 /// server that cannot revoke a token of that type (`unsupported_token_type`, such as a JWT access
 /// token) leaves it to expire.
-async fn revoke(within: Within, s: &SignIn) -> std::result::Result<(), String> {
+async fn revoke(within: Within, s: &SignIn) -> Done<()> {
     let (token, hint) = match s.tokens.refresh_token.as_deref() {
         Some(rt) => (rt, "refresh_token"),
         None => (s.tokens.access_token.as_str(), "access_token"),
@@ -687,10 +804,10 @@ async fn revoke(within: Within, s: &SignIn) -> std::result::Result<(), String> {
     if status == 200 || (status == 400 && body.contains("unsupported_token_type")) {
         return Ok(());
     }
-    Err(format!(
-        "its revocation endpoint answered HTTP {status}: {}",
-        body.chars().take(200).collect::<String>()
-    ))
+    Err(TokensError::Revocation {
+        status,
+        body: body.chars().take(200).collect(),
+    })
 }
 
 /// Who answers a token request, said when it does not.
@@ -701,12 +818,12 @@ const TOKEN_ENDPOINT: &str = "the authorization server's token endpoint";
 /// [`MAX_ANSWER`], read within it).
 async fn send(
     within: Within,
-    party: &str,
+    party: &'static str,
     method: &str,
     url: &str,
     headers: &[(&str, &str)],
     body: Option<String>,
-) -> std::result::Result<(u16, Option<String>, String), String> {
+) -> Done<(u16, Option<String>, String)> {
     let controller = AbortController::default();
     let signal = controller.signal();
     let exchange = std::pin::pin!(send_now(&signal, method, url, headers, body));
@@ -715,12 +832,11 @@ async fn send(
         Either::Left((answer, _)) => answer,
         Either::Right(_) => {
             controller.abort();
-            Err(mcp_sieve::upstream::oauth::no_answer(
+            Err(TokensError::NoAnswer {
                 party,
-                url,
-                u128::from(within.0),
-                Some("limits.signInTimeoutSeconds"),
-            ))
+                url: url.into(),
+                ms: within.0,
+            })
         }
     }
 }
@@ -732,34 +848,44 @@ async fn send_now(
     url: &str,
     headers: &[(&str, &str)],
     body: Option<String>,
-) -> std::result::Result<(u16, Option<String>, String), String> {
+) -> Done<(u16, Option<String>, String)> {
     let h = Headers::new();
-    h.set("accept", "application/json").map_err(|e| e.to_string())?;
+    h.set("accept", "application/json")?;
     for (k, v) in headers {
-        h.set(k, v).map_err(|e| e.to_string())?;
+        h.set(k, v)?;
     }
     let mut init = RequestInit::new();
     init.with_method(Method::from(method.to_string())).with_headers(h);
     if let Some(b) = body {
         init.with_body(Some(b.into()));
     }
-    let req = Request::new_with_init(url, &init).map_err(|e| format!("cannot ask {url}: {e}"))?;
+    let req = Request::new_with_init(url, &init).map_err(|source| TokensError::Ask {
+        url: url.into(),
+        source,
+    })?;
     let mut res = Fetch::Request(req)
         .send_with_signal(signal)
         .await
-        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+        .map_err(|source| TokensError::Reach {
+            url: url.into(),
+            source,
+        })?;
     let status = res.status_code();
     let www = res.headers().get("www-authenticate").ok().flatten();
     // Read as it streams in: an authorization server cannot fill the isolate's memory.
     let bytes = crate::platform::read_capped(&mut res, MAX_ANSWER)
         .await
-        .map_err(|e| format!("{url} answered {status} but its body could not be read: {e}"))?
-        .ok_or_else(|| format!("{url} answered more than {MAX_ANSWER} bytes"))?;
+        .map_err(|source| TokensError::Body {
+            url: url.into(),
+            status,
+            source,
+        })?
+        .ok_or_else(|| TokensError::TooLarge { url: url.into() })?;
     Ok((status, www, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// The challenge the MCP server at `url` answers an unauthenticated `initialize` with, if any.
-async fn probe(within: Within, url: &str) -> std::result::Result<Option<Challenge>, String> {
+async fn probe(within: Within, url: &str) -> Done<Option<Challenge>> {
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": mcp_sieve::upstream::PROTOCOL_VERSION, "capabilities": {},
         "clientInfo": {"name": "mcp-sieve", "version": env!("CARGO_PKG_VERSION")}}});
@@ -776,44 +902,34 @@ async fn probe(within: Within, url: &str) -> std::result::Result<Option<Challeng
 
 /// The Protected Resource Metadata of the MCP server at `url` and its first authorization
 /// server's metadata.
-async fn discover(
-    within: Within,
-    url: &str,
-    challenge: Option<&Challenge>,
-) -> std::result::Result<(ResourceMetadata, AuthServer), String> {
+async fn discover(within: Within, url: &str, challenge: Option<&Challenge>) -> Done<(ResourceMetadata, AuthServer)> {
     let mut resource = None;
     let mut tried = Vec::new();
     if let Some(why) = oauth::foreign_resource_metadata(url, challenge) {
         log::warn(why);
     }
-    for u in resource_metadata_urls(url, challenge).map_err(|e| e.to_string())? {
+    for u in resource_metadata_urls(url, challenge)? {
         let party = "the upstream's protected resource metadata";
         let (status, _, body) = send(within, party, "GET", &u, &[], None).await?;
         if status == 200 {
-            resource = Some(ResourceMetadata::parse(&body, url).map_err(|e| e.to_string())?);
+            resource = Some(ResourceMetadata::parse(&body, url)?);
             break;
         }
         tried.push(format!("{u} ({status})"));
     }
-    let resource = resource.ok_or_else(|| {
-        format!(
-            "no protected resource metadata for {url} (tried {}): it does not say where to sign in",
-            tried.join(", ")
-        )
-    })?;
+    let Some(resource) = resource else {
+        return Err(TokensError::NoResourceMetadata { url: url.into(), tried });
+    };
     let issuer = resource.authorization_servers[0].clone();
     let mut tried = Vec::new();
-    for u in authorization_server_metadata_urls(&issuer).map_err(|e| e.to_string())? {
+    for u in authorization_server_metadata_urls(&issuer)? {
         let party = "the authorization server's metadata";
         let (status, _, body) = send(within, party, "GET", &u, &[], None).await?;
         if status == 200 {
-            let server = AuthServer::parse(&body, &issuer).map_err(|e| e.to_string())?;
+            let server = AuthServer::parse(&body, &issuer)?;
             return Ok((resource, server));
         }
         tried.push(format!("{u} ({status})"));
     }
-    Err(format!(
-        "no metadata for the authorization server {issuer} (tried {})",
-        tried.join(", ")
-    ))
+    Err(TokensError::NoServerMetadata { issuer, tried })
 }
