@@ -319,12 +319,13 @@ impl Catalog {
         // Kept whole only in gateway mode: the catalog is rebuilt from it over the upstream's lists.
         let document = (!upstreams.is_empty()).then(|| std::sync::Arc::new(Value::Object(doc.clone())));
         let mut sections: [Section; 4] = Default::default();
-        #[cfg(feature = "standards")]
+        // Tools' old names (`aliases`) → their names; read by `standards` (servers only).
+        #[cfg_attr(not(feature = "standards"), allow(unused_mut))]
         let mut aliases: Vec<(String, String)> = Vec::new();
         for kind in Kind::ALL {
             array(&doc, kind.key())?;
             let mut items = Vec::new();
-            let mut add = |i: usize, v: Value| -> Result<()> {
+            let read = |i: usize, v: Value, aliases: &mut Vec<(String, String)>| -> Result<Primitive> {
                 let path = format!("{}[{i}]", kind.key());
                 #[cfg_attr(not(feature = "standards"), allow(unused_mut))]
                 let mut v = match overlay.apply(&v) {
@@ -334,7 +335,8 @@ impl Catalog {
                 #[cfg(feature = "standards")]
                 if kind == Kind::Tool {
                     // A renamed tool's old names: callable, never listed (so not on the wire).
-                    if let Some(old) = v.as_object_mut().and_then(|o| o.remove("aliases")) {
+                    // Taken out with the other fields kept in their order.
+                    if let Some(old) = v.as_object_mut().and_then(|o| o.shift_remove("aliases")) {
                         let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                         for a in
                             crate::json::str_array(Some(&old), &format!("{path}.aliases")).map_err(Error::in_catalog)?
@@ -343,21 +345,32 @@ impl Catalog {
                         }
                     }
                 }
+                #[cfg(not(feature = "standards"))]
+                let _ = aliases;
                 let name = v.get("name").and_then(Value::as_str).unwrap_or_default();
                 let m = mapping.get(name).and_then(Value::as_object);
-                items.push(Primitive::from_json(kind, v, &path, m)?);
-                Ok(())
+                Primitive::from_json(kind, v, &path, m)
             };
             if let Some(Value::Array(list)) = doc.get_mut(kind.key()).map(Value::take) {
                 for (i, v) in list.into_iter().enumerate() {
-                    add(i, v)?;
+                    items.push(read(i, v, &mut aliases)?);
                 }
             }
             #[cfg(feature = "large-catalogs")]
             for (i, text) in texts[section_index(kind)].iter().enumerate() {
+                // Read from its text without a tree when no overlay changes it (`from_text`);
+                // an item that is not well formed is loaded the general way, which names the fault.
+                if overlay.is_empty() {
+                    let standards = cfg!(feature = "standards");
+                    if let Some((p, old)) = Primitive::from_text(kind, text.get(), &mapping, standards) {
+                        aliases.extend(old.into_iter().map(|a| (a, p.name.clone())));
+                        items.push(p);
+                        continue;
+                    }
+                }
                 let v = serde_json::from_str(text.get())
                     .map_err(|e| Error::Catalog(format!("{}[{i}]: {e}", kind.key())))?;
-                add(i, v)?;
+                items.push(read(i, v, &mut aliases)?);
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;

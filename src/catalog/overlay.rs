@@ -31,6 +31,11 @@ struct Entry {
 pub struct Overlay(Vec<Entry>);
 
 impl Overlay {
+    /// Whether it has no entry (then it changes no item).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Reads `overlay`; errors name the bad field.
     pub fn parse(v: Option<&Value>) -> Result<Overlay> {
         let obj = match v {

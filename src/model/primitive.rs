@@ -6,6 +6,9 @@ use serde_json::{Map, Value};
 use crate::error::{type_name, Error, Result};
 use crate::json::{req_str, scalar_text, str_array};
 
+#[cfg(feature = "large-catalogs")]
+mod text;
+
 /// The `_meta` key of the SEP-2084 draft that also carries group membership.
 pub const META_GROUPS: &str = "io.modelcontextprotocol/groups";
 
@@ -163,6 +166,20 @@ impl Primitive {
             task_support,
             fragment,
         })
+    }
+
+    /// Reads a primitive from its JSON text as [`Primitive::from_json`] does from the parsed
+    /// value, without the tree (`text.rs`), and with `aliases` takes a tool's `aliases` out of it
+    /// as a server's load does, given back beside (`mapping`: the document's `concernMapping`). `None` when the item is not well formed: the
+    /// caller loads it with [`Primitive::from_json`], which names what is wrong.
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn from_text(
+        kind: Kind,
+        text: &str,
+        mapping: &Map<String, Value>,
+        aliases: bool,
+    ) -> Option<(Self, Vec<String>)> {
+        text::read(kind, text, mapping, aliases)
     }
 
     /// The wire object, parsed from [`Primitive::fragment`]: for the answers that read one

@@ -1,0 +1,177 @@
+//! A document's primitives read from its text without a tree (`Primitive::from_text`, the
+//! Worker's and the native server's load) give what the parsed document gives
+//! (`Catalog::load_owned`, the general path): the same primitives, wire fragments byte for byte,
+//! aliases and errors — on hand-written texts with the escapes, numbers and layouts serde_json
+//! writes otherwise, and as a property test on random tools, compact and pretty-printed.
+#![cfg(not(target_arch = "wasm32"))]
+
+use mcp_sieve::model::Primitive;
+use mcp_sieve::Catalog;
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+/// Every primitive of a catalog and its aliases (old name, name), sorted.
+type Loaded = (Vec<Primitive>, Vec<(String, String)>);
+
+/// What a load gives: every primitive and the aliases, or the error.
+fn loaded(c: mcp_sieve::Result<Catalog>) -> Result<Loaded, String> {
+    c.map(|c| {
+        let mut aliases: Vec<(String, String)> = c.aliases.clone().into_iter().collect();
+        aliases.sort();
+        (c.sections.iter().flat_map(|s| s.items.clone()).collect(), aliases)
+    })
+    .map_err(|e| e.to_string())
+}
+
+fn assert_same(text: &str) {
+    let general = serde_json::from_str::<Value>(text)
+        .map_err(|e| mcp_sieve::Error::Catalog(format!("not valid JSON: {e}")))
+        .and_then(Catalog::load_owned);
+    assert_eq!(loaded(Catalog::from_json_str(text)), loaded(general), "{text}");
+}
+
+#[test]
+fn texts_serde_json_writes_otherwise_load_as_parsed() {
+    let docs = [
+        // Escapes it writes otherwise (`\/`, `\u00e9`, `\u0008`), in values and in keys.
+        r#"{"tools": [{"name": "a\/b", "description": "caf\u00e9 \b\u0008 \"q\" \\ \n", "x\u0041": {"k\/": "\/"}}]}"#,
+        // Numbers: fractions, exponents, -0, integers past 64 bits, small and large.
+        r#"{"tools": [{"name": "n", "inputSchema": {"a": 1.50, "b": 1e3, "c": -0, "d": -0.0, "e": 123456789012345678901234, "f": -12, "g": 0, "h": 18446744073709551615, "i": 2.5E-7}}]}"#,
+        // Whitespace everywhere, nested; a key written twice (the later value in the first place).
+        "{ \"tools\" : [ { \"name\" : \"w\" ,\n\t\"x\" : [ 1 , { \"y\" : null } , true ] , \"name\" : \"w2\" , \"z\" : \"a b\" } ] }",
+        // _meta null, absent, with groups, with concerns; a concern mapping over them.
+        r#"{"concerns": [{"name": "cost", "values": ["low", "high"]}, {"name": "risk", "values": ["1", "2"]}],
+            "concernMapping": {"m1": {"cost": "high"}, "m2": {"risk": 2}, "m3": {"cost": "low"}},
+            "tools": [
+              {"name": "m0", "_meta": null, "groups": ["g"]},
+              {"name": "m1", "_meta": null},
+              {"name": "m2", "_meta": {"concerns": {"risk": 2.0, "cost": "low"}, "other": [1]}},
+              {"name": "m3", "groups": ["g", "h"], "_meta": {"io.modelcontextprotocol/groups": ["h", "i"], "concerns": "odd"}},
+              {"name": "m4", "tags": ["t", "t", "u"], "groups": null, "tags": ["t", "t"]}
+            ]}"#,
+        // Annotations, execution, aliases (taken out, the other fields in their order).
+        r#"{"tools": [{"name": "t", "aliases": ["old_t"], "annotations": {"readOnlyHint": true, "title": "T"}, "execution": {"taskSupport": "optional"}, "after": 1},
+                      {"name": "u", "annotations": "no", "execution": [1], "aliases": null}]}"#,
+        // Resources, templates and prompts by their identity.
+        r#"{"resources": [{"name": "r", "uri": "file:///a", "groups": ["g"]}],
+            "resourceTemplates": [{"name": "rt", "uriTemplate": "file:///{x}"}],
+            "prompts": [{"name": "p", "arguments": [{"name": "a", "required": true}]}]}"#,
+        // Items the text reader leaves to the general path, which names the fault.
+        r#"{"tools": [{"name": ""}]}"#,
+        r#"{"tools": [{"name": 3}]}"#,
+        r#"{"tools": [{"description": "no name"}]}"#,
+        r#"{"tools": [{"name": "a", "_meta": "x"}]}"#,
+        r#"{"tools": [{"name": "a", "groups": ["g", 1]}]}"#,
+        r#"{"tools": [{"name": "a", "tags": {"t": 1}}]}"#,
+        r#"{"tools": [{"name": "a", "_meta": {"concerns": {"cost": [1]}}}]}"#,
+        r#"{"tools": [{"name": "a", "aliases": "old"}]}"#,
+        r#"{"concernMapping": {"a": {"cost": {}}}, "tools": [{"name": "a"}]}"#,
+        r#"{"resources": [{"name": "r"}]}"#,
+        r#"{"tools": ["a", 1, null]}"#,
+        // An overlay: the general path for every item.
+        r#"{"overlay": {"a*": {"groups": ["g"], "aliases": ["old_a"]}}, "tools": [{"name": "ab", "groups": ["h"]}]}"#,
+        // Aliases that clash.
+        r#"{"tools": [{"name": "a", "aliases": ["b"]}, {"name": "b"}]}"#,
+    ];
+    for doc in docs {
+        assert_same(doc);
+    }
+    // The default catalog, as written (pretty-printed) and compact.
+    let default = mcp_sieve::catalog::DEMO_CATALOG;
+    assert_same(default);
+    assert_same(&serde_json::from_str::<Value>(default).unwrap().to_string());
+}
+
+/// A JSON value of a few levels: strings with characters serde_json escapes, numbers of every
+/// kind it reads, objects and arrays.
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        (-1e12f64..1e12).prop_map(Value::from),
+        prop::sample::select(vec![0.5, -0.0, 1e-7, 1e21, 3.0]).prop_map(Value::from),
+        "[a-z\"\\\\/\n\t\u{8}\u{1f}é😀 ]{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(("[a-z\"/é]{1,4}", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<String, Value>>())),
+        ]
+    })
+}
+
+/// Names from a small set, so groups, tags and mapped names meet.
+fn names(prefix: &'static str) -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec((0..4u8).prop_map(move |i| format!("{prefix}{i}")), 0..3)
+}
+
+fn tool() -> impl Strategy<Value = Value> {
+    (
+        0..6u8,
+        prop::option::of(names("g")),
+        prop::option::of(names("t")),
+        prop::option::of(prop::option::of((
+            prop::option::of(names("g")),
+            prop::option::of(value()),
+        ))),
+        prop::option::of(value()),
+        prop::option::of(value()),
+        prop::option::of(names("old")),
+    )
+        .prop_map(|(n, groups, tags, meta, schema, annotations, aliases)| {
+            let mut t = Map::new();
+            t.insert("name".into(), json!(format!("tool{n}")));
+            if let Some(s) = schema {
+                t.insert("inputSchema".into(), s);
+            }
+            if let Some(g) = groups {
+                t.insert("groups".into(), json!(g));
+            }
+            if let Some(m) = meta {
+                let m = m.map(|(g, c)| {
+                    let mut m = Map::new();
+                    if let Some(g) = g {
+                        m.insert("io.modelcontextprotocol/groups".into(), json!(g));
+                    }
+                    if let Some(c) = c {
+                        m.insert("concerns".into(), json!({"cost": c}));
+                    }
+                    m.insert("x".into(), json!(1.5));
+                    Value::Object(m)
+                });
+                t.insert("_meta".into(), m.unwrap_or(Value::Null));
+            }
+            if let Some(a) = annotations {
+                t.insert("annotations".into(), a);
+            }
+            if let Some(tg) = tags {
+                t.insert("tags".into(), json!(tg));
+            }
+            if let Some(a) = aliases {
+                t.insert("aliases".into(), json!(a));
+            }
+            t.insert("description".into(), json!("last"));
+            Value::Object(t)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_tools_load_from_text_as_parsed(
+        tools in prop::collection::vec(tool(), 0..5),
+        mapped in prop::collection::vec((0..6u8, prop::sample::select(vec![json!("low"), json!(2), json!(2.0), json!([1])])), 0..3),
+        pretty in any::<bool>(),
+    ) {
+        let mapping: Map<String, Value> = mapped.into_iter().map(|(n, v)| (format!("tool{n}"), json!({"cost": v}))).collect();
+        let doc = json!({"concernMapping": mapping, "tools": tools});
+        let text = if pretty { serde_json::to_string_pretty(&doc).unwrap() } else { doc.to_string() };
+        // The parsed text, not `doc`: serde_json reads a float back within a unit of its last place.
+        let general = Catalog::load_owned(serde_json::from_str(&text).unwrap());
+        prop_assert_eq!(loaded(Catalog::from_json_str(&text)), loaded(general), "{}", text);
+    }
+}
