@@ -24,6 +24,7 @@ import Generated, {
   UpstreamTokens as GeneratedUpstreamTokens,
 } from './build/index.js';
 import { runCode } from './code/run.mjs';
+import { cancel as cancelRun, isRunsRequest, RunLedger } from './code/runs.mjs';
 
 /** The handlers worker-build attaches to its entrypoint: `fetch` and the wasm-bindgen exports. */
 const rust = Generated.prototype;
@@ -144,13 +145,16 @@ async function upstream(plan) {
 
 /**
  * Code mode's runs (worker/code/run.mjs), asked for by worker/src/serve/code.rs with the run's
- * `ask` (JSON text), the run_code request's headers, env and context: each call its program makes
- * is served by the Rust `fetch`, as a request is, with the env run.mjs gives it (the run's id in
- * it), guarded like every request.
+ * `ask` (JSON text), the run_code request's headers, env, context and signal (aborted when its
+ * client goes away): each call its program makes is served by the Rust `fetch`, as a request is,
+ * with the env run.mjs gives it (the run's id in it), guarded like every request.
  */
-globalThis.__sieve_run_code = (ask, headers, env, ctx) =>
+globalThis.__sieve_run_code = (ask, headers, env, ctx, signal) =>
   runCode({ ...JSON.parse(ask), headers: [...headers] }, env, (request, runEnv) =>
-    guarded(() => rust.fetch.call({ env: runEnv, ctx }, request)));
+    guarded(() => rust.fetch.call({ env: runEnv, ctx }, request)), { ctx, signal });
+/** A client's `notifications/cancelled` of a run (worker/src/serve/code.rs `cancel`): `ask` is
+ * `{owner, session, request}` as JSON text; resolves how many runs it ended (worker/code/runs.mjs). */
+globalThis.__sieve_cancel_run = (ask, env) => cancelRun(env, JSON.parse(ask));
 
 /** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
 let fastLimit = 0;
@@ -194,9 +198,22 @@ export class TaskLedger extends GeneratedTaskLedger {
   }
 }
 
-/** One limited key's token bucket (worker/src/operate/limiter.rs), guarded like the session objects. */
+/** The ledger of runs of each object serving them (worker/code/runs.mjs), by the object: kept
+ * here and not on the object, whose fields worker-build's wrapper drops with a trapped instance. */
+const ledgers = new WeakMap();
+
+/**
+ * One limited key's token bucket (worker/src/operate/limiter.rs), guarded like the session
+ * objects; and, under `/runs/`, one owner's code-mode runs at once (worker/code/runs.mjs).
+ */
 export class RateLimiter extends GeneratedRateLimiter {
+  constructor(state, env) {
+    super(state, env);
+    ledgers.set(this, new RunLedger(state.storage));
+  }
+
   fetch(request) {
+    if (isRunsRequest(request)) return ledgers.get(this).serve(request);
     return guarded(() => super.fetch(request));
   }
 }

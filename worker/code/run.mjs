@@ -10,10 +10,17 @@
 //! (`MCP_SIEVE_RUN`, which no request can set), so its audit record says `"via": "run_code"`.
 //! Limits (the document's `code` block): wall time (the engine's interrupt handler, and a guard
 //! here), the engine's memory and the tool calls (counted here too), answer bytes, runs at once
-//! per caller (per isolate) and in all; CPU time by the platform's `limits.cpuMs` in production.
+//! per caller (across isolates, in the owner's Durable Object: worker/code/runs.mjs) and in all
+//! (per isolate); CPU time by the platform's `limits.cpuMs` in production. A run ends when its
+//! client cancels it (`notifications/cancelled`, told by the owner's object from whichever
+//! isolate received it) or when the run_code request's `signal` aborts (its client went away,
+//! with the `enable_request_signal` compatibility flag, which wrangler.toml does not turn on:
+//! docs/src/code-mode.md): no call of its program is made after that, its place is given back,
+//! and the sandbox is told at its next call.
 import { RpcTarget } from 'cloudflare:workers';
 import SANDBOX from '../build/code/sandbox.txt';
 import QUICKJS from '../build/code/quickjs.bin';
+import * as runs from './runs.mjs';
 
 /** The environment key carrying the run's id into the calls it makes (worker/src/serve/code.rs). */
 export const RUN_KEY = 'MCP_SIEVE_RUN';
@@ -21,45 +28,74 @@ export const RUN_KEY = 'MCP_SIEVE_RUN';
 const MAX_RUNS = 16;
 /** Longer than the run's wall time the gateway waits for its Dynamic Worker before giving up. */
 const GRACE_MS = 5_000;
+/** A run's place is leased for its wall time, the grace and this (loading its Dynamic Worker). */
+const LEASE_SLACK_MS = 5_000;
 /** The tool through which a program's calls come back (protocol::search::CALL). */
 const CALL = 'call_tool';
 /** Largest call answer read, in bytes (as natively: one message past it is not read). */
 const MAX_CALL_ANSWER = 16 * 1024 * 1024;
 
-/** Runs at once, by owner, and in all. */
-const runs = new Map();
+/** Runs at once in this isolate, whoever runs them (by owner: worker/code/runs.mjs). */
 let all = 0;
 
+/** Why a run ended early: its client went away, or cancelled it (native/src/code.rs's wording). */
+export const GONE = 'the run was cancelled: its client went away';
+export const CANCELLED = 'the run was cancelled by its client (notifications/cancelled)';
+
 /**
- * Runs one program. `ask`: `{program, limits, owner, url, headers: [[name, value]…], meta}`;
- * `serve(request, env)` serves a request as the Worker's front does. Resolves JSON text:
- * `{result}` (the returned value's JSON text) or `{error}`, with `logs`, `calls` and `run` (its
- * id), or `{busy}` when the caller already runs its most programs.
+ * Runs one program. `ask`: `{program, limits, owner, session, request, url, headers: [[name,
+ * value]…], meta}` (`request`: the run_code request's JSON-RPC id); `serve(request, env)` serves a
+ * request as the Worker's front does; `ctx` the request's context, `signal` its request's (aborted
+ * when its client goes away). Resolves JSON text: `{result}` (the returned value's JSON text) or
+ * `{error}`, with `logs`, `calls` and `run` (its id), or an `{error}` saying the caller already
+ * runs its most programs.
  */
-export async function runCode(ask, env, serve) {
+export async function runCode(ask, env, serve, { ctx, signal } = {}) {
   const { limits, owner } = ask;
-  const mine = runs.get(owner) ?? 0;
-  if (mine >= limits.maxConcurrentRuns || all >= MAX_RUNS) {
-    return JSON.stringify({
-      error: `too many programs at once: a caller may run ${limits.maxConcurrentRuns} (code.maxConcurrentRuns), this server ${MAX_RUNS}; wait for one to end`,
-      logs: [],
-      calls: 0,
-    });
-  }
-  runs.set(owner, mine + 1);
+  const busy = () => JSON.stringify({
+    error: `too many programs at once: a caller may run ${limits.maxConcurrentRuns} (code.maxConcurrentRuns), this server ${MAX_RUNS}; wait for one to end`,
+    logs: [],
+    calls: 0,
+  });
+  if (all >= MAX_RUNS) return busy();
   all += 1;
   const run = crypto.randomUUID();
-  try {
-    return await runIn(ask, env, serve, run);
-  } finally {
+  const stop = new AbortController();
+  let lease = null;
+  let released = false;
+  // The places are given back once, when the run ends or, at once, when its client goes away
+  // (then this request's context may end before the run's promise settles).
+  const release = () => {
+    if (released) return;
+    released = true;
     all -= 1;
-    const n = (runs.get(owner) ?? 1) - 1;
-    if (n > 0) runs.set(owner, n);
-    else runs.delete(owner);
+    if (lease && !lease.busy) lease.end(ctx);
+  };
+  const gone = () => {
+    stop.abort(GONE);
+    release();
+  };
+  try {
+    lease = await runs.take(env, {
+      owner,
+      run,
+      session: ask.session ?? null,
+      request: ask.request ?? null,
+      most: limits.maxConcurrentRuns,
+      // No run lasts longer: its wall time, the grace below, and the time to load its worker.
+      ms: limits.timeoutSeconds * 1000 + GRACE_MS + LEASE_SLACK_MS,
+    }, () => stop.abort(CANCELLED));
+    if (lease?.busy) return busy();
+    if (signal?.aborted) return JSON.stringify({ error: GONE, logs: [], calls: 0, run });
+    signal?.addEventListener('abort', gone, { once: true });
+    return await runIn(ask, env, serve, run, stop.signal);
+  } finally {
+    signal?.removeEventListener('abort', gone);
+    release();
   }
 }
 
-async function runIn(ask, env, serve, run) {
+async function runIn(ask, env, serve, run, stopped) {
   const { limits } = ask;
   const failed = (error, calls = 0) => JSON.stringify({ error, logs: [], calls, run });
   const loader = env.LOADER;
@@ -67,8 +103,9 @@ async function runIn(ask, env, serve, run) {
     return failed('this Worker has no Worker Loader binding LOADER (wrangler.toml: [[worker_loaders]] binding = "LOADER"), which code mode needs at the edge');
   }
   const deadline = Date.now() + limits.timeoutSeconds * 1000;
-  const bridge = new Bridge(ask, Object.create(env, { [RUN_KEY]: { value: run } }), serve, run, deadline);
+  const bridge = new Bridge(ask, Object.create(env, { [RUN_KEY]: { value: run } }), serve, run, deadline, stopped);
   let timer;
+  let onStop;
   try {
     const worker = loader.load({
       compatibilityDate: '2025-09-01',
@@ -83,8 +120,16 @@ async function runIn(ask, env, serve, run) {
     const guard = new Promise((resolve) => {
       timer = setTimeout(() => resolve(null), deadline - Date.now() + GRACE_MS);
     });
-    const answer = await Promise.race([worker.getEntrypoint().run(ask.program, limits, bridge), guard]);
+    // Cancelled: answered at once; the Dynamic Worker is told at its next call (the bridge refuses
+    // it), and a program that makes none ends at its wall time.
+    const cancelled = new Promise((resolve) => {
+      onStop = () => resolve(stopped.reason);
+      if (stopped.aborted) onStop();
+      else stopped.addEventListener('abort', onStop, { once: true });
+    });
+    const answer = await Promise.race([worker.getEntrypoint().run(ask.program, limits, bridge), guard, cancelled]);
     if (answer === null) return failed(`the program ran past its time limit of ${limits.timeoutSeconds} s (code.timeoutSeconds)`, bridge.calls);
+    if (stopped.aborted) return failed(String(stopped.reason), bridge.calls);
     const ran = JSON.parse(answer);
     return JSON.stringify({ ...ran, run });
   } catch (e) {
@@ -93,6 +138,7 @@ async function runIn(ask, env, serve, run) {
     return failed(`the program's sandbox failed: ${e?.message ?? e}`, bridge.calls);
   } finally {
     clearTimeout(timer);
+    stopped.removeEventListener('abort', onStop);
     bridge.ended = true;
   }
 }
@@ -102,8 +148,9 @@ async function runIn(ask, env, serve, run) {
  * `call_tool`, counted against the run's limits here whatever the sandbox counted.
  */
 class Bridge extends RpcTarget {
-  constructor(ask, env, serve, run, deadline) {
+  constructor(ask, env, serve, run, deadline, stopped) {
     super();
+    this.stopped = stopped;
     this.ask = ask;
     this.env = env;
     this.serve = serve;
@@ -116,6 +163,8 @@ class Bridge extends RpcTarget {
   /** Calls tool `name` with `args` (JSON text of an object): the answer as JSON text, or throws
    * the error the program sees. */
   async call(name, args) {
+    // A cancelled run makes no call (the sandbox stops its program on this message).
+    if (this.stopped.aborted) throw new Error(String(this.stopped.reason));
     if (this.ended) throw new Error('the run has ended');
     if (typeof name !== 'string' || typeof args !== 'string') throw new TypeError('tools.call(name, args)');
     if (this.calls >= this.ask.limits.maxCalls) {

@@ -28,6 +28,8 @@ const STACK_BYTES = 256 * 1024;
 const MAX_LOG_LINES = 1000;
 const MAX_LOG_BYTES = 64 * 1024;
 const MAX_LOG_LINE = 4096;
+/** How the bridge's refusal of a cancelled run's call begins (worker/code/run.mjs GONE, CANCELLED). */
+const CANCELLED = 'the run was cancelled';
 
 /** Installs `tools` and `console` over the host functions, then removes those from the global
  * object (worker/code's twin of native/src/code/sandbox.rs PRELUDE; `call` answers a promise).
@@ -133,10 +135,14 @@ export default class Sandbox extends WorkerEntrypoint {
     let pending = 0;
     let wake = () => {};
     let stopped = false;
+    // Set when the bridge refuses a call because the run was cancelled (its client went away or
+    // cancelled it): the program is stopped as at its wall time, whatever it catches.
+    let cancelled = null;
     const rt = QuickJS.newRuntime();
     rt.setMemoryLimit(limits.memoryMb * 1024 * 1024);
     rt.setMaxStackSize(STACK_BYTES);
-    rt.setInterruptHandler(() => (stopped ||= Date.now() > deadline));
+    rt.setInterruptHandler(() => (stopped ||= cancelled !== null || Date.now() > deadline));
+    const ended = () => (cancelled !== null ? cancelled : why.timeout(limits));
     const vm = rt.newContext();
     const done = (o) => JSON.stringify({ ...o, logs: logs.lines, calls });
     try {
@@ -156,8 +162,10 @@ export default class Sandbox extends WorkerEntrypoint {
             s.dispose();
           },
           (e) => {
+            const message = String(e?.message ?? e);
+            if (message.startsWith(CANCELLED)) cancelled ??= message;
             if (!vm.alive) return;
-            const err = vm.newError(String(e?.message ?? e));
+            const err = vm.newError(message);
             answer.reject(err);
             err.dispose();
           },
@@ -179,12 +187,12 @@ export default class Sandbox extends WorkerEntrypoint {
       const stringify = vm.getProp(json, 'stringify');
       json.dispose();
       const evaluated = vm.evalCode(`(async () => {\n${code}\n})()`, 'program.js');
-      if (evaluated.error) return done({ error: stopped ? why.timeout(limits) : thrown(dump(vm, evaluated.error), limits) });
+      if (evaluated.error) return done({ error: stopped ? ended() : thrown(dump(vm, evaluated.error), limits) });
       const promise = evaluated.value;
       for (;;) {
         const jobs = rt.executePendingJobs();
         if (jobs.error) jobs.error.dispose();
-        if (stopped) return done({ error: why.timeout(limits) });
+        if (stopped || cancelled !== null) return done({ error: ended() });
         const state = vm.getPromiseState(promise);
         if (state.type === 'rejected') return done({ error: thrown(dump(vm, state.error), limits) });
         if (state.type === 'fulfilled') {

@@ -137,13 +137,15 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     let is_init = peeked.as_ref().is_some_and(|(m, _)| m == "initialize");
     // A program to run (code mode) once the core has checked its request, wherever it is checked.
     let asked = code::asked(peeked.as_ref().map(|(m, _)| m.as_str()), &body, caller.view.as_deref());
-    let origin = |limits| code::Origin {
-        limits,
+    let origin = |limits: &mcp_sieve::protocol::code::Limits| code::Origin {
+        limits: *limits,
         owner: code::owner(caller.principal.as_deref(), header("mcp-session-id").as_deref()),
-        url: &url,
-        headers: &headers,
-        env: &env,
-        ctx: &ctx,
+        session: header("mcp-session-id"),
+        signal: req.signal(),
+        url: url.clone(),
+        headers: headers.clone(),
+        env: env.clone(),
+        ctx: wasm_bindgen::JsValue::from(ctx.as_ref()),
     };
     let session = header("mcp-session-id").filter(|id| !id.is_empty());
     if session
@@ -152,6 +154,15 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     {
         // Not an id this server minted: no Durable Object is asked about it.
         return Response::error("unknown or expired session; initialize a new one", 404);
+    }
+    // A client's cancel of a run: the run ends wherever it runs (the notification itself is then
+    // answered as any other). After the session check: no object is asked for a session not ours.
+    if let Some(request) = code::cancelled(peeked.as_ref().map(|(m, _)| m.as_str()), &body, caller.view.as_deref()) {
+        let session = header("mcp-session-id");
+        let owner = code::owner(caller.principal.as_deref(), session.as_deref());
+        if let Err(e) = code::cancel(&env, &owner, session.as_deref(), request).await {
+            log::About::of(caller.principal.as_deref(), caller.view_label(), &body).error(e);
+        }
     }
     let fresh = platform::fresh_id();
     // A 2026-07-28 task lives in a Durable Object named after its id (its "holder"); in a

@@ -7,14 +7,16 @@
 //! this Worker's `fetch`, with the run's id in the environment it is served with ([`RUN_KEY`]):
 //! [`via`] reads it there (no request can set it), so the call's audit record is marked
 //! `"via": "run_code"` with the run's id, in the front Worker or, over [`RUN_HEADER`], which the
-//! front always sets itself, in the session's object.
+//! front always sets itself, in the session's object. A client's `notifications/cancelled` of a
+//! run's request goes to its owner's count of runs ([`cancel`]; worker/code/runs.mjs), which
+//! tells the isolate running it to end it; the request's signal goes to the runner too.
 
 use mcp_sieve::filter::EndpointView;
 use mcp_sieve::protocol::{code, jsonrpc};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Context, Env, Response, ResponseBuilder, Result};
+use worker::{Env, Response, ResponseBuilder, Result};
 
 /// The environment key carrying the run's id into the requests its program makes
 /// (worker/code/run.mjs `RUN_KEY`).
@@ -23,6 +25,47 @@ pub const RUN_KEY: &str = "MCP_SIEVE_RUN";
 pub const RUN_HEADER: &str = "x-mcp-sieve-run";
 /// The function entry.mjs sets: worker/code/run.mjs `runCode` over this Worker's own `fetch`.
 const RUNNER: &str = "__sieve_run_code";
+/// The function entry.mjs sets: worker/code/runs.mjs `cancel`.
+const CANCELLER: &str = "__sieve_cancel_run";
+
+/// Why a program could not be run or its run's answer read, or a cancel not told.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// entry.mjs set no function under this name (a build that is not this one's).
+    #[error("the program could not be run: entry.mjs did not set {0}")]
+    NoRunner(&'static str),
+    /// The runner threw or its promise was rejected (the JS error's text).
+    #[error("the program could not be run: {0}")]
+    Runner(String),
+    /// The runner's promise resolved something other than text.
+    #[error("the program could not be run: the code runner answered no text")]
+    NoText,
+    /// The runner's text is not the answer worker/code/run.mjs writes.
+    #[error("the run's answer could not be read: {0}")]
+    Answer(#[source] serde_json::Error),
+    /// The value the program returned, as the runner gave it, is not JSON.
+    #[error("the program returned a value that is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// A cancel's ask could not be written, or the count of runs could not be told.
+    #[error("the cancel of a run could not be told: {0}")]
+    Cancel(String),
+}
+
+/// A thrown JS value's text: an `Error`'s message, a string, else its debug form.
+fn js_text(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// The function entry.mjs set under `name`.
+fn entry_fn(name: &'static str) -> std::result::Result<js_sys::Function, RunError> {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name))
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or(RunError::NoRunner(name))
+}
 
 /// The run whose program made this request, if one did.
 pub fn via(env: &Env) -> Option<String> {
@@ -61,6 +104,39 @@ pub fn asked(method: Option<&str>, body: &[u8], view: Option<&EndpointView>) -> 
     })
 }
 
+/// The request id a client's `notifications/cancelled` (`method`, `body`) through a code-mode
+/// `view` cancels: its `params.requestId`, or `None` when it is not one.
+pub fn cancelled(method: Option<&str>, body: &[u8], view: Option<&EndpointView>) -> Option<Value> {
+    if !view.is_some_and(|v| v.code) || method != Some("notifications/cancelled") {
+        return None;
+    }
+    let mut message: Value = serde_json::from_slice(body).ok()?;
+    message
+        .get_mut("params")?
+        .get_mut("requestId")
+        .map(Value::take)
+        .filter(|id| id.is_string() || id.is_number())
+}
+
+/// Tells `owner`'s count of runs that the request `request` of `session` (if any) is cancelled:
+/// its run ends, in whichever isolate it runs (worker/code/runs.mjs `cancel`). How many it ended.
+pub async fn cancel(
+    env: &Env,
+    owner: &str,
+    session: Option<&str>,
+    request: Value,
+) -> std::result::Result<u64, RunError> {
+    let ask = json!({"owner": owner, "session": session, "request": request}).to_string();
+    let promise: js_sys::Promise = entry_fn(CANCELLER)?
+        .call2(&JsValue::UNDEFINED, &JsValue::from_str(&ask), env)
+        .and_then(|p| p.dyn_into())
+        .map_err(|e| RunError::Cancel(js_text(&e)))?;
+    let ended = JsFuture::from(promise)
+        .await
+        .map_err(|e| RunError::Cancel(js_text(&e)))?;
+    Ok(ended.as_f64().unwrap_or(0.0) as u64)
+}
+
 /// Who a run belongs to, for the runs-at-once limit: the principal, else the session (anonymous
 /// stateless callers share one count).
 pub fn owner(principal: Option<&str>, session: Option<&str>) -> String {
@@ -73,25 +149,30 @@ pub fn owner(principal: Option<&str>, session: Option<&str>) -> String {
 
 /// What a run is made of besides its request: the caller's limits and owner, the request's URL
 /// and headers (the program's calls are sent with them), the platform's env and context.
-pub struct Origin<'a> {
+pub struct Origin {
     /// The document's `code` block.
-    pub limits: &'a code::Limits,
+    pub limits: code::Limits,
     /// Who the run belongs to ([`owner`]).
     pub owner: String,
+    /// The request's session, if any (with its JSON-RPC id, what a client's cancel names).
+    pub session: Option<String>,
+    /// The request's signal, which ends the run when aborted: when its client goes away, if the
+    /// Worker runs with the `enable_request_signal` compatibility flag (not on: docs/src/code-mode.md).
+    pub signal: web_sys::AbortSignal,
     /// The `run_code` request's URL (its view's path and query).
-    pub url: &'a str,
+    pub url: String,
     /// Its headers (the token, the session, the view headers, the protocol version).
-    pub headers: &'a web_sys::Headers,
+    pub headers: web_sys::Headers,
     /// The platform's env (the Worker Loader binding; each call is served with it).
-    pub env: &'a Env,
-    /// The request's context.
-    pub ctx: &'a Context,
+    pub env: Env,
+    /// The request's context (as JS: it is only handed to the runner).
+    pub ctx: JsValue,
 }
 
 /// The answer to `asked` whose core answer is `checked`: that answer itself unless the core found
 /// the request valid (it then refuses only to run it: [`code::NOT_RUN_HERE`]); else the run's
 /// result in its place, as JSON or as the SSE event the core wrote.
-pub async fn answer(mut checked: Response, asked: Asked, origin: Origin<'_>) -> Result<Response> {
+pub async fn answer(mut checked: Response, asked: Asked, origin: Origin) -> Result<Response> {
     let status = checked.status_code();
     let headers = checked.headers().clone();
     let body = checked.text().await?;
@@ -106,7 +187,7 @@ pub async fn answer(mut checked: Response, asked: Asked, origin: Origin<'_>) -> 
     }
     let message = match code::program(&asked.code) {
         Err(e) => jsonrpc::error(&asked.id, &e),
-        Ok(program) => jsonrpc::ok(&asked.id, &run(program, asked.meta, &origin).await),
+        Ok(program) => jsonrpc::ok(&asked.id, &run(program, &asked, &origin).await),
     };
     let sse = headers
         .get("content-type")
@@ -131,12 +212,14 @@ struct Ran {
 
 /// The result of `run_code` with `program`: `{structuredContent: {result, logs}}` and the run's
 /// id and calls in `_meta`, or an error result saying why it has no answer.
-async fn run(program: &str, meta: Option<Value>, origin: &Origin<'_>) -> Value {
+async fn run(program: &str, asked: &Asked, origin: &Origin) -> Value {
     let l = origin.limits;
     let ask = json!({
         "program": program,
-        "meta": meta,
+        "meta": asked.meta,
         "owner": origin.owner,
+        "session": origin.session,
+        "request": asked.id,
         "url": origin.url,
         "limits": {
             "timeoutSeconds": l.timeout_seconds,
@@ -146,19 +229,17 @@ async fn run(program: &str, meta: Option<Value>, origin: &Origin<'_>) -> Value {
             "maxConcurrentRuns": l.max_concurrent_runs,
         },
     });
-    let ran = match started(&ask.to_string(), origin).await {
-        Ok(text) => serde_json::from_str::<Ran>(&text).map_err(|e| format!("the run's answer could not be read: {e}")),
-        Err(e) => Err(format!("the program could not be run: {e}")),
-    };
+    let ran = started(&ask.to_string(), origin)
+        .await
+        .and_then(|text| serde_json::from_str::<Ran>(&text).map_err(RunError::Answer));
     let ran = match ran {
         Ok(r) => r,
-        Err(e) => return code::answer(None, Vec::new(), Some(e)),
+        Err(e) => return code::answer(None, Vec::new(), Some(e.to_string())),
     };
+    // The program's own error is its run's data (worker/code/run.mjs wrote it), not ours.
     let result = match (&ran.result, ran.error) {
         (_, Some(e)) => Err(e),
-        (Some(text), None) => {
-            serde_json::from_str(text).map_err(|e| format!("the program returned a value that is not JSON ({e})"))
-        }
+        (Some(text), None) => serde_json::from_str(text).map_err(|e| RunError::NotJson(e).to_string()),
         (None, None) => Ok(Value::Null),
     };
     let mut answer = match result {
@@ -171,21 +252,23 @@ async fn run(program: &str, meta: Option<Value>, origin: &Origin<'_>) -> Value {
     answer
 }
 
-/// Calls the runner entry.mjs set with `ask` (JSON text), the request's headers, env and context;
-/// its answer's JSON text.
-async fn started(ask: &str, origin: &Origin<'_>) -> std::result::Result<String, String> {
-    let runner: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(RUNNER))
-        .ok()
-        .and_then(|f| f.dyn_into().ok())
-        .ok_or("entry.mjs did not set the code runner")?;
-    let args = js_sys::Array::of4(&JsValue::from_str(ask), origin.headers, origin.env, origin.ctx.as_ref());
-    let promise: js_sys::Promise = runner
+/// Calls the runner entry.mjs set with `ask` (JSON text), the request's headers, env, context and
+/// signal; its answer's JSON text.
+async fn started(ask: &str, origin: &Origin) -> std::result::Result<String, RunError> {
+    let args = js_sys::Array::of5(
+        &JsValue::from_str(ask),
+        &origin.headers,
+        &origin.env,
+        &origin.ctx,
+        &origin.signal,
+    );
+    let promise: js_sys::Promise = entry_fn(RUNNER)?
         .apply(&JsValue::UNDEFINED, &args)
         .and_then(|p| p.dyn_into())
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| RunError::Runner(js_text(&e)))?;
     JsFuture::from(promise)
         .await
-        .map_err(|e| format!("{e:?}"))?
+        .map_err(|e| RunError::Runner(js_text(&e)))?
         .as_string()
-        .ok_or_else(|| "the code runner answered no text".into())
+        .ok_or(RunError::NoText)
 }
