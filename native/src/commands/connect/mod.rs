@@ -35,7 +35,9 @@ fn files(client: Client, at: &Where) -> Result<(PathBuf, PathBuf), ServerError> 
     let places = Places::here();
     let file = match &at.config_path {
         Some(p) => absolute(p),
-        None => client.path(at.project, &places).map_err(|e| ServerError::Usage(e.to_string()))?,
+        None => client
+            .path(at.project, &places)
+            .map_err(|e| ServerError::Usage(e.to_string()))?,
     };
     let servers = match &at.servers {
         Some(p) => absolute(p),
