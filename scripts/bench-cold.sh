@@ -76,6 +76,8 @@ for i in $(seq 1 "$starts"); do
     sed -i "s|^main = .*|main = \"$work/$b-snap/entry.mjs\"|" "$work/$name/wrangler.toml"
     [ "$doc" != synth ] || kv_catalog "$name" "$work/$name"
     port="$(free_port)"; ins="$(free_port)"
+    # The log exists before wrangler starts, so the wait below never reads a missing file.
+    : > "$work/$name.log"
     setsid wrangler dev --cwd "$work/$name" --ip 127.0.0.1 --port "$port" --inspector-port "$ins" \
       --show-interactive-dev-session=false --log-level info --persist-to "$work/state-$name" > "$work/$name.log" 2>&1 &
     pg=$!
