@@ -129,7 +129,8 @@ run() {
     ir=$(callgrind_annotate "$(ls "$work"/cg.out.* | tail -1)" | awk -v n="$IR" '/PROGRAM TOTALS/ && !done++ {
       k = 0
       for (i = 1; i <= NF && $i != "PROGRAM"; i++) if ($i !~ /^\(/) { v = $i; gsub(",", "", v); c[++k] = (v == "." ? 0 : v) }
-      if (k < 13) { printf "%d", c[1] / n; exit }
+      # No early exit: callgrind_annotate, cut off mid-write, fails the pipeline (SIGPIPE).
+      if (k < 13) { printf "%d", c[1] / n; next }
       est = c[1] + 10 * (c[4] + c[5] + c[6]) + 15 * (c[11] + c[13])
       printf "%d,\"i1\":%d,\"d1\":%d,\"branches\":%d,\"est\":%d", c[1] / n, c[4] / n, (c[5] + c[6]) / n, (c[11] + c[13]) / n, est / n
     }')
