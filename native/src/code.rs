@@ -7,8 +7,9 @@
 //! marked `"via": "run_code"` with the run's id: [`Via`]) and trace span (a child of the run's)
 //! apply to it as to a direct call, so a tool hidden from the caller is unknown inside a program.
 //! The thread and the async side meet over channels: the program blocks on its call while the
-//! host serves it. A run ends at its wall time, memory, calls or answer bound, or when its client
-//! goes away (its request's future is dropped: [`Cancel`]).
+//! host serves it. A run ends at its wall time, memory, calls or answer bound, when its client
+//! goes away (its request's future is dropped: [`Cancel`]), or when its client cancels it
+//! (`notifications/cancelled`, where the host registers the run: [`Stop`]).
 
 pub(crate) mod sandbox;
 
@@ -115,6 +116,14 @@ pub(crate) trait Host: Send + Sync {
     fn serve<'a>(&'a self, run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>>;
 }
 
+/// Fires when the run's client cancels it (`notifications/cancelled` of its request, registered
+/// by the host in `relay::cancels`); the run then makes no further call, and answers that it was
+/// cancelled.
+pub(crate) type Stop = tokio::sync::oneshot::Receiver<()>;
+
+/// What a run cancelled by its client answers (as the Worker's does).
+const CANCELLED: &str = "the run was cancelled by its client (notifications/cancelled)";
+
 /// A `run_code` call: its JSON-RPC id, its `code` argument as sent, and its `params._meta`.
 #[derive(Debug, Clone)]
 pub(crate) struct Asked {
@@ -144,7 +153,8 @@ pub(crate) fn asked(head: &Head, view: Option<&Arc<EndpointView>>, body: &[u8]) 
 /// The answer to the `run_code` request `asked` whose core answer is `checked` (its body; `sse`
 /// when it is an event stream): `None` to keep that answer (the core refused the request), else
 /// that answer with the run's result in place of the core's refusal to run it
-/// ([`code::NOT_RUN_HERE`]). `owner` is who runs it, for the runs-at-once limit.
+/// ([`code::NOT_RUN_HERE`]). `owner` is who runs it, for the runs-at-once limit; `stop`, when
+/// given, cancels it.
 pub(crate) async fn answer(
     host: &dyn Host,
     owner: &str,
@@ -152,6 +162,7 @@ pub(crate) async fn answer(
     sse: bool,
     asked: Asked,
     limits: &code::Limits,
+    stop: Option<Stop>,
 ) -> Option<String> {
     if !checked.contains(code::NOT_RUN_HERE) {
         return None;
@@ -164,7 +175,7 @@ pub(crate) async fn answer(
                 .meta
                 .as_ref()
                 .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some());
-            let mut result = run(host, owner, asked.meta, program, limits).await;
+            let mut result = run(host, owner, asked.meta, program, limits, stop).await;
             if modern {
                 result["resultType"] = json!("complete");
             }
@@ -177,13 +188,14 @@ pub(crate) async fn answer(
 
 /// The JSON-RPC result of running `program` under `limits`, its calls served by `host` with
 /// `meta` (the run's `params._meta`): `{structuredContent: {result, logs}}`, or an error result
-/// saying which limit stopped it.
+/// saying which limit stopped it, or that `stop` fired.
 pub(crate) async fn run(
     host: &dyn Host,
     owner: &str,
     meta: Option<Value>,
     program: &str,
     limits: &code::Limits,
+    stop: Option<Stop>,
 ) -> Value {
     let Some(_slot) = Slot::take(owner, limits.max_concurrent_runs as usize) else {
         return code::answer(
@@ -244,25 +256,51 @@ pub(crate) async fn run(
             Some(format!("cannot start the program's thread: {e}")),
         );
     }
-    let (mut made, mut open) = (0u64, true);
+    let (mut made, mut open, mut stopped) = (0u64, true, false);
+    // The client's cancel; without one, a future that never fires.
+    let mut stop: BoxFuture<'static, ()> = match stop {
+        Some(rx) => Box::pin(async move {
+            if rx.await.is_err() {
+                std::future::pending::<()>().await
+            }
+        }),
+        None => Box::pin(std::future::pending()),
+    };
     // The engine stops itself at the deadline; this bound only guards against one that did not.
     let last = tokio::time::Instant::from_std(deadline + Duration::from_secs(5));
     let ran = loop {
         tokio::select! {
             ran = &mut done_rx => break ran.ok(),
             _ = tokio::time::sleep_until(last) => break None,
+            _ = &mut stop, if !stopped => {
+                // The engine stops at its next interruption check; a call made meanwhile is refused.
+                stopped = true;
+                cancel.0.store(true, Ordering::Relaxed);
+            }
             called = calls_rx.recv(), if open => {
                 let Some(called) = called else {
                     open = false;
                     continue;
                 };
+                if stopped {
+                    let _ = called.answer.send(Err(CallError::Cancelled));
+                    continue;
+                }
                 made += 1;
                 let left = deadline.saturating_duration_since(Instant::now());
                 let message = request(&run_id, made, &called.name, called.args, meta.as_ref());
-                let answer = match tokio::time::timeout(left, host.serve(&run_id, message)).await {
-                    Ok(Ok(message)) => resolved(message),
-                    Ok(Err(why)) => Err(why),
-                    Err(_) => Err(CallError::OutOfTime(called.name)),
+                // A cancel during the call drops it (and with it the request it made).
+                let answer = tokio::select! {
+                    served = tokio::time::timeout(left, host.serve(&run_id, message)) => match served {
+                        Ok(Ok(message)) => resolved(message),
+                        Ok(Err(why)) => Err(why),
+                        Err(_) => Err(CallError::OutOfTime(called.name)),
+                    },
+                    _ = &mut stop, if !stopped => {
+                        stopped = true;
+                        cancel.0.store(true, Ordering::Relaxed);
+                        Err(CallError::Cancelled)
+                    }
                 };
                 let _ = called.answer.send(answer);
             }
@@ -284,6 +322,7 @@ pub(crate) async fn run(
         "run_code ended"
     );
     let mut answer = match ran.result {
+        _ if stopped => code::answer(None, ran.logs, Some(CANCELLED.into())),
         Ok(v) => code::answer(Some(v), ran.logs, None),
         Err(e) => code::answer(None, ran.logs, Some(e.to_string())),
     };

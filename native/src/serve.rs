@@ -408,14 +408,29 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                     .unwrap_or_default(),
             };
             let owner = principal.clone().or(session.clone()).unwrap_or_default();
+            // The client's `notifications/cancelled` of this request (a POST of its own, from
+            // the same session, else the same principal) stops the run.
+            let whose = session.clone().or_else(|| principal.clone()).unwrap_or_default();
+            let registered = app.cancels.register(&whose, &asked.id);
             let sse = answer
                 .headers
                 .iter()
                 .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.starts_with("text/event-stream"));
             let limits = server.catalog().code;
-            if let Some(body) = crate::code::answer(&host, &owner, &answer.body, sse, asked, &limits).await {
+            if let Some(body) = crate::code::answer(
+                &host,
+                &owner,
+                &answer.body,
+                sse,
+                asked,
+                &limits,
+                Some(registered.cancelled),
+            )
+            .await
+            {
                 answer.body = body;
             }
+            drop(registered.guard);
             crate::telemetry::answered(log, &answer.body);
             app.operate.after_whole(&server, &first, seen, &answer);
             return reply(answer);
@@ -460,8 +475,9 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
             let g = g.clone();
             tokio::spawn(async move { g.close(&ended).await });
         }
-        if answer.status == 202 && live.gateway.is_some() {
-            // A client's cancel of its own forwarded call: that exchange is dropped.
+        if answer.status == 202 {
+            // A client's cancel of its own forwarded call (that exchange is dropped) or run of a
+            // program (`run_code`: the run stops).
             let owner = header("mcp-session-id")
                 .or_else(|| principal.clone())
                 .unwrap_or_default();

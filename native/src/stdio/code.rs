@@ -35,7 +35,7 @@ pub(super) fn run(link: &Arc<Link>, log: &RequestLog, step: &mut Step, asked: As
     };
     Some(Box::pin(async move {
         let limits = host.link.live().server.catalog().code;
-        if let Some(answer) = crate::code::answer(&host, OWNER, &checked, false, asked, &limits).await {
+        if let Some(answer) = crate::code::answer(&host, OWNER, &checked, false, asked, &limits, None).await {
             host.link.send(answer);
         }
     }))
