@@ -474,6 +474,43 @@ mod tests {
             .is_none());
     }
 
+    /// Answers every call, counting them.
+    struct Counting(std::sync::atomic::AtomicU64);
+
+    impl Host for Counting {
+        fn serve<'a>(&'a self, _run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { Ok(json!({"id": call["id"], "result": {"structuredContent": {"ok": true}}})) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stopped_run_makes_no_further_call_and_says_it_was_cancelled() {
+        let host = Counting(Default::default());
+        let limits = code::Limits {
+            timeout_seconds: 20,
+            max_calls: 10_000,
+            ..Default::default()
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let program = "for (;;) { await tools.add({}); const t = Date.now(); while (Date.now() - t < 5) {} }";
+        let running = run(&host, "code-test-stop", None, program, &limits, Some(rx));
+        let stopping = async {
+            while host.0.load(Ordering::SeqCst) < 3 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            tx.send(()).unwrap();
+        };
+        let (answer, ()) = tokio::time::timeout(Duration::from_secs(10), async { tokio::join!(running, stopping) })
+            .await
+            .expect("the run ended at its stop, not at its wall time");
+        assert_eq!(answer["structuredContent"]["error"], CANCELLED, "{answer}");
+        let made = host.0.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(host.0.load(Ordering::SeqCst), made, "no call after the run ended");
+        assert!(Slot::take("code-test-stop", 1).is_some(), "its place is given back");
+    }
+
     #[test]
     fn runs_at_once_are_bounded_per_owner_and_given_back() {
         let a = Slot::take("code-test-owner", 2).unwrap();
