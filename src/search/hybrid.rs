@@ -253,6 +253,43 @@ impl Settings {
     }
 }
 
+/// Why an embeddings answer or a catalog's vectors could not be taken (the message names the
+/// field of the answer and what was expected).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VectorsError {
+    /// The answer's `data` is missing, not an array, or not of the inputs' count.
+    #[error("the answer has no data array of {0} embeddings")]
+    NoData(usize),
+    /// `data[k].embedding` is not an array of numbers.
+    #[error("data[{0}].embedding is not an array of numbers")]
+    NotNumbers(usize),
+    /// `data[k].index` names no input.
+    #[error("data[{k}].index {index} is out of range")]
+    OutOfRange {
+        /// The item's place in `data`.
+        k: usize,
+        /// Its `index`.
+        index: usize,
+    },
+    /// No item of `data` is the embedding of input `k`.
+    #[error("no embedding for input {0}")]
+    Missing(usize),
+    /// Empty vectors, or vectors of different lengths.
+    #[error("the embeddings are empty or not all of one length")]
+    Uneven,
+    /// The numbers handed to [`Slot::fill`] are not whole vectors of `dim`.
+    #[error("{len} numbers are not whole vectors of {dim}")]
+    NotWhole {
+        /// How many numbers.
+        len: usize,
+        /// The vectors' length.
+        dim: usize,
+    },
+    /// [`Slot::fill`] was called twice.
+    #[error("the vectors were already filled")]
+    AlreadyFilled,
+}
+
 /// Encodes a query to a unit vector (`Err`: why it could not, and the search is lexical then;
 /// the reason goes in the answer's `_meta`).
 pub type QueryEncoder = dyn Fn(&str) -> std::result::Result<Vec<f32>, String> + Send + Sync;
@@ -315,18 +352,15 @@ impl Slot {
     }
 
     /// Hands over the finished vectors (`Err`: a mismatch, or they were already there).
-    pub fn fill(&self, meaning: Meaning) -> std::result::Result<(), String> {
+    pub fn fill(&self, meaning: Meaning) -> std::result::Result<(), VectorsError> {
         if meaning.dim == 0 || meaning.vectors.len() % meaning.dim != 0 {
-            return Err(format!(
-                "{} numbers are not whole vectors of {}",
-                meaning.vectors.len(),
-                meaning.dim
-            ));
+            return Err(VectorsError::NotWhole {
+                len: meaning.vectors.len(),
+                dim: meaning.dim,
+            });
         }
         let n = meaning.vectors.len() / meaning.dim;
-        self.ready
-            .set(meaning)
-            .map_err(|_| "the vectors were already filled".to_string())?;
+        self.ready.set(meaning).map_err(|_| VectorsError::AlreadyFilled)?;
         self.progress(n, n);
         Ok(())
     }
@@ -404,32 +438,30 @@ pub fn unit_vector(v: &Value) -> Option<Vec<f32>> {
 
 /// The `n` unit vectors of an OpenAI-shaped embeddings answer (`{"data": [{"index", "embedding"}]}`,
 /// what an embeddings endpoint sends back), in input order (by `index`), all of one length.
-pub fn embeddings(answer: &Value, n: usize) -> std::result::Result<Vec<Vec<f32>>, String> {
+pub fn embeddings(answer: &Value, n: usize) -> std::result::Result<Vec<Vec<f32>>, VectorsError> {
     let data = answer
         .get("data")
         .and_then(Value::as_array)
         .filter(|d| d.len() == n)
-        .ok_or_else(|| format!("the answer has no data array of {n} embeddings"))?;
+        .ok_or(VectorsError::NoData(n))?;
     let mut rows: Vec<Option<Vec<f32>>> = vec![None; n];
     for (k, item) in data.iter().enumerate() {
         let index = item.get("index").and_then(Value::as_u64).map_or(k, |i| i as usize);
         let row = item
             .get("embedding")
             .and_then(unit_vector)
-            .ok_or_else(|| format!("data[{k}].embedding is not an array of numbers"))?;
-        let slot = rows
-            .get_mut(index)
-            .ok_or_else(|| format!("data[{k}].index {index} is out of range"))?;
+            .ok_or(VectorsError::NotNumbers(k))?;
+        let slot = rows.get_mut(index).ok_or(VectorsError::OutOfRange { k, index })?;
         *slot = Some(row);
     }
     let rows: Vec<Vec<f32>> = rows
         .into_iter()
         .enumerate()
-        .map(|(k, r)| r.ok_or_else(|| format!("no embedding for input {k}")))
+        .map(|(k, r)| r.ok_or(VectorsError::Missing(k)))
         .collect::<std::result::Result<_, _>>()?;
     let dim = rows.first().map_or(0, Vec::len);
     if dim == 0 || rows.iter().any(|r| r.len() != dim) {
-        return Err("the embeddings are empty or not all of one length".into());
+        return Err(VectorsError::Uneven);
     }
     Ok(rows)
 }
@@ -773,6 +805,7 @@ mod tests {
         assert_eq!(slot.status(), (2, 2));
         assert!(slot.fill(meaning()).is_err());
         let bad = Slot::default().fill(Meaning { dim: 3, ..meaning() }).unwrap_err();
-        assert!(bad.contains("not whole vectors of 3"), "{bad}");
+        assert_eq!(bad, VectorsError::NotWhole { len: 4, dim: 3 });
+        assert_eq!(bad.to_string(), "4 numbers are not whole vectors of 3");
     }
 }

@@ -219,10 +219,19 @@ fn spread(n: usize, texts: &[(String, Vec<usize>)], rows: &[Vec<f32>]) -> (usize
     (dim, vectors)
 }
 
+/// Why an embeddings endpoint's answer gave no vectors.
+#[derive(Debug, thiserror::Error)]
+enum AnswerError {
+    #[error("the answer is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error(transparent)]
+    Vectors(#[from] mcp_sieve::search::hybrid::VectorsError),
+}
+
 /// The `n` unit vectors of an embeddings answer's text (`hybrid::embeddings`).
-fn embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
-    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
-    mcp_sieve::search::hybrid::embeddings(&v, n)
+fn embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, AnswerError> {
+    let v: serde_json::Value = serde_json::from_str(body)?;
+    Ok(mcp_sieve::search::hybrid::embeddings(&v, n)?)
 }
 
 #[cfg(test)]
@@ -249,7 +258,7 @@ mod tests {
             ),
             ("nope", "not JSON"),
         ] {
-            let e = embeddings(body, 2).unwrap_err();
+            let e = embeddings(body, 2).unwrap_err().to_string();
             assert!(e.contains(want), "{body}: {e}");
         }
     }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use mcp_sieve::search::hybrid::{Meaning, Settings, Slot};
+use mcp_sieve::search::hybrid::{Meaning, Settings, Slot, VectorsError};
 
 use crate::search::encoder::{encoded_text, Encoder, ModelError};
 use crate::search::hub::{HubError, ModelRef, DEFAULT_MODEL};
@@ -124,9 +124,9 @@ enum MakeError {
     /// The model could not be loaded or could not encode.
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// The catalog's slot refused the vectors (the core's words).
-    #[error("{0}")]
-    Slot(String),
+    /// The catalog's slot refused the vectors.
+    #[error(transparent)]
+    Slot(#[from] VectorsError),
 }
 
 /// The encoder of `dir`, loaded once per process.

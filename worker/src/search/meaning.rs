@@ -45,8 +45,8 @@ enum Lexical {
     #[error("none of the {0} tools has a vector in KV (run `mcp-sieve index` and load its file)")]
     NoVectors(usize),
     /// The core refused the vectors read (`Slot::fill`).
-    #[error("{0}")]
-    Vectors(String),
+    #[error(transparent)]
+    Vectors(hybrid::VectorsError),
     #[error("the Worker's environment is not loaded")]
     NoEnv,
     #[error(
@@ -74,7 +74,7 @@ enum Lexical {
     NotJson(#[from] serde_json::Error),
     /// The core's reason (`hybrid::embeddings`).
     #[error("the embeddings endpoint: {0}")]
-    Answer(String),
+    Answer(hybrid::VectorsError),
     #[error("the embeddings endpoint {0} answered more than {MAX_ANSWER} bytes")]
     TooLong(String),
     #[error("cannot read the embeddings endpoint {url}'s answer: {error}")]
