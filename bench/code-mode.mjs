@@ -37,7 +37,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort, startWorker } from '../tests/e2e/harness.mjs';
+import { allTools, freePort, startWorker } from '../tests/e2e/harness.mjs';
 import { startEverything } from '../tests/security/helpers.mjs';
 import { codeTasks } from '../tests/common/code-tasks.mjs';
 
@@ -86,18 +86,6 @@ async function connect(url) {
   return client;
 }
 
-/** Every page of tools/list, as the client reads it. */
-async function listAll(client) {
-  const tools = [];
-  let cursor;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return tools;
-}
-
 /** A tool's answer as a program sees it: structuredContent, else its content. */
 const value = (r) => r.structuredContent ?? r.content;
 
@@ -119,7 +107,7 @@ async function measure(base, mode, task) {
     return r;
   };
   try {
-    const listed = await listAll(client);
+    const listed = await allTools(client);
     const list = bytes(listed);
     reads += list;
     content += list;

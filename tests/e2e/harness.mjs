@@ -175,16 +175,21 @@ export async function rejectsWith(promise, code, re) {
   });
 }
 
-/** Every tool name an MCP SDK client lists, following `nextCursor`. */
-export async function toolNames(client) {
+/** Every tool an MCP SDK client lists, following `nextCursor`. */
+export async function allTools(client) {
   const all = [];
   let cursor;
   do {
     const r = await client.listTools(cursor ? { cursor } : {});
-    all.push(...r.tools.map((t) => t.name));
+    all.push(...r.tools);
     cursor = r.nextCursor;
   } while (cursor);
   return all;
+}
+
+/** Every tool name an MCP SDK client lists, following `nextCursor`. */
+export async function toolNames(client) {
+  return (await allTools(client)).map((t) => t.name);
 }
 
 /**

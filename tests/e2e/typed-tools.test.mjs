@@ -10,7 +10,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startTarget } from './harness.mjs';
+import { allTools, startTarget } from './harness.mjs';
 import { startEverything, startWith } from '../security/helpers.mjs';
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -31,18 +31,6 @@ function argumentsFor(schema = {}) {
     }
   };
   return Object.fromEntries((schema.required ?? []).map((k) => [k, value(schema.properties?.[k])]));
-}
-
-/** Every tool a client lists, following nextCursor. */
-async function allTools(client) {
-  const tools = [];
-  let cursor;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {});
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return tools;
 }
 
 async function connect(url) {
