@@ -57,6 +57,21 @@ const snippet = async (f) => {
   const line = sources.get(f.scriptId)[f.lineNumber] ?? '';
   return line.slice(Math.max(0, f.columnNumber - 70), f.columnNumber + 150).replace(/\s+/g, ' ');
 };
+// PROFILE_JSON=FILE keeps the raw profile (its nodes with their line ticks) and the sources of
+// its JavaScript (FILE.sources.json), for a look line by line.
+if (process.env.PROFILE_JSON) {
+  const fs = await import('node:fs');
+  fs.writeFileSync(process.env.PROFILE_JSON, JSON.stringify(profile));
+  const scripts = {};
+  for (const n of profile.nodes) {
+    const f = n.callFrame;
+    if (f.url.endsWith('.js') && !(f.url in scripts)) {
+      await snippet(f);
+      scripts[f.url] = sources.get(f.scriptId) ?? [];
+    }
+  }
+  fs.writeFileSync(`${process.env.PROFILE_JSON}.sources.json`, JSON.stringify(scripts));
+}
 const anonymous = new Map();
 for (const n of profile.nodes) {
   if (!n.callFrame.functionName && n.callFrame.url) anonymous.set(`${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}:${n.callFrame.columnNumber + 1}`, await snippet(n.callFrame));

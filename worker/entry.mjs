@@ -3,7 +3,9 @@
 //! Fast path: a stateless POST with a `Content-Length` within the body limit and no session is
 //! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/serve/fast.rs),
 //! which returns nothing for a request it does not take; that request, with its body, then takes
-//! the full path: the Rust `fetch` handler (worker/src/lib.rs). In gateway mode a stateless use of
+//! the full path: the Rust `fetch` handler (worker/src/lib.rs). A session's plain POST is checked
+//! by one such call (`sieve_fast_session`) and sent by this code to its object, where another
+//! (`SessionObject.sieve_fast`) answers it (worker/src/sessions/fast.rs). In gateway mode a stateless use of
 //! an upstream's item comes back as the upstream POST to send: this code sends it with the
 //! platform's `fetch` and hands the answer back in another synchronous call (`settle`, `upstream`;
 //! worker/src/serve/fast/forward.rs), so a forwarded call costs no Rust futures, timers or Request copies. The default export is a plain
@@ -156,6 +158,9 @@ globalThis.__sieve_run_code = (ask, headers, env, ctx, signal) =>
  * `{owner, session, request}` as JSON text; resolves how many runs it ended (worker/code/runs.mjs). */
 globalThis.__sieve_cancel_run = (ask, env) => cancelRun(env, JSON.parse(ask));
 
+/** Where the front's session fast path sends a request (worker/src/sessions/fast.rs `OBJECT_ORIGIN`). */
+const FAST_OBJECT = 'https://fast.session.internal/';
+
 /** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
 let fastLimit = 0;
 
@@ -172,10 +177,23 @@ export default {
         if (name === 'content-length') length = Number(value);
         else if (name === 'mcp-session-id') session = true;
       }
-      if (!session && length <= fastLimit) {
+      if (length <= fastLimit) {
         const body = new Uint8Array(await request.arrayBuffer());
-        const answer = sync(() => rust.sieve_fast(request.url, head, body));
-        if (answer) return settle(answer);
+        if (!session) {
+          const answer = sync(() => rust.sieve_fast(request.url, head, body));
+          if (answer) return settle(answer);
+        } else {
+          // A session's plain request (worker/src/sessions/fast.rs): checked here, then sent to
+          // its object, whose answer goes back as it comes.
+          const plan = sync(() => rust.sieve_fast_session(request.url, head, body));
+          if (typeof plan === 'string') {
+            const at = plan.indexOf('\n');
+            const init = { method: 'POST', headers: request.headers, body };
+            return env.SESSIONS.getByName(plan.slice(0, at)).fetch(plan.slice(at + 1), init)
+              .catch((error) => sync(() => rust.sieve_fast_session_failed(request.url, head, body, error)));
+          }
+          if (plan) return plan;
+        }
         request = new Request(request, { body });
       }
     }
@@ -186,7 +204,17 @@ export default {
 };
 
 export class SessionObject extends GeneratedSessionObject {
-  fetch(request) {
+  async fetch(request) {
+    if (request.url.startsWith(FAST_OBJECT)) {
+      // Sent by the front's fast path: served in one synchronous call (worker/src/sessions/fast.rs).
+      let head = '';
+      for (const [name, value] of request.headers) head += `${name}\n${value}\n`;
+      const body = new Uint8Array(await request.arrayBuffer());
+      const answer = sync(() => super.sieve_fast(request.url, head, body));
+      if (answer instanceof Response) return answer;
+      if (answer) return guarded(() => answer);
+      request = new Request(request, { body });
+    }
     return guarded(() => super.fetch(request));
   }
 }

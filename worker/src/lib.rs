@@ -33,8 +33,6 @@ use upstream::gateway;
 
 /// The Durable Object namespace binding of sessions.
 const SESSIONS: &str = "SESSIONS";
-/// Longest `Mcp-Session-Id` worth looking up (ours are a UUID and a 32-digit tag).
-const MAX_SESSION_ID: usize = 128;
 
 // The platform's request as it comes: `worker::Request` would read its `cf` object and parse its
 // URL on every request, which the profile showed as a tenth of the isolate's time.
@@ -150,7 +148,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     let session = header("mcp-session-id").filter(|id| !id.is_empty());
     if session
         .as_deref()
-        .is_some_and(|id| id.len() > MAX_SESSION_ID || !cfg.session_id_valid(id))
+        .is_some_and(|id| id.len() > sessions::MAX_SESSION_ID || !cfg.session_id_valid(id))
     {
         // Not an id this server minted: no Durable Object is asked about it.
         return Response::error("unknown or expired session; initialize a new one", 404);

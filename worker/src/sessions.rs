@@ -12,7 +12,7 @@ use mcp_sieve::protocol::Session;
 use mcp_sieve::task::Task;
 use serde::Deserialize;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
-use worker::{ScheduledTime, SqlStorage, SqlStorageValue};
+use worker::{ScheduledTime, SqlStorage, SqlStorageValue, Storage};
 
 use crate::oauth::sign_in;
 use crate::relay::standalone;
@@ -23,6 +23,11 @@ use crate::serve::watch;
 use crate::telemetry::log;
 use crate::upstream::gateway;
 use crate::{config, platform};
+
+mod fast;
+
+/// Longest `Mcp-Session-Id` worth looking up (ours are a UUID and a 32-digit tag).
+pub const MAX_SESSION_ID: usize = 128;
 
 /// Header by which the Worker passes the id it minted for an `initialize` (the core's
 /// `Env::fresh_id`, hence the new session's id and this object's name).
@@ -263,19 +268,23 @@ impl SessionObject {
 
     /// Sets the alarm to the earliest task expiry or the session's idle expiry, or clears it.
     async fn schedule(&self, store: &SqlStore, idle_ms: i64) -> Result<()> {
-        let storage = self.state.storage();
-        let idle = store.last_seen()?.map(|t| t.saturating_add(idle_ms).saturating_add(1));
-        let next = match (store.next_expiry()?, idle) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        match next {
-            Some(at) => {
-                let date = js_sys::Date::new(&(at as f64).into());
-                storage.set_alarm(ScheduledTime::new(date)).await
-            }
-            None => storage.delete_alarm().await,
+        schedule(&self.state.storage(), store, idle_ms).await
+    }
+}
+
+/// [`SessionObject::schedule`] with the object's storage (`fast`: in a future of its own).
+async fn schedule(storage: &Storage, store: &SqlStore, idle_ms: i64) -> Result<()> {
+    let idle = store.last_seen()?.map(|t| t.saturating_add(idle_ms).saturating_add(1));
+    let next = match (store.next_expiry()?, idle) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    match next {
+        Some(at) => {
+            let date = js_sys::Date::new(&(at as f64).into());
+            storage.set_alarm(ScheduledTime::new(date)).await
         }
+        None => storage.delete_alarm().await,
     }
 }
 

@@ -104,12 +104,7 @@ fn fast(url: &str, head: &str, body: &[u8]) -> Option<JsValue> {
         (true, false) => Some(gateway::ready(server)?),
         (true, true) => Some(gateway::ready_to_forward(server)?),
     };
-    let mut lines = head.split('\n');
-    let headers: Vec<(&str, &str)> = std::iter::from_fn(|| Some((lines.next()?, lines.next()?))).collect();
-    let header = |name: &str| {
-        let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
-        found.map(|(_, v)| v.to_string())
-    };
+    let header = shell::head_fn(head);
     let taken = forwarding || (is_fast(&method) && (cached.is_none() || is_listing(&method)));
     if header("mcp-session-id").is_some() || !taken {
         return None;

@@ -181,6 +181,11 @@ pub fn defer(step: BudgetStep) {
     PENDING.with(|p| p.borrow_mut().push(step));
 }
 
+/// Whether steps were [`defer`]red and not yet told ([`flush`] has something to send).
+pub fn pending() -> bool {
+    PENDING.with(|p| !p.borrow().is_empty())
+}
+
 /// Tells the ledger the steps [`defer`]red (before the answer that took them leaves, so the next
 /// request finds them applied).
 pub async fn flush(server: &Server) {

@@ -143,6 +143,18 @@ pub fn header_fn(headers: &web_sys::Headers) -> impl Fn(&str) -> Option<String> 
     move |name| headers.get(name).ok().flatten()
 }
 
+/// Header lookup over the headers `entry.mjs` hands a synchronous call as one string (`name\nvalue\n`
+/// each, as the platform's `Headers` iterate: names in lower case, repeated values joined): a
+/// lookup through the platform's `Headers` costs a crossing and two string copies each.
+pub fn head_fn(head: &str) -> impl Fn(&str) -> Option<String> + '_ {
+    let mut lines = head.split('\n');
+    let headers: Vec<(&str, &str)> = std::iter::from_fn(|| Some((lines.next()?, lines.next()?))).collect();
+    move |name| {
+        let found = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name));
+        found.map(|(_, v)| v.to_string())
+    }
+}
+
 /// Runs the transport ([`http::serve`]) for one request, waiting and retrying while the core
 /// asks to (a `tasks/result` for a working task), up to [`MAX_WAIT_MS`]. `relay`: a forward the
 /// session's object relays itself ([`relayable`]) is left in the answer, not performed.
