@@ -4,7 +4,8 @@
 // session's POST with a Content-Length takes it; the same request sent chunked (no
 // Content-Length) takes the full path, in the front and in the object. With MCP_SIEVE_DIAGNOSTICS
 // set, an answer the object served on the fast path carries `X-Sieve-Path: fast-session`, so each
-// pair is checked to have taken both paths. A paged list walked on one path and then the other
+// pair is checked to have taken both paths (a request that meets the look at the catalog
+// document in KV due every 5 s, which only the full path takes, is sent again). A paged list walked on one path and then the other
 // shows they read and write the same session.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -74,7 +75,7 @@ test('every plain request of a session gets the same answer from the fast path a
   add('a wrong protocol version', () => request('tools/list'), { headers: { ...h, 'MCP-Protocol-Version': '1999-01-01' } });
   add('a foreign Origin', () => request('tools/list'), { headers: { ...h, Origin: 'https://evil.example' }, marker: null });
   add('an unknown view', () => request('tools/list'), { path: '/mcp/no-such-view', marker: null });
-  add('a forged session id', () => request('tools/list'), { headers: sessionHeaders(`${sessionId.slice(0, -1)}0`), marker: null });
+  add('a forged session id', () => request('tools/list'), { headers: sessionHeaders(`${sessionId.slice(0, -1)}${sessionId.endsWith('0') ? '1' : '0'}`), marker: null });
   // Not taken by the fast path (the full path answers both).
   add('initialize inside a session', () => request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } }), { marker: null });
   add('tools/call', () => request('tools/call', { name: 'add', arguments: { a: 1, b: 2 } }), { marker: null });
@@ -84,7 +85,10 @@ test('every plain request of a session gets the same answer from the fast path a
   for (const [name, path, body, headers, marker] of c) {
     const url = `${worker.url.replace(/\/mcp$/, '')}${path}`;
     const full = await postChunked(url, body(), headers);
-    const quick = await post(url, body(), { headers });
+    let quick = await post(url, body(), { headers });
+    // Every 5 s a look at the catalog document in KV is due, which the full path takes (then
+    // it is not due): a request that met it is sent again.
+    if (marker && !quick.headers.get('x-sieve-path')) quick = await post(url, body(), { headers });
     assert.equal(full.headers['x-sieve-path'], undefined, `${name}: a chunked request takes the full path`);
     assert.equal(quick.headers.get('x-sieve-path'), marker, `${name}: the path taken`);
     const same = (o) => ({ ...o, messages: Array.isArray(o.messages) ? o.messages.map(({ id, ...m }) => m) : o.messages });
@@ -120,7 +124,8 @@ test('a paged list walked on the fast path and the full path in turn reads one s
 test('a session ended with DELETE is gone on the fast path too', { timeout: 30_000 }, async () => {
   const { sessionId } = await initialize(worker.url);
   const h = sessionHeaders(sessionId);
-  const ok = await post(worker.url, request('ping'), { headers: h });
+  let ok = await post(worker.url, request('ping'), { headers: h });
+  if (!ok.headers.get('x-sieve-path')) ok = await post(worker.url, request('ping'), { headers: h }); // a look at KV was due
   assert.equal(ok.status, 200, ok.body);
   assert.equal(ok.headers.get('x-sieve-path'), 'fast-session');
   const ended = await post(worker.url, undefined, { method: 'DELETE', headers: h });

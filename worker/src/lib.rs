@@ -93,7 +93,8 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
         Err(refusal) => return shell::respond(*refusal),
     };
     // The sign-in URLs that errors give are on this origin.
-    sign_in::set_origin(&sign_in::origin_of(&url));
+    let public_origin = sign_in::origin_of(&url);
+    sign_in::set_origin(&public_origin);
     if status {
         // The upstreams' state as this isolate knows it (behind the same gate as /mcp).
         return shell::respond(gateway::status(server, &method, who.principal.as_deref()).await);
@@ -254,7 +255,7 @@ async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> Result<Response
     if let Some(run) = &caller.via {
         forwarded.set(code::RUN_HEADER, run)?;
     }
-    forwarded.set(sign_in::ORIGIN_HEADER, &sign_in::origin_of(&url))?;
+    forwarded.set(sign_in::ORIGIN_HEADER, &public_origin)?;
     let mut init = RequestInit::new();
     init.with_method(Method::from(method.clone()))
         .with_headers(Headers(forwarded));
