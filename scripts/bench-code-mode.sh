@@ -33,7 +33,7 @@ fi
 if [ "$edge" = 1 ] && [ -f worker/build/index.js ]; then
   args+=(--edge)
 elif [ "$edge" = 1 ]; then
-  echo "no worker/build: the edge is left out (cd worker && worker-build --release)" >&2
+  echo "no worker/build: the edge is left out (scripts/build.sh --run)" >&2
 fi
 mkdir -p target/bench-code-mode
 exec timeout --foreground "${BENCH_CODE_TIMEOUT:-600}" node bench/code-mode.mjs --json target/bench-code-mode/result.json "${args[@]}"

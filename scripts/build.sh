@@ -55,17 +55,18 @@ worker() (
   cd worker
   export CARGO_TARGET_DIR="$wasm_target"
   # The cargo build worker-build runs, with its environment (wasm-bindgen's macro reads
-  # WASM_BINDGEN_USE_JS_SYS; cargo does not see it change, so it is always set the same).
-  WASM_BINDGEN_USE_JS_SYS=1 cargo build -q --lib --release --target wasm32-unknown-unknown
+  # WASM_BINDGEN_USE_JS_SYS; cargo does not see it change, so it is always set the same). The
+  # `worker` profile: release optimized for size (the root Cargo.toml says why).
+  WASM_BINDGEN_USE_JS_SYS=1 cargo build -q --lib --profile worker --target wasm32-unknown-unknown
   local input outputs=(build/index.js build/index_bg.wasm)
-  input=$(digest "$wasm_target/wasm32-unknown-unknown/release/mcp_sieve_worker.wasm" \
+  input=$(digest "$wasm_target/wasm32-unknown-unknown/worker/mcp_sieve_worker.wasm" \
     "$(command -v worker-build)" "$(command -v wasm-bindgen)" "$(command -v wasm-opt)" "$(command -v esbuild)")
   if fresh worker "$input" "${outputs[@]}"; then
     echo "worker/build/ is made from this .wasm already"
     return
   fi
   WASM_BINDGEN_BIN="$(command -v wasm-bindgen)" WASM_OPT_BIN="$(command -v wasm-opt)" \
-    ESBUILD_BIN="$(command -v esbuild)" worker-build --release
+    ESBUILD_BIN="$(command -v esbuild)" worker-build --profile worker
   record worker "$input" "${outputs[@]}"
 )
 # Code mode's engine for the Worker's Dynamic Workers (worker/build/code/: QuickJS bundled, well
