@@ -3,7 +3,9 @@
 //! Fast path: a stateless POST with a `Content-Length` within the body limit and no session is
 //! read here and answered by one synchronous call into the wasm (`sieve_fast`, worker/src/serve/fast.rs),
 //! which returns nothing for a request it does not take; that request, with its body, then takes
-//! the full path: the Rust `fetch` handler (worker/src/lib.rs). A session's plain POST is checked
+//! the full path: the Rust `fetch` handler (worker/src/lib.rs). An isolate's first POST loads the
+//! configuration first (`sieve_fast_prepare`), so it takes the fast path too: V8 compiles a wasm
+//! function on its first call, and the full path's code is not compiled for a first `tools/list`. A session's plain POST is checked
 //! by one such call (`sieve_fast_session`) and sent by this code to its object, where another
 //! (`SessionObject.sieve_fast`) answers it (worker/src/sessions/fast.rs). In gateway mode a stateless use of
 //! an upstream's item comes back as the upstream POST to send: this code sends it with the
@@ -32,7 +34,7 @@ import { cancel as cancelRun, isRunsRequest, RunLedger } from './code/runs.mjs';
 const rust = Generated.prototype;
 /** worker-build's record of a trapped instance, which its entrypoint's constructor resets. */
 const init = globalThis.__worker_init_state;
-if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' || typeof init !== 'object') {
+if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' || typeof rust.sieve_fast_prepare !== 'function' || typeof init !== 'object') {
   throw new Error('worker/build/index.js is not the shape entry.mjs expects (worker-build 0.8.7); rebuild with scripts/build.sh');
 }
 
@@ -163,10 +165,23 @@ const FAST_OBJECT = 'https://fast.session.internal/';
 
 /** The body limit of the fast path (0: not yet known, or no fast path in this configuration). */
 let fastLimit = 0;
+/**
+ * Whether this isolate's first POST has loaded the configuration for the fast path
+ * (`sieve_fast_prepare`, worker/src/serve/fast.rs). Without it that request took the full path,
+ * whose code V8 then compiled (lazily, on first call) before the first answer.
+ */
+let prepared = false;
 
 export default {
   async fetch(request, env, ctx) {
     restartIfTrapped(env, ctx);
+    if (!prepared && fastLimit === 0 && request.method === 'POST') {
+      prepared = true;
+      const limit = await guarded(() => rust.sieve_fast_prepare(env, request.url));
+      // A Response: the instance trapped while loading (the 500 the full path would give).
+      if (typeof limit !== 'number') return limit;
+      fastLimit = limit;
+    }
     if (fastLimit > 0 && request.method === 'POST') {
       // The headers as one string for sieve_fast, and the two this code routes by.
       let head = '';

@@ -120,6 +120,11 @@ test('a gateway answers lists from its cached upstream lists on the fast path, a
   assert.ok(tools.response.result.tools.some((t) => t.name === 'echo'), 'the upstream\'s tools are listed');
 });
 
+test("an isolate's first POST takes the fast path (its configuration loaded first): no full path compiled for it", () => {
+  // The harness's ready probe (a ping) is the isolate's first request (worker/entry.mjs, `sieve_fast_prepare`).
+  assert.equal(worker.first.headers.get('x-sieve-path'), 'fast');
+});
+
 test('the fast path filters: a group filter narrows the list it answers', async () => {
   const { message, headers } = statelessRequest('tools/list', { filter: { groups: ['email'] } });
   const narrowed = await post(worker.url, message, { headers });

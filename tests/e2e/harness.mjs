@@ -119,9 +119,10 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
       throw new Error(`${what} exited early (${JSON.stringify(exited)}); last output:\n${log}`);
     }
     try {
-      await post(url, { jsonrpc: '2.0', id: 0, method: 'ping' }, { timeoutMs: 2000 });
-      // any HTTP status means it is serving; output() is the tail of its stdout and stderr
-      return { url, base, stop, pid: child.pid, output: () => log };
+      const first = await post(url, { jsonrpc: '2.0', id: 0, method: 'ping' }, { timeoutMs: 2000 });
+      // any HTTP status means it is serving; output() is the tail of its stdout and stderr; `first`
+      // is the answer to that ping, the server's first request
+      return { url, base, stop, pid: child.pid, output: () => log, first };
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();

@@ -17,7 +17,7 @@ pub mod splice;
 use mcp_sieve::http;
 use mcp_sieve::protocol::code;
 use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::config;
 use crate::operate::limiter;
@@ -37,6 +37,24 @@ pub fn sieve_fast_limit() -> f64 {
         }) if cfg.auth.is_none() => cfg.limits.max_body as f64,
         _ => 0.0,
     }
+}
+
+/// Loads this isolate's configuration for the fast path, on its first POST (`entry.mjs`), and
+/// gives [`sieve_fast_limit`]: without it an isolate's first request took the full path (`fetch`
+/// in lib.rs) only to load the configuration, and V8, which compiles a wasm function on its first
+/// call, compiled that path's code (its futures, the gate's authentication, the gateway's,
+/// search's and operate's steps: about a quarter of the bytes the first `tools/list` compiled)
+/// before the answer. What the full path keeps for the isolate besides the configuration is kept
+/// here too: the analytics dataset, and in gateway mode the public origin (sign-in URLs).
+#[wasm_bindgen]
+pub async fn sieve_fast_prepare(env: JsValue, url: String) -> f64 {
+    let env: worker::Env = env.unchecked_into();
+    let loaded = config::load(&env).await;
+    crate::operate::bind(&env);
+    if loaded.server.as_ref().is_ok_and(|s| s.is_gateway()) {
+        crate::oauth::sign_in::set_origin(&crate::oauth::sign_in::origin_of(&url));
+    }
+    sieve_fast_limit()
 }
 
 /// The caller a static token names (this path is not taken when the catalog has `auth`).
