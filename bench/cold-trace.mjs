@@ -74,6 +74,32 @@ function area(name) {
   return m[1].startsWith('mcp_sieve') && m[2] ? `${m[1]}::${m[2]}` : m[1];
 }
 
+/** Prints what V8 compiled in the trace's `text`: totals by tier, the TOP functions, the areas. */
+function report(label, text, fns) {
+  const rows = [];
+  for (const line of text.split('\n')) {
+    const m = /#(\d+) using (\w+), took (\d+) μs.*bodysize (\d+)/.exec(line);
+    if (m) rows.push({ tier: m[2], us: Number(m[3]), bytes: Number(m[4]), name: fns.names.get(Number(m[1])) ?? `#${m[1]}` });
+  }
+  console.log(`${label}:`);
+  for (const tier of ['Liftoff', 'TurboFan']) {
+    const t = rows.filter((x) => x.tier === tier);
+    const sum = (f) => t.reduce((a, x) => a + f(x), 0);
+    console.log(`${tier}: ${t.length} functions, ${sum((x) => x.bytes)} bytes, ${(sum((x) => x.us) / 1000).toFixed(1)} ms`);
+    for (const x of [...t].sort((a, b) => b.us - a.us).slice(0, top)) {
+      console.log(`  ${(x.us / 1000).toFixed(2).padStart(6)} ms ${String(x.bytes).padStart(7)} B  ${x.name.slice(0, 140)}`);
+    }
+    if (tier === 'Liftoff' && t.length) {
+      const by = new Map();
+      for (const x of t) { const k = area(x.name); const v = by.get(k) ?? [0, 0, 0]; by.set(k, [v[0] + 1, v[1] + x.bytes, v[2] + x.us]); }
+      console.log('  by crate/module (bytes):');
+      for (const [k, [n, bytes, us]] of [...by].sort((a, b) => b[1][1] - a[1][1]).slice(0, top)) {
+        console.log(`  ${String(bytes).padStart(8)} B ${(us / 1000).toFixed(1).padStart(6)} ms ${String(n).padStart(4)} fns  ${k}`);
+      }
+    }
+  }
+}
+
 const freePort = () => new Promise((res) => {
   const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
 });
@@ -137,8 +163,7 @@ try {
   const wasm = join(snap, 'build/index_bg.wasm');
   const fns = functions(wasm);
   console.log(`${wasm}: ${statSync(wasm).size} bytes, ${fns.sizes.length} functions (${fns.code} bytes of code), ${fns.imports} imports`);
-  const atLoad = readFileSync(trace, 'utf8').split('\n').filter((l) => l.startsWith('Compiled function')).length;
-  console.log(`compiled at load (before the first request): ${atLoad} functions`);
+  report('at load (before the first request: the module\'s instantiation and its global scope)', readFileSync(trace, 'utf8'), fns);
   for (let r = 1; r <= requests; r++) {
     const before = readFileSync(trace, 'utf8').length;
     const c0 = cpuMs(child.pid);
@@ -153,27 +178,7 @@ try {
     await new Promise((r) => setTimeout(r, 1500));
     const c2 = cpuMs(child.pid);
     console.log(`\nrequest ${r}: HTTP ${res.status}, ${text.length} bytes, wall ${wall.toFixed(1)} ms, workerd CPU ${(c1 - c0).toFixed(1)} ms to the answer (+${(c2 - c1).toFixed(1)} ms in the 1.5 s after)`);
-    const rows = [];
-    for (const line of readFileSync(trace, 'utf8').slice(before).split('\n')) {
-      const m = /#(\d+) using (\w+), took (\d+) μs.*bodysize (\d+)/.exec(line);
-      if (m) rows.push({ tier: m[2], us: Number(m[3]), bytes: Number(m[4]), name: fns.names.get(Number(m[1])) ?? `#${m[1]}` });
-    }
-    for (const tier of ['Liftoff', 'TurboFan']) {
-      const t = rows.filter((x) => x.tier === tier);
-      const sum = (f) => t.reduce((a, x) => a + f(x), 0);
-      console.log(`${tier}: ${t.length} functions, ${sum((x) => x.bytes)} bytes, ${(sum((x) => x.us) / 1000).toFixed(1)} ms`);
-      for (const x of [...t].sort((a, b) => b.us - a.us).slice(0, top)) {
-        console.log(`  ${(x.us / 1000).toFixed(2).padStart(6)} ms ${String(x.bytes).padStart(7)} B  ${x.name.slice(0, 140)}`);
-      }
-      if (tier === 'Liftoff' && t.length) {
-        const by = new Map();
-        for (const x of t) { const k = area(x.name); const v = by.get(k) ?? [0, 0, 0]; by.set(k, [v[0] + 1, v[1] + x.bytes, v[2] + x.us]); }
-        console.log('  by crate/module (bytes):');
-        for (const [k, [n, bytes, us]] of [...by].sort((a, b) => b[1][1] - a[1][1]).slice(0, top)) {
-          console.log(`  ${String(bytes).padStart(8)} B ${(us / 1000).toFixed(1).padStart(6)} ms ${String(n).padStart(4)} fns  ${k}`);
-        }
-      }
-    }
+    report(`request ${r}`, readFileSync(trace, 'utf8').slice(before), fns);
   }
 } finally {
   stop();

@@ -27,6 +27,7 @@ import Generated, {
   RateLimiter as GeneratedRateLimiter,
   UpstreamTokens as GeneratedUpstreamTokens,
 } from './build/index.js';
+import { env } from 'cloudflare:workers';
 import { runCode } from './code/run.mjs';
 import { cancel as cancelRun, isRunsRequest, RunLedger } from './code/runs.mjs';
 
@@ -34,8 +35,19 @@ import { cancel as cancelRun, isRunsRequest, RunLedger } from './code/runs.mjs';
 const rust = Generated.prototype;
 /** worker-build's record of a trapped instance, which its entrypoint's constructor resets. */
 const init = globalThis.__worker_init_state;
-if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' || typeof rust.sieve_fast_prepare !== 'function' || typeof init !== 'object') {
+if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' || typeof rust.sieve_fast_prepare !== 'function' || typeof rust.sieve_preload !== 'function' || typeof init !== 'object') {
   throw new Error('worker/build/index.js is not the shape entry.mjs expects (worker-build 0.8.7); rebuild with scripts/build.sh');
+}
+
+// The server over the document that needs no I/O to read (the MCP_SIEVE_CONFIG variable, else
+// the embedded catalog), built now, at the module's load: on Cloudflare an isolate starts while the
+// client's TLS handshake runs (worker/src/config.rs `preload`). A trap here leaves the instance to
+// be started afresh by the first request, which then builds it.
+try {
+  rust.sieve_preload(env);
+} catch (error) {
+  if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+  init.criticalError = true;
 }
 
 const FAILED = JSON.stringify({

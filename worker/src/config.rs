@@ -146,9 +146,45 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
             watch(kv, env, (source == Source::Kv).then(|| digest(&text)));
         }
     }
-    let (server, setup) = build(env, &text, source).map_err(|e| e.joined())?;
+    let preloaded = PRELOADED
+        .take()
+        // The embedded catalog is one text; a variable's is compared.
+        .filter(|p| p.source == source && (source == Source::Embedded || p.text == text))
+        .map(|p| p.built);
+    let (server, setup) = match preloaded {
+        Some(built) => built,
+        None => build(env, &text, source),
+    }
+    .map_err(|e| e.joined())?;
     gateway::install(setup);
     Ok(server)
+}
+
+/// The server [`preload`] built at the module's load, over the document it could read then.
+struct Preloaded {
+    source: Source,
+    text: String,
+    built: Result<(Server, Option<gateway::Setup>), Refused>,
+}
+
+thread_local! {
+    static PRELOADED: RefCell<Option<Preloaded>> = const { RefCell::new(None) };
+}
+
+/// Builds the server at the module's load (`entry.mjs`, at global scope, with the importable
+/// `env`), over the document that needs no I/O to read: the `MCP_SIEVE_CONFIG` variable, else the
+/// embedded catalog. The first request takes it when its document is that one (with `MCP_SIEVE_KV`
+/// bound, when the key holds no value); else it is dropped and the request builds its own. On
+/// Cloudflare an isolate is started while the client's TLS handshake runs, so this work overlaps
+/// it; what it costs is measured at the load, beside the first answer (docs/src/performance.md,
+/// "Cold start (issue 63)").
+pub fn preload(env: &Env) {
+    let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
+        Some(t) => (t, Source::Var),
+        None => (DEFAULT_CATALOG.to_string(), Source::Embedded),
+    };
+    let built = build(env, &text, source);
+    PRELOADED.set(Some(Preloaded { source, text, built }));
 }
 
 /// What is wrong with a document that did not load: each error on its own, placed at its line

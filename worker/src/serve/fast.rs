@@ -57,6 +57,12 @@ pub async fn sieve_fast_prepare(env: JsValue, url: String) -> f64 {
     sieve_fast_limit()
 }
 
+/// Builds the server at the module's load (`entry.mjs`, global scope): [`config::preload`].
+#[wasm_bindgen]
+pub fn sieve_preload(env: JsValue) {
+    config::preload(&env.unchecked_into());
+}
+
 /// The caller a static token names (this path is not taken when the catalog has `auth`).
 fn static_caller(cfg: &http::Config, header: &dyn Fn(&str) -> Option<String>) -> http::Caller {
     match http::who(cfg, header) {
