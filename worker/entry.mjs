@@ -41,12 +41,13 @@ if (typeof rust.fetch !== 'function' || typeof rust.sieve_fast !== 'function' ||
 
 // The server over the document that needs no I/O to read (the MCP_SIEVE_CONFIG variable, else
 // the embedded catalog), built now, at the module's load: on Cloudflare an isolate starts while the
-// client's TLS handshake runs (worker/src/config.rs `preload`). A trap here leaves the instance to
-// be started afresh by the first request, which then builds it.
+// client's TLS handshake runs (worker/src/config.rs `preload`). A failure here (a trap, or an
+// error thrown through the wasm's frames) does not stop the script from loading: it is logged, and
+// the instance is started afresh by the first request, which then builds the server itself.
 try {
   rust.sieve_preload(env);
 } catch (error) {
-  if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+  console.error('mcp-sieve: building the server at load failed; the first request builds it', error);
   init.criticalError = true;
 }
 
