@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::concern::{ConcernDecl, Concerns};
 use crate::error::{type_name, Error, Result};
+use crate::filter::index::Seeded;
 use crate::filter::policy::Policy;
 use crate::model::{Group, Kind, Primitive, Tag};
 
@@ -28,6 +29,8 @@ mod options;
 mod overlay;
 #[cfg(feature = "gateway")]
 mod rewrite;
+#[cfg(feature = "large-catalogs")]
+mod text;
 mod upstream;
 #[cfg(feature = "operate")]
 mod usage;
@@ -193,28 +196,24 @@ impl Catalog {
     /// Parses and loads a document from JSON text. The primitives are parsed one at a time, each
     /// turned into its [`Primitive`] before the next: a parsed tree costs about ten times its
     /// text, and the whole document's (250 MB at 50,000 tools) would not fit in a Worker. A
-    /// gateway's document is parsed whole: it keeps it (`Catalog::document`).
+    /// gateway's document is parsed whole: it keeps it (`Catalog::document`). The text is kept
+    /// once, shared by the primitives read from it, whose fragments are written from it when
+    /// first asked for ([`Primitive::fragment`]).
     #[cfg(feature = "large-catalogs")]
     pub fn from_json_str(text: &str) -> Result<Self> {
-        use serde_json::value::RawValue;
         let invalid = |e: serde_json::Error| Error::Catalog(format!("not valid JSON: {e}"));
-        let top = match serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(text) {
-            Ok(top) if !top.contains_key("upstream") && !top.contains_key("upstreams") => top,
-            // Not an object (load_owned says what it is instead), or a gateway's document.
+        let doc: std::sync::Arc<str> = std::sync::Arc::from(text);
+        let top = match text::split(&doc) {
+            Some(top) if !top.fields.contains_key("upstream") && !top.fields.contains_key("upstreams") => top,
+            // Not an object, a primitive list that is not an array (load_owned says what is
+            // wrong instead), or a gateway's document.
             _ => return Self::load_owned(serde_json::from_str(text).map_err(invalid)?),
         };
-        let mut doc = Map::new();
-        let mut texts: [Vec<&RawValue>; 4] = Default::default();
-        for (key, raw) in top {
-            let kind = Kind::ALL.into_iter().find(|k| k.key() == key);
-            match kind.zip(serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()) {
-                Some((kind, items)) => texts[section_index(kind)] = items,
-                None => {
-                    doc.insert(key, serde_json::from_str(raw.get()).map_err(invalid)?);
-                }
-            }
+        let mut fields = Map::new();
+        for (key, raw) in top.fields {
+            fields.insert(key, serde_json::from_str(raw.get()).map_err(invalid)?);
         }
-        Self::load_parts(doc, texts)
+        Self::load_parts(fields, Some((&doc, top.items)))
     }
 
     /// Loads a document.
@@ -227,7 +226,7 @@ impl Catalog {
     pub fn load_owned(doc: Value) -> Result<Self> {
         match doc {
             #[cfg(feature = "large-catalogs")]
-            Value::Object(o) => Self::load_parts(o, Default::default()),
+            Value::Object(o) => Self::load_parts(o, None),
             #[cfg(not(feature = "large-catalogs"))]
             Value::Object(o) => Self::load_parts(o),
             other => Err(Error::Catalog(format!(
@@ -238,10 +237,10 @@ impl Catalog {
     }
 
     /// Loads a document whose primitive lists are in `doc` or, each taken out of it as the
-    /// texts of its primitives, in `texts` (by section index).
+    /// texts of its primitives, in `texts` (the whole text, and the items' by section index).
     fn load_parts(
         mut doc: Map<String, Value>,
-        #[cfg(feature = "large-catalogs")] texts: [Vec<&serde_json::value::RawValue>; 4],
+        #[cfg(feature = "large-catalogs")] texts: Option<(&std::sync::Arc<str>, text::Items)>,
     ) -> Result<Self> {
         // `pinning` is for gateways (`pin`): a build without them does not know the field.
         // `lockdown` bounds HTTP endpoints (`standards`): the package serves none.
@@ -357,18 +356,25 @@ impl Catalog {
                 }
             }
             #[cfg(feature = "large-catalogs")]
-            for (i, text) in texts[section_index(kind)].iter().enumerate() {
+            for (i, entry) in texts
+                .as_ref()
+                .into_iter()
+                .flat_map(|(_, items)| items[section_index(kind)].iter().flatten())
+                .enumerate()
+            {
                 // Read from its text without a tree when no overlay changes it (`from_text`);
                 // an item that is not well formed is loaded the general way, which names the fault.
-                if overlay.is_empty() {
+                if let (Some((whole, _)), text::Entry::Split(item)) =
+                    (texts.as_ref().filter(|_| overlay.is_empty()), entry)
+                {
                     let standards = cfg!(feature = "standards");
-                    if let Some((p, old)) = Primitive::from_text(kind, text.get(), &mapping, standards) {
+                    if let Some((p, old)) = Primitive::from_text(kind, whole, item, &mapping, standards) {
                         aliases.extend(old.into_iter().map(|a| (a, p.name.clone())));
                         items.push(p);
                         continue;
                     }
                 }
-                let v = serde_json::from_str(text.get())
+                let v = serde_json::from_str(entry.text())
                     .map_err(|e| Error::Catalog(format!("{}[{i}]: {e}", kind.key())))?;
                 items.push(read(i, v, &mut aliases)?);
             }
@@ -444,16 +450,21 @@ impl Catalog {
                 )));
             }
         }
-        // Primitives may name groups and tags the document does not declare: list them by name.
+        // Primitives may name groups and tags the document does not declare: list them by name
+        // (looked up in sets: at 5,000 tools a scan of the list per name was a tenth of `assemble`).
+        let mut group_names: HashSet<String, Seeded> = groups.iter().map(|g| g.name.clone()).collect();
+        let mut tag_names: HashSet<String, Seeded> = tags.iter().map(|t| t.name.clone()).collect();
         for s in &sections {
             for item in &s.items {
                 for g in &item.groups {
-                    if !groups.iter().any(|x| &x.name == g) {
+                    if !group_names.contains(g) {
+                        group_names.insert(g.clone());
                         groups.push(Group::named(g));
                     }
                 }
                 for t in &item.tags {
-                    if !tags.iter().any(|x| &x.name == t) {
+                    if !tag_names.contains(t) {
+                        tag_names.insert(t.clone());
                         tags.push(Tag::named(t));
                     }
                 }
@@ -530,7 +541,7 @@ impl Catalog {
 }
 
 fn unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<()> {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::with_capacity_and_hasher(names.size_hint().0, Seeded::default());
     for n in names {
         if !seen.insert(n) {
             return Err(Error::Catalog(format!(

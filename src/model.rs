@@ -5,4 +5,6 @@ mod group;
 mod primitive;
 
 pub use group::{Group, Tag};
+#[cfg(feature = "large-catalogs")]
+pub(crate) use primitive::text::{Item, ItemsSeed};
 pub use primitive::{Kind, Primitive, META_GROUPS};

@@ -10,15 +10,22 @@ use mcp_sieve::Catalog;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-/// Every primitive of a catalog and its aliases (old name, name), sorted.
-type Loaded = (Vec<Primitive>, Vec<(String, String)>);
+/// Every primitive of a catalog, its aliases (old name, name), sorted, and the names of its
+/// groups and tags in their order (the undeclared ones a primitive names among them).
+type Loaded = (Vec<Primitive>, Vec<(String, String)>, Vec<String>, Vec<String>);
 
-/// What a load gives: every primitive and the aliases, or the error.
+/// What a load gives: every primitive, the aliases, the groups and tags, or the error. The
+/// primitives compare their fragments (written from the text when first asked for).
 fn loaded(c: mcp_sieve::Result<Catalog>) -> Result<Loaded, String> {
     c.map(|c| {
         let mut aliases: Vec<(String, String)> = c.aliases.clone().into_iter().collect();
         aliases.sort();
-        (c.sections.iter().flat_map(|s| s.items.clone()).collect(), aliases)
+        (
+            c.sections.iter().flat_map(|s| s.items.clone()).collect(),
+            aliases,
+            c.groups.iter().map(|g| g.name.clone()).collect(),
+            c.tags.iter().map(|t| t.name.clone()).collect(),
+        )
     })
     .map_err(|e| e.to_string())
 }
@@ -72,6 +79,23 @@ fn texts_serde_json_writes_otherwise_load_as_parsed() {
         r#"{"overlay": {"a*": {"groups": ["g"], "aliases": ["old_a"]}}, "tools": [{"name": "ab", "groups": ["h"]}]}"#,
         // Aliases that clash.
         r#"{"tools": [{"name": "a", "aliases": ["b"]}, {"name": "b"}]}"#,
+        // A list written twice (the last one), null, or under an escaped key; a list that is
+        // not an array beside one that is.
+        r#"{"tools": [{"name": "a"}], "prompts": [{"name": "p"}], "tools": [{"name": "b"}]}"#,
+        r#"{"tools": [{"name": "a"}], "tools": null, "prompts": [{"name": "p"}]}"#,
+        r#"{"tool\u0073": [{"name": "a", "groups": ["g"]}]}"#,
+        r#"{"prompts": [{"name": "p"}], "tools": {"name": "a"}}"#,
+        // Concerns written twice, as numbers and booleans, under escaped keys; the fields read
+        // at load written twice (the last value), an escaped key among them.
+        r#"{"tools": [{"name": "c", "_meta": {"concerns": {"cost": "low", "risk": 2, "cost": 1.0, "ok": true, "r\u0069sk": 3}}},
+                      {"name": "d", "groups": ["x"], "tags": ["t"], "group\u0073": ["y"], "tags": null, "_meta": {"concerns": {"cost": "low"}}, "_meta": null},
+                      {"name": "e", "_meta": {"io.modelcontextprotocol/groups": ["g1"], "concerns": [1], "io.modelcontextprotocol/groups": ["g2"]}}]}"#,
+        // Groups and tags declared and not, met in the primitives in another order.
+        r#"{"groups": [{"name": "b"}], "tags": [{"name": "t2"}],
+            "tools": [{"name": "x", "groups": ["c", "b", "a"], "tags": ["t3", "t2", "t1", "t3"]}, {"name": "y", "groups": ["a", "d"], "tags": ["t1"]}],
+            "prompts": [{"name": "p", "groups": ["e"], "tags": ["t0"]}]}"#,
+        // Many tags, some twice (deduplicated with a set past a few).
+        r#"{"tools": [{"name": "m", "tags": ["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","a","r","b"]}]}"#,
     ];
     for doc in docs {
         assert_same(doc);
@@ -156,6 +180,24 @@ fn tool() -> impl Strategy<Value = Value> {
             t.insert("description".into(), json!("last"));
             Value::Object(t)
         })
+}
+
+/// A fragment written from the text when first asked for is the same asked again, and in a
+/// clone made before and after it was written.
+#[test]
+fn fragments_written_on_first_use_stay_the_same() {
+    let text = r#"{"concernMapping": {"a": {"cost": "high"}}, "tools": [{"name": "a", "groups": ["g"], "aliases": ["old"], "x": 1.50}]}"#;
+    let catalog = Catalog::from_json_str(text).unwrap();
+    let before = catalog.sections[0].items[0].clone();
+    let tool = &catalog.sections[0].items[0];
+    let first = tool.fragment().to_string();
+    assert_eq!(
+        first,
+        r#"{"name":"a","groups":["g"],"x":1.5,"_meta":{"concerns":{"cost":"high"},"io.modelcontextprotocol/groups":["g"]}}"#
+    );
+    assert_eq!(tool.fragment(), first);
+    assert_eq!(tool.clone().fragment(), first);
+    assert_eq!(before.fragment(), first);
 }
 
 proptest! {

@@ -512,7 +512,7 @@ fn unknown_fields_of_every_kind_survive_the_load() {
         let listed = &s.items[0];
         assert_eq!(&Value::Object(listed.json()), original, "{}", kind.key());
         // Field order too: the pre-serialized fragment is the original text.
-        assert_eq!(listed.fragment, original.to_string(), "{}", kind.key());
+        assert_eq!(listed.fragment(), original.to_string(), "{}", kind.key());
         let list = index::list_value(
             kind.key(),
             &s.items,

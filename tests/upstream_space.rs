@@ -478,7 +478,7 @@ fn the_overlay_rewrites_a_tool_and_its_calls_are_translated_back() {
     let t = &cat.section(Kind::Tool).items[0];
     assert_eq!(t.groups, ["gh", "issues"]);
     assert_eq!(t.tags, ["write"]);
-    let json: Value = serde_json::from_str(&t.fragment).unwrap();
+    let json: Value = serde_json::from_str(t.fragment()).unwrap();
     assert_eq!(json["title"], "Open an issue");
     assert_eq!(json["annotations"]["destructiveHint"], false);
     let props: Vec<&String> = json["inputSchema"]["properties"].as_object().unwrap().keys().collect();

@@ -412,7 +412,7 @@ fn tokens_saved(m: &Metrics, server: &Server, env: &Env, method: Option<Method>,
         .section(mcp_sieve::model::Kind::Tool)
         .items
         .iter()
-        .map(|t| t.fragment.len() + 1)
+        .map(|t| t.fragment().len() + 1)
         .sum();
     if full > body.len() {
         let how = if view.search { "search" } else { "view" };

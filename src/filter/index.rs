@@ -9,15 +9,39 @@ use crate::concern::ConcernConfig;
 use crate::filter::{glob, Bits, Expr, Filter};
 use crate::model::Primitive;
 
+/// The hash of the index's maps and of a section's by id: in the servers (`large-catalogs`)
+/// foldhash, seeded per process, a fraction of SipHash's cost per name (at 5,000 tools the maps
+/// were a tenth of a Worker's catalog load); names come from the operator's document or an
+/// upstream's lists, and lookups by a client's names only read. The package keeps std's.
+#[cfg(feature = "large-catalogs")]
+pub(crate) type Seeded = foldhash::fast::RandomState;
+#[cfg(not(feature = "large-catalogs"))]
+pub(crate) type Seeded = std::collections::hash_map::RandomState;
+
+/// A map by name with the index's hash.
+pub(crate) type ByName<V> = HashMap<String, V, Seeded>;
+
 /// The index of one kind of primitive, in catalog order.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     len: usize,
-    by_name: HashMap<String, usize>,
-    groups: HashMap<String, Bits>,
-    tags: HashMap<String, Bits>,
-    concern_values: HashMap<String, HashMap<String, Bits>>,
-    concern_unmapped: HashMap<String, Bits>,
+    by_name: ByName<usize>,
+    groups: ByName<Bits>,
+    tags: ByName<Bits>,
+    concern_values: ByName<ByName<Bits>>,
+    concern_unmapped: ByName<Bits>,
+}
+
+/// Sets bit `i` of `key`'s bits in `map` (of `len` bits; made when absent, the key copied only then).
+fn set_bit(map: &mut ByName<Bits>, key: &str, i: usize, len: usize) {
+    match map.get_mut(key) {
+        Some(b) => b.set(i),
+        None => {
+            let mut b = Bits::empty(len);
+            b.set(i);
+            map.insert(key.to_string(), b);
+        }
+    }
 }
 
 /// The ancestors of `group` (itself first), following `parent` links; stops at a cycle.
@@ -42,27 +66,29 @@ impl Index {
             len,
             ..Default::default()
         };
+        ix.by_name.reserve(len);
         let mut concern_names: Vec<&str> = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            ix.by_name.entry(item.name.clone()).or_insert(i);
+            if !ix.by_name.contains_key(&item.name) {
+                ix.by_name.insert(item.name.clone(), i);
+            }
             for g in &item.groups {
                 for a in ancestors(g, parents) {
-                    ix.groups
-                        .entry(a.to_string())
-                        .or_insert_with(|| Bits::empty(len))
-                        .set(i);
+                    set_bit(&mut ix.groups, a, i, len);
                 }
             }
             for t in &item.tags {
-                ix.tags.entry(t.clone()).or_insert_with(|| Bits::empty(len)).set(i);
+                set_bit(&mut ix.tags, t, i, len);
             }
             for (c, v) in &item.concerns {
-                ix.concern_values
-                    .entry(c.clone())
-                    .or_default()
-                    .entry(v.clone())
-                    .or_insert_with(|| Bits::empty(len))
-                    .set(i);
+                match ix.concern_values.get_mut(c.as_str()) {
+                    Some(values) => set_bit(values, v, i, len),
+                    None => {
+                        let mut values = ByName::default();
+                        set_bit(&mut values, v, i, len);
+                        ix.concern_values.insert(c.clone(), values);
+                    }
+                }
                 if !concern_names.contains(&c.as_str()) {
                     concern_names.push(c);
                 }
@@ -241,7 +267,7 @@ pub fn write_list(out: &mut String, key: &str, items: &[Primitive], selected: im
             out.push(',');
         }
         first = false;
-        out.push_str(&items[i].fragment);
+        out.push_str(items[i].fragment());
     }
     out.push(']');
 }

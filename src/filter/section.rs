@@ -14,7 +14,7 @@ pub struct Section {
     pub items: Vec<Primitive>,
     /// The compiled index over `items`.
     pub index: Index,
-    by_id: HashMap<String, usize>,
+    by_id: super::index::ByName<usize>,
     /// Which section this is, for the selections views keep: unique per [`Section::new`] (a
     /// clone has the same items and keeps it). Servers only.
     #[cfg(feature = "large-catalogs")]

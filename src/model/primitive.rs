@@ -7,7 +7,7 @@ use crate::error::{type_name, Error, Result};
 use crate::json::{req_str, scalar_text, str_array};
 
 #[cfg(feature = "large-catalogs")]
-mod text;
+pub(crate) mod text;
 
 /// The `_meta` key of the SEP-2084 draft that also carries group membership.
 pub const META_GROUPS: &str = "io.modelcontextprotocol/groups";
@@ -65,7 +65,7 @@ impl Kind {
 }
 
 /// A primitive as the server lists it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Primitive {
     /// What it is.
     pub kind: Kind,
@@ -84,10 +84,27 @@ pub struct Primitive {
     pub annotations: Map<String, Value>,
     /// A tool's `execution.taskSupport`, if it declares one.
     pub task_support: Option<String>,
-    /// The wire object, with membership written in both places and unknown fields as they came,
-    /// serialized once: lists are assembled from it, and it is the only copy kept (a parsed tree
-    /// costs about ten times its text, which at 50,000 tools is more than a Worker may hold).
-    pub fragment: String,
+    /// The wire object ([`Primitive::fragment`]).
+    fragment: Fragment,
+}
+
+/// A primitive's wire object: written at its load, or (read from a document's text, feature
+/// `large-catalogs`) written from that text the first time it is asked for.
+#[derive(Debug, Clone)]
+enum Fragment {
+    Written(String),
+    #[cfg(feature = "large-catalogs")]
+    Lazy(Box<text::Lazy>),
+}
+
+impl PartialEq for Primitive {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind, &self.name, &self.id, &self.groups, &self.tags)
+            == (other.kind, &other.name, &other.id, &other.groups, &other.tags)
+            && (&self.concerns, &self.annotations, &self.task_support)
+                == (&other.concerns, &other.annotations, &other.task_support)
+            && self.fragment() == other.fragment()
+    }
 }
 
 impl Primitive {
@@ -164,22 +181,38 @@ impl Primitive {
             concerns,
             annotations,
             task_support,
-            fragment,
+            fragment: Fragment::Written(fragment),
         })
     }
 
-    /// Reads a primitive from its JSON text as [`Primitive::from_json`] does from the parsed
-    /// value, without the tree (`text.rs`), and with `aliases` takes a tool's `aliases` out of it
-    /// as a server's load does, given back beside (`mapping`: the document's `concernMapping`). `None` when the item is not well formed: the
-    /// caller loads it with [`Primitive::from_json`], which names what is wrong.
+    /// The wire object, with membership written in both places and unknown fields as they came,
+    /// serialized once: lists are assembled from it, and it is the only copy kept (a parsed tree
+    /// costs about ten times its text, which at 50,000 tools is more than a Worker may hold). An
+    /// item read from a document's text (`large-catalogs`) writes it when first asked: a first
+    /// answer lists one page, and at 5,000 tools writing every item's was a sixth of the load.
+    pub fn fragment(&self) -> &str {
+        match &self.fragment {
+            Fragment::Written(s) => s,
+            #[cfg(feature = "large-catalogs")]
+            Fragment::Lazy(l) => l.get(self),
+        }
+    }
+
+    /// Reads a primitive from its JSON text, split (`item`, a part of the document `doc`), as
+    /// [`Primitive::from_json`] does from the parsed value, without the tree (`text.rs`), and
+    /// with `aliases` takes a tool's `aliases` out of it as a server's load does, given back
+    /// beside (`mapping`: the document's `concernMapping`). Its fragment is written from `doc`
+    /// when first asked for. `None` when the item is not well formed: the caller loads it with
+    /// [`Primitive::from_json`], which names what is wrong.
     #[cfg(feature = "large-catalogs")]
     pub(crate) fn from_text(
         kind: Kind,
-        text: &str,
+        doc: &std::sync::Arc<str>,
+        item: &text::Item,
         mapping: &Map<String, Value>,
         aliases: bool,
     ) -> Option<(Self, Vec<String>)> {
-        text::read(kind, text, mapping, aliases)
+        text::read(kind, doc, item, mapping, aliases)
     }
 
     /// The wire object, parsed from [`Primitive::fragment`]: for the answers that read one
@@ -187,7 +220,7 @@ impl Primitive {
     pub fn json(&self) -> Map<String, Value> {
         // Read as a Value: a typed read (`Map`) brings serde's type errors, whose float
         // formatting costs the package 13 KB.
-        match serde_json::from_str(&self.fragment) {
+        match serde_json::from_str(self.fragment()) {
             Ok(Value::Object(o)) => o,
             _ => Map::new(),
         }
@@ -244,6 +277,17 @@ fn write_concerns(json: &mut Map<String, Value>, concerns: &[(String, String)]) 
 }
 
 fn dedup(v: &mut Vec<String>) {
+    // A few tags: compared in place (no set, no copy of each); many: a set.
+    if v.len() <= 16 {
+        let mut i = 0;
+        while i < v.len() {
+            match v[..i].contains(&v[i]) {
+                true => drop(v.remove(i)),
+                false => i += 1,
+            }
+        }
+        return;
+    }
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
 }

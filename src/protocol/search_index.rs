@@ -175,7 +175,7 @@ pub(crate) fn describe(
                 if list.len() > 1 {
                     list.push(',');
                 }
-                list.push_str(&section.items[p].fragment);
+                list.push_str(section.items[p].fragment());
                 found.push(p);
             }
             None => unknown.push(name.to_string()),
@@ -183,7 +183,7 @@ pub(crate) fn describe(
     }
     list.push(']');
     let declared = typescript
-        .then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment.as_str())));
+        .then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment())));
     let mut text = declared.clone().unwrap_or_else(|| list.clone());
     if !unknown.is_empty() {
         text.push_str(&format!(

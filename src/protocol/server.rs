@@ -260,7 +260,7 @@ pub(crate) fn string_param<'a>(params: &'a Value, path: &str, field: &str) -> Re
 pub fn list_changes(old: &Catalog, new: &Catalog) -> Vec<&'static str> {
     let differs = |kind: Kind| {
         let (a, b) = (&old.section(kind).items, &new.section(kind).items);
-        a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.fragment != y.fragment)
+        a.len() != b.len() || a.iter().zip(b).any(|(x, y)| x.fragment() != y.fragment())
     };
     let mut methods = Vec::new();
     if differs(Kind::Tool) {

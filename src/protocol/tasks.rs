@@ -284,7 +284,7 @@ impl Server {
             t.due_ms = Some(env.now_ms + secs * 1000);
             t.result = Some(demo::report_result(secs, env.now_ms + secs * 1000));
         } else {
-            let schema = demo::output_schema(&tool.fragment);
+            let schema = demo::output_schema(tool.fragment());
             t.result = Some(demo::run(&tool.name, args, env.now_ms, schema.as_ref()));
             t.due_ms = Some(env.now_ms);
         }

@@ -112,7 +112,7 @@ impl Server {
         }
         out.notifications
             .extend(demo::tool_notifications(&tool.name, call.params));
-        let schema = demo::output_schema(&tool.fragment);
+        let schema = demo::output_schema(tool.fragment());
         Ok(demo::run(&tool.name, &args, env.now_ms, schema.as_ref()).to_string())
     }
 }

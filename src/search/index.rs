@@ -484,7 +484,7 @@ impl SearchIndex {
         let mut b = Builder::new(groups, params);
         let mut tool = ToolText::default();
         for item in items {
-            tool.read_into(&item.fragment);
+            tool.read_into(item.fragment());
             b.add(&tool);
         }
         b.finish()

@@ -44,7 +44,7 @@ impl PrimitiveFilter for JsFilter {
     }
 
     fn test(&self, item: &Primitive, _ctx: &FilterContext) -> Result<bool, String> {
-        let value = js_sys::JSON::parse(&item.fragment).map_err(|e| describe(&e))?;
+        let value = js_sys::JSON::parse(item.fragment()).map_err(|e| describe(&e))?;
         let kind = JsValue::from_str(item.kind.key());
         self.callback
             .call2(&JsValue::NULL, &value, &kind)

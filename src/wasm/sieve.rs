@@ -111,7 +111,7 @@ fn list_bytes(key: &str, section: &Section, bits: &Bits) -> usize {
     let (mut n, mut bytes) = (0usize, 0usize);
     for i in bits.ones() {
         n += 1;
-        bytes += section.items[i].fragment.len();
+        bytes += section.items[i].fragment().len();
     }
     bytes + n.saturating_sub(1) + key.len() + 7
 }
@@ -367,7 +367,7 @@ impl Sieve {
             if n > 0 {
                 text.push(',');
             }
-            text.push_str(&item.fragment);
+            text.push_str(item.fragment());
         }
         text.push(']');
         parse_js(&text)

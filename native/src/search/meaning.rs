@@ -265,7 +265,7 @@ pub fn tool_fragments(catalog: &mcp_sieve::Catalog) -> Vec<String> {
         .section(mcp_sieve::model::Kind::Tool)
         .items
         .iter()
-        .map(|p| p.fragment.clone())
+        .map(|p| p.fragment().to_string())
         .collect()
 }
 

@@ -148,7 +148,7 @@ async fn load_vectors(catalog: &mcp_sieve::Catalog) -> Result<(), Lexical> {
     let keys: Vec<String> = tools
         .iter()
         .map(|t| {
-            let tool = serde_json::from_str::<Value>(&t.fragment).unwrap_or(Value::Null);
+            let tool = serde_json::from_str::<Value>(t.fragment()).unwrap_or(Value::Null);
             let digest = mcp_sieve::pin::digest(&tool);
             format!("search/{}", digest.strip_prefix("sha256:").unwrap_or(&digest))
         })
