@@ -122,9 +122,33 @@ pub(crate) fn string_map(v: Option<&Value>, path: &str) -> Result<Vec<(String, S
     }
 }
 
+/// Objects up to this many members are searched by a scan of their keys (see [`member`]).
+const SCANNED: usize = 8;
+
+/// `v[key]` (`Value::Null` when `v` is not an object or has no such member), found in a small
+/// object by comparing its few keys instead of hashing `key`: `serde_json`'s map keeps its order
+/// (`preserve_order`, an `IndexMap` with SipHash), and a request's `params` and `_meta` are read
+/// about twenty times for every stateless `tools/list` — each a hash of the key, 2-3% of the
+/// native server's samples under scripts/bench-native.sh's stateless load. A parsed object holds
+/// each key once, so the scan finds what `get` finds.
+pub(crate) fn member<'a>(v: &'a Value, key: &str) -> &'a Value {
+    static NULL: Value = Value::Null;
+    get(v, key).unwrap_or(&NULL)
+}
+
+/// `v.get(key)`, found as [`member`] finds it (`None`: not an object, or no such member).
+pub(crate) fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    let map = v.as_object()?;
+    match map.len() <= SCANNED {
+        true => map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v),
+        false => map.get(key),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::canonical_number;
+    use super::{canonical_number, get, member};
+    use serde_json::json;
 
     #[test]
     fn canonical_numbers_read_back_as_the_same_number() {
@@ -134,6 +158,33 @@ mod tests {
         assert_eq!(canonical_number(-1.5), "-1.5");
         for n in [0.1, 2.5e-7, 1e300, 123456.789] {
             assert_eq!(canonical_number(n).parse::<f64>().unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn a_member_is_what_indexing_gives_in_small_and_large_objects() {
+        let mut large = serde_json::Map::new();
+        for i in 0..20 {
+            large.insert(format!("k{i}"), json!(i));
+        }
+        let values = [
+            json!({"filter": {"groups": ["a"]}, "_meta": {"x": 1}}),
+            json!({"a": 1, "b": null, "c": [1], "d": "x", "e": {}, "f": 2, "g": 3, "h": 4}),
+            json!({"only": true}),
+            json!({}),
+            json!([1, 2]),
+            json!("text"),
+            json!(null),
+            serde_json::Value::Object(large),
+            serde_json::from_str(r#"{"k": 1, "k": 2, "j": 3}"#).unwrap(),
+        ];
+        for v in &values {
+            for key in [
+                "filter", "_meta", "a", "b", "h", "only", "k", "k7", "k19", "missing", "",
+            ] {
+                assert_eq!(member(v, key), &v[key], "{v} [{key}]");
+                assert_eq!(get(v, key), v.get(key), "{v} [{key}]");
+            }
         }
     }
 }

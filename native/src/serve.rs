@@ -222,9 +222,10 @@ pub(crate) async fn handle<B: Body>(app: &Arc<App>, req: hyper::Request<B>) -> R
 /// [`handle`]: `log` is set to the request's log context (its span, when traced) once its body
 /// is read (the head sampler may need the trace context in it).
 async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Option<RequestLog>) -> Reply {
-    let path = req.uri().path().to_string();
+    let (mut parts, body) = req.into_parts();
+    let path = parts.uri.path();
     // Protected Resource Metadata (RFC 9728), public.
-    if let Some(r) = http::metadata(&app.cfg, req.method().as_str(), &path) {
+    if let Some(r) = http::metadata(&app.cfg, parts.method.as_str(), path) {
         return reply(r);
     }
     let status = path == crate::upstream::gateway::STATUS_PATH;
@@ -238,8 +239,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
     {
         return text(404, "Not found: MCP is served at /mcp (and its views at /mcp/{view})");
     }
-    let query = req.uri().query().unwrap_or_default().to_string();
-    let (mut parts, body) = req.into_parts();
+    let query = parts.uri.query().unwrap_or_default();
     // Kept as hyper parsed them (no copy of each name and value per request).
     let headers = Arc::new(std::mem::take(&mut parts.headers));
     let header = |name: &str| lookup(&headers, name);
@@ -344,8 +344,8 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         // X-MCP-Tools and X-MCP-Exclude-Tools accept as over a plain catalog).
         let view = match http::endpoint_view_for(
             server.catalog(),
-            &path,
-            &query,
+            path,
+            query,
             &header,
             principal.as_deref(),
             caller.roles(),
@@ -540,10 +540,16 @@ async fn read_body<B: Body>(mut body: B, limit: usize) -> Option<Bytes> {
 /// A scan of the request's few headers: `HeaderMap::get` parses and hashes the name first, and
 /// the core asks for a dozen names per request (3% of the server's samples under
 /// scripts/bench-operate.sh's tools/list load).
+/// hyper keeps every name in lowercase, so a name asked in lowercase (as the core asks) is
+/// compared as it is, not byte by byte in any case.
 fn lookup(headers: &HeaderMap, name: &str) -> Option<String> {
+    let lower = !name.bytes().any(|b| b.is_ascii_uppercase());
     headers
         .iter()
-        .filter(|(k, _)| k.as_str().eq_ignore_ascii_case(name))
+        .filter(|(k, _)| match lower {
+            true => k.as_str() == name,
+            false => k.as_str().eq_ignore_ascii_case(name),
+        })
         .find_map(|(_, v)| v.to_str().ok())
         .map(str::to_string)
 }

@@ -3,8 +3,6 @@
 //! requests), the session, then the protocol server; its outcome becomes the status, headers and
 //! body (JSON or SSE), or the effect a shell carries out (a forward, a watch, a question).
 
-use serde_json::Value;
-
 use super::config::{origin_allowed, Config};
 use super::exchange::{logged, plain, rpc_error, sse_body, sse_headers, Request, Response};
 use super::modern::{check_modern, check_search_call};
@@ -70,11 +68,8 @@ pub(crate) fn handle_parsed(
         Err(rejected) => return rpc_error(400, &rejected.0, &rejected.1),
     };
     let header_version = h("mcp-protocol-version");
-    let meta_version = msg
-        .params()
-        .get("_meta")
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .and_then(Value::as_str);
+    let meta = crate::json::member(msg.params(), "_meta");
+    let meta_version = crate::json::member(meta, "io.modelcontextprotocol/protocolVersion").as_str();
     let stateless = meta_version.is_some() || header_version.as_deref() == Some(MODERN_VERSION);
     if stateless {
         if let Err(e) = check_modern(

@@ -1,8 +1,6 @@
 //! The 2026-07-28 (stateless) request rules: the version travels in `_meta`, and the
 //! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers must agree with the body.
 
-use serde_json::Value;
-
 use crate::error::Error;
 use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::MODERN_VERSION;
@@ -85,7 +83,7 @@ pub(super) fn check_modern(
     }
     let mirrored = crate::protocol::jsonrpc::mirrored_param(body_method);
     // A body without the mirrored field is left to the method, which names what is missing.
-    if let Some((field, want)) = mirrored.and_then(|f| Some((f, msg.params().get(f)?.as_str()?))) {
+    if let Some((field, want)) = mirrored.and_then(|f| Some((f, crate::json::member(msg.params(), f).as_str()?))) {
         match name {
             // A task's id is checked when sent, not required: clients written before the tasks
             // extension's HTTP binding poll without it.
@@ -114,9 +112,11 @@ pub(crate) fn check_version_and_capabilities(msg: &Incoming, version: &str) -> R
         return Err(Error::UnsupportedVersion(version.into(), MODERN_VERSION.into()));
     }
     if matches!(msg, Incoming::Request { .. })
-        && !msg.params()["_meta"]
-            .get("io.modelcontextprotocol/clientCapabilities")
-            .is_some_and(Value::is_object)
+        && !crate::json::member(
+            crate::json::member(msg.params(), "_meta"),
+            "io.modelcontextprotocol/clientCapabilities",
+        )
+        .is_object()
     {
         return Err(Error::params(
             "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required (an object) in protocol version 2026-07-28",

@@ -104,9 +104,10 @@ impl Server {
     ) -> Result<ConcernConfig> {
         let concerns = &self.catalog.concerns;
         let mut configured = call.session_concerns.clone();
+        let at = crate::json::member;
         let sources = [
-            (call.params.get("_meta").and_then(|m| m.get(EXT_CONCERNS)), None),
-            (call.params.get("concerns"), Some("params.concerns")),
+            (Some(at(at(call.params, "_meta"), EXT_CONCERNS)), None),
+            (Some(at(call.params, "concerns")), Some("params.concerns")),
             (filter.concerns.as_ref(), Some("params.filter.concerns")),
         ];
         for (raw, path) in sources {
@@ -139,7 +140,7 @@ impl Server {
 
     /// `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
     pub(crate) fn list(&self, kind: Kind, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        let filter = Filter::parse(call.params.get("filter").unwrap_or(&Value::Null), "params.filter")?;
+        let filter = Filter::parse(crate::json::member(call.params, "filter"), "params.filter")?;
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &filter, &mut warnings)?;
         #[cfg_attr(not(feature = "standards"), allow(unused_mut))]
@@ -176,10 +177,10 @@ impl Server {
     }
 
     fn cursor_offset(&self, call: &Call, method: &str, binding: &str) -> Result<usize> {
-        match call.params.get("cursor") {
-            None | Some(Value::Null) => Ok(0),
-            Some(Value::String(c)) => cursor::decode(c, method, binding, self.version),
-            Some(other) => Err(Error::params(format!(
+        match crate::json::member(call.params, "cursor") {
+            Value::Null => Ok(0),
+            Value::String(c) => cursor::decode(c, method, binding, self.version),
+            other => Err(Error::params(format!(
                 "params.cursor must be a string, got {}",
                 crate::error::type_name(other)
             ))),

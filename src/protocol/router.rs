@@ -39,7 +39,8 @@ const LISTS: [&str; 4] = [
 
 /// Whether a request carries the 2026-07-28 version in its `_meta`.
 fn is_modern(params: &Value) -> bool {
-    params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str() == Some(MODERN_VERSION)
+    let meta = crate::json::member(params, "_meta");
+    crate::json::member(meta, "io.modelcontextprotocol/protocolVersion").as_str() == Some(MODERN_VERSION)
 }
 
 impl Server {
@@ -54,9 +55,10 @@ impl Server {
             (Some(refresh), None) => refresh,
             (None, None) => crate::catalog::DEFAULT_LIST_TTL_MS,
         };
-        let concerns = !params["filter"]["concerns"].is_null()
-            || !params["concerns"].is_null()
-            || !params["_meta"][EXT_CONCERNS].is_null();
+        let at = crate::json::member;
+        let concerns = !at(at(params, "filter"), "concerns").is_null()
+            || !at(params, "concerns").is_null()
+            || !at(at(params, "_meta"), EXT_CONCERNS).is_null();
         // A view chosen by headers is not in the URL a shared cache keys on.
         let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
         // Scoped groups: the lists depend on the client's declared capabilities.
@@ -162,7 +164,7 @@ impl Server {
         #[cfg(feature = "standards")]
         let renamed;
         #[cfg(feature = "standards")]
-        let params = match params["name"]
+        let params = match crate::json::member(params, "name")
             .as_str()
             .and_then(|n| Some((n, self.catalog.aliases.get(n)?)))
         {

@@ -105,7 +105,9 @@ impl Server {
         session: Option<&Session>,
         env: &Env,
     ) -> FilterContext {
-        let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+        // Members found by a scan of the few keys (`json::member`), as `get` would find them.
+        let at = crate::json::member;
+        let meta = at(params, "_meta").clone();
         let (initialize, protocol_version) = match session {
             Some(s) => (Arc::clone(&s.initialize), s.protocol_version.clone()),
             None => (
@@ -113,19 +115,17 @@ impl Server {
                 Arc::new(Value::Object(Map::from_iter([
                     (
                         "clientInfo".to_string(),
-                        meta.get("io.modelcontextprotocol/clientInfo")
-                            .cloned()
-                            .unwrap_or(Value::Null),
+                        at(&meta, "io.modelcontextprotocol/clientInfo").clone(),
                     ),
                     (
                         "capabilities".to_string(),
-                        meta.get("io.modelcontextprotocol/clientCapabilities")
+                        crate::json::get(&meta, "io.modelcontextprotocol/clientCapabilities")
                             .cloned()
                             .unwrap_or_else(|| Value::Object(Map::new())),
                     ),
                 ]))),
-                meta.get("io.modelcontextprotocol/protocolVersion")
-                    .and_then(Value::as_str)
+                at(&meta, "io.modelcontextprotocol/protocolVersion")
+                    .as_str()
                     .unwrap_or(MODERN_VERSION)
                     .to_string(),
             ),

@@ -94,21 +94,23 @@ impl<'a> Head<'a> {
             Incoming::Response { id, .. } => (id.clone(), &Value::Null),
         };
         let text = |v: &Value| v.as_str().map(|s| Cow::Owned(s.to_string()));
-        let meta = &params["_meta"];
+        // Members found by a scan of the few keys (`json::member`), as indexing would find them.
+        let at = crate::json::member;
+        let meta = at(params, "_meta");
         let params = match params.is_object() {
             false => Params::default(),
             true => Params {
-                name: text(&params["name"]),
-                uri: text(&params["uri"]),
-                arguments: params["arguments"].clone(),
-                task: !params["task"].is_null(),
-                protocol_version: text(&params["protocolVersion"]),
+                name: text(at(params, "name")),
+                uri: text(at(params, "uri")),
+                arguments: at(params, "arguments").clone(),
+                task: !at(params, "task").is_null(),
+                protocol_version: text(at(params, "protocolVersion")),
                 meta: match meta.is_object() {
                     false => Meta::default(),
                     true => Meta {
-                        protocol_version: text(&meta["io.modelcontextprotocol/protocolVersion"]),
-                        traceparent: text(&meta["traceparent"]),
-                        tracestate: text(&meta["tracestate"]),
+                        protocol_version: text(at(meta, "io.modelcontextprotocol/protocolVersion")),
+                        traceparent: text(at(meta, "traceparent")),
+                        tracestate: text(at(meta, "tracestate")),
                     },
                 },
             },
