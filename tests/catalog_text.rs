@@ -198,6 +198,12 @@ fn fragments_written_on_first_use_stay_the_same() {
     assert_eq!(tool.fragment(), first);
     assert_eq!(tool.clone().fragment(), first);
     assert_eq!(before.fragment(), first);
+    // An item written compact with nothing to add: its text as it stands.
+    let plain = Catalog::from_json_str(r#"{"tools": [{"name":"b","x":[1,{"y":"\n"}]}]}"#).unwrap();
+    assert_eq!(
+        plain.sections[0].items[0].fragment(),
+        r#"{"name":"b","x":[1,{"y":"\n"}]}"#
+    );
 }
 
 proptest! {

@@ -552,13 +552,19 @@ pub(super) struct Lazy {
     mapped: bool,
     /// Whether a tool's `aliases` are taken out.
     aliases: bool,
-    written: OnceLock<String>,
+    /// The fragment once written; `None` when it is the item's text as it stands in the document
+    /// (compact, nothing added), which is then not copied: the document is kept for the others.
+    written: OnceLock<Option<String>>,
 }
 
 impl Lazy {
     /// The fragment of `p` (the primitive read from this text).
     pub(super) fn get(&self, p: &Primitive) -> &str {
-        self.written.get_or_init(|| self.write(p))
+        let text = &self.doc[self.start..self.end];
+        match self.written.get_or_init(|| Some(self.write(p)).filter(|f| f != text)) {
+            Some(f) => f,
+            None => text,
+        }
     }
 
     /// What `write_concerns` and `write_membership` do to the parsed object, on its fields' texts.
