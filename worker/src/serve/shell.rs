@@ -273,7 +273,22 @@ fn wasm_memory_bytes() -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::path_and_query;
+    use super::{head_fn, path_and_query};
+
+    #[test]
+    fn head_fn_finds_a_header_by_any_case_of_its_name() {
+        let head = "content-type\napplication/json\nmcp-session-id\nabc\naccept\na, b\n";
+        let header = head_fn(head);
+        assert_eq!(header("Mcp-Session-Id").as_deref(), Some("abc"));
+        assert_eq!(header("ACCEPT").as_deref(), Some("a, b"), "a joined value stays whole");
+        assert_eq!(header("origin"), None);
+        assert_eq!(head_fn("")("accept"), None, "no headers");
+        assert_eq!(
+            head_fn("x-empty\n\n")("x-empty").as_deref(),
+            Some(""),
+            "an empty value is a value"
+        );
+    }
 
     #[test]
     fn path_and_query_split_a_serialized_url() {
