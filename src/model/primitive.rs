@@ -111,6 +111,9 @@ impl Primitive {
     /// Reads a primitive; `path` names it in errors; `mapping` is the server's internal concern
     /// mapping for this name, which wins over `_meta.concerns`.
     /// The object is taken, not copied: a catalog of tens of thousands of tools holds one tree.
+    // The servers: not inlined into the large-catalog load's loop, where it is the fallback
+    // (`text::read` says why).
+    #[cfg_attr(feature = "large-catalogs", inline(never))]
     pub fn from_json(kind: Kind, v: Value, path: &str, mapping: Option<&Map<String, Value>>) -> Result<Self> {
         let mut json = match v {
             Value::Object(o) => o,
