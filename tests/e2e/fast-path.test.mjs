@@ -87,7 +87,10 @@ async function bothWays(base, cases) {
   for (const [name, path, body, headers, fast] of cases) {
     const url = `${base.replace(/\/mcp$/, '')}${path}`;
     const full = await postChunked(url, body, headers);
-    const quick = await post(url, body, { headers });
+    let quick = await post(url, body, { headers });
+    // Every 5 s an isolate's next request re-reads the catalog's KV key on the full path
+    // (worker/src/config.rs, `watch`): a request that lands on that turn is sent once more.
+    if (fast && quick.headers.get('x-sieve-path') !== 'fast') quick = await post(url, body, { headers });
     assert.equal(full.headers['x-sieve-path'], undefined, `${name}: a chunked request takes the full path`);
     assert.equal(quick.headers.get('x-sieve-path'), fast ? 'fast' : null, `${name}: ${fast ? 'takes' : 'does not take'} the fast path`);
     assert.deepEqual(
