@@ -60,7 +60,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let began = Instant::now();
     let texts: Vec<String> = items
         .iter()
-        .map(|t| serde_json::from_str(&t.fragment).unwrap_or(Value::Null))
+        .map(|t| serde_json::from_str(t.fragment()).unwrap_or(Value::Null))
         .map(|t| encoder::encoded_text(&t))
         .collect();
     for (chunk, names) in texts.chunks(32).zip(items.chunks(32)) {
@@ -178,7 +178,7 @@ fn compare(a: &encoder::Encoder, b: &encoder::Encoder, n: usize) -> Result<(), B
         .section(mcp_sieve::model::Kind::Tool)
         .items
         .iter()
-        .map(|t| encoder::tool_text(&serde_json::from_str(&t.fragment).unwrap_or(Value::Null)))
+        .map(|t| encoder::tool_text(&serde_json::from_str(t.fragment()).unwrap_or(Value::Null)))
         .collect();
     let mut tools = Vec::new();
     for e in [a, b] {
@@ -282,7 +282,7 @@ fn bench(enc: encoder::Encoder, sizes: &str) -> Result<(), Box<dyn std::error::E
         c.section(mcp_sieve::model::Kind::Tool)
             .items
             .iter()
-            .map(|t| t.fragment.clone())
+            .map(|t| t.fragment().to_string())
             .collect()
     };
     let base = frags(&public);

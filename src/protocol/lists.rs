@@ -158,7 +158,10 @@ impl Server {
         let mut page = Vec::with_capacity(size.min(total - offset));
         page.extend(sel.ones().skip(offset).take(size));
         // Sized once (the response's head, the page's fragments, and room for the cursor).
-        let fragments = page.iter().map(|&i| section.items[i].fragment().len() + 1).sum::<usize>();
+        let fragments = page
+            .iter()
+            .map(|&i| section.items[i].fragment().len() + 1)
+            .sum::<usize>();
         let mut s = String::with_capacity(call.head.len() + fragments + 256);
         s.push_str(if call.head.is_empty() { "{" } else { call.head });
         let items = page.iter().map(|&i| section.items[i].fragment());

@@ -258,8 +258,7 @@ impl Server {
         #[cfg(feature = "search-index")]
         let (text, typescript) = match Self::coding(call) && !compact && !ranked.is_empty() {
             true => {
-                let ts =
-                    crate::protocol::code::declarations(ranked.iter().map(|p| section.items[*p].fragment()));
+                let ts = crate::protocol::code::declarations(ranked.iter().map(|p| section.items[*p].fragment()));
                 (
                     ts.clone(),
                     format!(",\"{}\":{}", crate::protocol::code::TYPESCRIPT, Value::String(ts)),

@@ -182,8 +182,8 @@ pub(crate) fn describe(
         }
     }
     list.push(']');
-    let declared = typescript
-        .then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment())));
+    let declared =
+        typescript.then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment())));
     let mut text = declared.clone().unwrap_or_else(|| list.clone());
     if !unknown.is_empty() {
         text.push_str(&format!(
