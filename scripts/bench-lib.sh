@@ -7,7 +7,9 @@ bench_cleanup() {
   for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# A free port below the OS's ephemeral range (tests/common/ports.mjs: no outgoing connection takes it
+# between this probe and the bind).
+free_port() { node tests/common/ports.mjs; }
 # start NAME DIR [LOG_LEVEL]: `wrangler dev` of the Worker in DIR on a free port, in a process
 # group of its own, at LOG_LEVEL (default warn: no line per request; "log" is wrangler's own
 # default); sets port_NAME and pg_NAME. Each wrangler dev also opens an inspector port, chosen

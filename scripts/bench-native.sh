@@ -57,7 +57,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 "$examples/synth_catalog" "$tools" 0 42 "$page" > "$work/catalog.json"
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+free_port() { node tests/common/ports.mjs; }  # below the ephemeral range (tests/common/ports.mjs)
 nport="$(free_port)"; rport="$(free_port)"; fport="$(free_port)"
 "$bin" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
 pids+=($!); npid=$!

@@ -52,7 +52,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+free_port() { node tests/common/ports.mjs; }  # below the ephemeral range (tests/common/ports.mjs)
 
 node -e '
 const tools = [{ name: "echo", description: "Echo", inputSchema: { type: "object", properties: { message: { type: "string" } } } }];

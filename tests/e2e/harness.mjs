@@ -2,15 +2,17 @@
 // native server. It never builds: run scripts/build.sh first. Raw requests: ../common/mcp-raw.mjs.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { post, statelessRequest } from '../common/mcp-raw.mjs';
+import { freePort } from '../common/ports.mjs';
+
+export { freePort };
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const READY_TIMEOUT_MS = 90_000;
@@ -19,42 +21,6 @@ const LOG_TAIL = 64 * 1024;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * The lowest port of the OS's ephemeral range (Linux: /proc/sys/net/ipv4/ip_local_port_range;
- * 49152 elsewhere, IANA's). Ports handed out by freePort() lie below it, so no outgoing
- * connection of another lane (wrangler, a browser, a load client) takes one between the probe
- * and the test's bind: that race once failed CI with EADDRINUSE.
- */
-function ephemeralLow() {
-  try {
-    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(low) && low > 12_000) return low;
-  } catch { /* not Linux */ }
-  return 49_152;
-}
-const PORT_LOW = 10_000;
-const PORT_HIGH = ephemeralLow();
-
-/** Whether `port` can be bound on 127.0.0.1 right now. */
-function canBind(port) {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
-/**
- * A TCP port on 127.0.0.1 that is free now: a random one below the OS's ephemeral range (see
- * ephemeralLow), so only another test's explicit bind can take it before the caller binds it.
- */
-export async function freePort() {
-  for (let i = 0; i < 200; i++) {
-    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
-    if (await canBind(port)) return port;
-  }
-  throw new Error(`freePort: no free port found in ${PORT_LOW}..${PORT_HIGH} after 200 tries`);
-}
 
 /**
  * Runs `start(port)` on a free port; when another process took the port (or one of wrangler's own)
