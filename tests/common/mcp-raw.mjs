@@ -201,3 +201,29 @@ export function call(url, sessionId, method, params = {}, { headers = {}, agent,
 
 /** A 2025-11-25 session with `concerns` (see initialize): resolves { sessionId, headers, init }. */
 export const openSession = (url, { concerns, headers = {} } = {}) => initialize(url, { concerns, headers });
+
+/** POSTs `body` in two chunks, without a Content-Length: { status, headers, body }. */
+export function postChunked(url, body, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    const half = Math.floor(body.length / 2);
+    req.write(body.slice(0, half));
+    req.end(body.slice(half));
+  });
+}
+
+/** What must agree between the two paths: status, content type, and the messages (or the text). */
+export const outcome = (status, contentType, body) => ({
+  status,
+  contentType: contentType ?? null,
+  messages: parseMessages(body, contentType) ?? body,
+});

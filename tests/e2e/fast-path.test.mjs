@@ -6,9 +6,8 @@
 // is checked to have taken both paths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { startWorker } from './harness.mjs';
-import { parseMessages, post, statelessRequest } from '../common/mcp-raw.mjs';
+import { outcome, post, postChunked, statelessRequest } from '../common/mcp-raw.mjs';
 import { startEverything, startWith } from '../security/helpers.mjs';
 
 let worker;
@@ -25,31 +24,6 @@ after(async () => {
   await upstream?.stop();
 });
 
-/** POSTs `body` in two chunks, without a Content-Length: { status, headers, body }. */
-function postChunked(url, body, headers) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    const half = Math.floor(body.length / 2);
-    req.write(body.slice(0, half));
-    req.end(body.slice(half));
-  });
-}
-
-/** What must agree between the two paths: status, content type, and the messages (or the text). */
-const outcome = (status, contentType, body) => ({
-  status,
-  contentType: contentType ?? null,
-  messages: parseMessages(body, contentType) ?? body,
-});
 
 /** [name, path (with query), body, extra headers, whether the fast path takes it] */
 const cases = () => {

@@ -9,9 +9,8 @@
 // shows they read and write the same session.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { startWorker } from './harness.mjs';
-import { initialize, parseMessages, post, sessionHeaders } from '../common/mcp-raw.mjs';
+import { initialize, outcome, parseMessages, post, postChunked, sessionHeaders } from '../common/mcp-raw.mjs';
 
 let worker;
 before(async () => {
@@ -21,31 +20,6 @@ after(async () => {
   await worker?.stop();
 });
 
-/** POSTs `body` in two chunks, without a Content-Length: { status, headers, body }. */
-function postChunked(url, body, headers) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    const half = Math.floor(body.length / 2);
-    req.write(body.slice(0, half));
-    req.end(body.slice(half));
-  });
-}
-
-/** What must agree between the two paths: status, content type, and the messages (or the text). */
-const outcome = (status, contentType, body) => ({
-  status,
-  contentType: contentType ?? null,
-  messages: parseMessages(body, contentType) ?? body,
-});
 
 let nextId = 1000;
 const request = (method, params = {}) => JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params });
