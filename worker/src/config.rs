@@ -114,13 +114,19 @@ impl Source {
 /// The catalog document's text and where it came from (the embedded catalog when the variable
 /// is empty and the KV key absent or unbound).
 async fn document(env: &Env) -> Result<(String, Source), Error> {
-    if let Some(t) = var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
+    if let Some(t) = variable_document(env) {
         return Ok((t, Source::Var));
     }
     match env.kv(KV_BINDING) {
         Ok(kv) => kv_document(&kv).await,
         Err(_) => Ok((DEFAULT_CATALOG.to_string(), Source::Embedded)),
     }
+}
+
+/// The document in the `MCP_SIEVE_CONFIG` variable, when it is set and not blank (read by the
+/// request's load and by [`preload`] alike).
+fn variable_document(env: &Env) -> Option<String> {
+    var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty())
 }
 
 /// The `config` key's value. Read as bytes and checked as UTF-8 here: read as text, a JS string
@@ -179,7 +185,7 @@ thread_local! {
 /// it; what it costs is measured at the load, beside the first answer (docs/src/performance.md,
 /// "Cold start (issue 63)").
 pub fn preload(env: &Env) {
-    let (text, source) = match var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty()) {
+    let (text, source) = match variable_document(env) {
         Some(t) => (t, Source::Var),
         None => (DEFAULT_CATALOG.to_string(), Source::Embedded),
     };
