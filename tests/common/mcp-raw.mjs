@@ -221,6 +221,18 @@ export function postChunked(url, body, headers) {
   });
 }
 
+/**
+ * POSTs with a Content-Length to the Worker's fast paths, which mark their answers with
+ * `X-Sieve-Path` (MCP_SIEVE_DIAGNOSTICS). Every 5 s an isolate's next request re-reads the catalog's
+ * KV key on the full path (worker/src/config.rs, `watch`), so when a `marked` answer is expected and
+ * the first came unmarked, the request is sent once more. `body` is a string or makes one per send.
+ */
+export async function postMarked(url, body, headers, marked = true) {
+  const send = () => post(url, typeof body === 'function' ? body() : body, { headers });
+  const first = await send();
+  return marked && !first.headers.get('x-sieve-path') ? send() : first;
+}
+
 /** What must agree between the two paths: status, content type, and the messages (or the text). */
 export const outcome = (status, contentType, body) => ({
   status,
