@@ -30,6 +30,8 @@ mod overlay;
 #[cfg(feature = "gateway")]
 mod rewrite;
 #[cfg(feature = "large-catalogs")]
+pub mod prepared;
+#[cfg(feature = "large-catalogs")]
 mod text;
 mod upstream;
 #[cfg(feature = "operate")]
@@ -213,7 +215,7 @@ impl Catalog {
         for (key, raw) in top.fields {
             fields.insert(key, serde_json::from_str(raw.get()).map_err(invalid)?);
         }
-        Self::load_parts(fields, Some((&doc, top.items)))
+        Self::load_parts(fields, Some((&doc, top.items)), None)
     }
 
     /// Loads a document.
@@ -226,7 +228,7 @@ impl Catalog {
     pub fn load_owned(doc: Value) -> Result<Self> {
         match doc {
             #[cfg(feature = "large-catalogs")]
-            Value::Object(o) => Self::load_parts(o, None),
+            Value::Object(o) => Self::load_parts(o, None, None),
             #[cfg(not(feature = "large-catalogs"))]
             Value::Object(o) => Self::load_parts(o),
             other => Err(Error::Catalog(format!(
@@ -237,10 +239,12 @@ impl Catalog {
     }
 
     /// Loads a document whose primitive lists are in `doc` or, each taken out of it as the
-    /// texts of its primitives, in `texts` (the whole text, and the items' by section index).
+    /// texts of its primitives, in `texts` (the whole text, and the items' by section index), or
+    /// read already from a prepared form's index (`prepared`, with the tools' aliases).
     fn load_parts(
         mut doc: Map<String, Value>,
         #[cfg(feature = "large-catalogs")] texts: Option<(&std::sync::Arc<str>, text::Items)>,
+        #[cfg(feature = "large-catalogs")] mut prepared: Option<prepared::Read>,
     ) -> Result<Self> {
         // `pinning` is for gateways (`pin`): a build without them does not know the field.
         // `lockdown` bounds HTTP endpoints (`standards`): the package serves none.
@@ -377,6 +381,11 @@ impl Catalog {
                 let v = serde_json::from_str(entry.text())
                     .map_err(|e| Error::Catalog(format!("{}[{i}]: {e}", kind.key())))?;
                 items.push(read(i, v, &mut aliases)?);
+            }
+            #[cfg(feature = "large-catalogs")]
+            if let Some(read) = prepared.as_mut() {
+                items.append(&mut read.sections[section_index(kind)]);
+                aliases.append(&mut read.aliases);
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;

@@ -7,4 +7,6 @@ mod primitive;
 pub use group::{Group, Tag};
 #[cfg(feature = "large-catalogs")]
 pub(crate) use primitive::text::{Item, ItemsSeed};
+#[cfg(feature = "large-catalogs")]
+pub(crate) use primitive::Wire;
 pub use primitive::{Kind, Primitive, META_GROUPS};

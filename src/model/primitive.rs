@@ -88,6 +88,25 @@ pub struct Primitive {
     fragment: Fragment,
 }
 
+/// How a primitive's wire object is held ([`Primitive::wire`]).
+#[cfg(feature = "large-catalogs")]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Wire<'a> {
+    /// Written out.
+    Written(&'a str),
+    /// Written from the item's text, `start..end` of the document, when first asked for.
+    Lazy {
+        /// Where the item's text starts in the document.
+        start: usize,
+        /// Where it ends.
+        end: usize,
+        /// Whether the document's `concernMapping` maps the item.
+        mapped: bool,
+        /// Whether a tool's `aliases` are taken out.
+        aliases: bool,
+    },
+}
+
 /// A primitive's wire object: written at its load, or (read from a document's text, feature
 /// `large-catalogs`) written from that text the first time it is asked for.
 #[derive(Debug, Clone)]
@@ -216,6 +235,47 @@ impl Primitive {
         aliases: bool,
     ) -> Option<(Self, Vec<String>)> {
         text::read(kind, doc, item, mapping, aliases)
+    }
+
+    /// How the wire object is held, for a prepared form of the document
+    /// ([`crate::catalog::prepared`]): written, or its range in the document's text and how it
+    /// is written from there.
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn wire(&self) -> Wire<'_> {
+        match &self.fragment {
+            Fragment::Written(s) => Wire::Written(s),
+            Fragment::Lazy(l) => l.wire(),
+        }
+    }
+
+    /// A primitive whose fields were read already (a prepared form of the document), its wire
+    /// object `wire` (a range of `doc`, written from there when first asked for).
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn prepared(mut self, doc: &std::sync::Arc<str>, wire: Wire<'_>) -> Self {
+        self.fragment = match wire {
+            Wire::Written(s) => Fragment::Written(s.to_string()),
+            Wire::Lazy { start, end, mapped, aliases } => {
+                Fragment::Lazy(Box::new(text::Lazy::new(doc, start, end, mapped, aliases)))
+            }
+        };
+        self
+    }
+
+    /// A primitive of `kind` with these fields and an empty wire object (set by
+    /// [`Primitive::prepared`]).
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn bare(kind: Kind, name: String, id: String) -> Self {
+        Primitive {
+            kind,
+            name,
+            id,
+            groups: Vec::new(),
+            tags: Vec::new(),
+            concerns: Vec::new(),
+            annotations: Map::new(),
+            task_support: None,
+            fragment: Fragment::Written(String::new()),
+        }
     }
 
     /// The wire object, parsed from [`Primitive::fragment`]: for the answers that read one

@@ -565,6 +565,29 @@ pub(super) struct Lazy {
 }
 
 impl Lazy {
+    /// The fragment of the item at `start..end` of `doc` (a prepared form's: the range checked
+    /// by its reader), written from there when first asked for.
+    pub(in crate::model) fn new(doc: &Arc<str>, start: usize, end: usize, mapped: bool, aliases: bool) -> Self {
+        Lazy {
+            doc: Arc::clone(doc),
+            start,
+            end,
+            mapped,
+            aliases,
+            written: OnceLock::new(),
+        }
+    }
+
+    /// Its range in the document and how it is written.
+    pub(in crate::model) fn wire(&self) -> super::Wire<'_> {
+        super::Wire::Lazy {
+            start: self.start,
+            end: self.end,
+            mapped: self.mapped,
+            aliases: self.aliases,
+        }
+    }
+
     /// The fragment of `p` (the primitive read from this text).
     pub(super) fn get(&self, p: &Primitive) -> &str {
         let text = &self.doc[self.start..self.end];
