@@ -73,6 +73,18 @@ pub enum Command {
         /// The file: a catalog document, or a Claude Desktop / Cursor / Claude Code / VS Code configuration.
         file: PathBuf,
     },
+    /// Write a catalog document's prepared form for a Worker's KV: the document as given and an
+    /// index of what the load makes of it, which the Worker loads without parsing the document's
+    /// tools (a fresh isolate's first answer). Put it with `wrangler kv key put config --path
+    /// OUTPUT --binding MCP_SIEVE_KV`, and prepare it again with each new version of mcp-sieve (a
+    /// Worker of another version loads its JSON instead, and logs why).
+    Prepare {
+        /// The catalog document (JSON).
+        file: PathBuf,
+        /// Where to write the prepared form.
+        #[arg(long, short, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Print the audit records (JSON lines, oldest first, rotated files included) of a tool, a
     /// principal, a time span: "who called delete_repo this week" is
     /// `mcp-sieve audit --tool delete_repo --since 7d`.

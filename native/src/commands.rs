@@ -1,6 +1,6 @@
 //! The commands: [`run`] parses the command line (`crate::cli`) and runs one — a server
 //! (`crate::serve`, `crate::stdio`) or one of the commands that are not servers (`check`,
-//! `tools`, `export`, `init`, `pin`, `index`, `audit`, `connect`/`disconnect`).
+//! `tools`, `export`, `init`, `pin`, `prepare`, `index`, `audit`, `connect`/`disconnect`).
 
 pub(crate) mod audit;
 pub(crate) mod check;
@@ -9,6 +9,7 @@ pub(crate) mod export;
 pub(crate) mod index;
 pub(crate) mod init;
 pub(crate) mod pin;
+pub(crate) mod prepare;
 pub(crate) mod tools;
 
 use std::time::Duration;
@@ -76,6 +77,7 @@ pub fn run() {
             load::document(&a.source).and_then(|doc| on_runtime(crate::stdio::run(doc, &a.source, &a.view)))
         }
         Command::Check { file } => check::run(&file),
+        Command::Prepare { file, output } => prepare::run(&file, &output),
         Command::Audit(a) => audit::run(&a),
         Command::Tools(a) => {
             load::document(&a.source).and_then(|doc| on_runtime(tools::run(doc, &load::folder(&a.source), a.view)))
