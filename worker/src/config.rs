@@ -9,6 +9,11 @@
 //! view and concerns; its GET stream sends `list_changed`); a value with errors changes nothing
 //! and logs each error with its line and field. Variables, secrets and bindings (among them
 //! `MCP_SIEVE_CONFIG` and the upstreams' service bindings) change only with a deploy.
+//! The `config` key may hold the document's prepared form (`mcp-sieve prepare`,
+//! `mcp_sieve::catalog::prepared`): loaded from its index without parsing the primitive lists; a
+//! form this build does not read (another version, a corrupt index) is logged and its JSON
+//! document loaded instead. Its first line carries a digest of the value, which the look every
+//! [`CHECK_MS`] compares instead of hashing the whole value.
 //! `MCP_SIEVE_DIAGNOSTICS` (for tests only) turns on the shell's diagnostics (`shell::respond`,
 //! `shell::run`).
 
@@ -16,7 +21,7 @@ use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 
-use mcp_sieve::catalog::locate;
+use mcp_sieve::catalog::{locate, prepared};
 use mcp_sieve::http;
 use mcp_sieve::protocol::Server;
 use mcp_sieve::{Catalog, Error};
@@ -111,15 +116,41 @@ impl Source {
     }
 }
 
-/// The catalog document's text and where it came from (the embedded catalog when the variable
-/// is empty and the KV key absent or unbound).
-async fn document(env: &Env) -> Result<(String, Source), Error> {
-    if let Some(t) = variable_document(env) {
-        return Ok((t, Source::Var));
+/// A catalog document as read: its JSON text and, for a prepared form, its first line and index.
+struct Document {
+    text: String,
+    prepared: Option<(prepared::Header, Vec<u8>)>,
+}
+
+impl Document {
+    fn json(text: String) -> Self {
+        Document { text, prepared: None }
     }
-    match env.kv(KV_BINDING) {
-        Ok(kv) => kv_document(&kv).await,
-        Err(_) => Ok((DEFAULT_CATALOG.to_string(), Source::Embedded)),
+
+    fn embedded() -> (Self, Source) {
+        (Document::json(DEFAULT_CATALOG.to_string()), Source::Embedded)
+    }
+}
+
+/// The catalog document, where it came from (the embedded catalog when the variable is empty and
+/// the KV key absent or unbound) and, read from KV, what [`seen`] makes of its value.
+async fn document(env: &Env) -> Result<(Document, Source, Option<u64>), Error> {
+    if let Some(t) = variable_document(env) {
+        return Ok((Document::json(t), Source::Var, None));
+    }
+    let Ok(kv) = env.kv(KV_BINDING) else {
+        let (doc, source) = Document::embedded();
+        return Ok((doc, source, None));
+    };
+    match kv_value(&kv).await? {
+        Some(value) => {
+            let seen = seen(&value);
+            Ok((kv_document(value)?, Source::Kv, Some(seen)))
+        }
+        None => {
+            let (doc, source) = Document::embedded();
+            Ok((doc, source, None))
+        }
     }
 }
 
@@ -129,37 +160,54 @@ fn variable_document(env: &Env) -> Option<String> {
     var(env, "MCP_SIEVE_CONFIG").filter(|t| !t.trim().is_empty())
 }
 
-/// The `config` key's value. Read as bytes and checked as UTF-8 here: read as text, a JS string
-/// would be decoded from them and then encoded again into the wasm's memory (at 5,000 tools,
-/// 2.2 MB, 7% of a fresh isolate's first answer).
-async fn kv_document(kv: &KvStore) -> Result<(String, Source), Error> {
-    match kv.get(KV_KEY).bytes().await {
-        Ok(Some(b)) => String::from_utf8(b).map(|t| (t, Source::Kv)).map_err(|e| {
-            Error::Config(format!(
-                "{KV_BINDING} key \"{KV_KEY}\" is not UTF-8 text (byte {}); expected a JSON document",
-                e.utf8_error().valid_up_to()
-            ))
-        }),
-        Ok(None) => Ok((DEFAULT_CATALOG.to_string(), Source::Embedded)),
-        Err(e) => Err(Error::Config(format!("cannot read {KV_BINDING} key \"{KV_KEY}\": {e}"))),
-    }
+/// The `config` key's value (`None`: it has none). Read as bytes: read as text, a JS string would
+/// be decoded from them and then encoded again into the wasm's memory (at 5,000 tools, 2.2 MB,
+/// 7% of a fresh isolate's first answer).
+async fn kv_value(kv: &KvStore) -> Result<Option<Vec<u8>>, Error> {
+    kv.get(KV_KEY)
+        .bytes()
+        .await
+        .map_err(|e| Error::Config(format!("cannot read {KV_BINDING} key \"{KV_KEY}\": {e}")))
+}
+
+/// The document in the `config` key's value: a JSON document, or a prepared form (its JSON and
+/// its index), the JSON checked as UTF-8.
+fn kv_document(mut value: Vec<u8>) -> Result<Document, Error> {
+    let key = format!("{KV_BINDING} key \"{KV_KEY}\"");
+    let prepared = match prepared::header(&value) {
+        None => None,
+        Some(Err(e)) => return Err(Error::Config(format!("{key}: {e}"))),
+        Some(Ok(header)) => {
+            let index = value[header.index.clone()].to_vec();
+            value.truncate(header.json.end);
+            value.drain(..header.json.start);
+            Some((header, index))
+        }
+    };
+    let text = String::from_utf8(value).map_err(|e| {
+        Error::Config(format!(
+            "{key} is not UTF-8 text (byte {}); expected a JSON document",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    Ok(Document { text, prepared })
 }
 
 async fn read_catalog(env: &Env) -> Result<Server, Error> {
-    let (text, source) = document(env).await?;
+    let (doc, source, seen) = document(env).await?;
     if source != Source::Var {
         if let Ok(kv) = env.kv(KV_BINDING) {
-            watch(kv, env, (source == Source::Kv).then(|| digest(&text)));
+            watch(kv, env, seen);
         }
     }
     let preloaded = PRELOADED
         .take()
         // The embedded catalog is one text; a variable's is compared.
-        .filter(|p| p.source == source && (source == Source::Embedded || p.text == text))
+        .filter(|p| p.source == source && (source == Source::Embedded || p.text == doc.text))
         .map(|p| p.built);
     let (server, setup) = match preloaded {
         Some(built) => built,
-        None => build(env, &text, source),
+        None => build(env, &doc, source),
     }
     .map_err(|e| e.joined())?;
     gateway::install(setup);
@@ -189,8 +237,13 @@ pub fn preload(env: &Env) {
         Some(t) => (t, Source::Var),
         None => (DEFAULT_CATALOG.to_string(), Source::Embedded),
     };
-    let built = build(env, &text, source);
-    PRELOADED.set(Some(Preloaded { source, text, built }));
+    let doc = Document::json(text);
+    let built = build(env, &doc, source);
+    PRELOADED.set(Some(Preloaded {
+        source,
+        text: doc.text,
+        built,
+    }));
 }
 
 /// What is wrong with a document that did not load: each error on its own, placed at its line
@@ -211,9 +264,10 @@ impl Refused {
     }
 }
 
-/// The server over the document `text` from `source`, and its gateway, built but not in place
+/// The server over the document `doc` from `source`, and its gateway, built but not in place
 /// (the lockdown variable applied, as at the first load).
-fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<gateway::Setup>), Refused> {
+fn build(env: &Env, doc: &Document, source: Source) -> Result<(Server, Option<gateway::Setup>), Refused> {
+    let text = doc.text.as_str();
     let refused = |errors| Refused { source, errors };
     let lockdown = mcp_sieve::catalog::Lockdown::var_enables(var(env, mcp_sieve::catalog::Lockdown::VAR).as_deref());
     let loaded = match lockdown {
@@ -222,7 +276,34 @@ fn build(env: &Env, text: &str, source: Source) -> Result<(Server, Option<gatewa
         ),
         false => std::borrow::Cow::Borrowed(text),
     };
-    let catalog = Catalog::from_json_str(&loaded).map_err(|e| refused(every_error(text, &loaded, e)))?;
+    // A prepared form, when this build reads it (with the lockdown variable set, its JSON is
+    // loaded with the lockdown written in).
+    let prepared = match (&doc.prepared, lockdown) {
+        (Some((header, index)), false) => match Catalog::from_prepared(text, header, index) {
+            Ok(catalog) => {
+                log::info(format_args!(
+                    "{}: its prepared form loaded (format {}, mcp-sieve {}, tag {})",
+                    source.name(),
+                    header.format,
+                    header.version,
+                    header.tag
+                ));
+                Some(catalog)
+            }
+            Err(e) => {
+                log::error(format_args!(
+                    "{}: {e}; its JSON document is loaded instead",
+                    source.name()
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let catalog = match prepared {
+        Some(catalog) => catalog,
+        None => Catalog::from_json_str(&loaded).map_err(|e| refused(every_error(text, &loaded, e)))?,
+    };
     let server = Server::new(catalog);
     let setup = gateway::configure(&server, env, &|name| var(env, name))
         .map_err(|e| refused(vec![placed(text, e.to_string())]))?;
@@ -273,10 +354,20 @@ thread_local! {
 /// A digest of the `config` value, to tell a changed one (not a defence: the value is the
 /// operator's). foldhash, 16 bytes a round: SipHash over a 2.2 MB document was 2% of a fresh
 /// isolate's first answer.
-fn digest(text: &str) -> u64 {
+fn digest(value: &[u8]) -> u64 {
     let mut h = foldhash::quality::FixedState::with_seed(0).build_hasher();
-    h.write(text.as_bytes());
+    h.write(value);
     h.finish()
+}
+
+/// What tells the `config` value from another: a prepared form's tag (its first line's digest
+/// of the rest, written by `mcp-sieve prepare`: nothing hashed here), else the [`digest`] of the
+/// whole value (at 5,000 tools, 2.2 MB hashed every [`CHECK_MS`] was 3% of a busy isolate's time).
+fn seen(value: &[u8]) -> u64 {
+    match prepared::header(value) {
+        Some(Ok(h)) if !h.tag.is_empty() => digest(format!("{}{}", prepared::MAGIC, h.tag).as_bytes()),
+        _ => digest(value),
+    }
 }
 
 /// Watches the `config` key of `kv`, whose value was just read (`seen`: its digest; `None`: it
@@ -335,17 +426,22 @@ async fn check() {
         return;
     };
     let _checking = Checking;
-    let (text, source) = match kv_document(&kv).await {
-        Ok(d) => d,
+    let value = match kv_value(&kv).await {
+        Ok(v) => v,
         Err(e) => return log::error(format_args!("reload: {e}; the running configuration stays")),
     };
-    let now_seen = (source == Source::Kv).then(|| digest(&text));
+    let now_seen = value.as_deref().map(self::seen);
     if now_seen == seen {
         return;
     }
+    let (doc, source) = match value.map(kv_document) {
+        Some(Ok(doc)) => (doc, Source::Kv),
+        Some(Err(e)) => return log::error(format_args!("reload: {e}; the running configuration stays")),
+        None => Document::embedded(),
+    };
     WATCHED.with_borrow_mut(|w| w.as_mut().map(|w| w.seen = now_seen));
     let started = platform::now_ms();
-    match build(&env, &text, source) {
+    match build(&env, &doc, source) {
         Err(refused) => {
             for e in &refused.errors {
                 log::error(format_args!("reload: {}: {e}", source.name()));
