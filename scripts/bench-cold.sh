@@ -14,7 +14,9 @@
 # there, so "start + first answer" is the figure to compare when a build does), the medians of each build, the wasm's
 # size (bytes, gzipped) and its compile and instantiation in workerd at load (CPU), which the first
 # answer does not include (bench/wasm-load.mjs: LOADS starts each, default 5; LOADS=0 skips it).
-# THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s.
+# THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s. PREPARED=1 (with
+# DOC=synth) puts the document in its prepared form (`mcp-sieve prepare`, MCP_SIEVE_BIN or
+# target/debug/mcp-sieve) for this build, and as JSON for BASE (an earlier build may not read it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -49,6 +51,11 @@ if [ "$doc" = synth ]; then
   [ ! -x target/debug/examples/synth_catalog ] || synth=(target/debug/examples/synth_catalog)
   [ ! -x target/release/examples/synth_catalog ] || synth=(target/release/examples/synth_catalog)
   "${synth[@]}" 5000 0 42 50 > "$work/catalog.json"
+  cp "$work/catalog.json" "$work/this.doc"
+  cp "$work/catalog.json" "$work/base.doc"
+  if [ "${PREPARED:-}" = 1 ]; then
+    "${MCP_SIEVE_BIN:-target/debug/mcp-sieve}" prepare "$work/catalog.json" -o "$work/this.doc" 2> /dev/null
+  fi
 fi
 
 # CPU time (ns) run so far by the workerd processes of process group $1, every thread (schedstat:
@@ -76,7 +83,7 @@ for i in $(seq 1 "$starts"); do
     name="$b-$i"
     mcp_only_worker "$work/$name"
     sed -i "s|^main = .*|main = \"$work/$b-snap/entry.mjs\"|" "$work/$name/wrangler.toml"
-    [ "$doc" != synth ] || kv_catalog "$name" "$work/$name"
+    [ "$doc" != synth ] || kv_catalog "$name" "$work/$name" "$work/$b.doc"
     port="$(free_port)"; ins="$(free_port)"
     # The log exists before wrangler starts, so the wait below never reads a missing file.
     : > "$work/$name.log"
@@ -97,7 +104,7 @@ for i in $(seq 1 "$starts"); do
     second=$(ask "http://127.0.0.1:$port/mcp")
     cpu=$(( (c1 - c0) / 1000 ))
     boot=$(( c0 / 1000 ))
-    echo "$b start $i ($doc catalog): first answer ${first% *} s (HTTP ${first#* }; workerd CPU $((cpu / 1000)).$(printf %03d $((cpu % 1000))) ms; from workerd's start to the request $((boot / 1000)).$(printf %03d $((boot % 1000))) ms), next ${second% *} s (HTTP ${second#* })"
+    echo "$b start $i ($doc catalog$([ "${PREPARED:-}" != 1 ] || [ "$b" != this ] || echo ", prepared")): first answer ${first% *} s (HTTP ${first#* }; workerd CPU $((cpu / 1000)).$(printf %03d $((cpu % 1000))) ms; from workerd's start to the request $((boot / 1000)).$(printf %03d $((boot % 1000))) ms), next ${second% *} s (HTTP ${second#* })"
     echo "${first% *}" >> "$work/$b.firsts"
     echo "$cpu" >> "$work/$b.cpus"
     echo "$boot" >> "$work/$b.boots"
