@@ -258,9 +258,11 @@ impl Writer {
             self.str(k);
             self.str(v);
         }
-        match p.annotations.is_empty() {
-            true => self.str(""),
-            false => self.str(&serde_json::to_string(&p.annotations).unwrap_or_default()),
+        // Each annotation on its own: most are `true` or `false`, made without a JSON parser.
+        self.uint(p.annotations.len());
+        for (k, v) in &p.annotations {
+            self.str(k);
+            self.str(&v.to_string());
         }
         if let Some(t) = &p.task_support {
             self.str(t);
@@ -334,7 +336,11 @@ impl<'a> Reader<'a> {
 
     fn strings(&mut self) -> Result<Vec<String>, PreparedError> {
         let n = self.count()?;
-        (0..n).map(|_| self.string()).collect()
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(self.string()?);
+        }
+        Ok(v)
     }
 
     /// A range of the document `doc` that holds a JSON object (an item's text).
@@ -359,15 +365,18 @@ impl<'a> Reader<'a> {
         p.groups = self.strings()?;
         p.tags = self.strings()?;
         let n = self.count()?;
-        p.concerns = (0..n)
-            .map(|_| Ok((self.string()?, self.string()?)))
-            .collect::<Result<_, PreparedError>>()?;
-        let annotations = self.str()?;
-        if !annotations.is_empty() {
-            p.annotations = match serde_json::from_str(annotations) {
-                Ok(Value::Object(a)) => a,
-                _ => return Err(self.corrupt("annotations that are not a JSON object")),
+        p.concerns.reserve_exact(n);
+        for _ in 0..n {
+            p.concerns.push((self.string()?, self.string()?));
+        }
+        for _ in 0..self.count()? {
+            let key = self.string()?;
+            let value = match self.str()? {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                t => serde_json::from_str(t).map_err(|_| self.corrupt("an annotation that is not JSON"))?,
             };
+            p.annotations.insert(key, value);
         }
         if flags & TASK_SUPPORT != 0 {
             p.task_support = Some(self.string()?);
