@@ -4,7 +4,9 @@
 // listed under its new name). A prepared
 // form this build does not read (another version's, an index cut short) is logged with why and
 // its JSON loaded instead; one whose first line is malformed is a configuration error that names
-// it. Each case is a fresh `wrangler dev` over its own local KV.
+// it. Each case is a fresh `wrangler dev` over its own local KV. While it runs, a changed
+// prepared form is picked up (the 5 s look compares its tag), and the same one put again is not
+// rebuilt.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -155,4 +157,34 @@ test('a prepared form in KV serves what its JSON serves; one this build does not
     assert.ok(r.response?.error, r.body);
     assert.match(r.response.error.message, /MCP_SIEVE_KV key "config": the prepared form's first line is malformed \(the lengths give \d+ bytes, the value has \d+\)/);
   });
+});
+
+test('a prepared form changed in KV is picked up by its tag; the same one put again is not rebuilt', { skip, timeout: 180_000 }, async () => {
+  const state = putConfig('reload', prepared());
+  const worker = await startWorker({ persistTo: state, logLevel: 'log' });
+  try {
+    const names = async () => {
+      const r = await stateless(worker.url, 'tools/list', {}, {});
+      assert.equal(r.status, 200, r.body);
+      return r.response.result.tools.map((t) => t.name);
+    };
+    assert.deepEqual(await names(), ['read', 'send']);
+    // The same value again: after two looks at the key (every 5 s), nothing was rebuilt.
+    putConfig('reload', prepared());
+    const deadline = Date.now() + 11_000;
+    while (Date.now() < deadline) await names();
+    assert.doesNotMatch(logText(worker.output()), /reload: .* applied/);
+    // Another document, prepared: picked up.
+    const other = JSON.parse(DOC);
+    other.tools[0].name = 'reread';
+    const json = path.join(tmp, 'other.json');
+    const out = path.join(tmp, 'other.prepared');
+    writeFileSync(json, JSON.stringify(other));
+    execFileSync(BIN, ['prepare', json, '-o', out], { stdio: 'ignore' });
+    putConfig('reload', readFileSync(out));
+    await until('the changed prepared form applied', async () => (await names())[0] === 'reread');
+    await until('the reload logged', () => /reload: MCP_SIEVE_KV key "config" applied in \d+ ms/.test(logText(worker.output())));
+  } finally {
+    await worker.stop();
+  }
 });
