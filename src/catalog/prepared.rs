@@ -17,7 +17,6 @@
 //! value is the operator's). A short reader of our own, not a serde format: it is the code a
 //! fresh isolate compiles on its first request, and the index is only strings and integers.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -95,14 +94,13 @@ pub fn header(value: &[u8]) -> Option<Result<Header, PreparedError>> {
             .next()
             .and_then(|f| f.parse().ok())
             .ok_or_else(|| bad("no format"))?;
-        let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut fields: Vec<(&str, &str)> = Vec::new();
         for w in words {
-            let (k, v) = w.split_once('=').ok_or_else(|| bad("a word without '='"))?;
-            fields.insert(k, v);
+            fields.push(w.split_once('=').ok_or_else(|| bad("a word without '='"))?);
         }
+        let field = |k: &str| fields.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
         let length = |k: &str| -> Result<usize, PreparedError> {
-            fields
-                .get(k)
+            field(k)
                 .and_then(|n| n.parse().ok())
                 .ok_or_else(|| bad(&format!("no {k}=LENGTH")))
         };
@@ -125,8 +123,8 @@ pub fn header(value: &[u8]) -> Option<Result<Header, PreparedError>> {
         }
         Ok(Header {
             format,
-            version: fields.get("version").unwrap_or(&"").to_string(),
-            tag: fields.get("tag").unwrap_or(&"").to_string(),
+            version: field("version").unwrap_or_default().to_string(),
+            tag: field("tag").unwrap_or_default().to_string(),
             json,
             index,
         })

@@ -68,12 +68,15 @@ impl Index {
         };
         ix.by_name.reserve(len);
         let mut concern_names: Vec<&str> = Vec::new();
+        // Each group's ancestors found once (a catalog names a few groups, thousands of times).
+        let mut chains: HashMap<&str, Vec<&str>, Seeded> = HashMap::default();
         for (i, item) in items.iter().enumerate() {
             if !ix.by_name.contains_key(&item.name) {
                 ix.by_name.insert(item.name.clone(), i);
             }
             for g in &item.groups {
-                for a in ancestors(g, parents) {
+                let chain = chains.entry(g.as_str()).or_insert_with(|| ancestors(g, parents));
+                for a in chain.iter() {
                     set_bit(&mut ix.groups, a, i, len);
                 }
             }
