@@ -148,7 +148,9 @@ impl Server {
         self.catalog
             .groups
             .iter()
-            .any(|g| g.json.get("scoped") == Some(&Value::Bool(true)))
+            // A scan of each group's few keys, not a hashed lookup: every stateless list asks
+            // (its `cacheScope`), once per group.
+            .any(|g| g.json.iter().any(|(k, v)| k == "scoped" && *v == Value::Bool(true)))
     }
 
     /// Leaves the scoped items of `kind` out of `sel` for a client declaring the extension.

@@ -44,9 +44,13 @@ fn refresh(s: &mut Session, now_ms: i64, announce: bool, out: &mut Outcome) {
 /// capabilities (`_meta["io.modelcontextprotocol/clientCapabilities"].extensions`). Only such a
 /// request may be answered with a task, and only such a request may use `tasks/*`.
 pub fn declares_tasks(params: &Value) -> bool {
-    params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
-        .get(TASKS_EXTENSION)
-        .is_some_and(Value::is_object)
+    // Members found by a scan of the few keys (`json::member`), as indexing would find them.
+    let at = crate::json::member;
+    let extensions = at(
+        at(at(params, "_meta"), "io.modelcontextprotocol/clientCapabilities"),
+        "extensions",
+    );
+    crate::json::get(extensions, TASKS_EXTENSION).is_some_and(Value::is_object)
 }
 
 /// `-32021` (Missing Required Client Capability, 2026-07-28): `what` needs `needed` (a
@@ -96,7 +100,9 @@ pub const HOLDER_PREFIX: &str = "tasks:";
 /// when the request declares the tasks extension ([`declares_tasks`]): another's task methods are
 /// refused by the core (and `tasks/result`, which the extension removed, is refused to all).
 pub fn task_holder(server: &Server, method: &str, params: &Value, fresh_id: &str) -> Option<(String, bool)> {
-    if !declares_tasks(params) {
+    // The method first: a list (every stateless request asks) reads none of its params here.
+    let concerns_a_task = matches!(method, "tools/call" | "tasks/get" | "tasks/update" | "tasks/cancel");
+    if !concerns_a_task || !declares_tasks(params) {
         return None;
     }
     match method {
