@@ -25,7 +25,13 @@ impl Section {
     /// A section of `items` compiled with the group `parents` map.
     pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
         let index = Index::build(&items, parents);
-        let by_id = items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
+        // Tools and prompts are identified by their name: found by the index's map by name, not a
+        // second map of the same keys (at 5,000 tools a copy of each name and an insert, on a
+        // fresh Worker's first answer). Ids are unique (the catalog's load checks them).
+        let by_id = match items.iter().all(|p| p.id == p.name) {
+            true => Default::default(),
+            false => items.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect(),
+        };
         Section {
             items,
             index,
@@ -40,7 +46,10 @@ impl Section {
 
     /// Position of the item whose identity (name, uri or uriTemplate) is `id`.
     pub fn find(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        match self.by_id.is_empty() {
+            true => self.index.position(id),
+            false => self.by_id.get(id).copied(),
+        }
     }
 
     /// The items mapped to every value of `concerns` (unmapped items are not).
