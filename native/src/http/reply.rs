@@ -18,10 +18,11 @@ pub(crate) type Reply = hyper::Response<BoxBody<Bytes, Infallible>>;
 pub(crate) fn reply(answer: http::Response) -> Reply {
     let mut r = hyper::Response::new(Full::new(Bytes::from(answer.body)).boxed());
     *r.status_mut() = hyper::StatusCode::from_u16(answer.status).unwrap_or(hyper::StatusCode::GATEWAY_TIMEOUT);
-    for (k, v) in &answer.headers {
+    for (k, v) in answer.headers {
+        // The value's own bytes, not a copy (`from_str` copies each one).
         if let (Ok(k), Ok(v)) = (
             hyper::header::HeaderName::from_bytes(k.as_bytes()),
-            hyper::header::HeaderValue::from_str(v),
+            hyper::header::HeaderValue::from_maybe_shared(Bytes::from(v)),
         ) {
             r.headers_mut().append(k, v);
         }
