@@ -69,14 +69,20 @@ impl Index {
         ix.by_name.reserve(len);
         let mut concern_names: Vec<&str> = Vec::new();
         // Each group's ancestors found once (a catalog names a few groups, thousands of times).
+        // Servers only: in the package another map's code was 866 bytes gzipped, for catalogs a
+        // browser holds (docs/src/performance.md, "Cold start").
+        #[cfg(feature = "large-catalogs")]
         let mut chains: HashMap<&str, Vec<&str>, Seeded> = HashMap::default();
         for (i, item) in items.iter().enumerate() {
             if !ix.by_name.contains_key(&item.name) {
                 ix.by_name.insert(item.name.clone(), i);
             }
             for g in &item.groups {
-                let chain = chains.entry(g.as_str()).or_insert_with(|| ancestors(g, parents));
-                for a in chain.iter() {
+                #[cfg(feature = "large-catalogs")]
+                let chain = &*chains.entry(g.as_str()).or_insert_with(|| ancestors(g, parents));
+                #[cfg(not(feature = "large-catalogs"))]
+                let chain = &ancestors(g, parents);
+                for a in chain {
                     set_bit(&mut ix.groups, a, i, len);
                 }
             }
