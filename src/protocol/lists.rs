@@ -154,10 +154,10 @@ impl Server {
         let offset = cursor::within(self.cursor_offset(call, method, &binding)?, total)?;
         let section = self.catalog.section(kind);
         let size = self.catalog.options.page_size;
-        // The page's fragments, each asked for once: an item of a large catalog is seldom in the
-        // cache, and asking again cost as much as the first time (`fragment` was 4-5% of the
-        // native server's samples under scripts/bench-native.sh's load, asked twice). Sized once
-        // too (the bits' iterator knows no length, so a collect would grow it 4 times).
+        // The page's fragments, each asked for once (an item of a large catalog is seldom in the
+        // cache: `fragment` was 4-5% of the native server's samples under
+        // scripts/bench-native.sh's load, asked twice). Sized once too (the bits' iterator knows
+        // no length, so a collect would grow it 4 times).
         let mut page = Vec::with_capacity(size.min(total - offset));
         page.extend(sel.ones().skip(offset).take(size).map(|i| section.items[i].fragment()));
         // Sized once (the response's head, the page's fragments, and room for the cursor).
