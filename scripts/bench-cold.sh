@@ -17,6 +17,9 @@
 # THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s. PREPARED=1 (with
 # DOC=synth) puts the document in its prepared form (`mcp-sieve prepare`, MCP_SIEVE_BIN or
 # target/debug/mcp-sieve) for this build, and as JSON for BASE (an earlier build may not read it).
+# Each start has a session secret in its .dev.vars, as a deployment has and as run.sh keeps one
+# (without it every isolate logs a warning at its first request: 8–10 ms of it under wrangler
+# dev); SECRET=0 leaves it out, as the rounds before 2026-11-28 ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
@@ -83,6 +86,7 @@ for i in $(seq 1 "$starts"); do
     name="$b-$i"
     mcp_only_worker "$work/$name"
     sed -i "s|^main = .*|main = \"$work/$b-snap/entry.mjs\"|" "$work/$name/wrangler.toml"
+    [ "${SECRET:-1}" = 0 ] || echo "MCP_SIEVE_SESSION_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$work/$name/.dev.vars"
     [ "$doc" != synth ] || kv_catalog "$name" "$work/$name" "$work/$b.doc"
     port="$(free_port)"; ins="$(free_port)"
     # The log exists before wrangler starts, so the wait below never reads a missing file.
