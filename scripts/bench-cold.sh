@@ -16,7 +16,8 @@
 # answer does not include (bench/wasm-load.mjs: LOADS starts each, default 5; LOADS=0 skips it).
 # THIS=DIR measures DIR's entry.mjs, build and code instead of worker/'s. PREPARED=1 (with
 # DOC=synth) puts the document in its prepared form (`mcp-sieve prepare`, MCP_SIEVE_BIN or
-# target/debug/mcp-sieve) for this build, and as JSON for BASE (an earlier build may not read it).
+# target/debug/mcp-sieve) for this build, and as JSON for BASE (an earlier build may not read it);
+# BASE_BIN=FILE (an mcp-sieve binary of BASE's tree) prepares BASE's too, in BASE's own format.
 # Each start has a session secret in its .dev.vars, as a deployment has and as run.sh keeps one
 # (without it every isolate logs a warning at its first request: 8–10 ms of it under wrangler
 # dev); SECRET=0 leaves it out, as the rounds before 2026-11-28 ran.
@@ -58,6 +59,7 @@ if [ "$doc" = synth ]; then
   cp "$work/catalog.json" "$work/base.doc"
   if [ "${PREPARED:-}" = 1 ]; then
     "${MCP_SIEVE_BIN:-target/debug/mcp-sieve}" prepare "$work/catalog.json" -o "$work/this.doc" 2> /dev/null
+    [ -z "${BASE_BIN:-}" ] || "$BASE_BIN" prepare "$work/catalog.json" -o "$work/base.doc" 2> /dev/null
   fi
 fi
 
@@ -108,7 +110,7 @@ for i in $(seq 1 "$starts"); do
     second=$(ask "http://127.0.0.1:$port/mcp")
     cpu=$(( (c1 - c0) / 1000 ))
     boot=$(( c0 / 1000 ))
-    echo "$b start $i ($doc catalog$([ "${PREPARED:-}" != 1 ] || [ "$b" != this ] || echo ", prepared")): first answer ${first% *} s (HTTP ${first#* }; workerd CPU $((cpu / 1000)).$(printf %03d $((cpu % 1000))) ms; from workerd's start to the request $((boot / 1000)).$(printf %03d $((boot % 1000))) ms), next ${second% *} s (HTTP ${second#* })"
+    echo "$b start $i ($doc catalog$([ "${PREPARED:-}" != 1 ] || { [ "$b" != this ] && [ -z "${BASE_BIN:-}" ]; } || echo ", prepared")): first answer ${first% *} s (HTTP ${first#* }; workerd CPU $((cpu / 1000)).$(printf %03d $((cpu % 1000))) ms; from workerd's start to the request $((boot / 1000)).$(printf %03d $((boot % 1000))) ms), next ${second% *} s (HTTP ${second#* })"
     echo "${first% *}" >> "$work/$b.firsts"
     echo "$cpu" >> "$work/$b.cpus"
     echo "$boot" >> "$work/$b.boots"

@@ -27,10 +27,10 @@ pub mod limits;
 pub mod locate;
 mod options;
 mod overlay;
-#[cfg(feature = "gateway")]
-mod rewrite;
 #[cfg(feature = "large-catalogs")]
 pub mod prepared;
+#[cfg(feature = "gateway")]
+mod rewrite;
 #[cfg(feature = "large-catalogs")]
 mod text;
 mod upstream;
@@ -386,11 +386,23 @@ impl Catalog {
             if let Some(read) = prepared.as_mut() {
                 items.append(&mut read.sections[section_index(kind)]);
                 aliases.append(&mut read.aliases);
+                sections[section_index(kind)].index = std::mem::take(&mut read.indexes[section_index(kind)]);
             }
             unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
             sections[section_index(kind)].items = items;
         }
-        let mut catalog = Self::assemble(server, groups, tags, concerns, sections, options, &doc)?;
+        // A prepared form's index holds each section's, as `Section::new` would build it.
+        let mut catalog = Self::assemble(
+            server,
+            groups,
+            tags,
+            concerns,
+            sections,
+            #[cfg(feature = "large-catalogs")]
+            prepared.is_some(),
+            options,
+            &doc,
+        )?;
         catalog.document = document;
         catalog.upstreams = upstreams;
         #[cfg(feature = "gateway")]
@@ -425,12 +437,15 @@ impl Catalog {
         Ok(())
     }
 
+    /// `indexed`: `sections` hold their index already (a prepared form's), else it is built.
+    #[cfg_attr(feature = "large-catalogs", allow(clippy::too_many_arguments))]
     fn assemble(
         server: Map<String, Value>,
         mut groups: Vec<Group>,
         mut tags: Vec<Tag>,
         concerns: Concerns,
         sections: [Section; 4],
+        #[cfg(feature = "large-catalogs")] indexed: bool,
         options: Options,
         doc: &Map<String, Value>,
     ) -> Result<Self> {
@@ -460,6 +475,12 @@ impl Catalog {
             }
         }
         undeclared(&sections, &mut groups, &mut tags);
+        #[cfg(feature = "large-catalogs")]
+        let sections = sections.map(|s| match indexed {
+            true => Section::with_index(s.items, s.index),
+            false => Section::new(s.items, &parents),
+        });
+        #[cfg(not(feature = "large-catalogs"))]
         let sections = sections.map(|s| Section::new(s.items, &parents));
         let policy = Policy::parse(doc.get("policy").unwrap_or(&Value::Null), &parents)?;
         let middleware = crate::middleware::Config::parse(doc.get("middleware").unwrap_or(&Value::Null))?;

@@ -71,6 +71,11 @@ fn assert_same(text: &str) {
     }
     assert_eq!((a.0.len(), &a.1, &a.2, &a.3), (b.0.len(), &b.1, &b.2, &b.3), "{text}");
     assert_eq!(a.4, b.4, "{text}");
+    // Each section's index read from the form is the one the JSON's load builds from its items.
+    let (a, b) = (load(&value).unwrap(), Catalog::from_json_str(text).unwrap());
+    for (x, y) in a.sections.iter().zip(&b.sections) {
+        assert!(x.index == y.index, "{text}\n{:?}\n{:?}", x.index, y.index);
+    }
 }
 
 #[test]
@@ -229,6 +234,12 @@ fn an_index_cut_or_changed_anywhere_is_refused_or_loads_without_a_panic() {
                     for p in &s.items {
                         let _ = p.fragment();
                     }
+                    // The index's bits name items of the section only.
+                    let names = c.groups.iter().map(|g| s.index.group(&g.name));
+                    for bits in names.chain(c.tags.iter().map(|t| s.index.tag(&t.name))).flatten() {
+                        assert_eq!(bits.len(), s.items.len());
+                        assert!(bits.ones().all(|i| i < s.items.len()), "byte {at} to {b}");
+                    }
                 }
             }
         }
@@ -238,6 +249,40 @@ fn an_index_cut_or_changed_anywhere_is_refused_or_loads_without_a_panic() {
         message.starts_with("the prepared form's index is corrupt: "),
         "{message}"
     );
+}
+
+#[test]
+fn a_bitset_naming_an_item_past_the_section_is_refused() {
+    // 65 tools (two words a bitset), the last in the group "g": its bits end 0x01 0 0 0 0 0 0 0.
+    let tools: Vec<Value> = (0..65)
+        .map(|i| match i {
+            64 => json!({"name": format!("t{i}"), "groups": ["g"]}),
+            _ => json!({"name": format!("t{i}")}),
+        })
+        .collect();
+    let text = json!({"tools": tools}).to_string();
+    let (value, h) = prepare(&text);
+    let json = std::str::from_utf8(&value[h.json.clone()]).unwrap();
+    let index = value[h.index.clone()].to_vec();
+    // The group's key, then its two words: the second is 1 (position 64).
+    let key = index
+        .windows(3)
+        .rposition(|w| w == [1, b'g', 0])
+        .expect("the group's bits")
+        + 2;
+    let second = key + 8;
+    assert_eq!(&index[second..second + 8], &[1, 0, 0, 0, 0, 0, 0, 0]);
+    let loaded = Catalog::from_prepared(json, &h, &index).unwrap();
+    assert_eq!(
+        loaded.sections[0].index.group("g").unwrap().ones().collect::<Vec<_>>(),
+        [64]
+    );
+    let mut past = index.clone();
+    past[second] = 2; // position 65: past the 65 items
+    match Catalog::from_prepared(json, &h, &past) {
+        Err(PreparedError::Corrupt { what, .. }) => assert_eq!(what, "a bitset with a position past the items"),
+        other => panic!("{:?}", other.map(|_| "loaded")),
+    }
 }
 
 #[test]

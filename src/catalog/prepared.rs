@@ -2,7 +2,8 @@
 //! native CLI's `mcp-sieve prepare` writes it): the JSON document as given, followed by an index
 //! of what the load reads from it — each primitive's fields as the load made them (name, id,
 //! membership, concerns, annotations, `execution.taskSupport`), where its wire object is in the
-//! text (or the object itself), the tools' aliases, and where the other top-level fields are.
+//! text (or the object itself), each section's index (the bits of each group, tag and concern
+//! value: [`Index`]), the tools' aliases, and where the other top-level fields are.
 //! A Worker loads it without splitting or parsing the document's primitive lists (at 5,000 tools
 //! that was most of a fresh isolate's first answer: docs/src/performance.md, "Cold start"); the
 //! catalog is the one the JSON gives (the index is written from that load).
@@ -24,12 +25,16 @@ use sha2::{Digest, Sha256};
 
 use super::{section_index, text, Catalog};
 use crate::error::Error;
+use crate::filter::index::ByName;
+use crate::filter::{Bits, Index};
 use crate::model::{Kind, Primitive, Wire};
 
 /// How a prepared form's first line starts.
 pub const MAGIC: &str = "mcp-sieve-prepared";
 /// The index's layout; a reader refuses another.
-pub const FORMAT: u32 = 1;
+/// Format 2 added each section's index (the load built it from the items: a fresh Worker's
+/// `Section::new`, docs/src/performance.md, "Cold start", seventh round).
+pub const FORMAT: u32 = 2;
 /// The version of mcp-sieve that writes and reads this form: the index holds what this
 /// version's load makes of the document, so another version's is refused too.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -162,6 +167,7 @@ pub fn prepare(json: &str) -> Result<Vec<u8>, PreparedError> {
         for p in items {
             w.item(p, json.len());
         }
+        w.index(&catalog.section(kind).index);
     }
     #[cfg(feature = "standards")]
     let mut aliases: Vec<(&String, &String)> = catalog.aliases.iter().collect();
@@ -225,6 +231,34 @@ impl Writer {
     fn strs(&mut self, v: &[String]) {
         self.uint(v.len());
         v.iter().for_each(|s| self.str(s));
+    }
+
+    /// A map of bits, by key in order (the index's maps are unordered: the value is the same
+    /// each time the same document is prepared, and so is its tag).
+    fn bits(&mut self, map: &ByName<Bits>) {
+        let mut keys: Vec<_> = map.iter().collect();
+        keys.sort_unstable_by_key(|(k, _)| k.as_str());
+        self.uint(keys.len());
+        for (k, b) in keys {
+            self.str(k);
+            b.words()
+                .iter()
+                .for_each(|w| self.0.extend_from_slice(&w.to_le_bytes()));
+        }
+    }
+
+    /// A section's index but its map by name (a map the load makes from the names it read).
+    fn index(&mut self, ix: &Index) {
+        self.bits(&ix.groups);
+        self.bits(&ix.tags);
+        let mut concerns: Vec<_> = ix.concern_values.iter().collect();
+        concerns.sort_unstable_by_key(|(k, _)| k.as_str());
+        self.uint(concerns.len());
+        for (c, values) in concerns {
+            self.str(c);
+            self.bits(values);
+        }
+        self.bits(&ix.concern_unmapped);
     }
 
     fn item(&mut self, p: &Primitive, doc_len: usize) {
@@ -341,6 +375,66 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
+    /// A map of bitsets over `len` items (`Writer::bits`).
+    // Not inlined: its loops run once per key and word, not with the items' (`text::read`).
+    #[inline(never)]
+    fn bits(&mut self, len: usize) -> Result<ByName<Bits>, PreparedError> {
+        let n = self.count()?;
+        let words = len.div_ceil(64);
+        let mut map = ByName::with_capacity_and_hasher(n, Default::default());
+        for _ in 0..n {
+            let key = self.string()?;
+            let end = words
+                .checked_mul(8)
+                .and_then(|b| b.checked_add(self.at))
+                .filter(|&e| e <= self.b.len())
+                .ok_or_else(|| self.corrupt("a bitset past the end"))?;
+            let bytes = &self.b[self.at..end];
+            let v = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
+            let bits =
+                Bits::from_words(v, len).ok_or_else(|| self.corrupt("a bitset with a position past the items"))?;
+            self.at = end;
+            if map.insert(key, bits).is_some() {
+                return Err(self.corrupt("a key twice in a map of bitsets"));
+            }
+        }
+        Ok(map)
+    }
+
+    /// A section's index over its `items` (`Writer::index`); its map by name is made from them.
+    #[inline(never)]
+    fn index(&mut self, items: &[Primitive]) -> Result<Index, PreparedError> {
+        let len = items.len();
+        let groups = self.bits(len)?;
+        let tags = self.bits(len)?;
+        let n = self.count()?;
+        let mut concern_values = ByName::with_capacity_and_hasher(n, Default::default());
+        for _ in 0..n {
+            let c = self.string()?;
+            let values = self.bits(len)?;
+            if concern_values.insert(c, values).is_some() {
+                return Err(self.corrupt("a concern twice in the index"));
+            }
+        }
+        let concern_unmapped = self.bits(len)?;
+        if concern_unmapped.len() != concern_values.len()
+            || !concern_unmapped.keys().all(|c| concern_values.contains_key(c))
+        {
+            return Err(self.corrupt("the index's concerns and their unmapped items disagree"));
+        }
+        Ok(Index {
+            len,
+            by_name: Index::by_name(items),
+            groups,
+            tags,
+            concern_values,
+            concern_unmapped,
+        })
+    }
+
     /// A range of the document `doc` that holds a JSON object (an item's text).
     fn range(&mut self, doc: &str) -> Result<(usize, usize), PreparedError> {
         let (start, end) = (self.uint()?, self.uint()?);
@@ -398,6 +492,8 @@ impl<'a> Reader<'a> {
 /// What the index gives [`Catalog::load_parts`]: each section's primitives and the aliases.
 pub(super) struct Read {
     pub(super) sections: [Vec<Primitive>; 4],
+    /// Each section's index, as the load would build it from its items.
+    pub(super) indexes: [Index; 4],
     pub(super) aliases: Vec<(String, String)>,
 }
 
@@ -428,6 +524,7 @@ impl Catalog {
         }
         let mut read = Read {
             sections: Default::default(),
+            indexes: Default::default(),
             aliases: Vec::new(),
         };
         for kind in Kind::ALL {
@@ -437,6 +534,7 @@ impl Catalog {
             for _ in 0..n {
                 items.push(r.item(kind, &doc)?);
             }
+            read.indexes[section_index(kind)] = r.index(items)?;
         }
         for _ in 0..r.count()? {
             read.aliases.push((r.string()?, r.string()?));

@@ -35,6 +35,21 @@ impl Bits {
         }
     }
 
+    /// The set over `len` items whose words are `words` (a prepared form's index): `None` when
+    /// their number is not `len`'s or a bit past `len` is set (every position is below `len`).
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn from_words(words: Vec<u64>, len: usize) -> Option<Self> {
+        let rem = len % 64;
+        let trimmed = rem == 0 || words.last().is_none_or(|w| w >> rem == 0);
+        (words.len() == len.div_ceil(64) && trimmed).then_some(Bits { words, len })
+    }
+
+    /// Its words, position `i` in bit `i % 64` of word `i / 64` (a prepared form's index).
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Number of positions.
     pub fn len(&self) -> usize {
         self.len
@@ -126,5 +141,18 @@ mod tests {
         b.not();
         assert_eq!(b.count(), 127);
         assert!(!b.get(64) && b.get(65));
+    }
+
+    #[cfg(feature = "large-catalogs")]
+    #[test]
+    fn from_words_takes_only_positions_below_len() {
+        let mut a = Bits::empty(65);
+        a.set(64);
+        assert_eq!(Bits::from_words(a.words().to_vec(), 65), Some(a));
+        assert_eq!(Bits::from_words(vec![0, 2], 65), None, "position 65");
+        assert_eq!(Bits::from_words(vec![0], 65), None, "a word short");
+        assert_eq!(Bits::from_words(vec![0, 0, 0], 65), None, "a word more");
+        assert_eq!(Bits::from_words(vec![u64::MAX], 64).map(|b| b.count()), Some(64));
+        assert_eq!(Bits::from_words(Vec::new(), 0).map(|b| b.len()), Some(0));
     }
 }

@@ -22,14 +22,16 @@ pub(crate) type Seeded = std::collections::hash_map::RandomState;
 pub(crate) type ByName<V> = HashMap<String, V, Seeded>;
 
 /// The index of one kind of primitive, in catalog order.
-#[derive(Debug, Clone, Default)]
+/// Its maps are read and made by a prepared form's index too (`catalog/prepared.rs`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Index {
-    len: usize,
-    by_name: ByName<usize>,
-    groups: ByName<Bits>,
-    tags: ByName<Bits>,
-    concern_values: ByName<ByName<Bits>>,
-    concern_unmapped: ByName<Bits>,
+    pub(crate) len: usize,
+    pub(crate) by_name: ByName<usize>,
+    /// Each group's members, with its child groups' (a group named by an item and its ancestors).
+    pub(crate) groups: ByName<Bits>,
+    pub(crate) tags: ByName<Bits>,
+    pub(crate) concern_values: ByName<ByName<Bits>>,
+    pub(crate) concern_unmapped: ByName<Bits>,
 }
 
 /// Sets bit `i` of `key`'s bits in `map` (of `len` bits; made when absent, the key copied only then).
@@ -111,6 +113,21 @@ impl Index {
             ix.concern_unmapped.insert(c.to_string(), unmapped);
         }
         ix
+    }
+
+    /// Each item's position by its name (the first item of a name), as `build` makes it: for a
+    /// prepared form's index, which holds the rest.
+    // Not inlined: its loop runs once per item (`catalog.rs`'s `undeclared` says why).
+    #[cfg(feature = "large-catalogs")]
+    #[inline(never)]
+    pub(crate) fn by_name(items: &[Primitive]) -> ByName<usize> {
+        let mut by_name = ByName::with_capacity_and_hasher(items.len(), Seeded::default());
+        for (i, item) in items.iter().enumerate() {
+            if !by_name.contains_key(&item.name) {
+                by_name.insert(item.name.clone(), i);
+            }
+        }
+        by_name
     }
 
     /// Number of items indexed.

@@ -25,6 +25,13 @@ impl Section {
     /// A section of `items` compiled with the group `parents` map.
     pub fn new(items: Vec<Primitive>, parents: &HashMap<String, String>) -> Self {
         let index = Index::build(&items, parents);
+        Self::with_index(items, index)
+    }
+
+    /// A section of `items` and their `index`, built already (a prepared form's).
+    // Inlined: the package (no prepared form) compiles `new` as it was.
+    #[inline(always)]
+    pub(crate) fn with_index(items: Vec<Primitive>, index: Index) -> Self {
         // Tools and prompts are identified by their name: found by the index's map by name, not a
         // second map of the same keys (at 5,000 tools a copy of each name and an insert, on a
         // fresh Worker's first answer). Ids are unique (the catalog's load checks them).

@@ -102,7 +102,7 @@ async function withWorker(name, value, f) {
 
 test('a prepared form in KV serves what its JSON serves; one this build does not read is logged and its JSON served', { skip, timeout: 300_000 }, async () => {
   const value = prepared();
-  assert.match(value.subarray(0, 200).toString(), /^mcp-sieve-prepared 1 json=\d+ index=\d+ version=\S+ tag=[0-9a-f]{32}\n/);
+  assert.match(value.subarray(0, 200).toString(), /^mcp-sieve-prepared 2 json=\d+ index=\d+ version=\S+ tag=[0-9a-f]{32}\n/);
   const fromJson = await withWorker('json', DOC, async (w) => {
     const pages = await lists(w.url);
     assert.doesNotMatch(logText(w.output()), /prepared form/);
@@ -126,7 +126,7 @@ test('a prepared form in KV serves what its JSON serves; one this build does not
   for (let i = indexAt; i + 2 < renamed.length; i += 1) {
     if (renamed[i] === 2 && renamed[i + 1] === 0x72 && renamed[i + 2] === 0x6f) { renamed[i + 2] = 0x77; renames += 1; }
   }
-  assert.equal(renames, 2, 'the tag "ro" in the index: the tools read (its two written once) and list');
+  assert.equal(renames, 3, 'the tag "ro" in the index: the tools read and list (its two written once), and its bits');
   await withWorker('renamed', renamed, async (w) => {
     const tools = (await lists(w.url))['tools/list'].join('');
     assert.match(tools, /"tags":\["rw"\]/, tools);
@@ -138,7 +138,7 @@ test('a prepared form in KV serves what its JSON serves; one this build does not
     assert.deepEqual(await lists(w.url), fromJson);
     await until('the refusal logged', () => /loaded instead/.test(logText(w.output())));
     assert.match(logText(w.output()),
-      /MCP_SIEVE_KV key "config": the prepared form is format 1 of mcp-sieve 0\.0\.1; this build reads format 1 of mcp-sieve \S+ \(run `mcp-sieve prepare` of this version again\); its JSON document is loaded instead/);
+      /MCP_SIEVE_KV key "config": the prepared form is format 2 of mcp-sieve 0\.0\.1; this build reads format 2 of mcp-sieve \S+ \(run `mcp-sieve prepare` of this version again\); its JSON document is loaded instead/);
   });
 
   // The index cut short (its length in the first line made to agree).
