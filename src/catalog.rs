@@ -388,7 +388,18 @@ impl Catalog {
                 aliases.append(&mut read.aliases);
                 sections[section_index(kind)].index = std::mem::take(&mut read.indexes[section_index(kind)]);
             }
-            unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
+            // A prepared form's map by name holds each name once and each item's id is its name:
+            // the ids are unique, known without a second set of them.
+            #[cfg(feature = "large-catalogs")]
+            let checked = prepared.is_some() && {
+                let by_name = &sections[section_index(kind)].index.by_name;
+                by_name.len() == items.len() && items.iter().all(|p| p.id == p.name)
+            };
+            #[cfg(not(feature = "large-catalogs"))]
+            let checked = false;
+            if !checked {
+                unique(items.iter().map(|p| p.id.as_str()), kind.key())?;
+            }
             sections[section_index(kind)].items = items;
         }
         // A prepared form's index holds each section's, as `Section::new` would build it.
@@ -399,7 +410,7 @@ impl Catalog {
             concerns,
             sections,
             #[cfg(feature = "large-catalogs")]
-            prepared.is_some(),
+            prepared.map(|read| read.named),
             options,
             &doc,
         )?;
@@ -437,7 +448,8 @@ impl Catalog {
         Ok(())
     }
 
-    /// `indexed`: `sections` hold their index already (a prepared form's), else it is built.
+    /// `indexed` (a prepared form's): `sections` hold their index already, else it is built,
+    /// and each section's groups and tags by first use.
     #[cfg_attr(feature = "large-catalogs", allow(clippy::too_many_arguments))]
     fn assemble(
         server: Map<String, Value>,
@@ -445,7 +457,7 @@ impl Catalog {
         mut tags: Vec<Tag>,
         concerns: Concerns,
         sections: [Section; 4],
-        #[cfg(feature = "large-catalogs")] indexed: bool,
+        #[cfg(feature = "large-catalogs")] indexed: Option<[prepared::Named; 4]>,
         options: Options,
         doc: &Map<String, Value>,
     ) -> Result<Self> {
@@ -474,9 +486,15 @@ impl Catalog {
                 )));
             }
         }
+        #[cfg(feature = "large-catalogs")]
+        match &indexed {
+            Some(named) => undeclared_named(named, &mut groups, &mut tags),
+            None => undeclared(&sections, &mut groups, &mut tags),
+        }
+        #[cfg(not(feature = "large-catalogs"))]
         undeclared(&sections, &mut groups, &mut tags);
         #[cfg(feature = "large-catalogs")]
-        let sections = sections.map(|s| match indexed {
+        let sections = sections.map(|s| match indexed.is_some() {
             true => Section::with_index(s.items, s.index),
             false => Section::new(s.items, &parents),
         });
@@ -574,6 +592,28 @@ fn undeclared(sections: &[Section; 4], groups: &mut Vec<Group>, tags: &mut Vec<T
                     tag_names.insert(t.clone());
                     tags.push(Tag::named(t));
                 }
+            }
+        }
+    }
+}
+
+/// `undeclared` from a prepared form's index: each section's groups and tags in the order its
+/// items first name them (no loop over the items: at 5,000 tools V8 compiled `undeclared` with
+/// TurboFan on a fresh Worker's first answer). An undeclared group is no group's parent, so it is
+/// where its first item names it.
+#[cfg(feature = "large-catalogs")]
+fn undeclared_named(named: &[prepared::Named; 4], groups: &mut Vec<Group>, tags: &mut Vec<Tag>) {
+    let mut group_names: HashSet<String, Seeded> = groups.iter().map(|g| g.name.clone()).collect();
+    let mut tag_names: HashSet<String, Seeded> = tags.iter().map(|t| t.name.clone()).collect();
+    for (g_named, t_named) in named {
+        for g in g_named {
+            if group_names.insert(g.clone()) {
+                groups.push(Group::named(g));
+            }
+        }
+        for t in t_named {
+            if tag_names.insert(t.clone()) {
+                tags.push(Tag::named(t));
             }
         }
     }

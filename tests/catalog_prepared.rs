@@ -99,6 +99,12 @@ fn prepared_forms_load_as_their_json() {
         // Annotations, execution, aliases.
         r#"{"tools": [{"name": "t", "aliases": ["old_t"], "annotations": {"readOnlyHint": true, "title": "T"}, "execution": {"taskSupport": "optional"}, "after": 1},
                       {"name": "u", "annotations": "no", "execution": [1], "aliases": null}]}"#,
+        // Undeclared groups and tags across sections, in the order first named, a declared
+        // parent between them (the catalog's are added from the index's order).
+        r#"{"groups": [{"name": "p"}, {"name": "c", "parent": "p"}],
+            "tools": [{"name": "t1", "groups": ["z", "c"], "tags": ["y"]}, {"name": "t2", "groups": ["a", "z"], "tags": ["b", "y"]}],
+            "resources": [{"name": "r", "uri": "file:///r", "groups": ["m", "a", "p"], "tags": ["x", "b"]}],
+            "prompts": [{"name": "p1", "tags": ["c0"], "groups": ["q"]}]}"#,
         // Every kind, by its identity.
         r#"{"resources": [{"name": "r", "uri": "file:///a", "groups": ["g"]}],
             "resourceTemplates": [{"name": "rt", "uriTemplate": "file:///{x}"}],
@@ -281,6 +287,33 @@ fn a_bitset_naming_an_item_past_the_section_is_refused() {
     past[second] = 2; // position 65: past the 65 items
     match Catalog::from_prepared(json, &h, &past) {
         Err(PreparedError::Corrupt { what, .. }) => assert_eq!(what, "a bitset with a position past the items"),
+        other => panic!("{:?}", other.map(|_| "loaded")),
+    }
+}
+
+#[test]
+fn an_index_naming_a_tool_twice_is_refused() {
+    let text = r#"{"tools": [{"name": "aa"}, {"name": "bb"}], "resources": [{"name": "aa", "uri": "file:///1"}, {"name": "aa", "uri": "file:///2"}]}"#;
+    let (value, h) = prepare(text);
+    let json = std::str::from_utf8(&value[h.json.clone()]).unwrap();
+    let mut index = value[h.index.clone()].to_vec();
+    assert!(
+        Catalog::from_prepared(json, &h, &index).is_ok(),
+        "resources may share a name"
+    );
+    let at = index
+        .windows(3)
+        .position(|w| w == [2, b'b', b'b'])
+        .expect("the tool bb")
+        + 1;
+    index[at..at + 2].copy_from_slice(b"aa");
+    match Catalog::from_prepared(json, &h, &index) {
+        Err(PreparedError::Catalog(e)) => {
+            assert_eq!(
+                e.to_string(),
+                r#"invalid catalog: tools has the name "aa" twice; names must be unique"#
+            )
+        }
         other => panic!("{:?}", other.map(|_| "loaded")),
     }
 }

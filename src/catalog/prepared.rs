@@ -167,7 +167,7 @@ pub fn prepare(json: &str) -> Result<Vec<u8>, PreparedError> {
         for p in items {
             w.item(p, json.len());
         }
-        w.index(&catalog.section(kind).index);
+        w.index(&catalog.section(kind).index, items, &catalog.parents);
     }
     #[cfg(feature = "standards")]
     let mut aliases: Vec<(&String, &String)> = catalog.aliases.iter().collect();
@@ -233,13 +233,21 @@ impl Writer {
         v.iter().for_each(|s| self.str(s));
     }
 
-    /// A map of bits, by key in order (the index's maps are unordered: the value is the same
-    /// each time the same document is prepared, and so is its tag).
-    fn bits(&mut self, map: &ByName<Bits>) {
-        let mut keys: Vec<_> = map.iter().collect();
-        keys.sort_unstable_by_key(|(k, _)| k.as_str());
+    /// A map of bits, its keys in the order of `keys` when given (all of them), else sorted
+    /// (the index's maps are unordered: the value is the same each time the same document is
+    /// prepared, and so is its tag).
+    fn bits(&mut self, map: &ByName<Bits>, keys: Option<Vec<&str>>) {
+        let keys = match keys {
+            Some(k) if k.len() == map.len() && k.iter().all(|k| map.contains_key(*k)) => k,
+            _ => {
+                let mut k: Vec<&str> = map.keys().map(String::as_str).collect();
+                k.sort_unstable();
+                k
+            }
+        };
         self.uint(keys.len());
-        for (k, b) in keys {
+        for k in keys {
+            let b = &map[k];
             self.str(k);
             b.words()
                 .iter()
@@ -247,18 +255,35 @@ impl Writer {
         }
     }
 
-    /// A section's index but its map by name (a map the load makes from the names it read).
-    fn index(&mut self, ix: &Index) {
-        self.bits(&ix.groups);
-        self.bits(&ix.tags);
+    /// A section's index but its map by name (a map the load makes from the names it read); its
+    /// groups and tags in the order the items first name them (each group before its ancestors),
+    /// which is the order the load adds the undeclared ones to the catalog's (`undeclared`).
+    fn index(&mut self, ix: &Index, items: &[Primitive], parents: &std::collections::HashMap<String, String>) {
+        let (mut groups, mut tags): (Vec<&str>, Vec<&str>) = Default::default();
+        for p in items {
+            for g in &p.groups {
+                for a in crate::filter::index::ancestors(g, parents) {
+                    if !groups.contains(&a) {
+                        groups.push(a);
+                    }
+                }
+            }
+            for t in &p.tags {
+                if !tags.contains(&t.as_str()) {
+                    tags.push(t);
+                }
+            }
+        }
+        self.bits(&ix.groups, Some(groups));
+        self.bits(&ix.tags, Some(tags));
         let mut concerns: Vec<_> = ix.concern_values.iter().collect();
         concerns.sort_unstable_by_key(|(k, _)| k.as_str());
         self.uint(concerns.len());
         for (c, values) in concerns {
             self.str(c);
-            self.bits(values);
+            self.bits(values, None);
         }
-        self.bits(&ix.concern_unmapped);
+        self.bits(&ix.concern_unmapped, None);
     }
 
     fn item(&mut self, p: &Primitive, doc_len: usize) {
@@ -378,8 +403,9 @@ impl<'a> Reader<'a> {
     /// A map of bitsets over `len` items (`Writer::bits`).
     // Not inlined: its loops run once per key and word, not with the items' (`text::read`).
     #[inline(never)]
-    fn bits(&mut self, len: usize) -> Result<ByName<Bits>, PreparedError> {
+    fn bits(&mut self, len: usize, order: Option<&mut Vec<String>>) -> Result<ByName<Bits>, PreparedError> {
         let n = self.count()?;
+        let mut order = order;
         let words = len.div_ceil(64);
         let mut map = ByName::with_capacity_and_hasher(n, Default::default());
         for _ in 0..n {
@@ -397,6 +423,9 @@ impl<'a> Reader<'a> {
             let bits =
                 Bits::from_words(v, len).ok_or_else(|| self.corrupt("a bitset with a position past the items"))?;
             self.at = end;
+            if let Some(order) = order.as_mut() {
+                order.push(key.clone());
+            }
             if map.insert(key, bits).is_some() {
                 return Err(self.corrupt("a key twice in a map of bitsets"));
             }
@@ -405,21 +434,22 @@ impl<'a> Reader<'a> {
     }
 
     /// A section's index over its `items` (`Writer::index`); its map by name is made from them.
+    /// `named` gets its groups' and tags' names in the order written (`Writer::index`).
     #[inline(never)]
-    fn index(&mut self, items: &[Primitive]) -> Result<Index, PreparedError> {
+    fn index(&mut self, items: &[Primitive], named: &mut Named) -> Result<Index, PreparedError> {
         let len = items.len();
-        let groups = self.bits(len)?;
-        let tags = self.bits(len)?;
+        let groups = self.bits(len, Some(&mut named.0))?;
+        let tags = self.bits(len, Some(&mut named.1))?;
         let n = self.count()?;
         let mut concern_values = ByName::with_capacity_and_hasher(n, Default::default());
         for _ in 0..n {
             let c = self.string()?;
-            let values = self.bits(len)?;
+            let values = self.bits(len, None)?;
             if concern_values.insert(c, values).is_some() {
                 return Err(self.corrupt("a concern twice in the index"));
             }
         }
-        let concern_unmapped = self.bits(len)?;
+        let concern_unmapped = self.bits(len, None)?;
         if concern_unmapped.len() != concern_values.len()
             || !concern_unmapped.keys().all(|c| concern_values.contains_key(c))
         {
@@ -489,11 +519,17 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A section's groups (each before its ancestors) and tags in the order its items first name
+/// them: the catalog's undeclared ones are added in this order (`undeclared`).
+pub(super) type Named = (Vec<String>, Vec<String>);
+
 /// What the index gives [`Catalog::load_parts`]: each section's primitives and the aliases.
 pub(super) struct Read {
     pub(super) sections: [Vec<Primitive>; 4],
     /// Each section's index, as the load would build it from its items.
     pub(super) indexes: [Index; 4],
+    /// Each section's groups and tags by first use.
+    pub(super) named: [Named; 4],
     pub(super) aliases: Vec<(String, String)>,
 }
 
@@ -525,6 +561,7 @@ impl Catalog {
         let mut read = Read {
             sections: Default::default(),
             indexes: Default::default(),
+            named: Default::default(),
             aliases: Vec::new(),
         };
         for kind in Kind::ALL {
@@ -534,7 +571,7 @@ impl Catalog {
             for _ in 0..n {
                 items.push(r.item(kind, &doc)?);
             }
-            read.indexes[section_index(kind)] = r.index(items)?;
+            read.indexes[section_index(kind)] = r.index(items, &mut read.named[section_index(kind)])?;
         }
         for _ in 0..r.count()? {
             read.aliases.push((r.string()?, r.string()?));
