@@ -337,13 +337,7 @@ impl Writer {
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
-    /// The first few distinct annotation objects read, by their bytes in the index (`annotations`).
-    annotations: Vec<(&'a [u8], Map<String, Value>)>,
 }
-
-/// How many distinct annotation objects a load keeps to copy (a catalog's tools mostly share a
-/// few: `readOnlyHint`, `destructiveHint`).
-const ANNOTATION_SETS: usize = 8;
 
 impl<'a> Reader<'a> {
     fn corrupt(&self, what: &'static str) -> PreparedError {
@@ -404,47 +398,6 @@ impl<'a> Reader<'a> {
             v.push(self.string()?);
         }
         Ok(v)
-    }
-
-    /// An item's annotations: a copy of an earlier item's when their bytes in the index are the
-    /// same (a map's copy hashes nothing; each key put in a new one is hashed with SipHash, which
-    /// at 5,000 tools V8 compiled with TurboFan on a fresh Worker's first answer).
-    fn annotations(&mut self) -> Result<Map<String, Value>, PreparedError> {
-        let start = self.at;
-        let n = self.count()?;
-        if n == 0 {
-            return Ok(Map::new());
-        }
-        let first = self.at;
-        for _ in 0..2 * n {
-            let len = self.uint()?;
-            self.at = self
-                .at
-                .checked_add(len)
-                .filter(|&e| e <= self.b.len())
-                .ok_or_else(|| self.corrupt("a string past the end"))?;
-        }
-        let bytes = &self.b[start..self.at];
-        if let Some((_, m)) = self.annotations.iter().find(|(b, _)| *b == bytes) {
-            return Ok(m.clone());
-        }
-        let end = self.at;
-        self.at = first;
-        let mut m = Map::with_capacity(n);
-        for _ in 0..n {
-            let key = self.string()?;
-            let value = match self.str()? {
-                "true" => Value::Bool(true),
-                "false" => Value::Bool(false),
-                t => serde_json::from_str(t).map_err(|_| self.corrupt("an annotation that is not JSON"))?,
-            };
-            m.insert(key, value);
-        }
-        debug_assert_eq!(self.at, end);
-        if self.annotations.len() < ANNOTATION_SETS {
-            self.annotations.push((bytes, m.clone()));
-        }
-        Ok(m)
     }
 
     /// A map of bitsets over `len` items (`Writer::bits`).
@@ -538,7 +491,15 @@ impl<'a> Reader<'a> {
         for _ in 0..n {
             p.concerns.push((self.string()?, self.string()?));
         }
-        p.annotations = self.annotations()?;
+        for _ in 0..self.count()? {
+            let key = self.string()?;
+            let value = match self.str()? {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                t => serde_json::from_str(t).map_err(|_| self.corrupt("an annotation that is not JSON"))?,
+            };
+            p.annotations.insert(key, value);
+        }
         if flags & TASK_SUPPORT != 0 {
             p.task_support = Some(self.string()?);
         }
@@ -586,11 +547,7 @@ impl Catalog {
             });
         }
         let doc: Arc<str> = Arc::from(json);
-        let mut r = Reader {
-            b: index,
-            at: 0,
-            annotations: Vec::new(),
-        };
+        let mut r = Reader { b: index, at: 0 };
         let mut fields = Map::new();
         for _ in 0..r.count()? {
             let key = r.string()?;
