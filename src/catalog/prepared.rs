@@ -11,12 +11,13 @@
 //! The value is `mcp-sieve-prepared FORMAT json=N index=N version=V tag=T\n`, then the JSON
 //! document (N bytes), then the index (N bytes). Any reader finds the JSON from that first line,
 //! so a form of another format or version, or one whose index does not read, is refused with a
-//! [`PreparedError`] and its JSON loaded instead. The index: unsigned LEB128 integers and
-//! length-prefixed UTF-8 strings, every count and range checked against what is left, so no
-//! value makes the reader panic or allocate past its size. `tag` is a digest of the rest, written
+//! [`PreparedError`] and its JSON loaded instead. The index: unsigned LEB128 integers,
+//! length-prefixed UTF-8 strings and bitsets of little-endian 64-bit words, every count and range
+//! checked against what is left and every bitset against its section (as many words, no position
+//! past its items), so no value makes the reader or a later lookup panic or allocate past its size. `tag` is a digest of the rest, written
 //! by `prepare`, by which a Worker tells a changed value without hashing it (not checked: the
 //! value is the operator's). A short reader of our own, not a serde format: it is the code a
-//! fresh isolate compiles on its first request, and the index is only strings and integers.
+//! fresh isolate compiles on its first request, and the index is only strings, integers and words.
 
 use std::sync::Arc;
 
