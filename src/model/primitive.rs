@@ -254,9 +254,12 @@ impl Primitive {
     pub(crate) fn prepared(mut self, doc: &std::sync::Arc<str>, wire: Wire<'_>) -> Self {
         self.fragment = match wire {
             Wire::Written(s) => Fragment::Written(s.to_string()),
-            Wire::Lazy { start, end, mapped, aliases } => {
-                Fragment::Lazy(Box::new(text::Lazy::new(doc, start, end, mapped, aliases)))
-            }
+            Wire::Lazy {
+                start,
+                end,
+                mapped,
+                aliases,
+            } => Fragment::Lazy(Box::new(text::Lazy::new(doc, start, end, mapped, aliases))),
         };
         self
     }
