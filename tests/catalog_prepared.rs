@@ -6,6 +6,8 @@
 //! prepared (an invalid document, a gateway's) is refused with the load's error.
 #![cfg(all(not(target_arch = "wasm32"), feature = "large-catalogs", feature = "standards"))]
 
+mod common;
+
 use mcp_sieve::catalog::prepared::{self, Header, PreparedError};
 use mcp_sieve::model::Primitive;
 use mcp_sieve::Catalog;
@@ -81,36 +83,12 @@ fn assert_same(text: &str) {
 #[test]
 fn prepared_forms_load_as_their_json() {
     let docs = [
-        // Escapes serde_json writes otherwise, numbers, whitespace, a key written twice.
-        r#"{"tools": [{"name": "a\/b", "description": "caf\u00e9 \b\u0008 \"q\" \\ \n", "x\u0041": {"k\/": "\/"}}]}"#,
-        r#"{"tools": [{"name": "n", "inputSchema": {"a": 1.50, "b": 1e3, "c": -0, "e": 123456789012345678901234}}]}"#,
-        "{ \"tools\" : [ { \"name\" : \"w\" ,\n\t\"x\" : [ 1 , { \"y\" : null } , true ] , \"name\" : \"w2\" } ] }",
-        // Concerns and a mapping over them; membership in both places; duplicate tags.
-        r#"{"concerns": [{"name": "cost", "values": ["low", "high"]}, {"name": "risk", "values": ["1", "2"]}],
-            "concernMapping": {"m1": {"cost": "high"}, "m2": {"risk": 2}, "m3": {"cost": "low"}},
-            "groups": [{"name": "g"}, {"name": "k", "parent": "g"}], "tags": [{"name": "t"}],
-            "tools": [
-              {"name": "m0", "_meta": null, "groups": ["g"]},
-              {"name": "m1", "_meta": null},
-              {"name": "m2", "_meta": {"concerns": {"risk": 2.0, "cost": "low"}, "other": [1]}},
-              {"name": "m3", "groups": ["g", "h"], "_meta": {"io.modelcontextprotocol/groups": ["h", "i"], "concerns": "odd"}},
-              {"name": "m4", "tags": ["t", "t", "u"], "groups": null, "tags": ["t", "t"]}
-            ]}"#,
-        // Annotations, execution, aliases.
-        r#"{"tools": [{"name": "t", "aliases": ["old_t"], "annotations": {"readOnlyHint": true, "title": "T"}, "execution": {"taskSupport": "optional"}, "after": 1},
-                      {"name": "u", "annotations": "no", "execution": [1], "aliases": null}]}"#,
         // Undeclared groups and tags across sections, in the order first named, a declared
         // parent between them (the catalog's are added from the index's order).
         r#"{"groups": [{"name": "p"}, {"name": "c", "parent": "p"}],
             "tools": [{"name": "t1", "groups": ["z", "c"], "tags": ["y"]}, {"name": "t2", "groups": ["a", "z"], "tags": ["b", "y"]}],
             "resources": [{"name": "r", "uri": "file:///r", "groups": ["m", "a", "p"], "tags": ["x", "b"]}],
             "prompts": [{"name": "p1", "tags": ["c0"], "groups": ["q"]}]}"#,
-        // Every kind, by its identity.
-        r#"{"resources": [{"name": "r", "uri": "file:///a", "groups": ["g"]}],
-            "resourceTemplates": [{"name": "rt", "uriTemplate": "file:///{x}"}],
-            "prompts": [{"name": "p", "arguments": [{"name": "a", "required": true}]}]}"#,
-        // An overlay (every item loaded the general way, its fragment written at load).
-        r#"{"overlay": {"a*": {"groups": ["g"], "aliases": ["old_a"]}}, "tools": [{"name": "ab", "groups": ["h"]}]}"#,
         // An item whose first key has an escape (the document split in two passes).
         r#"{"tools": [{"n\u0061me": "a"}, {"name": "b"}]}"#,
         // The other top-level fields: server, options, policy, views, lockdown, middleware.
@@ -118,7 +96,7 @@ fn prepared_forms_load_as_their_json() {
             "policy": {"rules": []}, "lockdown": {"readOnly": true}, "tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}"#,
         r#"{}"#,
     ];
-    for doc in docs {
+    for doc in common::documents::TRICKY.iter().chain(&docs) {
         assert_same(doc);
     }
     let default = mcp_sieve::catalog::DEMO_CATALOG;

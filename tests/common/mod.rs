@@ -5,6 +5,8 @@
 //! Each test crate uses only part of this module.
 #![allow(dead_code)]
 
+pub mod documents;
+
 use mcp_sieve::http::{self, MemoryStore};
 use mcp_sieve::protocol::{Env, Server};
 use mcp_sieve::Catalog;
