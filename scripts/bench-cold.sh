@@ -115,7 +115,7 @@ for i in $(seq 1 "$starts"); do
     echo "$cpu" >> "$work/$b.cpus"
     echo "$boot" >> "$work/$b.boots"
     echo "$((boot + cpu))" >> "$work/$b.totals"
-    kill -- "-$pg" 2>/dev/null || true
+    stop_group "$pg"
     wait "$pg" 2>/dev/null || true
   done
 done

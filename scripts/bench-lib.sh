@@ -4,8 +4,16 @@
 
 # Stops every server started (each runs in a process group of its own) and removes $work.
 bench_cleanup() {
-  for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do stop_group "$p"; done
   rm -rf "$work"
+}
+# stop_group PGID: SIGTERM to the process group, then SIGKILL to what is left of it after 2 s. A
+# workerd whose wrangler dev exited first is left in the group and does not stop on SIGTERM (runs
+# left 120 MB processes behind).
+stop_group() {
+  kill -- "-$1" 2>/dev/null || return 0
+  for _ in $(seq 1 20); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$1" 2>/dev/null || true
 }
 # A free port below the OS's ephemeral range (tests/common/ports.mjs: no outgoing connection takes it
 # between this probe and the bind).

@@ -77,6 +77,9 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
     }, 5000);
     await exitP;
     clearTimeout(timer);
+    // What is left of the group: a workerd whose wrangler dev exited first does not stop on
+    // SIGTERM (benchmark runs left such processes behind, 120 MB each).
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* none left */ }
   }
 
   const deadline = Date.now() + READY_TIMEOUT_MS;
