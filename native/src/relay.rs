@@ -167,9 +167,14 @@ where
             None => (None, None),
         };
         let cancelled = async move {
-            match cancelled {
-                Some(c) => drop(c.await),
-                None => std::future::pending().await,
+            // Only a cancel the client sent ends the exchange: a registration replaced by
+            // another of the same owner and id (its sender dropped) is not one.
+            let sent = match cancelled {
+                Some(c) => c.await.is_ok(),
+                None => false,
+            };
+            if !sent {
+                std::future::pending::<()>().await
             }
         };
         tokio::select! {

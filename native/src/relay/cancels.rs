@@ -11,11 +11,11 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 /// Running calls: (owner, request id's JSON) → what cancels it.
-type Running = HashMap<(String, String), oneshot::Sender<()>>;
+type Running = HashMap<(String, String), (u64, oneshot::Sender<()>)>;
 
 /// The registry.
 #[derive(Default, Clone)]
-pub(crate) struct Cancels(Arc<Mutex<Running>>);
+pub(crate) struct Cancels(Arc<Mutex<(u64, Running)>>);
 
 /// A registered call: its receiver fires on cancel; dropping the guard leaves the registry.
 pub(crate) struct Registered {
@@ -27,16 +27,26 @@ pub(crate) struct Registered {
 pub(crate) struct Guard {
     cancels: Cancels,
     key: (String, String),
+    /// Which registration of `key` this is: a later one of the same owner and id (two anonymous
+    /// callers' request ids, or an id used again) is left in place when this one ends.
+    serial: u64,
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.cancels.lock().remove(&self.key);
+        let mut running = self.cancels.lock();
+        if running
+            .1
+            .get(&self.key)
+            .is_some_and(|(serial, _)| *serial == self.serial)
+        {
+            running.1.remove(&self.key);
+        }
     }
 }
 
 impl Cancels {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Running)> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -44,12 +54,17 @@ impl Cancels {
     pub(crate) fn register(&self, owner: &str, id: &Value) -> Registered {
         let (tx, rx) = oneshot::channel();
         let key = (owner.to_string(), id.to_string());
-        self.lock().insert(key.clone(), tx);
+        let mut running = self.lock();
+        running.0 += 1;
+        let serial = running.0;
+        running.1.insert(key.clone(), (serial, tx));
+        drop(running);
         Registered {
             cancelled: rx,
             guard: Guard {
                 cancels: self.clone(),
                 key,
+                serial,
             },
         }
     }
@@ -66,8 +81,8 @@ impl Cancels {
         let Some(id) = msg["params"].get("requestId") else {
             return false;
         };
-        match self.lock().remove(&(owner.to_string(), id.to_string())) {
-            Some(tx) => tx.send(()).is_ok(),
+        match self.lock().1.remove(&(owner.to_string(), id.to_string())) {
+            Some((_, tx)) => tx.send(()).is_ok(),
             None => false,
         }
     }
@@ -96,5 +111,23 @@ mod tests {
             !c.cancel("s1", cancel(json!(8)).as_bytes()),
             "ended calls leave the registry"
         );
+    }
+
+    #[test]
+    fn a_call_that_ends_leaves_a_later_call_of_the_same_owner_and_id_registered() {
+        let c = Cancels::default();
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+        let first = c.register("", &json!(1));
+        let mut second = c.register("", &json!(1));
+        drop(first.guard);
+        assert!(
+            second.cancelled.try_recv().is_err(),
+            "not cancelled by the first one's end"
+        );
+        assert!(
+            c.cancel("", cancel.to_string().as_bytes()),
+            "the second is still registered"
+        );
+        assert!(second.cancelled.try_recv().is_ok());
     }
 }
