@@ -552,6 +552,15 @@ impl Catalog {
             .get_or_init(|| crate::search::SearchIndex::of_tools(&self.section(Kind::Tool).items, &self.groups))
     }
 
+    /// Writes every section's wire objects into one buffer each ([`Section::settle`]): for a
+    /// server that keeps its catalog long and lists it often.
+    #[cfg(feature = "large-catalogs")]
+    pub fn settle(&mut self) {
+        for section in &mut self.sections {
+            section.settle();
+        }
+    }
+
     /// The section of one kind.
     pub fn section(&self, kind: Kind) -> &Section {
         &self.sections[section_index(kind)]

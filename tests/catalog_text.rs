@@ -2,7 +2,8 @@
 //! Worker's and the native server's load) give what the parsed document gives
 //! (`Catalog::load_owned`, the general path): the same primitives, wire fragments byte for byte,
 //! aliases and errors — on hand-written texts with the escapes, numbers and layouts serde_json
-//! writes otherwise, and as a property test on random tools, compact and pretty-printed.
+//! writes otherwise, and as a property test on random tools, compact and pretty-printed; and a
+//! settled catalog's one buffer of wire objects holds the same bytes.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
@@ -37,6 +38,23 @@ fn assert_same(text: &str) {
         .map_err(|e| mcp_sieve::Error::Catalog(format!("not valid JSON: {e}")))
         .and_then(Catalog::load_owned);
     assert_eq!(loaded(Catalog::from_json_str(text)), loaded(general), "{text}");
+    assert_settled_same(text);
+}
+
+/// A settled catalog's pages read each item's wire object from one buffer: the same bytes as
+/// the item's own fragment, for every item (those written at settling and those not).
+fn assert_settled_same(text: &str) {
+    let Ok(mut settled) = Catalog::from_json_str(text) else {
+        return;
+    };
+    settled.settle();
+    let own = Catalog::from_json_str(text).unwrap();
+    for (s, o) in settled.sections.iter().zip(&own.sections) {
+        for i in 0..s.items.len() {
+            assert_eq!(s.fragment(i), o.items[i].fragment(), "{text}");
+            assert_eq!(s.fragment(i), s.items[i].fragment(), "{text}");
+        }
+    }
 }
 
 #[test]
@@ -198,5 +216,6 @@ proptest! {
         // The parsed text, not `doc`: serde_json reads a float back within a unit of its last place.
         let general = Catalog::load_owned(serde_json::from_str(&text).unwrap());
         prop_assert_eq!(loaded(Catalog::from_json_str(&text)), loaded(general), "{}", text);
+        assert_settled_same(&text);
     }
 }

@@ -220,6 +220,16 @@ impl Primitive {
         }
     }
 
+    /// Appends the wire object ([`Primitive::fragment`]) to `out`; one not written yet is written
+    /// for it and not kept (a section's settled buffer holds it: [`crate::filter::Section::settle`]).
+    #[cfg(feature = "large-catalogs")]
+    pub(crate) fn write_fragment(&self, out: &mut String) {
+        match &self.fragment {
+            Fragment::Written(s) => out.push_str(s),
+            Fragment::Lazy(l) => l.write_into(self, out),
+        }
+    }
+
     /// Reads a primitive from its JSON text, split (`item`, a part of the document `doc`), as
     /// [`Primitive::from_json`] does from the parsed value, without the tree (`text.rs`), and
     /// with `aliases` takes a tool's `aliases` out of it as a server's load does, given back

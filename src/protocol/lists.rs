@@ -159,7 +159,7 @@ impl Server {
         // scripts/bench-native.sh's load, asked twice). Sized once too (the bits' iterator knows
         // no length, so a collect would grow it 4 times).
         let mut page = Vec::with_capacity(size.min(total - offset));
-        page.extend(sel.ones().skip(offset).take(size).map(|i| section.items[i].fragment()));
+        page.extend(sel.ones().skip(offset).take(size).map(|i| section.fragment(i)));
         // Sized once (the response's head, the page's fragments, and room for the cursor).
         let fragments = page.iter().map(|f| f.len() + 1).sum::<usize>();
         let mut s = String::with_capacity(call.head.len() + fragments + 256);

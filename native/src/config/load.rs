@@ -87,7 +87,7 @@ impl Document {
     /// once; when it does not load, every error of it, each naming the file, the line and
     /// column, and the field.
     pub fn catalog(&self, text: &str) -> Result<Catalog, ServerError> {
-        let catalog = Catalog::from_json_str(text).map_err(|first| {
+        let mut catalog = Catalog::from_json_str(text).map_err(|first| {
             let (file, file_text) = self
                 .origin
                 .clone()
@@ -104,6 +104,8 @@ impl Document {
         })?;
         // A model named by `search.model` must be there (the error names the missing file).
         crate::search::meaning::check(&catalog)?;
+        // A server lists it for as long as it runs: every page copied from one buffer.
+        catalog.settle();
         Ok(catalog)
     }
 }

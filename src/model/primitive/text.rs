@@ -593,11 +593,26 @@ impl Lazy {
     }
 
     /// The fragment of `p` (the primitive read from this text).
+    // The document is sliced only when its text is what is returned (a slice reads the bytes at
+    // both ends to check them: two more loads of an item seldom in the cache, on every ask).
     pub(super) fn get(&self, p: &Primitive) -> &str {
-        let text = &self.doc[self.start..self.end];
-        match self.written.get_or_init(|| Some(self.write(p)).filter(|f| f != text)) {
+        let written = self.written.get_or_init(|| {
+            let text = &self.doc[self.start..self.end];
+            Some(self.write(p)).filter(|f| f != text)
+        });
+        match written {
             Some(f) => f,
-            None => text,
+            None => &self.doc[self.start..self.end],
+        }
+    }
+
+    /// The fragment of `p` appended to `out`, written when it was not already and then not kept
+    /// (a section's settled buffer holds it: `Section::settle`).
+    pub(super) fn write_into(&self, p: &Primitive, out: &mut String) {
+        match self.written.get() {
+            Some(Some(f)) => out.push_str(f),
+            Some(None) => out.push_str(&self.doc[self.start..self.end]),
+            None => out.push_str(&self.write(p)),
         }
     }
 
