@@ -242,7 +242,8 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
     let query = parts.uri.query().unwrap_or_default();
     // Kept as hyper parsed them (no copy of each name and value per request).
     let headers = Arc::new(std::mem::take(&mut parts.headers));
-    let header = |name: &str| lookup(&headers, name);
+    let texts = crate::http::headers::Texts::of(&headers);
+    let header = |name: &str| texts.get(name);
     // The transport's gate (Origin, token, declared length) before a byte of the body is read.
     let refusal = http::gate(
         &app.cfg,
@@ -536,24 +537,6 @@ async fn read_body<B: Body>(mut body: B, limit: usize) -> Option<Bytes> {
     Some(first.unwrap_or_else(|| Bytes::from(kept)))
 }
 
-/// The value of header `name` (any case; the first that is text, if it is sent more than once).
-/// A scan of the request's few headers: `HeaderMap::get` parses and hashes the name first, and
-/// the core asks for a dozen names per request (3% of the server's samples under
-/// scripts/bench-operate.sh's tools/list load).
-/// hyper keeps every name in lowercase, so a name asked in lowercase (as the core asks) is
-/// compared as it is, not byte by byte in any case.
-fn lookup(headers: &HeaderMap, name: &str) -> Option<String> {
-    let lower = !name.bytes().any(|b| b.is_ascii_uppercase());
-    headers
-        .iter()
-        .filter(|(k, _)| match lower {
-            true => k.as_str() == name,
-            false => k.as_str().eq_ignore_ascii_case(name),
-        })
-        .find_map(|(_, v)| v.to_str().ok())
-        .map(str::to_string)
-}
-
 /// Whether a request may hold a thread long: a search (`find_tools` encodes its query with the
 /// sentence encoder when one is configured: milliseconds) or a body past [`INLINE_BODY`] bytes
 /// (a filter's work grows with its patterns: 256 long ones over 5,000 tools take a while).
@@ -582,7 +565,8 @@ fn run_rules(
     mut parsed: Option<jsonrpc::Incoming>,
     env: &Env,
 ) -> http::Response {
-    let header = |name: &str| lookup(headers, name);
+    let texts = crate::http::headers::Texts::of(headers);
+    let header = |name: &str| texts.get(name);
     let request = http::Request {
         method,
         header: &header,
@@ -594,24 +578,4 @@ fn run_rules(
             tracing::warn!("a request was refused: its session changed under it {MAX_RUNS} times");
             http::failed()
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_header_is_found_in_any_case_and_only_as_text() {
-        let mut headers = HeaderMap::new();
-        headers.insert("mcp-session-id", "abc".parse().unwrap());
-        headers.append("mcp-session-id", "second".parse().unwrap());
-        headers.insert("x-bytes", hyper::header::HeaderValue::from_bytes(b"\xff").unwrap());
-        assert_eq!(lookup(&headers, "Mcp-Session-Id").as_deref(), Some("abc"));
-        assert_eq!(lookup(&headers, "MCP-SESSION-ID").as_deref(), Some("abc"));
-        assert_eq!(lookup(&headers, "x-bytes"), None);
-        headers.append("x-bytes", "text".parse().unwrap());
-        assert_eq!(lookup(&headers, "X-Bytes").as_deref(), Some("text"));
-        assert_eq!(lookup(&headers, "origin"), None);
-        assert_eq!(lookup(&headers, "not a name"), None);
-    }
 }
