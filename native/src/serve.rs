@@ -20,7 +20,6 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::HeaderMap;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_sieve::auth::Rejection;
 use mcp_sieve::http::{self, SessionStore, Who};
@@ -32,6 +31,7 @@ use crate::app::{reply, App, Reply};
 use crate::auth::Verifier;
 use crate::config::load::Document;
 use crate::error::ServerError;
+use crate::http::headers::Texts;
 use crate::operate::{MetricsAt, Operate};
 use crate::platform::{fresh_id, now_ms};
 use crate::sessions::{Sessions, WriteBack, MAX_RUNS};
@@ -242,7 +242,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
     let query = parts.uri.query().unwrap_or_default();
     // Kept as hyper parsed them (no copy of each name and value per request).
     let headers = Arc::new(std::mem::take(&mut parts.headers));
-    let texts = crate::http::headers::Texts::of(&headers);
+    let texts = Texts::of(&headers);
     let header = |name: &str| texts.get(name);
     // The transport's gate (Origin, token, declared length) before a byte of the body is read.
     let refusal = http::gate(
@@ -390,15 +390,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
         if let Some(asked) = run_asked {
             // Code mode: the core checks the request (session, headers); the program runs here.
             let env = env_now();
-            let mut answer = run_rules(
-                app,
-                &server,
-                parts.method.as_str(),
-                &headers,
-                &body,
-                parsed.take(),
-                &env,
-            );
+            let mut answer = run_rules(app, &server, parts.method.as_str(), &texts, &body, parsed.take(), &env);
             let host = code::Http {
                 app: app.clone(),
                 target: parts.uri.to_string(),
@@ -448,7 +440,8 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                 let (method, headers, body) = (parts.method.to_string(), headers.clone(), body.clone());
                 let log = log.clone();
                 tokio::task::spawn_blocking(move || {
-                    log.in_scope(|| run_rules(&app, &server, &method, &headers, &body, parsed, &env))
+                    let texts = Texts::of(&headers);
+                    log.in_scope(|| run_rules(&app, &server, &method, &texts, &body, parsed, &env))
                 })
                 .await
                 .unwrap_or_else(|e| {
@@ -456,7 +449,7 @@ async fn handle_in<B: Body>(app: &Arc<App>, req: hyper::Request<B>, log: &mut Op
                     http::failed()
                 })
             } else {
-                run_rules(app, &server, parts.method.as_str(), &headers, &body, parsed, &env)
+                run_rules(app, &server, parts.method.as_str(), &texts, &body, parsed, &env)
             };
             // Filter failures and ignored inputs reach stderr (no conversation content).
             for line in &answer.log {
@@ -560,12 +553,11 @@ fn run_rules(
     app: &App,
     server: &Server,
     method: &str,
-    headers: &HeaderMap,
+    texts: &Texts,
     body: &[u8],
     mut parsed: Option<jsonrpc::Incoming>,
     env: &Env,
 ) -> http::Response {
-    let texts = crate::http::headers::Texts::of(headers);
     let header = |name: &str| texts.get(name);
     let request = http::Request {
         method,

@@ -18,14 +18,11 @@ impl<'a> Texts<'a> {
     }
 
     /// The value of header `name` (any case; the first that is text, when sent more than once).
+    // The lengths compared first: most names asked are not sent, and none of the same length.
     pub(crate) fn get(&self, name: &str) -> Option<String> {
-        let lower = !name.bytes().any(|b| b.is_ascii_uppercase());
         self.0
             .iter()
-            .find(|(k, _)| match lower {
-                true => *k == name,
-                false => k.eq_ignore_ascii_case(name),
-            })
+            .find(|(k, _)| k.len() == name.len() && k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.to_string())
     }
 }
