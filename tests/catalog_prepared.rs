@@ -307,17 +307,12 @@ fn what_does_not_load_or_is_a_gateway_is_not_prepared() {
     assert!(prepared::prepare("not json").is_err());
 }
 
-/// Names from a small set, so groups, tags and mapped names meet.
-fn names(prefix: &'static str) -> impl Strategy<Value = Vec<String>> {
-    prop::collection::vec((0..4u8).prop_map(move |i| format!("{prefix}{i}")), 0..3)
-}
-
 fn tool() -> impl Strategy<Value = Value> {
     (
         0..6u8,
-        prop::option::of(names("g")),
-        prop::option::of(names("t")),
-        prop::option::of(names("m")),
+        prop::option::of(common::documents::names("g")),
+        prop::option::of(common::documents::names("t")),
+        prop::option::of(common::documents::names("m")),
         prop::option::of(prop::sample::select(vec![
             json!({"readOnlyHint": true}),
             json!("x"),
@@ -327,7 +322,7 @@ fn tool() -> impl Strategy<Value = Value> {
             json!({"taskSupport": "optional"}),
             json!({"taskSupport": 1}),
         ])),
-        prop::option::of(names("old")),
+        prop::option::of(common::documents::names("old")),
         "[a-z\"\\\\/\n\u{8}é😀 ]{0,8}",
     )
         .prop_map(

@@ -122,23 +122,18 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
-/// Names from a small set, so groups, tags and mapped names meet.
-fn names(prefix: &'static str) -> impl Strategy<Value = Vec<String>> {
-    prop::collection::vec((0..4u8).prop_map(move |i| format!("{prefix}{i}")), 0..3)
-}
-
 fn tool() -> impl Strategy<Value = Value> {
     (
         0..6u8,
-        prop::option::of(names("g")),
-        prop::option::of(names("t")),
+        prop::option::of(common::documents::names("g")),
+        prop::option::of(common::documents::names("t")),
         prop::option::of(prop::option::of((
-            prop::option::of(names("g")),
+            prop::option::of(common::documents::names("g")),
             prop::option::of(value()),
         ))),
         prop::option::of(value()),
         prop::option::of(value()),
-        prop::option::of(names("old")),
+        prop::option::of(common::documents::names("old")),
     )
         .prop_map(|(n, groups, tags, meta, schema, annotations, aliases)| {
             let mut t = Map::new();

@@ -2,7 +2,7 @@
 //! whitespace, keys written twice), with concerns, annotations, aliases, every kind and an overlay:
 //! each loads to the same catalog by every path that reads a document's text
 //! (`tests/catalog_text.rs`: the text against the tree; `tests/catalog_prepared.rs`: the prepared
-//! form against the JSON).
+//! form against the JSON); and the names both files' random tools draw from.
 
 /// Valid documents every load path must read alike.
 pub const TRICKY: &[&str] = &[
@@ -33,3 +33,10 @@ pub const TRICKY: &[&str] = &[
     // An overlay: the general path for every item.
     r#"{"overlay": {"a*": {"groups": ["g"], "aliases": ["old_a"]}}, "tools": [{"name": "ab", "groups": ["h"]}]}"#,
 ];
+
+/// Names from a small set, so groups, tags and mapped names meet (the property tests' random
+/// tools).
+pub fn names(prefix: &'static str) -> impl proptest::strategy::Strategy<Value = Vec<String>> {
+    use proptest::prelude::*;
+    prop::collection::vec((0..4u8).prop_map(move |i| format!("{prefix}{i}")), 0..3)
+}
