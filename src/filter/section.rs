@@ -73,8 +73,9 @@ impl Section {
     /// scripts/bench-native.sh's load, before the copy itself); here it is an offset and the
     /// bytes. The items keep what they held (those not written yet stay so): the buffer is a
     /// second copy of the objects, about the document's size. A Worker does not settle: its
-    /// first answer would write all of them. Items changed afterwards are not seen until the
-    /// section is settled again (their count differing, the buffer is not used).
+    /// first answer would write all of them. Settle once the items are final: items replaced
+    /// afterwards by a different number of them are read one by one again (the buffer is not
+    /// used), but an item changed in place is not seen until the section is settled again.
     #[cfg(feature = "large-catalogs")]
     pub fn settle(&mut self) {
         let mut text = String::new();

@@ -50,11 +50,13 @@ impl Binding {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Appends `v` in lowercase hex digits, at least `width` of them (`{:0width$x}` without the
-/// formatter: a list's answer writes a binding and a cursor, 2% of a native `tools/list`'s user
-/// time through `core::fmt`).
+/// Appends `v` in lowercase hex digits, at least `width` (at most 16) of them (`{:0width$x}`
+/// without the formatter: a list's answer writes a binding and a cursor, 2% of a native
+/// `tools/list`'s user time through `core::fmt`).
 fn push_hex(out: &mut String, v: u64, width: usize) {
-    let digits = (((64 - v.leading_zeros()) as usize).div_ceil(4)).max(width).max(1);
+    let digits = (((64 - v.leading_zeros()) as usize).div_ceil(4))
+        .max(width.min(16))
+        .max(1);
     for i in (0..digits).rev() {
         out.push(char::from(HEX[((v >> (4 * i)) & 15) as usize]));
     }
