@@ -35,7 +35,8 @@ pub const TRICKY: &[&str] = &[
 ];
 
 /// Names from a small set, so groups, tags and mapped names meet (the property tests' random
-/// tools).
+/// tools; proptest is not a dependency on wasm32).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn names(prefix: &'static str) -> impl proptest::strategy::Strategy<Value = Vec<String>> {
     use proptest::prelude::*;
     prop::collection::vec((0..4u8).prop_map(move |i| format!("{prefix}{i}")), 0..3)
