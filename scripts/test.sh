@@ -21,6 +21,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
+# Every temporary file of the run in one folder, removed when it ends: a Chromium a test stops
+# leaves its scoped folder in $TMPDIR (37 MB each, about seven a run: 2.5 GB had piled up in /tmp).
+TMPDIR="$(mktemp -d)"
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 times="$(mktemp)"   # "seconds<TAB>result<TAB>step" per step, for the table at the end
 shared_target="${SIEVE_TEST_TARGET_DIR:-${CARGO_HOME:-$HOME/.cargo}/mcp-sieve-test-target}"
 if [ ! -e target ] && [ ! -L target ] && [ "$shared_target" != none ]; then
