@@ -234,7 +234,7 @@ impl Server {
             let items: Vec<Value> = sel
                 .ones()
                 .filter(|&i| section.items[i].groups.iter().any(|g| g == name))
-                .filter_map(|i| serde_json::from_str(section.items[i].fragment()).ok())
+                .filter_map(|i| serde_json::from_str(section.fragment(i)).ok())
                 .collect();
             if !items.is_empty() {
                 contents.insert(kind.key().into(), Value::Array(items));
@@ -297,7 +297,7 @@ impl Server {
             .skip(offset)
             .take(size)
             .filter_map(|&i| {
-                let tool: Value = serde_json::from_str(section.items[i].fragment()).ok()?;
+                let tool: Value = serde_json::from_str(section.fragment(i)).ok()?;
                 let mut e = Map::new();
                 e.insert("name".into(), tool["name"].clone());
                 if let Some(t) = tool.get("title") {
@@ -344,7 +344,7 @@ impl Server {
         let mut unknown = Vec::new();
         for n in names.iter().filter_map(Value::as_str) {
             match section.find(n).filter(|&i| visible.get(i)) {
-                Some(i) => tools.push(section.items[i].fragment()),
+                Some(i) => tools.push(section.fragment(i)),
                 None => unknown.push(n),
             }
         }

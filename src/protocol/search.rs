@@ -142,7 +142,7 @@ impl Server {
         s.push_str(&last.to_string());
         for pos in pinned.filter_map(|name| section.find(name)).filter(|&p| shown.get(p)) {
             s.push(',');
-            s.push_str(section.items[pos].fragment());
+            s.push_str(section.fragment(pos));
         }
         s.push(']');
         if !warnings.is_empty() {
@@ -238,7 +238,7 @@ impl Server {
             if n > 0 {
                 list.push(',');
             }
-            let fragment = section.items[*pos].fragment();
+            let fragment = section.fragment(*pos);
             #[cfg(feature = "search-index")]
             if compact {
                 list.push_str(&search_index::compact(fragment));
@@ -258,7 +258,7 @@ impl Server {
         #[cfg(feature = "search-index")]
         let (text, typescript) = match Self::coding(call) && !compact && !ranked.is_empty() {
             true => {
-                let ts = crate::protocol::code::declarations(ranked.iter().map(|p| section.items[*p].fragment()));
+                let ts = crate::protocol::code::declarations(ranked.iter().map(|p| section.fragment(*p)));
                 (
                     ts.clone(),
                     format!(",\"{}\":{}", crate::protocol::code::TYPESCRIPT, Value::String(ts)),

@@ -175,15 +175,14 @@ pub(crate) fn describe(
                 if list.len() > 1 {
                     list.push(',');
                 }
-                list.push_str(section.items[p].fragment());
+                list.push_str(section.fragment(p));
                 found.push(p);
             }
             None => unknown.push(name.to_string()),
         }
     }
     list.push(']');
-    let declared =
-        typescript.then(|| crate::protocol::code::declarations(found.iter().map(|p| section.items[*p].fragment())));
+    let declared = typescript.then(|| crate::protocol::code::declarations(found.iter().map(|p| section.fragment(*p))));
     let mut text = declared.clone().unwrap_or_else(|| list.clone());
     if !unknown.is_empty() {
         text.push_str(&format!(
