@@ -561,6 +561,15 @@ impl Catalog {
         }
     }
 
+    /// Whether a group is marked `"scoped": true` (`protocol::disclosure`; a server asks once,
+    /// when its catalog is set).
+    #[cfg(feature = "standards")]
+    pub fn has_scoped_groups(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.json.get("scoped") == Some(&Value::Bool(true)))
+    }
+
     /// The section of one kind.
     pub fn section(&self, kind: Kind) -> &Section {
         &self.sections[section_index(kind)]

@@ -5,6 +5,7 @@
 //! applies what comes out.
 
 pub mod ask;
+mod client_meta;
 #[cfg(feature = "search-index")]
 pub mod code;
 mod completion;

@@ -22,8 +22,8 @@ pub struct FilterContext {
     pub method: String,
     /// The request id (null for notifications).
     pub request_id: Value,
-    /// The request's `_meta`.
-    pub meta: Value,
+    /// The request's `_meta` (shared: a stateless client's is read once, `protocol::client_meta`).
+    pub meta: Arc<Value>,
     /// The authenticated principal, if any.
     pub principal: Option<String>,
     /// The endpoint's view (`/mcp/{view}`, a URL query, `X-MCP-*` headers), if any: policy for

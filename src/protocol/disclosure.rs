@@ -144,18 +144,16 @@ impl Server {
     /// Whether the catalog has scoped groups: then its lists depend on the declared
     /// capabilities, and a 2026-07-28 list says `cacheScope: "private"` (the draft: a cache of
     /// `tools/list` MUST be keyed on the declared capabilities, which a shared cache cannot see).
+    /// Asked by every stateless list (its `cacheScope`): found when the catalog is set
+    /// (`Catalog::has_scoped_groups`).
     pub(crate) fn has_scoped_groups(&self) -> bool {
-        self.catalog
-            .groups
-            .iter()
-            // A scan of each group's few keys, not a hashed lookup: every stateless list asks
-            // (its `cacheScope`), once per group.
-            .any(|g| g.json.iter().any(|(k, v)| k == "scoped" && *v == Value::Bool(true)))
+        self.has_scoped_groups
     }
 
     /// Leaves the scoped items of `kind` out of `sel` for a client declaring the extension.
     pub(crate) fn hide_scoped(&self, kind: Kind, ctx: &FilterContext, sel: &mut Bits) {
-        if !declares_groups(ctx) || !self.has_scoped_groups() {
+        // The catalog's answer first: most have no scoped group, and it is one flag.
+        if !self.has_scoped_groups() || !declares_groups(ctx) {
             return;
         }
         let scoped = self.scoped_groups();

@@ -445,8 +445,20 @@ mod tests {
 
     #[test]
     fn a_body_is_classified_as_its_parsed_object_would_be() {
-        let bodies: [&[u8]; 16] = [
+        const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let with_meta = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"cursor":"c",{META}}}}}"#);
+        let bodies: &[&[u8]] = &[
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"filter":{"groups":["a"]}}}"#,
+            // A `_meta` read, then the same again (kept: `client_meta`), given twice, or odd.
+            with_meta.as_bytes(),
+            with_meta.as_bytes(),
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":1},"x":[1,{"b":null}],"_meta":{"a":2}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":"text"}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a":}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"a\u0041":"\n"}}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":"text"}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":-1.5}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":true}"#,
             br#"{"method":"ping","id":"x","jsonrpc":"2.0"}"#,
             br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"extra":true}"#,
@@ -464,7 +476,7 @@ mod tests {
             br#""text""#,
             br#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
         ];
-        for body in bodies {
+        for &body in bodies {
             let whole = serde_json::from_slice::<Value>(body)
                 .map_err(|e| reject(Error::Parse(format!("body is not valid JSON: {e}"))))
                 .and_then(classify);

@@ -11,7 +11,7 @@ use crate::error::{type_name, Error, Result};
 use crate::filter::chain::{Chain, FilterContext};
 use crate::model::Kind;
 use crate::protocol::jsonrpc::{self};
-use crate::protocol::{Session, MODERN_VERSION};
+use crate::protocol::Session;
 
 /// What the shell supplies for one message.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,6 +49,9 @@ pub struct Server {
     pub(crate) chain: Chain,
     /// Catalog version; cursors are bound to it.
     pub version: u64,
+    /// Whether the catalog has scoped groups (`Catalog::has_scoped_groups`), found when it is set.
+    #[cfg(feature = "standards")]
+    pub(crate) has_scoped_groups: bool,
 }
 
 impl Server {
@@ -56,6 +59,8 @@ impl Server {
     pub fn new(catalog: Catalog) -> Self {
         let chain = catalog.policy.chain();
         Server {
+            #[cfg(feature = "standards")]
+            has_scoped_groups: catalog.has_scoped_groups(),
             catalog: Arc::new(catalog),
             chain,
             version: 1,
@@ -88,6 +93,10 @@ impl Server {
             .map(|m| jsonrpc::notification(m, None))
             .collect();
         self.chain = self.catalog.policy.chain();
+        #[cfg(feature = "standards")]
+        {
+            self.has_scoped_groups = self.catalog.has_scoped_groups();
+        }
         self.version += 1;
         notes
     }
@@ -105,30 +114,22 @@ impl Server {
         session: Option<&Session>,
         env: &Env,
     ) -> FilterContext {
-        // Members found by a scan of the few keys (`json::member`), as `get` would find them.
-        let at = crate::json::member;
-        let meta = at(params, "_meta").clone();
-        let (initialize, protocol_version) = match session {
-            Some(s) => (Arc::clone(&s.initialize), s.protocol_version.clone()),
-            None => (
-                // Built member by member: `json!` would copy each value twice (its `to_value`).
-                Arc::new(Value::Object(Map::from_iter([
-                    (
-                        "clientInfo".to_string(),
-                        at(&meta, "io.modelcontextprotocol/clientInfo").clone(),
-                    ),
-                    (
-                        "capabilities".to_string(),
-                        crate::json::get(&meta, "io.modelcontextprotocol/clientCapabilities")
-                            .cloned()
-                            .unwrap_or_else(|| Value::Object(Map::new())),
-                    ),
-                ]))),
-                at(&meta, "io.modelcontextprotocol/protocolVersion")
-                    .as_str()
-                    .unwrap_or(MODERN_VERSION)
-                    .to_string(),
+        let meta = crate::json::member(params, "_meta");
+        let (meta, initialize, protocol_version) = match session {
+            Some(s) => (
+                Arc::new(meta.clone()),
+                Arc::clone(&s.initialize),
+                s.protocol_version.clone(),
             ),
+            // Read once per client on this thread (`client_meta`), shared by its requests.
+            None => {
+                let known = crate::protocol::client_meta::known(meta);
+                (
+                    Arc::clone(&known.meta),
+                    Arc::clone(&known.initialize),
+                    known.version.clone(),
+                )
+            }
         };
         FilterContext {
             initialize,
