@@ -548,7 +548,8 @@ const INLINE_BODY: usize = 1024;
 /// The core's Streamable HTTP rules for one request, with no lock held while they run: run again
 /// while the write-back conflicts with another request of the same session (at most
 /// [`MAX_RUNS`] times, then 500). Only the run that was written counts. `parsed`: the body as
-/// `jsonrpc::parse` read it, if it did (the first run takes it; another parses the body).
+/// `jsonrpc::parse` read it, if it did (the first run takes it; another parses the body). The
+/// request passed the transport's gate in `handle_in`, before its body was read.
 fn run_rules(
     app: &App,
     server: &Server,
@@ -565,7 +566,7 @@ fn run_rules(
         body,
     };
     app.store
-        .write_back(|store| http::serve_parsed(server, &app.cfg, request, parsed.take(), store, env))
+        .write_back(|store| http::serve_gated(server, &app.cfg, request, parsed.take(), store, env))
         .unwrap_or_else(|| {
             tracing::warn!("a request was refused: its session changed under it {MAX_RUNS} times");
             http::failed()

@@ -176,6 +176,19 @@ pub fn serve_parsed(
     if let Some(r) = gate(cfg, &req) {
         return r;
     }
+    serve_gated(server, cfg, req, parsed, store, env)
+}
+
+/// [`serve_parsed`] of a request that passed [`gate`] already (a shell gates it before it reads
+/// the body; the gate's asks are not made twice).
+pub fn serve_gated(
+    server: &Server,
+    cfg: &Config,
+    req: Request<'_>,
+    parsed: Option<Incoming>,
+    store: &mut dyn SessionStore,
+    env: &Env,
+) -> Response {
     let mut r = handle_parsed(server, cfg, req, parsed, store, env);
     if r.retry_at.is_none() {
         r.headers.extend(cors_headers(cfg, (req.header)("origin").as_deref()));

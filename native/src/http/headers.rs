@@ -22,7 +22,8 @@ impl<'a> Texts<'a> {
     pub(crate) fn get(&self, name: &str) -> Option<String> {
         self.0
             .iter()
-            .find(|(k, _)| k.len() == name.len() && k.eq_ignore_ascii_case(name))
+            // hyper's names are lowercase, as the core asks them: compared as bytes first.
+            .find(|(k, _)| k.len() == name.len() && (*k == name || k.eq_ignore_ascii_case(name)))
             .map(|(_, v)| v.to_string())
     }
 }
