@@ -6,7 +6,8 @@
 # The catalog and the filters are scripts/bench-native.sh's (5,000 synthetic tools, 24 groups, 16
 # tags, two concerns with defaults, pages of 50; 4,096 seeded random filters, stateless
 # 2026-07-28 requests). 127.0.0.1 only.
-#   scripts/bench-native-ir.sh BIN [BIN ...]       N=1000, KEEP=DIR keeps each profile
+#   scripts/bench-native-ir.sh BIN [BIN ...]       N=1000, KEEP=DIR keeps each profile,
+#                                                  ERA=session: 2025-11-25 lists in one session
 # Prints one line per binary: instructions a request, and the five functions with the most
 # (inclusive). Needs valgrind (apt-get install -y valgrind).
 set -euo pipefail
@@ -26,16 +27,20 @@ import { randomFilters } from "./bench/filters.mjs";
 import fs from "node:fs";
 const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} };
+const session = process.argv[2] === "session";
 fs.writeFileSync(process.argv[1], randomFilters(1904, 4096).map((filter, i) =>
-  JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list", params: { filter, _meta: meta } })).join("\n") + "\n");
-' "$work/bodies.txt"
-send() { # port count
-  python3 - "$1" "$2" "$work/bodies.txt" <<'PY'
+  JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list", params: session ? { filter } : { filter, _meta: meta } })).join("\n") + "\n");
+' "$work/bodies.txt" "${ERA:-stateless}"
+send() { # port count [session id]
+  python3 - "$1" "$2" "$work/bodies.txt" "${3:-}" <<'PY'
 import http.client, sys
-port, n = int(sys.argv[1]), int(sys.argv[2])
+port, n, sid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[4]
 bodies = open(sys.argv[3]).read().strip().split("\n")
 h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
      "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+if sid:
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+         "MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sid}
 c = http.client.HTTPConnection("127.0.0.1", port)
 for i in range(n):
     c.request("POST", "/mcp", bodies[i % len(bodies)], h)
@@ -55,13 +60,22 @@ for bin in "$@"; do
     sleep 0.1
   done
   sleep 8 # the search index is built on a thread of its own after the start
-  send "$port" 200
+  sid=""
+  if [ "${ERA:-}" = session ]; then
+    sid=$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+      -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+      "http://127.0.0.1:$port/mcp" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')
+    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+      -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' \
+      -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "http://127.0.0.1:$port/mcp"
+  fi
+  send "$port" 200 "$sid"
   callgrind_control -i on "$pid" >/dev/null 2>&1
-  send "$port" "$n"
+  send "$port" "$n" "$sid"
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
   profile="$(ls "$work"/cg.out.*1 | tail -1)"
-  [ -z "${KEEP:-}" ] || cp "$profile" "$KEEP/$(basename "$bin").callgrind"
+  [ -z "${KEEP:-}" ] || cp "$profile" "$KEEP/$(basename "$bin")${ERA:+-$ERA}.callgrind"
   callgrind_annotate --inclusive=yes "$profile" 2>/dev/null | awk -v n="$n" -v bin="$bin" '
     /PROGRAM TOTALS/ { v = $1; gsub(",", "", v); printf "%s: %d instructions a request\n", bin, v / n; next }
     /mcp_sieve::|jsonrpc|memcpy|memmove/ && shown < 5 && $1 ~ /^[0-9,]+$/ {
