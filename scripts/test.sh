@@ -31,6 +31,25 @@ shared_target="${SIEVE_TEST_TARGET_DIR:-${CARGO_HOME:-$HOME/.cargo}/mcp-sieve-te
 if [ ! -e target ] && [ ! -L target ] && [ "$shared_target" != none ]; then
   mkdir -p "$shared_target" && ln -s "$shared_target" target
 fi
+# This workspace's artifacts in the kept build folders that no build of the last six hours wrote:
+# a crate's file name carries a hash of its dependencies and features, so each change of those
+# leaves the old files behind (44 GB had piled up and a run failed with a full disk). Dependencies'
+# files are kept; a crate of ours whose file is removed is built again.
+prune_kept() {
+  local kept="${CARGO_HOME:-$HOME/.cargo}" names n d
+  names=$(ls tests/*.rs native/tests/*.rs examples/*.rs native/examples/*.rs 2>/dev/null | xargs -n1 basename | sed 's/\.rs$//')
+  names="$names mcp_sieve mcp_sieve_server mcp_sieve_encoder mcp_sieve_worker mcp-sieve"
+  for d in "$shared_target" "$kept"/mcp-sieve-windows-lane "$kept"/mcp-sieve-release-check "$kept"/mcp-sieve-cross-check; do
+    [ -d "$d" ] || continue
+    while IFS= read -r -d '' dir; do
+      for n in $names; do
+        find "$dir" -maxdepth 1 -type f \( -name "$n-*" -o -name "lib$n-*" \) -mmin +360 -delete 2>/dev/null
+      done
+    done < <(find "$d" -maxdepth 4 -type d \( -name deps -o -name examples \) -print0)
+    find "$d" -maxdepth 4 -type d -name incremental -prune -exec rm -rf {} + 2>/dev/null
+  done
+}
+[ "$shared_target" = none ] || prune_kept
 t0=$SECONDS
 scripts/bootstrap.sh || exit 1
 printf '%s\t-\tok\t%s\n' "$((SECONDS - t0))" "bootstrap (tools, only what is missing)" >> "$times"

@@ -113,7 +113,6 @@ pub fn endpoint_view_for(
     principal: Option<&str>,
     roles: &[String],
 ) -> Result<Option<Arc<EndpointView>>, Box<Response>> {
-    let mut view = EndpointView::default();
     let rest = path.strip_prefix(ENDPOINT).unwrap_or(path);
     let path_name = rest.trim_matches('/');
     // The view headers, each looked up once.
@@ -129,6 +128,7 @@ pub fn endpoint_view_for(
     if path_name.is_empty() && query.is_empty() && !by_headers && !lockdown.enabled {
         return Ok(None);
     }
+    let mut view = EndpointView::default();
     let mut name = path_name;
     // GitHub's URL forms, where no named view has the name: `x/{toolset}`, `readonly`, and
     // `x/{toolset}/readonly`.
