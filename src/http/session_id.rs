@@ -3,9 +3,6 @@
 //! refused (404) before any storage is touched. Also the one keyed digest the bearer-token
 //! comparison uses, so its timing depends on neither the token's content nor its length.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -20,15 +17,7 @@ const TAG_BYTES: usize = 16;
 pub struct Secret {
     key: Vec<u8>,
     keyed: Tag,
-    /// Ids [`Secret::verify`] found tagged by this secret, so a session's every request does not
-    /// pay the HMAC again (two SHA-256 blocks: 12% of a native session's `tools/list`, callgrind).
-    /// Only verified ids enter; at most [`VERIFIED_KEPT`], emptied when full. Shared by clones
-    /// (the same key).
-    verified: Arc<Mutex<HashSet<Box<str>>>>,
 }
-
-/// The most ids a secret keeps as verified (about 100 bytes each).
-const VERIFIED_KEPT: usize = 4096;
 
 impl Default for Secret {
     fn default() -> Self {
@@ -68,11 +57,7 @@ impl Secret {
         let key = bytes.into();
         // HMAC accepts keys of any length: this cannot fail.
         let keyed = Tag::new_from_slice(&key).unwrap_or_else(|_| unreachable!());
-        Secret {
-            key,
-            keyed,
-            verified: Arc::default(),
-        }
+        Secret { key, keyed }
     }
 
     fn tag(&self, data: &[u8]) -> Tag {
@@ -94,26 +79,8 @@ impl Secret {
         id
     }
 
-    /// Whether `id` was made by [`Secret::sign`] with this secret (compared in constant time the
-    /// first time; an id verified before is found in the ones kept).
+    /// Whether `id` was made by [`Secret::sign`] with this secret (compared in constant time).
     pub fn verify(&self, id: &str) -> bool {
-        let kept = || self.verified.lock().unwrap_or_else(|p| p.into_inner());
-        if kept().contains(id) {
-            return true;
-        }
-        let valid = self.verify_tag(id);
-        if valid {
-            let mut kept = kept();
-            if kept.len() >= VERIFIED_KEPT {
-                kept.clear();
-            }
-            kept.insert(id.into());
-        }
-        valid
-    }
-
-    /// [`Secret::verify`] by the tag alone.
-    fn verify_tag(&self, id: &str) -> bool {
         let Some((random, hex)) = id.rsplit_once('.') else {
             return false;
         };
@@ -158,31 +125,6 @@ mod tests {
         assert!(!s.verify("x.zz"), "not hex");
         assert!(!s.verify(&format!("x.{}", "é".repeat(16))), "not ASCII");
         assert!(format!("{s:?}").find("0123").is_none(), "the secret is not printed");
-    }
-
-    #[test]
-    fn an_id_verified_once_is_kept_and_a_forged_one_never() {
-        let s = Secret::new(*b"0123456789abcdef0123456789abcdef");
-        let kept = |id: &str| s.verified.lock().unwrap().contains(id);
-        let id = s.sign("5f0c2a");
-        assert!(!kept(&id));
-        assert!(s.verify(&id) && kept(&id) && s.verify(&id));
-        let forged = format!("{}0", &id[..id.len() - 1]);
-        let forged = if forged == id {
-            format!("{}1", &id[..id.len() - 1])
-        } else {
-            forged
-        };
-        assert!(!s.verify(&forged) && !kept(&forged));
-        assert!(
-            !Secret::new(*b"another secret, same length here").verify(&id),
-            "kept per secret"
-        );
-        for i in 0..=VERIFIED_KEPT {
-            assert!(s.verify(&s.sign(&i.to_string())));
-        }
-        assert!(s.verified.lock().unwrap().len() <= VERIFIED_KEPT, "bounded");
-        assert!(s.verify(&id) && !s.verify(&forged));
     }
 
     #[test]
