@@ -1,4 +1,5 @@
-# Shell functions of the wrk benchmarks (scripts/bench-load.sh, scripts/bench-gateway.sh), sourced
+# Shell functions of the wrk benchmarks (scripts/bench-load.sh, scripts/bench-gateway.sh, and
+# open_session for scripts/bench-native.sh, bench-native-ir.sh and bench-profile.sh), sourced
 # by them after they set: work (a temporary directory), pids (an array: process-group leaders to
 # stop on exit), and for `run`: threads, conns, warm, seconds, round. Not a script of its own.
 
@@ -14,6 +15,17 @@ stop_group() {
   kill -- "-$1" 2>/dev/null || return 0
   for _ in $(seq 1 20); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL -- "-$1" 2>/dev/null || true
+}
+# open_session URL [CLIENT]: initializes a 2025-11-25 session as a client would (initialize, then
+# notifications/initialized) and prints its Mcp-Session-Id.
+open_session() {
+  local url="$1" sid
+  sid=$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"'"${2:-bench}"'","version":"1"}}}' \
+    "$url" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')
+  curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
+  echo "$sid"
 }
 # A free port below the OS's ephemeral range (tests/common/ports.mjs: no outgoing connection takes it
 # between this probe and the bind).

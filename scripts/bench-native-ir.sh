@@ -12,6 +12,8 @@
 # (inclusive). Needs valgrind (apt-get install -y valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
 [ $# -ge 1 ] || { echo "usage: scripts/bench-native-ir.sh BIN [BIN ...]" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is missing: apt-get install -y valgrind" >&2; exit 1; }
 n="${N:-1000}"
@@ -61,14 +63,7 @@ for bin in "$@"; do
   done
   sleep 8 # the search index is built on a thread of its own after the start
   sid=""
-  if [ "${ERA:-}" = session ]; then
-    sid=$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-      -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
-      "http://127.0.0.1:$port/mcp" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')
-    curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-      -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' \
-      -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "http://127.0.0.1:$port/mcp"
-  fi
+  [ "${ERA:-}" != session ] || sid="$(open_session "http://127.0.0.1:$port/mcp")"
   send "$port" 200 "$sid"
   callgrind_control -i on "$pid" >/dev/null 2>&1
   send "$port" "$n" "$sid"

@@ -31,6 +31,8 @@
 # run does not need it). The load average is printed at the start and the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
 while [ $# -gt 0 ]; do
   case "$1" in
     --before) BASE="$2"; shift 2 ;;
@@ -99,16 +101,7 @@ fs.writeFileSync(process.argv[1], fs_.map((filter, i) => JSON.stringify({ jsonrp
 fs.writeFileSync(process.argv[2], fs_.map((filter, i) => JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/list", params: { filter, _meta: meta } })).join("\n") + "\n");
 ' "$work/legacy.txt" "$work/modern.txt"
 
-# One session per server, opened as a client would.
-open_session() {
-  local url="$1" sid
-  sid=$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
-    "$url" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')
-  curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H "Mcp-Session-Id: $sid" -H 'MCP-Protocol-Version: 2025-11-25' -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
-  echo "$sid"
-}
+# One session per server, opened as a client would (open_session: scripts/bench-lib.sh).
 nsid="$(open_session "http://127.0.0.1:$nport/mcp")"
 [ -z "${rpid:-}" ] || rsid="$(open_session "http://127.0.0.1:$rport/mcp")"
 [ -z "${BASE:-}" ] || bsid="$(open_session "http://127.0.0.1:$bport/mcp")"

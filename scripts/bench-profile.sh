@@ -116,12 +116,7 @@ for (const filter of process.argv[2] === "plain" ? plainFilters(1904, 256) : ran
 case "$mode" in gateway | floor) cp "$work/calls.txt" "$work/bodies.jsonl" ;; esac
 session=""
 for _ in $(seq 1 "$([ "$mode" = session ] && echo "$sessions" || echo 0)"); do
-  one="$(curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"profile","version":"1"}}}' \
-    "$url" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')"
-  curl -s -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H "Mcp-Session-Id: $one" -H 'MCP-Protocol-Version: 2025-11-25' \
-    -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$url"
+  one="$(open_session "$url" profile)"
   session="${session:+$session,}$one"
 done
 # Warm-up, then the profiled run; the kernel's CPU ticks of the wrangler process group (workerd
