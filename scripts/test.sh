@@ -38,8 +38,10 @@ fi
 prune_kept() {
   local kept="${CARGO_HOME:-$HOME/.cargo}" names n d
   names=$(ls tests/*.rs native/tests/*.rs examples/*.rs native/examples/*.rs 2>/dev/null | xargs -n1 basename | sed 's/\.rs$//')
-  names="$names mcp_sieve mcp_sieve_server mcp_sieve_encoder mcp_sieve_worker mcp-sieve"
-  for d in "$shared_target" "$kept"/mcp-sieve-windows-lane "$kept"/mcp-sieve-release-check "$kept"/mcp-sieve-cross-check; do
+  names="$names mcp_sieve mcp_sieve_server mcp_sieve_encoder mcp_sieve_worker"
+  # The folders as scripts/test-windows.sh and scripts/check-release.sh choose them.
+  for d in "$shared_target" "${SIEVE_WINDOWS_TARGET_DIR:-$kept/mcp-sieve-windows-lane}" \
+    "${MCP_SIEVE_RELEASE_CHECK_DIR:-$kept/mcp-sieve-release-check}" "${MCP_SIEVE_CROSS_DIR:-$kept/mcp-sieve-cross-check}"; do
     [ -d "$d" ] || continue
     while IFS= read -r -d '' dir; do
       for n in $names; do
