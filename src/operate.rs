@@ -147,7 +147,7 @@ impl Server {
     /// `policy:<id>`, `upstream-down:<name>`), or `unknown` (the item does not exist); `None`
     /// when the item is usable (the error was about something else, such as its arguments).
     pub fn refusal_reason(&self, u: &Use, env: &Env) -> Option<String> {
-        let ctx = self.context(u.method, &u.id, &Value::Null, None, env);
+        let ctx = self.context(u.method, &u.id, &Value::Null, None, None, env);
         self.use_reason(u.kind, &u.item, &ctx)
     }
 

@@ -88,7 +88,7 @@ impl Connection {
                 step.lines.push(jsonrpc::error(id, e));
             }
         };
-        let version = msg.params()["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        let version = msg.meta()["io.modelcontextprotocol/protocolVersion"]
             .as_str()
             .map(str::to_string);
         let stateless = version.is_some();

@@ -68,7 +68,7 @@ pub(crate) fn handle_parsed(
         Err(rejected) => return rpc_error(400, &rejected.0, &rejected.1),
     };
     let header_version = h("mcp-protocol-version");
-    let meta = crate::json::member(msg.params(), "_meta");
+    let meta = msg.meta();
     let meta_version = crate::json::member(meta, "io.modelcontextprotocol/protocolVersion").as_str();
     let stateless = meta_version.is_some() || header_version.as_deref() == Some(MODERN_VERSION);
     if stateless {

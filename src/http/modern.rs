@@ -112,11 +112,7 @@ pub(crate) fn check_version_and_capabilities(msg: &Incoming, version: &str) -> R
         return Err(Error::UnsupportedVersion(version.into(), MODERN_VERSION.into()));
     }
     if matches!(msg, Incoming::Request { .. })
-        && !crate::json::member(
-            crate::json::member(msg.params(), "_meta"),
-            "io.modelcontextprotocol/clientCapabilities",
-        )
-        .is_object()
+        && !crate::json::member(msg.meta(), "io.modelcontextprotocol/clientCapabilities").is_object()
     {
         return Err(Error::params(
             "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is required (an object) in protocol version 2026-07-28",

@@ -5,11 +5,13 @@
 //! context another 5% of the request (callgrind, `scripts/bench-native-ir.sh`).
 //!
 //! With the servers' `large-catalogs` feature (serde_json's `raw_value`), each thread keeps the
-//! last [`KEPT`] `_meta` texts of at most [`LONGEST`] bytes with what was read from them: a body
-//! whose `_meta` is one of them gets a copy of the value read before (no parse), and its filter
-//! context shares the value, the `initialize` and the version built before (no copies). A `_meta`
-//! that differs by a byte (a `progressToken`, a trace context) is read as any other. Without the
-//! feature (the npm package) nothing is kept: every `_meta` is read and built anew.
+//! last [`KEPT`] `_meta` texts of at most [`LONGEST`] bytes with what was read from them. A list
+//! request whose `_meta` is one of them carries what was read before beside its params
+//! (`jsonrpc::KeptMeta`: no parse, no copy); any other message gets a copy of the value in its
+//! params (no parse). Their filter contexts share the value, the `initialize` and the version
+//! built before (no copies). A `_meta` that differs by a byte (a `progressToken`, a trace
+//! context) is read as any other. Without the feature (the npm package) nothing is kept: every
+//! `_meta` is read and built anew.
 
 use std::sync::Arc;
 
@@ -58,7 +60,8 @@ impl Known {
 }
 
 /// What the core reads from a stateless request's `_meta`: the one read from the same value on
-/// this thread before, or read now.
+/// this thread before, or read now. (A list's `_meta` kept here comes with its request:
+/// `jsonrpc::KeptMeta`, not looked up again.)
 pub(crate) fn known(meta: &Value) -> Arc<Known> {
     #[cfg(feature = "large-catalogs")]
     if let Some(k) = kept::find(|k| same(&k.meta, meta)) {
@@ -93,6 +96,12 @@ pub(crate) fn value_of(text: &str) -> serde_json::Result<Value> {
         kept::keep(text, Known::of(meta.clone()));
     }
     Ok(meta)
+}
+
+/// What was read from `text` on this thread before, if it is kept (no copy of its value).
+#[cfg(feature = "large-catalogs")]
+pub(crate) fn kept(text: &str) -> Option<Arc<Known>> {
+    kept::find_text(text)
 }
 
 /// How many `_meta` texts a thread keeps (a few clients at once).

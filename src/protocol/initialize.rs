@@ -139,7 +139,14 @@ impl Server {
             initialize: kept_of_initialize(p)?.into(),
             ..Default::default()
         };
-        let ctx = self.context("initialize", id, params, Some(&s), env);
+        let ctx = self.context(
+            "initialize",
+            id,
+            crate::json::member(params, "_meta"),
+            None,
+            Some(&s),
+            env,
+        );
         self.chain.run_checks(&ctx).map_err(Error::InvalidRequest)?;
         let mut warnings = Vec::new();
         if let Some(raw) = p.get("concerns").filter(|v| !v.is_null()) {

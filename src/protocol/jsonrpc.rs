@@ -8,9 +8,20 @@ pub use head::{Head, Meta, Params};
 use head::Loose;
 use members::Members;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::error::{type_name, Error};
+use crate::protocol::client_meta::Known;
+
+/// The list methods, whose requests carry a kept `_meta` beside their params ([`KeptMeta`]).
+pub const LIST_METHODS: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
 
 /// Guards applied before a body is parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +45,7 @@ impl Default for Limits {
 }
 
 /// An incoming JSON-RPC message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Incoming {
     /// A request with an id.
     Request {
@@ -42,8 +53,11 @@ pub enum Incoming {
         id: Value,
         /// Method name.
         method: String,
-        /// `params` (null when absent).
+        /// `params` (null when absent); without their `_meta` when `meta` carries it.
         params: Value,
+        /// A list's `_meta` as this thread read it before ([`KeptMeta`]); read it with
+        /// [`Incoming::meta`].
+        meta: KeptMeta,
     },
     /// A notification (no id).
     Notification {
@@ -62,7 +76,88 @@ pub enum Incoming {
     },
 }
 
+/// A list request's `params._meta` when a request of the same client on this thread had the same
+/// text (`client_meta`, servers' builds): what was read from it then, carried beside `params`
+/// rather than copied into them (a copy and its drop were 4% of a stateless `tools/list`), with
+/// its place among their members. Empty for any other message, which has its `_meta` in `params`.
+#[derive(Debug, Clone, Default)]
+pub struct KeptMeta(pub(crate) Option<(usize, Arc<Known>)>);
+
+impl KeptMeta {
+    /// What was read from the `_meta`, when it is kept.
+    pub(crate) fn known(&self) -> Option<&Arc<Known>> {
+        self.0.as_ref().map(|(_, k)| k)
+    }
+
+    /// The `_meta` of a request with `params`: this one's, or theirs.
+    pub(crate) fn or_in<'a>(&'a self, params: &'a Value) -> &'a Value {
+        match &self.0 {
+            Some((_, k)) => &k.meta,
+            None => crate::json::member(params, "_meta"),
+        }
+    }
+
+    /// `params` with the `_meta` back in its place.
+    fn put_back(self, params: &mut Value) {
+        if let (Some((at, k)), Value::Object(members)) = (self.0, params) {
+            members.shift_insert(at, "_meta".into(), Value::clone(&k.meta));
+        }
+    }
+}
+
+impl PartialEq for Incoming {
+    /// As parsed: a kept `_meta` compares as the `params` member it was.
+    fn eq(&self, other: &Self) -> bool {
+        match (self.clone().whole(), other.clone().whole()) {
+            (
+                Incoming::Request { id, method, params, .. },
+                Incoming::Request {
+                    id: i,
+                    method: m,
+                    params: p,
+                    ..
+                },
+            ) => id == i && method == m && params == p,
+            (Incoming::Notification { method, params }, Incoming::Notification { method: m, params: p }) => {
+                method == m && params == p
+            }
+            (Incoming::Response { id, reply }, Incoming::Response { id: i, reply: r }) => id == i && reply == r,
+            _ => false,
+        }
+    }
+}
+
 impl Incoming {
+    /// The message with a kept `_meta` back in its `params` (as a shell that forwards or records
+    /// them whole wants them).
+    pub fn whole(self) -> Incoming {
+        match self {
+            Incoming::Request {
+                id,
+                method,
+                mut params,
+                meta,
+            } => {
+                meta.put_back(&mut params);
+                Incoming::Request {
+                    id,
+                    method,
+                    params,
+                    meta: KeptMeta::default(),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// `params._meta` (null when absent), kept beside them or in them.
+    pub fn meta(&self) -> &Value {
+        match self {
+            Incoming::Request { params, meta, .. } => meta.or_in(params),
+            other => crate::json::member(other.params(), "_meta"),
+        }
+    }
+
     /// The method, for requests and notifications.
     pub fn method(&self) -> Option<&str> {
         match self {
@@ -71,7 +166,8 @@ impl Incoming {
         }
     }
 
-    /// The params (null for responses).
+    /// The params (null for responses); a list request's kept `_meta` is not among them
+    /// ([`Incoming::meta`], [`Incoming::whole`]).
     pub fn params(&self) -> &Value {
         match self {
             Incoming::Request { params, .. } | Incoming::Notification { params, .. } => params,
@@ -254,6 +350,7 @@ fn classify_members(m: Members) -> Result<Incoming, Rejected> {
         id,
         method,
         params,
+        kept,
         rest,
     } = m;
     let id_for_error = match &id {
@@ -269,13 +366,25 @@ fn classify_members(m: Members) -> Result<Incoming, Rejected> {
             return fail(format!("\"id\" must be a string or a number, got {}", type_name(id)));
         }
     }
-    let params = match params {
+    let mut params = match params {
         None | Some(Value::Null) => Value::Null,
         Some(p @ Value::Object(_)) => p,
         Some(p) => return fail(format!("\"params\" must be an object, got {}", type_name(&p))),
     };
+    // A list request carries a kept `_meta` beside its params (it reads them for its filter, and
+    // the `_meta` only through `Incoming::meta`); any other message has it back in them.
+    let mut kept = KeptMeta(kept);
+    let list = matches!((&method, &id), (Some(Value::String(m)), Some(_)) if LIST_METHODS.contains(&m.as_str()));
+    if !list {
+        std::mem::take(&mut kept).put_back(&mut params);
+    }
     match (method, id) {
-        (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request { id, method, params }),
+        (Some(Value::String(method)), Some(id)) => Ok(Incoming::Request {
+            id,
+            method,
+            params,
+            meta: kept,
+        }),
         (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
         (Some(m), _) => fail(format!("\"method\" must be a string, got {}", type_name(&m))),
         (None, Some(id)) if rest.contains_key("result") || rest.contains_key("error") => {
@@ -482,6 +591,57 @@ mod tests {
                 .and_then(classify);
             let text = String::from_utf8_lossy(body);
             assert_eq!(parse(body, &Limits::default()), whole, "{text}");
+        }
+    }
+
+    #[cfg(feature = "large-catalogs")]
+    #[test]
+    fn a_list_carries_a_kept_meta_beside_its_params_and_any_other_request_has_it_in_them() {
+        const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"only":"this test"}}"#;
+        let body = |method: &str, params: String| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#)
+        };
+        let read = |b: &str| parse(b.as_bytes(), &Limits::default()).unwrap();
+        // The params as the body's text has them (members in their order).
+        let as_sent = |b: &str| serde_json::from_str::<Value>(b).unwrap()["params"].to_string();
+        let list = body(
+            "tools/list",
+            format!(r#"{{"cursor":"c","_meta":{META},"filter":{{}}}}"#),
+        );
+        let first = read(&list);
+        assert_eq!(
+            first.params().to_string(),
+            as_sent(&list),
+            "read, and kept for the next"
+        );
+        let again = read(&list);
+        assert_eq!(again.params().get("_meta"), None, "kept: not copied into the params");
+        assert_eq!(*again.meta(), serde_json::from_str::<Value>(META).unwrap());
+        assert_eq!(
+            again.meta()["io.modelcontextprotocol/clientCapabilities"]["only"],
+            "this test"
+        );
+        assert_eq!(again, first);
+        assert_eq!(
+            again.clone().whole().params().to_string(),
+            as_sent(&list),
+            "back in its place"
+        );
+        // Any other request (here a call) has it in its params, in its place.
+        let call = body(
+            "tools/call",
+            format!(r#"{{"name":"x","_meta":{META},"arguments":{{}}}}"#),
+        );
+        assert_eq!(read(&call).params().to_string(), as_sent(&call));
+        assert_eq!(read(&call).meta(), again.meta());
+        // Given twice: the first one's place, the last one's value, whichever of them is kept.
+        for twice in [
+            format!(r#"{{"_meta":{{"a":1}},"cursor":"c","_meta":{META}}}"#),
+            format!(r#"{{"_meta":{META},"cursor":"c","_meta":{{"a":2}}}}"#),
+        ] {
+            let twice = body("tools/list", twice);
+            let msg = read(&twice);
+            assert_eq!(msg.whole().params().to_string(), as_sent(&twice), "{twice}");
         }
     }
 

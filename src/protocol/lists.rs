@@ -106,7 +106,7 @@ impl Server {
         let mut configured = call.session_concerns.clone();
         let at = crate::json::member;
         let sources = [
-            (Some(at(at(call.params, "_meta"), EXT_CONCERNS)), None),
+            (Some(at(call.meta, EXT_CONCERNS)), None),
             (Some(at(call.params, "concerns")), Some("params.concerns")),
             (filter.concerns.as_ref(), Some("params.filter.concerns")),
         ];

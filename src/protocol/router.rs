@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::model::Kind;
 use crate::protocol::jsonrpc::{self, Incoming};
 use crate::protocol::outcome::Outcome;
-use crate::protocol::server::{Call, Env, Server};
+use crate::protocol::server::{Asked, Call, Env, Server};
 use crate::protocol::{Session, EXT_CONCERNS, MODERN_VERSION};
 
 /// 2026-07-28 results that carry `ttlMs` and `cacheScope` (the revision's cacheable results, and
@@ -29,17 +29,8 @@ const CACHEABLE: [&str; 10] = [
     "server/discover",
 ];
 
-/// The list methods, whose answers are written whole by `Server::list` (see `Call::head`).
-const LISTS: [&str; 4] = [
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-];
-
-/// Whether a request carries the 2026-07-28 version in its `_meta`.
-fn is_modern(params: &Value) -> bool {
-    let meta = crate::json::member(params, "_meta");
+/// Whether a request's `_meta` carries the 2026-07-28 version.
+fn is_modern(meta: &Value) -> bool {
     crate::json::member(meta, "io.modelcontextprotocol/protocolVersion").as_str() == Some(MODERN_VERSION)
 }
 
@@ -48,7 +39,7 @@ impl Server {
     /// mode, else `options.listTtlSeconds` (default five minutes); private when the answer may
     /// depend on who asks or on anything outside the URL (a principal, concerns sent with the
     /// request, a view from `X-MCP-*` headers, policy rules about the caller).
-    fn cache_fields(&self, params: &Value, env: &Env) -> (i64, &'static str) {
+    fn cache_fields(&self, params: &Value, meta: &Value, env: &Env) -> (i64, &'static str) {
         let refresh = self.catalog.upstreams.iter().map(|u| u.refresh_ms).min();
         let ttl = match (refresh, self.catalog.options.list_ttl_ms) {
             (_, Some(ttl)) => ttl,
@@ -58,7 +49,7 @@ impl Server {
         let at = crate::json::member;
         let concerns = !at(at(params, "filter"), "concerns").is_null()
             || !at(params, "concerns").is_null()
-            || !at(at(params, "_meta"), EXT_CONCERNS).is_null();
+            || !at(meta, EXT_CONCERNS).is_null();
         // A view chosen by headers is not in the URL a shared cache keys on.
         let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
         // Scoped groups: the lists depend on the client's declared capabilities.
@@ -70,13 +61,13 @@ impl Server {
 
     /// The fields a result object starts with: none in a session; a 2026-07-28 result says
     /// whether it is complete, and a list how long and by whom it may be cached.
-    fn result_fields(&self, method: &str, params: &Value, env: &Env, stateless: bool) -> String {
+    fn result_fields(&self, method: &str, params: Asked, env: &Env, stateless: bool) -> String {
         let mut fields = String::new();
         if stateless {
             fields.reserve(80); // the longest of them, written once
             fields.push_str("\"resultType\":\"complete\"");
             if CACHEABLE.contains(&method) {
-                let (ttl, scope) = self.cache_fields(params, env);
+                let (ttl, scope) = self.cache_fields(params.value, params.meta, env);
                 // Written in place, the number without `core::fmt` (every stateless list has them).
                 fields.push_str(",\"ttlMs\":");
                 fields.push_str(itoa::Buffer::new().format(ttl));
@@ -104,9 +95,19 @@ impl Server {
                 }
             }
             Incoming::Notification { method, params } => self.notify(&method, &params, session, &mut out),
-            Incoming::Request { id, method, params } => {
+            Incoming::Request {
+                id,
+                method,
+                params,
+                meta,
+            } => {
                 let stateless = session.as_ref().is_none_or(|s| s.task_holder) && method != "initialize";
-                let mut result = self.request(&id, &method, &params, session, env, &mut out);
+                let params = Asked {
+                    value: &params,
+                    meta: meta.or_in(&params),
+                    known: meta.known(),
+                };
+                let mut result = self.request(&id, &method, params, session, env, &mut out);
                 if result.is_ok() {
                     if let Err(e) = self.bind_forward(session, env, &mut out) {
                         out.forward = None;
@@ -117,7 +118,7 @@ impl Server {
                     out.response = Some(match result {
                         Ok(whole) if out.enveloped => whole,
                         Ok(raw) if stateless && raw.starts_with('{') && !raw.starts_with("{\"resultType\"") => {
-                            let fields = self.result_fields(&method, &params, env, stateless);
+                            let fields = self.result_fields(&method, params, env, stateless);
                             jsonrpc::ok_raw_with(&id, raw, &fields)
                         }
                         Ok(raw) => jsonrpc::ok_raw(&id, raw),
@@ -135,16 +136,17 @@ impl Server {
         &self,
         id: &Value,
         method: &str,
-        params: &Value,
+        asked: Asked,
         session: &mut Option<Session>,
         env: &Env,
         out: &mut Outcome,
     ) -> Result<String> {
+        let params = asked.value;
         let stateless = session.as_ref().is_none_or(|s| s.task_holder);
         // A list writes its response whole after this head (its page is not moved).
-        let head = match LISTS.contains(&method) {
+        let head = match jsonrpc::LIST_METHODS.contains(&method) {
             true => {
-                let fields = self.result_fields(method, params, env, stateless);
+                let fields = self.result_fields(method, asked, env, stateless);
                 let mut head = String::with_capacity(40 + fields.len());
                 head.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
                 let _ = write!(head, "{id},\"result\":{{");
@@ -156,7 +158,7 @@ impl Server {
             }
             false => String::new(),
         };
-        if method == "initialize" && !is_modern(params) {
+        if method == "initialize" && !is_modern(asked.meta) {
             return self.initialize(id, params, session, env, out);
         }
         // 2026-07-28 has neither initialize nor ping.
@@ -186,8 +188,9 @@ impl Server {
         };
         let call = Call {
             params,
+            meta: asked.meta,
             stateless,
-            ctx: self.context(method, id, params, session.as_ref(), env),
+            ctx: self.context(method, id, asked.meta, asked.known, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),
             head: &head,
         };

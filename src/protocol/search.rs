@@ -344,6 +344,7 @@ impl Server {
         let params = Value::Object(params);
         let inner = Call {
             params: &params,
+            meta: call.meta,
             stateless: call.stateless,
             ctx: call.ctx.clone(),
             session_concerns: call.session_concerns.clone(),
@@ -371,6 +372,7 @@ fn as_list<'a>(call: &Call<'a>) -> Call<'a> {
     ctx.method = "tools/list".into();
     Call {
         params: call.params,
+        meta: call.meta,
         stateless: call.stateless,
         ctx,
         session_concerns: call.session_concerns.clone(),

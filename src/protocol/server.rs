@@ -10,6 +10,7 @@ use crate::concern::ConcernConfig;
 use crate::error::{type_name, Error, Result};
 use crate::filter::chain::{Chain, FilterContext};
 use crate::model::Kind;
+use crate::protocol::client_meta::Known;
 use crate::protocol::jsonrpc::{self};
 use crate::protocol::Session;
 
@@ -29,9 +30,21 @@ pub struct Env {
     pub identity: Option<Arc<crate::auth::Identity>>,
 }
 
+/// A request's `params` and its `_meta`, in them or kept beside them (`jsonrpc::KeptMeta`).
+#[derive(Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    pub value: &'a Value,
+    /// `params._meta` (null when absent).
+    pub meta: &'a Value,
+    /// What this thread read from that `_meta` before, when it is kept.
+    pub known: Option<&'a Arc<Known>>,
+}
+
 /// One request as the handlers see it.
 pub(crate) struct Call<'a> {
     pub params: &'a Value,
+    /// `params._meta` (null when absent; a list's may be kept beside `params`: [`Asked`]).
+    pub meta: &'a Value,
     /// A 2026-07-28 request (no session): its result gets `resultType`.
     pub stateless: bool,
     pub ctx: FilterContext,
@@ -110,11 +123,11 @@ impl Server {
         &self,
         method: &str,
         id: &Value,
-        params: &Value,
+        meta: &Value,
+        known: Option<&Arc<Known>>,
         session: Option<&Session>,
         env: &Env,
     ) -> FilterContext {
-        let meta = crate::json::member(params, "_meta");
         let (meta, initialize, protocol_version) = match session {
             Some(s) => (
                 Arc::new(meta.clone()),
@@ -123,7 +136,9 @@ impl Server {
             ),
             // Read once per client on this thread (`client_meta`), shared by its requests.
             None => {
-                let known = crate::protocol::client_meta::known(meta);
+                let known = known
+                    .cloned()
+                    .unwrap_or_else(|| crate::protocol::client_meta::known(meta));
                 (
                     Arc::clone(&known.meta),
                     Arc::clone(&known.initialize),

@@ -96,7 +96,7 @@ impl<'a> Head<'a> {
         let text = |v: &Value| v.as_str().map(|s| Cow::Owned(s.to_string()));
         // Members found by a scan of the few keys (`json::member`), as indexing would find them.
         let at = crate::json::member;
-        let meta = at(params, "_meta");
+        let meta = msg.meta();
         let params = match params.is_object() {
             false => Params::default(),
             true => Params {

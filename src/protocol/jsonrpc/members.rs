@@ -3,10 +3,15 @@
 //! object of the whole message built, copied and taken apart again (most messages are requests).
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+#[cfg(feature = "large-catalogs")]
+use crate::protocol::client_meta;
+use crate::protocol::client_meta::Known;
 
 /// The members of one message object. A member given twice is its last value, as a parsed
 /// object keeps it.
@@ -16,6 +21,10 @@ pub(super) struct Members {
     pub id: Option<Value>,
     pub method: Option<Value>,
     pub params: Option<Value>,
+    /// `params._meta` when its text is one `client_meta` keeps: where it stands among the params'
+    /// members and what was read from it, its value left out of `params` (the classification puts
+    /// it back for any message but a list request).
+    pub kept: Option<(usize, Arc<Known>)>,
     /// Every other member.
     pub rest: Map<String, Value>,
 }
@@ -28,6 +37,7 @@ impl Members {
             id: obj.remove("id"),
             method: obj.remove("method"),
             params: obj.remove("params"),
+            kept: None,
             rest: obj,
         }
     }
@@ -76,7 +86,11 @@ impl<'de> Deserialize<'de> for Members {
                 let mut m = Members::default();
                 while let Some(name) = map.next_key::<Name>()? {
                     let value = match name {
-                        Name::Params => map.next_value::<Params>()?.0,
+                        Name::Params => {
+                            let p = map.next_value::<Params>()?;
+                            m.kept = p.kept;
+                            p.value
+                        }
                         _ => map.next_value::<Value>()?,
                     };
                     match name {
@@ -96,9 +110,19 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
-/// `params` as a [`Value`], its `_meta` read through `client_meta` (a client's repeated `_meta` is
-/// not parsed again; with the `large-catalogs` feature, which has its raw text).
-struct Params(Value);
+/// `params` as a [`Value`], its `_meta` read through `client_meta` (with the `large-catalogs`
+/// feature, which has its raw text): a client's repeated `_meta` is not parsed again, nor copied
+/// (it is left out of the value, with its place, for the classification to put back or carry).
+struct Params {
+    value: Value,
+    kept: Option<(usize, Arc<Known>)>,
+}
+
+impl From<Value> for Params {
+    fn from(value: Value) -> Self {
+        Params { value, kept: None }
+    }
+}
 
 impl<'de> Deserialize<'de> for Params {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -110,19 +134,33 @@ impl<'de> Deserialize<'de> for Params {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
                 let mut members = Map::new();
+                #[cfg_attr(not(feature = "large-catalogs"), allow(unused_mut))]
+                let mut kept: Option<(usize, Arc<Known>)> = None;
                 while let Some(name) = map.next_key::<String>()? {
-                    let value = match name.as_str() {
-                        #[cfg(feature = "large-catalogs")]
-                        "_meta" => {
-                            let raw = map.next_value::<&serde_json::value::RawValue>()?;
-                            crate::protocol::client_meta::value_of(raw.get()).map_err(serde::de::Error::custom)?
+                    #[cfg(feature = "large-catalogs")]
+                    if name == "_meta" {
+                        let raw = map.next_value::<&serde_json::value::RawValue>()?.get();
+                        // Given twice: the first one's place, the last one's value (as `Map` reads it).
+                        if let Some((at, k)) = kept.take() {
+                            members.shift_insert(at, name.clone(), Value::clone(&k.meta));
                         }
-                        _ => map.next_value::<Value>()?,
-                    };
+                        match client_meta::kept(raw) {
+                            Some(k) if !members.contains_key("_meta") => kept = Some((members.len(), k)),
+                            _ => {
+                                let value = client_meta::value_of(raw).map_err(serde::de::Error::custom)?;
+                                members.insert(name, value);
+                            }
+                        }
+                        continue;
+                    }
+                    let value = map.next_value::<Value>()?;
                     // A member given twice: its last value, in its first place (as `Map` reads it).
                     members.insert(name, value);
                 }
-                Ok(Params(Value::Object(members)))
+                Ok(Params {
+                    value: Value::Object(members),
+                    kept,
+                })
             }
             // Anything else as a `Value` reads it (refused by the classification, which names its type).
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
@@ -130,25 +168,25 @@ impl<'de> Deserialize<'de> for Params {
                 while let Some(v) = seq.next_element::<Value>()? {
                     items.push(v);
                 }
-                Ok(Params(Value::Array(items)))
+                Ok(Value::Array(items).into())
             }
             fn visit_bool<E>(self, b: bool) -> Result<Params, E> {
-                Ok(Params(Value::Bool(b)))
+                Ok(Value::Bool(b).into())
             }
             fn visit_i64<E>(self, n: i64) -> Result<Params, E> {
-                Ok(Params(n.into()))
+                Ok(Value::from(n).into())
             }
             fn visit_u64<E>(self, n: u64) -> Result<Params, E> {
-                Ok(Params(n.into()))
+                Ok(Value::from(n).into())
             }
             fn visit_f64<E>(self, n: f64) -> Result<Params, E> {
-                Ok(Params(n.into()))
+                Ok(Value::from(n).into())
             }
             fn visit_str<E>(self, s: &str) -> Result<Params, E> {
-                Ok(Params(s.into()))
+                Ok(Value::from(s).into())
             }
             fn visit_unit<E>(self) -> Result<Params, E> {
-                Ok(Params(Value::Null))
+                Ok(Value::Null.into())
             }
         }
         d.deserialize_any(V)
