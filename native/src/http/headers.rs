@@ -1,19 +1,21 @@
-//! A request's headers as the core asks for them: by name, as text. Read once into a list of
-//! (name, value) texts, then each ask is a scan of that list, a length compared first — the core
+//! A request's headers as the core asks for them: by name, as text. Their names read once into a
+//! list of (name, value), then each ask is a scan of that list, a length compared first — the core
 //! asks for about 25 names a request, and a scan of hyper's map for each named every header
 //! again (`HeaderName::as_str`'s table each time): 3.4% of the native server's user time under
 //! scripts/bench-native.sh's `tools/list` load.
 
+use hyper::header::HeaderValue;
 use hyper::HeaderMap;
 
-/// The headers whose value is text, in the map's order (hyper keeps names in lowercase).
-pub(crate) struct Texts<'a>(Vec<(&'a str, &'a str)>);
+/// The headers by name, in the map's order (hyper keeps names in lowercase).
+pub(crate) struct Texts<'a>(Vec<(&'a str, &'a HeaderValue)>);
 
 impl<'a> Texts<'a> {
-    /// Reads `map` once; a value that is not text is left out.
+    /// Reads `map`'s names once (a value is checked for text when it is asked for: most are not,
+    /// and the check of every value was a fifth of the header asks' instructions).
     pub(crate) fn of(map: &'a HeaderMap) -> Self {
         let mut texts = Vec::with_capacity(map.len());
-        texts.extend(map.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))));
+        texts.extend(map.iter().map(|(k, v)| (k.as_str(), v)));
         Texts(texts)
     }
 
@@ -23,8 +25,9 @@ impl<'a> Texts<'a> {
         self.0
             .iter()
             // hyper's names are lowercase, as the core asks them: compared as bytes first.
-            .find(|(k, _)| k.len() == name.len() && (*k == name || k.eq_ignore_ascii_case(name)))
-            .map(|(_, v)| v.to_string())
+            .filter(|(k, _)| k.len() == name.len() && (*k == name || k.eq_ignore_ascii_case(name)))
+            .find_map(|(_, v)| v.to_str().ok())
+            .map(str::to_string)
     }
 }
 
