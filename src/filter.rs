@@ -9,6 +9,8 @@ pub mod facets;
 pub mod glob;
 pub mod index;
 pub mod naive;
+#[cfg(feature = "large-catalogs")]
+mod plain;
 pub mod policy;
 mod section;
 mod spec;

@@ -562,7 +562,7 @@ fn explain_names_the_rate_limits_a_use_counts_against_without_hiding_the_item() 
             id: json!(1),
             method: "sieve/explain".into(),
             params: json!({"name": name, "_meta": meta}),
-            meta: Default::default(),
+            kept: Default::default(),
         };
         let out = s.handle(msg, &mut None, &env(Some("alice")));
         let v: Value = serde_json::from_str(&out.response.unwrap()).unwrap();

@@ -7,7 +7,7 @@
 //! With the servers' `large-catalogs` feature (serde_json's `raw_value`), each thread keeps the
 //! last [`KEPT`] `_meta` texts of at most [`LONGEST`] bytes with what was read from them. A list
 //! request whose `_meta` is one of them carries what was read before beside its params
-//! (`jsonrpc::KeptMeta`: no parse, no copy); any other message gets a copy of the value in its
+//! (`jsonrpc::Kept`: no parse, no copy); any other message gets a copy of the value in its
 //! params (no parse). Their filter contexts share the value, the `initialize` and the version
 //! built before (no copies). A `_meta` that differs by a byte (a `progressToken`, a trace
 //! context) is read as any other. Without the feature (the npm package) nothing is kept: every
@@ -61,7 +61,7 @@ impl Known {
 
 /// What the core reads from a stateless request's `_meta`: the one read from the same value on
 /// this thread before, or read now. (A list's `_meta` kept here comes with its request:
-/// `jsonrpc::KeptMeta`, not looked up again.)
+/// `jsonrpc::Kept`, not looked up again.)
 pub(crate) fn known(meta: &Value) -> Arc<Known> {
     #[cfg(feature = "large-catalogs")]
     if let Some(k) = kept::find(|k| same(&k.meta, meta)) {

@@ -1,21 +1,20 @@
 //! JSON-RPC 2.0 framing: classify an incoming body, guard its size and shape, write responses.
 
 mod head;
+mod kept;
 mod members;
 
 pub use head::{Head, Meta, Params};
+pub use kept::Kept;
 
 use head::Loose;
 use members::Members;
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use crate::error::{type_name, Error};
-use crate::protocol::client_meta::Known;
 
-/// The list methods, whose requests carry a kept `_meta` beside their params ([`KeptMeta`]).
+/// The list methods, whose requests carry some members beside their params ([`Kept`]).
 pub const LIST_METHODS: [&str; 4] = [
     "tools/list",
     "resources/list",
@@ -53,11 +52,11 @@ pub enum Incoming {
         id: Value,
         /// Method name.
         method: String,
-        /// `params` (null when absent); without their `_meta` when `meta` carries it.
+        /// `params` (null when absent); without the members `kept` carries.
         params: Value,
-        /// A list's `_meta` as this thread read it before ([`KeptMeta`]); read it with
-        /// [`Incoming::meta`].
-        meta: KeptMeta,
+        /// A list's `_meta` and `filter` kept beside its `params` ([`Kept`]); [`Incoming::meta`]
+        /// reads the `_meta` from either, [`Incoming::whole`] puts them back.
+        kept: Kept,
     },
     /// A notification (no id).
     Notification {
@@ -76,37 +75,8 @@ pub enum Incoming {
     },
 }
 
-/// A list request's `params._meta` when a request of the same client on this thread had the same
-/// text (`client_meta`, servers' builds): what was read from it then, carried beside `params`
-/// rather than copied into them (a copy and its drop were 4% of a stateless `tools/list`), with
-/// its place among their members. Empty for any other message, which has its `_meta` in `params`.
-#[derive(Debug, Clone, Default)]
-pub struct KeptMeta(pub(crate) Option<(usize, Arc<Known>)>);
-
-impl KeptMeta {
-    /// What was read from the `_meta`, when it is kept.
-    pub(crate) fn known(&self) -> Option<&Arc<Known>> {
-        self.0.as_ref().map(|(_, k)| k)
-    }
-
-    /// The `_meta` of a request with `params`: this one's, or theirs.
-    pub(crate) fn or_in<'a>(&'a self, params: &'a Value) -> &'a Value {
-        match &self.0 {
-            Some((_, k)) => &k.meta,
-            None => crate::json::member(params, "_meta"),
-        }
-    }
-
-    /// `params` with the `_meta` back in its place.
-    fn put_back(self, params: &mut Value) {
-        if let (Some((at, k)), Value::Object(members)) = (self.0, params) {
-            members.shift_insert(at, "_meta".into(), Value::clone(&k.meta));
-        }
-    }
-}
-
 impl PartialEq for Incoming {
-    /// As parsed: a kept `_meta` compares as the `params` member it was.
+    /// As parsed: a kept member compares as the `params` member it was.
     fn eq(&self, other: &Self) -> bool {
         match (self.clone().whole(), other.clone().whole()) {
             (
@@ -128,22 +98,22 @@ impl PartialEq for Incoming {
 }
 
 impl Incoming {
-    /// The message with a kept `_meta` back in its `params` (as a shell that forwards or records
-    /// them whole wants them).
+    /// The message with its kept members back in its `params` (as a shell that forwards or
+    /// records them whole wants them).
     pub fn whole(self) -> Incoming {
         match self {
             Incoming::Request {
                 id,
                 method,
                 mut params,
-                meta,
+                kept,
             } => {
-                meta.put_back(&mut params);
+                kept.put_back(&mut params);
                 Incoming::Request {
                     id,
                     method,
                     params,
-                    meta: KeptMeta::default(),
+                    kept: Kept::default(),
                 }
             }
             other => other,
@@ -153,7 +123,7 @@ impl Incoming {
     /// `params._meta` (null when absent), kept beside them or in them.
     pub fn meta(&self) -> &Value {
         match self {
-            Incoming::Request { params, meta, .. } => meta.or_in(params),
+            Incoming::Request { params, kept, .. } => kept.meta_or_in(params),
             other => crate::json::member(other.params(), "_meta"),
         }
     }
@@ -166,7 +136,7 @@ impl Incoming {
         }
     }
 
-    /// The params (null for responses); a list request's kept `_meta` is not among them
+    /// The params (null for responses); a list request's kept members are not among them
     /// ([`Incoming::meta`], [`Incoming::whole`]).
     pub fn params(&self) -> &Value {
         match self {
@@ -350,7 +320,7 @@ fn classify_members(m: Members) -> Result<Incoming, Rejected> {
         id,
         method,
         params,
-        kept,
+        mut kept,
         rest,
     } = m;
     let id_for_error = match &id {
@@ -371,9 +341,9 @@ fn classify_members(m: Members) -> Result<Incoming, Rejected> {
         Some(p @ Value::Object(_)) => p,
         Some(p) => return fail(format!("\"params\" must be an object, got {}", type_name(&p))),
     };
-    // A list request carries a kept `_meta` beside its params (it reads them for its filter, and
-    // the `_meta` only through `Incoming::meta`); any other message has it back in them.
-    let mut kept = KeptMeta(kept);
+    // A list request carries its kept members beside its params (it reads its `_meta` only
+    // through `Incoming::meta`, its filter through `Kept::filter`); any other message has them
+    // back in them.
     let list = matches!((&method, &id), (Some(Value::String(m)), Some(_)) if LIST_METHODS.contains(&m.as_str()));
     if !list {
         std::mem::take(&mut kept).put_back(&mut params);
@@ -383,7 +353,7 @@ fn classify_members(m: Members) -> Result<Incoming, Rejected> {
             id,
             method,
             params,
-            meta: kept,
+            kept,
         }),
         (Some(Value::String(method)), None) => Ok(Incoming::Notification { method, params }),
         (Some(m), _) => fail(format!("\"method\" must be a string, got {}", type_name(&m))),
@@ -596,7 +566,7 @@ mod tests {
 
     #[cfg(feature = "large-catalogs")]
     #[test]
-    fn a_list_carries_a_kept_meta_beside_its_params_and_any_other_request_has_it_in_them() {
+    fn a_list_carries_its_kept_meta_and_plain_filter_beside_its_params_and_any_other_request_has_them_in_them() {
         const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"only":"this test"}}"#;
         let body = |method: &str, params: String| {
             format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#)
@@ -609,11 +579,8 @@ mod tests {
             format!(r#"{{"cursor":"c","_meta":{META},"filter":{{}}}}"#),
         );
         let first = read(&list);
-        assert_eq!(
-            first.params().to_string(),
-            as_sent(&list),
-            "read, and kept for the next"
-        );
+        assert!(first.params().get("_meta").is_some(), "read, and kept for the next");
+        assert_eq!(first.clone().whole().params().to_string(), as_sent(&list));
         let again = read(&list);
         assert_eq!(again.params().get("_meta"), None, "kept: not copied into the params");
         assert_eq!(*again.meta(), serde_json::from_str::<Value>(META).unwrap());
@@ -634,10 +601,35 @@ mod tests {
         );
         assert_eq!(read(&call).params().to_string(), as_sent(&call));
         assert_eq!(read(&call).meta(), again.meta());
+        // A plain filter is read as a filter, beside the params; any other filter is in them.
+        let filter_of = |m: &Incoming| match m {
+            Incoming::Request { kept, .. } => kept.filter().cloned(),
+            _ => None,
+        };
+        let plain = body(
+            "tools/list",
+            format!(r#"{{"filter":{{"groups":["a"]}},"_meta":{META},"cursor":"c"}}"#),
+        );
+        let msg = read(&plain);
+        assert_eq!(msg.params().to_string(), r#"{"cursor":"c"}"#, "both kept");
+        assert_eq!(filter_of(&msg).map(|f| f.groups), Some(vec!["a".to_string()]));
+        let with_expr = body("tools/list", r#"{"filter":{"expr":{"group":"a"}}}"#.into());
+        assert_eq!(read(&with_expr).params().to_string(), as_sent(&with_expr));
+        // Not a list, or not known to be one when its params are read: in the params.
+        let explain = body("sieve/explain", r#"{"filter":{"groups":["a"]}}"#.into());
+        assert_eq!(read(&explain).params().to_string(), as_sent(&explain));
+        let params_first = r#"{"jsonrpc":"2.0","id":1,"params":{"filter":{"groups":["a"]}},"method":"tools/list"}"#;
+        assert_eq!(read(params_first).params().to_string(), as_sent(params_first));
+        let turned = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"filter":{"groups":["a"]}},"method":"sieve/explain"}"#;
+        assert_eq!(read(turned).params().to_string(), as_sent(turned), "put back");
         // Given twice: the first one's place, the last one's value, whichever of them is kept.
         for twice in [
             format!(r#"{{"_meta":{{"a":1}},"cursor":"c","_meta":{META}}}"#),
             format!(r#"{{"_meta":{META},"cursor":"c","_meta":{{"a":2}}}}"#),
+            format!(r#"{{"_meta":{META},"filter":{{"groups":["a"]}},"filter":{{"tags":["t"]}}}}"#),
+            format!(r#"{{"filter":{{"groups":["a"]}},"_meta":{META},"_meta":{{"a":2}}}}"#),
+            format!(r#"{{"filter":{{"groups":["a"]}},"_meta":{META},"filter":{{"expr":{{"group":"a"}}}}}}"#),
+            format!(r#"{{"filter":{{"expr":{{"group":"a"}}}},"x":1,"_meta":{META},"filter":{{"tags":["t"]}}}}"#),
         ] {
             let twice = body("tools/list", twice);
             let msg = read(&twice);

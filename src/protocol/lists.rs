@@ -140,7 +140,7 @@ impl Server {
 
     /// `tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`.
     pub(crate) fn list(&self, kind: Kind, call: &Call, log: &mut Vec<String>) -> Result<String> {
-        let filter = Filter::parse(crate::json::member(call.params, "filter"), "params.filter")?;
+        let filter = call.filter()?;
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &filter, &mut warnings)?;
         #[cfg_attr(not(feature = "standards"), allow(unused_mut))]

@@ -39,7 +39,7 @@ impl Server {
     /// mode, else `options.listTtlSeconds` (default five minutes); private when the answer may
     /// depend on who asks or on anything outside the URL (a principal, concerns sent with the
     /// request, a view from `X-MCP-*` headers, policy rules about the caller).
-    fn cache_fields(&self, params: &Value, meta: &Value, env: &Env) -> (i64, &'static str) {
+    fn cache_fields(&self, asked: Asked, env: &Env) -> (i64, &'static str) {
         let refresh = self.catalog.upstreams.iter().map(|u| u.refresh_ms).min();
         let ttl = match (refresh, self.catalog.options.list_ttl_ms) {
             (_, Some(ttl)) => ttl,
@@ -47,9 +47,12 @@ impl Server {
             (None, None) => crate::catalog::DEFAULT_LIST_TTL_MS,
         };
         let at = crate::json::member;
-        let concerns = !at(at(params, "filter"), "concerns").is_null()
-            || !at(params, "concerns").is_null()
-            || !at(meta, EXT_CONCERNS).is_null();
+        let filter_concerns = match asked.filter {
+            Some(f) => f.concerns.is_some(),
+            None => !at(at(asked.value, "filter"), "concerns").is_null(),
+        };
+        let concerns =
+            filter_concerns || !at(asked.value, "concerns").is_null() || !at(asked.meta, EXT_CONCERNS).is_null();
         // A view chosen by headers is not in the URL a shared cache keys on.
         let headers = env.view.as_ref().is_some_and(|v| v.from_headers());
         // Scoped groups: the lists depend on the client's declared capabilities.
@@ -67,7 +70,7 @@ impl Server {
             fields.reserve(80); // the longest of them, written once
             fields.push_str("\"resultType\":\"complete\"");
             if CACHEABLE.contains(&method) {
-                let (ttl, scope) = self.cache_fields(params.value, params.meta, env);
+                let (ttl, scope) = self.cache_fields(params, env);
                 // Written in place, the number without `core::fmt` (every stateless list has them).
                 fields.push_str(",\"ttlMs\":");
                 fields.push_str(itoa::Buffer::new().format(ttl));
@@ -99,13 +102,14 @@ impl Server {
                 id,
                 method,
                 params,
-                meta,
+                kept,
             } => {
                 let stateless = session.as_ref().is_none_or(|s| s.task_holder) && method != "initialize";
                 let params = Asked {
                     value: &params,
-                    meta: meta.or_in(&params),
-                    known: meta.known(),
+                    meta: kept.meta_or_in(&params),
+                    known: kept.known(),
+                    filter: kept.filter(),
                 };
                 let mut result = self.request(&id, &method, params, session, env, &mut out);
                 if result.is_ok() {
@@ -189,6 +193,7 @@ impl Server {
         let call = Call {
             params,
             meta: asked.meta,
+            kept_filter: asked.filter,
             stateless,
             ctx: self.context(method, id, asked.meta, asked.known, session.as_ref(), env),
             session_concerns: session.as_ref().map(|s| s.concerns.clone()).unwrap_or_default(),

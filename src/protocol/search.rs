@@ -116,7 +116,7 @@ impl Server {
                 "params.cursor: this search-mode list is one page and issued no cursor".to_string(),
             ));
         }
-        let filter = Filter::parse(call.params.get("filter").unwrap_or(&Value::Null), "params.filter")?;
+        let filter = call.filter()?;
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &filter, &mut warnings)?;
         let visible = self.selection(Kind::Tool, call, &Filter::default(), &concerns, log);
@@ -345,6 +345,7 @@ impl Server {
         let inner = Call {
             params: &params,
             meta: call.meta,
+            kept_filter: None,
             stateless: call.stateless,
             ctx: call.ctx.clone(),
             session_concerns: call.session_concerns.clone(),
@@ -373,6 +374,7 @@ fn as_list<'a>(call: &Call<'a>) -> Call<'a> {
     Call {
         params: call.params,
         meta: call.meta,
+        kept_filter: call.kept_filter,
         stateless: call.stateless,
         ctx,
         session_concerns: call.session_concerns.clone(),

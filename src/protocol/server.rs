@@ -9,6 +9,7 @@ use crate::catalog::Catalog;
 use crate::concern::ConcernConfig;
 use crate::error::{type_name, Error, Result};
 use crate::filter::chain::{Chain, FilterContext};
+use crate::filter::Filter;
 use crate::model::Kind;
 use crate::protocol::client_meta::Known;
 use crate::protocol::jsonrpc::{self};
@@ -30,7 +31,7 @@ pub struct Env {
     pub identity: Option<Arc<crate::auth::Identity>>,
 }
 
-/// A request's `params` and its `_meta`, in them or kept beside them (`jsonrpc::KeptMeta`).
+/// A request's `params` and its `_meta`, in them or kept beside them (`jsonrpc::Kept`), and a list's filter read from the text.
 #[derive(Clone, Copy)]
 pub(crate) struct Asked<'a> {
     pub value: &'a Value,
@@ -38,6 +39,8 @@ pub(crate) struct Asked<'a> {
     pub meta: &'a Value,
     /// What this thread read from that `_meta` before, when it is kept.
     pub known: Option<&'a Arc<Known>>,
+    /// A list's `params.filter`, when it was read from the text (`jsonrpc::Kept`).
+    pub filter: Option<&'a Filter>,
 }
 
 /// One request as the handlers see it.
@@ -45,6 +48,9 @@ pub(crate) struct Call<'a> {
     pub params: &'a Value,
     /// `params._meta` (null when absent; a list's may be kept beside `params`: [`Asked`]).
     pub meta: &'a Value,
+    /// A list's `params.filter` read from the text, not in `params` ([`Asked`]); read either
+    /// with [`Call::filter`].
+    pub kept_filter: Option<&'a Filter>,
     /// A 2026-07-28 request (no session): its result gets `resultType`.
     pub stateless: bool,
     pub ctx: FilterContext,
@@ -53,6 +59,18 @@ pub(crate) struct Call<'a> {
     /// and a 2026-07-28 result's own fields): a list writes its answer whole after it, so its
     /// page is not moved to be wrapped. Empty: the result alone.
     pub head: &'a str,
+}
+
+impl Call<'_> {
+    /// `params.filter`: the one read from the text, or `Filter::parse`'s reading of the params'.
+    pub(crate) fn filter(&self) -> Result<std::borrow::Cow<'_, Filter>> {
+        match self.kept_filter {
+            Some(f) => Ok(std::borrow::Cow::Borrowed(f)),
+            None => {
+                Filter::parse(crate::json::member(self.params, "filter"), "params.filter").map(std::borrow::Cow::Owned)
+            }
+        }
+    }
 }
 
 /// The MCP server core: a compiled catalog and a policy chain.

@@ -3,15 +3,18 @@
 //! object of the whole message built, copied and taken apart again (most messages are requests).
 
 use std::fmt;
-use std::sync::Arc;
 
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 #[cfg(feature = "large-catalogs")]
+use super::kept::KeptFilter;
+use super::Kept;
+#[cfg(feature = "large-catalogs")]
+use crate::filter::Filter;
+#[cfg(feature = "large-catalogs")]
 use crate::protocol::client_meta;
-use crate::protocol::client_meta::Known;
 
 /// The members of one message object. A member given twice is its last value, as a parsed
 /// object keeps it.
@@ -21,10 +24,9 @@ pub(super) struct Members {
     pub id: Option<Value>,
     pub method: Option<Value>,
     pub params: Option<Value>,
-    /// `params._meta` when its text is one `client_meta` keeps: where it stands among the params'
-    /// members and what was read from it, its value left out of `params` (the classification puts
-    /// it back for any message but a list request).
-    pub kept: Option<(usize, Arc<Known>)>,
+    /// The members of `params` kept beside them ([`Kept`]; the classification puts them back
+    /// for any message but a list request).
+    pub kept: Kept,
     /// Every other member.
     pub rest: Map<String, Value>,
 }
@@ -37,7 +39,7 @@ impl Members {
             id: obj.remove("id"),
             method: obj.remove("method"),
             params: obj.remove("params"),
-            kept: None,
+            kept: Kept::default(),
             rest: obj,
         }
     }
@@ -87,7 +89,13 @@ impl<'de> Deserialize<'de> for Members {
                 while let Some(name) = map.next_key::<Name>()? {
                     let value = match name {
                         Name::Params => {
-                            let p = map.next_value::<Params>()?;
+                            // A list's filter is read for it when its method came first (most bodies).
+                            let list = m
+                                .method
+                                .as_ref()
+                                .and_then(Value::as_str)
+                                .is_some_and(|m| super::LIST_METHODS.contains(&m));
+                            let p = map.next_value_seed(Params { list })?;
                             m.kept = p.kept;
                             p.value
                         }
@@ -110,44 +118,79 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
-/// `params` as a [`Value`], its `_meta` read through `client_meta` (with the `large-catalogs`
-/// feature, which has its raw text): a client's repeated `_meta` is not parsed again, nor copied
-/// (it is left out of the value, with its place, for the classification to put back or carry).
+/// How `params` are read: as a [`Value`], but (with the `large-catalogs` feature, which has
+/// their raw text) a client's repeated `_meta` is read through `client_meta`, not parsed again
+/// nor copied, and a list's plain `filter` is read as a [`Filter`] (`Filter::read_plain`), with
+/// no `Value` of it: both left out of the value with their places ([`Kept`]), for the
+/// classification to put back or carry.
 struct Params {
-    value: Value,
-    kept: Option<(usize, Arc<Known>)>,
+    /// Whether the message is a list request (as far as its members before `params` say).
+    list: bool,
 }
 
-impl From<Value> for Params {
+/// The params read, and the members kept beside them.
+struct Read {
+    value: Value,
+    kept: Kept,
+}
+
+impl From<Value> for Read {
     fn from(value: Value) -> Self {
-        Params { value, kept: None }
+        Read {
+            value,
+            kept: Kept::default(),
+        }
     }
 }
 
-impl<'de> Deserialize<'de> for Params {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
+impl<'de> DeserializeSeed<'de> for Params {
+    type Value = Read;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Read, D::Error> {
+        struct V {
+            #[cfg_attr(not(feature = "large-catalogs"), allow(dead_code))]
+            list: bool,
+        }
         impl<'de> Visitor<'de> for V {
-            type Value = Params;
+            type Value = Read;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
                 let mut members = Map::new();
                 #[cfg_attr(not(feature = "large-catalogs"), allow(unused_mut))]
-                let mut kept: Option<(usize, Arc<Known>)> = None;
+                let mut kept = Kept::default();
                 while let Some(name) = map.next_key::<String>()? {
+                    // Given twice: the first one's place, the last one's value (as `Map` reads it):
+                    // a kept one is put back first.
                     #[cfg(feature = "large-catalogs")]
                     if name == "_meta" {
                         let raw = map.next_value::<&serde_json::value::RawValue>()?.get();
-                        // Given twice: the first one's place, the last one's value (as `Map` reads it).
-                        if let Some((at, k)) = kept.take() {
-                            members.shift_insert(at, name.clone(), Value::clone(&k.meta));
-                        }
+                        kept.put_back_meta(&mut members);
                         match client_meta::kept(raw) {
-                            Some(k) if !members.contains_key("_meta") => kept = Some((members.len(), k)),
+                            Some(k) if !members.contains_key("_meta") => {
+                                kept.meta = Some((members.len() + kept.count(), k));
+                            }
                             _ => {
                                 let value = client_meta::value_of(raw).map_err(serde::de::Error::custom)?;
+                                members.insert(name, value);
+                            }
+                        }
+                        continue;
+                    }
+                    #[cfg(feature = "large-catalogs")]
+                    if self.list && name == "filter" {
+                        let raw = map.next_value::<&serde_json::value::RawValue>()?.get();
+                        kept.put_back_filter(&mut members);
+                        match Filter::read_plain(raw) {
+                            Some(f) if !members.contains_key("filter") => {
+                                kept.filter = Some(Box::new(KeptFilter {
+                                    at: members.len() + kept.count(),
+                                    filter: f,
+                                    text: raw.into(),
+                                }));
+                            }
+                            _ => {
+                                let value = serde_json::from_str(raw).map_err(serde::de::Error::custom)?;
                                 members.insert(name, value);
                             }
                         }
@@ -157,38 +200,38 @@ impl<'de> Deserialize<'de> for Params {
                     // A member given twice: its last value, in its first place (as `Map` reads it).
                     members.insert(name, value);
                 }
-                Ok(Params {
+                Ok(Read {
                     value: Value::Object(members),
                     kept,
                 })
             }
             // Anything else as a `Value` reads it (refused by the classification, which names its type).
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read, A::Error> {
                 let mut items = Vec::new();
                 while let Some(v) = seq.next_element::<Value>()? {
                     items.push(v);
                 }
                 Ok(Value::Array(items).into())
             }
-            fn visit_bool<E>(self, b: bool) -> Result<Params, E> {
+            fn visit_bool<E>(self, b: bool) -> Result<Read, E> {
                 Ok(Value::Bool(b).into())
             }
-            fn visit_i64<E>(self, n: i64) -> Result<Params, E> {
+            fn visit_i64<E>(self, n: i64) -> Result<Read, E> {
                 Ok(Value::from(n).into())
             }
-            fn visit_u64<E>(self, n: u64) -> Result<Params, E> {
+            fn visit_u64<E>(self, n: u64) -> Result<Read, E> {
                 Ok(Value::from(n).into())
             }
-            fn visit_f64<E>(self, n: f64) -> Result<Params, E> {
+            fn visit_f64<E>(self, n: f64) -> Result<Read, E> {
                 Ok(Value::from(n).into())
             }
-            fn visit_str<E>(self, s: &str) -> Result<Params, E> {
+            fn visit_str<E>(self, s: &str) -> Result<Read, E> {
                 Ok(Value::from(s).into())
             }
-            fn visit_unit<E>(self) -> Result<Params, E> {
+            fn visit_unit<E>(self) -> Result<Read, E> {
                 Ok(Value::Null.into())
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V { list: self.list })
     }
 }
