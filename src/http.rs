@@ -27,7 +27,7 @@ pub use identity::{metadata, refused, who, Caller, Party, Who, ACCESS_HEADER};
 pub(crate) use modern::check_version_and_capabilities;
 pub use security::{
     authorized, cors_headers, declared_length, failed, gate, identify, misconfigured, misconfigured_privately, serve,
-    serve_gated, serve_parsed, too_large,
+    serve_gated, too_large,
 };
 pub use session_id::{same_secret, Secret};
 pub use sessions::{holder, released};

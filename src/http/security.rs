@@ -160,27 +160,16 @@ pub fn too_large(limit: usize) -> Response {
 /// The whole transport: [`gate`], then the Streamable HTTP rules
 /// ([`handle`](crate::http::handle)), then CORS headers.
 pub fn serve(server: &Server, cfg: &Config, req: Request<'_>, store: &mut dyn SessionStore, env: &Env) -> Response {
-    serve_parsed(server, cfg, req, None, store, env)
-}
-
-/// [`serve`] of a body the shell already parsed (`parsed`: what `jsonrpc::parse` gave for
-/// `req.body` with `cfg.limits`; `None`: parsed here), so it is not parsed twice.
-pub fn serve_parsed(
-    server: &Server,
-    cfg: &Config,
-    req: Request<'_>,
-    parsed: Option<Incoming>,
-    store: &mut dyn SessionStore,
-    env: &Env,
-) -> Response {
     if let Some(r) = gate(cfg, &req) {
         return r;
     }
-    serve_gated(server, cfg, req, parsed, store, env)
+    serve_gated(server, cfg, req, None, store, env)
 }
 
-/// [`serve_parsed`] of a request that passed [`gate`] already (a shell gates it before it reads
-/// the body; the gate's asks are not made twice).
+/// [`serve`] of a request that passed [`gate`] already (a shell gates it before it reads the
+/// body; the gate's asks are not made twice), its body perhaps parsed by the shell (`parsed`:
+/// what `jsonrpc::parse` gave for `req.body` with `cfg.limits`; `None`: parsed here), so it is
+/// not parsed twice.
 pub fn serve_gated(
     server: &Server,
     cfg: &Config,

@@ -275,22 +275,13 @@ pub fn peek(body: &[u8]) -> Option<(String, Value)> {
     Some((method, v.get_mut("params").map(Value::take).unwrap_or(Value::Null)))
 }
 
-/// The methods whose handling never reads `Env::fresh_id`: no session, task, holder or question
-/// to the client is made for them.
-const NO_FRESH_ID: [&str; 5] = [
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-    "ping",
-];
-
 impl Head<'_> {
     /// Whether the message may need `Env::fresh_id` (a shell then mints it: random bits and a
-    /// signature): only a method of [`NO_FRESH_ID`] needs none; anything else (no method: a
-    /// body that is not a message) is said to need one.
+    /// signature): the lists ([`LIST_METHODS`]) and `ping` never read it (no session, task,
+    /// holder or question to the client is made for them); anything else (no method: a body
+    /// that is not a message) is said to need one.
     pub fn needs_fresh_id(&self) -> bool {
-        !self.method().is_some_and(|m| NO_FRESH_ID.contains(&m))
+        !self.method().is_some_and(|m| m == "ping" || LIST_METHODS.contains(&m))
     }
 }
 
