@@ -31,34 +31,12 @@ if ! have cargo; then
 fi
 rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
   || step "adding the wasm32-unknown-unknown target" rustup target add wasm32-unknown-unknown
-# The Rust tools compile side by side, each in a job of its own (`side`; `joined` waits for them
-# and stops at the first that failed): one `cargo install` leaves a core idle through its serial
-# stretches (build scripts, proc-macro chains, the final link; wasm-bindgen-cli took 297 CPU
-# seconds in 341 s wall), and on a machine without them they were most of the first run.
-jobs=()
-side() { "$@" & jobs+=($!); }
-joined() {
-  local done_pid left p
-  while [ ${#jobs[@]} -gt 0 ]; do
-    wait -n -p done_pid "${jobs[@]}" || { kill "${jobs[@]}" 2>/dev/null; exit 1; }
-    left=(); for p in "${jobs[@]}"; do [ "$p" = "$done_pid" ] || left+=("$p"); done
-    jobs=("${left[@]}")
-  done
-}
 wbg=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$" \
-  || side step "installing wasm-bindgen-cli $wbg" cargo install -q wasm-bindgen-cli --version "=$wbg" --locked --force
-have wasm-pack || side step "installing wasm-pack 0.15" cargo install -q wasm-pack --version '^0.15' --locked
+  || step "installing wasm-bindgen-cli $wbg" cargo install -q wasm-bindgen-cli --version "=$wbg" --locked --force
+have wasm-pack || step "installing wasm-pack 0.15" cargo install -q wasm-pack --version '^0.15' --locked
 worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
-  || side step "installing worker-build 0.8.7" cargo install -q worker-build --version '=0.8.7' --locked --force
-if ! $run_only; then
-  mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
-    || side step "installing mdbook 0.5 (builds docs/)" cargo install -q mdbook --version '^0.5' --locked
-  # Release tooling (scripts/check-release.sh): dist, from the crate cargo-dist (release archives
-  # and installers; the longest of these compiles).
-  dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
-    || side step "installing cargo-dist 0.34 (dist)" cargo install -q cargo-dist --version '~0.34' --locked
-fi
+  || step "installing worker-build 0.8.7" cargo install -q worker-build --version '=0.8.7' --locked --force
 
 # The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
 # --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
@@ -98,9 +76,7 @@ npm_tools() {
 }
 stamp=node_modules/.sieve-lock-hash
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
-# While the Rust tools compile (it waits on the network and the disk).
-[ "$(cat "$stamp" 2>/dev/null)" = "$want" ] || side step "installing npm tools (npm ci)" npm_tools
-joined
+[ "$(cat "$stamp" 2>/dev/null)" = "$want" ] || step "installing npm tools (npm ci)" npm_tools
 
 if $run_only; then
   say "what the run needs is ready ($((SECONDS - started)) s)"
@@ -108,6 +84,12 @@ if $run_only; then
 fi
 
 # The test command's tools from here on.
+mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
+  || step "installing mdbook 0.5 (builds docs/)" cargo install -q mdbook --version '^0.5' --locked
+# Release tooling (scripts/check-release.sh): dist, from the crate cargo-dist (release archives and
+# installers; about 12 minutes to compile), and the host's musl target for the static binary.
+dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
+  || step "installing cargo-dist 0.34 (dist)" cargo install -q cargo-dist --version '~0.34' --locked
 musl="$(uname -m)-unknown-linux-musl"
 rustup target list --installed 2>/dev/null | grep -qx "$musl" \
   || step "adding the $musl target" rustup target add "$musl"
