@@ -31,12 +31,17 @@ if ! have cargo; then
 fi
 rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
   || step "adding the wasm32-unknown-unknown target" rustup target add wasm32-unknown-unknown
+# tool NAME ARGS...: `cargo install` of a build tool at opt-level 1. They are most of a first run
+# on a machine without them, and they run for seconds: worker-build compiled in 168 s instead of
+# 218 s, wasm-bindgen-cli in 124 s instead of 157 s, and wasm-bindgen made the Worker's bindings in
+# the same 0.6 s (docs/src/development.md).
+tool() { CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install -q "$@"; }
 wbg=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 wasm-bindgen --version 2>/dev/null | grep -q " $wbg\$" \
-  || step "installing wasm-bindgen-cli $wbg" cargo install -q wasm-bindgen-cli --version "=$wbg" --locked --force
-have wasm-pack || step "installing wasm-pack 0.15" cargo install -q wasm-pack --version '^0.15' --locked
+  || step "installing wasm-bindgen-cli $wbg" tool wasm-bindgen-cli --version "=$wbg" --locked --force
+have wasm-pack || step "installing wasm-pack 0.15" tool wasm-pack --version '^0.15' --locked
 worker-build --version 2>/dev/null | grep -Eq '(^| )0\.8\.7( |$)' \
-  || step "installing worker-build 0.8.7" cargo install -q worker-build --version '=0.8.7' --locked --force
+  || step "installing worker-build 0.8.7" tool worker-build --version '=0.8.7' --locked --force
 
 # The Python side of the tests: the official Python SDK (`mcp`) and FastMCP, exact pins, in .venv.
 # --no-deps: fastmcp's declared extras ask for a certifi the index does not have (see the pins file).
@@ -85,11 +90,11 @@ fi
 
 # The test command's tools from here on.
 mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
-  || step "installing mdbook 0.5 (builds docs/)" cargo install -q mdbook --version '^0.5' --locked
+  || step "installing mdbook 0.5 (builds docs/)" tool mdbook --version '^0.5' --locked
 # Release tooling (scripts/check-release.sh): dist, from the crate cargo-dist (release archives and
 # installers; about 12 minutes to compile), and the host's musl target for the static binary.
 dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
-  || step "installing cargo-dist 0.34 (dist)" cargo install -q cargo-dist --version '~0.34' --locked
+  || step "installing cargo-dist 0.34 (dist)" tool cargo-dist --version '~0.34' --locked
 musl="$(uname -m)-unknown-linux-musl"
 rustup target list --installed 2>/dev/null | grep -qx "$musl" \
   || step "adding the $musl target" rustup target add "$musl"
