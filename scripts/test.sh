@@ -9,7 +9,8 @@
 # `cargo test` (one cargo folder builds one thing at a time; the wasm's fat LTO and wasm-opt keep
 # one core busy while the other is idle). The server lanes (the Worker's, the native server's)
 # run beside a third lane of the steps that build in folders of their own (the release check, the
-# Windows lane), `nice`d so the servers keep their deadlines; each starts as soon as what it runs
+# Windows lane; `nice`d so the servers keep their deadlines; then the Worker's security findings,
+# to shorten the Worker's lane); each starts as soon as what it runs
 # is built (the native server's and the builds lane after `cargo test`, the Worker's when the
 # wasm is built too), beside the rest of the wasm lane (the package's checks, `wasm-pack test`).
 #
@@ -134,9 +135,19 @@ step "release plan (dist plan: every target's archive and installer; the release
 # the stdio, connect and login end-to-end tests against the x86_64-pc-windows-gnu build), `nice`d
 # so the servers keep their deadlines. The server lanes share no port or state, and mostly wait on
 # their servers. Each lane's output is printed whole when all are done, and its steps counted.
+# The Worker's security findings run at the end of the builds lane, not after the Worker's
+# end-to-end: that lane was the longest (825 s against the builds lane's 497 s at fca8204), and
+# by then the builds are done.
+# wasm_built: waits for the wasm lane's build; true if it built.
+wasm_built() {
+  while [ ! -f "$lanes/built" ] && [ ! -f "$lanes/wasm-done" ]; do sleep 1; done
+  [ -f "$lanes/built" ]
+}
 builds_lane() {
   step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" nice -n 10 scripts/check-release.sh
   step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" nice -n 10 scripts/test-windows.sh
+  wasm_built || return 0 # the Worker's lane counts the failure
+  step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
 }
 lane builds builds_lane
 # The end-to-end files (tests/e2e/NAME.test.mjs) the native server's lane runs: those that run
@@ -172,15 +183,13 @@ else
 fi
 worker_lane() {
   step "end-to-end (wrangler dev + MCP SDK + Chromium)" node --test --test-concurrency=1 $(e2e_worker)
-  step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
   step "MCP conformance suite (wrangler dev, catalog/conformance.json)" timeout 600 node --test tests/conformance/
   step "soak (100 sessions, 60 s, wrangler dev)" timeout 300 scripts/soak.sh
 }
-while [ ! -f "$lanes/built" ] && [ ! -f "$lanes/wasm-done" ]; do sleep 1; done
-if [ -f "$lanes/built" ]; then
+if wasm_built; then
   lane worker worker_lane
 else
-  failed=$((failed + 1)); failures+=("end-to-end, Worker (not run: build failed)")
+  failed=$((failed + 1)); failures+=("end-to-end and security findings, Worker (not run: build failed)")
 fi
 join_lanes
 rm -rf "$lanes"
