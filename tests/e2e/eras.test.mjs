@@ -22,7 +22,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startNative, toolNames, sdkStateless } from './harness.mjs';
 import { stateless, TASKS_CAPS, initialize, call, post } from '../common/mcp-raw.mjs';
-import { startEverything, startWith, recordingProxy } from '../security/helpers.mjs';
+import { startEverything, startTogether, startWith, recordingProxy } from '../security/helpers.mjs';
 
 const TOKEN = 'eras-downstream-token';
 const PRINCIPALS = { alice: 'eras-alice-token', bob: 'eras-bob-token' };
@@ -35,7 +35,7 @@ const tasksClient = (who) => new Client({ name: `sieve-eras-${who}`, version: '1
 let everything, chained, modernProxy, legacyProxy, gateway;
 
 before(async () => {
-  [everything, chained] = await Promise.all([startEverything(), startNative()]);
+  [everything, chained] = await startTogether([startEverything(), startNative()]);
   [modernProxy, legacyProxy] = await Promise.all([recordingProxy(chained.url), recordingProxy(everything.url)]);
   gateway = await startWith(
     { upstreams: { chain: { url: modernProxy.url, title: 'Chained mcp-sieve' }, everything: { url: legacyProxy.url } } },

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { freePort } from './harness.mjs';
-import { startEverything, startFastmcp, startWith, binOf, native, recordingProxy, ROOT, sleep } from '../security/helpers.mjs';
+import { startEverything, startFastmcp, startTogether, startWith, binOf, native, recordingProxy, ROOT, sleep } from '../security/helpers.mjs';
 
 const NATIVE = native();
 const nativeOnly = { skip: !NATIVE && 'stdio upstreams run in the native server only' };
@@ -36,7 +36,7 @@ const DOWNSTREAM_TOKEN = 'downstream-client-token';
 let everything, fastmcp, proxy, server, tmp, doc, docPath;
 
 before(async () => {
-  [everything, fastmcp] = await Promise.all([startEverything(), startFastmcp()]);
+  [everything, fastmcp] = await startTogether([startEverything(), startFastmcp()]);
   proxy = await recordingProxy(everything.url);
   tmp = mkdtempSync(path.join(tmpdir(), 'sieve-upstreams-'));
   writeFileSync(path.join(tmp, 'hello.txt'), 'hello from the filesystem server\n');

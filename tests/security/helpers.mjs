@@ -6,7 +6,7 @@
 // mode; the FastMCP server tests/python/fastmcp_server.py in .venv), and small assertions.
 import http from 'node:http';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +94,18 @@ export async function startEverything() {
   };
 }
 
+/**
+ * Awaits servers started at once (promises of objects with `stop()`); when one fails, stops
+ * those that started (one left running keeps the test process alive) and throws its error.
+ */
+export async function startTogether(starts) {
+  const started = await Promise.allSettled(starts);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (!failed) return started.map((s) => s.value);
+  await Promise.all(started.filter((s) => s.status === 'fulfilled').map((s) => s.value.stop()));
+  throw failed.reason;
+}
+
 /** The `bin` file of an installed npm package (started with `node`, never `npx` at test time). */
 export function binOf(pkg) {
   const dir = path.join(ROOT, 'node_modules', ...pkg.split('/'));
@@ -110,7 +122,9 @@ export function binOf(pkg) {
 export async function startFastmcp(port) {
   port ??= await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
-  const child = spawn(path.join(ROOT, '.venv', 'bin', 'python'), [path.join(ROOT, 'tests', 'python', 'fastmcp_server.py'), String(port)], {
+  const python = path.join(ROOT, '.venv', 'bin', 'python');
+  if (!existsSync(python)) throw new Error(`${python} is missing: scripts/bootstrap.sh makes the Python environment`);
+  const child = spawn(python, [path.join(ROOT, 'tests', 'python', 'fastmcp_server.py'), String(port)], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -119,7 +133,11 @@ export async function startFastmcp(port) {
   child.stdout.on('data', (c) => { log += c; });
   child.stderr.on('data', (c) => { log += c; });
   let exited = null;
-  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); }));
+  const exitP = new Promise((resolve) => {
+    child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); });
+    // Not started at all (no 'exit' follows): said as an early exit, not waited for.
+    child.on('error', (e) => { exited = { error: e.message }; resolve(); });
+  });
   const stop = async () => {
     if (exited) return;
     try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
