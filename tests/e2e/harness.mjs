@@ -2,7 +2,7 @@
 // native server. It never builds: run scripts/build.sh first. Raw requests: ../common/mcp-raw.mjs.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -64,10 +64,17 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   let exited = null;
-  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => {
-    exited = { code, signal };
-    resolve();
-  }));
+  const exitP = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    });
+    // Not started at all (no 'exit' follows): said at once as an early exit.
+    child.on('error', (e) => {
+      exited = { error: e.message };
+      resolve();
+    });
+  });
 
   async function stop() {
     if (exited) return;
@@ -137,6 +144,7 @@ export async function startWorker({ port, persistTo, extraArgs = [], logLevel = 
 export async function startNative({ port, extraArgs = [], env = {} } = {}) {
   if (port == null) return onFreePort((p) => startNative({ port: p, extraArgs, env }));
   const bin = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: cargo build -p mcp-sieve-server builds it`);
   return startProcess(bin, ['serve', '--host', '127.0.0.1', '--port', String(port), ...extraArgs], port, 'mcp-sieve serve', env);
 }
 
