@@ -37,30 +37,15 @@ async function onFreePort(start, tries = 3) {
 }
 
 /**
- * Spawns `command args` in its own process group and waits until POST <base>/mcp answers.
- * Returns { url: '<base>/mcp', base, stop }.
+ * Spawns `command args` (in ROOT, with `env`) in its own process group, so stop() reaches its
+ * children too (workerd under wrangler dev), keeping the last `tail` characters of its stdout and
+ * stderr. A process that cannot be spawned at all (no 'exit' follows) counts as exited at once.
+ * Returns { pid, output(), exited() (null while it runs), stop() }.
  */
-async function startProcess(command, args, port, what, extraEnv = {}) {
-  const base = `http://127.0.0.1:${port}`;
-  const url = `${base}/mcp`;
-  const child = spawn(command, args, {
-    cwd: ROOT,
-    detached: true, // own process group, so stop() reaches workerd too
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      WRANGLER_SEND_METRICS: 'false',
-      WRANGLER_SEND_ERROR_REPORTS: 'false',
-      WRANGLER_HIDE_BANNER: 'true',
-      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-      // Search mode fetches a sentence encoder from the Hugging Face Hub (issue 61); no test
-      // reaches the real hub: the cache only, unless a test names a stand-in (HF_ENDPOINT).
-      HF_HUB_OFFLINE: '1',
-      ...extraEnv,
-    },
-  });
+export function spawnServer(command, args, { env = process.env, tail = LOG_TAIL } = {}) {
+  const child = spawn(command, args, { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   let log = '';
-  const keep = (chunk) => { log = (log + chunk).slice(-LOG_TAIL); };
+  const keep = (chunk) => { log = (log + chunk).slice(-tail); };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   let exited = null;
@@ -69,7 +54,6 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
       exited = { code, signal };
       resolve();
     });
-    // Not started at all (no 'exit' follows): said at once as an early exit.
     child.on('error', (e) => {
       exited = { error: e.message };
       resolve();
@@ -89,20 +73,44 @@ async function startProcess(command, args, port, what, extraEnv = {}) {
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* none left */ }
   }
 
+  return { pid: child.pid, output: () => log, exited: () => exited, stop };
+}
+
+/**
+ * Spawns `command args` (spawnServer) and waits until POST <base>/mcp answers.
+ * Returns { url: '<base>/mcp', base, stop }.
+ */
+async function startProcess(command, args, port, what, extraEnv = {}) {
+  const base = `http://127.0.0.1:${port}`;
+  const url = `${base}/mcp`;
+  const { pid, output, exited, stop } = spawnServer(command, args, {
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: 'false',
+      WRANGLER_SEND_ERROR_REPORTS: 'false',
+      WRANGLER_HIDE_BANNER: 'true',
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      // Search mode fetches a sentence encoder from the Hugging Face Hub (issue 61); no test
+      // reaches the real hub: the cache only, unless a test names a stand-in (HF_ENDPOINT).
+      HF_HUB_OFFLINE: '1',
+      ...extraEnv,
+    },
+  });
+
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (exited) {
-      throw new Error(`${what} exited early (${JSON.stringify(exited)}); last output:\n${log}`);
+    if (exited()) {
+      throw new Error(`${what} exited early (${JSON.stringify(exited())}); last output:\n${output()}`);
     }
     try {
       const first = await post(url, { jsonrpc: '2.0', id: 0, method: 'ping' }, { timeoutMs: 2000 });
       // any HTTP status means it is serving; output() is the tail of its stdout and stderr; `first`
       // is the answer to that ping, the server's first request
-      return { url, base, stop, pid: child.pid, output: () => log, first };
+      return { url, base, stop, pid, output, first };
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${what} not ready on ${url} after ${READY_TIMEOUT_MS / 1000}s; last output:\n${log}`);
+      throw new Error(`${what} not ready on ${url} after ${READY_TIMEOUT_MS / 1000}s; last output:\n${output()}`);
     }
     await sleep(POLL_MS);
   }

@@ -5,13 +5,12 @@
 // ports, stopped by their PID (npm @modelcontextprotocol/server-everything in its Streamable HTTP
 // mode; the FastMCP server tests/python/fastmcp_server.py in .venv), and small assertions.
 import http from 'node:http';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import { freePort, startNative, startWorker } from '../e2e/harness.mjs';
+import { freePort, spawnServer, startNative, startWorker } from '../e2e/harness.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const native = () => process.env.SIEVE_TARGET === 'native';
@@ -61,36 +60,21 @@ export async function startWith(doc, vars = {}, { logLevel } = {}) {
 export async function startEverything() {
   const port = await freePort();
   const bin = path.join(ROOT, 'node_modules', '.bin', 'mcp-server-everything');
-  const child = spawn(bin, ['streamableHttp'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port) },
-  });
-  let log = '';
-  child.stdout.on('data', (c) => { log += c; });
-  child.stderr.on('data', (c) => { log += c; });
-  let exited = null;
-  const exitP = new Promise((resolve) => child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); }));
+  // Its whole output kept: posts() and sessions() count in all of it.
+  const { pid, output, exited, stop } = spawnServer(bin, ['streamableHttp'], { env: { ...process.env, PORT: String(port) }, tail: Infinity });
   const deadline = Date.now() + 30_000;
-  while (!log.includes(`listening on port ${port}`)) {
-    if (exited) throw new Error(`server-everything exited early (${JSON.stringify(exited)}):\n${log}`);
-    if (Date.now() > deadline) throw new Error(`server-everything did not start on ${port}:\n${log}`);
+  while (!output().includes(`listening on port ${port}`)) {
+    if (exited()) throw new Error(`server-everything exited early (${JSON.stringify(exited())}):\n${output()}`);
+    if (Date.now() > deadline) throw new Error(`server-everything did not start on ${port}:\n${output()}`);
     await sleep(100);
   }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
-    pid: child.pid,
-    output: () => log,
-    posts: () => (log.match(/Received MCP POST request/g) ?? []).length,
-    sessions: () => [...log.matchAll(/Session initialized with ID: (\S+)/g)].map((m) => m[1]),
-    stop: async () => {
-      if (exited) return;
-      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
-      const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
-      await exitP;
-      clearTimeout(t);
-    },
+    pid,
+    output,
+    posts: () => (output().match(/Received MCP POST request/g) ?? []).length,
+    sessions: () => [...output().matchAll(/Session initialized with ID: (\S+)/g)].map((m) => m[1]),
+    stop,
   };
 }
 
@@ -124,37 +108,17 @@ export async function startFastmcp(port) {
   const url = `http://127.0.0.1:${port}/mcp`;
   const python = path.join(ROOT, '.venv', 'bin', 'python');
   if (!existsSync(python)) throw new Error(`${python} is missing: scripts/bootstrap.sh makes the Python environment`);
-  const child = spawn(python, [path.join(ROOT, 'tests', 'python', 'fastmcp_server.py'), String(port)], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  child.stdout.on('data', (c) => { log += c; });
-  child.stderr.on('data', (c) => { log += c; });
-  let exited = null;
-  const exitP = new Promise((resolve) => {
-    child.on('exit', (code, signal) => { exited = { code, signal }; resolve(); });
-    // Not started at all (no 'exit' follows): said as an early exit, not waited for.
-    child.on('error', (e) => { exited = { error: e.message }; resolve(); });
-  });
-  const stop = async () => {
-    if (exited) return;
-    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
-    const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5000);
-    await exitP;
-    clearTimeout(t);
-  };
+  const { pid, output, exited, stop } = spawnServer(python, [path.join(ROOT, 'tests', 'python', 'fastmcp_server.py'), String(port)], { tail: Infinity });
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (exited) throw new Error(`the FastMCP server exited early (${JSON.stringify(exited)}):\n${log}`);
+    if (exited()) throw new Error(`the FastMCP server exited early (${JSON.stringify(exited())}):\n${output()}`);
     try {
       await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":0,"method":"ping"}', signal: AbortSignal.timeout(2000) });
-      return { url, port, pid: child.pid, output: () => log, stop };
+      return { url, port, pid, output, stop };
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`the FastMCP server did not start on ${port}:\n${log}`);
+      throw new Error(`the FastMCP server did not start on ${port}:\n${output()}`);
     }
     await sleep(100);
   }
