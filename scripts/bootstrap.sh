@@ -92,7 +92,8 @@ fi
 mdbook --version 2>/dev/null | grep -Eq '^mdbook v0\.5\.' \
   || step "installing mdbook 0.5 (builds docs/)" tool mdbook --version '^0.5' --locked
 # Release tooling (scripts/check-release.sh): dist, from the crate cargo-dist (release archives and
-# installers; 347 s to compile at opt-level 3 on a machine without it), and the host's musl target for the static binary.
+# installers; 347 s to compile at opt-level 3 on a machine without it), and the host's musl
+# target for the static binary.
 dist --version 2>/dev/null | grep -Eq '^cargo-dist 0\.34\.' \
   || step "installing cargo-dist 0.34 (dist)" tool cargo-dist --version '~0.34' --locked
 musl="$(uname -m)-unknown-linux-musl"

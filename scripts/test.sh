@@ -163,10 +163,9 @@ e2e_native="code-mode-cancel code-mode-stdio code-mode connect crlf desktop-inte
 e2e() { local n; for n in "$@"; do echo "tests/e2e/$n.test.mjs"; done; }
 # The Worker lane's files: every file but the native-only ones (a new file runs there by default).
 e2e_worker() {
-  local f n
+  local f native=" $(echo $e2e_native) "
   for f in tests/e2e/*.test.mjs; do
-    n="$(basename "$f" .test.mjs)"
-    [[ " $(echo $e2e_native) " == *" $n "* ]] || echo "$f"
+    [[ "$native" == *" $(basename "$f" .test.mjs) "* ]] || echo "$f"
   done
 }
 native_lane() {
