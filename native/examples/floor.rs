@@ -4,8 +4,12 @@
 //! with a fixed page, the bytes of FILE (one of the server's own answers, so the bytes are the
 //! same). What the server does above this is the work of MCP.
 //! `cargo run --release -p mcp-sieve-server --example floor -- PORT FILE` (127.0.0.1 only).
+//! `FLOOR_WORK_US=N` spins N µs of CPU on the runtime's thread before each answer: a server with
+//! N µs of work of its own a request, for the share of the floor such a server reaches under the
+//! same load (docs/src/performance.md).
 
 use std::convert::Infallible;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -22,6 +26,10 @@ fn main() {
     };
     let port: u16 = port.parse().expect("PORT must be a port number");
     let page = Bytes::from(std::fs::read(&file).unwrap_or_else(|e| panic!("cannot read {file}: {e}")));
+    let work = match std::env::var("FLOOR_WORK_US") {
+        Ok(v) => Duration::from_micros(v.parse().expect("FLOOR_WORK_US must be a number of microseconds")),
+        Err(_) => Duration::ZERO,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -40,6 +48,12 @@ fn main() {
                     let page = page.clone();
                     async move {
                         let _ = req.into_body().collect().await;
+                        if !work.is_zero() {
+                            let started = Instant::now();
+                            while started.elapsed() < work {
+                                std::hint::spin_loop();
+                            }
+                        }
                         let answer = hyper::Response::builder()
                             .header("Content-Type", "application/json")
                             .body(Full::new(page))
