@@ -90,13 +90,18 @@ pub fn run(path: &Path) -> Result<(), ServerError> {
         }
     }
     println!(
-        "{file}: a valid catalog document: {} tools, {} groups, {} tags, {} views",
-        c.section(mcp_sieve::model::Kind::Tool).items.len(),
-        c.groups.len(),
-        c.tags.len(),
-        c.views.len()
+        "{file}: a valid catalog document: {}, {}, {}, {}",
+        counted(c.section(mcp_sieve::model::Kind::Tool).items.len(), "tool"),
+        counted(c.groups.len(), "group"),
+        counted(c.tags.len(), "tag"),
+        counted(c.views.len(), "view")
     );
     Err(ServerError::Check(0))
+}
+
+/// `n` of `noun`, in the singular for one ("1 tool", "0 groups").
+fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// What would stop the http upstreams `ups` from being reached (their TLS files, relative to
@@ -114,4 +119,14 @@ fn tls_problems(ups: &[mcp_sieve::catalog::Upstream], folder: &Path) -> Vec<Stri
         println!("warning: {w}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_of_a_thing_is_singular_and_any_other_count_plural() {
+        assert_eq!(super::counted(1, "tool"), "1 tool");
+        assert_eq!(super::counted(0, "group"), "0 groups");
+        assert_eq!(super::counted(74, "tool"), "74 tools");
+    }
 }
