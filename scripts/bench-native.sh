@@ -29,6 +29,10 @@
 # a table of the two side by side: CPU a request of each and the ratio after / before of each
 # round's pair with its median. REFERENCE=0 leaves the Node reference server out (a before/after
 # run does not need it). The load average is printed at the start and the end.
+# PIN=1 pins each server (one tokio worker thread) to CPU 0 and wrk (one thread) to CPU 1: no
+# server is preempted by the load generator, so a server's CPU a request moves by a few percent
+# between runs instead of tens (a steadier before/after); the floor is then held back by the one
+# wrk thread (about 83% of its CPU), so its share is not the goal's measure (the default is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-lib.sh
@@ -53,6 +57,12 @@ elif [ -z "${EXAMPLES:-}" ] && [ ! -x "$examples/floor" ]; then
   examples="$(dirname "$bin")/examples"
 fi
 reference="${REFERENCE:-1}"
+# PIN=1: servers on CPU 0 with one worker thread, wrk on CPU 1 with one thread (above).
+server=(); load=(wrk -t2); threads=2
+if [ "${PIN:-0}" = 1 ]; then
+  command -v taskset >/dev/null || { echo "taskset is missing (util-linux)" >&2; exit 1; }
+  server=(env TOKIO_WORKER_THREADS=1 taskset -c 0); load=(taskset -c 1 wrk -t1); threads=1
+fi
 work="$(mktemp -d)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -61,17 +71,17 @@ trap cleanup EXIT
 "$examples/synth_catalog" "$tools" 0 42 "$page" > "$work/catalog.json"
 free_port() { node tests/common/ports.mjs; }  # below the ephemeral range (tests/common/ports.mjs)
 nport="$(free_port)"; rport="$(free_port)"; fport="$(free_port)"
-"$bin" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
+"${server[@]}" "$bin" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$nport" > "$work/native.log" 2>&1 &
 pids+=($!); npid=$!
 urls=("http://127.0.0.1:$nport/mcp")
 if [ "$reference" != 0 ]; then
-  node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
+  "${server[@]}" node bench/reference-server.mjs "$work/catalog.json" "$rport" > "$work/reference.log" 2>&1 &
   pids+=($!); rpid=$!
   urls+=("http://127.0.0.1:$rport/mcp")
 fi
 if [ -n "${BASE:-}" ]; then
   bport="$(free_port)"
-  "$BASE" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$bport" > "$work/base.log" 2>&1 &
+  "${server[@]}" "$BASE" serve --catalog "$work/catalog.json" --host 127.0.0.1 --port "$bport" > "$work/base.log" 2>&1 &
   pids+=($!); bpid=$!
   urls+=("http://127.0.0.1:$bport/mcp")
 fi
@@ -113,19 +123,19 @@ for i in $(seq 1 64); do
     --data-binary @- "http://127.0.0.1:$nport/mcp"
 done
 cp "$(ls -S "$work"/answer-*.json | sed -n 32p)" "$work/page.json"
-"$examples/floor" "$fport" "$work/page.json" > "$work/floor.log" 2>&1 &
+"${server[@]}" "$examples/floor" "$fport" "$work/page.json" > "$work/floor.log" 2>&1 &
 pids+=($!); fpid=$!
 for _ in $(seq 1 50); do curl -s -o /dev/null -d '{}' "http://127.0.0.1:$fport/mcp" && break; sleep 0.1; done
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # the process's CPU so far (user + system, 1/100 s)
 run() { # round name url session bodies pid
   local out t0
-  SESSION="$4" BODIES="$5" wrk -t2 -c"$conns" -d3s -s bench/wrk-list.lua "$3" >/dev/null # warm-up (caches, the JIT)
+  THREADS=$threads SESSION="$4" BODIES="$5" "${load[@]}" -c"$conns" -d3s -s bench/wrk-list.lua "$3" >/dev/null # warm-up (caches, the JIT)
   t0=$(ticks "$6")
-  out=$(SESSION="$4" BODIES="$5" wrk -t2 -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "$3" | tail -1)
+  out=$(THREADS=$threads SESSION="$4" BODIES="$5" "${load[@]}" -c"$conns" -d"${seconds}s" -s bench/wrk-list.lua "$3" | tail -1)
   echo "$1	$2	$out	$(( $(ticks "$6") - t0 ))" | tee -a "$work/results.tsv"
 }
-echo "== tools/list, $tools tools, page size $page, random filters, $conns connections, ${seconds} s each after 3 s warm-up, $rounds rounds, wrk, 127.0.0.1"
+echo "== tools/list, $tools tools, page size $page, random filters, $conns connections, ${seconds} s each after 3 s warm-up, $rounds rounds, wrk, 127.0.0.1${server[*]:+ (pinned: servers on CPU 0, one worker thread; wrk on CPU 1, one thread)}"
 echo "   floor page: $(wc -c < "$work/page.json") bytes"
 echo "   load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do
