@@ -30,10 +30,9 @@
 # round's pair with its median. REFERENCE=0 leaves the Node reference server out (a before/after
 # run does not need it). The load average is printed at the start and the end.
 # PIN=1 pins each server (one tokio worker thread) to CPU 0 and wrk (one thread) to CPU 1: no
-# server is preempted by the load generator, so a server's CPU a request moves by a few percent
-# between runs instead of tens (a steadier before/after; the first load after a server starts was
-# slower: read rounds 2 on); the floor is then held back by the one wrk thread (about 83% of its
-# CPU), so its share is not the goal's measure (the default is).
+# server is preempted by the load generator (steadier, though a round still moves by a quarter:
+# compare medians of several); the floor is then held back by the one wrk thread (about 83% of
+# its CPU), so its share is not the goal's measure (the default is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/bench-lib.sh
