@@ -57,7 +57,7 @@ elif [ -z "${EXAMPLES:-}" ] && [ ! -x "$examples/floor" ]; then
   examples="$(dirname "$bin")/examples"
 fi
 reference="${REFERENCE:-1}"
-# PIN=1: servers on CPU 0 with one worker thread, wrk on CPU 1 with one thread (above).
+# PIN=1 (the header): how servers and wrk are started.
 server=(); load=(wrk -t2); threads=2
 if [ "${PIN:-0}" = 1 ]; then
   command -v taskset >/dev/null || { echo "taskset is missing (util-linux)" >&2; exit 1; }
