@@ -23,7 +23,7 @@ use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcp_sieve::catalog::{Transport, Upstream};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -35,6 +35,12 @@ use tokio_rustls::TlsConnector;
 
 /// Longest a TCP connect (to the server or the proxy) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a kept-alive connection waits in the pool before it is closed rather than reused.
+/// Servers close idle connections themselves (Node's `http` and uvicorn after 5 s): a request
+/// written as the server closes its connection fails with "connection closed before message
+/// completed", and a POST cannot be sent again (the server may have acted on it). So the pool
+/// gives connections up a second before those servers do (hyper-util keeps them 90 s).
+const POOL_IDLE: Duration = Duration::from_secs(4);
 /// Largest proxy answer head to a CONNECT.
 const MAX_PROXY_HEAD: usize = 16 * 1024;
 
@@ -766,14 +772,27 @@ impl Write for Stream {
     }
 }
 
-/// A hyper client over [`Connector`] (HTTP/1.1, or HTTP/2 when the server picks h2).
+/// A hyper client over [`Connector`] (HTTP/1.1, or HTTP/2 when the server picks h2); it reuses
+/// a connection idle for at most [`POOL_IDLE`].
 pub fn client<B>(connector: Connector) -> Client<Connector, B>
 where
     B: hyper::body::Body + Send + 'static + Unpin,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    Client::builder(TokioExecutor::new()).build(connector)
+    pooled(connector, POOL_IDLE)
+}
+
+fn pooled<B>(connector: Connector, idle: Duration) -> Client<Connector, B>
+where
+    B: hyper::body::Body + Send + 'static + Unpin,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(idle)
+        .pool_timer(TokioTimer::new())
+        .build(connector)
 }
 
 /// The upstreams' HTTP clients: each https:// upstream with its own TLS settings gets its own
@@ -941,5 +960,51 @@ mod tests {
             rustls::Error::InvalidCertificate(CertificateError::Expired),
         );
         assert!(tls_reason(&e, "h").contains("has expired"));
+    }
+
+    /// A server that answers one request on a connection, then reads the next and closes the
+    /// connection unanswered: the moment a server closes an idle connection as a request arrives.
+    async fn closes_after_one() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut io, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = io.read(&mut buf).await;
+                    let _ = io.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await;
+                    let _ = io.read(&mut buf).await;
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    #[tokio::test]
+    async fn a_connection_idle_past_the_pool_timeout_is_not_reused() {
+        let bare = || Connector {
+            proxy: Arc::new(Matcher::builder().build()),
+            ..Connector::plain()
+        };
+        let get = |c: &Client<Connector, http_body_util::Empty<bytes::Bytes>>, url: &str| c.get(url.parse().unwrap());
+        // Reused after its server began to close it: the second request is lost.
+        let (url, accepted) = closes_after_one().await;
+        let kept = pooled(bare(), Duration::from_secs(3600));
+        assert!(get(&kept, &url).await.is_ok());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let lost = get(&kept, &url).await.unwrap_err();
+        assert!(lost.to_string().contains("SendRequest"), "{lost}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Given up after `idle`: the second request goes on a new connection and is answered.
+        let (url, accepted) = closes_after_one().await;
+        let fresh = pooled(bare(), Duration::from_millis(100));
+        assert!(get(&fresh, &url).await.is_ok());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(get(&fresh, &url).await.is_ok());
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert!(POOL_IDLE < Duration::from_secs(5), "below Node's and uvicorn's 5 s");
     }
 }
