@@ -158,7 +158,7 @@ e2e_both="sdk sdk-v2 sdk-engine gateway ask tasks-2026 typed-tools views discove
   tasks-strict task-asks task-create-asks relay relay-stream mrtr identity oauth access explain explain-upstream pinning
   rate-limits code-mode-tasks"
 e2e_native="code-mode-cancel code-mode-stdio code-mode connect crlf desktop-internet export index-workers-ai login-browser
-  oauth-client-checks oauth-elicit oauth-upstream operate-native otel reload search-model-hub search-upstreams serve-close
+  oauth-client-checks oauth-elicit oauth-https-keys oauth-upstream operate-native otel reload search-model-hub search-upstreams serve-close
   stdio-close stdio-late-question stdio-upstreams stdio task-asks-stdio tls-upstream upstream-health"
 e2e() { local n; for n in "$@"; do echo "tests/e2e/$n.test.mjs"; done; }
 # The Worker lane's files: every file but the native-only ones (a new file runs there by default).
