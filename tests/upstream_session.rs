@@ -48,6 +48,8 @@ struct Upstream1 {
     /// Resources and templates, listed in one page each (none: no resources capability).
     resources: Vec<Value>,
     templates: Vec<Value>,
+    /// Prompts, listed in one page (none: no prompts capability).
+    prompts: Vec<Value>,
 }
 
 impl Upstream1 {
@@ -62,6 +64,7 @@ impl Upstream1 {
             inits: 0,
             resources: Vec::new(),
             templates: Vec::new(),
+            prompts: Vec::new(),
         }
     }
 
@@ -74,6 +77,9 @@ impl Upstream1 {
                 let mut capabilities = json!({"tools": {"listChanged": true}});
                 if !self.resources.is_empty() || !self.templates.is_empty() {
                     capabilities["resources"] = json!({});
+                }
+                if !self.prompts.is_empty() {
+                    capabilities["prompts"] = json!({});
                 }
                 HttpAnswer {
                     session: Some(format!("s{}", self.sessions)),
@@ -104,6 +110,7 @@ impl Upstream1 {
             "resources/list" => {
                 json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"resources": self.resources}}))
             }
+            "prompts/list" => json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"prompts": self.prompts}})),
             "resources/templates/list" => {
                 json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"resourceTemplates": self.templates}}))
             }
@@ -616,7 +623,9 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
         "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
         "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600}
     }, "policy": {"rules": [{"hide": {"namePatterns": ["a_t1"]}}]}});
-    let mut h = with_c_down(&doc, Upstream1::new(2, 10), Upstream1::new(2, 10));
+    let mut c = Upstream1::new(2, 10);
+    c.prompts = vec![json!({"name": "greet"})];
+    let mut h = with_c_down(&doc, Upstream1::new(2, 10), c);
     let e = h.rpc_err("tools/call", json!({"name": "c_t0", "arguments": {}}));
     assert_eq!(e["code"], json!(-32602));
     let msg = e["message"].as_str().unwrap();
@@ -629,9 +638,34 @@ fn a_call_of_a_down_upstreams_tool_names_it_and_why_but_a_hidden_tool_stays_unkn
     assert_eq!(hidden["message"], json!("Unknown tool: \"a_t1\""));
     let nobody = h.rpc_err("tools/call", json!({"name": "zz_t0", "arguments": {}}));
     assert_eq!(nobody["message"], json!("Unknown tool: \"zz_t0\""));
+    // In c's prefix but not a name c listed when it was up: not c's to answer for.
+    let never = h.rpc_err("tools/call", json!({"name": "c_t9", "arguments": {}}));
+    assert_eq!(never["message"], json!("Unknown tool: \"c_t9\""));
     // Prompts too.
     let p = h.rpc_err("prompts/get", json!({"name": "c_greet"}));
     assert!(p["message"].as_str().unwrap().contains("upstream \"c\" is down"), "{p}");
+    let p = h.rpc_err("prompts/get", json!({"name": "c_other"}));
+    assert_eq!(p["message"], json!("Unknown prompt: \"c_other\""));
+}
+
+#[test]
+fn an_unprefixed_upstream_down_after_listing_is_named_for_its_own_tools_only() {
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://127.0.0.1:9/a", "refreshSeconds": 600},
+        "c": {"url": "http://127.0.0.1:9/c", "refreshSeconds": 600, "prefix": ""}
+    }});
+    let mut h = with_c_down(&doc, Upstream1::new(1, 10), Upstream1::new(2, 10));
+    let e = h.rpc_err("tools/call", json!({"name": "t1", "arguments": {}}));
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("upstream \"c\" is down (") && msg.contains("\"t1\" is unavailable"),
+        "{msg}"
+    );
+    // Its empty prefix starts every name: before, any unknown tool was blamed on it.
+    for name in ["t7", "a_t5", "nobody"] {
+        let e = h.rpc_err("tools/call", json!({"name": name, "arguments": {}}));
+        assert_eq!(e["message"], json!(format!("Unknown tool: \"{name}\"")));
+    }
 }
 
 #[test]

@@ -899,6 +899,13 @@ pub struct Origins {
     /// The resource URIs and template spaces (`(template, key, upstream)`) the upstreams of
     /// `down` held when last up (`upstream::space::Claims`): a read of one names its upstream.
     pub down_uris: Vec<(bool, String, usize)>,
+    /// The tool and prompt names the upstreams of `down` held when last up: a use of one names
+    /// its upstream.
+    pub down_names: std::collections::HashMap<(crate::model::Kind, String), usize>,
+    /// The upstreams of `down` that listed before they went down: only `down_names` and
+    /// `down_uris` say what is theirs. What any other (down since the start) serves is unknown,
+    /// so a tool or prompt in its prefix's space names it.
+    pub down_listed: Vec<usize>,
     /// Items an upstream listed that were left out (index of the upstream, why): names that
     /// break the rules or belong to another upstream's space (`upstream::space`).
     pub refused: Vec<(usize, String)>,
@@ -921,5 +928,39 @@ impl Origins {
                 .max_by_key(|(start, _)| start.len())
                 .map(|(_, i)| *i)
         })
+    }
+
+    /// The down upstream a tool or prompt `id` the lists lack is from: the one that held it when
+    /// last up, else, of those down since the start, the one whose prefix is `id`'s longest start.
+    pub fn down_holder(&self, kind: crate::model::Kind, id: &str, upstreams: &[Upstream]) -> Option<usize> {
+        if let Some(&i) = self.down_names.get(&(kind, id.to_string())) {
+            return Some(i);
+        }
+        self.never_listed()
+            .filter_map(|i| Some((i, upstreams.get(i)?)))
+            .filter(|(_, up)| id.starts_with(up.prefix.as_str()))
+            .max_by_key(|(_, up)| up.prefix.len())
+            .map(|(i, _)| i)
+    }
+
+    /// The down upstream that held resource `uri` when last up (the resource itself, or a
+    /// template space that starts it; the longest wins).
+    pub fn down_uri_holder(&self, uri: &str) -> Option<usize> {
+        self.down_uris
+            .iter()
+            .filter(|(space, key, _)| {
+                if *space {
+                    uri.starts_with(key.as_str())
+                } else {
+                    uri == key
+                }
+            })
+            .max_by_key(|(_, key, _)| key.len())
+            .map(|&(_, _, i)| i)
+    }
+
+    /// The upstreams of `down` that never listed (what they serve is unknown).
+    pub fn never_listed(&self) -> impl Iterator<Item = usize> + '_ {
+        self.down.iter().copied().filter(|i| !self.down_listed.contains(i))
     }
 }

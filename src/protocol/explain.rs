@@ -234,27 +234,32 @@ impl Server {
         None
     }
 
-    /// An item the catalog does not hold: the upstreams that are down and could serve it (a
-    /// tool or prompt by its prefix; a resource by any) are `upstream-down:<name>`.
+    /// An item the catalog does not hold: the upstream now down that held it when last up is
+    /// `upstream-down:<name>`; failing that, those down since the start that could serve it (a
+    /// tool or prompt by its prefix, the longest; a resource by any).
     fn upstream_reasons(&self, _kind: Kind, _id: &str, _answer: &mut Answer) {
         #[cfg(feature = "gateway")]
-        for &i in &self.catalog.origins.down {
-            let Some(up) = self.catalog.upstreams.get(i) else {
-                continue;
+        {
+            let origins = &self.catalog.origins;
+            let ups = &self.catalog.upstreams;
+            let down: Vec<usize> = match _kind {
+                Kind::Tool | Kind::Prompt => origins.down_holder(_kind, _id, ups).into_iter().collect(),
+                _ => match origins.down_uri_holder(_id) {
+                    Some(i) => vec![i],
+                    None => origins.never_listed().collect(),
+                },
             };
-            let prefixed = matches!(_kind, Kind::Tool | Kind::Prompt);
-            if prefixed && !_id.starts_with(up.prefix.as_str()) {
-                continue;
+            for up in down.into_iter().filter_map(|i| ups.get(i)) {
+                let name = if up.name.is_empty() {
+                    "upstream"
+                } else {
+                    up.name.as_str()
+                };
+                _answer.reasons.push(json!({
+                    "code": format!("upstream-down:{name}"),
+                    "message": format!("{} is down: its items are out of the lists until it answers again", up.label()),
+                }));
             }
-            let name = if up.name.is_empty() {
-                "upstream"
-            } else {
-                up.name.as_str()
-            };
-            _answer.reasons.push(json!({
-                "code": format!("upstream-down:{name}"),
-                "message": format!("{} is down: its items are out of the lists until it answers again", up.label()),
-            }));
         }
     }
 

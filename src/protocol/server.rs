@@ -201,23 +201,17 @@ impl Server {
         Ok(pos)
     }
 
-    /// The error for a tool or prompt `id` the catalog does not hold whose name falls in the
-    /// name space (the prefix; the longest that matches) of an upstream that is down: it names
-    /// the upstream and why, instead of "Unknown". Not through a view (an endpoint that
-    /// narrows the catalog learns nothing of what lies outside it), and never for an item the
-    /// catalog holds (one hidden by policy stays "Unknown").
+    /// The error for a tool or prompt `id` the catalog does not hold that an upstream now down
+    /// held when last up (or, for one down since the start, whose name falls in its prefix's
+    /// space): it names the upstream and why, instead of "Unknown". Not through a view (an
+    /// endpoint that narrows the catalog learns nothing of what lies outside it), and never for
+    /// an item the catalog holds (one hidden by policy stays "Unknown").
     #[cfg(feature = "gateway")]
     fn down_item(&self, kind: Kind, what: &str, id: &str, call: &Call) -> Option<Error> {
-        let origins = &self.catalog.origins;
         if call.ctx.view.is_some() || !matches!(kind, Kind::Tool | Kind::Prompt) {
             return None;
         }
-        let (i, _) = origins
-            .down
-            .iter()
-            .filter_map(|&i| Some((i, self.catalog.upstreams.get(i)?)))
-            .filter(|(_, up)| id.starts_with(up.prefix.as_str()))
-            .max_by_key(|(_, up)| up.prefix.len())?;
+        let i = self.catalog.origins.down_holder(kind, id, &self.catalog.upstreams)?;
         Some(Error::params(self.down_message(i, what, id)))
     }
 
@@ -229,20 +223,8 @@ impl Server {
         if call.ctx.view.is_some() {
             return None;
         }
-        let (_, _, i) = self
-            .catalog
-            .origins
-            .down_uris
-            .iter()
-            .filter(|(space, key, _)| {
-                if *space {
-                    uri.starts_with(key.as_str())
-                } else {
-                    uri == key
-                }
-            })
-            .max_by_key(|(_, key, _)| key.len())?;
-        Some(self.down_message(*i, "resource", uri))
+        let i = self.catalog.origins.down_uri_holder(uri)?;
+        Some(self.down_message(i, "resource", uri))
     }
 
     /// "`upstream` is down (why); its `what` "`id`" is unavailable until it is back".

@@ -751,7 +751,11 @@ impl Gateway {
             .filter(|(i, _)| catalog.origins.down.contains(i))
             .collect();
         // The URIs they held at the last build, so a read of one names its upstream too.
-        catalog.origins.down_uris = self.claims.uris_of(&catalog.origins.down);
+        let down = &catalog.origins.down;
+        catalog.origins.down_uris = self.claims.uris_of(down);
+        // And their tools and prompts: by the names they held, or, for one never listed, by prefix.
+        catalog.origins.down_names = self.claims.names_of(down);
+        catalog.origins.down_listed = down.iter().copied().filter(|&i| self.claims.holds(i)).collect();
         Ok(catalog)
     }
 

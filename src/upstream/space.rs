@@ -152,6 +152,26 @@ impl Claims {
         out
     }
 
+    /// The tool and prompt names that the upstreams of `members` hold: a use of one while its
+    /// upstream is down names it.
+    pub fn names_of(&self, members: &[usize]) -> HashMap<(Kind, String), usize> {
+        self.names
+            .iter()
+            .filter(|(_, i)| members.contains(i))
+            .map(|(k, &i)| (k.clone(), i))
+            .collect()
+    }
+
+    /// Whether upstream `i` holds anything: one that never listed (down since the start) does not,
+    /// and only its prefix says what would be its.
+    pub fn holds(&self, i: usize) -> bool {
+        self.names.values().any(|&j| j == i)
+            || self
+                .uris
+                .get(&i)
+                .is_some_and(|h| !h.resources.is_empty() || !h.spaces.is_empty())
+    }
+
     /// The claims after a build whose catalog came from `o`: what each upstream now lists, and
     /// what upstreams that are down held before.
     pub fn after_build(&self, o: &crate::catalog::Origins) -> Claims {

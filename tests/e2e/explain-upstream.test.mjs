@@ -67,6 +67,9 @@ test('in front of a live and a down upstream, explain names the rule, the down u
       if (!answer.exists) break;
     }
     assert.deepEqual([answer.exists, answer.cause, codes(answer)], [false, 'upstream-down', ['upstream-down:ev']]);
+    // A name in ev's prefix that ev never listed is not blamed on it.
+    const never = await explain(client, 'ev_no_such_tool');
+    assert.deepEqual([never.cause, never.reasons], ['catalog', []]);
     // The list agrees (after the client's cache of the last list, ttlMs, has run out).
     let listed = true;
     for (const deadline = Date.now() + 15_000; listed && Date.now() < deadline; await sleep(500)) {
