@@ -200,6 +200,26 @@ fn a_renamed_tools_old_name_is_callable_unlisted_and_logged() {
     );
     let ok = h.rpc_ok("tools/call", json!({"name": "sum", "arguments": {"a": 2, "b": 3}}));
     assert!(ok["content"][0]["text"].as_str().unwrap().contains('5'), "{ok}");
+    // Search mode's call_tool takes an old name as tools/call does.
+    let mut h = Harness::with_catalog(c.clone());
+    h.view = endpoint_view(&c, "/mcp", "mode=search", &header_fn(vec![], &[]), None).unwrap();
+    h.init();
+    let r = h.post(
+        &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "call_tool",
+            "arguments": {"name": "say", "arguments": {"message": "found"}}}}),
+        &[],
+    );
+    assert_eq!(
+        common::response_of(&r)["result"]["content"][0]["text"],
+        json!("found"),
+        "{:?}",
+        r
+    );
+    assert!(
+        r.log.iter().any(|l| l.contains("deprecated") && l.contains("\"say\"")),
+        "{:?}",
+        r.log
+    );
     // An alias is bounded by the view like its tool, and X-MCP-Tools accepts old names.
     let mut h = on(&c, "/mcp", &[("x-mcp-exclude-tools", "echo")]);
     let e = h.rpc_err("tools/call", json!({"name": "say", "arguments": {"message": "x"}}));

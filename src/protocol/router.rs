@@ -175,19 +175,16 @@ impl Server {
         #[cfg(feature = "standards")]
         let renamed;
         #[cfg(feature = "standards")]
-        let params = match crate::json::member(params, "name")
-            .as_str()
-            .and_then(|n| Some((n, self.catalog.aliases.get(n)?)))
-        {
-            Some((old, new)) if method == "tools/call" => {
-                out.log.push(format!(
-                    "deprecated tool name \"{old}\" called: the tool is now \"{new}\" (the old name is an alias)"
-                ));
-                let mut p = params.clone();
-                p["name"] = Value::String(new.clone());
-                renamed = p;
-                &renamed
-            }
+        let params = match crate::json::member(params, "name").as_str() {
+            Some(old) if method == "tools/call" => match self.renamed(old, &mut out.log) {
+                Some(new) => {
+                    let mut p = params.clone();
+                    p["name"] = Value::String(new.clone());
+                    renamed = p;
+                    &renamed
+                }
+                None => params,
+            },
             _ => params,
         };
         let call = Call {
@@ -281,6 +278,17 @@ impl Server {
     #[cfg(not(feature = "explain"))]
     fn asks_why(&self, _method: &str, _ctx: &crate::filter::FilterContext) -> bool {
         false
+    }
+
+    /// A renamed tool's old name: the name the tool has now (`None` for any other name), the use
+    /// logged as deprecated. For `tools/call` and search mode's `call_tool` alike.
+    #[cfg(feature = "standards")]
+    pub(crate) fn renamed(&self, old: &str, log: &mut Vec<String>) -> Option<&String> {
+        let new = self.catalog.aliases.get(old)?;
+        log.push(format!(
+            "deprecated tool name \"{old}\" called: the tool is now \"{new}\" (the old name is an alias)"
+        ));
+        Some(new)
     }
 
     pub(crate) fn notify(&self, method: &str, params: &Value, session: &mut Option<Session>, out: &mut Outcome) {

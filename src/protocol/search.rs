@@ -308,6 +308,8 @@ impl Server {
         out: &mut Outcome,
     ) -> Result<String> {
         let name = req_str(args, "name", ARGS)?;
+        #[cfg(feature = "standards")]
+        let name = self.renamed(&name, &mut out.log).cloned().unwrap_or(name);
         #[cfg(feature = "search-index")]
         let reserved = name == search_index::DESCRIBE;
         #[cfg(not(feature = "search-index"))]
