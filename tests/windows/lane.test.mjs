@@ -12,7 +12,9 @@
 //   starts under Wine and serves the moved servers.
 // - `login` against a loopback authorization server: Windows' http handler (Wine's
 //   winebrowser, which hands the URL to the Unix opener `xdg-open`, here a script that records
-//   it) receives the whole authorization URL; the test then signs in as that browser.
+//   it) receives the whole authorization URL; the test then signs in as that browser. With the
+//   keychain, the token goes to the Credential Manager (Wine's, with Windows' 2,560-byte limit a
+//   credential, so the store is kept in pieces) and a gateway started later finds it there.
 // - Two gateways (`stdio --catalog`) sharing one token store, their access token expired at once,
 //   take turns to refresh it (the store's lock, LockFileEx there): no refresh token is sent twice.
 // Environment (from the script): SIEVE_WIN_EXE (the .exe, the shim beside it), WINE, WINEPREFIX.
@@ -146,9 +148,10 @@ test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.jso
 /**
  * `mcp-sieve.exe login a` under Wine against a loopback authorization server (access tokens of
  * `ttl` s): the URL Windows' browser was handed (recorded by the fake `xdg-open`), then the test
- * signs in as that browser. The tokens go to the file store under `store` (XDG_CONFIG_HOME).
+ * signs in as that browser. The tokens go to the file store under `store` (XDG_CONFIG_HOME), or
+ * with `keychain` to the Windows Credential Manager (Wine's, kept in the prefix's registry).
  */
-async function loginUnderWine(t, { ttl = 60, store = tmp, tokenRequests = [] } = {}) {
+async function loginUnderWine(t, { ttl = 60, store = tmp, tokenRequests = [], keychain = false } = {}) {
   const [asPort, aPort] = [await freePort(), await freePort()];
   const resource = `http://127.0.0.1:${aPort}/mcp`;
   const issuer = await startAuthServer(t, { port: asPort, resources: [resource], ttl, tokenRequests });
@@ -157,7 +160,7 @@ async function loginUnderWine(t, { ttl = 60, store = tmp, tokenRequests = [] } =
   writeFileSync(catalog, JSON.stringify({ tools: [], upstreams: { a: { url: resource } } }));
   const opened = path.join(tmp, 'opened.txt');
   rmSync(opened, { force: true });
-  const env = wineEnv({ PATH: `${fakeOpener}:${process.env.PATH}`, MCP_SIEVE_TOKEN_STORE: 'file', XDG_CONFIG_HOME: win(store) });
+  const env = wineEnv({ PATH: `${fakeOpener}:${process.env.PATH}`, MCP_SIEVE_TOKEN_STORE: keychain ? 'keychain' : 'file', XDG_CONFIG_HOME: win(store) });
   const login = spawn(WINE, [EXE, 'login', 'a', '--catalog', win(catalog)], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   login.stderr.on('data', (d) => { err += d; });
@@ -170,7 +173,7 @@ async function loginUnderWine(t, { ttl = 60, store = tmp, tokenRequests = [] } =
   const page = await browse(url, 'alice', new URL(url).searchParams.get('redirect_uri'), () => err);
   assert.equal(page.status, 200, await page.text());
   assert.equal(await exited, 0, err);
-  return { count, url, printed, issuer, catalog, env };
+  return { count, url, printed, issuer, catalog, env, err };
 }
 
 test('login hands Windows\' browser the whole authorization URL, and signs in through its loopback redirect', { timeout: 180_000 }, async (t) => {
@@ -182,6 +185,19 @@ test('login hands Windows\' browser the whole authorization URL, and signs in th
     assert.ok(u.searchParams.get(p), `${p} reached the browser`);
   }
   assert.ok(existsSync(path.join(tmp, 'mcp-sieve', 'tokens.json')), 'the token was kept in the file store');
+});
+
+test('login keeps the token in the Windows Credential Manager, where a gateway started later finds it', { timeout: 180_000 }, async (t) => {
+  const store = mkdtempSync(path.join(tmp, 'keychain '));
+  const { catalog, env, err } = await loginUnderWine(t, { store, keychain: true });
+  assert.match(err, /the token is kept in the OS keychain \(the Windows Credential Manager\)/, err);
+  assert.ok(!existsSync(path.join(store, 'mcp-sieve', 'tokens.json')), 'no token file beside it');
+  const client = new Client({ name: 'desktop-keychain', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog)], env, stderr: 'pipe' }));
+  t.after(() => client.close());
+  const r = await client.callTool({ name: 'a_whoami', arguments: {} });
+  assert.ok(!r.isError, JSON.stringify(r.content));
+  assert.match(JSON.stringify(r.content), /alice/);
 });
 
 test('two gateways sharing one token store take turns to refresh: no refresh token is sent twice', { timeout: 240_000 }, async (t) => {

@@ -7,7 +7,9 @@
 //! The crates are the `keyring` project's own (`keyring-core` and its platform stores; the
 //! all-in-one `keyring` 4 crate would bring D-Bus's Secret Service on Linux, which a headless
 //! machine does not have). One keychain entry holds the whole store's text, under the service
-//! `mcp-sieve` and the file's path as the account, so two configurations never share tokens.
+//! `mcp-sieve` and the file's path as the account, so two configurations never share tokens;
+//! a text longer than one entry holds (the Windows Credential Manager keeps 2,560 bytes a
+//! credential, UTF-16: one JWT and its refresh token pass it) is kept in pieces, see [`PIECE`].
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -18,6 +20,19 @@ use mcp_sieve::Error;
 
 /// The keychain's service name.
 const SERVICE: &str = "mcp-sieve";
+
+/// Longest text (UTF-8 bytes, so at most as many UTF-16 units) one keychain entry is given. The
+/// Windows Credential Manager refuses a credential over 2,560 bytes (`CRED_MAX_CREDENTIAL_BLOB_SIZE`,
+/// the password as UTF-16): found by `login` under Wine, whose store keeps the same limit.
+/// keyutils' user keys hold 32,767 bytes. A longer text is cut into entries of this size (no
+/// crate of the `keyring` project splits a secret; see ARCHITECTURE.md).
+#[cfg(windows)]
+const PIECE: usize = 1_200;
+#[cfg(not(windows))]
+const PIECE: usize = 30_000;
+/// How the head entry of a store kept in pieces starts (a store's text is JSON, so never so):
+/// `mcp-sieve pieces <generation> <count>`; piece `i` is the account `<path> piece <generation>.<i>`.
+const PIECES: &str = "mcp-sieve pieces ";
 
 /// Where tokens go in this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,22 +148,105 @@ fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainErro
 
 /// The keychain entry of the store at `path`.
 fn entry(path: &Path) -> Result<keyring_core::Entry, Error> {
-    keyring_core::Entry::new(SERVICE, &path.display().to_string())
+    named(&path.display().to_string())
+}
+
+fn named(account: &str) -> Result<keyring_core::Entry, Error> {
+    keyring_core::Entry::new(SERVICE, account)
         .map_err(|e| Error::Config(format!("the OS keychain refused an entry: {e}")))
+}
+
+/// The entry of piece `i` of generation `generation` of the store at `path`.
+fn piece(path: &Path, generation: u64, i: usize) -> Result<keyring_core::Entry, Error> {
+    named(&format!("{} piece {generation}.{i}", path.display()))
+}
+
+/// A head entry's generation and count of pieces (`None`: the head holds the text itself).
+fn pieces_of(head: &str) -> Option<(u64, usize)> {
+    let (generation, count) = head.strip_prefix(PIECES)?.split_once(' ')?;
+    Some((generation.parse().ok()?, count.parse().ok()?))
+}
+
+/// `text` cut into pieces of at most `size` bytes, on character boundaries.
+fn cut(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = rest.len().min(size.max(4));
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// The keychain's text of the store at `path` (`None`: none kept), its pieces put together.
+fn keychain_read(path: &Path) -> Result<Option<String>, Error> {
+    let fail = |e: keyring_core::Error| Error::Config(format!("cannot read the tokens from the OS keychain: {e}"));
+    // A piece gone between the head's read and its own: another process wrote a new generation
+    // and removed this one; read the new head.
+    for _ in 0..3 {
+        let head = match entry(path)?.get_password() {
+            Ok(head) => head,
+            Err(keyring_core::Error::NoEntry) => return Ok(None),
+            Err(e) => return Err(fail(e)),
+        };
+        let Some((generation, count)) = pieces_of(&head) else {
+            return Ok(Some(head));
+        };
+        let mut text = String::new();
+        for i in 0..count {
+            match piece(path, generation, i)?.get_password() {
+                Ok(p) => text.push_str(&p),
+                Err(keyring_core::Error::NoEntry) => break,
+                Err(e) => return Err(fail(e)),
+            }
+            if i + 1 == count {
+                return Ok(Some(text));
+            }
+        }
+    }
+    Err(Error::Config(
+        "cannot read the tokens from the OS keychain: its pieces kept changing while they were read".into(),
+    ))
+}
+
+/// Keeps `text` as the keychain's store at `path`: in the head entry when it fits `size`, else in
+/// pieces of a new generation written before the head that names them; the old ones are removed.
+fn keychain_write(path: &Path, text: &str, size: usize) -> Result<(), Error> {
+    let fail = |e: keyring_core::Error| Error::Config(format!("cannot keep the tokens in the OS keychain: {e}"));
+    let head = entry(path)?;
+    let before = match head.get_password() {
+        Ok(h) => pieces_of(&h),
+        Err(_) => None,
+    };
+    if text.len() <= size {
+        head.set_password(text).map_err(fail)?;
+    } else {
+        let generation = before.map_or(1, |(g, _)| g.wrapping_add(1));
+        let parts = cut(text, size);
+        for (i, part) in parts.iter().enumerate() {
+            piece(path, generation, i)?.set_password(part).map_err(fail)?;
+        }
+        head.set_password(&format!("{PIECES}{generation} {}", parts.len()))
+            .map_err(fail)?;
+    }
+    if let Some((generation, count)) = before {
+        for i in 0..count {
+            let _ = piece(path, generation, i).map(|p| p.delete_credential());
+        }
+    }
+    Ok(())
 }
 
 /// The store's text (`None`: nothing kept yet). In the keychain, a file left from before is read
 /// when the keychain holds nothing (it moves there on the next write).
 pub fn read(path: &Path) -> Result<Option<String>, Error> {
     if let Backend::Keychain(_) = backend() {
-        match entry(path)?.get_password() {
-            Ok(text) => return Ok(Some(text)),
-            Err(keyring_core::Error::NoEntry) => {}
-            Err(e) => {
-                return Err(Error::Config(format!(
-                    "cannot read the tokens from the OS keychain: {e}"
-                )))
-            }
+        if let Some(text) = keychain_read(path)? {
+            return Ok(Some(text));
         }
     }
     match std::fs::read_to_string(path) {
@@ -164,9 +262,7 @@ pub fn read(path: &Path) -> Result<Option<String>, Error> {
 /// Keeps `text` as the store's (a file left from before is deleted once the keychain has it).
 pub fn write(path: &Path, text: &str) -> Result<(), Error> {
     if let Backend::Keychain(_) = backend() {
-        entry(path)?
-            .set_password(text)
-            .map_err(|e| Error::Config(format!("cannot keep the tokens in the OS keychain: {e}")))?;
+        keychain_write(path, text, PIECE)?;
         if path.exists() {
             let _ = std::fs::remove_file(path);
         }
@@ -230,13 +326,63 @@ mod tests {
     }
 
     #[test]
-    fn the_keychain_keeps_the_store_and_takes_over_a_file() {
+    fn a_text_is_cut_on_character_boundaries_into_pieces_no_longer_than_asked() {
+        let text = "{\"t\":\"é€😀abc\"}".repeat(40);
+        for size in [4, 5, 7, 100, 10_000] {
+            let parts = cut(&text, size);
+            assert!(parts.iter().all(|p| !p.is_empty() && p.len() <= size), "{size}");
+            assert_eq!(parts.concat(), text);
+        }
+        assert!(cut("", 10).is_empty());
+        assert_eq!(pieces_of("mcp-sieve pieces 7 3"), Some((7, 3)));
+        assert_eq!(pieces_of("{\"upstreams\":{}}"), None);
+    }
+
+    /// The platform's keychain (keyutils on Linux, the Credential Manager under Wine), or `None`.
+    fn keychain_here() -> Option<&'static str> {
         if std::env::var("MCP_SIEVE_TOKEN_STORE").is_ok_and(|v| v.eq_ignore_ascii_case("file")) {
             eprintln!("skipped: MCP_SIEVE_TOKEN_STORE=file");
-            return;
+            return None;
         }
-        let Backend::Keychain(name) = backend() else {
-            eprintln!("skipped: no OS keychain works here ({:?})", keychain().err());
+        match backend() {
+            Backend::Keychain(name) => Some(name),
+            Backend::File { .. } => {
+                eprintln!("skipped: no OS keychain works here ({:?})", keychain().err());
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn a_store_longer_than_an_entry_is_kept_in_pieces_and_the_old_ones_removed() {
+        let Some(name) = keychain_here() else {
+            return;
+        };
+        let path = temp("pieces");
+        let long = |n: u32| format!("{{\"upstreams\":{{\"a\":\"{}\"}}}}", format!("tök{n}-").repeat(300));
+        keychain_write(&path, &long(1), 500).unwrap();
+        assert_eq!(keychain_read(&path).unwrap(), Some(long(1)), "{name}");
+        // A second long text: a new generation, the first's pieces gone.
+        keychain_write(&path, &long(2), 500).unwrap();
+        assert_eq!(keychain_read(&path).unwrap(), Some(long(2)));
+        assert!(matches!(
+            piece(&path, 1, 0).unwrap().get_password(),
+            Err(keyring_core::Error::NoEntry)
+        ));
+        // A short one goes in the head itself, and the pieces go.
+        keychain_write(&path, "{\"upstreams\":{}}", 500).unwrap();
+        assert_eq!(keychain_read(&path).unwrap().as_deref(), Some("{\"upstreams\":{}}"));
+        assert!(matches!(
+            piece(&path, 2, 0).unwrap().get_password(),
+            Err(keyring_core::Error::NoEntry)
+        ));
+        entry(&path).unwrap().delete_credential().unwrap();
+        assert_eq!(keychain_read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn the_keychain_keeps_the_store_and_takes_over_a_file() {
+        let Some(name) = keychain_here() else {
             return;
         };
         let path = temp("keychain");
