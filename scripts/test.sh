@@ -145,7 +145,7 @@ wasm_built() {
 }
 builds_lane() {
   step "release as installed (scripts/check-release.sh: crates, archive, cargo install of the packaged crate, shell installer and npm launcher from a loopback server, Homebrew formula, Dockerfile)" nice -n 10 scripts/check-release.sh
-  step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, connect, login)" nice -n 10 scripts/test-windows.sh
+  step "Windows lane (x86_64-pc-windows-gnu under Wine: unit tests, stdio through PATHEXT, serve, connect, login)" nice -n 10 scripts/test-windows.sh
   wasm_built || return 0 # the Worker's lane counts the failure
   step "security findings (issue 13; wrangler dev, upstream server-everything, hostile upstream)" node --test --test-concurrency=1 tests/security/
 }

@@ -7,6 +7,8 @@
 //   argument (a path with spaces) — and one entry the `.exe` itself. There is no Windows Node
 //   here, so each upstream is mcp-sieve.exe serving a small catalog (`stdio --catalog`). Listed,
 //   searched (`--search`) and called through both.
+// - `serve`: Streamable HTTP on 127.0.0.1 with the embedded default catalog, listed (a filter
+//   too) and called by the official client over HTTP.
 // - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
 //   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
 //   starts under Wine and serves the moved servers.
@@ -24,8 +26,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { freePort } from '../e2e/harness.mjs';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { allTools, freePort } from '../e2e/harness.mjs';
 import { startAuthServer, startMcp, browse } from '../e2e/oauth-helpers.mjs';
 
 const EXE = process.env.SIEVE_WIN_EXE;
@@ -120,6 +124,37 @@ test('stdio --mcp-config: a bare name resolved through PATHEXT to a .cmd, and a 
 
 test('stdio --mcp-config --search: found and called through both', { timeout: 120_000 }, async () => {
   await through([EXE, 'stdio', '--mcp-config', win(servers), '--search'], true);
+});
+
+test('serve: Streamable HTTP on 127.0.0.1 with the embedded catalog, listed, filtered and called by the official client', { timeout: 120_000 }, async (t) => {
+  const port = await freePort();
+  const server = spawn(WINE, [EXE, 'serve', '--host', '127.0.0.1', '--port', String(port)], { env: wineEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  server.stdout.on('data', (d) => { log += d; });
+  server.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((r) => server.on('exit', r));
+  t.after(async () => { server.kill(); await exited; });
+  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  let up = false;
+  for (let i = 0; i < 300 && !up && server.exitCode === null; i += 1) {
+    up = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":0,"method":"ping"}' }).then(() => true, () => false);
+    if (!up) await sleep(100);
+  }
+  assert.ok(up, `serve did not answer: ${log}`);
+  const client = new Client({ name: 'windows-http', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  try {
+    const all = (await allTools(client)).map((x) => x.name);
+    assert.ok(all.includes('echo') && all.includes('read_file'), all.join());
+    const utilities = await client.request({ method: 'tools/list', params: { filter: { groups: ['utilities'] } } }, ListToolsResultSchema);
+    assert.ok(utilities.tools.length > 0 && utilities.tools.length < all.length, `${utilities.tools.length} of ${all.length}`);
+    assert.ok(utilities.tools.some((x) => x.name === 'echo'), JSON.stringify(utilities.tools.map((x) => x.name)));
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'from Windows' } });
+    assert.match(JSON.stringify(r.content), /from Windows/, log);
+  } finally {
+    await client.close();
+  }
 });
 
 test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
