@@ -49,14 +49,11 @@ say "shim and Wine prefix ready ($((SECONDS - started)) s)"
 # 2. The native crate's unit tests under Wine.
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$root/tests/windows/wine-run.sh"
 # Left out, each for a reason found by this lane and not yet mended:
-# - connect::clients::tests::each_client_has_its_file compares Unix path strings ("/home/u/…"),
-#   which Windows joins with `\` (the code's Windows paths are right; the test is Unix-only);
 # - code::sandbox::tests::memory_bombs_and_a_gigabyte_string_end_at_the_memory_limit: under Wine
 #   (on a loaded 2-core machine) the Map bomb ran into the wall limit before 32 MB: a timing
 #   artefact of the emulation, not a Windows behaviour.
 skip=(
   --skip code::sandbox::tests::memory_bombs_and_a_gigabyte_string_end_at_the_memory_limit
-  --skip connect::clients::tests::each_client_has_its_file
 )
 # The unit tests live in the library once native/src is a lib and a thin bin (issue 59 item 2).
 units=(--bin mcp-sieve)

@@ -185,19 +185,38 @@ mod tests {
 
     #[test]
     fn each_client_has_its_file() {
-        let p = |c: Client, project| c.path(project, &at()).unwrap().display().to_string();
-        assert_eq!(p(Client::ClaudeCode, false), "/home/u/.claude.json");
-        assert_eq!(p(Client::ClaudeCode, true), "/work/p/.mcp.json");
-        assert_eq!(p(Client::Cursor, false), "/home/u/.cursor/mcp.json");
-        assert_eq!(p(Client::Vscode, true), "/work/p/.vscode/mcp.json");
-        assert_eq!(p(Client::Windsurf, false), "/home/u/.codeium/windsurf/mcp_config.json");
-        if cfg!(target_os = "linux") {
+        let p = |c: Client, project| c.path(project, &at()).unwrap();
+        // Joined as the OS joins (`\` on Windows), so the test runs in the Windows lane too.
+        let under = |base: &str, parts: &[&str]| parts.iter().fold(PathBuf::from(base), |p, s| p.join(s));
+        assert_eq!(p(Client::ClaudeCode, false), under("/home/u", &[".claude.json"]));
+        assert_eq!(p(Client::ClaudeCode, true), under("/work/p", &[".mcp.json"]));
+        assert_eq!(p(Client::Cursor, false), under("/home/u", &[".cursor", "mcp.json"]));
+        assert_eq!(p(Client::Vscode, true), under("/work/p", &[".vscode", "mcp.json"]));
+        assert_eq!(
+            p(Client::Windsurf, false),
+            under("/home/u", &[".codeium", "windsurf", "mcp_config.json"])
+        );
+        let desktop = p(Client::ClaudeDesktop, false).display().to_string();
+        let (vscode, zed) = (p(Client::Vscode, false), p(Client::Zed, false));
+        if cfg!(windows) {
+            let appdata = "C:/Users/u/AppData/Roaming";
+            assert_eq!(desktop, format!("{appdata}\\Claude\\claude_desktop_config.json"));
+            assert_eq!(vscode, under(appdata, &["Code", "User", "mcp.json"]));
+            assert_eq!(zed, under(appdata, &["Zed", "settings.json"]));
+        } else if cfg!(target_os = "macos") {
             assert_eq!(
-                p(Client::ClaudeDesktop, false),
-                "/home/u/.config/Claude/claude_desktop_config.json"
+                desktop,
+                "/home/u/Library/Application Support/Claude/claude_desktop_config.json"
             );
-            assert_eq!(p(Client::Vscode, false), "/home/u/.config/Code/User/mcp.json");
-            assert_eq!(p(Client::Zed, false), "/home/u/.config/zed/settings.json");
+            assert_eq!(
+                vscode,
+                under("/home/u/Library/Application Support", &["Code", "User", "mcp.json"])
+            );
+            assert_eq!(zed, under("/home/u/.config", &["zed", "settings.json"]));
+        } else {
+            assert_eq!(desktop, "/home/u/.config/Claude/claude_desktop_config.json");
+            assert_eq!(vscode, under("/home/u/.config", &["Code", "User", "mcp.json"]));
+            assert_eq!(zed, under("/home/u/.config", &["zed", "settings.json"]));
         }
         let e = Client::Windsurf.path(true, &at()).unwrap_err().to_string();
         assert_eq!(
