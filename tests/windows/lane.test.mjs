@@ -9,6 +9,8 @@
 //   searched (`--search`) and called through both.
 // - `serve`: Streamable HTTP on 127.0.0.1 with the embedded default catalog, listed (a filter
 //   too) and called by the official client over HTTP.
+// - Search by meaning: the sentence encoder fetched from a loopback stand-in for the Hugging Face
+//   Hub into a Windows HF_HOME, then read from that cache by a second start with no request.
 // - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
 //   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
 //   starts under Wine and serves the moved servers.
@@ -31,6 +33,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { allTools, freePort } from '../e2e/harness.mjs';
 import { startAuthServer, startMcp, browse } from '../e2e/oauth-helpers.mjs';
+import { startHub } from '../e2e/hub-stand-in.mjs';
 
 const EXE = process.env.SIEVE_WIN_EXE;
 const WINE = process.env.WINE ?? '/usr/lib/wine/wine64';
@@ -155,6 +158,36 @@ test('serve: Streamable HTTP on 127.0.0.1 with the embedded catalog, listed, fil
   } finally {
     await client.close();
   }
+});
+
+test('search by meaning: the encoder fetched from the hub into a Windows HF_HOME, then read from that cache with no request', { timeout: 240_000 }, async (t) => {
+  const model = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'target', 'models', 'all-minilm-l6-v2');
+  assert.ok(existsSync(path.join(model, 'model.safetensors')), `${model} is missing: run scripts/bootstrap.sh`);
+  const hub = await startHub({ dir: model });
+  t.after(() => hub.close());
+  const home = mkdtempSync(path.join(tmp, 'hf home '));
+  const READY = /search vectors ready for \d+ tools/;
+  const start = async () => {
+    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--search'],
+      env: wineEnv({ HF_ENDPOINT: hub.endpoint, HF_HOME: win(home) }), stderr: 'pipe' });
+    let err = '';
+    transport.stderr.on('data', (d) => { err += d; });
+    const client = new Client({ name: 'windows-meaning', version: '1.0.0' });
+    await client.connect(transport);
+    for (let i = 0; i < 1800 && !READY.test(err); i += 1) await sleep(100);
+    assert.match(err, READY);
+    const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an email to a colleague', limit: 3 } });
+    await client.close();
+    return { err, ranking: found._meta?.['dev.mcp-sieve/search']?.ranking, found };
+  };
+  const first = await start();
+  assert.match(first.err, /fetched sentence-transformers\/all-MiniLM-L6-v2 \(9\d\.\d MB, checked against the hub's hashes\)/, first.err);
+  assert.equal(first.ranking, 'hybrid', JSON.stringify(first.found));
+  assert.ok(existsSync(path.join(home, 'hub', 'models--sentence-transformers--all-MiniLM-L6-v2', 'refs', 'main')), 'the HF cache layout');
+  hub.requests.length = 0;
+  const second = await start();
+  assert.equal(second.ranking, 'hybrid');
+  assert.deepEqual(hub.requests, [], 'the second start read the cache');
 });
 
 test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
