@@ -51,6 +51,8 @@ fn default_sigpipe() {
 /// Parses the command line and runs its command; exits with 2 on an error (1 when `check` found
 /// errors in a file).
 pub fn run() {
+    // Before any thread starts (the telemetry's, the runtime's), so every thread shares it.
+    crate::oauth::token_store::join_session_keyring();
     let cli = Cli::parse();
     let serving = matches!(cli.command, Command::Serve(_) | Command::Stdio(_));
     if !serving {

@@ -118,11 +118,24 @@ fn keychain() -> Result<&'static str, KeychainError> {
     Ok(name)
 }
 
+/// Gives the calling thread a session keyring where it has none (Linux; elsewhere nothing). A
+/// process started outside a login session (a service, a container, CI) has none, and the store's
+/// reads and writes go through one. The kernel keeps it per thread: a thread gets its creator's
+/// only when it is created, so one that began before another thread made it has none and is
+/// refused (`AccessDenied`; the unit tests, each on its own thread, found it). The CLI calls this
+/// before any thread starts (`commands::run`), so every thread shares one; each keychain use
+/// calls it too. The tokens themselves are linked into the user's persistent keyring, which
+/// every session finds.
+pub fn join_session_keyring() {
+    #[cfg(target_os = "linux")]
+    {
+        use linux_keyutils::{KeyRing, KeyRingIdentifier};
+        let _ = KeyRing::from_special_id(KeyRingIdentifier::Session, true);
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn platform_store() -> Result<(Arc<CredentialStore>, &'static str), KeychainError> {
-    // A process started outside a login session (a service, a container) has no session keyring
-    // of its own; the store's reads and writes go through one, so it is made here. The tokens
-    // themselves are linked into the user's persistent keyring, which the next process finds.
     use linux_keyutils::{KeyRing, KeyRingIdentifier};
     KeyRing::from_special_id(KeyRingIdentifier::Session, true).map_err(KeychainError::SessionKeyring)?;
     let s: Arc<CredentialStore> = linux_keyutils_keyring_store::Store::new()?;
@@ -152,6 +165,7 @@ fn entry(path: &Path) -> Result<keyring_core::Entry, Error> {
 }
 
 fn named(account: &str) -> Result<keyring_core::Entry, Error> {
+    join_session_keyring();
     keyring_core::Entry::new(SERVICE, account)
         .map_err(|e| Error::Config(format!("the OS keychain refused an entry: {e}")))
 }
@@ -260,15 +274,49 @@ pub fn read(path: &Path) -> Result<Option<String>, Error> {
 }
 
 /// Keeps `text` as the store's (a file left from before is deleted once the keychain has it).
+/// One the keychain refuses (a quota: keyutils gives a user who is not root 20,000 bytes and 200
+/// keys) goes in the file, said in the log, and the keychain's copy is removed so the file is read.
 pub fn write(path: &Path, text: &str) -> Result<(), Error> {
-    if let Backend::Keychain(_) = backend() {
-        keychain_write(path, text, PIECE)?;
-        if path.exists() {
-            let _ = std::fs::remove_file(path);
-        }
-        return Ok(());
+    match backend() {
+        Backend::Keychain(_) => write_or_file(path, text, |p, t| keychain_write(p, t, PIECE)),
+        Backend::File { .. } => write_file(path, text),
     }
-    write_file(path, text)
+}
+
+fn write_or_file(
+    path: &Path,
+    text: &str,
+    keychain: impl FnOnce(&Path, &str) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match keychain(path, text) {
+        Ok(()) => {
+            if path.exists() {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!(
+                "{e}; they go in {} instead (a file only its owner reads)",
+                path.display()
+            );
+            forget(path);
+            write_file(path, text)
+        }
+    }
+}
+
+/// Removes the keychain's copy of the store at `path`, pieces and head.
+fn forget(path: &Path) {
+    let Ok(head) = entry(path) else {
+        return;
+    };
+    if let Some((generation, count)) = head.get_password().ok().as_deref().and_then(pieces_of) {
+        for i in 0..count {
+            let _ = piece(path, generation, i).map(|p| p.delete_credential());
+        }
+    }
+    let _ = head.delete_credential();
 }
 
 /// Writes `text` to `path`: 0600, in a 0700 folder, replaced whole.
@@ -378,6 +426,29 @@ mod tests {
         ));
         entry(&path).unwrap().delete_credential().unwrap();
         assert_eq!(keychain_read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn a_store_the_keychain_refuses_goes_in_the_file_which_is_then_read() {
+        let Some(name) = keychain_here() else {
+            return;
+        };
+        let path = temp("refused");
+        keychain_write(&path, "{\"upstreams\":{\"old\":1}}", PIECE).unwrap();
+        let refused = |_: &Path, _: &str| Err(Error::Config("cannot keep the tokens in the OS keychain: quota".into()));
+        write_or_file(&path, "{\"upstreams\":{\"new\":2}}", refused).unwrap();
+        assert_eq!(
+            keychain_read(&path).unwrap(),
+            None,
+            "{name} no longer holds the old copy"
+        );
+        assert_eq!(read(&path).unwrap().as_deref(), Some("{\"upstreams\":{\"new\":2}}"));
+        // Taken back by the keychain on the next write it accepts.
+        write(&path, "{\"upstreams\":{}}").unwrap();
+        assert!(!path.exists());
+        assert_eq!(read(&path).unwrap().as_deref(), Some("{\"upstreams\":{}}"));
+        forget(&path);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap());
     }
 
     #[test]
