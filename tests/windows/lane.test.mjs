@@ -11,6 +11,8 @@
 //   too) and called by the official client over HTTP.
 // - Search by meaning: the sentence encoder fetched from a loopback stand-in for the Hugging Face
 //   Hub into a Windows HF_HOME, then read from that cache by a second start with no request.
+// - Code mode (`stdio --code`): a multi-step program in QuickJS, a hidden tool unknown inside a
+//   program, the time, stack, call and answer limits (the memory ones left out, as in the unit tests).
 // - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
 //   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
 //   starts under Wine and serves the moved servers.
@@ -34,6 +36,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { allTools, freePort } from '../e2e/harness.mjs';
 import { startAuthServer, startMcp, browse } from '../e2e/oauth-helpers.mjs';
 import { startHub } from '../e2e/hub-stand-in.mjs';
+import { codeCatalog, runCode, TASK, assertTask, assertHiddenUnknown, ATTACKS } from '../common/code-cases.mjs';
 
 const EXE = process.env.SIEVE_WIN_EXE;
 const WINE = process.env.WINE ?? '/usr/lib/wine/wine64';
@@ -188,6 +191,30 @@ test('search by meaning: the encoder fetched from the hub into a Windows HF_HOME
   const second = await start();
   assert.equal(second.ranking, 'hybrid');
   assert.deepEqual(hub.requests, [], 'the second start read the cache');
+});
+
+test('code mode: a program runs in QuickJS under Windows, a hidden tool stays unknown, and the time, stack and call limits hold', { timeout: 180_000 }, async (t) => {
+  const catalog = path.join(tmp, 'code catalog.json');
+  writeFileSync(catalog, JSON.stringify(codeCatalog({ file: win(path.join(tmp, 'code audit.jsonl')) })));
+  const start = async (groups) => {
+    const client = new Client({ name: 'windows-code', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog), '--code', '--groups', groups],
+      env: wineEnv({ HF_HUB_OFFLINE: '1' }), stderr: 'pipe' }));
+    t.after(() => client.close());
+    return client;
+  };
+  assertTask(await runCode(await start('utilities,email'), TASK));
+  const narrow = await start('utilities');
+  await assertHiddenUnknown(narrow);
+  // The memory cases are left out: under Wine the time limit can come first (the unit test that
+  // holds them is left out of this lane for the same reason).
+  for (const c of ATTACKS.filter((a) => a.error && !/memory/.test(String(a.error)))) {
+    const r = await runCode(narrow, c.code);
+    assert.equal(r.isError, true, `${c.code}: ${JSON.stringify(r)}`);
+    assert.match(r.structuredContent.error, c.error, c.code);
+  }
+  const still = await runCode(narrow, 'return (await tools.add({ a: 1, b: 1 })).sum');
+  assert.equal(still.structuredContent?.result, 2, JSON.stringify(still));
 });
 
 test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
