@@ -13,6 +13,8 @@
 //   Hub into a Windows HF_HOME, then read from that cache by a second start with no request.
 // - Code mode (`stdio --code`): a multi-step program in QuickJS, a hidden tool unknown inside a
 //   program, the time, stack, call and answer limits (the memory ones left out, as in the unit tests).
+// - An https upstream signed by a company CA (openssl): trusted through `caFile` or SSL_CERT_FILE
+//   given as Windows paths, refused in words without either.
 // - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
 //   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
 //   starts under Wine and serves the moved servers.
@@ -36,6 +38,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { allTools, freePort } from '../e2e/harness.mjs';
 import { startAuthServer, startMcp, browse } from '../e2e/oauth-helpers.mjs';
 import { startHub } from '../e2e/hub-stand-in.mjs';
+import { makeCa, sign } from '../e2e/tls-helpers.mjs';
 import { codeCatalog, runCode, TASK, assertTask, assertHiddenUnknown, ATTACKS } from '../common/code-cases.mjs';
 
 const EXE = process.env.SIEVE_WIN_EXE;
@@ -215,6 +218,42 @@ test('code mode: a program runs in QuickJS under Windows, a hidden tool stays un
   }
   const still = await runCode(narrow, 'return (await tools.add({ a: 1, b: 1 })).sum');
   assert.equal(still.structuredContent?.result, 2, JSON.stringify(still));
+});
+
+test('an https upstream signed by a company CA: trusted through caFile or SSL_CERT_FILE given as Windows paths, refused in words without', { timeout: 180_000 }, async (t) => {
+  const dir = mkdtempSync(path.join(tmp, 'company ca '));
+  makeCa(dir);
+  sign(dir, 'upstream');
+  const port = await freePort();
+  await startMcp(t, { name: 'b', port, bearer: 'b-token', tls: { key: readFileSync(path.join(dir, 'upstream.key')), cert: readFileSync(path.join(dir, 'upstream.pem')) } });
+  const up = { url: `https://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer b-token' } };
+  const catalog = (name, extra) => {
+    const f = path.join(dir, `${name}.json`);
+    writeFileSync(f, JSON.stringify({ tools: [], upstreams: { b: { ...up, ...extra } } }));
+    return f;
+  };
+  const ca = win(path.join(dir, 'ca.pem'));
+  const gateway = async (file, env) => {
+    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(file)], env: wineEnv({ NO_PROXY: '*', ...env }), stderr: 'pipe' });
+    let err = '';
+    transport.stderr.on('data', (d) => { err += d; });
+    const client = new Client({ name: 'windows-tls', version: '1.0.0' });
+    await client.connect(transport);
+    t.after(() => client.close());
+    return { client, err: () => err };
+  };
+  for (const [name, extra, env] of [['by caFile', { caFile: ca }, {}], ['by SSL_CERT_FILE', {}, { SSL_CERT_FILE: ca }]]) {
+    const g = await gateway(catalog(name, extra), env);
+    const names = (await allTools(g.client)).map((x) => x.name);
+    assert.ok(names.includes('b_echo'), `${name}: ${names} ${g.err()}`);
+    const r = await g.client.callTool({ name: 'b_echo', arguments: { m: 'over TLS' } });
+    assert.match(JSON.stringify(r.content), /over TLS/, name);
+  }
+  const refused = await gateway(catalog('untrusted', {}), {});
+  const denied = await refused.client.callTool({ name: 'b_echo', arguments: { m: 'x' } }).catch((e) => e);
+  assert.match(String(denied?.message ?? JSON.stringify(denied)), /upstream "b"/);
+  for (let i = 0; i < 100 && !/issuer is unknown/.test(refused.err()); i += 1) await sleep(100);
+  assert.match(refused.err(), /TLS with 127\.0\.0\.1 failed: the certificate's issuer is unknown/, refused.err());
 });
 
 test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
