@@ -8,8 +8,8 @@
 #   3. tests/windows/lane.test.mjs: the official SDK's clients on Linux driving
 #      `wine64 mcp-sieve.exe stdio --mcp-config …` (a bare name resolved through PATHEXT to a .cmd,
 #      a .exe, folders with spaces), `serve` over HTTP, search by meaning (the encoder from a hub
-#      stand-in), code mode, an https upstream's company CA, `connect claude-desktop` and `login`
-#      (into the file store and the Credential Manager).
+#      stand-in), code mode, an https upstream's company CA, reload, `connect claude-desktop` and
+#      `login` (into the file store and the Credential Manager).
 # Its own Wine prefix (target/wine-prefix, made on first use: about 10 s). The build goes to
 # ~/.cargo/mcp-sieve-windows-lane (SIEVE_WINDOWS_TARGET_DIR chooses another). Exits non-zero when a test fails
 # or a tool is missing.

@@ -15,6 +15,8 @@
 //   program, the time, stack, call and answer limits (the memory ones left out, as in the unit tests).
 // - An https upstream signed by a company CA (openssl): trusted through `caFile` or SSL_CERT_FILE
 //   given as Windows paths, refused in words without either.
+// - Reload: edits of a running `stdio --catalog`'s document, one with an error (nothing changes),
+//   one that keeps the file's time and length.
 // - `connect claude-desktop` writes `%APPDATA%\Claude\claude_desktop_config.json` (Wine's
 //   APPDATA is its own: C:\users\root\AppData\Roaming in the prefix) and the entry it writes
 //   starts under Wine and serves the moved servers.
@@ -29,7 +31,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -254,6 +256,34 @@ test('an https upstream signed by a company CA: trusted through caFile or SSL_CE
   assert.match(String(denied?.message ?? JSON.stringify(denied)), /upstream "b"/);
   for (let i = 0; i < 100 && !/issuer is unknown/.test(refused.err()); i += 1) await sleep(100);
   assert.match(refused.err(), /TLS with 127\.0\.0\.1 failed: the certificate's issuer is unknown/, refused.err());
+});
+
+test('reload: edits of the catalog reach a running stdio gateway, one with an error changes nothing, one that keeps the time and length is seen', { timeout: 120_000 }, async (t) => {
+  const file = path.join(tmp, 'reload catalog.json');
+  const doc = (...names) => JSON.stringify({ tools: names.map((name) => ({ name, description: `The tool ${name}`, inputSchema: { type: 'object' } })) });
+  writeFileSync(file, doc('aa'));
+  const client = new Client({ name: 'windows-reload', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(file)], env: wineEnv({ HF_HUB_OFFLINE: '1' }), stderr: 'pipe' }));
+  t.after(() => client.close());
+  const names = async () => (await client.listTools()).tools.map((x) => x.name).sort().join();
+  const becomes = async (want) => {
+    for (let i = 0; i < 150 && (await names()) !== want; i += 1) await sleep(100);
+    assert.equal(await names(), want);
+  };
+  assert.equal(await names(), 'aa');
+  writeFileSync(file, doc('aa', 'bb'));
+  await becomes('aa,bb');
+  writeFileSync(file, '{"tools": [');
+  await sleep(2_000);
+  assert.equal(await names(), 'aa,bb', 'an edit with an error changes nothing');
+  // The same length and, set back to whole seconds, the same time: only the content differs.
+  const then = new Date('2026-01-01T00:00:00Z');
+  writeFileSync(file, doc('aa', 'bb'));
+  utimesSync(file, then, then);
+  await sleep(3_000);
+  writeFileSync(file, doc('aa', 'cc'));
+  utimesSync(file, then, then);
+  await becomes('aa,cc');
 });
 
 test('connect claude-desktop writes %APPDATA%\\Claude\\claude_desktop_config.json, and its entry starts under Wine', { timeout: 120_000 }, async () => {
