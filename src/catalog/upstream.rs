@@ -900,12 +900,9 @@ pub struct Origins {
     /// `down` held when last up (`upstream::space::Claims`): a read of one names its upstream.
     pub down_uris: Vec<(bool, String, usize)>,
     /// The tool and prompt names the upstreams of `down` held when last up: a use of one names
-    /// its upstream.
+    /// its upstream. An upstream of `down` found in neither this nor `down_uris` never listed
+    /// (down since the start): what it serves is unknown, so its prefix's space names it.
     pub down_names: std::collections::HashMap<(crate::model::Kind, String), usize>,
-    /// The upstreams of `down` that listed before they went down: only `down_names` and
-    /// `down_uris` say what is theirs. What any other (down since the start) serves is unknown,
-    /// so a tool or prompt in its prefix's space names it.
-    pub down_listed: Vec<usize>,
     /// Items an upstream listed that were left out (index of the upstream, why): names that
     /// break the rules or belong to another upstream's space (`upstream::space`).
     pub refused: Vec<(usize, String)>,
@@ -959,8 +956,12 @@ impl Origins {
             .map(|&(_, _, i)| i)
     }
 
-    /// The upstreams of `down` that never listed (what they serve is unknown).
+    /// The upstreams of `down` that never listed (what they serve is unknown): they hold no name
+    /// and no URI.
     pub fn never_listed(&self) -> impl Iterator<Item = usize> + '_ {
-        self.down.iter().copied().filter(|i| !self.down_listed.contains(i))
+        self.down
+            .iter()
+            .copied()
+            .filter(|i| !self.down_names.values().any(|j| j == i) && !self.down_uris.iter().any(|(_, _, j)| j == i))
     }
 }

@@ -755,7 +755,6 @@ impl Gateway {
         catalog.origins.down_uris = self.claims.uris_of(down);
         // And their tools and prompts: by the names they held, or, for one never listed, by prefix.
         catalog.origins.down_names = self.claims.names_of(down);
-        catalog.origins.down_listed = down.iter().copied().filter(|&i| self.claims.holds(i)).collect();
         Ok(catalog)
     }
 

@@ -162,16 +162,6 @@ impl Claims {
             .collect()
     }
 
-    /// Whether upstream `i` holds anything: one that never listed (down since the start) does not,
-    /// and only its prefix says what would be its.
-    pub fn holds(&self, i: usize) -> bool {
-        self.names.values().any(|&j| j == i)
-            || self
-                .uris
-                .get(&i)
-                .is_some_and(|h| !h.resources.is_empty() || !h.spaces.is_empty())
-    }
-
     /// The claims after a build whose catalog came from `o`: what each upstream now lists, and
     /// what upstreams that are down held before.
     pub fn after_build(&self, o: &crate::catalog::Origins) -> Claims {

@@ -248,11 +248,16 @@ fn keychain_write(path: &Path, text: &str, size: usize) -> Result<(), Error> {
             .map_err(fail)?;
     }
     if let Some((generation, count)) = before {
-        for i in 0..count {
-            let _ = piece(path, generation, i).map(|p| p.delete_credential());
-        }
+        remove_pieces(path, generation, count);
     }
     Ok(())
+}
+
+/// Removes the `count` pieces of `generation` of the store at `path` (one already gone is no error).
+fn remove_pieces(path: &Path, generation: u64, count: usize) {
+    for i in 0..count {
+        let _ = piece(path, generation, i).map(|p| p.delete_credential());
+    }
 }
 
 /// The store's text (`None`: nothing kept yet). In the keychain, a file left from before is read
@@ -312,9 +317,7 @@ fn forget(path: &Path) {
         return;
     };
     if let Some((generation, count)) = head.get_password().ok().as_deref().and_then(pieces_of) {
-        for i in 0..count {
-            let _ = piece(path, generation, i).map(|p| p.delete_credential());
-        }
+        remove_pieces(path, generation, count);
     }
     let _ = head.delete_credential();
 }
