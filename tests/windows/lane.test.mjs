@@ -97,31 +97,40 @@ before(() => {
 });
 after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
 
-/** Lists, (with `search`: searches) and calls through `mcp-sieve.exe <args>` under Wine. */
-async function through(args, search, env = wineEnv()) {
+/**
+ * `wine64 ARGS` (the .exe and its arguments) connected by the SDK's stdio client, as a desktop
+ * client launches it; `stderr()` is what it wrote there so far. The caller closes `client`.
+ */
+async function overStdio(args, env = wineEnv()) {
   const transport = new StdioClientTransport({ command: WINE, args, env, stderr: 'pipe' });
-  let log = '';
-  transport.stderr?.on('data', (d) => { log += d; });
+  let err = '';
+  transport.stderr?.on('data', (d) => { err += d; });
   const client = new Client({ name: 'windows-lane', version: '1.0.0' });
   await client.connect(transport);
+  return { client, stderr: () => err };
+}
+
+/** Lists, (with `search`: searches) and calls through `mcp-sieve.exe <args>` under Wine. */
+async function through(args, search, env = wineEnv()) {
+  const { client, stderr } = await overStdio(args, env);
   try {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
     if (!search) {
-      assert.deepEqual(names, ['files_read_file', 'mail_send_mail'], log);
+      assert.deepEqual(names, ['files_read_file', 'mail_send_mail'], stderr());
       const a = await client.callTool({ name: 'files_read_file', arguments: { path: 'C:\\a b\\c.txt' } });
-      assert.match(a.content[0].text, /read_file .*C:\\\\a b\\\\c\.txt/, log);
+      assert.match(a.content[0].text, /read_file .*C:\\\\a b\\\\c\.txt/, stderr());
       const b = await client.callTool({ name: 'mail_send_mail', arguments: { to: 'x@example.com' } });
-      assert.match(b.content[0].text, /send_mail/, log);
+      assert.match(b.content[0].text, /send_mail/, stderr());
     } else {
       assert.ok(names.includes('find_tools') && names.includes('call_tool'), names.join());
       const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an e-mail' } });
-      assert.match(JSON.stringify(found.content), /mail_send_mail/, log);
+      assert.match(JSON.stringify(found.content), /mail_send_mail/, stderr());
       const found2 = await client.callTool({ name: 'find_tools', arguments: { query: 'read a file from the disk' } });
-      assert.match(JSON.stringify(found2.content), /files_read_file/, log);
+      assert.match(JSON.stringify(found2.content), /files_read_file/, stderr());
       for (const name of ['files_read_file', 'mail_send_mail']) {
         const r = await client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
-        assert.match(JSON.stringify(r.content), new RegExp(name.replace(/^\w+?_/, '')), log);
+        assert.match(JSON.stringify(r.content), new RegExp(name.replace(/^\w+?_/, '')), stderr());
       }
     }
   } finally {
@@ -176,17 +185,12 @@ test('search by meaning: the encoder fetched from the hub into a Windows HF_HOME
   const home = mkdtempSync(path.join(tmp, 'hf home '));
   const READY = /search vectors ready for \d+ tools/;
   const start = async () => {
-    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--search'],
-      env: wineEnv({ HF_ENDPOINT: hub.endpoint, HF_HOME: win(home) }), stderr: 'pipe' });
-    let err = '';
-    transport.stderr.on('data', (d) => { err += d; });
-    const client = new Client({ name: 'windows-meaning', version: '1.0.0' });
-    await client.connect(transport);
-    for (let i = 0; i < 1800 && !READY.test(err); i += 1) await sleep(100);
-    assert.match(err, READY);
+    const { client, stderr } = await overStdio([EXE, 'stdio', '--search'], wineEnv({ HF_ENDPOINT: hub.endpoint, HF_HOME: win(home) }));
+    for (let i = 0; i < 1800 && !READY.test(stderr()); i += 1) await sleep(100);
+    assert.match(stderr(), READY);
     const found = await client.callTool({ name: 'find_tools', arguments: { query: 'send an email to a colleague', limit: 3 } });
     await client.close();
-    return { err, ranking: found._meta?.['dev.mcp-sieve/search']?.ranking, found };
+    return { err: stderr(), ranking: found._meta?.['dev.mcp-sieve/search']?.ranking, found };
   };
   const first = await start();
   assert.match(first.err, /fetched sentence-transformers\/all-MiniLM-L6-v2 \(9\d\.\d MB, checked against the hub's hashes\)/, first.err);
@@ -202,9 +206,7 @@ test('code mode: a program runs in QuickJS under Windows, a hidden tool stays un
   const catalog = path.join(tmp, 'code catalog.json');
   writeFileSync(catalog, JSON.stringify(codeCatalog({ file: win(path.join(tmp, 'code audit.jsonl')) })));
   const start = async (groups) => {
-    const client = new Client({ name: 'windows-code', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog), '--code', '--groups', groups],
-      env: wineEnv({ HF_HUB_OFFLINE: '1' }), stderr: 'pipe' }));
+    const { client } = await overStdio([EXE, 'stdio', '--catalog', win(catalog), '--code', '--groups', groups], wineEnv({ HF_HUB_OFFLINE: '1' }));
     t.after(() => client.close());
     return client;
   };
@@ -236,13 +238,9 @@ test('an https upstream signed by a company CA: trusted through caFile or SSL_CE
   };
   const ca = win(path.join(dir, 'ca.pem'));
   const gateway = async (file, env) => {
-    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(file)], env: wineEnv({ NO_PROXY: '*', ...env }), stderr: 'pipe' });
-    let err = '';
-    transport.stderr.on('data', (d) => { err += d; });
-    const client = new Client({ name: 'windows-tls', version: '1.0.0' });
-    await client.connect(transport);
-    t.after(() => client.close());
-    return { client, err: () => err };
+    const g = await overStdio([EXE, 'stdio', '--catalog', win(file)], wineEnv({ NO_PROXY: '*', ...env }));
+    t.after(() => g.client.close());
+    return { client: g.client, err: g.stderr };
   };
   for (const [name, extra, env] of [['by caFile', { caFile: ca }, {}], ['by SSL_CERT_FILE', {}, { SSL_CERT_FILE: ca }]]) {
     const g = await gateway(catalog(name, extra), env);
@@ -262,8 +260,7 @@ test('reload: edits of the catalog reach a running stdio gateway, one with an er
   const file = path.join(tmp, 'reload catalog.json');
   const doc = (...names) => JSON.stringify({ tools: names.map((name) => ({ name, description: `The tool ${name}`, inputSchema: { type: 'object' } })) });
   writeFileSync(file, doc('aa'));
-  const client = new Client({ name: 'windows-reload', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(file)], env: wineEnv({ HF_HUB_OFFLINE: '1' }), stderr: 'pipe' }));
+  const { client } = await overStdio([EXE, 'stdio', '--catalog', win(file)], wineEnv({ HF_HUB_OFFLINE: '1' }));
   t.after(() => client.close());
   const names = async () => (await client.listTools()).tools.map((x) => x.name).sort().join();
   const becomes = async (want) => {
@@ -356,8 +353,7 @@ test('login keeps the token in the Windows Credential Manager, where a gateway s
   const { catalog, env, err } = await loginUnderWine(t, { store, keychain: true });
   assert.match(err, /the token is kept in the OS keychain \(the Windows Credential Manager\)/, err);
   assert.ok(!existsSync(path.join(store, 'mcp-sieve', 'tokens.json')), 'no token file beside it');
-  const client = new Client({ name: 'desktop-keychain', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog)], env, stderr: 'pipe' }));
+  const { client } = await overStdio([EXE, 'stdio', '--catalog', win(catalog)], env);
   t.after(() => client.close());
   const r = await client.callTool({ name: 'a_whoami', arguments: {} });
   assert.ok(!r.isError, JSON.stringify(r.content));
@@ -371,12 +367,7 @@ test('two gateways sharing one token store take turns to refresh: no refresh tok
   const { catalog, env } = await loginUnderWine(t, { ttl: TTL, store, tokenRequests });
   const gateways = [];
   t.after(() => Promise.all(gateways.map((c) => c.close())));
-  for (const name of ['one', 'two']) {
-    const transport = new StdioClientTransport({ command: WINE, args: [EXE, 'stdio', '--catalog', win(catalog)], env, stderr: 'pipe' });
-    const client = new Client({ name: `desktop-${name}`, version: '1.0.0' });
-    await client.connect(transport);
-    gateways.push(client);
-  }
+  for (let n = 0; n < 2; n += 1) gateways.push((await overStdio([EXE, 'stdio', '--catalog', win(catalog)], env)).client);
   for (let round = 0; round < 2; round += 1) {
     await sleep((TTL + 1) * 1000);
     // Both expired at once: each call needs a fresh token, and both ask together.
