@@ -7,15 +7,17 @@
 // Durable Object) and stateless (2026-07-28, the front Worker); a hidden tool is as unknown
 // inside a program as outside; programs written as an attacker would end inside their limits
 // (an infinite loop by its wall time, too many calls, ...) with a clear error, and the Worker
-// keeps serving; runs at once are bounded per caller; each call of a program is audited as the
+// keeps serving; runs at once are bounded per caller (two runs held inside an upstream's call,
+// a Worker of its own in front of it); each call of a program is audited as the
 // caller's, marked via run_code with the run's id.
+import http from 'node:http';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startWith } from '../security/helpers.mjs';
+import { startWith, until } from '../security/helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { codeCatalog, runCode as run, TASK, assertTask, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
+import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 const skip = native && 'the native server: tests/e2e/code-mode.test.mjs';
@@ -72,29 +74,71 @@ test('attacks end inside their limits with a clear error, and the Worker keeps s
   } finally { await client.close(); }
 });
 
-test('runs at once are bounded per caller', { skip, timeout: 60_000 }, async () => {
-  const [a, b] = await Promise.all([connect(), connect()]);
+test('runs at once are bounded per caller', { skip, timeout: 120_000 }, async () => {
+  // Two runs of one session wait in a call the upstream holds, so both surely hold their places
+  // (a program of the demo tools alone would keep other requests out of local workerd's one
+  // thread until it ends: tests/e2e/worker-code-mode-limits.test.mjs): a third is refused,
+  // another session's run is not, and the places come back when the two end. A Worker of its own,
+  // whose runs may last 20 s, so that a loaded machine cannot end them before the release.
+  const upstream = await holdingUpstream();
+  const gateway = await startWith({ upstreams: { held: { url: upstream.url } }, code: { ...LIMITS, timeoutSeconds: 20 } });
+  const connectHeld = async () => {
+    const client = new Client({ name: 'worker-code-mode-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}?mode=code`)));
+    return client;
+  };
+  const [a, b] = await Promise.all([connectHeld(), connectHeld()]);
+  let held = [];
   try {
-    // Three runs of one session that wait on their calls (a loop would hold the local runtime's
-    // one thread): two fit, the third is refused; another session's run is not.
-    // Under load the three may not overlap (each ended before the next began): then none is
-    // refused, rightly; the round is tried again, up to ten times, until they do. 28 calls each
-    // (this catalog allows 30): with 25 calls and five rounds, a run of this file on a quiet machine
-    // once saw them overlap in no round.
-    const busy = 'for (let i = 0; i < 28; i++) await tools.echo({ message: String(i) }); return "done"';
-    let refusedOnce = false;
-    for (let round = 0; round < 10 && !refusedOnce; round++) {
-      const three = await Promise.all([run(a, busy), run(a, busy), run(a, busy), run(b, 'return 2')]);
-      const refused = three.slice(0, 3).filter((r) => r.isError);
-      assert.ok(refused.length <= 1, JSON.stringify(three));
-      for (const r of refused) assert.match(r.structuredContent.error, /too many programs at once: a caller may run 2/);
-      assert.equal(three[3].structuredContent.result, 2);
-      refusedOnce = refused.length === 1;
-    }
-    assert.ok(refusedOnce, 'in ten rounds of three runs at once, the third was never refused');
+    held = [run(a, 'return await tools.held_hold({})'), run(a, 'return await tools.held_hold({})')];
+    await until('both runs wait in the held call', () => upstream.waiting() === 2);
+    const third = await run(a, 'return 3');
+    assert.equal(third.isError, true, JSON.stringify(third));
+    assert.match(third.structuredContent.error, /too many programs at once: a caller may run 2 \(code\.maxConcurrentRuns\)/);
+    const other = await run(b, 'return 2');
+    assert.equal(other.structuredContent.result, 2, JSON.stringify(other));
+    upstream.release();
+    for (const r of await Promise.all(held)) assert.equal(r.isError, undefined, JSON.stringify(r));
     assert.equal((await run(a, 'return 3')).structuredContent.result, 3);
-  } finally { await Promise.all([a.close(), b.close()]); }
+  } finally {
+    upstream.release();
+    await Promise.allSettled(held);
+    await Promise.all([a.close(), b.close()]);
+    await Promise.all([gateway.stop(), upstream.stop()]);
+  }
 });
+
+/**
+ * An MCP upstream on loopback (plain JSON answers, no session) whose one tool, `hold`, answers
+ * only when `release()` is called; `waiting()` counts its calls not yet answered.
+ */
+async function holdingUpstream() {
+  const waiting = [];
+  const server = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const msg = JSON.parse(raw || '{}');
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const answer = (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    switch (msg.method) {
+      case 'initialize':
+        return answer({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'holding', version: '1.0.0' } });
+      case 'tools/list':
+        return answer({ tools: [{ name: 'hold', description: 'Answers when the test lets it.', inputSchema: { type: 'object' } }] });
+      case 'tools/call':
+        return waiting.push(() => answer({ content: [{ type: 'text', text: 'released' }] }));
+      default:
+        return answer({});
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/mcp`,
+    waiting: () => waiting.length,
+    release: () => { for (const answer of waiting.splice(0)) answer(); },
+    stop: () => { server.closeAllConnections(); return new Promise((resolve) => server.close(resolve)); },
+  };
+}
 
 test("each call of a program is audited as the caller's, marked via run_code with the run's id", { skip, timeout: 60_000 }, async () => {
   const client = await connect();

@@ -128,6 +128,8 @@ export class RunLedger {
     this.storage = storage;
     /** run id → {session, request (JSON text), until (ms)} */
     this.leases = null;
+    /** The read of the leases from storage (`load`). */
+    this.loading = null;
     /** run id → the writer of its stream */
     this.streams = new Map();
   }
@@ -141,7 +143,7 @@ export class RunLedger {
     } catch {
       return new Response('the body is not JSON', { status: 400 });
     }
-    this.leases ??= new Map((await this.storage.get(KEY)) ?? []);
+    await this.load();
     this.expire(Date.now());
     switch (what) {
       case 'take': return this.take(ask);
@@ -161,6 +163,18 @@ export class RunLedger {
       }
       default: return new Response(`no such runs request: ${what}`, { status: 404 });
     }
+  }
+
+  /**
+   * Reads the leases from storage once: requests that arrive while the read is under way wait for
+   * the same read (each making its own, the last to end would replace the leases the first took).
+   */
+  load() {
+    this.loading ??= this.storage.get(KEY).then(
+      (saved) => { this.leases = new Map(saved ?? []); },
+      (e) => { this.loading = null; throw e; },
+    );
+    return this.loading;
   }
 
   /** A place for run `ask.run` if fewer than `ask.most` hold one: its stream. */
