@@ -87,9 +87,11 @@ test('runs at once are bounded per caller', { skip, timeout: 120_000 }, async ()
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}?mode=code`)));
     return client;
   };
-  const [a, b] = await Promise.all([connectHeld(), connectHeld()]);
+  let a;
+  let b;
   let held = [];
   try {
+    [a, b] = await Promise.all([connectHeld(), connectHeld()]);
     held = [run(a, 'return await tools.held_hold({})'), run(a, 'return await tools.held_hold({})')];
     await until('both runs wait in the held call', () => upstream.waiting() === 2);
     const third = await run(a, 'return 3');
@@ -103,7 +105,7 @@ test('runs at once are bounded per caller', { skip, timeout: 120_000 }, async ()
   } finally {
     upstream.release();
     await Promise.allSettled(held);
-    await Promise.all([a.close(), b.close()]);
+    await Promise.all([a?.close(), b?.close()]);
     await Promise.all([gateway.stop(), upstream.stop()]);
   }
 });
