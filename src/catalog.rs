@@ -486,6 +486,8 @@ impl Catalog {
                 )));
             }
         }
+        #[cfg(feature = "standards")]
+        scoped_names(&groups, &parents)?;
         #[cfg(feature = "large-catalogs")]
         match &indexed {
             Some(named) => undeclared_named(named, &mut groups, &mut tags),
@@ -635,6 +637,52 @@ fn undeclared_named(named: &[prepared::Named; 4], groups: &mut Vec<Group>, tags:
             }
         }
     }
+}
+
+/// The groups extension's (`io.modelcontextprotocol/groups`) rules for the groups it lists: a
+/// group's `scoped` is a boolean, and a scoped group (declared `"scoped": true`, or under one
+/// that is) has a name a client can send back in `groups/get` — 1–64 lowercase letters, digits
+/// and hyphens, with no leading, trailing or consecutive hyphen (the draft's `Group.name`).
+#[cfg(feature = "standards")]
+fn scoped_names(groups: &[Group], parents: &HashMap<String, String>) -> Result<()> {
+    let mut declared = HashSet::new();
+    for (i, g) in groups.iter().enumerate() {
+        match g.json.get("scoped") {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                declared.insert(g.name.as_str());
+            }
+            Some(other) => {
+                return Err(Error::Catalog(format!(
+                    "groups[{i}].scoped must be true or false, got {}",
+                    type_name(other)
+                )))
+            }
+        }
+    }
+    let ruled = |n: &str| {
+        (1..=64).contains(&n.len())
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !n.starts_with('-')
+            && !n.ends_with('-')
+            && !n.contains("--")
+    };
+    for (i, g) in groups.iter().enumerate() {
+        let scoped = || {
+            crate::filter::index::ancestors(&g.name, parents)
+                .iter()
+                .any(|a| declared.contains(a))
+        };
+        if !declared.is_empty() && !ruled(&g.name) && scoped() {
+            return Err(Error::Catalog(format!(
+                "groups[{i}].name \"{}\": a scoped group's name must be 1–64 lowercase letters, digits and \
+                 hyphens, with no leading, trailing or consecutive hyphen (the groups extension's rule)",
+                g.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 // Not inlined: its loop runs once per item, and inlined it made its caller hot (see `undeclared`).

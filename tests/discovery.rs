@@ -39,6 +39,58 @@ fn scoped() -> Catalog {
     Catalog::load(&doc).unwrap()
 }
 
+/// A scoped group's name follows the draft's rule (clients send it back in `groups/get`), its
+/// parent's scope reaching it too; a group outside every scope keeps SEP-1300's freer names.
+#[test]
+fn a_scoped_groups_name_follows_the_drafts_rule() {
+    let with = |groups: Value| {
+        let mut doc = common::catalog_json();
+        doc["groups"]
+            .as_array_mut()
+            .unwrap()
+            .extend(groups.as_array().unwrap().iter().cloned());
+        let at = doc["groups"].as_array().unwrap().len() - groups.as_array().unwrap().len();
+        (Catalog::load(&doc), at)
+    };
+    for good in ["a", "billing-v2", "x1-y2-z3", &"a".repeat(64)] {
+        let (loaded, _) = with(json!([{"name": good, "scoped": true}]));
+        assert!(loaded.is_ok(), "{good}: {:?}", loaded.err());
+    }
+    for bad in [
+        "Billing",
+        "billing_v2",
+        "-billing",
+        "billing-",
+        "bill--ing",
+        "billing.v2",
+        "écrits",
+        &"a".repeat(65),
+    ] {
+        let (loaded, at) = with(json!([{"name": bad, "scoped": true}]));
+        let e = loaded.unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "groups[{at}].name \"{bad}\": a scoped group's name must be 1–64 lowercase"
+            )),
+            "{bad}: {e}"
+        );
+    }
+    // Under a scoped parent: scoped too, so ruled.
+    let (loaded, at) = with(json!([{"name": "ops", "scoped": true}, {"name": "Ops_Admin", "parent": "ops"}]));
+    let e = loaded.unwrap_err().to_string();
+    assert!(e.contains(&format!("groups[{}].name \"Ops_Admin\"", at + 1)), "{e}");
+    // Not scoped: any name, as before.
+    assert!(with(json!([{"name": "Ops_Admin"}])).0.is_ok());
+    assert!(with(json!([{"name": "Ops_Admin", "scoped": false}])).0.is_ok());
+    let (loaded, at) = with(json!([{"name": "ops", "scoped": "yes"}]));
+    let e = loaded.unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("groups[{at}].scoped must be true or false, got a string"))
+            || e.contains(&format!("groups[{at}].scoped must be true or false, got string")),
+        "{e}"
+    );
+}
+
 fn legacy(catalog: &Catalog, declare: bool) -> Harness {
     let mut h = Harness::with_catalog(catalog.clone());
     let caps = if declare {

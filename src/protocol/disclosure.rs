@@ -54,46 +54,17 @@ pub(crate) fn advertise(caps: &mut Value) {
     caps["extensions"][GROUPS_EXTENSION] = json!({"listChanged": true});
 }
 
-/// JSON with object keys sorted and no whitespace (RFC 8785's shape for these values: the
-/// strings and numbers serde_json writes are already in their shortest forms).
-fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(o) => {
-            let mut keys: Vec<&String> = o.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (n, k) in keys.into_iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&o[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (n, x) in a.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                canonical(x, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// SEP-2636's `schemaHash`: lowercase hex SHA-256 of the canonical JSON of the full tool.
+/// SEP-2636's `schemaHash`: lowercase hex SHA-256 of the full tool in RFC 8785's canonical JSON
+/// (`serde_jcs`: keys sorted by UTF-16 code units, numbers as ECMAScript writes the double —
+/// `1.0` is `1`, `1e21` is `1e+21`), so a client computing it over the same tool gets the same
+/// hash. `serde_jcs` turns on serde_json's `float_roundtrip` in the servers' builds, so a number
+/// with many digits is read as its nearest double (the hash needs it, and a server that reads and
+/// writes a message again keeps such a number's value): 27 KB gzipped of the Worker's wasm, none
+/// of the package's.
 pub(crate) fn schema_hash(tool: &Value) -> String {
-    let mut text = String::new();
-    canonical(tool, &mut text);
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    // A `Value` always serializes (its keys are strings).
+    let text = serde_jcs::to_vec(tool).unwrap_or_default();
+    Sha256::digest(&text).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The description's first sentence (or line), at most [`SUMMARY`] characters.
@@ -362,21 +333,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schema_hash_is_over_canonical_json() {
+    fn schema_hash_is_over_rfc_8785_canonical_json() {
+        let text = |v: &Value| serde_jcs::to_string(v).unwrap();
         let a = json!({"name": "t", "inputSchema": {"type": "object", "properties": {"b": {}, "a": {}}}});
         let b = json!({"inputSchema": {"properties": {"a": {}, "b": {}}, "type": "object"}, "name": "t"});
         assert_eq!(schema_hash(&a), schema_hash(&b));
-        let mut s = String::new();
-        canonical(&b, &mut s);
         assert_eq!(
-            s,
+            text(&b),
             r#"{"inputSchema":{"properties":{"a":{},"b":{}},"type":"object"},"name":"t"}"#
+        );
+        // RFC 8785 §3.2.2.3's numbers (and an integer past 2^53, a double to JCS).
+        let numbers: Value = serde_json::from_str(
+            "[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001, 1.0, -0.0, 12345678901234567890]",
+        )
+        .unwrap();
+        assert_eq!(
+            text(&numbers),
+            "[333333333.3333333,1e+30,4.5,0.002,1e-27,1,0,12345678901234567000]"
+        );
+        // §3.2.3: keys by UTF-16 code units ("\u{1F600}" is D83D DE00, before "\u{FB33}";
+        // UTF-8's byte order puts them the other way round).
+        let keys = json!({"\u{FB33}": 1, "\u{1F600}": 2, "a": 3});
+        assert_eq!(text(&keys), "{\"a\":3,\"\u{1F600}\":2,\"\u{FB33}\":1}");
+        // §3.2.2.2: the short escapes, \u00XX in lowercase for the other controls, the rest as is.
+        let escapes = json!({"s": "\u{0}\u{1f}\u{7f}\"\\/\u{e9}\u{2028}\n"});
+        assert_eq!(
+            text(&escapes),
+            "{\"s\":\"\\u0000\\u001f\u{7f}\\\"\\\\/\u{e9}\u{2028}\\n\"}"
         );
         // SHA-256 of "{}".
         assert_eq!(
             schema_hash(&json!({})),
             "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
         );
+    }
+
+    #[test]
+    fn a_number_with_many_digits_is_read_as_its_nearest_double() {
+        // serde_json's `float_roundtrip`, which `serde_jcs` turns on: without it this reads one
+        // double off (333333333.33333325), and writing the message again changes the number.
+        let v: Value = serde_json::from_str("[333333333.33333329]").unwrap();
+        assert_eq!(v[0].as_f64(), "333333333.33333329".parse::<f64>().ok());
+        assert_eq!(v.to_string(), "[333333333.3333333]");
     }
 
     #[test]
