@@ -8,6 +8,7 @@
 mod callback;
 mod client;
 mod convert;
+mod explain;
 mod meaning;
 mod middleware;
 mod prefs;

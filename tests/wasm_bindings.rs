@@ -168,6 +168,79 @@ fn js_callbacks_filter_in_priority_order_and_a_throwing_one_is_ignored() {
     assert!(bad.is_err());
 }
 
+/// `explain`: each part that hides an item alone (filter fields, effective concerns, JS
+/// filters), in agreement with `list` for every item and filter tried.
+#[wasm_bindgen_test]
+fn explain_names_each_part_that_hides_an_item_and_agrees_with_list() {
+    let mut sieve = small();
+    let reasons = |v: &JsValue| json(&get(v, "reasons"));
+    // b: outside mail, carries beta, and security=high hides its "low".
+    let why = sieve
+        .explain(
+            "b",
+            Some(js(
+                r#"{"groups": ["mail"], "excludeTags": ["beta"], "concerns": {"security": "high"}}"#,
+            )),
+            None,
+        )
+        .unwrap();
+    assert_eq!(get(&why, "visible").as_bool(), Some(false));
+    assert_eq!(get(&why, "cause").as_string().unwrap(), "filter");
+    assert_eq!(
+        reasons(&why),
+        r#"[{"code":"filter","field":"groups","filter":{"groups":["mail"]}},{"code":"filter","field":"excludeTags","filter":{"excludeTags":["beta"]}},{"code":"concern:security","configured":"high","mapped":"low"}]"#
+    );
+    // a, in github under code: shown by groups ["code"] (parents), hidden by nothing.
+    let shown = sieve.explain("a", Some(js(r#"{"groups": ["code"]}"#)), None).unwrap();
+    assert_eq!(get(&shown, "visible").as_bool(), Some(true));
+    assert_eq!(reasons(&shown), "[]");
+    assert!(get(&shown, "cause").is_undefined());
+    // Unknown name; another kind; a bad filter throws as list does.
+    let none = sieve.explain("zz", None, None).unwrap();
+    assert_eq!(
+        (get(&none, "exists").as_bool(), get(&none, "cause").as_string().unwrap()),
+        (Some(false), "catalog".to_string())
+    );
+    let prompt = sieve
+        .explain("p2", Some(js(r#"{"groups": ["mail"]}"#)), Some("prompts".into()))
+        .unwrap();
+    assert_eq!(get(&prompt, "kind").as_string().unwrap(), "prompts");
+    assert_eq!(get(&prompt, "visible").as_bool(), Some(false));
+    assert!(sieve.explain("a", Some(js(r#"{"groups": "mail"}"#)), None).is_err());
+    // A JS filter that refuses it, by id.
+    let id = sieve
+        .add_filter(
+            js_sys::Function::new_with_args("item", "return item.name !== 'c';"),
+            None,
+        )
+        .unwrap();
+    let c = sieve
+        .explain("c", Some(js(r#"{"concerns": {"security": "low"}}"#)), None)
+        .unwrap();
+    assert_eq!(reasons(&c), format!(r#"[{{"code":"js-filter:{id}","id":{id}}}]"#));
+    assert_eq!(get(&c, "cause").as_string().unwrap(), "js-filter");
+    // Agrees with list: visible exactly when listed.
+    for filter in [
+        "{}",
+        r#"{"groups": ["code"]}"#,
+        r#"{"tags": ["ro"], "concerns": {"security": "low"}}"#,
+        r#"{"concerns": {"security": "high"}}"#,
+        r#"{"namePatterns": ["a*", "c"]}"#,
+        r#"{"expr": {"not": {"tag": "beta"}}, "concerns": {"security": "low"}}"#,
+    ] {
+        let listed = names(&sieve.list(Some(js(filter)), None).unwrap(), "items");
+        for name in ["a", "b", "c"] {
+            let why = sieve.explain(name, Some(js(filter)), None).unwrap();
+            assert_eq!(
+                get(&why, "visible").as_bool(),
+                Some(listed.iter().any(|n| n == name)),
+                "{name} with {filter}: {}",
+                json(&why)
+            );
+        }
+    }
+}
+
 #[wasm_bindgen_test]
 fn tasks_are_filtered_and_ordered_by_sep_1904() {
     let tasks = js_sys::Array::from(&js(r#"[

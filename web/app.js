@@ -5,9 +5,10 @@
 // tags and concern declarations into a `Sieve`. Every click filters client-side with
 // `sieve.list` and recounts `sieve.facets`; concern changes are also stored
 // (`saveConcernPreferences`) and sent with `concerns/update`, and the server's own `tools/list`
-// for the session is shown beside the page's count. Hidden tools are listed with why (hover), and
-// the selection's export for a model API (`sieve.export`) is shown in its panel. `document.body.dataset.ready = "true"`
-// marks the first rendered list (tests wait on it); a failure shows in `#error`.
+// for the session is shown beside the page's count. Hidden tools are listed with why (hover, from
+// `sieve.explain`), and the selection's export for a model API (`sieve.export`) is shown in its
+// panel. `document.body.dataset.ready = "true"` marks the first rendered list (tests wait on it);
+// a failure shows in `#error`.
 
 // `mcp-sieve` is the npm package, mapped by index.html's import map to its browser entry (which
 // fetches and instantiates the wasm when imported), as a host without a bundler imports it.
@@ -111,25 +112,25 @@ function renderView(filter, view) {
   $('view-config').textContent = JSON.stringify(config, null, 2);
 }
 
-/** Why each tool outside `view` is hidden: the parts of `filter` that leave it out on their own. */
+/** Why each tool outside `view` is hidden: the package's `explain`, each part of `filter` that leaves it out on its own. */
 function hiddenWhy(filter, view) {
   const shown = new Set(view.items.map((t) => t.name));
   const hidden = state.sieve.list({}).items.filter((t) => !shown.has(t.name));
-  const passes = {};
-  for (const key of Object.keys(filter)) {
-    passes[key] = new Set(state.sieve.list({ [key]: filter[key] }).items.map((t) => t.name));
+  return hidden.map((tool) => ({ tool, why: state.sieve.explain(tool.name, filter).reasons.map((r) => inWords(r, tool.tags ?? [])) }));
+}
+
+/** One of `explain`'s reasons in the page's words (`tags`: the tool's). */
+function inWords(r, tags) {
+  if (r.code.startsWith('concern:')) return `concern: ${r.code.slice('concern:'.length)}=${r.configured} hides it (the tool's is ${r.mapped ?? 'unset'})`;
+  if (r.code !== 'filter') return `${r.code} leaves it out`;
+  const part = r.filter[r.field];
+  switch (r.field) {
+    case 'groups': return `groups: in none of ${part.join(', ')}`;
+    case 'tags': return `tags: lacks ${part.filter((t) => !tags.includes(t)).join(', ')}`;
+    case 'excludeTags': return `excludeTags: has ${part.filter((t) => tags.includes(t)).join(', ')}`;
+    case 'namePatterns': return `name: does not match ${part.join(', ')}`;
+    default: return `${r.field}: leaves it out`;
   }
-  return hidden.map((tool) => {
-    const why = [];
-    const out = (key) => passes[key] && !passes[key].has(tool.name);
-    if (out('groups')) why.push(`groups: in none of ${filter.groups.join(', ')}`);
-    if (out('tags')) why.push(`tags: lacks ${filter.tags.filter((t) => !(tool.tags ?? []).includes(t)).join(', ') || 'a required tag'}`);
-    if (out('excludeTags')) why.push(`excludeTags: has ${filter.excludeTags.filter((t) => (tool.tags ?? []).includes(t)).join(', ') || 'an excluded tag'}`);
-    if (out('namePatterns')) why.push(`name: does not match ${filter.namePatterns.join(', ')}`);
-    if (out('concerns')) why.push(`concern: ${Object.entries(filter.concerns).map(([k, v]) => `${k}=${v}`).join(', ')} hides it`);
-    if (why.length === 0) why.push('the parts together (each alone would show it)');
-    return { tool, why };
-  });
 }
 
 /** The chosen format's export of `filter` (search mode: everything deferred). */

@@ -155,7 +155,7 @@ impl Sieve {
     }
 
     /// The configured concerns of a filter (named `path` in errors), validated by the core.
-    fn configured(&self, filter: &Filter, path: &str) -> Result<(ConcernConfig, Vec<String>), JsValue> {
+    pub(super) fn configured(&self, filter: &Filter, path: &str) -> Result<(ConcernConfig, Vec<String>), JsValue> {
         match &filter.concerns {
             Some(c) => {
                 let (r, _) = self.catalog.concerns.resolve(c, path).map_err(|e| js_error(&e))?;
@@ -178,6 +178,11 @@ impl Sieve {
     /// The catalog (for the middleware bindings).
     pub(super) fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// The programmable filters (`addFilter`), in the order added.
+    pub(super) fn js_filters(&self) -> &[Arc<JsFilter>] {
+        &self.filters
     }
 
     /// The tools `filter` leaves visible, JS policy filters included (for `tool_filter`).

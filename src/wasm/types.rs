@@ -122,6 +122,22 @@ export interface ResolvedConcerns {
   warnings: string[];
 }
 
+/** One reason `Sieve.explain` gives: a part of the filter, an effective concern or an `addFilter` callback that leaves the item out on its own. */
+export type ExplainReason =
+  | { code: "filter"; field: "groups" | "tags" | "excludeTags" | "namePatterns" | "expr"; filter: Filter }
+  | { code: `concern:${string}`; configured: string; mapped: string | null }
+  | { code: `js-filter:${number}`; id: number };
+
+/** `Sieve.explain`: whether the filter shows the item, and every part that hides it (`cause`: the first one's kind, or `catalog` when there is no such item). */
+export interface Explanation {
+  kind: Kind;
+  name: string;
+  exists: boolean;
+  visible: boolean;
+  cause?: "catalog" | "filter" | "concern" | "js-filter";
+  reasons: ExplainReason[];
+}
+
 /** Size of a JSON value. */
 export interface SizeInfo { bytes: number; tokens: number }
 

@@ -211,6 +211,10 @@ test('choosing concerns filters like the server, reaches the session, and surviv
   const high = await serverToolNames({ concerns: { security: 'high' } });
   assert.ok(high.length > 0 && high.length < all.length, 'security=high narrows the list');
   assert.deepEqual(await pageToolNames(), high, 'security=high: page equals server');
+  // A tool security=high leaves out says so (the package's explain), with the tool's own rating.
+  const out = all.find((n) => !high.includes(n));
+  assert.match(await page.locator(`#hidden-tools li[data-name="${out}"]`).getAttribute('title'),
+    /^Hidden: concern: security=high hides it \(the tool's is (low|medium|unset)\)$/);
   // The page sent the choice to its own session (concerns/update): the server agrees.
   assert.equal(await pageServerCount({ security: 'high' }), high.length);
 

@@ -3,7 +3,7 @@
 import init, {
   Sieve, McpClient, filterTasks, saveConcernPreferences, loadConcernPreferences, clearConcernPreferences,
   type CatalogDocument, type Filter, type Selection, type ListResult, type Facets, type Task, type TaskQuery,
-  type SieveError, type Kind, type ConcernConfig, type SearchResult,
+  type SieveError, type Kind, type ConcernConfig, type SearchResult, type Explanation,
 } from 'mcp-sieve';
 
 export async function host(doc: CatalogDocument): Promise<void> {
@@ -28,6 +28,9 @@ export async function host(doc: CatalogDocument): Promise<void> {
   ];
   const { bytes, tokens } = Sieve.size(list.items);
   const id: number = sieve.addFilter((item, kind: Kind) => kind !== 'tools' || !item.name.startsWith('admin_'), { priority: 10, kinds: ['tools'] });
+  const why: Explanation = sieve.explain('send_email', filter);
+  const parts: string[] = why.reasons.map((r) => (r.code === 'filter' ? r.field : r.code));
+  const hidden: boolean = !why.visible && why.cause !== 'catalog';
   sieve.removeFilter(id);
   const fromLists = Sieve.fromLists({ tools: [] }, { groups: [{ name: 'g', parent: 'h' }] }, undefined, [{ name: 'security', values: ['high', 'low'] }]);
   const resolved = fromLists.resolveConcerns({ security: 'high' });
@@ -66,6 +69,8 @@ export async function host(doc: CatalogDocument): Promise<void> {
   filterTasks([], { status: ['sleeping'] });
   // @ts-expect-error the order is asc or desc
   filterTasks([], { order: 'up' });
+  // @ts-expect-error an explanation's cause is one of four kinds
+  const wrong: Explanation['cause'] = 'policy';
   // @ts-expect-error callbacks return a boolean
   sieve.addFilter(() => 'yes');
   const toolset = sieve.export({ format: 'anthropic', filter: { groups: ['email'] }, pinned: ['send_email'] });
@@ -85,5 +90,5 @@ export async function host(doc: CatalogDocument): Promise<void> {
   // @ts-expect-error k is a number
   sieve.search('x', { k: '3' });
 
-  console.log(n, prompts, names, objects, counts, bytes, tokens, eff, session, tools, live, ordered, other);
+  console.log(n, prompts, names, objects, counts, bytes, tokens, eff, session, tools, live, ordered, other, parts, hidden, wrong);
 }
