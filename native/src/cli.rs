@@ -110,7 +110,9 @@ pub enum Command {
     /// Sign in to an upstream that asks for OAuth (its `"auth": "oauth"`, or a 401 with a Bearer
     /// challenge): opens the authorization server's page in the browser (or prints its URL),
     /// takes the redirect on http://127.0.0.1:PORT/callback, and keeps the tokens for `serve`
-    /// and `stdio` (refreshed by them) in $XDG_CONFIG_HOME/mcp-sieve/tokens.json (mode 0600).
+    /// and `stdio` (refreshed by them) in the OS keychain (the macOS Keychain, the Windows
+    /// Credential Manager, the Linux kernel keyring), else in $XDG_CONFIG_HOME/mcp-sieve/tokens.json
+    /// (mode 0600); MCP_SIEVE_TOKEN_STORE=file or keychain chooses.
     Login(LoginArgs),
     /// Forget the tokens `login` kept for an upstream.
     Logout {
