@@ -299,8 +299,12 @@ async fn lock_refresh() -> Option<std::fs::File> {
 
 /// The store's contents (none yet: empty).
 pub fn load_store() -> Result<Store, Error> {
-    let path = store_path();
-    match crate::oauth::token_store::read(&path)? {
+    load_store_at(&store_path())
+}
+
+/// [`load_store`] of the store at `path`.
+fn load_store_at(path: &std::path::Path) -> Result<Store, Error> {
+    match crate::oauth::token_store::read(path)? {
         Some(text) => Store::parse(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
         None => Ok(Store::default()),
     }
@@ -308,10 +312,20 @@ pub fn load_store() -> Result<Store, Error> {
 
 /// Changes the store with `change` and keeps it (the keychain, else the 0600 file).
 pub fn update_store(change: impl FnOnce(&mut Store)) -> Result<(), Error> {
+    update_store_at(&store_path(), change)
+}
+
+/// [`update_store`] of the store at `path`, read, changed and written by one writer at a time:
+/// one thread of this process (`STORE_LOCK`) and one process (`tokens.store.lock` beside it:
+/// `login` while a gateway stores a refresh, two gateways storing two upstreams' refreshes),
+/// so no writer's change is lost under another's, nor two keychain writes pick one generation
+/// of pieces. Not the refresh lock (`tokens.lock`), which a refresh holds while it stores.
+fn update_store_at(path: &std::path::Path, change: impl FnOnce(&mut Store)) -> Result<(), Error> {
     let _held = STORE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let mut store = load_store()?;
+    let _writer = lock_file(&path.with_file_name("tokens.store.lock"));
+    let mut store = load_store_at(path)?;
     change(&mut store);
-    crate::oauth::token_store::write(&store_path(), &store.to_text())
+    crate::oauth::token_store::write(path, &store.to_text())
 }
 
 /// Where the tokens are kept, said to the user.
@@ -700,6 +714,32 @@ mod tests {
         drop(first);
         assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok(), "then it gets it");
         assert!(waiter.join().unwrap());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A change of the store waits while another process writes it (its lock held here by a
+    /// separate open of the lock file), then reads what that one wrote and changes it.
+    #[test]
+    fn a_store_change_waits_for_another_process_writing_the_store() {
+        let dir = std::env::temp_dir().join(format!("sieve-store-lock-{}", std::process::id()));
+        let path = dir.join("mcp-sieve").join("tokens.json");
+        let other = lock_file(&path.with_file_name("tokens.store.lock")).expect("the lock file is created");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        let writer = std::thread::spawn(move || {
+            let done = update_store_at(&p, |_| {});
+            tx.send(()).unwrap();
+            done
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the change waits while the other writer holds the store"
+        );
+        drop(other);
+        assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok(), "then it goes on");
+        writer.join().unwrap().expect("the store is written");
+        assert!(load_store_at(&path).is_ok());
+        crate::oauth::token_store::forget(&path);
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -312,7 +312,7 @@ fn write_or_file(
 }
 
 /// Removes the keychain's copy of the store at `path`, pieces and head.
-fn forget(path: &Path) {
+pub(crate) fn forget(path: &Path) {
     let Ok(head) = entry(path) else {
         return;
     };
