@@ -15,44 +15,13 @@ use crate::filter::{Filter, FilterContext, PrimitiveFilter};
 /// The parts of a filter that each leave items out on their own (they combine with AND), by
 /// their field's name.
 fn parts(f: &Filter) -> [(&'static str, Filter); 5] {
-    let none = Filter::default;
-    [
-        (
-            "groups",
-            Filter {
-                groups: f.groups.clone(),
-                ..none()
-            },
-        ),
-        (
-            "tags",
-            Filter {
-                tags: f.tags.clone(),
-                ..none()
-            },
-        ),
-        (
-            "excludeTags",
-            Filter {
-                exclude_tags: f.exclude_tags.clone(),
-                ..none()
-            },
-        ),
-        (
-            "namePatterns",
-            Filter {
-                name_patterns: f.name_patterns.clone(),
-                ..none()
-            },
-        ),
-        (
-            "expr",
-            Filter {
-                expr: f.expr.clone(),
-                ..none()
-            },
-        ),
-    ]
+    let mut parts = ["groups", "tags", "excludeTags", "namePatterns", "expr"].map(|k| (k, Filter::default()));
+    parts[0].1.groups = f.groups.clone();
+    parts[1].1.tags = f.tags.clone();
+    parts[2].1.exclude_tags = f.exclude_tags.clone();
+    parts[3].1.name_patterns = f.name_patterns.clone();
+    parts[4].1.expr = f.expr.clone();
+    parts
 }
 
 #[wasm_bindgen]
@@ -61,7 +30,7 @@ impl Sieve {
     /// `tools`; a resource by its `uri`) out, or that it does not: `{kind, name, exists, visible,
     /// cause, reasons}`. Each reason is one part that hides it alone — `{code: "filter", field,
     /// filter}` (that part of the filter), `{code: "concern:<name>", configured, mapped}` (the
-    /// effective value, defaults included, and the item's), `{code: "js-filter:<id>", id}` (an
+    /// effective value, as `list` applies it, and the item's), `{code: "js-filter:<id>", id}` (an
     /// `addFilter` callback that returned false) — and `cause` is the first one's kind
     /// (`catalog` when there is no such item). Throws as `list` does for a bad filter.
     ///

@@ -75,7 +75,12 @@ async function connect(capabilities = { sampling: {}, elicitation: {} }, { url =
 async function opened(f) {
   const before = new Set(everything.sessions());
   await f();
-  return everything.sessions().filter((s) => !before.has(s));
+  const fresh = () => everything.sessions().filter((s) => !before.has(s));
+  // Its log line may reach this process after the answer did (a pipe, a loaded machine): wait
+  // for the first, then a moment for any second one.
+  for (const deadline = Date.now() + 10_000; fresh().length === 0 && Date.now() < deadline;) await sleep(50);
+  await sleep(300);
+  return fresh();
 }
 
 /** Waits until server-everything was asked to end `sid`, then checks it no longer knows it. */
