@@ -206,7 +206,21 @@ fn the_callers_view_concerns_and_filter_are_reasons_of_their_own() {
     assert_eq!(codes(&a), ["concern:security", "filter"]);
     assert_eq!(a["reasons"][0]["configured"], "high");
     assert_eq!(a["reasons"][0]["mapped"], "low");
+    assert_eq!(a["reasons"][1]["field"], "tags");
     assert_eq!(a["reasons"][1]["filter"], json!({"tags": ["read-only"]}));
+    // Each field that hides it alone is a reason of its own; one that would show it is none.
+    let parts = explain(
+        &mut h,
+        json!({"name": "send_mail", "filter": {"namePatterns": ["read_*"], "tags": ["read-only"], "groups": ["email"]}}),
+    );
+    let fields: Vec<&str> = parts["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["namePatterns", "tags"], "{parts}");
+    assert_eq!(parts["reasons"][0]["filter"], json!({"namePatterns": ["read_*"]}));
     assert_eq!(
         (a["visible"].clone(), a["callable"].clone()),
         (json!(false), json!(true))

@@ -190,6 +190,29 @@ impl Filter {
             && self.expr.is_none()
     }
 
+    /// The filter's fields that constrain something, each alone as a filter, by the field's
+    /// name: they combine with AND, so an item the filter leaves out is left out by at least one
+    /// of them (`sieve/explain` and the package's `Sieve.explain` name which).
+    pub fn parts(&self) -> Vec<(&'static str, Filter)> {
+        let names = ["namePatterns", "groups", "tags", "excludeTags", "expr"];
+        let mut parts: Vec<_> = names.into_iter().map(|n| (n, Filter::default())).collect();
+        parts[0].1.name_patterns = self.name_patterns.clone();
+        parts[1].1.groups = self.groups.clone();
+        parts[2].1.tags = self.tags.clone();
+        parts[3].1.exclude_tags = self.exclude_tags.clone();
+        parts[4].1.expr = self.expr.clone();
+        #[cfg(feature = "standards")]
+        parts.push((
+            "uriPatterns",
+            Filter {
+                uri_patterns: self.uri_patterns.clone(),
+                ..Filter::default()
+            },
+        ));
+        parts.retain(|(_, f)| !f.is_empty());
+        parts
+    }
+
     /// A canonical JSON form (for binding cursors to the filter that made them).
     pub fn canonical(&self) -> Value {
         json!({

@@ -333,16 +333,12 @@ impl Server {
                 }));
             }
         }
-        let own = Filter {
-            concerns: None,
-            ..filter
-        };
-        if !own.is_empty() && !section.select(&own, &ConcernConfig::new()).get(pos) {
-            let mut written = call.params["filter"].clone();
-            if let Some(o) = written.as_object_mut() {
-                o.remove("concerns");
+        // Each field of the filter that leaves the item out on its own.
+        for (field, part) in filter.parts() {
+            if !section.select(&part, &ConcernConfig::new()).get(pos) {
+                let written = &call.params["filter"][field];
+                answer.narrows(json!({"code": "filter", "field": field, "filter": {field: written}}));
             }
-            answer.narrows(json!({"code": "filter", "filter": written}));
         }
         Ok(())
     }

@@ -12,18 +12,6 @@ use super::sieve::Sieve;
 use crate::concern::ConcernConfig;
 use crate::filter::{Filter, FilterContext, PrimitiveFilter};
 
-/// The parts of a filter that each leave items out on their own (they combine with AND), by
-/// their field's name.
-fn parts(f: &Filter) -> [(&'static str, Filter); 5] {
-    let mut parts = ["groups", "tags", "excludeTags", "namePatterns", "expr"].map(|k| (k, Filter::default()));
-    parts[0].1.groups = f.groups.clone();
-    parts[1].1.tags = f.tags.clone();
-    parts[2].1.exclude_tags = f.exclude_tags.clone();
-    parts[3].1.name_patterns = f.name_patterns.clone();
-    parts[4].1.expr = f.expr.clone();
-    parts
-}
-
 #[wasm_bindgen]
 impl Sieve {
     /// Why `filter` (the same filter `list` takes) leaves the item `name` of `kind` (default
@@ -65,8 +53,8 @@ impl Sieve {
         };
         let item = &section.items[pos];
         let mut reasons = Vec::new();
-        for (field, part) in parts(&parsed) {
-            if !part.is_empty() && !section.select(&part, &ConcernConfig::new()).get(pos) {
+        for (field, part) in parsed.parts() {
+            if !section.select(&part, &ConcernConfig::new()).get(pos) {
                 reasons.push(json!({"code": "filter", "field": field, "filter": {field: raw[field]}}));
             }
         }
