@@ -640,24 +640,17 @@ fn undeclared_named(named: &[prepared::Named; 4], groups: &mut Vec<Group>, tags:
 }
 
 /// The groups extension's (`io.modelcontextprotocol/groups`) rules for the groups it lists: a
-/// group's `scoped` is a boolean, and a scoped group (declared `"scoped": true`, or under one
-/// that is) has a name a client can send back in `groups/get` — 1–64 lowercase letters, digits
-/// and hyphens, with no leading, trailing or consecutive hyphen (the draft's `Group.name`).
+/// group's `scoped` is a boolean, and a scoped group ([`scoped_groups`]) has a name a client can
+/// send back in `groups/get` — 1–64 lowercase letters, digits and hyphens, with no leading,
+/// trailing or consecutive hyphen (the draft's `Group.name`).
 #[cfg(feature = "standards")]
 fn scoped_names(groups: &[Group], parents: &HashMap<String, String>) -> Result<()> {
-    let mut declared = HashSet::new();
     for (i, g) in groups.iter().enumerate() {
-        match g.json.get("scoped") {
-            None | Some(Value::Bool(false)) => {}
-            Some(Value::Bool(true)) => {
-                declared.insert(g.name.as_str());
-            }
-            Some(other) => {
-                return Err(Error::Catalog(format!(
-                    "groups[{i}].scoped must be true or false, got {}",
-                    type_name(other)
-                )))
-            }
+        if let Some(other) = g.json.get("scoped").filter(|v| !v.is_boolean()) {
+            return Err(Error::Catalog(format!(
+                "groups[{i}].scoped must be true or false, got {}",
+                type_name(other)
+            )));
         }
     }
     let ruled = |n: &str| {
@@ -668,21 +661,42 @@ fn scoped_names(groups: &[Group], parents: &HashMap<String, String>) -> Result<(
             && !n.ends_with('-')
             && !n.contains("--")
     };
-    for (i, g) in groups.iter().enumerate() {
-        let scoped = || {
+    let scoped = scoped_groups(groups, parents);
+    match groups
+        .iter()
+        .enumerate()
+        .find(|(_, g)| scoped.contains(g.name.as_str()) && !ruled(&g.name))
+    {
+        Some((i, g)) => Err(Error::Catalog(format!(
+            "groups[{i}].name \"{}\": a scoped group's name must be 1–64 lowercase letters, digits and \
+             hyphens, with no leading, trailing or consecutive hyphen (the groups extension's rule)",
+            g.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The scoped groups of `groups` (nested by `parents`): declared `"scoped": true`, or under one
+/// that is.
+#[cfg(feature = "standards")]
+pub(crate) fn scoped_groups<'a>(groups: &'a [Group], parents: &HashMap<String, String>) -> HashSet<&'a str> {
+    let declared: HashSet<&str> = groups
+        .iter()
+        .filter(|g| g.json.get("scoped") == Some(&Value::Bool(true)))
+        .map(|g| g.name.as_str())
+        .collect();
+    if declared.is_empty() {
+        return declared;
+    }
+    groups
+        .iter()
+        .filter(|g| {
             crate::filter::index::ancestors(&g.name, parents)
                 .iter()
                 .any(|a| declared.contains(a))
-        };
-        if !declared.is_empty() && !ruled(&g.name) && scoped() {
-            return Err(Error::Catalog(format!(
-                "groups[{i}].name \"{}\": a scoped group's name must be 1–64 lowercase letters, digits and \
-                 hyphens, with no leading, trailing or consecutive hyphen (the groups extension's rule)",
-                g.name
-            )));
-        }
-    }
-    Ok(())
+        })
+        .map(|g| g.name.as_str())
+        .collect()
 }
 
 // Not inlined: its loop runs once per item, and inlined it made its caller hot (see `undeclared`).

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use serde_json::{json, Value};
+
 use crate::concern::ConcernConfig;
 use crate::filter::{Bits, Filter, Index};
 use crate::model::Primitive;
@@ -120,5 +122,33 @@ impl Section {
     /// The items passing `filter` under `concerns`.
     pub fn select(&self, filter: &Filter, concerns: &ConcernConfig) -> Bits {
         self.index.eval(&self.items, filter, concerns)
+    }
+
+    /// Why item `pos` is out of a list filtered by `filter` (`written`: that filter as sent), part
+    /// by part (`sieve/explain`, the package's `Sieve.explain`): each field that leaves it out on
+    /// its own, as `{"code": "filter", "field", "filter": {field: <as written>}}`.
+    pub fn filter_reasons(&self, pos: usize, filter: &Filter, written: &Value) -> Vec<Value> {
+        let mut reasons = Vec::new();
+        for (field, part) in filter.parts() {
+            if !self.select(&part, &ConcernConfig::new()).get(pos) {
+                reasons.push(json!({"code": "filter", "field": field, "filter": {field: written[field]}}));
+            }
+        }
+        reasons
+    }
+
+    /// Each of `concerns` that leaves item `pos` out on its own, as `{"code": "concern:<name>",
+    /// "configured", "mapped"}` (the value asked for and the item's, `null` when unmapped).
+    pub fn concern_reasons(&self, pos: usize, concerns: &ConcernConfig) -> Vec<Value> {
+        let item = &self.items[pos];
+        let mut reasons = Vec::new();
+        for (name, value) in concerns {
+            let one: ConcernConfig = [(name.clone(), value.clone())].into();
+            if !self.select(&Filter::default(), &one).get(pos) {
+                let mapped = item.concerns.iter().find(|(c, _)| c == name).map(|(_, v)| v);
+                reasons.push(json!({"code": format!("concern:{name}"), "configured": value, "mapped": mapped}));
+            }
+        }
+        reasons
     }
 }

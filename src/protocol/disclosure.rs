@@ -90,26 +90,7 @@ fn summary(tool: &Value) -> String {
 impl Server {
     /// Names of the scoped groups: declared `"scoped": true`, or under one that is.
     fn scoped_groups(&self) -> HashSet<&str> {
-        let declared: HashSet<&str> = self
-            .catalog
-            .groups
-            .iter()
-            .filter(|g| g.json.get("scoped") == Some(&Value::Bool(true)))
-            .map(|g| g.name.as_str())
-            .collect();
-        if declared.is_empty() {
-            return declared;
-        }
-        self.catalog
-            .groups
-            .iter()
-            .filter(|g| {
-                crate::filter::index::ancestors(&g.name, &self.catalog.parents)
-                    .iter()
-                    .any(|a| declared.contains(a))
-            })
-            .map(|g| g.name.as_str())
-            .collect()
+        crate::catalog::scoped_groups(&self.catalog.groups, &self.catalog.parents)
     }
 
     /// Whether the catalog has scoped groups: then its lists depend on the declared

@@ -7,7 +7,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::catalog::explain::Access;
-use crate::concern::ConcernConfig;
 use crate::error::{Error, Result};
 use crate::filter::chain::FilterContext;
 use crate::filter::{Filter, Section};
@@ -322,23 +321,10 @@ impl Server {
         let mut warnings = Vec::new();
         let concerns = self.request_concerns(call, &filter, &mut warnings)?;
         log.extend(warnings);
-        for (name, value) in &concerns {
-            let one: ConcernConfig = [(name.clone(), value.clone())].into();
-            if !section.select(&Filter::default(), &one).get(pos) {
-                let mapped = item.concerns.iter().find(|(c, _)| c == name).map(|(_, v)| v.clone());
-                answer.narrows(json!({
-                    "code": format!("concern:{name}"),
-                    "configured": value,
-                    "mapped": mapped,
-                }));
-            }
-        }
-        // Each field of the filter that leaves the item out on its own.
-        for (field, part) in filter.parts() {
-            if !section.select(&part, &ConcernConfig::new()).get(pos) {
-                let written = &call.params["filter"][field];
-                answer.narrows(json!({"code": "filter", "field": field, "filter": {field: written}}));
-            }
+        let concern_reasons = section.concern_reasons(pos, &concerns);
+        let filter_reasons = section.filter_reasons(pos, &filter, &call.params["filter"]);
+        for reason in concern_reasons.into_iter().chain(filter_reasons) {
+            answer.narrows(reason);
         }
         Ok(())
     }

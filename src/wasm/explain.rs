@@ -2,14 +2,14 @@
 //! that leaves it out on its own, each effective concern that does, each programmable filter that
 //! refuses it — in the servers' `sieve/explain` words (`filter`, `concern:<name>`; a JS filter is
 //! `js-filter:<id>`), so a host shows one wording for both. The rules are the core's: each reason
-//! is a selection of one part (`Section::select`), as `protocol::explain` asks each layer again.
+//! is a selection of one part (`Section::filter_reasons`, `Section::concern_reasons`), shared with
+//! `protocol::explain`.
 
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, js_error, parse_kind, to_js};
 use super::sieve::Sieve;
-use crate::concern::ConcernConfig;
 use crate::filter::{Filter, FilterContext, PrimitiveFilter};
 
 #[wasm_bindgen]
@@ -52,19 +52,8 @@ impl Sieve {
             return Ok(to_js(&Value::Object(out)));
         };
         let item = &section.items[pos];
-        let mut reasons = Vec::new();
-        for (field, part) in parsed.parts() {
-            if !section.select(&part, &ConcernConfig::new()).get(pos) {
-                reasons.push(json!({"code": "filter", "field": field, "filter": {field: raw[field]}}));
-            }
-        }
-        for (concern, value) in &effective {
-            let one: ConcernConfig = [(concern.clone(), value.clone())].into();
-            if !section.select(&Filter::default(), &one).get(pos) {
-                let mapped = item.concerns.iter().find(|(c, _)| c == concern).map(|(_, v)| v);
-                reasons.push(json!({"code": format!("concern:{concern}"), "configured": value, "mapped": mapped}));
-            }
-        }
+        let mut reasons = section.filter_reasons(pos, &parsed, &raw);
+        reasons.extend(section.concern_reasons(pos, &effective));
         for f in self.js_filters().iter().filter(|f| f.applies_to(kind)) {
             if f.test(item, &FilterContext::default()) == Ok(false) {
                 reasons.push(json!({"code": format!("js-filter:{}", f.id), "id": f.id}));
