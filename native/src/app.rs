@@ -74,6 +74,10 @@ impl crate::reload::Holder for App {
     fn replace(&self, live: Live) -> Live {
         std::mem::replace(&mut *self.live.lock().unwrap_or_else(|p| p.into_inner()), live)
     }
+
+    fn running(&self) -> Option<Gateway> {
+        self.gateway()
+    }
 }
 
 pub(crate) use crate::http::reply::{reply, Reply};

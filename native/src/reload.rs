@@ -9,7 +9,9 @@
 //! gateway is retired (its stdio upstreams' processes stopped, its retries ended). An edit with
 //! errors changes nothing: every error is logged with its file, line, column and field, and the
 //! running configuration stays. What cannot change live (the port, `--host`, the `auth` block)
-//! is named in the log. Every upstream is restarted by a reload, not only the changed ones.
+//! is named in the log. A stdio upstream whose command, arguments, environment and folder did not
+//! change keeps its process (its state, its session, its calls in flight) under the new gateway;
+//! a changed one is started anew, a removed one stopped. The log line names each kind.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
@@ -40,6 +42,8 @@ pub struct Live {
 pub trait Holder: Send + Sync + 'static {
     /// Swaps in `live`, handing back what ran before.
     fn replace(&self, live: Live) -> Live;
+    /// The gateway it runs on now (its unchanged stdio processes carry on under the next).
+    fn running(&self) -> Option<Gateway>;
 }
 
 /// The files a source is read from (none: the built-in catalog, nothing to watch).
@@ -138,8 +142,9 @@ fn changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
 }
 
 /// Builds what `source` describes now: the server, its view (`view`: stdio's flags; `None`:
-/// serve's), and a gateway over its upstreams whose lists are fetched (the slow ones join later).
-pub async fn build(source: &Source, view: Option<&ViewArgs>) -> Result<Live, ServerError> {
+/// serve's), and a gateway over its upstreams whose lists are fetched (the slow ones join later),
+/// taking over `running`'s stdio processes whose upstream did not change.
+pub async fn build(source: &Source, view: Option<&ViewArgs>, running: Option<&Gateway>) -> Result<Live, ServerError> {
     let doc = crate::config::load::document(source)?;
     // `serve` (no view flags) applies the lockdown variable as at its start.
     let var = std::env::var(mcp_sieve::catalog::Lockdown::VAR).ok();
@@ -153,7 +158,12 @@ pub async fn build(source: &Source, view: Option<&ViewArgs>) -> Result<Live, Ser
         Some(v) => v.resolve(server.catalog())?,
         None => None,
     };
-    let gateway = Gateway::new(server.clone(), &crate::config::load::folder(source), Wait::Patient)?;
+    let gateway = Gateway::new(
+        server.clone(),
+        &crate::config::load::folder(source),
+        Wait::Patient,
+        running,
+    )?;
     if let Some(g) = &gateway {
         if let Err(e) = g.serving(&server).await {
             eprintln!("mcp-sieve: the upstreams are not reachable yet: {e}");
@@ -193,7 +203,8 @@ pub fn spawn(
             }
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             let started = std::time::Instant::now();
-            match build(&source, view.as_ref()).await {
+            let running = holder.running();
+            match build(&source, view.as_ref(), running.as_ref()).await {
                 Err(e) => {
                     for line in e.to_string().lines() {
                         eprintln!("mcp-sieve: reload: {line}");
@@ -213,13 +224,27 @@ pub fn spawn(
                     let before = upstreams(&old);
                     let gone: Vec<&String> = before.iter().filter(|n| !after.contains(n)).collect();
                     let added: Vec<&String> = after.iter().filter(|n| !before.contains(n)).collect();
+                    let kept = old
+                        .gateway
+                        .as_ref()
+                        .map(|g| g.kept_by(new.gateway.as_ref()))
+                        .unwrap_or_default();
+                    let kept: Vec<&String> = kept.iter().collect();
+                    // Stdio upstreams of both whose process changed, so was started anew.
+                    let processes = new.gateway.as_ref().map(Gateway::processes).unwrap_or_default();
+                    let restarted: Vec<&String> = processes
+                        .iter()
+                        .filter(|n| before.contains(n) && !kept.contains(n))
+                        .collect();
                     eprintln!(
-                        "mcp-sieve: reload: {} applied in {} ms ({} upstreams{}{}); {fixed} take effect at the next start{}",
+                        "mcp-sieve: reload: {} applied in {} ms ({} upstreams{}{}{}{}); {fixed} take effect at the next start{}",
                         names.join(" and "),
                         started.elapsed().as_millis(),
                         after.len(),
                         list(", started: ", &added),
                         list(", stopped: ", &gone),
+                        list(", restarted: ", &restarted),
+                        list(", kept running: ", &kept),
                         if auth_changed || old.server.catalog().auth.is_some() {
                             " (the auth block among them)"
                         } else {
@@ -227,7 +252,7 @@ pub fn spawn(
                         }
                     );
                     if let Some(g) = &old.gateway {
-                        g.retire().await;
+                        g.retire(new.gateway.as_ref()).await;
                     }
                 }
             }

@@ -83,7 +83,7 @@ pub async fn run(
     // Who may call: the catalog's `auth` block (tokens then checked by the verifier).
     cfg.auth = server.catalog().auth.clone();
     let verifier = cfg.auth.as_deref().map(Verifier::new);
-    let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    let gateway = Gateway::new(server.clone(), folder, Wait::Patient, None)?;
     let operate = Operate::new(&server, folder, metrics_at)?;
     // Taken from here on, so a signal during the startup fetch waits for it (its session is
     // then held, and closed below) instead of killing the process.

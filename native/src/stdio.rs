@@ -271,6 +271,10 @@ impl Holder for Link {
     fn replace(&self, live: Live) -> Live {
         std::mem::replace(&mut *lock(&self.live), live)
     }
+
+    fn running(&self) -> Option<Gateway> {
+        self.gateway()
+    }
 }
 
 /// Writes what `step` says now (log lines, messages) and hands an answer to the question waiting
@@ -528,7 +532,7 @@ pub async fn run(
     }
     let operate = Operate::new(&server, folder, MetricsAt::Off)?;
     let limits = http::Config::from_vars(&|name| std::env::var(name).ok())?.limits;
-    let gateway = Gateway::new(server.clone(), folder, Wait::Patient)?;
+    let gateway = Gateway::new(server.clone(), folder, Wait::Patient, None)?;
     // Taken from here on, so a SIGTERM during the startup fetch waits for it (its session is
     // then held, and closed below) instead of killing the process.
     let mut term = crate::shutdown::terminated(false)?;

@@ -2,11 +2,13 @@
 // --mcp-config is replaced by an atomic rename (as editors save) while the official SDK's client
 // is connected: an upstream added starts, the client gets notifications/tools/list_changed and
 // lists its tools; a broken edit keeps the running tools and the log names the file, line and
-// field; an upstream removed stops (its child process is gone) and its tools leave the list.
+// field; an upstream removed stops (its child process is gone) and its tools leave the list; an
+// unchanged upstream keeps its process through all of it, and one whose arguments changed is
+// started anew with them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,7 +22,7 @@ let tmp;
 before(() => { tmp = mkdtempSync(path.join(tmpdir(), 'sieve-reload-')); });
 after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
 
-const files = () => ({ command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), tmp] });
+const files = (...more) => ({ command: process.execPath, args: [binOf('@modelcontextprotocol/server-filesystem'), tmp, ...more] });
 const memory = () => ({
   command: process.execPath,
   args: [binOf('@modelcontextprotocol/server-memory')],
@@ -33,17 +35,23 @@ function save(file, text) {
   renameSync(`${file}.swp`, file);
 }
 
-/** The command lines of the processes whose parent is `pid`. */
-function children(pid) {
+/** The command lines of the processes whose parent is `pid` (`format`: ps's columns). */
+function children(pid, format = 'args=') {
   try {
-    return execFileSync('ps', ['-o', 'args=', '--ppid', String(pid)], { encoding: 'utf8' });
+    return execFileSync('ps', ['-o', format, '--ppid', String(pid)], { encoding: 'utf8' });
   } catch {
     return ''; // no children
   }
 }
 
+/** The pid of the child of `pid` whose command line matches `pattern` (undefined: none). */
+function childPid(pid, pattern) {
+  const line = children(pid, 'pid=,args=').split('\n').find((l) => pattern.test(l));
+  return line && Number(line.trim().split(/\s+/)[0]);
+}
 
-test('stdio picks up an edited servers file: added upstream starts, broken edit kept out, removed one stops', { timeout: 120_000 }, async () => {
+
+test('stdio picks up an edited servers file: added upstream starts, broken edit kept out, removed one stops, unchanged one keeps its process, changed one restarts', { timeout: 120_000 }, async () => {
   const config = path.join(tmp, 'servers.json');
   writeFileSync(config, JSON.stringify({ mcpServers: { files: files() } }, null, 2));
   const transport = new StdioClientTransport({ command: BIN, args: ['stdio', '--mcp-config', config], stderr: 'pipe' });
@@ -58,8 +66,10 @@ test('stdio picks up an edited servers file: added upstream starts, broken edit 
     const first = await names();
     assert.ok(first.includes('files_read_text_file'), first.join());
     assert.ok(!first.some((n) => n.startsWith('memory_')));
+    const filesPid = childPid(transport.pid, /server-filesystem/);
+    assert.ok(filesPid, children(transport.pid));
 
-    // An upstream added: it starts, and the client hears of it.
+    // An upstream added: it starts, and the client hears of it; the other keeps its process.
     const saved = Date.now();
     save(config, JSON.stringify({ mcpServers: { files: files(), memory: memory() } }, null, 2));
     await until('list_changed after adding memory', () => changes >= 1);
@@ -68,6 +78,8 @@ test('stdio picks up an edited servers file: added upstream starts, broken edit 
     assert.ok(added.includes('memory_read_graph') && added.includes('files_read_text_file'), added.join());
     assert.match(children(transport.pid), /server-memory/);
     console.log(`# reload reached the client in ${heard} ms`);
+    await until('the reload logged', () => /applied in \d+ ms \(2 upstreams, started: memory, kept running: files\)/.test(log));
+    assert.equal(childPid(transport.pid, /server-filesystem/), filesPid, 'the unchanged upstream kept its process');
 
     // A broken edit: the running tools stay; the log names file, line and field.
     const before = changes;
@@ -85,7 +97,20 @@ test('stdio picks up an edited servers file: added upstream starts, broken edit 
     assert.ok(!left.some((n) => n.startsWith('memory_')), left.join());
     assert.ok(left.includes('files_read_text_file'));
     await until('the memory server process gone', () => !/server-memory/.test(children(transport.pid)));
-    assert.match(log, /reload: .* applied in \d+ ms \(1 upstreams, stopped: memory\)/);
+    assert.match(log, /reload: .* applied in \d+ ms \(1 upstreams, stopped: memory, kept running: files\)/);
+    assert.equal(childPid(transport.pid, /server-filesystem/), filesPid, 'still the first process');
+    assert.ok((await client.callTool({ name: 'files_list_allowed_directories', arguments: {} })).content[0].text.includes(tmp));
+
+    // Its arguments changed: it is started anew with them, the old process stopped.
+    const more = path.join(tmp, 'more');
+    mkdirSync(more);
+    save(config, JSON.stringify({ mcpServers: { files: files(more) } }, null, 2));
+    await until('the restart logged', () => /applied in \d+ ms \(1 upstreams, restarted: files\)/.test(log));
+    await until('the first files process gone', () => !children(transport.pid, 'pid=').split('\n').some((p) => Number(p) === filesPid));
+    const again = childPid(transport.pid, /server-filesystem/);
+    assert.ok(again && again !== filesPid, children(transport.pid, 'pid=,args='));
+    const dirs = (await client.callTool({ name: 'files_list_allowed_directories', arguments: {} })).content[0].text;
+    assert.ok(dirs.includes(more), dirs);
   } finally {
     await client.close();
   }

@@ -25,7 +25,7 @@ pub async fn run(doc: Document, folder: &Path, args: PinArgs) -> Result<(), Serv
     }
     let path = args.lock.clone().unwrap_or_else(|| lock_path(&local.pinning, folder));
     let local = Arc::new(Server::new(local));
-    let gateway = Gateway::new(local.clone(), folder, Wait::ForAll)?
+    let gateway = Gateway::new(local.clone(), folder, Wait::ForAll, None)?
         .ok_or_else(|| ServerError::Usage("pin: the document names no upstream".into()))?;
     let server = gateway.serving(&local).await;
     let status = gateway.status();

@@ -74,7 +74,7 @@ fn names(v: &Value) -> String {
 /// lists, fetched once now (with the progress on stderr).
 pub async fn serving(catalog: Catalog, folder: &std::path::Path) -> Result<Arc<Server>, ServerError> {
     let local = Arc::new(Server::new(catalog));
-    Ok(match Gateway::new(local.clone(), folder, Wait::ForAll)? {
+    Ok(match Gateway::new(local.clone(), folder, Wait::ForAll, None)? {
         Some(g) => {
             let server = g.serving(&local).await;
             let status = g.status();

@@ -100,8 +100,15 @@ impl Gateway {
     /// references resolved from the environment: a missing one is a configuration error. Its
     /// pins are read from the lock file (the document's `pinning.lock`, or [`mcp_sieve::pin::DEFAULT_LOCK`],
     /// in `folder`, the document's folder).
-    /// `wait` says how long a refresh waits for the slowest upstream.
-    pub fn new(local: Arc<Server>, folder: &Path, wait: Wait) -> Result<Option<Self>, Error> {
+    /// `wait` says how long a refresh waits for the slowest upstream. `running`: the gateway a
+    /// reload replaces, whose stdio processes this one takes over where their upstream's command,
+    /// arguments, environment and folder are unchanged (the rest are stopped by its `retire`).
+    pub fn new(
+        local: Arc<Server>,
+        folder: &Path,
+        wait: Wait,
+        running: Option<&Gateway>,
+    ) -> Result<Option<Self>, Error> {
         let ups: Vec<Upstream> = local.catalog().upstreams.clone();
         if ups.is_empty() {
             return Ok(None);
@@ -115,6 +122,7 @@ impl Gateway {
             .with_roots();
         let secrets = state.secrets().clone();
         let mut drivers = Vec::new();
+        let mut taken = Vec::new();
         let names = ups.iter().map(|u| u.name.clone()).collect();
         let (logs, logs_rx) = mpsc::unbounded_channel();
         for (member, up) in ups.iter().enumerate() {
@@ -123,15 +131,26 @@ impl Gateway {
                 Transport::Http(url) => Driver::Http {
                     url: upstream::oauth::request_url(url),
                 },
-                Transport::Stdio { command, args, cwd, .. } => Driver::Stdio(Box::new(Pipe::new(Spec {
-                    name: up.name.clone(),
-                    command: command.clone(),
-                    args: args.clone(),
-                    env: up.resolved_env(&env)?,
-                    cwd: cwd.clone(),
-                    logs: (member, logs.clone()),
-                    secrets: secrets.clone(),
-                }))),
+                Transport::Stdio { command, args, cwd, .. } => {
+                    let spec = Spec {
+                        name: up.name.clone(),
+                        command: command.clone(),
+                        args: args.clone(),
+                        env: up.resolved_env(&env)?,
+                        cwd: cwd.clone(),
+                        logs: (member, logs.clone()),
+                        secrets: secrets.clone(),
+                    };
+                    // The running gateway's process of this upstream, unchanged, carries on
+                    // (its messages come here once this gateway is built: below).
+                    Driver::Stdio(match running.and_then(|g| g.pipe_running(&spec)) {
+                        Some(pipe) => {
+                            taken.push((pipe.clone(), spec));
+                            pipe
+                        }
+                        None => Arc::new(Pipe::new(spec)),
+                    })
+                }
                 Transport::Service(b) => {
                     return Err(Error::Catalog(format!(
                         "upstreams.{}.service (\"{b}\") is a Cloudflare service binding: only the Worker can reach one; give the native server a url or a command",
@@ -166,6 +185,9 @@ impl Gateway {
             logs: Mutex::new(Some(logs_rx)),
         }));
         g.read_pins(true)?;
+        for (pipe, spec) in taken {
+            pipe.adopt(&spec);
+        }
         Ok(Some(g))
     }
 
@@ -279,12 +301,44 @@ impl Gateway {
         answer.map_err(|_| crate::error::late(&method, limits.call_ms))?
     }
 
-    /// Stops this gateway for good, a reload having replaced it: its retries end and its stdio
-    /// upstreams' processes are stopped (and not started again by a request still under way).
-    pub async fn retire(&self) {
+    /// Its pipe that runs the process `spec` describes, if it has one still running it.
+    fn pipe_running(&self, spec: &Spec) -> Option<Arc<Pipe>> {
+        self.pipes().find(|(_, p)| p.runs(spec)).map(|(_, p)| p.clone())
+    }
+
+    /// Its stdio upstreams' pipes, with their names.
+    fn pipes(&self) -> impl Iterator<Item = (&str, &Arc<Pipe>)> {
+        self.0.drivers.iter().zip(&self.0.names).filter_map(|(d, n)| match d {
+            Driver::Stdio(p) => Some((n.as_str(), p)),
+            Driver::Http { .. } => None,
+        })
+    }
+
+    /// Whether `pipe` serves this gateway too (it took the process over: [`Gateway::new`]).
+    fn serves_by(&self, pipe: &Arc<Pipe>) -> bool {
+        self.pipes().any(|(_, p)| Arc::ptr_eq(p, pipe))
+    }
+
+    /// The names of its stdio upstreams (each runs a process).
+    pub fn processes(&self) -> Vec<String> {
+        self.pipes().map(|(n, _)| n.to_string()).collect()
+    }
+
+    /// The stdio upstreams whose processes `next` took over from this gateway ([`Gateway::new`]).
+    pub fn kept_by(&self, next: Option<&Gateway>) -> Vec<String> {
+        self.pipes()
+            .filter(|(_, p)| next.is_some_and(|n| n.serves_by(p)))
+            .map(|(n, _)| n.to_string())
+            .collect()
+    }
+
+    /// Stops this gateway for good, a reload having replaced it with `next`: its retries end and
+    /// its stdio upstreams' processes are stopped (and not started again by a request still
+    /// under way), except those `next` took over.
+    pub async fn retire(&self, next: Option<&Gateway>) {
         self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
-        for driver in &self.0.drivers {
-            if let Driver::Stdio(p) = driver {
+        for (_, p) in self.pipes() {
+            if !next.is_some_and(|n| n.serves_by(p)) {
                 p.stop().await;
             }
         }

@@ -98,7 +98,7 @@ fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
         .collect()
 }
 
-/// How to start the process.
+/// How to start the process, and where what it says goes.
 #[derive(Debug, Clone)]
 pub struct Spec {
     /// The upstream's name (for the log and errors).
@@ -113,6 +113,25 @@ pub struct Spec {
     /// The gateway's secrets, redacted from what it writes to stderr and logs.
     pub secrets: mcp_sieve::upstream::Secrets,
 }
+
+impl Spec {
+    /// Whether a process started from `self` is the one `other` describes (name, command,
+    /// arguments, environment and folder; not where its logs go).
+    fn same_process(&self, other: &Spec) -> bool {
+        (&self.name, &self.command, &self.args, &self.env, &self.cwd)
+            == (&other.name, &other.command, &other.args, &other.env, &other.cwd)
+    }
+}
+
+/// Where a process's log messages go and what is redacted from them: its gateway's, and moved
+/// to the next gateway's when a reload keeps the process ([`Pipe::adopt`]).
+#[derive(Clone)]
+struct Route {
+    logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
+    secrets: mcp_sieve::upstream::Secrets,
+}
+
+type Routed = Arc<Mutex<Route>>;
 
 /// One running process.
 struct Process {
@@ -152,6 +171,8 @@ struct Life {
 /// One stdio upstream, started on first use.
 pub struct Pipe {
     spec: Spec,
+    /// The gateway its log messages go to (read by its readers at each message).
+    route: Routed,
     process: tokio::sync::Mutex<Option<Process>>,
     pending: Pending,
     listeners: Listeners,
@@ -172,6 +193,10 @@ impl Pipe {
     /// A driver for `spec`; nothing starts until the first message.
     pub fn new(spec: Spec) -> Self {
         Pipe {
+            route: Arc::new(Mutex::new(Route {
+                logs: spec.logs.clone(),
+                secrets: spec.secrets.clone(),
+            })),
             spec,
             process: tokio::sync::Mutex::new(None),
             pending: Arc::default(),
@@ -187,6 +212,22 @@ impl Pipe {
             pid: Arc::default(),
             stopped: AtomicBool::new(false),
         }
+    }
+
+    /// Whether this pipe runs (or would start) the process `spec` describes, and may go on
+    /// serving a gateway that a reload built over it: not stopped, the same command.
+    pub fn runs(&self, spec: &Spec) -> bool {
+        !self.stopped.load(Ordering::SeqCst) && self.spec.same_process(spec)
+    }
+
+    /// Carries on under a reload's new gateway: its log messages go where `spec` says (the
+    /// upstream's place and channel there), redacted of that gateway's secrets. The process,
+    /// its session and its calls in flight are untouched.
+    pub fn adopt(&self, spec: &Spec) {
+        *locked(&self.route) = Route {
+            logs: spec.logs.clone(),
+            secrets: spec.secrets.clone(),
+        };
     }
 
     /// Stops the process for good (a reload left this upstream out or replaced it).
@@ -394,9 +435,10 @@ impl Pipe {
             return Err(self.fail("its pipes could not be opened"));
         };
         let name = spec.name.clone();
-        let secrets = spec.secrets.clone();
+        let route = self.route.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let secrets = locked(&route).secrets.clone();
                 tracing::info!("[{name}] {}", secrets.redact(&line));
             }
         });
@@ -414,8 +456,7 @@ impl Pipe {
             life: self.life.clone(),
             init: Some(init_tx),
             garbage: garbage.clone(),
-            logs: spec.logs.clone(),
-            secrets: spec.secrets.clone(),
+            route: self.route.clone(),
         };
         // Answers to the upstream's own requests go through a second handle on stdin.
         let (answers_tx, answers_rx) = std::sync::mpsc::channel::<Value>();
@@ -538,8 +579,7 @@ struct Reader {
     life: Arc<Mutex<Life>>,
     init: Option<oneshot::Sender<Value>>,
     garbage: Garbage,
-    logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
-    secrets: mcp_sieve::upstream::Secrets,
+    route: Routed,
 }
 
 impl Reader {
@@ -566,7 +606,8 @@ impl Reader {
                 if !text.is_empty() {
                     garbage_lines += 1;
                     if garbage_lines <= GARBAGE_LOGGED {
-                        let text = self.secrets.redact(text);
+                        let secrets = locked(&self.route).secrets.clone();
+                        let text = secrets.redact(text);
                         tracing::warn!("[{}] not JSON-RPC on stdout: {text}", self.name);
                     }
                     let mut first = self.garbage.lock().unwrap_or_else(|p| p.into_inner());
@@ -636,13 +677,79 @@ impl Reader {
                 let p = &msg["params"];
                 let data = p["data"].as_str().map_or_else(|| p["data"].to_string(), str::to_string);
                 let level = p["level"].as_str().unwrap_or("info");
-                tracing::info!("[{}] log {level}: {}", self.name, self.secrets.redact(&data));
+                let Route { logs, secrets } = locked(&self.route).clone();
+                tracing::info!("[{}] log {level}: {}", self.name, secrets.redact(&data));
                 let mut msg = msg;
-                self.secrets.redact_value(&mut msg);
-                let _ = self.logs.1.send((self.logs.0, msg));
+                secrets.redact_value(&mut msg);
+                let _ = logs.1.send((logs.0, msg));
             }
             // Other notifications concern the shared session, not a call.
             _ => {}
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A process that opens its session, then writes a log message every 100 ms (naming itself).
+    const LOGGER: &str = r#"read line
+echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"logger","version":"1"}}}'
+while true; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"from $$\"}}"; sleep 0.1; done"#;
+
+    fn spec(member: usize, logs: &mpsc::UnboundedSender<(usize, Value)>, script: &str) -> Spec {
+        Spec {
+            name: "logger".into(),
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+            cwd: None,
+            logs: (member, logs.clone()),
+            secrets: mcp_sieve::upstream::Secrets::default(),
+        }
+    }
+
+    /// The next log message on `rx` within 5 s: its member and its text.
+    async fn next(rx: &mut mpsc::UnboundedReceiver<(usize, Value)>) -> (usize, String) {
+        let (member, msg) = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("a log message within 5 s")
+            .expect("the channel open");
+        (member, msg["params"]["data"].as_str().unwrap_or_default().to_string())
+    }
+
+    #[tokio::test]
+    async fn an_adopted_process_logs_to_its_new_gateway_and_runs_on() {
+        let (old_tx, mut old_rx) = mpsc::unbounded_channel();
+        let pipe = Pipe::new(spec(0, &old_tx, LOGGER));
+        let started = Post {
+            headers: Vec::new(),
+            body: r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        };
+        pipe.post(started, Duration::from_secs(5), None).await.unwrap();
+        let pid = pipe.pid().unwrap();
+        assert_eq!(next(&mut old_rx).await, (0, format!("from {pid}")));
+
+        // The same process under another gateway, where it is member 3.
+        let (new_tx, mut new_rx) = mpsc::unbounded_channel();
+        let next_spec = spec(3, &new_tx, LOGGER);
+        assert!(pipe.runs(&next_spec));
+        assert!(
+            !pipe.runs(&spec(3, &new_tx, "exit 1")),
+            "another command is another process"
+        );
+        pipe.adopt(&next_spec);
+        assert_eq!(next(&mut new_rx).await, (3, format!("from {pid}")));
+        // What the old gateway got stops (one message may have been on its way).
+        while let Ok(m) = old_rx.try_recv() {
+            assert_eq!(m.0, 0);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(old_rx.try_recv().is_err(), "nothing more reaches the old gateway");
+        assert_eq!(pipe.pid(), Some(pid), "the process runs on");
+
+        pipe.stop().await;
+        assert!(!pipe.runs(&next_spec), "a stopped pipe is not taken over");
     }
 }

@@ -13,8 +13,11 @@ use crate::upstream::stdio::Pipe;
 
 /// How the bytes reach one upstream.
 pub(super) enum Driver {
-    Http { url: String },
-    Stdio(Box<Pipe>),
+    Http {
+        url: String,
+    },
+    /// Shared with the gateway a reload builds next when it keeps the process ([`Pipe::runs`]).
+    Stdio(std::sync::Arc<Pipe>),
 }
 
 impl Gateway {
