@@ -95,6 +95,16 @@ pub enum Wait {
 #[derive(Clone)]
 pub struct Gateway(Arc<Inner>);
 
+/// A gateway its holder does not keep (a task that should end with it).
+pub(crate) struct WeakGateway(Weak<Inner>);
+
+impl WeakGateway {
+    /// The gateway, while something else holds it.
+    pub(crate) fn upgrade(&self) -> Option<Gateway> {
+        self.0.upgrade().map(Gateway)
+    }
+}
+
 impl Gateway {
     /// A gateway in front of `local`'s upstreams (`None` when it names none), their secret
     /// references resolved from the environment: a missing one is a configuration error. Its
@@ -189,6 +199,11 @@ impl Gateway {
             pipe.adopt(&spec);
         }
         Ok(Some(g))
+    }
+
+    /// This gateway, not kept alive by the holder of what this returns.
+    pub(crate) fn weak(&self) -> WeakGateway {
+        WeakGateway(Arc::downgrade(&self.0))
     }
 
     /// The core's gateway state.
@@ -361,4 +376,97 @@ fn state_secret() -> Result<http::Secret, Error> {
     let mut key = [0u8; 32];
     getrandom::fill(&mut key).map_err(|e| Error::Internal(format!("no random key: {e}")))?;
     Ok(http::Secret::new(key))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::sessions::outbox::Clients;
+
+    /// A downstream side with no sessions.
+    struct Nobody;
+
+    impl Clients for Nobody {
+        fn session(&self, _: &str) -> Option<mcp_sieve::protocol::Session> {
+            None
+        }
+        fn listening(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn reachable(&self, _: &str) -> bool {
+            false
+        }
+        fn push(&self, _: &str, _: String) {}
+        fn ask<'a>(
+            &'a self,
+            _: &'a mcp_sieve::protocol::Ask,
+            _: &'a str,
+        ) -> futures_util::future::BoxFuture<'a, Result<Option<Value>, Error>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    /// An upstream that opens its session, then reads until its stdin closes (its stdout open).
+    const QUIET: &str = r#"read line
+echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"quiet","version":"1"}}}'
+while read -r line; do :; done"#;
+
+    /// A gateway over one stdio upstream running `script`, taking over `running`'s process when
+    /// it is the same, attached to a server with no sessions.
+    fn gateway(running: Option<&Gateway>, script: &str, clients: &Arc<Nobody>) -> Gateway {
+        let doc = serde_json::json!({"upstreams": {"quiet": {"command": "sh", "args": ["-c", script]}}});
+        let catalog = mcp_sieve::catalog::Catalog::from_json_str(&doc.to_string()).unwrap();
+        let folder = std::env::temp_dir();
+        let g = Gateway::new(Arc::new(Server::new(catalog)), &folder, Wait::Patient, running)
+            .unwrap()
+            .unwrap();
+        let weak: Weak<dyn Clients> = Arc::downgrade(clients) as Weak<dyn Clients>;
+        g.attach(weak);
+        g
+    }
+
+    /// The pid of its one stdio upstream's process, once started.
+    async fn started(g: &Gateway) -> u32 {
+        let post = Post {
+            headers: Vec::new(),
+            body: r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        };
+        g.post(0, post, None).await.expect("started");
+        g.pipes().next().and_then(|(_, p)| p.pid()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_replaced_gateway_is_freed_once_retired_and_its_unchanged_process_runs_on() {
+        let clients = Arc::new(Nobody);
+        let first = gateway(None, QUIET, &clients);
+        let pid = started(&first).await;
+
+        // Reloaded with the same upstream: the process is taken over, the old gateway freed.
+        let second = gateway(Some(&first), QUIET, &clients);
+        assert_eq!(first.kept_by(Some(&second)), vec!["quiet".to_string()]);
+        let weak = first.weak();
+        first.retire(Some(&second)).await;
+        drop(first);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            weak.upgrade().is_none(),
+            "nothing holds the old gateway (its log task neither)"
+        );
+        assert_eq!(started(&second).await, pid, "the same process serves the new gateway");
+
+        // Reloaded with another command: the old process stops, the new one is another.
+        let third = gateway(Some(&second), &format!("{QUIET} # changed"), &clients);
+        assert!(second.kept_by(Some(&third)).is_empty());
+        let weak = second.weak();
+        second.retire(Some(&third)).await;
+        assert!(weak
+            .upgrade()
+            .and_then(|g| g.pipes().next().and_then(|(_, p)| p.pid()))
+            .is_none());
+        drop(second);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(weak.upgrade().is_none());
+        assert_ne!(started(&third).await, pid);
+        third.retire(None).await;
+    }
 }

@@ -181,8 +181,13 @@ impl Gateway {
     /// standalone stream whose client set a level at or below it; the server's log has it
     /// already (the driver writes it there).
     pub(crate) async fn broadcast_logs(self, mut logs: mpsc::UnboundedReceiver<(usize, Value)>) {
+        // Not holding the gateway: its pipes hold the channel's senders, so a gateway this task
+        // held would never be dropped (each reload's old gateway, its lists among it, kept
+        // forever). Once nothing else holds it, its pipes go, the channel closes and this ends.
+        let gateway = self.weak();
+        drop(self);
         while let Some((_, msg)) = logs.recv().await {
-            let Some(clients) = self.clients() else {
+            let Some(clients) = gateway.upgrade().and_then(|g| g.clients()) else {
                 continue;
             };
             let text = msg.to_string();
