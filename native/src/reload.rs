@@ -6,7 +6,8 @@
 //! configuration is built anew — the document loaded, the view resolved, a gateway started over
 //! the new upstreams and their lists fetched — and only then swapped in: sessions carry on with
 //! the new lists (their streams' ticks send `list_changed`), each keeping its view; the old
-//! gateway is retired (its stdio upstreams' processes stopped, its retries ended). An edit with
+//! gateway is retired (the processes the new one did not take over stopped, its retries ended)
+//! and freed once the requests still on it end. An edit with
 //! errors changes nothing: every error is logged with its file, line, column and field, and the
 //! running configuration stays. What cannot change live (the port, `--host`, the `auth` block)
 //! is named in the log. A stdio upstream whose command, arguments, environment and folder did not
