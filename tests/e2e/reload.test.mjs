@@ -15,7 +15,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { binOf, ROOT, sleep, until } from '../security/helpers.mjs';
+import { officialUpstream } from '../fixtures/official-upstream.mjs';
 
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
 let tmp;
@@ -181,5 +183,43 @@ test('serve picks up an edited catalog document: a session gets list_changed on 
     await client.close();
   } finally {
     server.kill('SIGTERM');
+  }
+});
+
+test('serve: a reload closes the old gateway\'s own session at an HTTP upstream; the client\'s session there carries on', { timeout: 60_000 }, async () => {
+  const up = await officialUpstream('echoer', (s) => {
+    s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  });
+  const doc = path.join(tmp, 'http.json');
+  const write = (refreshSeconds) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } } });
+  writeFileSync(doc, write(300));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const server = spawn(BIN, ['serve', '--catalog', doc, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  server.stderr.on('data', (d) => { log += d; });
+  const client = new Client({ name: 'reload-test', version: '1.0.0' });
+  try {
+    await until('serve listening', () => /serving MCP at/.test(log));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+    const said = async (text) => (await client.callTool({ name: 'up_echo', arguments: { text } })).content[0].text;
+    assert.equal(await said('before'), 'before');
+    const lists = up.opened[0]; // the gateway's own: its lists are fetched over it, at the start
+    const mine = up.opened.at(-1);
+    assert.equal(up.opened.length, 2, up.opened.join());
+    assert.deepEqual(up.deleted, []);
+
+    save(doc, write(600));
+    await until('the reload applied', () => /reload: .* applied/.test(log));
+    await until('the old lists session closed', () => up.deleted.includes(lists));
+    assert.deepEqual(up.deleted, [lists], 'only the old gateway\'s own session');
+    // The client's upstream session carries on under the new gateway: no new one for its call.
+    const opened = up.opened.length;
+    assert.equal(await said('after'), 'after');
+    assert.equal(up.opened.length, opened, up.opened.join());
+    assert.ok(!up.deleted.includes(mine));
+  } finally {
+    await client.close().catch(() => {});
+    server.kill('SIGTERM');
+    await up.stop();
   }
 });

@@ -347,11 +347,18 @@ impl Gateway {
             .collect()
     }
 
-    /// Stops this gateway for good, a reload having replaced it with `next`: its retries end and
+    /// Stops this gateway for good, a reload having replaced it with `next`: its retries end,
     /// its stdio upstreams' processes are stopped (and not started again by a request still
-    /// under way), except those `next` took over.
+    /// under way), except those `next` took over, and its own sessions at HTTP upstreams (the
+    /// lists', the one stateless callers shared) are closed in the background — the sessions of
+    /// downstream sessions carry on under `next`, which finds them by upstream name.
     pub async fn retire(&self, next: Option<&Gateway>) {
         self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        let own = self.state().closing_own();
+        if !own.is_empty() {
+            let me = self.clone();
+            tokio::spawn(async move { me.close_all(own).await });
+        }
         for (_, p) in self.pipes() {
             if !next.is_some_and(|n| n.serves_by(p)) {
                 p.stop().await;
