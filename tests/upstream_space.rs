@@ -3,7 +3,9 @@
 //! newcomer's item (never the holder, never a whole upstream); names follow the spec's rules;
 //! its lists are budgeted; the secrets it is sent never come back through the status, the log or
 //! a relayed answer. Merge-level cases over `build_claimed`, gateway-level ones over a scripted
-//! upstream, and a property test that no upstream's items change another's listed set.
+//! upstream, and a property test that no upstream's items change another's listed set. Also over
+//! the scripted upstream: what a reload's new gateway carries over (`Gateway::carry_over`) — only
+//! the lists of upstreams it did not change and that were up.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -564,4 +566,45 @@ fn a_literal_header_an_upstream_quotes_back_is_redacted_by_its_name() {
         "{e}"
     );
     assert!(!gw.status(1_000).to_string().contains("lit-0123456789"));
+}
+
+#[test]
+fn a_reload_carries_over_only_the_lists_of_unchanged_upstreams_that_were_up() {
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://a/mcp"},
+        "b": {"url": "http://b/mcp"},
+        "down": {"url": "http://d/mcp", "headers": {"Authorization": "Bearer x"}}
+    }});
+    let local = Catalog::load(&doc).unwrap();
+    let mut old = Gateway::new_many(&local.upstreams);
+    refresh(&mut old, &local, 1_000, |m| upstream(2, 1, m == 2)).unwrap();
+    assert_eq!(old.status(1_000)["upstreams"][2]["state"], "down");
+
+    // Reloaded: `b` moved, `c` is new, `a` and `down` are as they were.
+    let doc = json!({"upstreams": {
+        "a": {"url": "http://a/mcp"},
+        "b": {"url": "http://b2/mcp"},
+        "c": {"url": "http://c/mcp"},
+        "down": {"url": "http://d/mcp", "headers": {"Authorization": "Bearer x"}}
+    }});
+    let local = Catalog::load(&doc).unwrap();
+    let mut new = Gateway::new_many(&local.upstreams);
+    let built = new
+        .carry_over(&old, &local, 2_000)
+        .unwrap()
+        .expect("a server over a's lists");
+    assert_eq!(tool_names(built.server.catalog()), ["a_t0", "a_t1"]);
+    // Served at once; only the others are asked for their lists.
+    let Serving::Refresh(jobs) = new.serving(2_000) else {
+        panic!("the changed, new and down upstreams are due")
+    };
+    let mut asked: Vec<usize> = jobs.iter().map(|j| j.member).collect();
+    asked.sort();
+    assert_eq!(asked, [1, 2, 3], "b, c and down; not a");
+    // Nothing to carry: no server built.
+    let mut fresh = Gateway::new_many(&local.upstreams);
+    assert!(fresh
+        .carry_over(&Gateway::new_many(&local.upstreams), &local, 2_000)
+        .unwrap()
+        .is_none());
 }

@@ -12,7 +12,9 @@
 //! running configuration stays. What cannot change live (the port, `--host`, the `auth` block)
 //! is named in the log. A stdio upstream whose command, arguments, environment and folder did not
 //! change keeps its process (its state, its session, its calls in flight) under the new gateway;
-//! a changed one is started anew, a removed one stopped. The log line names each kind.
+//! a changed one is started anew, a removed one stopped. The log line names each kind. An
+//! upstream of any transport that did not change keeps its lists and the session they were
+//! fetched over (`upstream::Gateway::carry_over`): a reload asks only the changed ones.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};

@@ -464,6 +464,34 @@ impl Gateway {
         }
     }
 
+    /// What a reload keeps of `old`, the gateway this one replaces: each upstream whose
+    /// configuration is unchanged and whose lists `old` holds lends this gateway those lists,
+    /// the conversation they were fetched over and the session stateless callers share there,
+    /// so it is neither asked again nor opened anew, and a server is built over them at once
+    /// (under `local`, the new document). The other upstreams are fetched at the next request,
+    /// as at a start. `None` when nothing was kept (no server built).
+    pub fn carry_over(&mut self, old: &Gateway, local: &Catalog, now_ms: i64) -> Result<Option<Refreshed>> {
+        let mut kept = false;
+        for m in &mut self.members {
+            let same = |o: &&Member| o.upstream == m.upstream && o.config == m.config && o.roots == m.roots;
+            let Some(o) = old
+                .members
+                .iter()
+                .filter(same)
+                .find(|o| o.lists.is_some() && o.failures == 0)
+            else {
+                continue;
+            };
+            (m.conv, m.lists, m.shared) = (o.conv.clone(), o.lists.clone(), o.shared.clone());
+            (m.fetched_ms, m.heard_ms, m.stale) = (o.fetched_ms, o.heard_ms, o.stale);
+            kept = true;
+        }
+        match kept {
+            true => self.refreshed(local, Vec::new(), now_ms).map(Some),
+            false => Ok(None),
+        }
+    }
+
     /// Refreshes of upstreams that are down and due for another try (backoff), for the shell to
     /// run off the request path (nothing when no server is built yet: requests retry then).
     pub fn retries(&mut self, now_ms: i64) -> Vec<Job> {

@@ -186,12 +186,12 @@ test('serve picks up an edited catalog document: a session gets list_changed on 
   }
 });
 
-test('serve: a reload closes the old gateway\'s own session at an HTTP upstream; the client\'s session there carries on', { timeout: 60_000 }, async () => {
+test('serve: an HTTP upstream a reload changed is listed in a new session, the old one closed; an unchanged one is not asked again; the client\'s session there carries on', { timeout: 60_000 }, async () => {
   const up = await officialUpstream('echoer', (s) => {
     s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
   });
   const doc = path.join(tmp, 'http.json');
-  const write = (refreshSeconds) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } } });
+  const write = (refreshSeconds, views = {}) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } }, views });
   writeFileSync(doc, write(300));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const server = spawn(BIN, ['serve', '--catalog', doc, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -217,6 +217,19 @@ test('serve: a reload closes the old gateway\'s own session at an HTTP upstream;
     assert.equal(await said('after'), 'after');
     assert.equal(up.opened.length, opened, up.opened.join());
     assert.ok(!up.deleted.includes(mine));
+
+    // Another edit that leaves the upstream as it was: its lists and session are carried over.
+    const asked = up.asked.length;
+    save(doc, write(600, { echoes: { filter: { groups: ['up'] } } }));
+    await until('the second reload applied', () => (log.match(/reload: .* applied/g) ?? []).length === 2);
+    const viewed = new Client({ name: 'reload-view', version: '1.0.0' });
+    await viewed.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp/echoes`)));
+    assert.deepEqual((await viewed.listTools()).tools.map((t) => t.name), ['up_echo'], 'the new view serves');
+    await viewed.close();
+    assert.equal(await said('again'), 'again');
+    assert.equal(up.opened.length, opened, `no session opened: ${up.opened.join()}`);
+    assert.deepEqual(up.deleted, [lists], 'none closed');
+    assert.deepEqual(up.asked.slice(asked).filter((m) => m.endsWith('/list')), [], 'the lists not asked again');
   } finally {
     await client.close().catch(() => {});
     server.kill('SIGTERM');

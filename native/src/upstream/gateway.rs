@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 
 use crate::relay::Relaying;
 use crate::sessions::outbox::Clients;
-use crate::upstream::stdio::{Pipe, Spec};
+use crate::upstream::stdio::{Pipe, Route, Spec};
 
 mod auth;
 mod closing;
@@ -148,6 +148,8 @@ impl Gateway {
                         args: args.clone(),
                         env: up.resolved_env(&env)?,
                         cwd: cwd.clone(),
+                    };
+                    let route = Route {
                         logs: (member, logs.clone()),
                         secrets: secrets.clone(),
                     };
@@ -155,10 +157,10 @@ impl Gateway {
                     // (its messages come here once this gateway is built: below).
                     Driver::Stdio(match running.and_then(|g| g.pipe_running(&spec)) {
                         Some(pipe) => {
-                            taken.push((pipe.clone(), spec));
+                            taken.push((pipe.clone(), route));
                             pipe
                         }
-                        None => Arc::new(Pipe::new(spec)),
+                        None => Arc::new(Pipe::new(spec, route)),
                     })
                 }
                 Transport::Service(b) => {
@@ -195,8 +197,14 @@ impl Gateway {
             logs: Mutex::new(Some(logs_rx)),
         }));
         g.read_pins(true)?;
-        for (pipe, spec) in taken {
-            pipe.adopt(&spec);
+        if let Some(old) = running {
+            // The unchanged upstreams' lists and sessions carry on: they are not asked again.
+            let old = old.state();
+            g.state()
+                .carry_over(&old, g.0.local.catalog(), crate::platform::now_ms())?;
+        }
+        for (pipe, route) in taken {
+            pipe.adopt(route);
         }
         Ok(Some(g))
     }
@@ -350,11 +358,15 @@ impl Gateway {
     /// Stops this gateway for good, a reload having replaced it with `next`: its retries end,
     /// its stdio upstreams' processes are stopped (and not started again by a request still
     /// under way), except those `next` took over, and its own sessions at HTTP upstreams (the
-    /// lists', the one stateless callers shared) are closed in the background — the sessions of
-    /// downstream sessions carry on under `next`, which finds them by upstream name.
+    /// lists', the one stateless callers shared) are closed in the background unless `next`
+    /// carried them over — the sessions of downstream sessions carry on under `next`, which
+    /// finds them by upstream name.
     pub async fn retire(&self, next: Option<&Gateway>) {
         self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
-        let own = self.state().closing_own();
+        let mut own = self.state().closing_own();
+        // Not those `next` carried over (`upstream::Gateway::carry_over`).
+        let carried = next.map(|n| n.state().closing_own()).unwrap_or_default();
+        own.retain(|(_, session)| !carried.iter().any(|(_, c)| c == session));
         if !own.is_empty() {
             let me = self.clone();
             tokio::spawn(async move { me.close_all(own).await });

@@ -98,8 +98,8 @@ fn inherited_env() -> Vec<(&'static str, std::ffi::OsString)> {
         .collect()
 }
 
-/// How to start the process, and where what it says goes.
-#[derive(Debug, Clone)]
+/// How to start the process (two are the same process when all of it is equal).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// The upstream's name (for the log and errors).
     pub name: String,
@@ -108,27 +108,16 @@ pub struct Spec {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<String>,
-    /// Where its log messages go (its index among the upstreams, and the gateway's channel).
+}
+
+/// Where a process's log messages go and what is redacted from what it says: its gateway's, and
+/// the next gateway's when a reload keeps the process ([`Pipe::adopt`]).
+#[derive(Debug, Clone)]
+pub struct Route {
+    /// Its index among the gateway's upstreams, and the gateway's channel.
     pub logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
     /// The gateway's secrets, redacted from what it writes to stderr and logs.
     pub secrets: mcp_sieve::upstream::Secrets,
-}
-
-impl Spec {
-    /// Whether a process started from `self` is the one `other` describes (name, command,
-    /// arguments, environment and folder; not where its logs go).
-    fn same_process(&self, other: &Spec) -> bool {
-        (&self.name, &self.command, &self.args, &self.env, &self.cwd)
-            == (&other.name, &other.command, &other.args, &other.env, &other.cwd)
-    }
-}
-
-/// Where a process's log messages go and what is redacted from them: its gateway's, and moved
-/// to the next gateway's when a reload keeps the process ([`Pipe::adopt`]).
-#[derive(Clone)]
-struct Route {
-    logs: (usize, mpsc::UnboundedSender<(usize, Value)>),
-    secrets: mcp_sieve::upstream::Secrets,
 }
 
 type Routed = Arc<Mutex<Route>>;
@@ -190,13 +179,10 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    /// A driver for `spec`; nothing starts until the first message.
-    pub fn new(spec: Spec) -> Self {
+    /// A driver for `spec` whose messages go by `route`; nothing starts until the first message.
+    pub fn new(spec: Spec, route: Route) -> Self {
         Pipe {
-            route: Arc::new(Mutex::new(Route {
-                logs: spec.logs.clone(),
-                secrets: spec.secrets.clone(),
-            })),
+            route: Arc::new(Mutex::new(route)),
             spec,
             process: tokio::sync::Mutex::new(None),
             pending: Arc::default(),
@@ -215,19 +201,16 @@ impl Pipe {
     }
 
     /// Whether this pipe runs (or would start) the process `spec` describes, and may go on
-    /// serving a gateway that a reload built over it: not stopped, the same command.
+    /// serving a gateway that a reload built over it: not stopped, the same process.
     pub fn runs(&self, spec: &Spec) -> bool {
-        !self.stopped.load(Ordering::SeqCst) && self.spec.same_process(spec)
+        !self.stopped.load(Ordering::SeqCst) && self.spec == *spec
     }
 
-    /// Carries on under a reload's new gateway: its log messages go where `spec` says (the
-    /// upstream's place and channel there), redacted of that gateway's secrets. The process,
-    /// its session and its calls in flight are untouched.
-    pub fn adopt(&self, spec: &Spec) {
-        *locked(&self.route) = Route {
-            logs: spec.logs.clone(),
-            secrets: spec.secrets.clone(),
-        };
+    /// Carries on under a reload's new gateway: its log messages go by `route` (the upstream's
+    /// place and channel there, that gateway's secrets redacted), and nothing more to the old
+    /// one. The process, its session and its calls in flight are untouched.
+    pub fn adopt(&self, route: Route) {
+        *locked(&self.route) = route;
     }
 
     /// Stops the process for good (a reload left this upstream out or replaced it).
@@ -698,13 +681,18 @@ mod tests {
 echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"logger","version":"1"}}}'
 while true; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"from $$\"}}"; sleep 0.1; done"#;
 
-    fn spec(member: usize, logs: &mpsc::UnboundedSender<(usize, Value)>, script: &str) -> Spec {
+    fn spec(script: &str) -> Spec {
         Spec {
             name: "logger".into(),
             command: "sh".into(),
             args: vec!["-c".into(), script.into()],
             env: Vec::new(),
             cwd: None,
+        }
+    }
+
+    fn route(member: usize, logs: &mpsc::UnboundedSender<(usize, Value)>) -> Route {
+        Route {
             logs: (member, logs.clone()),
             secrets: mcp_sieve::upstream::Secrets::default(),
         }
@@ -722,7 +710,8 @@ while true; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\
     #[tokio::test]
     async fn an_adopted_process_logs_to_its_new_gateway_and_runs_on() {
         let (old_tx, mut old_rx) = mpsc::unbounded_channel();
-        let pipe = Pipe::new(spec(0, &old_tx, LOGGER));
+        let pipe = Pipe::new(spec(LOGGER), route(0, &old_tx));
+        drop(old_tx);
         let started = Post {
             headers: Vec::new(),
             body: r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
@@ -733,23 +722,21 @@ while true; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\
 
         // The same process under another gateway, where it is member 3.
         let (new_tx, mut new_rx) = mpsc::unbounded_channel();
-        let next_spec = spec(3, &new_tx, LOGGER);
-        assert!(pipe.runs(&next_spec));
-        assert!(
-            !pipe.runs(&spec(3, &new_tx, "exit 1")),
-            "another command is another process"
-        );
-        pipe.adopt(&next_spec);
+        assert!(pipe.runs(&spec(LOGGER)));
+        assert!(!pipe.runs(&spec("exit 1")), "another command is another process");
+        pipe.adopt(route(3, &new_tx));
         assert_eq!(next(&mut new_rx).await, (3, format!("from {pid}")));
-        // What the old gateway got stops (one message may have been on its way).
-        while let Ok(m) = old_rx.try_recv() {
-            assert_eq!(m.0, 0);
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(old_rx.try_recv().is_err(), "nothing more reaches the old gateway");
+        // The old gateway's channel closes once what was on its way is read: the pipe holds no
+        // sender of it any more (the old gateway's log task ends).
+        let closed = tokio::time::timeout(Duration::from_secs(5), async {
+            while let Some(m) = old_rx.recv().await {
+                assert_eq!(m.0, 0);
+            }
+        });
+        closed.await.expect("the old channel closed");
         assert_eq!(pipe.pid(), Some(pid), "the process runs on");
 
         pipe.stop().await;
-        assert!(!pipe.runs(&next_spec), "a stopped pipe is not taken over");
+        assert!(!pipe.runs(&spec(LOGGER)), "a stopped pipe is not taken over");
     }
 }
