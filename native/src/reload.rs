@@ -45,7 +45,7 @@ pub struct Live {
 pub trait Holder: Send + Sync + 'static {
     /// Swaps in `live`, handing back what ran before.
     fn replace(&self, live: Live) -> Live;
-    /// The gateway it runs on now (its unchanged stdio processes carry on under the next).
+    /// The gateway it runs on now (what of it did not change carries on under the next).
     fn running(&self) -> Option<Gateway>;
 }
 
@@ -146,7 +146,7 @@ fn changed(meta: &std::fs::Metadata) -> Option<SystemTime> {
 
 /// Builds what `source` describes now: the server, its view (`view`: stdio's flags; `None`:
 /// serve's), and a gateway over its upstreams whose lists are fetched (the slow ones join later),
-/// taking over `running`'s stdio processes whose upstream did not change.
+/// taking over what of `running` did not change (stdio processes, lists, sessions).
 pub async fn build(source: &Source, view: Option<&ViewArgs>, running: Option<&Gateway>) -> Result<Live, ServerError> {
     let doc = crate::config::load::document(source)?;
     // `serve` (no view flags) applies the lockdown variable as at its start.

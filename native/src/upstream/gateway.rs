@@ -112,7 +112,8 @@ impl Gateway {
     /// in `folder`, the document's folder).
     /// `wait` says how long a refresh waits for the slowest upstream. `running`: the gateway a
     /// reload replaces, whose stdio processes this one takes over where their upstream's command,
-    /// arguments, environment and folder are unchanged (the rest are stopped by its `retire`).
+    /// arguments, environment and folder are unchanged (the rest are stopped by its `retire`),
+    /// and whose lists and sessions of unchanged upstreams it carries over.
     pub fn new(
         local: Arc<Server>,
         folder: &Path,
@@ -337,8 +338,8 @@ impl Gateway {
         })
     }
 
-    /// Whether `pipe` serves this gateway too (it took the process over: [`Gateway::new`]).
-    fn serves_by(&self, pipe: &Arc<Pipe>) -> bool {
+    /// Whether this gateway uses `pipe` (it took the process over: [`Gateway::new`]).
+    fn uses(&self, pipe: &Arc<Pipe>) -> bool {
         self.pipes().any(|(_, p)| Arc::ptr_eq(p, pipe))
     }
 
@@ -350,7 +351,7 @@ impl Gateway {
     /// The stdio upstreams whose processes `next` took over from this gateway ([`Gateway::new`]).
     pub fn kept_by(&self, next: Option<&Gateway>) -> Vec<String> {
         self.pipes()
-            .filter(|(_, p)| next.is_some_and(|n| n.serves_by(p)))
+            .filter(|(_, p)| next.is_some_and(|n| n.uses(p)))
             .map(|(n, _)| n.to_string())
             .collect()
     }
@@ -372,7 +373,7 @@ impl Gateway {
             tokio::spawn(async move { me.close_all(own).await });
         }
         for (_, p) in self.pipes() {
-            if !next.is_some_and(|n| n.serves_by(p)) {
+            if !next.is_some_and(|n| n.uses(p)) {
                 p.stop().await;
             }
         }
