@@ -187,8 +187,15 @@ test('serve picks up an edited catalog document: a session gets list_changed on 
 });
 
 test('serve: an HTTP upstream a reload changed is listed in a new session, the old one closed; an unchanged one is not asked again; the client\'s session there carries on', { timeout: 60_000 }, async () => {
+  // `grow` adds a tool to every session's server: each announces it on its own GET stream.
+  const servers = [];
   const up = await officialUpstream('echoer', (s) => {
+    servers.push(s);
     s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+    s.registerTool('grow', { description: 'Adds a tool' }, async () => {
+      for (const x of servers) x.registerTool('grown', { description: 'Added' }, async () => ({ content: [{ type: 'text', text: 'grown' }] }));
+      return { content: [{ type: 'text', text: 'grew' }] };
+    });
   });
   const doc = path.join(tmp, 'http.json');
   const write = (refreshSeconds, views = {}) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } }, views });
@@ -224,12 +231,17 @@ test('serve: an HTTP upstream a reload changed is listed in a new session, the o
     await until('the second reload applied', () => (log.match(/reload: .* applied/g) ?? []).length === 2);
     const viewed = new Client({ name: 'reload-view', version: '1.0.0' });
     await viewed.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp/echoes`)));
-    assert.deepEqual((await viewed.listTools()).tools.map((t) => t.name), ['up_echo'], 'the new view serves');
+    assert.deepEqual((await viewed.listTools()).tools.map((t) => t.name), ['up_echo', 'up_grow'], 'the new view serves');
     await viewed.close();
     assert.equal(await said('again'), 'again');
     assert.equal(up.opened.length, opened, `no session opened: ${up.opened.join()}`);
     assert.deepEqual(up.deleted, [lists], 'none closed');
     assert.deepEqual(up.asked.slice(asked).filter((m) => m.endsWith('/list')), [], 'the lists not asked again');
+
+    // The client's upstream session's GET stream, opened before both reloads, is read for the
+    // gateway serving now: the list change it announces is that gateway's to refresh.
+    assert.equal((await client.callTool({ name: 'up_grow', arguments: {} })).content[0].text, 'grew');
+    await until('the grown tool listed', async () => (await client.listTools()).tools.some((t) => t.name === 'up_grown'), 15_000);
   } finally {
     await client.close().catch(() => {});
     server.kill('SIGTERM');

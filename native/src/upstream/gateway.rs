@@ -68,6 +68,8 @@ struct Inner {
     lock_seen: Mutex<Option<(SystemTime, u64)>>,
     /// Set when a reload replaced this gateway (`retire`): its retries end.
     retired: std::sync::atomic::AtomicBool,
+    /// The gateway that replaced it (`retire`): its streams' readers go on there.
+    successor: Mutex<Option<Gateway>>,
     /// How long a refresh waits for every upstream (`None`: until each answered or failed).
     patience: Option<Duration>,
     /// The key of the `requestState` a 2026-07-28 client gets with an upstream's questions
@@ -192,6 +194,7 @@ impl Gateway {
             lock,
             lock_seen: Mutex::new(None),
             retired: std::sync::atomic::AtomicBool::new(false),
+            successor: Mutex::new(None),
             patience: (wait == Wait::Patient).then_some(refresh::PATIENCE),
             secret: state_secret()?,
             clients: Mutex::new(None),
@@ -208,6 +211,28 @@ impl Gateway {
             pipe.adopt(route);
         }
         Ok(Some(g))
+    }
+
+    /// The gateway serving upstream `member` of this one now, and its place there: this one
+    /// until a reload replaced it; then the gateway after it, where an upstream of the same name
+    /// is reached the same way — the downstream sessions' sessions there carry on (`None`: a
+    /// reload removed it or moved it elsewhere, and what its streams carry is not wanted).
+    pub(crate) fn now_serving(&self, member: usize) -> Option<(Gateway, usize)> {
+        let (mut g, mut member) = (self.clone(), member);
+        loop {
+            let next = g.0.successor.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let Some(next) = next else { return Some((g, member)) };
+            let (name, transport) = g
+                .state()
+                .upstream_at(member)
+                .map(|u| (u.name.clone(), u.transport.clone()))?;
+            member = (0..next.0.names.len()).find(|&i| {
+                next.state()
+                    .upstream_at(i)
+                    .is_some_and(|u| u.name == name && u.transport == transport)
+            })?;
+            g = next;
+        }
     }
 
     /// This gateway, not kept alive by the holder of what this returns.
@@ -364,6 +389,7 @@ impl Gateway {
     /// finds them by upstream name.
     pub async fn retire(&self, next: Option<&Gateway>) {
         self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        *self.0.successor.lock().unwrap_or_else(|p| p.into_inner()) = next.cloned();
         let mut own = self.state().closing_own();
         // Not those `next` carried over (`upstream::Gateway::carry_over`).
         let carried = next.map(|n| n.state().closing_own()).unwrap_or_default();

@@ -4,7 +4,9 @@
 //! POSTed back upstream, a list change noted for the next refresh. Opened once the upstream
 //! session is confirmed (before the request that opened it is sent, so what the upstream asks
 //! while serving it has somewhere to go); read again when it ends while both sessions live; an
-//! upstream answering 405 has no such stream (nothing is said). Also: a stdio upstream's log
+//! upstream answering 405 has no such stream (nothing is said); after a reload it is read for
+//! the gateway that replaced the one that opened it, or ends if the upstream changed or left.
+//! Also: a stdio upstream's log
 //! messages, to every session that set a level at or below theirs, and to the server's log.
 
 use std::time::Duration;
@@ -46,8 +48,8 @@ impl Gateway {
     }
 
     async fn read_stream(
-        self,
-        member: usize,
+        mut self,
+        mut member: usize,
         headers: Vec<(String, String)>,
         session: String,
         opened: oneshot::Sender<()>,
@@ -97,6 +99,12 @@ impl Gateway {
                     break; // read again from a fresh stream
                 }
                 for msg in reader.take_events() {
+                    // After a reload, the gateway that serves the upstream now takes it (a list
+                    // change is its to refresh); the stream of one changed or removed ends.
+                    let Some(now) = self.now_serving(member) else {
+                        return;
+                    };
+                    (self, member) = now;
                     if !self
                         .on_stream_message(member, &url, &headers, &session, &label, msg)
                         .await
