@@ -61,6 +61,11 @@ impl Gateway {
         let mut opened = Some(opened);
         let mut quick_ends = 0;
         loop {
+            // Opened again for the gateway serving now (its token), if the upstream is still there.
+            let Some(now) = self.now_serving(member) else {
+                return;
+            };
+            (self, member) = now;
             let mut req = hyper::Request::get(&url);
             for (k, v) in &headers {
                 req = req.header(k, v);
