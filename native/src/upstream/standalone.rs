@@ -5,9 +5,9 @@
 //! session is confirmed (before the request that opened it is sent, so what the upstream asks
 //! while serving it has somewhere to go); read again when it ends while both sessions live; an
 //! upstream answering 405 has no such stream (nothing is said); after a reload it is read for
-//! the gateway that replaced the one that opened it, or ends if the upstream changed or left.
-//! Also: a stdio upstream's log
-//! messages, to every session that set a level at or below theirs, and to the server's log.
+//! the gateway that replaced the one that opened it, or ends if the upstream left or moved to
+//! another URL. Also: a stdio upstream's log messages, to every session that set a level at or
+//! below theirs, and to the server's log.
 
 use std::time::Duration;
 
