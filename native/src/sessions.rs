@@ -130,6 +130,16 @@ impl Sessions {
         (sessions, tasks)
     }
 
+    /// A copy of every session (a reload closes their sessions at upstreams it removed).
+    pub fn all(&self) -> Vec<Session> {
+        let mut all = Vec::new();
+        for shard in &self.shards {
+            let s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            all.extend(s.values().map(|v| Session::clone(&v.session)));
+        }
+        all
+    }
+
     /// Removes every session; returns them (the process ends, and a gateway closes their
     /// upstream sessions).
     pub fn drain(&self) -> Vec<Session> {

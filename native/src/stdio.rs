@@ -393,6 +393,10 @@ impl Clients for Link {
         lock(&self.conn).session_id().map(str::to_string).into_iter().collect()
     }
 
+    fn sessions(&self) -> Vec<mcp_sieve::protocol::Session> {
+        self.listening().iter().filter_map(|id| self.session(id)).collect()
+    }
+
     fn reachable(&self, session: &str) -> bool {
         lock(&self.conn).session_id() == Some(session)
     }

@@ -186,7 +186,7 @@ test('serve picks up an edited catalog document: a session gets list_changed on 
   }
 });
 
-test('serve: an HTTP upstream a reload changed is listed in a new session, the old one closed; an unchanged one is not asked again; the client\'s session there carries on', { timeout: 60_000 }, async () => {
+test('serve: an HTTP upstream a reload changed is listed in a new session, the old one closed; an unchanged one is not asked again; the client\'s session there carries on until the upstream is removed', { timeout: 60_000 }, async () => {
   // `grow` adds a tool to every session's server: each announces it on its own GET stream.
   const servers = [];
   const up = await officialUpstream('echoer', (s) => {
@@ -242,6 +242,12 @@ test('serve: an HTTP upstream a reload changed is listed in a new session, the o
     // gateway serving now: the list change it announces is that gateway's to refresh.
     assert.equal((await client.callTool({ name: 'up_grow', arguments: {} })).content[0].text, 'grew');
     await until('the grown tool listed', async () => (await client.listTools()).tools.some((t) => t.name === 'up_grown'), 15_000);
+
+    // The upstream removed: the client's own session there is closed too.
+    assert.ok(!up.deleted.includes(mine));
+    save(doc, JSON.stringify({ tools: [{ name: 'local', description: 'Stays', inputSchema: { type: 'object' } }] }));
+    await until('the client\'s upstream session closed', () => up.deleted.includes(mine));
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['local']);
   } finally {
     await client.close().catch(() => {});
     server.kill('SIGTERM');

@@ -170,6 +170,10 @@ impl Clients for App {
         self.outbox.sessions()
     }
 
+    fn sessions(&self) -> Vec<Session> {
+        self.store.all()
+    }
+
     fn reachable(&self, session: &str) -> bool {
         self.outbox.reachable(session)
     }

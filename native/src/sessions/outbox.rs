@@ -23,6 +23,8 @@ pub(crate) trait Clients: Send + Sync {
     fn session(&self, id: &str) -> Option<Session>;
     /// The sessions that have a standalone stream open now.
     fn listening(&self) -> Vec<String>;
+    /// Every session held now (a reload closes their sessions at upstreams it removed).
+    fn sessions(&self) -> Vec<Session>;
     /// Whether `session` has a standalone stream open now.
     fn reachable(&self, session: &str) -> bool;
     /// Sends `message` on `session`'s standalone stream (nothing when it has none open).

@@ -385,8 +385,9 @@ impl Gateway {
     /// its stdio upstreams' processes are stopped (and not started again by a request still
     /// under way), except those `next` took over, and its own sessions at HTTP upstreams (the
     /// lists', the one stateless callers shared) are closed in the background unless `next`
-    /// carried them over — the sessions of downstream sessions carry on under `next`, which
-    /// finds them by upstream name.
+    /// carried them over, as are the downstream sessions' own sessions at upstreams `next` no
+    /// longer reaches; their sessions at the others carry on under `next`, which finds them by
+    /// upstream name.
     pub async fn retire(&self, next: Option<&Gateway>) {
         self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
         *self.0.successor.lock().unwrap_or_else(|p| p.into_inner()) = next.cloned();
@@ -394,6 +395,17 @@ impl Gateway {
         // Not those `next` carried over (`upstream::Gateway::carry_over`).
         let carried = next.map(|n| n.state().closing_own()).unwrap_or_default();
         own.retain(|(_, session)| !carried.iter().any(|(_, c)| c == session));
+        // The downstream sessions' own sessions at upstreams `next` no longer reaches.
+        let sessions = self.clients().map(|c| c.sessions()).unwrap_or_default();
+        let theirs: Vec<_> = {
+            let state = self.state();
+            sessions.iter().flat_map(|s| state.closing(s)).collect()
+        };
+        own.extend(
+            theirs
+                .into_iter()
+                .filter(|(member, _)| next.is_none() || self.now_serving(*member).is_none()),
+        );
         if !own.is_empty() {
             let me = self.clone();
             tokio::spawn(async move { me.close_all(own).await });
@@ -437,6 +449,9 @@ mod tests {
             None
         }
         fn listening(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn sessions(&self) -> Vec<mcp_sieve::protocol::Session> {
             Vec::new()
         }
         fn reachable(&self, _: &str) -> bool {
