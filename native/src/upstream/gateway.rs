@@ -203,9 +203,12 @@ impl Gateway {
         g.read_pins(true)?;
         if let Some(old) = running {
             // The unchanged upstreams' lists and sessions carry on: they are not asked again.
-            let old = old.state();
-            g.state()
-                .carry_over(&old, g.0.local.catalog(), crate::platform::now_ms())?;
+            let carried = g
+                .state()
+                .carry_over(&old.state(), g.0.local.catalog(), crate::platform::now_ms())?;
+            if let Some(refreshed) = carried {
+                g.installed(refreshed);
+            }
         }
         for (pipe, route) in taken {
             pipe.adopt(route);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_sieve::protocol::Server;
-use mcp_sieve::upstream::{self, Job, Lists, Serving};
+use mcp_sieve::upstream::{self, Job, Lists, Refreshed, Serving};
 use mcp_sieve::Error;
 
 use super::Gateway;
@@ -98,6 +98,12 @@ impl Gateway {
     /// Hands ended refreshes to the core: the server over the lists now held.
     fn install(&self, done: Vec<(Job, Result<Lists, Error>)>) -> Result<Arc<Server>, Error> {
         let refreshed = self.state().refreshed(self.0.local.catalog(), done, now_ms())?;
+        Ok(self.installed(refreshed))
+    }
+
+    /// A server the core built (a refresh, or a reload's carried-over lists): what it says
+    /// logged, its search index and sentence vectors built in the background.
+    pub(super) fn installed(&self, refreshed: Refreshed) -> Arc<Server> {
         if let Some(e) = refreshed.failure {
             tracing::warn!("{e}; the other upstreams keep serving");
         }
@@ -105,7 +111,7 @@ impl Gateway {
             tracing::info!("{line}");
         }
         crate::config::load::index_in_background(&refreshed.server);
-        Ok(refreshed.server)
+        refreshed.server
     }
 
     /// Tries the upstreams that are down again, each after its backoff, every [`RETRY_TICK`] —
