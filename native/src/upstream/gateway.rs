@@ -229,11 +229,13 @@ impl Gateway {
                 .state()
                 .upstream_at(member)
                 .map(|u| (u.name.clone(), u.transport.clone()))?;
-            member = (0..next.0.names.len()).find(|&i| {
-                next.state()
+            let state = next.state();
+            member = (0..state.len()).find(|&i| {
+                state
                     .upstream_at(i)
                     .is_some_and(|u| u.name == name && u.transport == transport)
             })?;
+            drop(state);
             g = next;
         }
     }
