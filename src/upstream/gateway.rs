@@ -748,6 +748,11 @@ impl Gateway {
         Ok(Some(self.install(catalog, None)))
     }
 
+    /// The pins the shell gave last ([`Gateway::set_pins`]).
+    pub fn pins(&self) -> &Pins {
+        &self.pins
+    }
+
     /// What pinning found in the catalog served now.
     pub fn pin_report(&self) -> Arc<Report> {
         self.server

@@ -5,7 +5,8 @@
 // tools edited, then an upstream (server-everything) in their place; a stateless request (the
 // fast path) sees them too. An edit with errors keeps the running tools, the Worker keeps
 // serving, and the log names each error with its line and field. Removing the upstream brings
-// the document's own tools back. The native servers' twin is reload.test.mjs.
+// the document's own tools back. An edit that leaves an upstream as it was keeps its lists (it is
+// not asked again); a changed one is. The native servers' twin is reload.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,6 +19,8 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { logText, startWorker } from './harness.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
 import { ROOT, native, sleep, startEverything, until } from '../security/helpers.mjs';
+import { officialUpstream } from '../fixtures/official-upstream.mjs';
+import { z } from 'zod';
 
 const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } });
 const doc = (...names) => JSON.stringify({ tools: names.map(tool) }, null, 2);
@@ -101,5 +104,47 @@ test('the Worker picks up an edited catalog document in KV: list_changed, new to
     await client.close().catch(() => {});
     await worker?.stop();
     await upstream?.stop();
+  }
+});
+
+test('a Worker reload keeps an unchanged upstream\'s lists and asks a changed one again', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
+  const up = await officialUpstream('echoer', (s) => {
+    s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  });
+  const state = path.join(tmp, 'state-kept');
+  const write = (refreshSeconds, views = {}) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } }, views });
+  putConfig(state, write(300));
+  let worker;
+  try {
+    worker = await startWorker({ persistTo: state, logLevel: 'log' });
+    const names = async (url = worker.url) => {
+      const r = await stateless(url, 'tools/list');
+      assert.equal(r.status, 200, r.body);
+      return r.response.result.tools.map((t) => t.name);
+    };
+    const lists = () => up.asked.filter((m) => m.endsWith('/list')).length;
+    const applied = () => logText(worker.output()).match(/reload: MCP_SIEVE_KV key "config" applied[^\n]*/g) ?? [];
+    assert.deepEqual(await names(), ['up_echo']);
+    const [listed, opened] = [lists(), up.opened.length];
+    assert.ok(listed >= 1 && opened >= 1, up.asked.join());
+
+    // A view added, the upstream as it was: its lists carry over (requests drive the reload:
+    // the KV key is read again on a request, at most every 5 s).
+    putConfig(state, write(300, { echoes: { filter: { groups: ['up'] } } }));
+    await until('the reload applied', async () => (await names(), applied().length === 1), 30_000);
+    assert.match(applied()[0], /\(1 upstreams, lists kept: up\)/);
+    assert.deepEqual(await names(`${worker.url}/echoes`), ['up_echo'], 'the new view serves');
+    assert.equal(lists(), listed, `the lists not asked again: ${up.asked.join()}`);
+    assert.equal(up.opened.length, opened, `no session opened: ${up.opened.join()}`);
+
+    // The upstream changed (its refresh period): its lists are fetched anew.
+    putConfig(state, write(600));
+    await until('the second reload applied', async () => (await names(), applied().length === 2), 30_000);
+    assert.doesNotMatch(applied()[1], /lists kept/);
+    assert.deepEqual(await names(), ['up_echo']);
+    assert.ok(lists() > listed, `asked again: ${up.asked.join()}`);
+  } finally {
+    await worker?.stop();
+    await up.stop();
   }
 });

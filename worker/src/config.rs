@@ -5,8 +5,9 @@
 //! Change without a restart: when the document is not the variable's and the namespace is
 //! bound, each isolate reads the `config` key again on requests (a GET stream's ticks among
 //! them), at most every [`CHECK_MS`]; a changed value is built whole — server, gateway over its
-//! upstreams — and only then put in place for the requests that follow (a session keeps its
-//! view and concerns; its GET stream sends `list_changed`); a value with errors changes nothing
+//! upstreams, keeping the lists of those unchanged (`gateway::install`) — and only then put in
+//! place for the requests that follow (a session keeps its view and concerns; its GET stream
+//! sends `list_changed`); a value with errors changes nothing
 //! and logs each error with its line and field. Variables, secrets and bindings (among them
 //! `MCP_SIEVE_CONFIG` and the upstreams' service bindings) change only with a deploy.
 //! The `config` key may hold the document's prepared form (`mcp-sieve prepare`,
@@ -467,18 +468,19 @@ async fn check() {
                 cfg.auth = server.catalog().auth.clone();
                 cfg
             });
-            gateway::install(setup);
+            let kept = gateway::install(setup);
             LOADED.set(Some(Rc::new(Config {
                 transport,
                 server: Ok(server),
             })));
             log::info(format_args!(
-                "reload: {} applied in {} ms ({} upstreams{}{}); bindings, variables and secrets change only with a deploy",
+                "reload: {} applied in {} ms ({} upstreams{}{}{}); bindings, variables and secrets change only with a deploy",
                 source.name(),
                 platform::now_ms() - started,
                 after.len(),
                 list(", started: ", after.iter().filter(|n| !before.contains(n))),
                 list(", stopped: ", before.iter().filter(|n| !after.contains(n))),
+                list(", lists kept: ", kept.iter()),
             ));
         }
     }

@@ -26,6 +26,7 @@ use worker::kv::KvStore;
 use worker::{Env, ObjectNamespace};
 
 use crate::oauth::upstream_tokens;
+use crate::telemetry::log;
 
 mod auth;
 mod closing;
@@ -146,20 +147,54 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
     }))
 }
 
-/// Puts `setup` in place as this isolate's gateway (`None`: no gateway, a catalog of its own).
-/// The one in place before is dropped: its upstream sessions are left to expire at their
-/// upstreams, its cached lists go, and a request that began on it and uses it after this finds
-/// none ([`with`]) unless the new one fronts the same upstreams.
-pub fn install(setup: Option<Setup>) {
-    let (state, drivers, limits, pins, signing) = match setup {
+/// Puts `setup` in place as this isolate's gateway (`None`: no gateway, a catalog of its own)
+/// and returns the names of the upstreams whose lists it kept: what the gateway in place before
+/// fetched from an unchanged upstream that was up carries over ([`carry_over`]), so a reload asks
+/// only the changed upstreams. The one in place before is dropped: its sessions at changed or
+/// removed upstreams are left to expire there, and a request that began on it and uses it after
+/// this finds none ([`with`]) unless the new one fronts the same upstreams.
+pub fn install(setup: Option<Setup>) -> Vec<String> {
+    let (mut state, drivers, limits, pins, signing) = match setup {
         Some(s) => (Some((s.built_for, s.gateway)), s.drivers, s.limits, s.pins, s.signing),
         None => (None, Vec::new(), Vec::new(), None, (Vec::new(), None)),
+    };
+    let old = STATE.with(|s| s.borrow_mut().take());
+    let kept = match (state.as_mut(), old) {
+        (Some((built, g)), Some((_, old))) => carry_over(built, g, &old),
+        _ => Vec::new(),
     };
     SIGNING.with(|s| *s.borrow_mut() = signing);
     STATE.with(|s| *s.borrow_mut() = state);
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     LIMITS.with(|l| *l.borrow_mut() = limits);
     PINS.with(|p| *p.borrow_mut() = pins);
+    kept
+}
+
+/// Lends `g`, built for `local`, what `old` holds of each unchanged upstream that was up (its
+/// lists, the conversation they were fetched over, the session stateless callers share there:
+/// `upstream::Gateway::carry_over`) and the pins `old` read last (the same KV key; the next
+/// refresh reads it again), and builds its server over them at once. Returns the names of the
+/// upstreams kept; on an error nothing is kept and the next request fetches every list, as at a
+/// start.
+fn carry_over(local: &Server, g: &mut upstream::Gateway, old: &upstream::Gateway) -> Vec<String> {
+    let carried = g
+        .set_pins(local.catalog(), old.pins().clone())
+        .and_then(|_| g.carry_over(old, local.catalog(), crate::platform::now_ms()));
+    match carried {
+        Ok(Some(r)) => r.log.iter().for_each(log::warn),
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            log::error(format_args!(
+                "reload: the unchanged upstreams' lists were not kept: {e}"
+            ));
+            return Vec::new();
+        }
+    }
+    (0..g.len())
+        .filter(|&i| g.has_lists(i))
+        .filter_map(|i| g.upstream_at(i).map(|u| u.name.clone()))
+        .collect()
 }
 
 /// Runs `f` on this isolate's gateway state (`None` when not a gateway, or when `server` was
