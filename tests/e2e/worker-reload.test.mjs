@@ -6,7 +6,8 @@
 // fast path) sees them too. An edit with errors keeps the running tools, the Worker keeps
 // serving, and the log names each error with its line and field. Removing the upstream brings
 // the document's own tools back. An edit that leaves an upstream as it was keeps its lists (it is
-// not asked again); a changed one is. The native servers' twin is reload.test.mjs.
+// not asked again); a changed one is asked again, and the replaced gateway's session there is
+// closed, as is a removed upstream's. The native servers' twin is reload.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -107,7 +108,7 @@ test('the Worker picks up an edited catalog document in KV: list_changed, new to
   }
 });
 
-test('a Worker reload keeps an unchanged upstream\'s lists and asks a changed one again', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
+test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one again and closes the sessions it replaced', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
   const up = await officialUpstream('echoer', (s) => {
     s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
   });
@@ -136,13 +137,26 @@ test('a Worker reload keeps an unchanged upstream\'s lists and asks a changed on
     assert.deepEqual(await names(`${worker.url}/echoes`), ['up_echo'], 'the new view serves');
     assert.equal(lists(), listed, `the lists not asked again: ${up.asked.join()}`);
     assert.equal(up.opened.length, opened, `no session opened: ${up.opened.join()}`);
+    assert.deepEqual(up.deleted, [], 'none closed');
 
-    // The upstream changed (its refresh period): its lists are fetched anew.
+    // The upstream changed (its refresh period): its lists are fetched anew, over a session of
+    // the new gateway; the replaced one's is closed.
+    const replaced = up.opened.at(-1);
     putConfig(state, write(600));
     await until('the second reload applied', async () => (await names(), applied().length === 2), 30_000);
     assert.doesNotMatch(applied()[1], /lists kept/);
     assert.deepEqual(await names(), ['up_echo']);
     assert.ok(lists() > listed, `asked again: ${up.asked.join()}`);
+    await until('the replaced gateway\'s session closed', () => up.deleted.includes(replaced));
+    assert.deepEqual(up.deleted, [replaced]);
+
+    // The upstream removed: the session its lists came over is closed.
+    const last = up.opened.at(-1);
+    assert.notEqual(last, replaced);
+    putConfig(state, doc('gamma'));
+    await until('the third reload applied', async () => (await names(), applied().length === 3), 30_000);
+    assert.deepEqual(await names(), ['gamma']);
+    await until('the removed upstream\'s session closed', () => up.deleted.includes(last));
   } finally {
     await worker?.stop();
     await up.stop();

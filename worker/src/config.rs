@@ -216,7 +216,8 @@ async fn read_catalog(env: &Env) -> Result<Server, Error> {
         None => build(env, &doc, source),
     }
     .map_err(|e| e.joined())?;
-    gateway::install(setup);
+    let (_, retired) = gateway::install(setup);
+    retired.close().await;
     Ok(server)
 }
 
@@ -468,7 +469,7 @@ async fn check() {
                 cfg.auth = server.catalog().auth.clone();
                 cfg
             });
-            let kept = gateway::install(setup);
+            let (kept, retired) = gateway::install(setup);
             LOADED.set(Some(Rc::new(Config {
                 transport,
                 server: Ok(server),
@@ -482,6 +483,7 @@ async fn check() {
                 list(", stopped: ", before.iter().filter(|n| !after.contains(n))),
                 list(", lists kept: ", kept.iter()),
             ));
+            retired.close().await;
         }
     }
 }

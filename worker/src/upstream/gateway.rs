@@ -40,7 +40,7 @@ mod status;
 use auth::Signer;
 pub(crate) use auth::{bodiless, send, send_for, signing, Unanswered};
 pub(crate) use closing::close;
-pub use closing::close_session;
+pub use closing::{close_session, Retired};
 use drivers::Driver;
 pub(crate) use drivers::{http_url, read_answer};
 pub(crate) use forward::noted;
@@ -148,27 +148,32 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
 }
 
 /// Puts `setup` in place as this isolate's gateway (`None`: no gateway, a catalog of its own)
-/// and returns the names of the upstreams whose lists it kept: what the gateway in place before
-/// fetched from an unchanged upstream that was up carries over ([`carry_over`]), so a reload asks
-/// only the changed upstreams. The one in place before is dropped: its sessions at changed or
-/// removed upstreams are left to expire there, and a request that began on it and uses it after
-/// this finds none ([`with`]) unless the new one fronts the same upstreams.
-pub fn install(setup: Option<Setup>) -> Vec<String> {
+/// and returns the names of the upstreams whose lists it kept, and what the gateway it replaced
+/// leaves to close. What that one fetched from an unchanged upstream that was up carries over
+/// ([`carry_over`]), so a reload asks only the changed upstreams; its own sessions at the others
+/// are to be closed ([`Retired::close`]); its downstream sessions' sessions at upstreams removed
+/// are left to expire there. A request that began on it and uses it after this finds none
+/// ([`with`]) unless the new one fronts the same upstreams.
+pub fn install(setup: Option<Setup>) -> (Vec<String>, Retired) {
     let (mut state, drivers, limits, pins, signing) = match setup {
         Some(s) => (Some((s.built_for, s.gateway)), s.drivers, s.limits, s.pins, s.signing),
         None => (None, Vec::new(), Vec::new(), None, (Vec::new(), None)),
     };
     let old = STATE.with(|s| s.borrow_mut().take());
-    let kept = match (state.as_mut(), old) {
-        (Some((built, g)), Some((_, old))) => carry_over(built, g, &old),
+    let kept = match (state.as_mut(), &old) {
+        (Some((built, g)), Some((_, old))) => carry_over(built, g, old),
         _ => Vec::new(),
     };
+    // Taken while the drivers in place are the old gateway's.
+    let retired = old.map_or_else(Retired::default, |(_, o)| {
+        Retired::of(&o, state.as_ref().map(|(_, g)| g))
+    });
     SIGNING.with(|s| *s.borrow_mut() = signing);
     STATE.with(|s| *s.borrow_mut() = state);
     DRIVERS.with(|d| *d.borrow_mut() = drivers);
     LIMITS.with(|l| *l.borrow_mut() = limits);
     PINS.with(|p| *p.borrow_mut() = pins);
-    kept
+    (kept, retired)
 }
 
 /// Lends `g`, built for `local`, what `old` holds of each unchanged upstream that was up (its

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use mcp_sieve::upstream::{self, HttpAnswer, Post};
 use mcp_sieve::Error;
-use worker::{AbortSignal, ObjectNamespace};
+use worker::{AbortSignal, Fetcher, ObjectNamespace};
 
 use super::drivers::{fetch, http_url, send_challenged, target};
 use super::relaying::Relaying;
@@ -114,23 +114,6 @@ async fn machine(
     Err(Error::Internal("no answer".into()))
 }
 
-/// The `Authorization` header of a request of `principal` to upstream `member` (a session's
-/// `GET` stream or `DELETE` there: the same token its POSTs carry), `None` when it takes none.
-async fn authorization(member: usize, principal: Option<&str>) -> Result<Option<String>, Error> {
-    let url = http_url(member).unwrap_or_default();
-    match signing(member) {
-        None => Ok(None),
-        Some((Signer::Person(name), ns)) => sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms)
-            .await
-            .map(Some),
-        Some((Signer::Machine(name, auth), ns)) => {
-            sign_in::gateway_bearer(&ns, &name, &url, &auth, false, None, limits(member).sign_in_ms)
-                .await
-                .map(Some)
-        }
-    }
-}
-
 /// How upstream `member`'s requests are authorized, and the tokens' namespace, when it has `auth`.
 pub(crate) fn signing(member: usize) -> Option<(Signer, ObjectNamespace)> {
     SIGNING.with_borrow(|(signers, ns)| Some((signers.get(member)?.clone()?, ns.clone()?)))
@@ -147,10 +130,72 @@ pub(crate) enum Unanswered {
     Platform(#[from] worker::Error),
 }
 
-/// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with `headers`
-/// to upstream `member` over its driver ([`fetch`](super::drivers::fetch)), on behalf of `principal` (authorized as
-/// its POSTs are, [`authorization`]): its answer as it comes (a body still streaming), or why
-/// there is none; `None` when there is no such upstream.
+/// How one upstream is reached and its requests without a body are signed, taken from the
+/// gateway in place ([`Reach::of`]): what a replaced gateway's sessions are closed with once it
+/// is gone (`closing::Retired`).
+#[derive(Clone)]
+pub(crate) struct Reach {
+    url: String,
+    via: Option<Fetcher>,
+    /// Its URL when it is reached over HTTP (the resource its tokens are for), else empty.
+    resource: String,
+    signing: Option<(Signer, ObjectNamespace)>,
+    sign_in_ms: u64,
+}
+
+impl Reach {
+    /// Upstream `member` of the gateway in place (`None`: no such upstream).
+    pub(crate) fn of(member: usize) -> Option<Reach> {
+        let (url, via) = target(member)?;
+        Some(Reach {
+            url,
+            via,
+            resource: http_url(member).unwrap_or_default(),
+            signing: signing(member),
+            sign_in_ms: limits(member).sign_in_ms,
+        })
+    }
+
+    /// Whether each principal signs in to it (its requests carry the principal's own token).
+    pub(crate) fn per_principal(&self) -> bool {
+        matches!(self.signing, Some((Signer::Person(_), _)))
+    }
+
+    /// The `Authorization` header of a request of `principal` (a session's `GET` stream or
+    /// `DELETE`: the same token its POSTs carry), `None` when it takes none.
+    async fn authorization(&self, principal: Option<&str>) -> Result<Option<String>, Error> {
+        let (url, within) = (&self.resource, self.sign_in_ms);
+        match &self.signing {
+            None => Ok(None),
+            Some((Signer::Person(name), ns)) => sign_in::bearer(ns, principal, name, url, within).await.map(Some),
+            Some((Signer::Machine(name, auth), ns)) => {
+                sign_in::gateway_bearer(ns, name, url, auth, false, None, within)
+                    .await
+                    .map(Some)
+            }
+        }
+    }
+
+    /// A request without a body (`GET` of a standalone stream, `DELETE` of a session) with
+    /// `headers` over [`fetch`](super::drivers::fetch), on behalf of `principal` (authorized as
+    /// its POSTs are): its answer as it comes (a body still streaming), or why there is none.
+    pub(crate) async fn bodiless(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        signal: Option<&AbortSignal>,
+        principal: Option<&str>,
+    ) -> Result<web_sys::Response, Unanswered> {
+        let mut headers = headers.to_vec();
+        if let Some(h) = self.authorization(principal).await? {
+            authorize(&mut headers, h);
+        }
+        Ok(fetch(&self.url, self.via.clone(), method, &headers, None, signal).await?)
+    }
+}
+
+/// [`Reach::bodiless`] to upstream `member` of the gateway in place; `None` when there is no such
+/// upstream.
 pub(crate) async fn bodiless(
     member: usize,
     method: &str,
@@ -158,16 +203,5 @@ pub(crate) async fn bodiless(
     signal: Option<&AbortSignal>,
     principal: Option<&str>,
 ) -> Option<Result<web_sys::Response, Unanswered>> {
-    let (url, via) = target(member)?;
-    let mut headers = headers.to_vec();
-    match authorization(member, principal).await {
-        Ok(Some(h)) => authorize(&mut headers, h),
-        Ok(None) => {}
-        Err(e) => return Some(Err(e.into())),
-    }
-    Some(
-        fetch(&url, via, method, &headers, None, signal)
-            .await
-            .map_err(Unanswered::from),
-    )
+    Some(Reach::of(member)?.bodiless(method, headers, signal, principal).await)
 }

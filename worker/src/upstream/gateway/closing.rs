@@ -8,12 +8,14 @@ use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream;
 use worker::Delay;
 
-use super::auth::bodiless;
+use super::auth::{bodiless, Reach};
 use super::with;
 use crate::telemetry::log;
 
 /// How long closing an upstream session (its DELETE) may take.
 const DEADLINE_MS: u64 = 30_000;
+/// How long closing a replaced gateway's sessions may take, all of them ([`Retired::close`]).
+const RETIRED_MS: u64 = 2_000;
 
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
 /// after the other, each within [`DEADLINE_MS`], on behalf of `principal` (whose sessions they
@@ -26,6 +28,55 @@ pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principa
             Either::Left((None | Some(Ok(_)), _)) => {}
             Either::Left((Some(Err(e)), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
             Either::Right(_) => log::error("an upstream session was not closed in time"),
+        }
+    }
+}
+
+/// What a replaced gateway leaves open at its upstreams ([`install`](super::install)): its own
+/// sessions — the one its lists were fetched over, the one stateless callers shared — at each
+/// upstream the gateway after it did not carry over, each with how it is reached. Those at an
+/// upstream each principal signs in to are left to expire (no principal's token is the
+/// gateway's to send).
+#[derive(Default)]
+pub struct Retired(Vec<(Reach, Vec<(String, String)>)>);
+
+impl Retired {
+    /// `old`'s own sessions but those `next` carried over, reached as the drivers in place
+    /// (`old`'s) reach them.
+    pub(super) fn of(old: &upstream::Gateway, next: Option<&upstream::Gateway>) -> Retired {
+        let carried = next.map(upstream::Gateway::closing_own).unwrap_or_default();
+        let mut own = old.closing_own();
+        own.retain(|(_, session)| !carried.iter().any(|(_, c)| c == session));
+        Retired(
+            own.into_iter()
+                .filter_map(|(member, headers)| Some((Reach::of(member)?, headers)))
+                .filter(|(reach, _)| !reach.per_principal())
+                .collect(),
+        )
+    }
+
+    /// Sends their `DELETE`s, all at once, within [`RETIRED_MS`] in all: the request that
+    /// applied the reload waits for them (a Worker's work ends with its requests), and a failure
+    /// is only logged (the upstream expires the session on its own then).
+    pub async fn close(self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let sent = futures_util::future::join_all(
+            self.0
+                .iter()
+                .map(|(reach, headers)| reach.bodiless("DELETE", headers, None, None)),
+        );
+        let deadline = Delay::from(Duration::from_millis(RETIRED_MS));
+        match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
+            Either::Left((done, _)) => done
+                .into_iter()
+                .filter_map(Result::err)
+                .for_each(|e| log::error(format_args!("reload: a replaced upstream session was not closed: {e}"))),
+            Either::Right(_) => log::error(format_args!(
+                "reload: the replaced upstream sessions were not all closed within {} s; they expire at their upstreams",
+                RETIRED_MS / 1000
+            )),
         }
     }
 }
