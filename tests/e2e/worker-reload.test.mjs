@@ -10,7 +10,8 @@
 // closed, as is a removed upstream's. The native servers' twin is reload.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -30,14 +31,17 @@ let tmp;
 before(() => { tmp = mkdtempSync(path.join(tmpdir(), 'sieve-worker-reload-')); });
 after(() => tmp && rmSync(tmp, { recursive: true, force: true }));
 
-/** Writes `text` as the key "config" of the Worker's local KV in `state`. */
-function putConfig(state, text) {
-  const file = path.join(tmp, 'config.json');
+/** Writes `text` as the key `key` of the Worker's local KV in `state`. */
+function putKey(state, key, text) {
+  const file = path.join(tmp, `${key}.json`);
   writeFileSync(file, text);
   execFileSync(path.join(ROOT, 'node_modules', '.bin', 'wrangler'),
-    ['kv', 'key', 'put', 'config', '--path', file, '--binding', 'MCP_SIEVE_KV', '--local', '--cwd', 'worker', '--persist-to', state],
+    ['kv', 'key', 'put', key, '--path', file, '--binding', 'MCP_SIEVE_KV', '--local', '--cwd', 'worker', '--persist-to', state],
     { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_HIDE_BANNER: 'true' }, stdio: 'ignore' });
 }
+
+/** Writes `text` as the key "config" (the catalog document). */
+const putConfig = (state, text) => putKey(state, 'config', text);
 
 
 test('the Worker picks up an edited catalog document in KV: list_changed, new tools, an upstream added and removed, a broken edit kept out', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 240_000 }, async () => {
@@ -113,8 +117,15 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
     s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
   });
   const state = path.join(tmp, 'state-kept');
-  const write = (refreshSeconds, views = {}) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } }, views });
+  const write = (refreshSeconds, views = {}) => JSON.stringify({ upstreams: { up: { url: up.url, refreshSeconds } }, views, pinning: 'enforce' });
   putConfig(state, write(300));
+  // Its tool pinned (what `mcp-sieve pin --kv` prints, in the key "pins"): under "enforce" an
+  // unpinned tool is quarantined, so the lists a reload keeps must keep the pins read before.
+  const docPath = path.join(tmp, 'kept.json');
+  writeFileSync(docPath, write(300));
+  // (Not spawnSync: the upstream answers from this process.)
+  const pins = await promisify(execFile)(path.join(ROOT, 'target', 'debug', 'mcp-sieve'), ['pin', '--catalog', docPath, '--kv']);
+  putKey(state, 'pins', pins.stdout);
   let worker;
   try {
     worker = await startWorker({ persistTo: state, logLevel: 'log' });
@@ -126,7 +137,8 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
     const lists = () => up.asked.filter((m) => m.endsWith('/list')).length;
     const applied = () => logText(worker.output()).match(/reload: MCP_SIEVE_KV key "config" applied[^\n]*/g) ?? [];
     assert.deepEqual(await names(), ['up_echo']);
-    const [listed, opened] = [lists(), up.opened.length];
+    // (`mcp-sieve pin` above had a session of its own there.)
+    const [listed, opened, closed] = [lists(), up.opened.length, up.deleted.length];
     assert.ok(listed >= 1 && opened >= 1, up.asked.join());
 
     // A view added, the upstream as it was: its lists carry over (requests drive the reload:
@@ -134,10 +146,11 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
     putConfig(state, write(300, { echoes: { filter: { groups: ['up'] } } }));
     await until('the reload applied', async () => (await names(), applied().length === 1), 30_000);
     assert.match(applied()[0], /\(1 upstreams, lists kept: up\)/);
+    assert.deepEqual(await names(), ['up_echo'], 'still pinned');
     assert.deepEqual(await names(`${worker.url}/echoes`), ['up_echo'], 'the new view serves');
     assert.equal(lists(), listed, `the lists not asked again: ${up.asked.join()}`);
     assert.equal(up.opened.length, opened, `no session opened: ${up.opened.join()}`);
-    assert.deepEqual(up.deleted, [], 'none closed');
+    assert.deepEqual(up.deleted.slice(closed), [], 'none closed');
 
     // The upstream changed (its refresh period): its lists are fetched anew, over a session of
     // the new gateway; the replaced one's is closed.
@@ -148,7 +161,7 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
     assert.deepEqual(await names(), ['up_echo']);
     assert.ok(lists() > listed, `asked again: ${up.asked.join()}`);
     await until('the replaced gateway\'s session closed', () => up.deleted.includes(replaced));
-    assert.deepEqual(up.deleted, [replaced]);
+    assert.deepEqual(up.deleted.slice(closed), [replaced]);
 
     // The upstream removed: the session its lists came over is closed.
     const last = up.opened.at(-1);
