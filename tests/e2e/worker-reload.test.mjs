@@ -12,6 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
+import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -173,5 +174,53 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
   } finally {
     await worker?.stop();
     await up.stop();
+  }
+});
+
+test('after a reload moves an upstream to another place, what its stream asks is answered at that upstream, never at the one now in its old place', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
+  // "m", with a header of its own (an API key), holds the session's upstream session and its
+  // GET stream; a reload adds "b", which comes before it (upstreams are in the order of their
+  // names), so "m" is the second upstream. "b" records every request it gets.
+  const servers = [];
+  const a = await officialUpstream('a', (s) => {
+    servers.push(s);
+    s.registerTool('echo', { description: 'Says it back', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  });
+  const seenByB = [];
+  const b = http.createServer((req, res) => {
+    seenByB.push({ method: req.method, headers: req.headers });
+    req.resume();
+    req.on('end', () => res.writeHead(500).end());
+  });
+  await new Promise((r) => b.listen(0, '127.0.0.1', r));
+  const bUrl = `http://127.0.0.1:${b.address().port}/mcp`;
+  const aEntry = { url: a.url, headers: { 'X-A-Key': 'a-secret' } };
+  const state = path.join(tmp, 'state-moved');
+  putConfig(state, JSON.stringify({ upstreams: { m: aEntry } }));
+  let worker;
+  const client = new Client({ name: 'worker-reload-moved', version: '1.0.0' });
+  try {
+    worker = await startWorker({ persistTo: state, logLevel: 'log' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(worker.url)));
+    assert.equal((await client.callTool({ name: 'm_echo', arguments: { text: 'hi' } })).content[0].text, 'hi');
+    await sleep(1_500); // the client's GET stream is open, and the upstream session's is read
+    const mine = servers.at(-1);
+    assert.ok(await mine.server.ping(), 'a ping on the upstream session\'s stream is answered');
+
+    putConfig(state, JSON.stringify({ upstreams: { m: aEntry, b: { url: bUrl } } }));
+    const applied = () => (logText(worker.output()).match(/reload: MCP_SIEVE_KV key "config" applied/g) ?? []).length;
+    await until('the reload applied', async () => (await stateless(worker.url, 'tools/list'), applied() >= 1), 30_000);
+    await sleep(6_000); // every isolate (the session's object's too) has read the key again
+
+    const answered = await Promise.race([mine.server.ping().then(() => true), sleep(10_000).then(() => false)]);
+    const leaked = seenByB.filter((r) => r.headers['x-a-key'] !== undefined || r.headers['mcp-session-id'] !== undefined);
+    assert.deepEqual(leaked.map((r) => r.headers), [], '"m"\'s session and header never reach "b"');
+    assert.ok(answered, 'a ping on the stream is answered at "m" after the reload');
+  } finally {
+    await client.close().catch(() => {});
+    await worker?.stop();
+    await a.stop();
+    b.closeAllConnections?.();
+    await new Promise((r) => b.close(r));
   }
 });

@@ -291,7 +291,7 @@ async fn schedule(storage: &Storage, store: &SqlStore, idle_ms: i64) -> Result<(
 impl DurableObject for SessionObject {
     fn new(state: State, env: Env) -> Self {
         // The upstream sessions of this object's session have their standalone streams read here.
-        gateway::set_opener(|member, headers, session| Box::pin(standalone::open(member, headers, session)));
+        gateway::set_opener(|reach, headers, session| Box::pin(standalone::open(reach, headers, session)));
         // The gateway tasks whose records it keeps count in the server's task budget.
         ledger::bind(&env);
         crate::operate::bind(&env);

@@ -114,8 +114,11 @@ pub fn listen(server: &Server, session: &str, stores: Stores) -> Listening {
     if let Some(s) = store_of(session).and_then(|mut st| st.load(session)) {
         let links = gateway::with(server, |g| g.closing(&s)).unwrap_or_default();
         for (member, mut headers) in links {
+            let Some(reach) = gateway::Reach::of(member) else {
+                continue;
+            };
             headers.push(("Accept".into(), "text/event-stream".into()));
-            wasm_bindgen_futures::spawn_local(read(member, headers, session.to_string(), None));
+            wasm_bindgen_futures::spawn_local(read(reach, headers, session.to_string(), None));
         }
     }
     Listening(session.to_string())
@@ -146,11 +149,12 @@ fn take(session: &str) -> Vec<String> {
     })
 }
 
-/// Opens the stream of the upstream session at `member` that `headers` name (`opens_stream`),
-/// read for `session` from now on; returns once it is open (or refused, or after a while).
-pub async fn open(member: usize, headers: Vec<(String, String)>, session: String) {
+/// Opens the stream of the upstream session at the upstream `reach` reaches that `headers` name
+/// (`opens_stream`), read for `session` from now on; returns once it is open (or refused, or
+/// after a while).
+pub async fn open(reach: gateway::Reach, headers: Vec<(String, String)>, session: String) {
     let opened = Rc::new(RefCell::new(false));
-    wasm_bindgen_futures::spawn_local(read(member, headers, session, Some(opened.clone())));
+    wasm_bindgen_futures::spawn_local(read(reach, headers, session, Some(opened.clone())));
     let started = now_ms();
     while !*opened.borrow() && now_ms() - started < OPEN_WAIT_MS {
         Delay::from(Duration::from_millis(20)).await;
@@ -164,8 +168,15 @@ fn session_header(headers: &[(String, String)]) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// Reads one upstream session's stream while `session`'s client listens.
-async fn read(member: usize, headers: Vec<(String, String)>, session: String, opened: Option<Rc<RefCell<bool>>>) {
+/// Reads one upstream session's stream while `session`'s client listens: at the upstream `reach`
+/// reaches, whatever number a reload gives it meanwhile; a reload that removes it or moves it
+/// elsewhere ends the stream.
+async fn read(
+    reach: gateway::Reach,
+    headers: Vec<(String, String)>,
+    session: String,
+    opened: Option<Rc<RefCell<bool>>>,
+) {
     let done = |opened: &Option<Rc<RefCell<bool>>>| {
         if let Some(o) = opened {
             *o.borrow_mut() = true;
@@ -178,7 +189,7 @@ async fn read(member: usize, headers: Vec<(String, String)>, session: String, op
         return done(&opened);
     }
     let controller = AbortController::default();
-    let outcome = stream(member, &headers, &session, &controller, &opened).await;
+    let outcome = stream(&reach, &headers, &session, &controller, &opened).await;
     done(&opened);
     if let Err(e) = outcome {
         log::error(format_args!("an upstream session's GET stream: {e}"));
@@ -204,7 +215,7 @@ enum Broken {
 }
 
 async fn stream(
-    member: usize,
+    reach: &gateway::Reach,
     headers: &[(String, String)],
     session: &str,
     controller: &AbortController,
@@ -217,10 +228,9 @@ async fn stream(
         .and_then(|mut st| st.load(session))
         .and_then(|s| s.principal);
     let signal = controller.signal();
-    let Some(resp) = gateway::bodiless(member, "GET", headers, Some(&signal), principal.as_deref()).await else {
-        return Ok(());
-    };
-    let resp = resp?;
+    let resp = reach
+        .bodiless("GET", headers, Some(&signal), principal.as_deref())
+        .await?;
     if let Some(o) = opened {
         *o.borrow_mut() = true;
     }
@@ -230,7 +240,6 @@ async fn stream(
         404 | 405 => return Ok(()),
         s => return Err(Broken::Status(s)),
     }
-    let label = gateway::label(member);
     let mut resp = worker::Response::from(resp);
     let mut body = resp.stream()?;
     let mut reader = upstream::stream_reader(MAX_STREAM);
@@ -242,14 +251,14 @@ async fn stream(
             Either::Left((Some(chunk), _)) => {
                 reader.push(&chunk?)?;
                 for msg in reader.take_events() {
-                    if !on_message(member, headers, session, &label, msg).await {
+                    if !on_message(reach, headers, session, msg).await {
                         return Ok(());
                     }
                 }
                 pending = Box::pin(body.next());
             }
             Either::Right((_, p)) => {
-                if !reachable(session) {
+                if !reachable(session) || reach.now_at().is_none() {
                     return Ok(());
                 }
                 pending = p;
@@ -258,8 +267,12 @@ async fn stream(
     }
 }
 
-/// Carries out what `msg` becomes for `session`; `false` when it is no longer listened to.
-async fn on_message(member: usize, headers: &[(String, String)], session: &str, label: &str, msg: Value) -> bool {
+/// Carries out what `msg` becomes for `session`; `false` when it is no longer listened to (or a
+/// reload removed its upstream or moved it elsewhere).
+async fn on_message(reach: &gateway::Reach, headers: &[(String, String)], session: &str, msg: Value) -> bool {
+    let Some(member) = reach.now_at() else {
+        return false;
+    };
     let Some(mut store) = store_of(session) else {
         return false;
     };
@@ -268,7 +281,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
     };
     let reachable = reachable(session);
     let nonce = platform::fresh_id();
-    let relayed = match upstream::on_stream(&msg, session, label, s.log_level.as_deref(), reachable, &nonce) {
+    let relayed = match upstream::on_stream(&msg, session, reach.label(), s.log_level.as_deref(), reachable, &nonce) {
         FromStream::ListChanged => {
             gateway::note_announced(member);
             return true;
@@ -281,7 +294,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
         Relayed::Drop => {}
         Relayed::Note(n) => push(session, n),
         Relayed::Reply(answer) => {
-            answer_upstream(member, upstream::answer_post(&post_headers, &answer), principal).await
+            answer_upstream(reach, upstream::answer_post(&post_headers, &answer), principal).await
         }
         Relayed::Ask {
             ask,
@@ -289,7 +302,7 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
             method,
         } => {
             // Asked meanwhile: the stream goes on being read.
-            let session = session.to_string();
+            let (session, reach) = (session.to_string(), reach.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let answer = match upstream::await_answer(&mut *store, &ask, &method, now_ms()) {
                     Err(e) => upstream::refusal(&upstream_id, &e),
@@ -299,15 +312,17 @@ async fn on_message(member: usize, headers: &[(String, String)], session: &str, 
                         upstream::stream_answer(&upstream_id, got.as_ref())
                     }
                 };
-                answer_upstream(member, upstream::answer_post(&post_headers, &answer), principal).await;
+                answer_upstream(&reach, upstream::answer_post(&post_headers, &answer), principal).await;
             });
         }
     }
     true
 }
 
-async fn answer_upstream(member: usize, post: Post, principal: Option<String>) {
-    if let Err(e) = gateway::send_for(member, post, None, principal.as_deref()).await {
+/// Sends `post`, an answer to what the upstream asked on its stream, to that upstream (the one
+/// `reach` reaches: never another that a reload numbered as it was).
+async fn answer_upstream(reach: &gateway::Reach, post: Post, principal: Option<String>) {
+    if let Err(e) = reach.send_for(post, None, principal.as_deref()).await {
         log::error(format_args!(
             "an answer to an upstream's request was not delivered: {e}"
         ));

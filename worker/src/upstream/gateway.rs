@@ -37,8 +37,9 @@ mod refresh;
 mod relaying;
 mod status;
 
+pub use auth::Reach;
 use auth::Signer;
-pub(crate) use auth::{bodiless, send, send_for, signing, Unanswered};
+pub(crate) use auth::{signing, Unanswered};
 pub(crate) use closing::close;
 pub use closing::{close_session, Retired};
 use drivers::Driver;
@@ -228,13 +229,15 @@ pub(crate) fn with<T>(server: &Server, f: impl FnOnce(&mut upstream::Gateway) ->
     })
 }
 
-/// Upstream `member`'s label (for what is said about it).
-pub(crate) fn label(member: usize) -> String {
+/// The number of the upstream named `name` and reached over `transport` in the gateway in place.
+fn position(name: &str, transport: &Transport) -> Option<usize> {
     STATE.with(|s| {
-        s.borrow()
-            .as_ref()
-            .and_then(|(_, g)| g.upstream_at(member).map(|u| u.label()))
-            .unwrap_or_default()
+        let s = s.borrow();
+        let g = &s.as_ref()?.1;
+        (0..g.len()).find(|&i| {
+            g.upstream_at(i)
+                .is_some_and(|u| u.name == name && &u.transport == transport)
+        })
     })
 }
 

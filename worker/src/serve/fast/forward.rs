@@ -38,6 +38,9 @@ struct Waiting {
     answer: http::Response,
     server: Arc<Server>,
     member: usize,
+    /// How the upstream is reached, taken where `member` was found (a reload meanwhile may
+    /// number the upstreams anew: the exchange's later POSTs still reach this one).
+    reach: gateway::Reach,
     url: String,
     conv: upstream::Conversation,
     exchange: upstream::Exchange,
@@ -49,10 +52,10 @@ thread_local! {
     static WAITING: RefCell<(u32, HashMap<u32, Waiting>)> = RefCell::new((0, HashMap::new()));
 }
 
-/// An exchange with upstream `member` still waiting this long was dropped by its request (the
+/// An exchange still waiting this long was dropped by its request (the
 /// client went away): it is forgotten (twice its deadline, and a question's wait).
-fn forget_ms(member: usize) -> i64 {
-    2 * gateway::limits(member).call_ms as i64 + mcp_sieve::protocol::ask::ANSWER_WAIT_MS
+fn forget_ms(w: &Waiting) -> i64 {
+    2 * w.reach.limits().call_ms as i64 + mcp_sieve::protocol::ask::ANSWER_WAIT_MS
 }
 
 /// Whether `method` is a use of an item that a gateway forwards.
@@ -197,7 +200,8 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
     }
     let forward = gateway::with(&server, |g| g.forward_in(&f))
         .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, mut conv, answered) = match forward {
+    let found = forward.and_then(|(m, c, a)| Ok((m, c, a, gateway::Reach::found(m)?)));
+    let (member, mut conv, answered, reach) = match found {
         Ok(x) => x,
         Err(e) => return done(shell::respond(http::complete(answer, Err(&e), &[]))),
     };
@@ -220,6 +224,7 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
         answer,
         server,
         member,
+        reach,
         url,
         conv,
         exchange,
@@ -295,7 +300,7 @@ fn send(mut w: Waiting, post: Post) -> JsValue {
             WAITING
                 .with(|p| {
                     let (counter, map) = &mut *p.borrow_mut();
-                    map.retain(|_, o| w.since_ms - o.since_ms < forget_ms(o.member));
+                    map.retain(|_, o| w.since_ms - o.since_ms < forget_ms(o));
                     *counter = counter.wrapping_add(1);
                     let text = plan(*counter, &w);
                     map.insert(*counter, w);
@@ -306,7 +311,7 @@ fn send(mut w: Waiting, post: Post) -> JsValue {
         // A header this path cannot write on one line: the full path sends it (and refuses it).
         post => promise(async move {
             let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
-            let sent = gateway::send(w.member, post, Some(&refusing)).await;
+            let sent = w.reach.send_for(post, Some(&refusing), None).await;
             let reply = go_on(&mut w, sent, &refusing).await;
             finish(w, reply).await
         }),
@@ -320,7 +325,7 @@ fn plan(handle: u32, w: &Waiting) -> String {
     use std::fmt::Write;
     let heads: usize = w.post.headers.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
     let mut s = String::with_capacity(w.url.len() + heads + w.post.body.len() + 48);
-    let limits = gateway::limits(w.member);
+    let limits = w.reach.limits();
     let _ = write!(
         s,
         "{handle}\n{}\n{}\n{}\n{}\n",
@@ -359,7 +364,7 @@ pub fn sieve_fast_answer(
     let Some(mut w) = take(handle) else {
         return done(shell::respond(http::failed()));
     };
-    let max = gateway::limits(w.member).max_answer_bytes;
+    let max = w.reach.limits().max_answer_bytes;
     if body.len() > max {
         return finish_now(
             w,
@@ -410,7 +415,7 @@ pub fn sieve_fast_failed(handle: u32, error: JsValue, timed_out: bool) -> JsValu
         return done(shell::respond(http::failed()));
     };
     let why = match timed_out {
-        true => gateway::late(&gateway::limits(w.member)),
+        true => gateway::late(&w.reach.limits()),
         false => Error::Upstream(format!("cannot reach {}: {}", w.url, worker::Error::from(error))),
     };
     finish_now(w, Err(why))
@@ -427,7 +432,7 @@ pub fn sieve_fast_stream(handle: u32, response: web_sys::Response, signal: web_s
     let signal = worker::AbortSignal::from(signal);
     wasm_bindgen_futures::future_to_promise(async move {
         let refusing = Refusing::new(w.answer.forward.as_ref().expect("a forward"));
-        let limits = gateway::limits(w.member);
+        let limits = w.reach.limits();
         let read = gateway::read_answer(
             &w.url,
             None,
@@ -455,9 +460,9 @@ async fn go_on(
     refusing: &Refusing,
 ) -> Result<upstream::Reply, Error> {
     last.and_then(|a| w.exchange.receive(&mut w.conv, a))?;
-    let member = w.member;
+    let reach = &w.reach;
     upstream::drive(&mut w.conv, &mut w.exchange, |p| {
-        gateway::send(member, p, Some(refusing))
+        reach.send_for(p, Some(refusing), None)
     })
     .await
 }

@@ -5,13 +5,14 @@
 
 use std::rc::Rc;
 
+use mcp_sieve::catalog::{Limits, Transport};
 use mcp_sieve::upstream::{self, HttpAnswer, Post};
 use mcp_sieve::Error;
 use worker::{AbortSignal, Fetcher, ObjectNamespace};
 
-use super::drivers::{fetch, http_url, send_challenged, target};
+use super::drivers::{fetch, http_url, post, target};
 use super::relaying::Relaying;
-use super::{limits, SIGNING};
+use super::{limits, position, SIGNING, STATE};
 use crate::oauth::sign_in;
 use crate::oauth::upstream_tokens;
 
@@ -23,47 +24,6 @@ pub(crate) enum Signer {
     /// The gateway's own token for upstream `.0` (client credentials, its `auth` with the
     /// secret resolved), the same for every principal.
     Machine(String, Rc<upstream_tokens::AuthAsk>),
-}
-
-/// One message to upstream `member` over its driver, on behalf of nobody ([`send_for`]).
-/// What the upstream sends meanwhile is carried out by `relaying` (else refused or dropped as
-/// the core's relay says for a caller it cannot reach).
-pub(crate) async fn send(member: usize, p: Post, relaying: Option<&dyn Relaying>) -> Result<HttpAnswer, Error> {
-    send_for(member, p, relaying, None).await
-}
-
-/// One message to upstream `member` on behalf of `principal`: to an upstream its callers sign
-/// in to, with that principal's token only (asked of its object, refreshed there when due), or
-/// not at all (the error says where to sign in); to a `client_credentials` upstream with the
-/// gateway's own token ([`machine`]); to any other, as it is.
-pub(crate) async fn send_for(
-    member: usize,
-    mut p: Post,
-    relaying: Option<&dyn Relaying>,
-    principal: Option<&str>,
-) -> Result<HttpAnswer, Error> {
-    let (name, ns) = match signing(member) {
-        None => return send_challenged(member, p, relaying).await.map(|(a, _)| a),
-        Some((Signer::Machine(name, auth), ns)) => return machine(member, p, relaying, &name, &auth, &ns).await,
-        Some((Signer::Person(name), ns)) => (name, ns),
-    };
-    let url = http_url(member).unwrap_or_default();
-    let header = sign_in::bearer(&ns, principal, &name, &url, limits(member).sign_in_ms).await?;
-    authorize(&mut p.headers, header);
-    let (answer, www) = send_challenged(member, p, relaying).await?;
-    if answer.status == 401 {
-        return Err(sign_in::sign_in_error(&name, "the upstream refused your token"));
-    }
-    // Step-up: the upstream wants more scopes than this principal's token has. The principal's
-    // object keeps them (with those granted) for its next sign-in, which the error points to.
-    if let Some(wanted) = wanted_scope(&answer, www.as_deref()) {
-        let scope = sign_in::widen(&ns, principal, &name, &wanted).await?;
-        return Err(sign_in::sign_in_error(
-            &name,
-            &format!("it needs the scopes \"{scope}\""),
-        ));
-    }
-    Ok(answer)
 }
 
 /// `headers` with `header` as their only `Authorization`.
@@ -78,40 +38,6 @@ fn wanted_scope(answer: &HttpAnswer, www: Option<&str>) -> Option<String> {
     let challenge = (answer.status == 403).then(|| www.and_then(upstream::oauth::parse_challenge))??;
     upstream::oauth::step_up_scope(403, Some(&challenge), None)?;
     Some(challenge.scope.unwrap_or_default())
-}
-
-/// `p` to the `client_credentials` upstream `member` (`name`, `auth`) with the gateway's own
-/// token (the gateway's object in `ns` keeps it): one the upstream refuses (401) is asked for
-/// again, and one without the scopes it asks for (403 `insufficient_scope`) is asked for again
-/// with them — once; refused again, the error says so.
-async fn machine(
-    member: usize,
-    mut p: Post,
-    relaying: Option<&dyn Relaying>,
-    name: &str,
-    auth: &upstream_tokens::AuthAsk,
-    ns: &ObjectNamespace,
-) -> Result<HttpAnswer, Error> {
-    let url = http_url(member).unwrap_or_default();
-    let (mut renew, mut wider) = (false, None);
-    for again in [false, true] {
-        let within = limits(member).sign_in_ms;
-        let header = sign_in::gateway_bearer(ns, name, &url, auth, renew, wider.as_deref(), within).await?;
-        authorize(&mut p.headers, header);
-        let (answer, www) = send_challenged(member, p.clone(), relaying).await?;
-        match (answer.status, wanted_scope(&answer, www.as_deref())) {
-            (401, _) => renew = true,
-            (403, Some(scope)) => wider = Some(scope),
-            _ => return Ok(answer),
-        }
-        if again {
-            return Err(Error::Upstream(format!(
-                "it refused the gateway's client_credentials token (HTTP {})",
-                answer.status
-            )));
-        }
-    }
-    Err(Error::Internal("no answer".into()))
 }
 
 /// How upstream `member`'s requests are authorized, and the tokens' namespace, when it has `auth`.
@@ -130,30 +56,140 @@ pub(crate) enum Unanswered {
     Platform(#[from] worker::Error),
 }
 
-/// How one upstream is reached and its requests without a body are signed, taken from the
-/// gateway in place ([`Reach::of`]): what a replaced gateway's sessions are closed with once it
-/// is gone (`closing::Retired`).
+/// How one upstream is reached and its requests are signed, taken from the gateway in place
+/// ([`Reach::of`]) and kept by work that outlives the request that found the upstream: the same
+/// upstream is reached with it after a reload, whatever number it has then, and a replaced
+/// gateway's sessions are closed with it once that gateway is gone (`closing::Retired`).
 #[derive(Clone)]
-pub(crate) struct Reach {
+pub struct Reach {
+    /// The upstream's name and how it is reached: what it is known by across a reload.
+    name: String,
+    transport: Transport,
+    label: String,
     url: String,
     via: Option<Fetcher>,
     /// Its URL when it is reached over HTTP (the resource its tokens are for), else empty.
     resource: String,
     signing: Option<(Signer, ObjectNamespace)>,
-    sign_in_ms: u64,
+    limits: Limits,
 }
 
 impl Reach {
     /// Upstream `member` of the gateway in place (`None`: no such upstream).
     pub(crate) fn of(member: usize) -> Option<Reach> {
+        STATE.with(|s| Reach::at(&s.borrow().as_ref()?.1, member))
+    }
+
+    /// Upstream `member` of `g`, the gateway whose drivers are in place (the one in place, or
+    /// the one a reload is replacing).
+    pub(super) fn at(g: &upstream::Gateway, member: usize) -> Option<Reach> {
+        let u = g.upstream_at(member)?;
         let (url, via) = target(member)?;
         Some(Reach {
+            name: u.name.clone(),
+            transport: u.transport.clone(),
+            label: u.label(),
             url,
             via,
             resource: http_url(member).unwrap_or_default(),
             signing: signing(member),
-            sign_in_ms: limits(member).sign_in_ms,
+            limits: limits(member),
         })
+    }
+
+    /// [`Reach::of`], or the error that there is no such upstream.
+    pub(crate) fn found(member: usize) -> Result<Reach, Error> {
+        Reach::of(member).ok_or_else(|| Error::Internal(format!("no upstream number {member}")))
+    }
+
+    /// Its number in the gateway in place now: `None` when a reload removed it or moved it
+    /// elsewhere (another URL, another binding).
+    pub(crate) fn now_at(&self) -> Option<usize> {
+        position(&self.name, &self.transport)
+    }
+
+    /// Its name for what is said about it (`upstream "NAME"`).
+    pub(crate) fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Its budgets.
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// One message on behalf of `principal`: to an upstream its callers sign in to, with that
+    /// principal's token only (asked of its object, refreshed there when due), or not at all
+    /// (the error says where to sign in); to a `client_credentials` upstream with the gateway's
+    /// own token ([`Reach::machine`]); to any other, as it is. What the upstream sends meanwhile
+    /// is carried out by `relaying`.
+    pub(crate) async fn send_for(
+        &self,
+        mut p: Post,
+        relaying: Option<&dyn Relaying>,
+        principal: Option<&str>,
+    ) -> Result<HttpAnswer, Error> {
+        let (name, ns) = match &self.signing {
+            None => return self.post(p, relaying).await.map(|(a, _)| a),
+            Some((Signer::Machine(name, auth), ns)) => return self.machine(p, relaying, name, auth, ns).await,
+            Some((Signer::Person(name), ns)) => (name, ns),
+        };
+        let header = sign_in::bearer(ns, principal, name, &self.resource, self.limits.sign_in_ms).await?;
+        authorize(&mut p.headers, header);
+        let (answer, www) = self.post(p, relaying).await?;
+        if answer.status == 401 {
+            return Err(sign_in::sign_in_error(name, "the upstream refused your token"));
+        }
+        // Step-up: the upstream wants more scopes than this principal's token has. The principal's
+        // object keeps them (with those granted) for its next sign-in, which the error points to.
+        if let Some(wanted) = wanted_scope(&answer, www.as_deref()) {
+            let scope = sign_in::widen(ns, principal, name, &wanted).await?;
+            return Err(sign_in::sign_in_error(
+                name,
+                &format!("it needs the scopes \"{scope}\""),
+            ));
+        }
+        Ok(answer)
+    }
+
+    /// `p` over its driver within its limits, with the answer's `WWW-Authenticate` when it is a
+    /// 401 or 403.
+    async fn post(&self, p: Post, relaying: Option<&dyn Relaying>) -> Result<(HttpAnswer, Option<String>), Error> {
+        post(&self.url, self.via.clone(), p, relaying, self.limits).await
+    }
+
+    /// `p` to this `client_credentials` upstream (`name`, `auth`) with the gateway's own token
+    /// (the gateway's object in `ns` keeps it): one the upstream refuses (401) is asked for
+    /// again, and one without the scopes it asks for (403 `insufficient_scope`) is asked for
+    /// again with them — once; refused again, the error says so.
+    async fn machine(
+        &self,
+        mut p: Post,
+        relaying: Option<&dyn Relaying>,
+        name: &str,
+        auth: &upstream_tokens::AuthAsk,
+        ns: &ObjectNamespace,
+    ) -> Result<HttpAnswer, Error> {
+        let (mut renew, mut wider) = (false, None);
+        for again in [false, true] {
+            let within = self.limits.sign_in_ms;
+            let header =
+                sign_in::gateway_bearer(ns, name, &self.resource, auth, renew, wider.as_deref(), within).await?;
+            authorize(&mut p.headers, header);
+            let (answer, www) = self.post(p.clone(), relaying).await?;
+            match (answer.status, wanted_scope(&answer, www.as_deref())) {
+                (401, _) => renew = true,
+                (403, Some(scope)) => wider = Some(scope),
+                _ => return Ok(answer),
+            }
+            if again {
+                return Err(Error::Upstream(format!(
+                    "it refused the gateway's client_credentials token (HTTP {})",
+                    answer.status
+                )));
+            }
+        }
+        Err(Error::Internal("no answer".into()))
     }
 
     /// Whether each principal signs in to it (its requests carry the principal's own token).
@@ -164,7 +200,7 @@ impl Reach {
     /// The `Authorization` header of a request of `principal` (a session's `GET` stream or
     /// `DELETE`: the same token its POSTs carry), `None` when it takes none.
     async fn authorization(&self, principal: Option<&str>) -> Result<Option<String>, Error> {
-        let (url, within) = (&self.resource, self.sign_in_ms);
+        let (url, within) = (&self.resource, self.limits.sign_in_ms);
         match &self.signing {
             None => Ok(None),
             Some((Signer::Person(name), ns)) => sign_in::bearer(ns, principal, name, url, within).await.map(Some),
@@ -192,16 +228,4 @@ impl Reach {
         }
         Ok(fetch(&self.url, self.via.clone(), method, &headers, None, signal).await?)
     }
-}
-
-/// [`Reach::bodiless`] to upstream `member` of the gateway in place; `None` when there is no such
-/// upstream.
-pub(crate) async fn bodiless(
-    member: usize,
-    method: &str,
-    headers: &[(String, String)],
-    signal: Option<&AbortSignal>,
-    principal: Option<&str>,
-) -> Option<Result<web_sys::Response, Unanswered>> {
-    Some(Reach::of(member)?.bodiless(method, headers, signal, principal).await)
 }

@@ -8,7 +8,7 @@ use mcp_sieve::protocol::{Forward, Server};
 use mcp_sieve::upstream;
 use worker::Delay;
 
-use super::auth::{bodiless, Reach};
+use super::auth::Reach;
 use super::with;
 use crate::telemetry::log;
 
@@ -21,12 +21,17 @@ const RETIRED_MS: u64 = 2_000;
 /// after the other, each within [`DEADLINE_MS`], on behalf of `principal` (whose sessions they
 /// are); a failure is only logged (the upstream expires the session on its own then).
 pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principal: Option<&str>) {
-    for (member, headers) in closing {
-        let sent = bodiless(member, "DELETE", &headers, None, principal);
+    // Each upstream reached as found now (a reload meanwhile may number them anew).
+    let closing: Vec<_> = closing
+        .into_iter()
+        .filter_map(|(m, h)| Some((Reach::of(m)?, h)))
+        .collect();
+    for (reach, headers) in closing {
+        let sent = reach.bodiless("DELETE", &headers, None, principal);
         let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
         match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
-            Either::Left((None | Some(Ok(_)), _)) => {}
-            Either::Left((Some(Err(e)), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
+            Either::Left((Ok(_), _)) => {}
+            Either::Left((Err(e), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
             Either::Right(_) => log::error("an upstream session was not closed in time"),
         }
     }
@@ -49,7 +54,7 @@ impl Retired {
         own.retain(|(_, session)| !carried.iter().any(|(_, c)| c == session));
         Retired(
             own.into_iter()
-                .filter_map(|(member, headers)| Some((Reach::of(member)?, headers)))
+                .filter_map(|(member, headers)| Some((Reach::at(old, member)?, headers)))
                 .filter(|(reach, _)| !reach.per_principal())
                 .collect(),
         )

@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use worker::{AbortController, AbortSignal, Delay, Fetcher, Request};
 
 use super::relaying::Relaying;
-use super::{late, limits, DRIVERS};
+use super::{late, DRIVERS};
 use crate::telemetry::log;
 
 /// How the bytes reach one upstream.
@@ -21,18 +21,6 @@ use crate::telemetry::log;
 pub(super) enum Driver {
     Http(String),
     Service(String, Fetcher),
-}
-
-/// [`send`](super::send), with the answer's `WWW-Authenticate` header when it is a 401 or 403.
-pub(super) async fn send_challenged(
-    member: usize,
-    p: Post,
-    relaying: Option<&dyn Relaying>,
-) -> Result<(HttpAnswer, Option<String>), Error> {
-    match target(member) {
-        Some((url, via)) => post(&url, via, p, relaying, limits(member)).await,
-        None => Err(Error::Internal(format!("no upstream number {member}"))),
-    }
 }
 
 /// Where upstream `member` is reached: its URL, and the service binding that reaches it, if any
@@ -94,7 +82,7 @@ pub(crate) fn http_url(member: usize) -> Option<String> {
 /// the client's time to answer when its questions are relayed), its answer read up to its
 /// `limits.maxAnswerBytes`
 /// (an SSE stream that stays open is read until it carries the response).
-async fn post(
+pub(super) async fn post(
     url: &str,
     via: Option<Fetcher>,
     post: Post,

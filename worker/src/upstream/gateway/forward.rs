@@ -11,7 +11,7 @@ use mcp_sieve::upstream::{self, Post};
 use mcp_sieve::Error;
 use worker::Delay;
 
-use super::auth::send_for;
+use super::auth::Reach;
 use super::closing::{close_session, close_stateless};
 use super::relaying::{LocalFuture, Refusing, Relaying};
 use super::with;
@@ -21,7 +21,7 @@ use crate::telemetry::log;
 /// What opens the standalone stream of a session's upstream session once it is confirmed: upstream,
 /// the headers of its `GET`, the downstream session it is read for (`standalone::open`, set by
 /// the session's Durable Object; none in the front Worker, which serves no session's call).
-pub type Opener = fn(usize, Vec<(String, String)>, String) -> LocalFuture<'static, ()>;
+pub type Opener = fn(Reach, Vec<(String, String)>, String) -> LocalFuture<'static, ()>;
 
 thread_local! {
     static OPENER: std::cell::Cell<Option<Opener>> = const { std::cell::Cell::new(None) };
@@ -36,9 +36,14 @@ pub fn set_opener(open: Opener) {
 /// when the core says so (a roots change; `upstream::Gateway::notifying`).
 pub async fn pass_on(server: &Server, session: &mcp_sieve::protocol::Session, body: &[u8]) {
     let sends = with(server, |g| g.notifying(session, body)).unwrap_or_default();
-    for (member, mut conv, mut exchange) in sends {
+    // Each upstream reached as found now (a reload meanwhile may number them anew).
+    let sends: Vec<_> = sends
+        .into_iter()
+        .filter_map(|(m, c, e)| Some((Reach::of(m)?, c, e)))
+        .collect();
+    for (reach, mut conv, mut exchange) in sends {
         let principal = session.principal.as_deref();
-        if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| send_for(member, p, None, principal)).await {
+        if let Err(e) = upstream::drive(&mut conv, &mut exchange, |p| reach.send_for(p, None, principal)).await {
             log::error(format_args!("a client's notification was not passed on: {e}"));
         }
     }
@@ -73,14 +78,14 @@ pub async fn finish(
     }
     let forward =
         with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, mut conv, exchange) = match forward {
+    let (member, mut conv, exchange, reach) = match found(forward) {
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
     // Its client cannot be reached meanwhile: what the upstream asks is refused at once.
     let refusing = Refusing::new(&f);
     let began = conv.session_id().map(str::to_string);
-    let reply = rounds(&f, member, &mut conv, exchange, &refusing, secret).await;
+    let reply = rounds(&f, &reach, &mut conv, exchange, &refusing, secret).await;
     let reply = noted(server, member, &mut conv, reply);
     if f.session.is_none() {
         close_stateless(server, member, &f, began.as_deref(), &conv).await;
@@ -88,11 +93,20 @@ pub async fn finish(
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }
 
-/// Drives `exchange` (forward `f` at upstream `member`) to its end, a 2026-07-28 upstream's
-/// questions passed to the caller through `relaying` (`upstream::drive_rounds`).
+/// The core's forward with the upstream's [`Reach`] taken where its number was found (a reload
+/// during the exchange may number the upstreams anew: its POSTs still reach this one).
+fn found(
+    forward: Result<(usize, upstream::Conversation, upstream::Exchange), Error>,
+) -> Result<(usize, upstream::Conversation, upstream::Exchange, Reach), Error> {
+    let (member, conv, exchange) = forward?;
+    Ok((member, conv, exchange, Reach::found(member)?))
+}
+
+/// Drives `exchange` (forward `f` at the upstream `reach` reaches) to its end, a 2026-07-28
+/// upstream's questions passed to the caller through `relaying` (`upstream::drive_rounds`).
 async fn rounds(
     f: &mcp_sieve::protocol::Forward,
-    member: usize,
+    reach: &Reach,
     conv: &mut upstream::Conversation,
     exchange: upstream::Exchange,
     relaying: &dyn Relaying,
@@ -103,10 +117,10 @@ async fn rounds(
     let send = |p: Post| {
         let opens = listener.clone().zip(upstream::opens_stream(&p));
         async move {
-            let answer = send_for(member, p, Some(relaying), f.principal.as_deref()).await;
+            let answer = reach.send_for(p, Some(relaying), f.principal.as_deref()).await;
             if let (Some((session, headers)), Ok(a)) = (opens, &answer) {
                 if let (true, Some(open)) = ((200..300).contains(&a.status), OPENER.with(|o| o.get())) {
-                    open(member, headers, session).await;
+                    open(reach.clone(), headers, session).await;
                 }
             }
             answer
@@ -159,12 +173,12 @@ pub async fn finish_relayed(
     f.params = params;
     let forward =
         with(server, |g| g.forward(&f)).unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let (member, mut conv, exchange) = match forward {
+    let (member, mut conv, exchange, reach) = match found(forward) {
         Ok(x) => x,
         Err(e) => return http::complete(answer, Err(&e), &[]),
     };
     let began = conv.session_id().map(str::to_string);
-    let reply = rounds(&f, member, &mut conv, exchange, relaying, None).await;
+    let reply = rounds(&f, &reach, &mut conv, exchange, relaying, None).await;
     // Notifications the relay took as they came are not passed on again with the result.
     let reply = reply.map(|mut r| {
         r.notifications.retain(|n| !relaying.relays(n));
@@ -187,8 +201,12 @@ async fn finish_gather(
     principal: Option<&str>,
 ) -> http::Response {
     let mut done = Vec::new();
-    for (member, mut conv, mut tasks) in jobs {
-        let lists = upstream::drive(&mut conv, &mut tasks, |p| send_for(member, p, None, principal)).await;
+    let jobs: Vec<_> = jobs
+        .into_iter()
+        .filter_map(|(m, c, t)| Some((m, c, t, Reach::of(m)?)))
+        .collect();
+    for (member, mut conv, mut tasks, reach) in jobs {
+        let lists = upstream::drive(&mut conv, &mut tasks, |p| reach.send_for(p, None, principal)).await;
         with(server, |g| g.note_changes(member, &mut conv));
         done.push((member, conv, lists));
     }

@@ -11,7 +11,7 @@ use mcp_sieve::upstream::{self, Job, Serving};
 use mcp_sieve::Error;
 use worker::Delay;
 
-use super::auth::send_for;
+use super::auth::Reach;
 use super::pins::read_pins;
 use super::with;
 use crate::platform::now_ms;
@@ -64,12 +64,13 @@ async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<
     // Dropped before the refreshes end: the next request refreshes. (A request the runtime stops
     // without dropping it is covered by the refresh's deadline, `upstream::REFRESH_DEADLINE_MS`.)
     let guard = Abandon(Some((local, jobs.iter().map(|j| j.member).collect())));
-    let running = jobs.into_iter().map(|mut job| async move {
-        let member = job.member;
-        let lists = upstream::drive(&mut job.conv, &mut job.refresh, |p| {
-            send_for(member, p, None, principal)
-        })
-        .await;
+    // Each upstream reached as found now (a reload meanwhile may number them anew).
+    let reaches: Vec<_> = jobs.iter().map(|j| Reach::found(j.member)).collect();
+    let running = jobs.into_iter().zip(reaches).map(|(mut job, reach)| async move {
+        let lists = match reach {
+            Ok(reach) => upstream::drive(&mut job.conv, &mut job.refresh, |p| reach.send_for(p, None, principal)).await,
+            Err(e) => Err(e),
+        };
         (job, lists)
     });
     let (done, ()) = futures_util::future::join(futures_util::future::join_all(running), read_pins(local)).await;
@@ -104,11 +105,15 @@ async fn run(local: &Server, jobs: Vec<Job>, principal: Option<&str>) -> Result<
 /// each, at once, within [`upstream::CHECK_DEADLINE_MS`]) and hands them to the core: one that
 /// did not answer leaves the lists (list_changed) and is retried with backoff.
 async fn check(local: &Server, checks: Vec<upstream::Check>, principal: Option<&str>) {
-    let running = checks.into_iter().map(|mut check| async move {
-        let member = check.member;
-        let ping = upstream::drive(&mut check.conv, &mut check.exchange, |p| {
-            send_for(member, p, None, principal)
-        });
+    let reaches: Vec<_> = checks.iter().map(|c| Reach::found(c.member)).collect();
+    let running = checks.into_iter().zip(reaches).map(|(mut check, reach)| async move {
+        let ping = async {
+            let reach = reach?;
+            upstream::drive(&mut check.conv, &mut check.exchange, |p| {
+                reach.send_for(p, None, principal)
+            })
+            .await
+        };
         let late = Delay::from(Duration::from_millis(upstream::CHECK_DEADLINE_MS as u64));
         let reply = match select(Box::pin(ping), late).await {
             Either::Left((reply, _)) => reply,
