@@ -42,8 +42,8 @@ pub use conversation::{ClientConfig, Conversation, Exchange};
 pub use conversation::{Era, SentModern};
 #[cfg(feature = "gateway")]
 pub use gateway::{
-    forwarded, gathered, named, status_response, unavailable, Check, Gateway, Job, Refreshed, Serving, CHECK_AFTER_MS,
-    CHECK_DEADLINE_MS, REFRESH_DEADLINE_MS, STATUS_PATH,
+    forwarded, gathered, named, named_by, status_response, unavailable, Check, Gateway, Job, Refreshed, Serving,
+    CHECK_AFTER_MS, CHECK_DEADLINE_MS, REFRESH_DEADLINE_MS, STATUS_PATH,
 };
 #[cfg(feature = "gateway")]
 pub use merge::{build, build_claimed, build_many, build_pinned, Source};

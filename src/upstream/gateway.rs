@@ -1071,8 +1071,13 @@ fn kept(local: &Catalog) -> Result<&Value> {
 
 /// `e`, saying which upstream it came from when it has a name.
 pub fn named(up: &Upstream, e: Error) -> Error {
+    named_by(&up.name, &up.label(), e)
+}
+
+/// [`named`] for the upstream named `name`, whose [`Upstream::label`] is `label`.
+pub fn named_by(name: &str, label: &str, e: Error) -> Error {
     match e {
-        Error::Upstream(m) if !up.name.is_empty() => Error::Upstream(format!("{}: {m}", up.label())),
+        Error::Upstream(m) if !name.is_empty() => Error::Upstream(format!("{label}: {m}")),
         other => other,
     }
 }

@@ -224,3 +224,36 @@ test('after a reload moves an upstream to another place, what its stream asks is
     await new Promise((r) => b.close(r));
   }
 });
+
+test('a call under way when a reload changes the upstreams gets its upstream\'s answer', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
+  const up = await officialUpstream('m', (s) => {
+    s.registerTool('slow', { description: 'Answers after 12 s' }, async () => {
+      await sleep(12_000);
+      return { content: [{ type: 'text', text: 'done' }] };
+    });
+  });
+  const state = path.join(tmp, 'state-under-way');
+  putConfig(state, JSON.stringify({ upstreams: { m: { url: up.url } } }));
+  let worker;
+  const client = new Client({ name: 'worker-reload-under-way', version: '1.0.0' });
+  try {
+    worker = await startWorker({ persistTo: state, logLevel: 'log' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(worker.url)));
+    const call = client.callTool({ name: 'm_slow', arguments: {} });
+    await sleep(500);
+    // Another upstream added (down: nothing listens there) while the call waits for its answer.
+    putConfig(state, JSON.stringify({ upstreams: { m: { url: up.url }, b: { url: 'http://127.0.0.1:9/mcp' } } }));
+    const applied = () => /reload: MCP_SIEVE_KV key "config" applied/.test(logText(worker.output()));
+    // (The key is read again at most every 5 s: applied well before the answer.)
+    const started = Date.now();
+    await until('the reload applied', async () => (await stateless(worker.url, 'tools/list'), applied()), 30_000);
+    assert.ok(Date.now() - started < 10_000, 'applied while the call waits');
+    const result = await call;
+    assert.equal(result.isError ?? false, false, JSON.stringify(result));
+    assert.equal(result.content[0].text, 'done');
+  } finally {
+    await client.close().catch(() => {});
+    await worker?.stop();
+    await up.stop();
+  }
+});

@@ -375,7 +375,13 @@ pub fn sieve_fast_answer(
     }
     if let Some(answer) = spliced(&w, status, &content_type, body) {
         // What the full path learns from such an answer: nothing but that the exchange is done.
-        let _ = gateway::noted(&w.server, w.member, &mut w.conv, Ok(upstream::Reply::default()));
+        let _ = gateway::noted(
+            &w.server,
+            &w.reach,
+            w.member,
+            &mut w.conv,
+            Ok(upstream::Reply::default()),
+        );
         let answer = http::complete_json(w.answer, answer);
         if answer.status == 200 && answer.headers.len() == 1 && !crate::config::diagnostics() {
             // A plain JSON answer: `entry.mjs` builds its response (a string that starts with `{`;
@@ -506,7 +512,7 @@ fn completed(mut w: Waiting, reply: Result<upstream::Reply, Error>) -> JsValue {
         }
         r
     });
-    let reply = gateway::noted(&w.server, w.member, &mut w.conv, reply);
+    let reply = gateway::noted(&w.server, &w.reach, w.member, &mut w.conv, reply);
     let mut store = http::MemoryStore::default();
     let answer = upstream::forwarded(w.answer, &w.conv, reply, &mut store, now_ms());
     done(shell::respond(answer))

@@ -113,6 +113,11 @@ impl Reach {
         &self.label
     }
 
+    /// `e`, saying it came from this upstream when it has a name (`upstream::named`).
+    pub(crate) fn named(&self, e: Error) -> Error {
+        upstream::named_by(&self.name, &self.label, e)
+    }
+
     /// Its budgets.
     pub(crate) fn limits(&self) -> Limits {
         self.limits

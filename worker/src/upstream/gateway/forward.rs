@@ -86,7 +86,7 @@ pub async fn finish(
     let refusing = Refusing::new(&f);
     let began = conv.session_id().map(str::to_string);
     let reply = rounds(&f, &reach, &mut conv, exchange, &refusing, secret).await;
-    let reply = noted(server, member, &mut conv, reply);
+    let reply = noted(server, &reach, member, &mut conv, reply);
     if f.session.is_none() {
         close_stateless(server, member, &f, began.as_deref(), &conv).await;
     }
@@ -139,9 +139,12 @@ pub fn relays_stateless(server: &Server, f: &mcp_sieve::protocol::Forward) -> bo
 }
 
 /// What the core learns from an exchange with upstream `member` (its list changes, that it is
-/// unreachable), and its `reply` with a failure naming the upstream.
+/// unreachable), and its `reply` with a failure naming the upstream `reach` reaches. When a
+/// reload meanwhile changed the upstreams (`server` is no longer the gateway's), the core learns
+/// nothing and the reply goes back as it came.
 pub(crate) fn noted(
     server: &Server,
+    reach: &Reach,
     member: usize,
     conv: &mut upstream::Conversation,
     reply: Result<upstream::Reply, Error>,
@@ -151,12 +154,8 @@ pub(crate) fn noted(
         if matches!(reply, Err(Error::Upstream(_))) {
             g.note_unreachable(member);
         }
-        match g.upstream_at(member) {
-            Some(up) => reply.map_err(|e| upstream::named(up, e)),
-            None => reply,
-        }
-    })
-    .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())))
+    });
+    reply.map_err(|e| reach.named(e))
 }
 
 /// [`finish`] for a session's call whose upstream's questions and notifications are relayed
@@ -184,7 +183,7 @@ pub async fn finish_relayed(
         r.notifications.retain(|n| !relaying.relays(n));
         r
     });
-    let reply = noted(server, member, &mut conv, reply);
+    let reply = noted(server, &reach, member, &mut conv, reply);
     if f.session.is_none() {
         close_stateless(server, member, &f, began.as_deref(), &conv).await;
     }
