@@ -177,7 +177,7 @@ test('a Worker reload keeps an unchanged upstream\'s lists, asks a changed one a
   }
 });
 
-test('after a reload moves an upstream to another place, what its stream asks is answered at that upstream, never at the one now in its old place', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
+test('after a reload moves an upstream to another place, what its stream asks is answered at that upstream, never at the one now in its old place; removed, its session there is closed', { skip: native() && 'the Worker (the native servers: reload.test.mjs)', timeout: 180_000 }, async () => {
   // "m", with a header of its own (an API key), holds the session's upstream session and its
   // GET stream; a reload adds "b", which comes before it (upstreams are in the order of their
   // names), so "m" is the second upstream. "b" records every request it gets.
@@ -216,6 +216,13 @@ test('after a reload moves an upstream to another place, what its stream asks is
     const leaked = seenByB.filter((r) => r.headers['x-a-key'] !== undefined || r.headers['mcp-session-id'] !== undefined);
     assert.deepEqual(leaked.map((r) => r.headers), [], '"m"\'s session and header never reach "b"');
     assert.ok(answered, 'a ping on the stream is answered at "m" after the reload');
+
+    // "m" removed: the session's reading of its stream ends, and its session there is closed.
+    const own = a.opened.at(-1);
+    assert.ok(!a.deleted.includes(own));
+    putConfig(state, JSON.stringify({ upstreams: { b: { url: bUrl } } }));
+    await until('the second reload applied', async () => (await stateless(worker.url, 'tools/list'), applied() >= 2), 30_000);
+    await until('the session\'s own session at "m" closed', () => a.deleted.includes(own), 15_000);
   } finally {
     await client.close().catch(() => {});
     await worker?.stop();

@@ -169,8 +169,9 @@ fn session_header(headers: &[(String, String)]) -> Option<String> {
 }
 
 /// Reads one upstream session's stream while `session`'s client listens: at the upstream `reach`
-/// reaches, whatever number a reload gives it meanwhile; a reload that removes it or moves it
-/// elsewhere ends the stream.
+/// reaches, whatever number a reload gives it meanwhile. A reload that removes it or moves it
+/// elsewhere ends the stream and closes that upstream session (the session no longer reaches
+/// it).
 async fn read(
     reach: gateway::Reach,
     headers: Vec<(String, String)>,
@@ -196,6 +197,16 @@ async fn read(
     }
     controller.abort();
     READING.with(|r| r.borrow_mut().remove(&id));
+    if reach.now_at().is_none() {
+        let principal = store_of(&session)
+            .and_then(|mut st| st.load(&session))
+            .and_then(|s| s.principal);
+        let headers: Vec<_> = headers
+            .into_iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("Accept"))
+            .collect();
+        gateway::close_at(&reach, &headers, principal.as_deref()).await;
+    }
 }
 
 /// Why an upstream session's GET stream ended before its session did (for the log).

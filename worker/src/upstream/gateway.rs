@@ -40,7 +40,7 @@ mod status;
 pub use auth::Reach;
 use auth::Signer;
 pub(crate) use auth::{signing, Unanswered};
-pub(crate) use closing::close;
+pub(crate) use closing::{close, close_at};
 pub use closing::{close_session, Retired};
 use drivers::Driver;
 pub(crate) use drivers::{http_url, read_answer};
@@ -153,7 +153,8 @@ pub fn configure(server: &Server, env: &Env, var: &dyn Fn(&str) -> Option<String
 /// leaves to close. What that one fetched from an unchanged upstream that was up carries over
 /// ([`carry_over`]), so a reload asks only the changed upstreams; its own sessions at the others
 /// are to be closed ([`Retired::close`]); its downstream sessions' sessions at upstreams removed
-/// are left to expire there. A request that began on it and uses it after this finds none
+/// are closed by the readers of their streams (`relay::standalone`), if any. A request that began
+/// on it and uses it after this finds none
 /// ([`with`]) unless the new one fronts the same upstreams.
 pub fn install(setup: Option<Setup>) -> (Vec<String>, Retired) {
     let (mut state, drivers, limits, pins, signing) = match setup {

@@ -18,8 +18,7 @@ const DEADLINE_MS: u64 = 30_000;
 const RETIRED_MS: u64 = 2_000;
 
 /// Sends each HTTP `DELETE` of `closing` (an upstream and the headers naming its session), one
-/// after the other, each within [`DEADLINE_MS`], on behalf of `principal` (whose sessions they
-/// are); a failure is only logged (the upstream expires the session on its own then).
+/// after the other ([`close_at`]), on behalf of `principal` (whose sessions they are).
 pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principal: Option<&str>) {
     // Each upstream reached as found now (a reload meanwhile may number them anew).
     let closing: Vec<_> = closing
@@ -27,13 +26,20 @@ pub(crate) async fn close(closing: Vec<(usize, Vec<(String, String)>)>, principa
         .filter_map(|(m, h)| Some((Reach::of(m)?, h)))
         .collect();
     for (reach, headers) in closing {
-        let sent = reach.bodiless("DELETE", &headers, None, principal);
-        let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
-        match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
-            Either::Left((Ok(_), _)) => {}
-            Either::Left((Err(e), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
-            Either::Right(_) => log::error("an upstream session was not closed in time"),
-        }
+        close_at(&reach, &headers, principal).await;
+    }
+}
+
+/// Sends the HTTP `DELETE` with `headers` (naming a session) to the upstream `reach` reaches,
+/// within [`DEADLINE_MS`], on behalf of `principal`; a failure is only logged (the upstream
+/// expires the session on its own then).
+pub(crate) async fn close_at(reach: &Reach, headers: &[(String, String)], principal: Option<&str>) {
+    let sent = reach.bodiless("DELETE", headers, None, principal);
+    let deadline = Delay::from(Duration::from_millis(DEADLINE_MS));
+    match select(std::pin::pin!(sent), std::pin::pin!(deadline)).await {
+        Either::Left((Ok(_), _)) => {}
+        Either::Left((Err(e), _)) => log::error(format_args!("an upstream session was not closed: {e}")),
+        Either::Right(_) => log::error("an upstream session was not closed in time"),
     }
 }
 
