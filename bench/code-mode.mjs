@@ -25,7 +25,8 @@
 //! MCP_SIEVE_CONFIG), to show the same bytes come out of the Worker.
 //!
 //! Overhead (--overhead): p50 over --n runs (after 3 untimed) of one `run_code` making k chained
-//! `add` calls vs k direct `tools/call` of `add`, one session each, client-side wall time; natively
+//! `add` calls vs k direct `tools/call` of `add`, and of the same k calls made at once
+//! (`Promise.all`), one session each, client-side wall time; natively
 //! (--bin) and, with --edge, at the edge (`wrangler dev` of worker/build through
 //! tests/e2e/harness.mjs's startWorker). Every server is stopped by its PID, also on failure.
 //!   node bench/code-mode.mjs [--tasks] [--overhead] [--edge] [--bin FILE] [--n 30] [--k 5]
@@ -203,12 +204,17 @@ async function overheadAt(where, base) {
       const r = await code.callTool({ name: 'run_code', arguments: { code: program } });
       if (r.structuredContent?.result !== want) throw new Error(`run_code gave ${JSON.stringify(r).slice(0, 300)}`);
     });
+    const all = `return (await Promise.all(Array.from({ length: ${K} }, (_, i) => tools.add({ a: i + 1, b: 0 })))).reduce((t, r) => t + r.sum, 0);`;
+    const codeAll = await timed(async () => {
+      const r = await code.callTool({ name: 'run_code', arguments: { code: all } });
+      if (r.structuredContent?.result !== want) throw new Error(`run_code gave ${JSON.stringify(r).slice(0, 300)}`);
+    });
     const code0 = await timed(async () => {
       const r = await code.callTool({ name: 'run_code', arguments: { code: 'return 1' } });
       if (r.structuredContent?.result !== 1) throw new Error(`run_code gave ${JSON.stringify(r).slice(0, 300)}`);
     });
     const direct1 = await timed(async () => { await direct.callTool({ name: 'add', arguments: { a: 1, b: 2 } }); });
-    return { where, k: K, n: N, directK, codeK, code0, direct1 };
+    return { where, k: K, n: N, directK, codeK, codeAll, code0, direct1 };
   } finally {
     await direct.close();
     await code.close();
@@ -225,10 +231,10 @@ async function runOverhead() {
     try { out.push(await overheadAt('edge (wrangler dev, worker/build)', w.base)); } finally { await w.stop(); }
   }
   const f = (x) => x.toFixed(1);
-  console.log(`\n| where | ${K} direct tools/call | run_code, ${K} calls | run_code overhead | 1 direct tools/call | run_code, no call |`);
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(`\n| where | ${K} direct tools/call | run_code, ${K} calls | run_code overhead | run_code, ${K} calls at once | 1 direct tools/call | run_code, no call |`);
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const r of out) {
-    console.log(`| ${r.where} | ${f(r.directK.p50)} ms | ${f(r.codeK.p50)} ms | ${f(r.codeK.p50 - r.directK.p50)} ms | ${f(r.direct1.p50)} ms | ${f(r.code0.p50)} ms |`);
+    console.log(`| ${r.where} | ${f(r.directK.p50)} ms | ${f(r.codeK.p50)} ms | ${f(r.codeK.p50 - r.directK.p50)} ms | ${f(r.codeAll.p50)} ms | ${f(r.direct1.p50)} ms | ${f(r.code0.p50)} ms |`);
   }
   return out;
 }

@@ -6,8 +6,9 @@
 //! its one client): the view, filter, concerns, policy, pins, rate limits, audit (its record
 //! marked `"via": "run_code"` with the run's id: [`Via`]) and trace span (a child of the run's)
 //! apply to it as to a direct call, so a tool hidden from the caller is unknown inside a program.
-//! The thread and the async side meet over channels: the program blocks on its call while the
-//! host serves it. A run ends at its wall time, memory, calls or answer bound, when its client
+//! The thread and the async side meet over channels: a call answers the program a promise, and
+//! the host serves up to [`MAX_CALLS_AT_ONCE`] of a run's calls at once (a `Promise.all`'s
+//! overlap), each answer settling its promise as it comes. A run ends at its wall time, memory, calls or answer bound, when its client
 //! goes away (its request's future is dropped: [`Cancel`]), or when its client cancels it
 //! (`notifications/cancelled`, where the host registers the run: [`Stop`]).
 
@@ -28,8 +29,8 @@ use serde_json::{json, Value};
 /// Most programs running in this process at once, whoever runs them (each is a thread with up
 /// to `code.memoryMb` of engine memory).
 const MAX_RUNS: usize = 16;
-/// How often a program waiting on a tool call looks at its deadline and its cancellation.
-const TICK: Duration = Duration::from_millis(50);
+/// Most of one run's calls served at once; its further calls wait their turn (in the order made).
+const MAX_CALLS_AT_ONCE: usize = 8;
 
 /// A request made by a program's run (its id): the audit record of its use says so.
 #[derive(Clone, Debug)]
@@ -44,9 +45,6 @@ pub(crate) enum CallError {
     /// The host dropped the call (the tool's name).
     #[error("the call of {0} got no answer")]
     NoAnswer(String),
-    /// The run's client went away.
-    #[error("the run was cancelled")]
-    Cancelled,
     /// The run's wall time ended during the call (the tool's name).
     #[error("the run's time ran out while {0} was called")]
     OutOfTime(String),
@@ -216,7 +214,9 @@ pub(crate) async fn run(
     let limits = sandbox::Limits::from(limits);
     let cancel = Cancel(Arc::new(AtomicBool::new(false)));
     let deadline = Instant::now() + limits.wall;
-    let (calls_tx, mut calls_rx) = tokio::sync::mpsc::channel::<Called>(1);
+    // Unbounded: a run makes at most code.maxCalls.
+    let (calls_tx, mut calls_rx) = tokio::sync::mpsc::unbounded_channel::<Called>();
+    let (answers_tx, answers) = std::sync::mpsc::channel();
     let (done_tx, mut done_rx) = tokio::sync::oneshot::channel::<sandbox::Ran>();
     let flag = cancel.0.clone();
     let started = Instant::now();
@@ -224,29 +224,11 @@ pub(crate) async fn run(
         .name("run_code".into())
         .stack_size(sandbox::THREAD_STACK_BYTES)
         .spawn(move || {
-            let stop = flag.clone();
-            let call: sandbox::Call = Box::new(move |name, args| {
-                let (tx, rx) = std::sync::mpsc::channel();
-                calls_tx
-                    .blocking_send(Called {
-                        name: name.to_string(),
-                        args,
-                        answer: tx,
-                    })
-                    .map_err(|_| CallError::Ended)?;
-                loop {
-                    match rx.recv_timeout(TICK) {
-                        Ok(answer) => return answer,
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                            return Err(CallError::NoAnswer(name.to_string()))
-                        }
-                        Err(_) if stop.load(Ordering::Relaxed) => return Err(CallError::Cancelled),
-                        Err(_) if Instant::now() > deadline => return Err(CallError::OutOfTime(name.to_string())),
-                        Err(_) => {}
-                    }
-                }
+            let send = Box::new(move |n, name: &str, args| {
+                let name = name.to_string();
+                calls_tx.send(Called { n, name, args }).map_err(|_| CallError::Ended)
             });
-            let ran = sandbox::run(&program, limits, flag, call);
+            let ran = sandbox::run(&program, limits, flag, sandbox::Calls { send, answers });
             let _ = done_tx.send(ran);
         });
     if let Err(e) = spawned {
@@ -256,7 +238,7 @@ pub(crate) async fn run(
             Some(format!("cannot start the program's thread: {e}")),
         );
     }
-    let (mut made, mut open, mut stopped) = (0u64, true, false);
+    let mut stopped = false;
     // The client's cancel; without one, a future that never fires.
     let mut stop: BoxFuture<'static, ()> = match stop {
         Some(rx) => Box::pin(async move {
@@ -266,6 +248,9 @@ pub(crate) async fn run(
         }),
         None => Box::pin(std::future::pending()),
     };
+    // The calls being served; dropped (with the requests they made) when the run is cancelled
+    // or over.
+    let mut serving = futures_util::stream::FuturesUnordered::new();
     // The engine stops itself at the deadline; this bound only guards against one that did not.
     let last = tokio::time::Instant::from_std(deadline + Duration::from_secs(5));
     let ran = loop {
@@ -273,39 +258,31 @@ pub(crate) async fn run(
             ran = &mut done_rx => break ran.ok(),
             _ = tokio::time::sleep_until(last) => break None,
             _ = &mut stop, if !stopped => {
-                // The engine stops at its next interruption check; a call made meanwhile is refused.
+                // The engine stops at its next interruption check or wait; no call is served after.
                 stopped = true;
                 cancel.0.store(true, Ordering::Relaxed);
+                serving.clear();
             }
-            called = calls_rx.recv(), if open => {
-                let Some(called) = called else {
-                    open = false;
-                    continue;
-                };
-                if stopped {
-                    let _ = called.answer.send(Err(CallError::Cancelled));
-                    continue;
-                }
-                made += 1;
+            called = calls_rx.recv(), if !stopped && serving.len() < MAX_CALLS_AT_ONCE => {
+                let Some(Called { n, name, args }) = called else { continue };
                 let left = deadline.saturating_duration_since(Instant::now());
-                let message = request(&run_id, made, &called.name, called.args, meta.as_ref());
-                // A cancel during the call drops it (and with it the request it made).
-                let answer = tokio::select! {
-                    served = tokio::time::timeout(left, host.serve(&run_id, message)) => match served {
+                let message = request(&run_id, n.into(), &name, args, meta.as_ref());
+                let run_id = &run_id;
+                serving.push(async move {
+                    let answer = match tokio::time::timeout(left, host.serve(run_id, message)).await {
                         Ok(Ok(message)) => resolved(message),
                         Ok(Err(why)) => Err(why),
-                        Err(_) => Err(CallError::OutOfTime(called.name)),
-                    },
-                    _ = &mut stop, if !stopped => {
-                        stopped = true;
-                        cancel.0.store(true, Ordering::Relaxed);
-                        Err(CallError::Cancelled)
-                    }
-                };
-                let _ = called.answer.send(answer);
+                        Err(_) => Err(CallError::OutOfTime(name)),
+                    };
+                    (n, answer)
+                });
+            }
+            Some(answered) = futures_util::StreamExt::next(&mut serving), if !serving.is_empty() => {
+                let _ = answers_tx.send(answered);
             }
         }
     };
+    drop(serving);
     drop(cancel);
     let Some(ran) = ran else {
         return code::answer(
@@ -345,11 +322,11 @@ pub(crate) fn request(run: &str, n: u64, name: &str, args: Value, meta: Option<&
     json!({"jsonrpc": "2.0", "id": format!("run_code:{run}:{n}"), "method": "tools/call", "params": params})
 }
 
-/// A program's tool call, waiting for its answer on the program's thread.
+/// A program's tool call (its number in the run), handed over by the program's thread.
 struct Called {
+    n: u32,
     name: String,
     args: Value,
-    answer: std::sync::mpsc::Sender<Result<Value, CallError>>,
 }
 
 /// Cancels the run when dropped: when the request's future is (its client went away), or when
@@ -509,6 +486,38 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(host.0.load(Ordering::SeqCst), made, "no call after the run ended");
         assert!(Slot::take("code-test-stop", 1).is_some(), "its place is given back");
+    }
+
+    /// Answers each call once three are being served at once.
+    struct Meeting(tokio::sync::Barrier);
+
+    impl Host for Meeting {
+        fn serve<'a>(&'a self, _run: &'a str, call: Value) -> BoxFuture<'a, Result<Value, CallError>> {
+            Box::pin(async move {
+                self.0.wait().await;
+                let n = call["id"]
+                    .as_str()
+                    .and_then(|id| id.rsplit(':').next())
+                    .unwrap_or_default();
+                Ok(json!({"id": call["id"], "result": {"structuredContent": {"n": n}}}))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_promise_alls_calls_are_served_at_once() {
+        let host = Meeting(tokio::sync::Barrier::new(3));
+        let limits = code::Limits {
+            timeout_seconds: 5,
+            ..Default::default()
+        };
+        let program = "return (await Promise.all([tools.a({}), tools.b({}), tools.c({})])).map((r) => r.n)";
+        let answer = run(&host, "code-test-overlap", None, program, &limits, None).await;
+        assert_eq!(
+            answer["structuredContent"]["result"],
+            json!(["1", "2", "3"]),
+            "{answer}"
+        );
     }
 
     #[test]

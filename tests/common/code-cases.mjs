@@ -2,7 +2,7 @@
 //! tests/e2e/code-mode.test.mjs (the native server over Streamable HTTP), code-mode-stdio.test.mjs
 //! (`mcp-sieve stdio --code`) and worker-code-mode.test.mjs (the Worker under `wrangler dev`).
 //! The set-up (the demo catalog with the views "scripted" and "narrow" in code mode, an alias of
-//! a hidden tool, small limits), a multi-step program, a hidden tool tried every way from inside
+//! a hidden tool, small limits), a multi-step program, calls made at once, a hidden tool tried every way from inside
 //! a program, the attacks of item 5 with the error each must end in, the bridge tampered with,
 //! another upstream's prefix through the gateway, and the audit of a program's calls. Each shell's
 //! test starts its server and client and hands the calls to these.
@@ -59,6 +59,21 @@ export function assertTask(r) {
   assert.deepEqual(logs, ['added 4 numbers']);
   assert.equal(r._meta['dev.mcp-sieve/run'].calls, TASK_CALLS.length);
   assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent);
+}
+
+/** Twelve calls made at once (`Promise.all`; more than a native run serves at once, 8) and
+ * one that fails among them: each answer is its own call's, in the program's order. */
+export const PARALLEL = `
+  const sums = await Promise.all(Array.from({ length: 12 }, (_, i) => tools.add({ a: i, b: 100 })));
+  const failed = await Promise.allSettled([tools.add({ a: 1, b: 1 }), tools.nope({}), tools.add({ a: 2, b: 2 })]);
+  return { sums: sums.map((s) => Number(s.sum ?? s.result ?? s[0]?.text)), settled: failed.map((f) => f.status) };`;
+
+/** PARALLEL's answer. */
+export function assertParallel(r) {
+  assert.equal(r.isError, undefined, JSON.stringify(r));
+  assert.deepEqual(r.structuredContent.result.sums, Array.from({ length: 12 }, (_, i) => i + 100));
+  assert.deepEqual(r.structuredContent.result.settled, ['fulfilled', 'rejected', 'fulfilled']);
+  assert.equal(r._meta['dev.mcp-sieve/run'].calls, 15);
 }
 
 /**

@@ -18,7 +18,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { binOf } from '../security/helpers.mjs';
-import { codeCatalog, runCode as run, TASK, TASK_CALLS, assertTask, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
+import { codeCatalog, runCode as run, TASK, TASK_CALLS, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -55,6 +55,7 @@ test('stdio --code: the list, TypeScript declarations, a multi-step program audi
     const r = await run(client, TASK);
     assertTask(r);
     runId = r._meta['dev.mcp-sieve/run'].id;
+    assertParallel(await run(client, PARALLEL));
   } finally { await client.close(); }
   const file = path.join(dir, 'audit.jsonl');
   assert.ok(existsSync(file), 'the audit file is written');

@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startNative } from './harness.mjs';
 import { statelessRequest } from '../common/mcp-raw.mjs';
 import { binOf } from '../security/helpers.mjs';
-import { codeCatalog, runCode as run, TASK, assertTask, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
+import { codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 let server;
@@ -57,6 +57,13 @@ test('a multi-step task over the demo catalog in one run_code', { skip: !native,
   const client = await connect();
   try {
     assertTask(await run(client, TASK));
+  } finally { await client.close(); }
+});
+
+test('calls made at once (Promise.all) each get their own answer', { skip: !native, timeout: 60_000 }, async () => {
+  const client = await connect();
+  try {
+    assertParallel(await run(client, PARALLEL));
   } finally { await client.close(); }
 });
 

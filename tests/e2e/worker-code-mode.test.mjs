@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, until } from '../security/helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
+import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 const skip = native && 'the native server: tests/e2e/code-mode.test.mjs';
@@ -55,6 +55,13 @@ test('a multi-step task in one run_code, over a session and stateless', { skip, 
   const answer = await stateless(`${server.url}/scripted`, 'tools/call', { name: 'run_code', arguments: { code: TASK } });
   const [message] = answer.messages;
   assertTask(message.result);
+});
+
+test('calls made at once (Promise.all) each get their own answer', { skip, timeout: 60_000 }, async () => {
+  const client = await connect();
+  try {
+    assertParallel(await run(client, PARALLEL));
+  } finally { await client.close(); }
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip, timeout: 60_000 }, async () => {

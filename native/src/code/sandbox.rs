@@ -5,16 +5,22 @@
 //! `eval` compiles inside the same context. Two globals are added, frozen and not replaceable:
 //! `tools` (a proxy: `tools.<name>(args)` and `tools.call(name, args)`) and `console` (`log`,
 //! `info`, `warn`, `error`, collected within bounds). Everything crosses the bridge as JSON text,
-//! so nothing of the program's objects (prototypes, getters) reaches this side.
+//! so nothing of the program's objects (prototypes, getters) reaches this side. A call does not
+//! block the program: it answers a promise, handed over as [`Calls::send`] and settled when its
+//! answer comes back, so the calls of a `Promise.all` are made at once (as at the edge).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rquickjs::promise::PromiseState;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Exception, Function, Promise, Runtime, Value as JsValue};
 use serde_json::Value;
+
+use super::CallError;
 
 /// Stack the engine may use (its own check, below the thread's: a deep recursion is a
 /// `RangeError`, not a crash).
@@ -26,6 +32,8 @@ const MAX_LOG_LINES: usize = 1000;
 const MAX_LOG_BYTES: usize = 64 * 1024;
 /// Longest line kept, in bytes (cut at a character boundary).
 const MAX_LOG_LINE: usize = 4096;
+/// How often a program waiting on its calls looks at its deadline and its cancellation.
+const TICK: Duration = Duration::from_millis(50);
 
 /// The limits of one run.
 #[derive(Debug, Clone, Copy)]
@@ -79,13 +87,23 @@ pub(crate) struct Ran {
     pub calls: u64,
 }
 
-/// A tool call from the program: the tool's name and its arguments (a JSON object) to what it
-/// resolves to (the result's `structuredContent`, else its `content`), or the error it throws.
-pub(crate) type Call = Box<dyn FnMut(&str, Value) -> Result<Value, super::CallError>>;
+/// The program's tool calls, made without waiting for one another: `send` hands call `n` (the
+/// tool's name and its arguments, a JSON object) to the host, which answers each on `answers` as
+/// it comes, in any order — what the call resolves to (the result's `structuredContent`, else its
+/// `content`), or the error it throws.
+pub(crate) struct Calls {
+    pub send: SendCall,
+    pub answers: Receiver<(u32, Result<Value, CallError>)>,
+}
+
+/// [`Calls::send`].
+pub(crate) type SendCall = Box<dyn FnMut(u32, &str, Value) -> Result<(), CallError> + Send>;
 
 struct State {
-    call: Call,
+    send: SendCall,
     calls: u64,
+    /// Calls handed over and not answered yet.
+    pending: usize,
     max_calls: u64,
     logs: Vec<String>,
     log_bytes: usize,
@@ -126,12 +144,15 @@ const PRELUDE: &str = r#"(() => {
   const call = globalThis.__sieve_call, log = globalThis.__sieve_log;
   delete globalThis.__sieve_call; delete globalThis.__sieve_log;
   const stringify = JSON.stringify, parse = JSON.parse, freeze = Object.freeze;
-  const define = Object.defineProperty, String_ = String;
+  const define = Object.defineProperty, String_ = String, Promise_ = Promise, Error_ = Error;
+  // Each call's promise by its number, until its answer settles it (`settle`, below).
+  const waiting = Object.create(null);
   const callTool = async (name, args) => {
     if (typeof name !== 'string') throw new TypeError('tools.call(name, args): name must be a string');
     const text = args === undefined ? '{}' : stringify(args);
     if (typeof text !== 'string') throw new TypeError('the arguments of ' + name + ' must be an object');
-    return parse(call(name, text));
+    const n = call(name, text);
+    return parse(await new Promise_((resolve, reject) => { waiting[n] = { resolve, reject }; }));
   };
   const methods = freeze(Object.create(null));
   const tools = new Proxy(methods, {
@@ -152,20 +173,28 @@ const PRELUDE: &str = r#"(() => {
   const console = freeze({ log: write, info: write, warn: write, error: write, debug: write });
   define(globalThis, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
   define(globalThis, 'console', { value: console, writable: false, configurable: false, enumerable: false });
-})();"#;
+  // For the host only: call n's answer (JSON text), or the message of the error it throws.
+  return (n, ok, text) => {
+    const w = waiting[n];
+    delete waiting[n];
+    if (ok) w.resolve(text); else w.reject(new Error_(text));
+  };
+})()"#;
 
-/// Runs `code` (the body of an async function) under `limits`; `cancelled` stops it from
-/// outside (checked by the interrupt handler). Blocking: run it on a thread of its own.
-pub(crate) fn run(code: &str, limits: Limits, cancelled: Arc<AtomicBool>, call: Call) -> Ran {
+/// Runs `code` (the body of an async function) under `limits`, its tool calls made over
+/// `calls`; `cancelled` stops it from outside (checked by the interrupt handler, and while it
+/// waits on its calls). Blocking: run it on a thread of its own.
+pub(crate) fn run(code: &str, limits: Limits, cancelled: Arc<AtomicBool>, calls: Calls) -> Ran {
     let state = Rc::new(RefCell::new(State {
-        call,
+        send: calls.send,
         calls: 0,
+        pending: 0,
         max_calls: limits.max_calls,
         logs: Vec::new(),
         log_bytes: 0,
         logs_cut: false,
     }));
-    let result = run_in(code, limits, &cancelled, &state);
+    let result = run_in(code, limits, &cancelled, &state, &calls.answers);
     let s = state.borrow();
     Ran {
         result,
@@ -179,6 +208,7 @@ fn run_in(
     limits: Limits,
     cancelled: &Arc<AtomicBool>,
     state: &Rc<RefCell<State>>,
+    answers: &Receiver<(u32, Result<Value, CallError>)>,
 ) -> Result<Value, RunError> {
     let started = Instant::now();
     let rt = Runtime::new().map_err(|e| RunError::Engine(e.to_string()))?;
@@ -205,15 +235,55 @@ fn run_in(
     }
     let ctx = Context::full(&rt).map_err(|e| RunError::Engine(e.to_string()))?;
     let outcome = ctx.with(|ctx| -> Result<Value, RunError> {
-        install(&ctx, state).map_err(|e| RunError::Engine(e.to_string()))?;
+        let settle = install(&ctx, state).map_err(|e| RunError::Engine(e.to_string()))?;
         let source = format!("(async () => {{\n{code}\n}})()");
         let promise: Promise = ctx
             .eval(source)
             .catch(&ctx)
             .map_err(|e| thrown(e, limits.memory_bytes))?;
-        let value: JsValue = match promise.finish::<JsValue>() {
-            Err(rquickjs::Error::WouldBlock) => return Err(RunError::NeverSettles),
-            other => other.catch(&ctx).map_err(|e| thrown(e, limits.memory_bytes))?,
+        // Read in a call of its own: no borrow of it is held while the program runs (the
+        // interrupt handler writes it).
+        let running = || stopped.borrow().is_none();
+        loop {
+            // The program's jobs (its code after each `await`) until none is left.
+            while running() && ctx.execute_pending_job() {}
+            if !running() || promise.state() != PromiseState::Pending {
+                break;
+            }
+            if state.borrow().pending == 0 {
+                return Err(RunError::NeverSettles);
+            }
+            // Waiting on its calls: the next answer settles its call's promise.
+            let (n, answer) = match answers.recv_timeout(TICK) {
+                Ok(got) => got,
+                Err(e) => {
+                    let why = if cancelled.load(Ordering::Relaxed) || e == RecvTimeoutError::Disconnected {
+                        RunError::Cancelled
+                    } else if started.elapsed() > limits.wall {
+                        RunError::Timeout(limits.wall.as_secs())
+                    } else {
+                        continue;
+                    };
+                    *stopped.borrow_mut() = Some(why);
+                    break;
+                }
+            };
+            state.borrow_mut().pending -= 1;
+            let (ok, text) = match answer {
+                Ok(v) => (true, v.to_string()),
+                Err(e) => (false, e.to_string()),
+            };
+            settle
+                .call::<_, ()>((n, ok, text))
+                .catch(&ctx)
+                .map_err(|e| thrown(e, limits.memory_bytes))?;
+        }
+        if stopped.borrow().is_some() {
+            return Err(RunError::Cancelled); // replaced below by why it stopped
+        }
+        let value: JsValue = match promise.result::<JsValue>() {
+            None => return Err(RunError::NeverSettles),
+            Some(r) => r.catch(&ctx).map_err(|e| thrown(e, limits.memory_bytes))?,
         };
         let text = match ctx.json_stringify(value).catch(&ctx) {
             Ok(Some(s)) => s.to_string().map_err(|e| RunError::NotJson(e.to_string()))?,
@@ -232,8 +302,9 @@ fn run_in(
     outcome
 }
 
-/// Adds the host functions and runs the prelude.
-fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
+/// Adds the host functions and runs the prelude: the function that settles a call's promise
+/// with its answer (`n`, `ok`, the answer's JSON text or the error's message).
+fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<Function<'js>> {
     let g = ctx.globals();
     let s = state.clone();
     let call = Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: String, args: String| {
@@ -255,8 +326,12 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<
             ));
         }
         st.calls += 1;
-        match (st.call)(&name, args) {
-            Ok(v) => Ok(v.to_string()),
+        let n = st.calls as u32; // at most code.maxCalls
+        match (st.send)(n, &name, args) {
+            Ok(()) => {
+                st.pending += 1;
+                Ok(n)
+            }
             Err(why) => Err(Exception::throw_message(&ctx, &why.to_string())),
         }
     })?;
@@ -266,8 +341,7 @@ fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<
     })?;
     g.set("__sieve_call", call)?;
     g.set("__sieve_log", log)?;
-    ctx.eval::<(), _>(PRELUDE)?;
-    Ok(())
+    ctx.eval::<Function, _>(PRELUDE)
 }
 
 /// A caught error as the run's: an out-of-memory exception as [`RunError::Memory`], another as
@@ -313,13 +387,18 @@ mod tests {
         }
     }
 
-    /// Tools `add` and `echo` (others unknown), counting calls.
-    fn tools() -> Call {
-        Box::new(|name, args| match name {
-            "add" => Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)})),
-            "echo" => Ok(args),
-            other => Err(crate::code::CallError::Rpc(format!("Unknown tool: \"{other}\""))),
-        })
+    /// Tools `add` and `echo` (others unknown), each call answered as it is made.
+    fn tools() -> Calls {
+        let (tx, answers) = std::sync::mpsc::channel();
+        let send = Box::new(move |n, name: &str, args: Value| {
+            let answer = match name {
+                "add" => Ok(json!({"sum": args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0)})),
+                "echo" => Ok(args),
+                other => Err(CallError::Rpc(format!("Unknown tool: \"{other}\""))),
+            };
+            tx.send((n, answer)).map_err(|_| CallError::Ended)
+        });
+        Calls { send, answers }
     }
 
     fn go(code: &str) -> Ran {
@@ -327,13 +406,87 @@ mod tests {
     }
 
     fn on_thread(code: &str, limits: Limits, cancelled: Arc<AtomicBool>) -> Ran {
+        with_calls(code, limits, cancelled, tools())
+    }
+
+    fn with_calls(code: &str, limits: Limits, cancelled: Arc<AtomicBool>, calls: Calls) -> Ran {
         let code = code.to_string();
         std::thread::Builder::new()
             .stack_size(THREAD_STACK_BYTES)
-            .spawn(move || run(&code, limits, cancelled, tools()))
+            .spawn(move || run(&code, limits, cancelled, calls))
             .unwrap()
             .join()
             .unwrap()
+    }
+
+    #[test]
+    fn the_calls_of_a_promise_all_are_made_at_once_and_settled_as_they_come() {
+        // Nothing is answered until three calls are made; then the last one first.
+        let (tx, answers) = std::sync::mpsc::channel();
+        let mut made = Vec::new();
+        let send = Box::new(move |n, _: &str, args: Value| {
+            made.push((n, args));
+            if made.len() == 3 {
+                for (n, args) in made.drain(..).rev() {
+                    tx.send((n, Ok(args))).unwrap();
+                }
+            }
+            Ok(())
+        });
+        let program = "const all = await Promise.all([1, 2, 3].map((i) => tools.echo({i})));\n\
+                       return all.map((a) => a.i);";
+        let r = with_calls(program, limits(), Arc::default(), Calls { send, answers });
+        assert_eq!(r.result.unwrap(), json!([1, 2, 3]));
+        assert_eq!(r.calls, 3);
+    }
+
+    #[test]
+    fn a_loop_after_an_await_ends_at_its_wall_time() {
+        let short = Limits {
+            wall: Duration::from_millis(300),
+            ..limits()
+        };
+        let r = on_thread("await tools.add({a: 1, b: 1}); for (;;) {}", short, Arc::default());
+        assert_eq!(r.result.unwrap_err(), RunError::Timeout(0));
+        let r = on_thread(
+            "await null; try { for (;;) {} } catch (_) {} return 1",
+            short,
+            Arc::default(),
+        );
+        assert_eq!(r.result.unwrap_err(), RunError::Timeout(0));
+    }
+
+    #[test]
+    fn a_program_waiting_on_its_calls_ends_at_its_wall_time_or_when_cancelled() {
+        let unanswered = || {
+            let (tx, answers) = std::sync::mpsc::channel::<(u32, Result<Value, CallError>)>();
+            let send = Box::new(move |_, _: &str, _| {
+                let _keep = &tx; // the host is there, and never answers
+                Ok(())
+            });
+            Calls { send, answers }
+        };
+        let short = Limits {
+            wall: Duration::from_millis(300),
+            ..limits()
+        };
+        let started = Instant::now();
+        let r = with_calls("await tools.echo({})", short, Arc::default(), unanswered());
+        assert_eq!(r.result.unwrap_err(), RunError::Timeout(0));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let flag = cancelled.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let r = with_calls(
+            "try { await tools.echo({}) } catch (_) {} return 1",
+            limits(),
+            cancelled,
+            unanswered(),
+        );
+        assert_eq!(r.result.unwrap_err(), RunError::Cancelled);
     }
 
     fn failed(r: &Ran) -> String {
