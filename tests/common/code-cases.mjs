@@ -77,6 +77,40 @@ export function assertParallel(r) {
 }
 
 /**
+ * An official-SDK upstream (tests/fixtures/official-upstream.mjs) whose tool `meet` (`u_meet`
+ * behind meetingDocument) answers only once three calls of it are in flight at once (one that
+ * waits 5 s fails, saying how many were): a program's calls made at once reach their upstream at
+ * once.
+ */
+export async function meetingUpstream() {
+  const { officialUpstream } = await import('../fixtures/official-upstream.mjs');
+  let arrived = [];
+  return officialUpstream('meeting', (s) => {
+    s.registerTool('meet', { description: 'Answers once three calls are in flight' }, async () => {
+      let resolve;
+      const met = new Promise((r) => { resolve = r; });
+      arrived.push(resolve);
+      if (arrived.length === 3) { for (const r of arrived) r('met'); arrived = []; }
+      let timer;
+      const text = await Promise.race([met, new Promise((r) => { timer = setTimeout(() => r(`only ${arrived.length} in flight`), 5000); })]);
+      clearTimeout(timer);
+      arrived = arrived.filter((r) => r !== resolve);
+      return { content: [{ type: 'text', text }], ...(text === 'met' ? {} : { isError: true }) };
+    });
+  });
+}
+
+/** A gateway in front of meetingUpstream's `url` with the view "coded" in code mode. */
+export const meetingDocument = (url) => ({ upstreams: { u: { url } }, views: { coded: { mode: 'code' } } });
+
+/** Three calls of `u_meet` made at once: each is answered (they met at the upstream). */
+export async function assertCallsMeet(client) {
+  const r = await runCode(client, 'return (await Promise.all([1, 2, 3].map(() => tools.u_meet({})))).map((c) => c[0]?.text ?? c);');
+  assert.equal(r.isError, undefined, JSON.stringify(r));
+  assert.deepEqual(r.structuredContent.result, ['met', 'met', 'met']);
+}
+
+/**
  * A hidden tool (send_email, outside utilities) is unknown inside a program by name, by its alias,
  * by a group's or a view's prefix, by a computed name, as a property of `tools`, and the search
  * tools are no way round; unknown outside too; a visible tool is called. `client` sees only the

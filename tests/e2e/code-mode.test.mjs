@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startNative } from './harness.mjs';
 import { statelessRequest } from '../common/mcp-raw.mjs';
 import { binOf } from '../security/helpers.mjs';
-import { codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
+import { codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, meetingUpstream, meetingDocument, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 let server;
@@ -65,6 +65,21 @@ test('calls made at once (Promise.all) each get their own answer', { skip: !nati
   try {
     assertParallel(await run(client, PARALLEL));
   } finally { await client.close(); }
+});
+
+test('calls made at once reach their upstream at once, through the gateway', { skip: !native, timeout: 90_000 }, async () => {
+  const up = await meetingUpstream();
+  writeFileSync(path.join(dir, 'meeting.json'), JSON.stringify(meetingDocument(up.url)));
+  const gw = await startNative({ extraArgs: ['--catalog', path.join(dir, 'meeting.json')] });
+  const client = new Client({ name: 'code-mode-meeting', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
+    await assertCallsMeet(client);
+  } finally {
+    await client.close();
+    await gw.stop();
+    await up.stop();
+  }
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip: !native, timeout: 60_000 }, async () => {

@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, until } from '../security/helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
+import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, meetingUpstream, meetingDocument, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 const skip = native && 'the native server: tests/e2e/code-mode.test.mjs';
@@ -62,6 +62,20 @@ test('calls made at once (Promise.all) each get their own answer', { skip, timeo
   try {
     assertParallel(await run(client, PARALLEL));
   } finally { await client.close(); }
+});
+
+test('calls made at once reach their upstream at once, through the gateway', { skip, timeout: 120_000 }, async () => {
+  const up = await meetingUpstream();
+  const gw = await startWith(meetingDocument(up.url), {}, { logLevel: 'log' });
+  const client = new Client({ name: 'worker-code-mode-meeting', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
+    await assertCallsMeet(client);
+  } finally {
+    await client.close();
+    await gw.stop();
+    await up.stop();
+  }
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip, timeout: 60_000 }, async () => {
