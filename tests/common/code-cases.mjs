@@ -78,11 +78,11 @@ export function assertParallel(r) {
 
 /**
  * An official-SDK upstream (tests/fixtures/official-upstream.mjs) whose tool `meet` (`u_meet`
- * behind meetingDocument) answers only once three calls of it are in flight at once (one that
+ * behind assertCallsMeet's gateway) answers only once three calls of it are in flight at once (one that
  * waits 5 s fails, saying how many were): a program's calls made at once reach their upstream at
  * once.
  */
-export async function meetingUpstream() {
+async function meetingUpstream() {
   const { officialUpstream } = await import('../fixtures/official-upstream.mjs');
   let arrived = [];
   return officialUpstream('meeting', (s) => {
@@ -100,14 +100,24 @@ export async function meetingUpstream() {
   });
 }
 
-/** A gateway in front of meetingUpstream's `url` with the view "coded" in code mode. */
-export const meetingDocument = (url) => ({ upstreams: { u: { url } }, views: { coded: { mode: 'code' } } });
-
-/** Three calls of `u_meet` made at once: each is answered (they met at the upstream). */
-export async function assertCallsMeet(client) {
-  const r = await runCode(client, 'return (await Promise.all([1, 2, 3].map(() => tools.u_meet({})))).map((c) => c[0]?.text ?? c);');
-  assert.equal(r.isError, undefined, JSON.stringify(r));
-  assert.deepEqual(r.structuredContent.result, ['met', 'met', 'met']);
+/**
+ * Three calls of `u_meet` made at once by a program, through a gateway (`start(document)`: a
+ * server of the shell under test, `{url, stop}`) in front of meetingUpstream whose view "coded" is
+ * in code mode, reached by `connect(url)` (an SDK client): each is answered (they met there).
+ */
+export async function assertCallsMeet(start, connect) {
+  const up = await meetingUpstream();
+  const gw = await start({ upstreams: { u: { url: up.url } }, views: { coded: { mode: 'code' } } });
+  const client = await connect(`${gw.url}/coded`);
+  try {
+    const r = await runCode(client, 'return (await Promise.all([1, 2, 3].map(() => tools.u_meet({})))).map((c) => c[0]?.text ?? c);');
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.deepEqual(r.structuredContent.result, ['met', 'met', 'met']);
+  } finally {
+    await client.close();
+    await gw.stop();
+    await up.stop();
+  }
 }
 
 /**

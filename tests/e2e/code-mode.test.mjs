@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startNative } from './harness.mjs';
 import { statelessRequest } from '../common/mcp-raw.mjs';
 import { binOf } from '../security/helpers.mjs';
-import { codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, meetingUpstream, meetingDocument, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
+import { codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 let server;
@@ -33,11 +33,12 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function connect(view = 'scripted') {
+async function connectAt(url) {
   const client = new Client({ name: 'code-mode-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/${view}`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
+const connect = (view = 'scripted') => connectAt(`${server.url}/${view}`);
 
 test('the list is the search tools and run_code; describe_tools answers TypeScript', { skip: !native, timeout: 60_000 }, async () => {
   const client = await connect();
@@ -68,18 +69,11 @@ test('calls made at once (Promise.all) each get their own answer', { skip: !nati
 });
 
 test('calls made at once reach their upstream at once, through the gateway', { skip: !native, timeout: 90_000 }, async () => {
-  const up = await meetingUpstream();
-  writeFileSync(path.join(dir, 'meeting.json'), JSON.stringify(meetingDocument(up.url)));
-  const gw = await startNative({ extraArgs: ['--catalog', path.join(dir, 'meeting.json')] });
-  const client = new Client({ name: 'code-mode-meeting', version: '1.0.0' });
-  try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
-    await assertCallsMeet(client);
-  } finally {
-    await client.close();
-    await gw.stop();
-    await up.stop();
-  }
+  const start = (doc) => {
+    writeFileSync(path.join(dir, 'meeting.json'), JSON.stringify(doc));
+    return startNative({ extraArgs: ['--catalog', path.join(dir, 'meeting.json')] });
+  };
+  await assertCallsMeet(start, connectAt);
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip: !native, timeout: 60_000 }, async () => {

@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, until } from '../security/helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, meetingUpstream, meetingDocument, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
+import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 const skip = native && 'the native server: tests/e2e/code-mode.test.mjs';
@@ -30,11 +30,12 @@ before(async () => {
 }, { timeout: 120_000 });
 after(async () => { await server?.stop(); });
 
-async function connect(view = 'scripted') {
+async function connectAt(url) {
   const client = new Client({ name: 'worker-code-mode-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/${view}`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
+const connect = (view = 'scripted') => connectAt(`${server.url}/${view}`);
 
 test('the list is the search tools and run_code; describe_tools answers TypeScript', { skip, timeout: 60_000 }, async () => {
   const client = await connect();
@@ -65,17 +66,7 @@ test('calls made at once (Promise.all) each get their own answer', { skip, timeo
 });
 
 test('calls made at once reach their upstream at once, through the gateway', { skip, timeout: 120_000 }, async () => {
-  const up = await meetingUpstream();
-  const gw = await startWith(meetingDocument(up.url), {}, { logLevel: 'log' });
-  const client = new Client({ name: 'worker-code-mode-meeting', version: '1.0.0' });
-  try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/coded`)));
-    await assertCallsMeet(client);
-  } finally {
-    await client.close();
-    await gw.stop();
-    await up.stop();
-  }
+  await assertCallsMeet((doc) => startWith(doc, {}, { logLevel: 'log' }), connectAt);
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip, timeout: 60_000 }, async () => {
