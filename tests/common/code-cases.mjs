@@ -77,42 +77,43 @@ export function assertParallel(r) {
 }
 
 /**
- * An official-SDK upstream (tests/fixtures/official-upstream.mjs) whose tool `meet` (`u_meet`
- * behind assertCallsMeet's gateway) answers only once three calls of it are in flight at once (one that
- * waits 5 s fails, saying how many were): a program's calls made at once reach their upstream at
- * once.
+ * An official-SDK upstream (tests/fixtures/official-upstream.mjs) whose tool `crowd` (`u_crowd`
+ * behind assertCallsCrowd's gateway) waits until eight of its calls are in flight (at most 1 s),
+ * holds 200 ms more, and answers the most it has seen in flight at once.
  */
-async function meetingUpstream() {
+async function crowdedUpstream() {
   const { officialUpstream } = await import('../fixtures/official-upstream.mjs');
-  let arrived = [];
-  return officialUpstream('meeting', (s) => {
-    s.registerTool('meet', { description: 'Answers once three calls are in flight' }, async () => {
-      let resolve;
-      const met = new Promise((r) => { resolve = r; });
-      arrived.push(resolve);
-      if (arrived.length === 3) { for (const r of arrived) r('met'); arrived = []; }
-      let timer;
-      const text = await Promise.race([met, new Promise((r) => { timer = setTimeout(() => r(`only ${arrived.length} in flight`), 5000); })]);
-      clearTimeout(timer);
-      arrived = arrived.filter((r) => r !== resolve);
-      return { content: [{ type: 'text', text }], ...(text === 'met' ? {} : { isError: true }) };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  let inFlight = 0;
+  let most = 0;
+  return officialUpstream('crowded', (s) => {
+    s.registerTool('crowd', { description: 'Answers the most calls of it seen at once' }, async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      for (let waited = 0; inFlight < 8 && waited < 1000; waited += 10) await sleep(10);
+      await sleep(200);
+      inFlight -= 1;
+      return { content: [{ type: 'text', text: String(most) }] };
     });
   });
 }
 
 /**
- * Three calls of `u_meet` made at once by a program, through a gateway (`start(document)`: a
- * server of the shell under test, `{url, stop}`) in front of meetingUpstream whose view "coded" is
- * in code mode, reached by `connect(url)` (an SDK client): each is answered (they met there).
+ * Twelve calls of `u_crowd` made at once by a program, through a gateway (`start(document)`: a
+ * server of the shell under test, `{url, stop}`) in front of crowdedUpstream whose view "coded" is
+ * in code mode, reached by `connect(url)` (an SDK client): the upstream saw eight at once — they
+ * overlap, and no more than eight of a run's are served at once (the rest wait their turn).
  */
-export async function assertCallsMeet(start, connect) {
-  const up = await meetingUpstream();
+export async function assertCallsCrowd(start, connect) {
+  const up = await crowdedUpstream();
   const gw = await start({ upstreams: { u: { url: up.url } }, views: { coded: { mode: 'code' } } });
   const client = await connect(`${gw.url}/coded`);
   try {
-    const r = await runCode(client, 'return (await Promise.all([1, 2, 3].map(() => tools.u_meet({})))).map((c) => c[0]?.text ?? c);');
+    const r = await runCode(client, `
+      const seen = await Promise.all(Array.from({ length: 12 }, () => tools.u_crowd({})));
+      return Math.max(...seen.map((c) => Number(c[0].text)));`);
     assert.equal(r.isError, undefined, JSON.stringify(r));
-    assert.deepEqual(r.structuredContent.result, ['met', 'met', 'met']);
+    assert.equal(r.structuredContent.result, 8);
   } finally {
     await client.close();
     await gw.stop();

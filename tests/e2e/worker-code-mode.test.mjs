@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWith, until } from '../security/helpers.mjs';
 import { stateless } from '../common/mcp-raw.mjs';
-import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertCallsMeet, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
+import { LIMITS, codeCatalog, runCode as run, TASK, assertTask, PARALLEL, assertParallel, assertCallsCrowd, assertHiddenUnknown, assertAttacksContained, assertAudited } from '../common/code-cases.mjs';
 
 const native = process.env.SIEVE_TARGET === 'native';
 const skip = native && 'the native server: tests/e2e/code-mode.test.mjs';
@@ -65,8 +65,8 @@ test('calls made at once (Promise.all) each get their own answer', { skip, timeo
   } finally { await client.close(); }
 });
 
-test('calls made at once reach their upstream at once, through the gateway', { skip, timeout: 120_000 }, async () => {
-  await assertCallsMeet((doc) => startWith(doc, {}, { logLevel: 'log' }), connectAt);
+test('calls made at once reach their upstream at once, eight at most, through the gateway', { skip, timeout: 120_000 }, async () => {
+  await assertCallsCrowd((doc) => startWith(doc, {}, { logLevel: 'log' }), connectAt);
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip, timeout: 60_000 }, async () => {

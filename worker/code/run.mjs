@@ -34,6 +34,9 @@ const LEASE_SLACK_MS = 5_000;
 const CALL = 'call_tool';
 /** Largest call answer read, in bytes (as natively: one message past it is not read). */
 const MAX_CALL_ANSWER = 16 * 1024 * 1024;
+/** Most of one run's calls served at once (as natively: native/src/code.rs MAX_CALLS_AT_ONCE);
+ * its further calls wait their turn, in the order made. */
+const CALLS_AT_ONCE = 8;
 
 /** Runs at once in this isolate, whoever runs them (by owner: worker/code/runs.mjs). */
 let all = 0;
@@ -158,6 +161,25 @@ class Bridge extends RpcTarget {
     this.deadline = deadline;
     this.calls = 0;
     this.ended = false;
+    /** Calls being served, and those waiting their turn (each a function that starts it). */
+    this.serving = 0;
+    this.turns = [];
+  }
+
+  /** `fn` in its turn: at once while fewer than CALLS_AT_ONCE are served, else once one ends —
+   * unless the run was cancelled or ended meanwhile. */
+  async inTurn(fn) {
+    if (this.serving < CALLS_AT_ONCE) this.serving += 1;
+    else await new Promise((r) => this.turns.push(r)); // handed the place of the call that ended
+    try {
+      if (this.stopped.aborted) throw new Error(String(this.stopped.reason));
+      if (this.ended) throw new Error('the run has ended');
+      return await fn();
+    } finally {
+      const next = this.turns.shift();
+      if (next) next();
+      else this.serving -= 1;
+    }
   }
 
   /** Calls tool `name` with `args` (JSON text of an object): the answer as JSON text, or throws
@@ -179,7 +201,7 @@ class Bridge extends RpcTarget {
       timer = setTimeout(() => reject(new Error(`the run's time ran out while ${name} was called`)), left);
     });
     try {
-      const message = await Promise.race([this.send(id, name, JSON.parse(args)), late]);
+      const message = await Promise.race([this.inTurn(() => this.send(id, name, JSON.parse(args))), late]);
       return JSON.stringify(resolved(message));
     } finally {
       clearTimeout(timer);
