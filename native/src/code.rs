@@ -8,8 +8,8 @@
 //! apply to it as to a direct call, so a tool hidden from the caller is unknown inside a program.
 //! The thread and the async side meet over channels: a call answers the program a promise, and
 //! the host serves up to [`MAX_CALLS_AT_ONCE`] of a run's calls at once (a `Promise.all`'s
-//! overlap), each answer settling its promise as it comes. A run ends at its wall time, memory, calls or answer bound, when its client
-//! goes away (its request's future is dropped: [`Cancel`]), or when its client cancels it
+//! overlap), each answer settling its promise as it comes. A run ends at its wall time, memory,
+//! calls or answer bound, when its client goes away (its request's future is dropped: [`Cancel`]), or when its client cancels it
 //! (`notifications/cancelled`, where the host registers the run: [`Stop`]).
 
 pub(crate) mod sandbox;
@@ -238,7 +238,7 @@ pub(crate) async fn run(
             Some(format!("cannot start the program's thread: {e}")),
         );
     }
-    let mut stopped = false;
+    let (mut open, mut stopped) = (true, false);
     // The client's cancel; without one, a future that never fires.
     let mut stop: BoxFuture<'static, ()> = match stop {
         Some(rx) => Box::pin(async move {
@@ -263,8 +263,11 @@ pub(crate) async fn run(
                 cancel.0.store(true, Ordering::Relaxed);
                 serving.clear();
             }
-            called = calls_rx.recv(), if !stopped && serving.len() < MAX_CALLS_AT_ONCE => {
-                let Some(Called { n, name, args }) = called else { continue };
+            called = calls_rx.recv(), if open && !stopped && serving.len() < MAX_CALLS_AT_ONCE => {
+                let Some(Called { n, name, args }) = called else {
+                    open = false; // the program's thread is done
+                    continue;
+                };
                 let left = deadline.saturating_duration_since(Instant::now());
                 let message = request(&run_id, n.into(), &name, args, meta.as_ref());
                 let run_id = &run_id;
