@@ -2,9 +2,10 @@
 //! tests/e2e/code-mode.test.mjs (the native server over Streamable HTTP), code-mode-stdio.test.mjs
 //! (`mcp-sieve stdio --code`) and worker-code-mode.test.mjs (the Worker under `wrangler dev`).
 //! The set-up (the demo catalog with the views "scripted" and "narrow" in code mode, an alias of
-//! a hidden tool, small limits), a multi-step program, calls made at once, a hidden tool tried every way from inside
-//! a program, the attacks of item 5 with the error each must end in, the bridge tampered with,
-//! another upstream's prefix through the gateway, and the audit of a program's calls. Each shell's
+//! a hidden tool, small limits), a multi-step program, calls made at once (and through a gateway,
+//! as an upstream sees them), a hidden tool tried every way from inside a program, the attacks of
+//! item 5 with the error each must end in, the bridge tampered with, another upstream's prefix
+//! through the gateway, and the audit of a program's calls. Each shell's
 //! test starts its server and client and hands the calls to these.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -61,7 +62,7 @@ export function assertTask(r) {
   assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent);
 }
 
-/** Twelve calls made at once (`Promise.all`; more than a native run serves at once, 8) and
+/** Twelve calls made at once (`Promise.all`; more than a run serves at once, 8) and
  * one that fails among them: each answer is its own call's, in the program's order. */
 export const PARALLEL = `
   const sums = await Promise.all(Array.from({ length: 12 }, (_, i) => tools.add({ a: i, b: 100 })));

@@ -161,7 +161,7 @@ class Bridge extends RpcTarget {
     this.deadline = deadline;
     this.calls = 0;
     this.ended = false;
-    /** Calls being served, and those waiting their turn (each a function that starts it). */
+    /** Calls being served, and those waiting their turn (each the resolver that starts it). */
     this.serving = 0;
     this.turns = [];
   }
