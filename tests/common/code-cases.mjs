@@ -100,15 +100,14 @@ async function crowdedUpstream() {
 }
 
 /**
- * Twelve calls of `u_crowd` made at once by a program, through a gateway (`start(document)`: a
- * server of the shell under test, `{url, stop}`) in front of crowdedUpstream whose view "coded" is
- * in code mode, reached by `connect(url)` (an SDK client): the upstream saw eight at once — they
+ * Twelve calls of `u_crowd` made at once by a program, through a gateway in front of
+ * crowdedUpstream (`open(document)`: the shell under test serving it, its view "coded" in code
+ * mode, and an SDK client of it there: `{client, stop}`): the upstream saw eight at once — they
  * overlap, and no more than eight of a run's are served at once (the rest wait their turn).
  */
-export async function assertCallsCrowd(start, connect) {
+export async function assertCallsCrowd(open) {
   const up = await crowdedUpstream();
-  const gw = await start({ upstreams: { u: { url: up.url } }, views: { coded: { mode: 'code' } } });
-  const client = await connect(`${gw.url}/coded`);
+  const { client, stop } = await open({ upstreams: { u: { url: up.url } }, views: { coded: { mode: 'code' } } });
   try {
     const r = await runCode(client, `
       const seen = await Promise.all(Array.from({ length: 12 }, () => tools.u_crowd({})));
@@ -117,7 +116,7 @@ export async function assertCallsCrowd(start, connect) {
     assert.equal(r.structuredContent.result, 8);
   } finally {
     await client.close();
-    await gw.stop();
+    await stop();
     await up.stop();
   }
 }

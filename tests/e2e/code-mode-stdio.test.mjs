@@ -18,7 +18,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { binOf } from '../security/helpers.mjs';
-import { codeCatalog, runCode as run, TASK, TASK_CALLS, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertAudited } from '../common/code-cases.mjs';
+import { codeCatalog, runCode as run, TASK, TASK_CALLS, assertTask, PARALLEL, assertParallel, assertHiddenUnknown, assertAttacksContained, memoryUpstreams, assertOtherPrefixUnknown, assertCallsCrowd, assertAudited } from '../common/code-cases.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'target', 'debug', 'mcp-sieve');
@@ -135,6 +135,13 @@ test('stdio --code: a question asked mid-call reaches a 2025-11-25 client; a 202
     const r = await modern.callTool({ name: 'run_code', arguments: { code: `try { ${program} } catch (e) { return 'refused: ' + e.message }` } });
     assert.match(String(r.structuredContent.result), /^refused: the tool asked a question mid-call \(input_required\); questions are not passed on from run_code/, JSON.stringify(r));
   } finally { await modern.close().catch(() => {}); }
+});
+
+test('stdio --code through the gateway: calls made at once reach their upstream at once, eight at most', { skip, timeout: 90_000 }, async () => {
+  await assertCallsCrowd(async (doc) => {
+    writeFileSync(path.join(dir, 'crowded.json'), JSON.stringify(doc));
+    return { client: await v1(['--catalog', path.join(dir, 'crowded.json'), '--code']), stop: async () => {} };
+  });
 });
 
 test('stdio --code through the gateway: another upstream\'s prefix is unknown inside a program', { skip, timeout: 90_000 }, async () => {

@@ -69,11 +69,11 @@ test('calls made at once (Promise.all) each get their own answer', { skip: !nati
 });
 
 test('calls made at once reach their upstream at once, eight at most, through the gateway', { skip: !native, timeout: 90_000 }, async () => {
-  const start = (doc) => {
+  await assertCallsCrowd(async (doc) => {
     writeFileSync(path.join(dir, 'crowded.json'), JSON.stringify(doc));
-    return startNative({ extraArgs: ['--catalog', path.join(dir, 'crowded.json')] });
-  };
-  await assertCallsCrowd(start, connectAt);
+    const gw = await startNative({ extraArgs: ['--catalog', path.join(dir, 'crowded.json')] });
+    return { client: await connectAt(`${gw.url}/coded`), stop: () => gw.stop() };
+  });
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip: !native, timeout: 60_000 }, async () => {

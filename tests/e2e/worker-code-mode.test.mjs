@@ -66,7 +66,10 @@ test('calls made at once (Promise.all) each get their own answer', { skip, timeo
 });
 
 test('calls made at once reach their upstream at once, eight at most, through the gateway', { skip, timeout: 120_000 }, async () => {
-  await assertCallsCrowd((doc) => startWith(doc, {}, { logLevel: 'log' }), connectAt);
+  await assertCallsCrowd(async (doc) => {
+    const gw = await startWith(doc, {}, { logLevel: 'log' });
+    return { client: await connectAt(`${gw.url}/coded`), stop: () => gw.stop() };
+  });
 });
 
 test('a hidden tool is unknown inside a program, by name, alias, prefix or computed name', { skip, timeout: 60_000 }, async () => {
