@@ -200,8 +200,7 @@ pub fn start(answer: http::Response, server: Arc<Server>, loaded: crate::config:
     }
     let forward = gateway::with(&server, |g| g.forward_in(&f))
         .unwrap_or_else(|| Err(Error::Internal("no upstream is configured".into())));
-    let found = forward.and_then(|(m, c, a)| Ok((m, c, a, gateway::Reach::found(m)?)));
-    let (member, mut conv, answered, reach) = match found {
+    let (member, mut conv, answered, reach) = match gateway::found(forward) {
         Ok(x) => x,
         Err(e) => return done(shell::respond(http::complete(answer, Err(&e), &[]))),
     };

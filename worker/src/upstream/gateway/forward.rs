@@ -93,11 +93,12 @@ pub async fn finish(
     upstream::forwarded(answer, &conv, reply, store, now_ms())
 }
 
-/// The core's forward with the upstream's [`Reach`] taken where its number was found (a reload
-/// during the exchange may number the upstreams anew: its POSTs still reach this one).
-fn found(
-    forward: Result<(usize, upstream::Conversation, upstream::Exchange), Error>,
-) -> Result<(usize, upstream::Conversation, upstream::Exchange, Reach), Error> {
+/// The core's forward (`forward`, or `forward_in` whose exchange may be answered already) with the
+/// upstream's [`Reach`] taken where its number was found (a reload during the exchange may number
+/// the upstreams anew: its POSTs still reach this one).
+pub(crate) fn found<E>(
+    forward: Result<(usize, upstream::Conversation, E), Error>,
+) -> Result<(usize, upstream::Conversation, E, Reach), Error> {
     let (member, conv, exchange) = forward?;
     Ok((member, conv, exchange, Reach::found(member)?))
 }
