@@ -70,6 +70,10 @@ struct Inner {
     retired: std::sync::atomic::AtomicBool,
     /// The gateway that replaced it (`retire`): its streams' readers go on there.
     successor: Mutex<Option<Gateway>>,
+    /// Wakes the readers of its upstreams' streams when `retire` sets the successor: they move
+    /// to it at once (or end), not at their stream's next message, which may never come (an
+    /// idle stream kept each reload's gateway, its lists among them, alive until then).
+    replaced: tokio::sync::Notify,
     /// How long a refresh waits for every upstream (`None`: until each answered or failed).
     patience: Option<Duration>,
     /// The key of the `requestState` a 2026-07-28 client gets with an upstream's questions
@@ -195,6 +199,7 @@ impl Gateway {
             lock_seen: Mutex::new(None),
             retired: std::sync::atomic::AtomicBool::new(false),
             successor: Mutex::new(None),
+            replaced: tokio::sync::Notify::new(),
             patience: (wait == Wait::Patient).then_some(refresh::PATIENCE),
             secret: state_secret()?,
             clients: Mutex::new(None),
@@ -223,8 +228,13 @@ impl Gateway {
     pub(crate) fn now_serving(&self, member: usize) -> Option<(Gateway, usize)> {
         let (mut g, mut member) = (self.clone(), member);
         loop {
+            // The mark before the successor (`retire` sets them in the other order).
+            let retired = g.is_replaced();
             let next = g.0.successor.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let Some(next) = next else { return Some((g, member)) };
+            let Some(next) = next else {
+                // Retired with none after it: the reload left no upstream.
+                return (!retired).then_some((g, member));
+            };
             let (name, transport) = g
                 .state()
                 .upstream_at(member)
@@ -238,6 +248,18 @@ impl Gateway {
             drop(state);
             g = next;
         }
+    }
+
+    /// Whether a reload replaced this gateway ([`Gateway::retire`]).
+    pub(crate) fn is_replaced(&self) -> bool {
+        self.0.retired.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Resolves once a reload replaced this gateway ([`Gateway::retire`]); to be created (and
+    /// enabled) before [`Gateway::now_serving`] is asked, so that a retirement between the two
+    /// is not missed.
+    pub(crate) fn replaced(&self) -> tokio::sync::futures::Notified<'_> {
+        self.0.replaced.notified()
     }
 
     /// This gateway, not kept alive by the holder of what this returns.
@@ -394,8 +416,10 @@ impl Gateway {
     /// longer reaches; their sessions at the others carry on under `next`, which finds them by
     /// upstream name.
     pub async fn retire(&self, next: Option<&Gateway>) {
-        self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        // The successor before the mark: a reader that sees the mark finds it (`now_serving`).
         *self.0.successor.lock().unwrap_or_else(|p| p.into_inner()) = next.cloned();
+        self.0.retired.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.replaced.notify_waiters();
         let mut own = self.state().closing_own();
         // Not those `next` carried over (`upstream::Gateway::carry_over`).
         let carried = next.map(|n| n.state().closing_own()).unwrap_or_default();
@@ -481,6 +505,11 @@ while read -r line; do :; done"#;
     /// it is the same, attached to a server with no sessions.
     fn gateway(running: Option<&Gateway>, script: &str, clients: &Arc<Nobody>) -> Gateway {
         let doc = serde_json::json!({"upstreams": {"quiet": {"command": "sh", "args": ["-c", script]}}});
+        gateway_of(running, &doc, clients)
+    }
+
+    /// A gateway over the upstreams of document `doc` (see [`gateway`]).
+    fn gateway_of(running: Option<&Gateway>, doc: &Value, clients: &Arc<Nobody>) -> Gateway {
         let catalog = mcp_sieve::catalog::Catalog::from_json_str(&doc.to_string()).unwrap();
         let folder = std::env::temp_dir();
         let g = Gateway::new(Arc::new(Server::new(catalog)), &folder, Wait::Patient, running)
@@ -533,6 +562,70 @@ while read -r line; do :; done"#;
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(weak.upgrade().is_none());
         assert_ne!(started(&third).await, pid);
+        third.retire(None).await;
+    }
+
+    /// An HTTP upstream whose `GET` streams open and stay open with nothing sent; says "opened"
+    /// when one opens and "closed" when its reader let it go.
+    async fn streaming_upstream() -> (String, mpsc::UnboundedReceiver<&'static str>) {
+        use http_body_util::StreamBody;
+        use hyper::body::Frame;
+        type Chunk = Result<Frame<Bytes>, std::convert::Infallible>;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let (seen, said) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((io, _)) = listener.accept().await {
+                let seen = seen.clone();
+                let service = hyper::service::service_fn(move |_req| {
+                    let seen = seen.clone();
+                    async move {
+                        let (chunks, mut rx) = mpsc::channel::<Chunk>(1);
+                        let _ = seen.send("opened");
+                        tokio::spawn(async move {
+                            chunks.closed().await;
+                            let _ = seen.send("closed");
+                        });
+                        let body = StreamBody::new(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)));
+                        let answer = hyper::Response::builder().header("content-type", "text/event-stream");
+                        Ok::<_, std::convert::Infallible>(answer.body(body).unwrap())
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(io);
+                tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(io, service));
+            }
+        });
+        (url, said)
+    }
+
+    #[tokio::test]
+    async fn a_reload_moves_a_quiet_streams_reader_at_once_and_ends_it_when_its_upstream_left() {
+        let clients = Arc::new(Nobody);
+        let (url, mut seen) = streaming_upstream().await;
+        let doc = serde_json::json!({"upstreams": {"web": {"url": url}}});
+        let first = gateway_of(None, &doc, &clients);
+        first.open_stream(0, Vec::new(), "a-session".into()).await;
+        assert_eq!(seen.recv().await, Some("opened"));
+
+        // Reloaded with the same upstream: its reader goes on under the new gateway and lets the
+        // old one go at once, though its stream says nothing.
+        let second = gateway_of(Some(&first), &doc, &clients);
+        let weak = first.weak();
+        first.retire(Some(&second)).await;
+        drop(first);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            weak.upgrade().is_none(),
+            "the quiet stream's reader let the old gateway go"
+        );
+        assert!(seen.try_recv().is_err(), "the stream is still read, not opened again");
+
+        // Reloaded without it: the reader ends and lets its stream go.
+        let other = serde_json::json!({"upstreams": {"other": {"url": "http://127.0.0.1:9/mcp"}}});
+        let third = gateway_of(Some(&second), &other, &clients);
+        second.retire(Some(&third)).await;
+        let closed = tokio::time::timeout(Duration::from_secs(5), seen.recv()).await;
+        assert_eq!(closed.ok().flatten(), Some("closed"));
         third.retire(None).await;
     }
 }

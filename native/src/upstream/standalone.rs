@@ -98,7 +98,30 @@ impl Gateway {
             };
             let mut reader = upstream::stream_reader(MAX_STREAM);
             let mut body = resp.into_body();
-            while let Some(Ok(frame)) = body.frame().await {
+            loop {
+                let frame = {
+                    let g = self.clone();
+                    let replaced = g.replaced();
+                    tokio::pin!(replaced);
+                    replaced.as_mut().enable();
+                    match g.is_replaced() {
+                        true => None,
+                        false => tokio::select! {
+                            frame = body.frame() => Some(frame),
+                            () = replaced => None,
+                        },
+                    }
+                };
+                // Replaced by a reload: read on for the gateway serving the upstream now (this
+                // one is let go), or end if the upstream left or moved.
+                let Some(frame) = frame else {
+                    let Some(now) = self.now_serving(member) else {
+                        return;
+                    };
+                    (self, member) = now;
+                    continue;
+                };
+                let Some(Ok(frame)) = frame else { break };
                 let Some(data) = frame.data_ref() else { continue };
                 if reader.push(data).is_err() {
                     break; // read again from a fresh stream

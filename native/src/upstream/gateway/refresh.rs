@@ -123,7 +123,7 @@ impl Gateway {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(RETRY_TICK).await;
-                if me.0.retired.load(std::sync::atomic::Ordering::SeqCst) {
+                if me.is_replaced() {
                     break;
                 }
                 if let Err(e) = me.read_pins(false) {
