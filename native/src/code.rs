@@ -167,17 +167,9 @@ pub(crate) async fn answer(
     }
     let message = match code::program(&asked.program) {
         Ok(program) => {
-            // A 2026-07-28 request (its version in `_meta`) is told its result is complete, as
-            // the core tells it of its own results.
-            let modern = asked
-                .meta
-                .as_ref()
-                .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some());
-            let mut result = run(host, owner, asked.meta, program, limits, stop).await;
-            if modern {
-                result["resultType"] = json!("complete");
-            }
-            jsonrpc::ok(&asked.id, &result)
+            let meta = asked.meta.clone();
+            let result = run(host, owner, asked.meta, program, limits, stop).await;
+            code::finished(&asked.id, meta.as_ref(), result)
         }
         Err(e) => jsonrpc::error(&asked.id, &e),
     };

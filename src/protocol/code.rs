@@ -93,6 +93,16 @@ pub fn answer(result: Option<Value>, logs: Vec<String>, error: Option<String>) -
     r
 }
 
+/// The JSON-RPC answer to the `run_code` request `id` whose `params._meta` is `meta`: `result`,
+/// told complete (`resultType`) when the request is of 2026-07-28 (its version in `_meta`), as
+/// the core tells such a request of its own results. Both shells answer a run with it.
+pub fn finished(id: &Value, meta: Option<&Value>, mut result: Value) -> String {
+    if meta.is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some()) {
+        result["resultType"] = json!("complete");
+    }
+    super::jsonrpc::ok(id, &result)
+}
+
 /// The program of a `run_code` call: its `code` argument, a string of at most [`MAX_CODE`]
 /// bytes; anything else is an invalid-params error naming the argument.
 pub fn program(code: &Value) -> crate::Result<&str> {
@@ -130,6 +140,22 @@ pub fn splice(body: &str, sse: bool, message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_told_complete_to_a_2026_07_28_request_only() {
+        let result = answer(Some(json!(3)), Vec::new(), None);
+        let modern = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+        let answered = |meta: Option<&Value>| -> Value {
+            serde_json::from_str(&finished(&json!(7), meta, result.clone())).unwrap()
+        };
+        assert_eq!(answered(Some(&modern))["result"]["resultType"], "complete");
+        assert_eq!(answered(Some(&modern))["id"], 7);
+        assert_eq!(answered(Some(&modern))["result"]["structuredContent"]["result"], 3);
+        assert!(answered(Some(&json!({"progressToken": 1})))["result"]
+            .get("resultType")
+            .is_none());
+        assert!(answered(None)["result"].get("resultType").is_none());
+    }
 
     #[test]
     fn declarations_read_the_definitions_fragments() {

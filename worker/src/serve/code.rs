@@ -187,7 +187,7 @@ pub async fn answer(mut checked: Response, asked: Asked, origin: Origin) -> Resu
     }
     let message = match code::program(&asked.code) {
         Err(e) => jsonrpc::error(&asked.id, &e),
-        Ok(program) => jsonrpc::ok(&asked.id, &run(program, &asked, &origin).await),
+        Ok(program) => code::finished(&asked.id, asked.meta.as_ref(), run(program, &asked, &origin).await),
     };
     let sse = headers
         .get("content-type")
