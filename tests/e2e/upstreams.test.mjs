@@ -189,7 +189,14 @@ test("a FastMCP server's tags: {\"tags\": [\"read\"]} lists exactly its read too
 
 const execFileP = promisify(execFile);
 
-test('the official Python SDK client (2025-11-25 and 2026-07-28): lists, a view URL, search mode and calls through every upstream', { timeout: 120_000 }, async () => {
+// A program whose calls are made at once, through two upstreams, with one that fails.
+const PYTHON_PROGRAM = `
+  const echoed = await Promise.all(Array.from({ length: 12 }, (_, i) => tools.everything_echo({ message: 'p' + i })));
+  const settled = await Promise.allSettled([tools.notes_word_count({ text: 'three words here' }), tools.nope({})]);
+  const text = (r) => (Array.isArray(r) ? r : r.content ?? [r]).map((c) => c.text ?? JSON.stringify(c)).join(' ');
+  return { echoed: echoed.map(text), settled: settled.map((s) => s.status), counted: text(settled[0].value ?? {}) };`;
+
+test('the official Python SDK client (2025-11-25 and 2026-07-28): lists, a view URL, search mode, code mode and calls through every upstream', { timeout: 120_000 }, async () => {
   const spec = {
     modes: ['legacy', 'auto'],
     url: server.url,
@@ -200,6 +207,8 @@ test('the official Python SDK client (2025-11-25 and 2026-07-28): lists, a view 
     outside: 'everything_echo',
     query: 'search notes for a word',
     searchCall: ['notes_search_notes', { query: 'welcome' }],
+    code: `${server.url}?mode=code`,
+    program: PYTHON_PROGRAM,
   };
   // Not execFileSync: the recording proxy in front of server-everything runs in this process.
   const { stdout } = await execFileP(path.join(ROOT, '.venv', 'bin', 'python'), [path.join(ROOT, 'tests', 'python', 'http_client.py'), JSON.stringify(spec)], { timeout: 110_000 });
@@ -217,6 +226,13 @@ test('the official Python SDK client (2025-11-25 and 2026-07-28): lists, a view 
     assert.equal(seen.found[0], 'notes_search_notes', seen.found.join(', '));
     assert.equal(seen.searchCalledError, false, seen.searchCalled);
     assert.match(seen.searchCalled, /welcome/);
+    assert.deepEqual(seen.codeListed, ['describe_tools', 'find_tools', 'run_code']);
+    assert.equal(seen.ran.isError, false, JSON.stringify(seen.ran));
+    const { echoed, settled, counted } = seen.ran.structured.result;
+    assert.deepEqual(echoed.map((e) => e.match(/p\d+/)?.[0]), Array.from({ length: 12 }, (_, i) => `p${i}`), `${mode}: each call made at once gets its own answer: ${echoed}`);
+    assert.deepEqual(settled, ['fulfilled', 'rejected'], `${mode}: a FastMCP call and an unknown tool`);
+    assert.match(counted, /3/);
+    assert.equal(seen.ran.meta['dev.mcp-sieve/run'].calls, 14);
   }
 });
 

@@ -1,12 +1,12 @@
 """The official Python SDK's client (`mcp` on PyPI: `mcp.Client` over `streamable_http_client`)
 through an mcp-sieve gateway over Streamable HTTP: list everything, call a tool; list a view (a
 filter in the URL) and call a tool outside it; in a search-mode view find a tool with
-`find_tools` and call it with `call_tool`.
+`find_tools` and call it with `call_tool`; in a code-mode view run a program with `run_code`.
 
 Usage: .venv/bin/python tests/python/http_client.py SPEC, where SPEC is JSON:
 {"modes": ["legacy", "auto"], "url": ENDPOINT, "view": VIEW_URL, "search": SEARCH_VIEW_URL,
  "token": BEARER, "call": [NAME, ARGS], "outside": NAME, "query": TEXT,
- "searchCall": [NAME, ARGS]}.
+ "searchCall": [NAME, ARGS], "code": CODE_VIEW_URL, "program": SOURCE} ("code" optional).
 Each mode (the client's `mode`: "legacy" is the 2025-11-25 initialize handshake, "auto" probes
 `server/discover` and speaks 2026-07-28 when offered) runs it all once. Prints one JSON line,
 {MODE: what it saw}; tests/e2e/upstreams.test.mjs checks it.
@@ -71,9 +71,16 @@ async def run(spec, mode):
         seen["searchCalled"] = text_of(r)
         seen["searchCalledError"] = bool(r.is_error)
 
+    async def code(c):
+        seen["codeListed"] = await names(c)
+        r = await c.call_tool("run_code", {"code": spec["program"]})
+        seen["ran"] = {"isError": bool(r.is_error), "structured": r.structured_content, "meta": r.meta}
+
     await session(spec["url"], spec, mode, everything)
     await session(spec["view"], spec, mode, view)
     await session(spec["search"], spec, mode, search)
+    if spec.get("code"):
+        await session(spec["code"], spec, mode, code)
     return seen
 
 
