@@ -3,12 +3,14 @@
 // SIEVE_TARGET=native — in its three version-negotiation modes: 'legacy' (2025-11-25 initialize),
 // 'auto' (probes with server/discover, then the stateless era) and pinned to 2026-07-28. In each:
 // connect, list every kind with and without a filter (the filter through `client.request`), follow
-// cursors, call a tool, get a prompt, read a resource. The v2 client validates each result
-// against the revision's schema (a 2026-07-28 list without ttlMs/cacheScope is rejected).
+// cursors, call a tool, get a prompt, read a resource; in code mode (`?mode=code`) run a program
+// whose calls are made at once. The v2 client validates each result against the revision's
+// schema (a 2026-07-28 list without ttlMs/cacheScope is rejected, a result without resultType).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startTarget } from './harness.mjs';
+import { PARALLEL, assertParallel, runCode } from '../common/code-cases.mjs';
 
 const MODES = [
   ['legacy', 'legacy', '2025-11-25'],
@@ -20,12 +22,12 @@ let server;
 before(async () => { server = await startTarget(); }, { timeout: 120_000 });
 after(async () => { await server?.stop(); });
 
-async function connect(mode) {
+async function connect(mode, url = server.url) {
   const client = new Client(
     { name: 'sieve-e2e-v2', version: '1.0.0' },
     { versionNegotiation: { mode } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
 
@@ -90,6 +92,18 @@ for (const [name, mode, era] of MODES) {
       assert.ok(got.messages.length > 0, 'getPrompt');
       const read = await client.readResource({ uri: resources.resources[0].uri });
       assert.ok(read.contents.length > 0 && read.contents[0].uri, 'readResource');
+    } finally {
+      await client.close().catch(() => {});
+    }
+  });
+}
+
+for (const [name, mode] of MODES) {
+  test(`SDK v2 client, ${name} mode: code mode, a program's calls made at once`, { timeout: 60_000 }, async () => {
+    const client = await connect(mode, `${server.url}?mode=code`);
+    try {
+      assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['find_tools', 'describe_tools', 'run_code']);
+      assertParallel(await runCode(client, PARALLEL));
     } finally {
       await client.close().catch(() => {});
     }
