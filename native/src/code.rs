@@ -167,9 +167,8 @@ pub(crate) async fn answer(
     }
     let message = match code::program(&asked.program) {
         Ok(program) => {
-            let meta = asked.meta.clone();
-            let result = run(host, owner, asked.meta, program, limits, stop).await;
-            code::finished(&asked.id, meta.as_ref(), result)
+            let result = run(host, owner, asked.meta.as_ref(), program, limits, stop).await;
+            code::finished(&asked.id, asked.meta.as_ref(), result)
         }
         Err(e) => jsonrpc::error(&asked.id, &e),
     };
@@ -182,7 +181,7 @@ pub(crate) async fn answer(
 pub(crate) async fn run(
     host: &dyn Host,
     owner: &str,
-    meta: Option<Value>,
+    meta: Option<&Value>,
     program: &str,
     limits: &code::Limits,
     stop: Option<Stop>,
@@ -261,7 +260,7 @@ pub(crate) async fn run(
                     continue;
                 };
                 let left = deadline.saturating_duration_since(Instant::now());
-                let message = request(&run_id, n.into(), &name, args, meta.as_ref());
+                let message = request(&run_id, n.into(), &name, args, meta);
                 let run_id = &run_id;
                 serving.push(async move {
                     let answer = match tokio::time::timeout(left, host.serve(run_id, message)).await {

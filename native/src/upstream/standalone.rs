@@ -100,16 +100,16 @@ impl Gateway {
             let mut body = resp.into_body();
             loop {
                 let frame = {
-                    let g = self.clone();
-                    let replaced = g.replaced();
+                    let replaced = self.replaced();
                     tokio::pin!(replaced);
                     replaced.as_mut().enable();
-                    match g.is_replaced() {
-                        true => None,
-                        false => tokio::select! {
+                    if self.is_replaced() {
+                        None
+                    } else {
+                        tokio::select! {
                             frame = body.frame() => Some(frame),
                             () = replaced => None,
-                        },
+                        }
                     }
                 };
                 // Replaced by a reload: read on for the gateway serving the upstream now (this
